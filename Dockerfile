@@ -1,0 +1,10 @@
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+WORKDIR /app
+COPY requirements.txt .
+RUN pip install --no-cache-dir -r requirements.txt
+COPY . .
+RUN useradd --create-home memoryhub && mkdir -p var && chown memoryhub var
+USER memoryhub
+EXPOSE 8000
+CMD ["gunicorn", "memoryhub.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "60"]

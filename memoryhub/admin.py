@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from memoryhub import services
+from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
+
+
+class ApiKeyInline(admin.TabularInline):
+    model = ApiKey
+    extra = 0
+    fields = ["name", "prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # keys are created by the action, which shows the raw key once
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    list_display = ["name", "is_active", "created_at"]
+    search_fields = ["name"]
+    inlines = [ApiKeyInline]
+    actions = ["create_api_key"]
+
+    @admin.action(description="Create an API key (shown once)")
+    def create_api_key(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
+        for tenant in queryset:
+            _, raw = services.api_key_create(tenant=tenant, name=f"admin:{request.user}")
+            self.message_user(request, f"{tenant.name}: {raw}  (copy it now: it is not stored)", messages.WARNING)
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ["prefix", "name", "tenant", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["tenant", ("revoked_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["tenant"]
+    readonly_fields = ["tenant", "prefix", "key_hash", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Revoke selected keys")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        for key in queryset:
+            services.api_key_revoke(api_key=key)
+        self.message_user(request, f"{len(queryset)} key(s) revoked")
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ["user_id", "session_id", "tenant", "message_count", "last_message_at"]
+    list_filter = ["tenant"]
+    list_select_related = ["tenant"]
+    search_fields = ["user_id", "session_id"]
+    readonly_fields = ["tenant", "created_at"]
+
+
+@admin.register(Message)
+class MessageAdmin(admin.ModelAdmin):
+    list_display = ["id", "user_id", "role", "speaker", "short_text", "created_at", "tenant"]
+    list_filter = ["role", "tenant"]
+    list_select_related = ["tenant"]
+    search_fields = ["user_id", "text", "external_id"]
+    raw_id_fields = ["conversation"]
+    date_hierarchy = "created_at"
+
+    @admin.display(description="text")
+    def short_text(self, obj: Message) -> str:
+        return obj.text[:100]
+
+
+@admin.register(ArchivalJob)
+class ArchivalJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "user_id", "status", "attempts", "auto_extract", "created_at", "finished_at", "tenant"]
+    list_filter = ["status", "auto_extract", "tenant"]
+    list_select_related = ["tenant"]
+    search_fields = ["user_id"]
+    raw_id_fields = ["conversation"]
+    readonly_fields = ["result", "error", "message_ids"]
+    actions = ["run_again"]
+
+    @admin.action(description="Enqueue again")
+    def run_again(self, request: HttpRequest, queryset: QuerySet[ArchivalJob]) -> None:
+        count = 0
+        for job in queryset.exclude(status=ArchivalJob.Status.DONE):
+            ArchivalJob.objects.filter(pk=job.pk).update(status=ArchivalJob.Status.PENDING)
+            services.archival_job_enqueue(job_id=job.pk)
+            count += 1
+        self.message_user(request, f"{count} job(s) enqueued")

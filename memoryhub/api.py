@@ -1,0 +1,126 @@
+"""Kernel API: a session's messages (intake with outbox, short-term memory)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memoryhub import selectors, services
+from memoryhub.auth import request_tenant
+from memoryhub.exceptions import NotFound
+from memoryhub.models import Message
+from memoryhub.urls_common import CLIENT_ID
+
+CLIENT_ID_REGEX = rf"^{CLIENT_ID}$"
+
+
+class MessageOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Message
+        fields = ["id", "external_id", "role", "speaker", "text", "created_at", "emotion", "meta"]
+
+
+class MessageInputSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Message.Role.choices)
+    text = serializers.CharField(trim_whitespace=True, allow_blank=False)
+    created_at = serializers.DateTimeField(required=False)
+    external_id = serializers.CharField(required=False, max_length=128, allow_blank=False)
+    speaker = serializers.CharField(required=False, max_length=128, allow_blank=True, default="")
+    emotion = serializers.CharField(required=False, max_length=32, allow_blank=True, default="")
+    meta = serializers.DictField(required=False, default=dict)
+
+    def validate_text(self, value: str) -> str:
+        limit = settings.MESSAGE_MAX_CHARS
+        if len(value) > limit:
+            raise serializers.ValidationError(f"Ensure this field has no more than {limit} characters.")
+        return value
+
+
+class SessionMessagesApi(APIView):
+    """`POST` appends a batch (202, archived in the background); `GET` returns the newest turns."""
+
+    class InputSerializer(serializers.Serializer):
+        messages = MessageInputSerializer(many=True, allow_empty=False)
+        enable_auto_extract = serializers.BooleanField(required=False, default=False)
+
+        def validate_messages(self, value: list) -> list:
+            limit = settings.MESSAGE_BATCH_MAX
+            if len(value) > limit:
+                raise serializers.ValidationError(f"A batch holds at most {limit} messages.")
+            ids = [m["external_id"] for m in value if m.get("external_id")]
+            if len(ids) != len(set(ids)):
+                raise serializers.ValidationError("external_id values must be unique within a batch.")
+            return value
+
+    class AcceptedSerializer(serializers.Serializer):
+        accepted = serializers.IntegerField(help_text="Messages stored by this call.")
+        duplicates = serializers.IntegerField(help_text="Messages skipped: their external_id was already stored.")
+        job_id = serializers.IntegerField(allow_null=True, help_text="The archival job, or null when nothing was new.")
+        message_ids = serializers.ListField(child=serializers.IntegerField())
+
+    class RecentSerializer(serializers.Serializer):
+        user_id = serializers.CharField()
+        session_id = serializers.CharField()
+        messages = MessageOutputSerializer(many=True)
+
+    @extend_schema(
+        operation_id="messages_append",
+        request=InputSerializer,
+        responses={202: AcceptedSerializer},
+        examples=[
+            OpenApiExample(
+                "A turn pair",
+                request_only=True,
+                value={
+                    "messages": [
+                        {"role": "user", "text": "My name is Anna and I live in Berlin.", "external_id": "m-1"},
+                        {"role": "assistant", "text": "Nice to meet you, Anna!", "external_id": "m-2"},
+                    ],
+                    "enable_auto_extract": True,
+                },
+            )
+        ],
+    )
+    def post(self, request: Request, user_id: str, session_id: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        result = services.messages_append(
+            tenant=request_tenant(request),
+            user_id=user_id,
+            session_id=session_id,
+            messages=[services.IncomingMessage(**m) for m in data["messages"]],
+            auto_extract=data["enable_auto_extract"],
+        )
+        body = {
+            "accepted": len(result.created),
+            "duplicates": result.duplicates,
+            "job_id": result.job.pk if result.job else None,
+            "message_ids": [m.pk for m in result.created],
+        }
+        return Response(self.AcceptedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        operation_id="messages_recent",
+        parameters=[OpenApiParameter("limit", int, description="Newest N messages (default 20, max 200).")],
+        responses={200: RecentSerializer},
+    )
+    def get(self, request: Request, user_id: str, session_id: str) -> Response:
+        limit_field = serializers.IntegerField(min_value=1, max_value=settings.SESSION_RECENT_MAX)
+        raw_limit = request.query_params.get("limit", settings.SESSION_RECENT_DEFAULT)
+        try:
+            limit = limit_field.run_validation(raw_limit)
+        except serializers.ValidationError as exc:
+            raise serializers.ValidationError({"limit": exc.detail}) from None
+        conversation = selectors.conversation_get(
+            tenant=request_tenant(request), user_id=user_id, session_id=session_id
+        )
+        if conversation is None:
+            raise NotFound("No such session.")
+        messages = selectors.session_recent_messages(conversation=conversation, limit=limit)
+        body = {"user_id": user_id, "session_id": session_id, "messages": messages}
+        return Response(self.RecentSerializer(body).data)

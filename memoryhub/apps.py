@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MemoryHubConfig(AppConfig):
+    name = "memoryhub"
+    verbose_name = "MemoryHub kernel"

@@ -1,0 +1,91 @@
+"""Bearer API keys: `Authorization: Bearer mh_…`. Each key belongs to one tenant."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.utils import timezone
+from rest_framework import authentication, exceptions, permissions, throttling
+from rest_framework.request import Request
+
+from memoryhub.models import ApiKey, Tenant
+
+KEY_PREFIX = "mh_"
+# A key is touched at most this often, so authentication is not a write per request.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+def hash_key(raw_key: str) -> str:
+    # Keys carry 256 bits of randomness, so a fast hash is enough: there is nothing to brute-force.
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def generate_key() -> tuple[str, str]:
+    """Return (raw key, visible prefix)."""
+    head = secrets.token_hex(4)
+    raw = f"{KEY_PREFIX}{head}_{secrets.token_urlsafe(32)}"
+    return raw, f"{KEY_PREFIX}{head}"
+
+
+@dataclass(frozen=True)
+class TenantPrincipal:
+    """`request.user` for API calls: the tenant a key belongs to."""
+
+    tenant: Tenant
+    api_key: ApiKey
+    is_authenticated: bool = True
+    is_anonymous: bool = False
+
+    @property
+    def pk(self) -> int:
+        return self.api_key.pk
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[TenantPrincipal, ApiKey] | None:
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        if not header:
+            return None
+        scheme, _, raw = header.partition(" ")
+        if scheme.lower() != self.keyword.lower() or not raw.strip():
+            raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <api key>'.")
+        try:
+            key = ApiKey.objects.select_related("tenant").get(key_hash=hash_key(raw.strip()))
+        except ApiKey.DoesNotExist:
+            raise exceptions.AuthenticationFailed("Invalid API key.") from None
+        if not key.is_active or not key.tenant.is_active:
+            raise exceptions.AuthenticationFailed("API key revoked.")
+        now = timezone.now()
+        if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
+            ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+            key.last_used_at = now
+        return TenantPrincipal(tenant=key.tenant, api_key=key), key
+
+    def authenticate_header(self, request: Request) -> str:
+        # Makes DRF answer 401 (with WWW-Authenticate) rather than 403 when no key is given.
+        return self.keyword
+
+
+class HasTenant(permissions.BasePermission):
+    def has_permission(self, request: Request, view: object) -> bool:
+        return isinstance(request.user, TenantPrincipal)
+
+
+class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
+    scope = "api_key"
+
+    def get_cache_key(self, request: Request, view: object) -> str | None:
+        if isinstance(request.user, TenantPrincipal):
+            return self.cache_format % {"scope": self.scope, "ident": request.user.api_key.pk}
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+def request_tenant(request: Request) -> Tenant:
+    user = request.user
+    assert isinstance(user, TenantPrincipal)
+    return user.tenant

@@ -1,0 +1,356 @@
+"""Text embedders: an offline hashing default, an OpenAI-compatible API client, and a local model.
+
+Every embedder returns float32 arrays of shape (n, dimensions) whose rows are L2-normalised, so a
+dot product is a cosine. The one exception is a text with no features at all (empty or only
+punctuation), which gets an all-zero row: there is no direction to normalise, and a zero row
+scores 0 against everything instead of matching at random.
+
+`get_embedder()` builds the process-wide embedder from Django settings (read lazily, so the
+module imports without Django configured).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import re
+import threading
+import time
+import zlib
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import openai
+from django.core.exceptions import ImproperlyConfigured
+
+from memoryhub.llm import LLMError, MalformedBody, RetryPolicy, register_reset_hook, retry_transient
+from memoryhub.metrics import EMBEDDING_CALLS, EMBEDDING_LATENCY
+from memoryhub.text import STOPWORDS, char_ngrams, words
+
+__all__ = [
+    "Embedder",
+    "EmbeddingError",
+    "HashingEmbedder",
+    "OpenAIEmbedder",
+    "SentenceTransformerEmbedder",
+    "get_embedder",
+    "l2_normalize",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class EmbeddingError(LLMError):
+    """The embedding provider answered, but not with what was asked (count or dimensions)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str  # identifies the vector space: vectors from different names must not be compared
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_one(self, text: str) -> np.ndarray: ...
+
+
+def l2_normalize(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (float32); all-zero rows stay zero."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+
+
+def _fit_dimensions(matrix: np.ndarray, dimensions: int, source: str) -> np.ndarray:
+    """Matryoshka-truncate wider vectors to `dimensions` and re-normalise; narrower ones are an error."""
+    got = matrix.shape[1]
+    if got < dimensions:
+        raise EmbeddingError(
+            f"{source} returned {got}-dimensional vectors but {dimensions} were asked for; "
+            f"set EMBEDDING_DIMENSIONS <= {got} or pick a model that supports {dimensions}"
+        )
+    return l2_normalize(matrix[:, :dimensions])
+
+
+# --- hashing (offline default) -------------------------------------------------------------------
+
+# Feature classes; each gets its own hash space (crc32 seed) and weight. Function words keep their
+# features (negations and pronouns matter) but at a low weight, so two unrelated sentences do not
+# look alike merely for sharing "the", "of" and "и".
+_NGRAM, _WORD, _BIGRAM, _FUNCTION = 0, 1, 2, 3
+_HASH_MASK = 0x7FFFFFFF  # low 31 bits pick the index, bit 31 the sign
+
+
+# words() emits Han runs (jieba-segmented) as separate tokens, so a token's first character tells.
+_HAN_START = re.compile(
+    "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U0002f800-\U0002fa1f\U00030000-\U0003134f]"
+)
+
+
+def _is_han(token: str) -> bool:
+    return _HAN_START.match(token) is not None
+
+
+def _h(kind: int, feature: str) -> int:
+    # crc32 is stable across processes and fast (C); Python's hash() is salted per process.
+    return zlib.crc32(feature.encode("utf-8"), kind)
+
+
+@lru_cache(maxsize=200_000)
+def _token_features(token: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(word-class hashes, n-gram-class hashes) of one token; cached since chat vocabulary repeats."""
+    if _is_han(token):
+        # Chinese has no spaces and words are 1-3 characters, so character n-grams of 3-5 would
+        # barely fire; single characters and character bigrams play the role of words instead,
+        # which also makes the result robust to segmentation differences.
+        chars = [ch for ch in token if not ch.isspace()]
+        word_feats = [token, *chars, *(a + b for a, b in itertools.pairwise(chars))]
+        return tuple(_h(_WORD, f) for f in dict.fromkeys(word_feats)), ()
+    return (_h(_WORD, token),), tuple(_h(_NGRAM, g) for g in char_ngrams(token, 3, 5))
+
+
+class HashingEmbedder:
+    """Signed feature hashing of character n-grams, words and word bigrams.
+
+    Needs no model and no network, is deterministic across processes and machines, and works for
+    any language `memoryhub.text.words` can tokenise: n-grams catch inflections (Russian cases,
+    English plurals), whole words make exact matches count more, bigrams add a little word order.
+    Term frequency is sublinear (1 + log tf) so a repeated word cannot dominate a message.
+    """
+
+    provider = "hashing"
+    version = 1  # bump when features change: stored vectors from another version are incomparable
+    weights = {_NGRAM: 1.0, _WORD: 2.0, _BIGRAM: 0.75, _FUNCTION: 0.3}
+
+    def __init__(self, dimensions: int = 384) -> None:
+        if dimensions < 8:
+            raise ValueError("dimensions must be >= 8")
+        self.dimensions = dimensions
+        self.name = f"hashing-v{self.version}"
+        self._weight_of_kind = np.array([self.weights[k] for k in (_NGRAM, _WORD, _BIGRAM, _FUNCTION)])
+
+    def _features(self, text: str) -> tuple[list[int], list[int]]:
+        """Hashes of all features of `text` and their kinds, repeats included (they become tf)."""
+        tokens = words(text)  # words() normalises (NFKC, casefold, ё→е) itself
+        hashes: list[int] = []
+        kinds: list[int] = []
+        for token in tokens:
+            word_hashes, ngram_hashes = _token_features(token)
+            function_word = token in STOPWORDS
+            hashes.extend(word_hashes)
+            kinds.extend([_FUNCTION if function_word else _WORD] * len(word_hashes))
+            hashes.extend(ngram_hashes)
+            kinds.extend([_FUNCTION if function_word else _NGRAM] * len(ngram_hashes))
+        for a, b in itertools.pairwise(tokens):
+            hashes.append(_h(_BIGRAM, f"{a} {b}"))
+            kinds.append(_FUNCTION if a in STOPWORDS and b in STOPWORDS else _BIGRAM)
+        return hashes, kinds
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        started = time.perf_counter()
+        n, dims = len(texts), self.dimensions
+        rows: list[np.ndarray] = []
+        all_hashes: list[int] = []
+        all_kinds: list[int] = []
+        for row, text in enumerate(texts):
+            hashes, kinds = self._features(text)
+            all_hashes.extend(hashes)
+            all_kinds.extend(kinds)
+            rows.append(np.full(len(hashes), row, dtype=np.int64))
+        if not all_hashes:
+            return np.zeros((n, dims), dtype=np.float32)
+        row_ids = np.concatenate(rows)
+        hashes_arr = np.asarray(all_hashes, dtype=np.int64)
+        kinds_arr = np.asarray(all_kinds, dtype=np.int64)
+        # One key per (row, kind, feature): counting equal keys gives each feature's tf in its row.
+        keys = (row_ids << 34) | (kinds_arr << 32) | hashes_arr
+        unique, tf = np.unique(keys, return_counts=True)
+        u_rows = unique >> 34
+        u_kinds = (unique >> 32) & 0b11
+        u_hashes = unique & 0xFFFFFFFF
+        values = self._weight_of_kind[u_kinds] * (1.0 + np.log(tf))
+        values = np.where(u_hashes >> 31, -values, values)
+        flat = u_rows * dims + (u_hashes & _HASH_MASK) % dims
+        matrix = np.bincount(flat, weights=values, minlength=n * dims).reshape(n, dims)
+        result = l2_normalize(matrix)
+        EMBEDDING_CALLS.labels(self.provider).inc(n)
+        EMBEDDING_LATENCY.labels(self.provider).observe(time.perf_counter() - started)
+        return result
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+# --- OpenAI-compatible embeddings API ------------------------------------------------------------
+
+
+class OpenAIEmbedder:
+    """`POST /embeddings` on any OpenAI-compatible endpoint, batched, with transient retries.
+
+    `dimensions` is sent with each request (text-embedding-3 shortens natively); a provider that
+    ignores it and returns longer vectors is truncated Matryoshka-style and re-normalised.
+    Empty texts are not sent (the API rejects them) and get zero rows.
+    """
+
+    provider = "openai"
+
+    def __init__(
+        self,
+        base_url: str | None,
+        api_key: str,
+        model: str,
+        dimensions: int,
+        batch_size: int = 64,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        backoff_base: float = 0.5,
+        backoff_max: float = 20.0,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        self.name = f"openai:{model}"
+        self.model = model
+        self.dimensions = dimensions
+        self.batch_size = batch_size
+        self.retry_policy = RetryPolicy(max_retries, backoff_base, backoff_max)
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=api_key or "sk-no-key-required", timeout=timeout, max_retries=0
+        )
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        result = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        todo = [i for i, text in enumerate(texts) if text.strip()]
+        for start in range(0, len(todo), self.batch_size):
+            index = todo[start:start + self.batch_size]
+            result[index] = self._embed_batch([texts[i] for i in index])
+        return result
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+    def _embed_batch(self, batch: list[str]) -> np.ndarray:
+        def call() -> np.ndarray:
+            try:
+                # "float" rather than the SDK's default base64: every compatible server supports it.
+                response: Any = self._client.embeddings.create(
+                    model=self.model, input=batch, dimensions=self.dimensions, encoding_format="float"
+                )
+            except ValueError as exc:  # JSONDecodeError: the body claimed JSON but was not
+                raise MalformedBody(f"embeddings response body is not JSON: {exc}") from exc
+            if isinstance(response, str | bytes) or not isinstance(getattr(response, "data", None), list):
+                raise MalformedBody(f"embeddings response is not an embedding list: {str(response)[:200]!r}")
+            data = sorted(response.data, key=lambda item: item.index)
+            if len(data) != len(batch):
+                raise EmbeddingError(f"asked for {len(batch)} embeddings, got {len(data)}")
+            return np.asarray([item.embedding for item in data], dtype=np.float32)
+
+        started = time.perf_counter()
+        matrix, _attempts = retry_transient(call, self.retry_policy, what=f"embedding call ({self.model})")
+        EMBEDDING_CALLS.labels(self.provider).inc(len(batch))
+        EMBEDDING_LATENCY.labels(self.provider).observe(time.perf_counter() - started)
+        return _fit_dimensions(matrix, self.dimensions, f"embedding model {self.model!r}")
+
+
+# --- local sentence-transformers model (optional extra) ------------------------------------------
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model from a local directory; never downloads anything.
+
+    Optional: `pip install -r requirements-sentence-transformers.txt`.
+    """
+
+    provider = "sentence-transformers"
+
+    def __init__(self, model_path: str, dimensions: int, batch_size: int = 64) -> None:
+        # Set before huggingface_hub is imported (it reads them once); local_files_only below as well.
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ImproperlyConfigured(
+                "EMBEDDING_PROVIDER='sentence-transformers' needs the optional extra: "
+                "pip install -r requirements-sentence-transformers.txt"
+            ) from exc
+        if not model_path or not Path(model_path).is_dir():
+            raise ImproperlyConfigured(
+                f"EMBEDDING_MODEL_PATH={model_path!r} is not a directory; models are never downloaded"
+            )
+        self.name = f"sentence-transformers:{Path(model_path).name}"
+        self.dimensions = dimensions
+        self.batch_size = batch_size
+        self._model = SentenceTransformer(model_path, local_files_only=True)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        started = time.perf_counter()
+        matrix = self._model.encode(
+            list(texts), batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True
+        )
+        EMBEDDING_CALLS.labels(self.provider).inc(len(texts))
+        EMBEDDING_LATENCY.labels(self.provider).observe(time.perf_counter() - started)
+        return _fit_dimensions(np.asarray(matrix), self.dimensions, f"local model {self.name!r}")
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+# --- process-wide instance from Django settings --------------------------------------------------
+
+_lock = threading.Lock()
+_cache: dict[str, Embedder] = {}
+
+
+def _clear_cache() -> None:
+    with _lock:
+        _cache.clear()
+
+
+register_reset_hook(_clear_cache)
+
+
+def _build_from_settings() -> Embedder:
+    from django.conf import settings
+
+    provider = getattr(settings, "EMBEDDING_PROVIDER", "hashing")
+    dimensions = int(getattr(settings, "EMBEDDING_DIMENSIONS", 384))
+    if provider == "hashing":
+        return HashingEmbedder(dimensions)
+    if provider == "openai":
+        return OpenAIEmbedder(
+            base_url=getattr(settings, "EMBEDDING_BASE_URL", None) or getattr(settings, "LLM_BASE_URL", None),
+            api_key=getattr(settings, "EMBEDDING_API_KEY", "") or getattr(settings, "LLM_API_KEY", ""),
+            model=getattr(settings, "EMBEDDING_MODEL", "text-embedding-3-small"),
+            dimensions=dimensions,
+            batch_size=int(getattr(settings, "EMBEDDING_BATCH_SIZE", 64)),
+            timeout=float(getattr(settings, "LLM_TIMEOUT", 30.0)),
+            max_retries=int(getattr(settings, "LLM_MAX_RETRIES", 3)),
+            backoff_base=float(getattr(settings, "LLM_BACKOFF_BASE", 0.5)),
+            backoff_max=float(getattr(settings, "LLM_BACKOFF_MAX", 20.0)),
+        )
+    if provider == "sentence-transformers":
+        return SentenceTransformerEmbedder(getattr(settings, "EMBEDDING_MODEL_PATH", ""), dimensions)
+    raise ImproperlyConfigured(
+        f"unknown EMBEDDING_PROVIDER {provider!r} (expected 'hashing', 'openai' or 'sentence-transformers')"
+    )
+
+
+def get_embedder() -> Embedder:
+    """The process-wide embedder from settings (cached; `memoryhub.llm.reset_providers()` clears)."""
+    with _lock:
+        if "embedder" not in _cache:
+            _cache["embedder"] = _build_from_settings()
+        return _cache["embedder"]
+
+
+def reset_providers() -> None:
+    """Alias of `memoryhub.llm.reset_providers`, which clears this module's cache too."""
+    from memoryhub.llm import reset_providers as reset
+
+    reset()

@@ -1,0 +1,107 @@
+"""One error type for business rules and one error format for every API failure.
+
+Every 4xx/5xx body is `{"error": {"code": ..., "message": ..., "fields": {...}}}`, whether it
+comes from validation, authentication, throttling, a service's `ApplicationError`, a missing
+route or an unexpected exception.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions as drf_exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+logger = logging.getLogger(__name__)
+
+
+class ApplicationError(Exception):
+    """A business rule refused the request. `field` names the input at fault, when there is one."""
+
+    status_code = 400
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "invalid",
+        field: str | None = None,
+        status_code: int | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.field = field
+        self.extra = extra or {}
+        if status_code is not None:
+            self.status_code = status_code
+
+
+class NotFound(ApplicationError):
+    status_code = 404
+
+    def __init__(self, message: str = "Not found.") -> None:
+        super().__init__(message, code="not_found")
+
+
+def error_body(code: str, message: str, fields: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
+def _flatten(detail: Any) -> Any:
+    """DRF's ErrorDetail trees → plain lists of strings, keyed by field path."""
+    if isinstance(detail, dict):
+        return {str(k): _flatten(v) for k, v in detail.items()}
+    if isinstance(detail, list):
+        if all(isinstance(item, str) for item in detail):
+            return [str(item) for item in detail]
+        return [_flatten(item) for item in detail]
+    return [str(detail)]
+
+
+def _first_message(fields: dict[str, Any]) -> str:
+    for name, value in fields.items():
+        while isinstance(value, (list, dict)) and value:
+            value = value[0] if isinstance(value, list) else next(iter(value.values()))
+        return f"{name}: {value}"
+    return "Invalid input."
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ApplicationError):
+        fields = {exc.field: [exc.message]} if exc.field else {}
+        body = error_body(exc.code, exc.message, fields)
+        body["error"].update(exc.extra)
+        return Response(body, status=exc.status_code)
+    if isinstance(exc, Http404):
+        exc = drf_exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = drf_exceptions.PermissionDenied()
+
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        logger.exception("unhandled API error", exc_info=exc)
+        return Response(error_body("server_error", "Internal server error."), status=500)
+
+    if isinstance(exc, drf_exceptions.ValidationError):
+        detail = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        fields = _flatten(detail)
+        response.data = error_body("invalid", _first_message(fields), fields)
+    else:
+        code = exc.get_codes() if isinstance(exc, drf_exceptions.APIException) else "error"
+        message = str(getattr(exc, "detail", exc))
+        response.data = error_body(code if isinstance(code, str) else "error", message)
+    return response
+
+
+def json_404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return JsonResponse(error_body("not_found", "Not found."), status=404)
+
+
+def json_500(request: HttpRequest) -> JsonResponse:
+    return JsonResponse(error_body("server_error", "Internal server error."), status=500)

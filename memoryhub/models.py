@@ -1,0 +1,150 @@
+"""Kernel models: tenants and their API keys, conversations, messages and the archival outbox."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.utils import timezone
+
+
+class Tenant(models.Model):
+    """One client app (a chat bot, an agent, a game). Every tenant-owned row points here."""
+
+    name = models.CharField(max_length=200, unique=True)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ApiKey(models.Model):
+    """A bearer key. Only its SHA-256 is stored: the key itself is shown once, at creation."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, default="default")
+    # The visible head of the key ("mh_ab12cd34"), so an operator can tell keys apart.
+    prefix = models.CharField(max_length=16)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class Conversation(models.Model):
+    """One session of one end user of a tenant. `user_id` and `session_id` are the client's ids."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="conversations")
+    user_id = models.CharField(max_length=128)
+    session_id = models.CharField(max_length=128)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_message_at = models.DateTimeField(null=True, blank=True)
+    message_count = models.PositiveIntegerField(default=0)
+    # Set when the session's messages went through extraction, so the idle sweep skips it.
+    extracted_until_message_id = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "user_id", "session_id"], name="conversation_unique_session"),
+        ]
+        indexes = [
+            # The idle-session sweep: sessions by last activity.
+            models.Index(fields=["last_message_at"], name="conversation_last_msg_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}/{self.session_id}"
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+        SYSTEM = "system"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    # Denormalised from the conversation: erasure and per-user reads filter on it directly.
+    user_id = models.CharField(max_length=128)
+    role = models.CharField(max_length=16, choices=Role.choices)
+    speaker = models.CharField(max_length=128, blank=True)
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+    received_at = models.DateTimeField(default=timezone.now)
+    # NULL, not "", when absent: the unique constraint below applies only to real client ids.
+    external_id = models.CharField(max_length=128, null=True, blank=True)  # noqa: DJ001
+    emotion = models.CharField(max_length=32, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            # Idempotent retries: the same client id in the same session is stored once.
+            models.UniqueConstraint(
+                fields=["conversation", "external_id"],
+                condition=models.Q(external_id__isnull=False),
+                name="message_unique_external_id",
+            ),
+        ]
+        indexes = [
+            # Short-term memory: a session's newest messages.
+            models.Index(fields=["conversation", "-created_at", "-id"], name="message_recent_idx"),
+            # Erasure and per-user reads.
+            models.Index(fields=["tenant", "user_id"], name="message_tenant_user_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.text[:60]}"
+
+
+class ArchivalJob(models.Model):
+    """The outbox row written in the same transaction as the messages it archives.
+
+    A job is enqueued after commit; if the broker is down it stays pending and the beat sweeper
+    enqueues it again, so nothing accepted is lost.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="jobs")
+    user_id = models.CharField(max_length=128)
+    message_ids = ArrayField(models.BigIntegerField(), default=list)
+    auto_extract = models.BooleanField(default=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    # What each pipeline step wrote ({"index": {"chunks": 3}, ...}), for the admin and audits.
+    result = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [
+            # The sweeper: unfinished jobs by age.
+            models.Index(
+                fields=["status", "enqueued_at"],
+                condition=models.Q(status__in=["pending", "running"]),
+                name="archivaljob_unfinished_idx",
+            ),
+            # Per-user ordering under the per-user lock.
+            models.Index(fields=["tenant", "user_id", "id"], name="archivaljob_user_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} ({self.status})"

@@ -1,0 +1,77 @@
+"""Per-domain retrieval settings from `config/knowledge.yaml`, validated once and cached."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+Fusion = Literal["rrf", "weighted"]
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    fusion: Fusion
+    rrf_k: int
+    weights: dict[str, float]
+    candidates: int
+    importance_boost: float
+    recency_boost: float
+    half_life_days: float
+    dedupe_similarity: float
+
+
+_KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity"}
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> dict[str, Any]:
+    unknown = set(override) - _KEYS
+    if unknown:
+        raise ImproperlyConfigured(f"knowledge.yaml {where}: unknown keys {sorted(unknown)}")
+    merged = dict(base)
+    for key, value in override.items():
+        merged[key] = {**base.get(key, {}), **value} if isinstance(value, dict) else value
+    return merged
+
+
+def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
+    try:
+        boosts = raw["boosts"]
+        config = RetrievalConfig(
+            fusion=raw["fusion"],
+            rrf_k=int(raw["rrf_k"]),
+            weights={str(k): float(v) for k, v in raw["weights"].items()},
+            candidates=int(raw["candidates"]),
+            importance_boost=float(boosts["importance"]),
+            recency_boost=float(boosts["recency"]),
+            half_life_days=float(boosts["half_life_days"]),
+            dedupe_similarity=float(raw["dedupe_similarity"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ImproperlyConfigured(f"knowledge.yaml {where}: {exc!r}") from exc
+    if config.fusion not in ("rrf", "weighted"):
+        raise ImproperlyConfigured(f"knowledge.yaml {where}: fusion must be rrf or weighted")
+    if config.half_life_days <= 0 or config.candidates < 1 or config.rrf_k < 1:
+        raise ImproperlyConfigured(f"knowledge.yaml {where}: half_life_days, candidates, rrf_k must be positive")
+    return config
+
+
+@cache
+def _load() -> dict[str, RetrievalConfig]:
+    path = Path(getattr(settings, "KNOWLEDGE_CONFIG", settings.BASE_DIR / "config" / "knowledge.yaml"))
+    data = yaml.safe_load(path.read_text()) or {}
+    defaults = data.get("defaults") or {}
+    configs = {"default": _build(defaults, "defaults")}
+    for name, override in (data.get("domains") or {}).items():
+        configs[name] = _build(_merge(defaults, override or {}, f"domains.{name}"), f"domains.{name}")
+    return configs
+
+
+def retrieval_config(domain: str = "default") -> RetrievalConfig:
+    configs = _load()
+    return configs.get(domain, configs["default"])

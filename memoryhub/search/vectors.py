@@ -1,0 +1,57 @@
+"""Nearest neighbours with pgvector (cosine), choosing exact or HNSW search per request.
+
+pgvector's HNSW with a `WHERE` filter silently returns fewer rows than asked when the filter is
+selective (the graph walk stops at `ef_search` candidates, most of them filtered out). So:
+- a small namespace is scanned exactly: index scans are disabled for the statement, the
+  planner takes the btree bitmap on the namespace and sorts by distance (~3 ms for 1k rows);
+- a large namespace uses HNSW with `hnsw.iterative_scan = relaxed_order`, which keeps walking
+  until enough rows pass the filter; if it still comes back short, the exact scan answers.
+Either way, k rows come back when k rows match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from pgvector.django import CosineDistance
+
+# Namespaces up to this size are scanned exactly: exact is then both faster and complete.
+EXACT_SCAN_MAX_ROWS = 20_000
+HNSW_EF_SEARCH = 100
+
+
+def nearest(
+    queryset: QuerySet,
+    query_vector: Sequence[float] | np.ndarray,
+    k: int,
+    *,
+    namespace_size: int,
+    field: str = "embedding",
+) -> list[tuple[int, float]]:
+    """Top-k `(id, cosine similarity)` of `queryset`, best first."""
+    if k <= 0:
+        return []
+    vector = np.asarray(query_vector, dtype=np.float32)
+    exact = namespace_size <= EXACT_SCAN_MAX_ROWS
+    rows = _query(queryset, vector, k, field=field, exact=exact)
+    if not exact and len(rows) < k:
+        rows = _query(queryset, vector, k, field=field, exact=True)
+    return rows
+
+
+def _query(queryset: QuerySet, vector: np.ndarray, k: int, *, field: str, exact: bool) -> list[tuple[int, float]]:
+    ordered = queryset.annotate(_distance=CosineDistance(field, vector)).order_by("_distance")
+    # SET LOCAL needs a transaction; inside an outer one this is a savepoint, which is cheap.
+    with transaction.atomic(), connection.cursor() as cursor:
+        if exact:
+            cursor.execute("SET LOCAL enable_indexscan = off")
+        else:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(max(HNSW_EF_SEARCH, k))}")
+        rows = list(ordered.values_list("id", "_distance")[:k])
+    # relaxed_order may return neighbours slightly out of order.
+    rows.sort(key=lambda r: (r[1], -r[0]))
+    return [(int(pk), 1.0 - float(distance)) for pk, distance in rows]

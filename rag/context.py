@@ -1,0 +1,141 @@
+"""Context assembly: the blocks the next prompt needs, packed into a token budget.
+
+Blocks are packed in the order of `config/prompt_budgets.yaml`; each may take up to its share of
+the budget and never more than what is left. Whatever does not fit is reported as cut, with its
+reason, so a client can see what the model will not see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from django.conf import settings
+
+from memoryhub.models import Conversation, Message
+from memoryhub.selectors import session_recent_messages
+from memoryhub.text import count_tokens
+from rag.selectors import SearchItem, chunks_search
+
+
+@dataclass
+class BlockItem:
+    text: str
+    tokens: int
+    ref: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Block:
+    name: str
+    items: list[BlockItem] = field(default_factory=list)
+    cut: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(i.tokens for i in self.items)
+
+    def render(self) -> str:
+        if not self.items:
+            return ""
+        return f"<{self.name}>\n" + "\n".join(i.text for i in self.items) + f"\n</{self.name}>"
+
+
+@dataclass
+class Context:
+    budget: int
+    blocks: list[Block]
+
+    @property
+    def used(self) -> int:
+        return sum(b.tokens for b in self.blocks)
+
+    def render(self) -> str:
+        return "\n\n".join(r for r in (b.render() for b in self.blocks) if r)
+
+
+@cache
+def budgets() -> dict[str, Any]:
+    path = Path(getattr(settings, "PROMPT_BUDGETS_CONFIG", settings.BASE_DIR / "config" / "prompt_budgets.yaml"))
+    return yaml.safe_load(path.read_text())
+
+
+def _fmt_time(item_time: Any) -> str:
+    return item_time.strftime("%Y-%m-%d %H:%M") if item_time else ""
+
+
+def _turn_line(message: Message) -> str:
+    return f"[{_fmt_time(message.created_at)}] {message.speaker or message.role}: {message.text}"
+
+
+def _memory_line(item: SearchItem) -> str:
+    chunk = item.chunk
+    who = f"{chunk['speaker'] or chunk['role']}: " if chunk["type"] == "dialog" else ""
+    return f"- [{_fmt_time(chunk['created_ts'])}] {who}{chunk['text']}"
+
+
+def _pack(block: Block, candidates: list[BlockItem], cap: int, max_items: int | None = None) -> int:
+    """Add candidates in order while they fit; return the tokens used."""
+    used = 0
+    for item in candidates:
+        if max_items is not None and len(block.items) >= max_items:
+            block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "max_items"})
+        elif used + item.tokens > cap:
+            block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "budget"})
+        else:
+            block.items.append(item)
+            used += item.tokens
+    return used
+
+
+def context_assemble(
+    *,
+    tenant_id: int,
+    user_id: str,
+    query: str,
+    session_id: str | None,
+    budget_tokens: int | None = None,
+    k: int = 20,
+) -> Context:
+    config = budgets()
+    budget = budget_tokens or int(config["default_budget_tokens"])
+    shares = config["blocks"]
+    remaining = budget
+    blocks: list[Block] = []
+
+    # Recent turns of this session: short-term memory, newest kept first, shown oldest first.
+    recent_ids: set[int] = set()
+    spec = shares["recent_turns"]
+    block = Block("recent_turns")
+    conversation = (
+        Conversation.objects.filter(tenant_id=tenant_id, user_id=user_id, session_id=session_id).first()
+        if session_id else None
+    )
+    if conversation is not None:
+        messages = session_recent_messages(conversation=conversation, limit=settings.SESSION_RECENT_MAX)
+        candidates = [
+            BlockItem(_turn_line(m), count_tokens(_turn_line(m)), f"message:{m.pk}") for m in reversed(messages)
+        ]
+        remaining -= _pack(block, candidates, min(remaining, int(budget * spec["max_share"])), spec.get("max_items"))
+        block.items.reverse()
+        recent_ids = {int(i.ref.split(":")[1]) for i in block.items}
+    blocks.append(block)
+
+    # Retrieved memories, best first; turns already shown as recent are not repeated.
+    block = Block("memories")
+    result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k)
+    candidates = []
+    for item in result.items:
+        if item.chunk["meta"].get("message_id") in recent_ids:
+            block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_recent_turns"})
+            continue
+        line = _memory_line(item)
+        candidates.append(BlockItem(line, count_tokens(line), f"chunk:{item.chunk['id']}",
+                                    {"score": round(item.score, 6), "type": item.chunk["type"]}))
+    remaining -= _pack(block, candidates, min(remaining, int(budget * shares["memories"]["max_share"])))
+    blocks.append(block)
+    return Context(budget=budget, blocks=blocks)

@@ -1,0 +1,154 @@
+"""Retrieval evaluation on the format of `shared/eval/FORMAT.md`: recall@k, hit@k, MRR, nDCG@10."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils.dateparse import parse_datetime
+from django.utils.timezone import is_naive, make_aware
+
+from memoryhub import services as kernel_services
+from memoryhub.celery import app as celery_app
+from memoryhub.models import Tenant
+from rag import index as bm25_index
+from rag.selectors import Mode, chunks_search
+
+
+@dataclass
+class QueryOutcome:
+    category: str
+    ranked_turns: list[str]
+    evidence: list[str]
+    latency_ms: float
+
+
+@dataclass
+class Report:
+    ks: list[int]
+    per_category: dict[str, dict[str, float]] = field(default_factory=dict)
+    overall: dict[str, float] = field(default_factory=dict)
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    ingest: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ks": self.ks, "overall": self.overall, "per_category": self.per_category,
+                "latency_ms": self.latency_ms, "counts": self.counts, "ingest": self.ingest}
+
+
+def _score(outcomes: Sequence[QueryOutcome], ks: Sequence[int]) -> dict[str, float]:
+    metrics: dict[str, float] = {}
+    for k in ks:
+        recalls, hits = [], []
+        for o in outcomes:
+            top = set(o.ranked_turns[:k])
+            found = sum(1 for e in set(o.evidence) if e in top)
+            recalls.append(found / len(set(o.evidence)))
+            hits.append(1.0 if found else 0.0)
+        metrics[f"recall@{k}"] = statistics.fmean(recalls)
+        metrics[f"hit@{k}"] = statistics.fmean(hits)
+    rr, ndcg = [], []
+    for o in outcomes:
+        evidence = set(o.evidence)
+        rank = next((i for i, t in enumerate(o.ranked_turns, start=1) if t in evidence), None)
+        rr.append(1 / rank if rank else 0.0)
+        dcg = sum(1 / math.log2(i + 1) for i, t in enumerate(o.ranked_turns[:10], start=1) if t in evidence)
+        ideal = sum(1 / math.log2(i + 1) for i in range(1, min(len(evidence), 10) + 1))
+        ndcg.append(dcg / ideal)
+    metrics["mrr"] = statistics.fmean(rr)
+    metrics["ndcg@10"] = statistics.fmean(ndcg)
+    return metrics
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def _aware(value: str) -> datetime:
+    parsed = parse_datetime(value)
+    if parsed is None:
+        raise ValueError(f"bad started_at: {value!r}")
+    return make_aware(parsed) if is_naive(parsed) else parsed
+
+
+def ingest(tenant: Tenant, conversations: Iterable[dict[str, Any]], progress: Callable[[int], None]) -> int:
+    """Feed each session through the same service as the API; indexing runs in-process."""
+    turns = 0
+    for conversation in conversations:
+        for session in conversation["sessions"]:
+            start = _aware(session["started_at"])
+            messages = [
+                kernel_services.IncomingMessage(
+                    role=turn.get("role", "user"), text=turn["text"], speaker=turn.get("speaker", ""),
+                    external_id=turn["id"], created_at=start + timedelta(seconds=30 * i),
+                )
+                for i, turn in enumerate(session["turns"])
+                if turn["text"].strip()
+            ]
+            kernel_services.messages_append(
+                tenant=tenant, user_id=conversation["user_id"], session_id=session["session_id"], messages=messages,
+            )
+            turns += len(messages)
+            progress(len(messages))
+    return turns
+
+
+def evaluate(
+    data: dict[str, Any],
+    *,
+    ks: Sequence[int],
+    mode: Mode,
+    progress_factory: Callable[[int, str], Any],
+    search_options: dict[str, Any] | None = None,
+) -> Report:
+    """Ingest into a throwaway tenant, run every query, score, and remove the tenant."""
+    ks = sorted(set(ks))
+    conversations = data["conversations"]
+    queries = [q for q in data["queries"] if q.get("evidence")]
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True  # the evaluation owns its pipeline; no broker needed
+    tenant = Tenant.objects.create(name=f"eval-{uuid.uuid4().hex[:12]}")
+    report = Report(ks=list(ks))
+    try:
+        total_turns = sum(len(s["turns"]) for c in conversations for s in c["sessions"])
+        started = time.perf_counter()
+        with progress_factory(total_turns, "ingest") as bar:
+            turns = ingest(tenant, conversations, bar.update)
+        seconds = time.perf_counter() - started
+        report.ingest = {"messages": turns, "seconds": round(seconds, 2), "messages_per_s": round(turns / seconds, 1)}
+
+        outcomes: list[QueryOutcome] = []
+        with progress_factory(len(queries), f"search ({mode})") as bar:
+            for q in queries:
+                t = time.perf_counter()
+                result = chunks_search(tenant_id=tenant.pk, user_id=q["user_id"], query=q["question"], k=max(ks),
+                                       mode=mode, include_tenant_documents=False, **(search_options or {}))
+                latency = (time.perf_counter() - t) * 1000
+                ranked = [item.chunk["meta"].get("external_id") for item in result.items]
+                outcomes.append(QueryOutcome(q.get("category", "all"), [r for r in ranked if r], q["evidence"],
+                                             latency))
+                bar.update(1)
+    finally:
+        for conversation in conversations:
+            bm25_index.forget(tenant.pk, f"user:{conversation['user_id']}")
+        tenant.delete()
+        celery_app.conf.task_always_eager = eager
+
+    by_category: dict[str, list[QueryOutcome]] = defaultdict(list)
+    for o in outcomes:
+        by_category[o.category].append(o)
+    report.per_category = {c: _score(os_, ks) for c, os_ in sorted(by_category.items())}
+    report.overall = _score(outcomes, ks)
+    report.counts = {c: len(os_) for c, os_ in sorted(by_category.items())} | {"all": len(outcomes)}
+    latencies = [o.latency_ms for o in outcomes]
+    report.latency_ms = {"p50": round(_percentile(latencies, 0.5), 2), "p95": round(_percentile(latencies, 0.95), 2)}
+    return report

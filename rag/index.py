@@ -1,0 +1,121 @@
+"""Per-namespace BM25 indexes, cached in process and kept in step with the database.
+
+Each search first catches up: it reads chunks newer than the index's highest id and deletions
+newer than the last one applied (two indexed queries that return nothing in the common case)
+and applies them as a small fresh segment / tombstones. A search therefore sees a chunk the
+moment its transaction commits and never pays for a rebuild; compaction runs on a background
+thread (`IndexCache.schedule_merge`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from memoryhub import events
+from memoryhub.search.bm25 import IndexCache, SegmentedBM25Index
+from rag.models import Chunk, ChunkDeletion
+
+_cache: IndexCache | None = None
+_cache_lock = threading.Lock()
+
+
+@dataclass
+class _State:
+    last_deletion_id: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+# Catch-up bookkeeping per namespace, tied to the index object it describes: when the cache
+# evicted that index, the pair no longer matches and the namespace is loaded afresh.
+_states: dict[Hashable, tuple[SegmentedBM25Index, _State]] = {}
+
+
+def cache() -> IndexCache:
+    global _cache
+    with _cache_lock:
+        if _cache is None:
+            _cache = IndexCache(max_bytes=settings.BM25_CACHE_MB * 1024 * 1024)
+        return _cache
+
+
+def _key(tenant_id: int, namespace: str) -> Hashable:
+    return (tenant_id, namespace)
+
+
+def namespace_index(tenant_id: int, namespace: str) -> SegmentedBM25Index:
+    """The namespace's BM25 index, current with every committed chunk and deletion."""
+    key = _key(tenant_id, namespace)
+    index = cache().get(key)
+    entry = _states.get(key)
+    if index is None or entry is None or entry[0] is not index:
+        index, state = _build(tenant_id, namespace)
+        _states[key] = (index, state)
+        cache().put(key, index)
+        return index
+    state = entry[1]
+    with state.lock:
+        _catch_up(index, state, tenant_id, namespace)
+    if index.needs_merge():
+        cache().schedule_merge(key, index)
+    return index
+
+
+def _build(tenant_id: int, namespace: str) -> tuple[SegmentedBM25Index, _State]:
+    started = time.monotonic()
+    index = SegmentedBM25Index()
+    state = _State(last_deletion_id=_last_deletion_id(tenant_id, namespace))
+    rows = Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace).order_by("id").values_list("id", "terms")
+    ids: list[int] = []
+    terms: list[list[str]] = []
+    for pk, chunk_terms in rows.iterator(chunk_size=5000):
+        ids.append(pk)
+        terms.append(chunk_terms)
+    if ids:
+        index.add(ids, terms)
+        index.merge()  # one large segment from the start
+    events.emit("RAG.IndexRebuilt", {
+        "namespace": namespace, "count": len(ids), "duration_ms": round((time.monotonic() - started) * 1000, 1),
+    })
+    return index, state
+
+
+def _last_deletion_id(tenant_id: int, namespace: str) -> int:
+    last = (
+        ChunkDeletion.objects.filter(tenant_id=tenant_id, namespace=namespace)
+        .order_by("-id").values_list("id", flat=True).first()
+    )
+    return last or 0
+
+
+def _catch_up(index: SegmentedBM25Index, state: _State, tenant_id: int, namespace: str) -> None:
+    newer = Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace)
+    if index.max_doc_id is not None:
+        newer = newer.filter(id__gt=index.max_doc_id)
+    rows = list(newer.order_by("id").values_list("id", "terms"))
+    if rows:
+        index.add([r[0] for r in rows], [r[1] for r in rows])
+    deletions = list(
+        ChunkDeletion.objects.filter(tenant_id=tenant_id, namespace=namespace, id__gt=state.last_deletion_id)
+        .order_by("id").values_list("id", "chunk_id")
+    )
+    if deletions:
+        index.remove([chunk_id for _, chunk_id in deletions])
+        state.last_deletion_id = deletions[-1][0]
+
+
+def forget(tenant_id: int, namespace: str) -> None:
+    """Drop a cached index (after a bulk rebuild, say); the next search loads it afresh."""
+    cache().pop(_key(tenant_id, namespace))
+    _states.pop(_key(tenant_id, namespace), None)
+
+
+def clear() -> None:
+    global _cache
+    with _cache_lock:
+        _cache = None
+    _states.clear()

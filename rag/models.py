@@ -1,0 +1,115 @@
+"""Chunks: the searchable unit of memory (seed 001's chunk format), and the raw documents."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+from memoryhub.models import Tenant
+
+
+def user_namespace(user_id: str) -> str:
+    return f"user:{user_id}"
+
+
+TENANT_NAMESPACE = "tenant"
+
+
+class Document(models.Model):
+    """A raw document as the client sent it; its chunks can always be rebuilt from it."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    namespace = models.CharField(max_length=200)
+    user_id = models.CharField(max_length=128, blank=True)
+    title = models.CharField(max_length=300, blank=True)
+    text = models.TextField()
+    format = models.CharField(max_length=16, default="markdown")
+    external_id = models.CharField(max_length=128, blank=True)
+    tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "namespace", "external_id"], name="document_ns_ext_idx")]
+
+    def __str__(self) -> str:
+        return self.title or f"document {self.pk}"
+
+
+class Chunk(models.Model):
+    class Type(models.TextChoices):
+        DIALOG = "dialog"
+        INSIGHT = "insight"
+        DOCUMENT = "document"
+        MEMORY = "memory"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    # Whose memory this is: "user:<id>" for an end user, "tenant" for tenant-wide documents,
+    # a lore version's namespace for game knowledge. BM25 indexes are per namespace.
+    namespace = models.CharField(max_length=200)
+    user_id = models.CharField(max_length=128, blank=True)
+    type = models.CharField(max_length=16, choices=Type.choices)
+    kind = models.CharField(max_length=32, blank=True)  # typed memories: self / user / third_party …
+    # The raw input it came from: "message:<id>", "document:<id>", …
+    source_id = models.CharField(max_length=64)
+    session_id = models.CharField(max_length=128, blank=True)
+    role = models.CharField(max_length=16, blank=True)
+    speaker = models.CharField(max_length=128, blank=True)
+    text = models.TextField()
+    tokens = models.PositiveIntegerField()
+    # The analysed terms (memoryhub.text.analyze), so a BM25 index is rebuilt without re-tokenising.
+    terms = ArrayField(models.CharField(max_length=128), default=list)
+    embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
+    importance = models.FloatField(default=0.5)
+    tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    created_ts = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # BM25 catch-up ("chunks of this namespace newer than the index") and exact vector
+            # scans of one namespace.
+            models.Index(fields=["tenant", "namespace", "id"], name="chunk_ns_id_idx"),
+            # Idempotent re-indexing of a source and erasure by source.
+            models.Index(fields=["tenant", "source_id"], name="chunk_source_idx"),
+            # Erasure of a user's chunks.
+            models.Index(fields=["tenant", "user_id"], name="chunk_user_idx"),
+            # TTL cleanup.
+            models.Index(fields=["expires_at"], name="chunk_expires_idx", condition=models.Q(expires_at__isnull=False)),
+            # Approximate nearest neighbours in large namespaces (cosine).
+            HnswIndex(
+                name="chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.source_id}"
+
+    def is_expired(self, now: object = None) -> bool:
+        return self.expires_at is not None and self.expires_at <= (now or timezone.now())
+
+
+class ChunkDeletion(models.Model):
+    """A log of deleted chunk ids per namespace, so cached BM25 indexes drop them without a rebuild."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    namespace = models.CharField(max_length=200)
+    chunk_id = models.BigIntegerField()
+    deleted_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            # BM25 catch-up: deletions in this namespace after the last one the index applied.
+            models.Index(fields=["tenant", "namespace", "id"], name="chunkdeletion_ns_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}: chunk {self.chunk_id} deleted"

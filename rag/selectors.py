@@ -1,0 +1,220 @@
+"""Hybrid retrieval over chunks: BM25 + pgvector, fused, boosted, de-duplicated, explained."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from memoryhub import events, metrics
+from memoryhub.embeddings import get_embedder
+from memoryhub.search import vectors
+from memoryhub.search.config import RetrievalConfig, retrieval_config
+from memoryhub.search.fusion import FusedScore, fuse
+from memoryhub.text import analyze, words
+from rag import index as bm25_index
+from rag.models import TENANT_NAMESPACE, Chunk, user_namespace
+
+Mode = Literal["hybrid", "bm25", "vector"]
+
+ITEM_FIELDS = (
+    "id", "namespace", "type", "kind", "source_id", "session_id", "role", "speaker", "text", "tokens",
+    "importance", "tags", "meta", "created_ts", "expires_at",
+)
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    types: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # any of them
+    session_id: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.types or self.kinds or self.tags or self.session_id or self.created_after
+                    or self.created_before)
+
+    def q(self) -> Q:
+        q = Q()
+        if self.types:
+            q &= Q(type__in=self.types)
+        if self.kinds:
+            q &= Q(kind__in=self.kinds)
+        if self.tags:
+            q &= Q(tags__overlap=list(self.tags))
+        if self.session_id:
+            q &= Q(session_id=self.session_id)
+        if self.created_after:
+            q &= Q(created_ts__gte=self.created_after)
+        if self.created_before:
+            q &= Q(created_ts__lte=self.created_before)
+        return q
+
+
+@dataclass
+class SearchItem:
+    chunk: dict[str, Any]
+    score: float
+    fused: float
+    components: dict[str, float]
+    ranks: dict[str, int]
+    boosts: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class SearchResult:
+    items: list[SearchItem]
+    mode: Mode
+    fusion: str
+    took_ms: float
+    timings_ms: dict[str, float]
+    candidates: dict[str, int]
+
+
+def _namespaces(user_id: str, include_tenant_documents: bool) -> list[str]:
+    return [user_namespace(user_id), *([TENANT_NAMESPACE] if include_tenant_documents else [])]
+
+
+def _live(queryset: QuerySet[Chunk], now: datetime) -> QuerySet[Chunk]:
+    return queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+
+
+def chunks_search(
+    *,
+    tenant_id: int,
+    user_id: str,
+    query: str,
+    k: int = 10,
+    mode: Mode = "hybrid",
+    filters: SearchFilters | None = None,
+    include_tenant_documents: bool = True,
+    domain: str = "default",
+    fusion: str | None = None,
+    rrf_k: int | None = None,
+    weights: dict[str, float] | None = None,
+    namespaces: list[str] | None = None,
+) -> SearchResult:
+    started = time.perf_counter()
+    config = retrieval_config(domain)
+    filters = filters or SearchFilters()
+    namespaces = namespaces or _namespaces(user_id, include_tenant_documents)
+    now = timezone.now()
+    events.emit("RAG.QueryRequested", {"query": query, "user_id": user_id, "tenant_id": tenant_id})
+    timings: dict[str, float] = {}
+    n_candidates = max(config.candidates, k * 3)
+    scores: dict[str, dict[int, float]] = {}
+
+    base = Chunk.objects.filter(tenant_id=tenant_id, namespace__in=namespaces)
+    filtered = _live(base.filter(filters.q()), now) if filters else None
+
+    # The cached BM25 indexes are caught up even in vector mode: their sizes choose between an
+    # exact and an HNSW vector search without a COUNT query.
+    t = time.perf_counter()
+    indexes = [bm25_index.namespace_index(tenant_id, namespace) for namespace in namespaces]
+    namespace_size = sum(len(ix) for ix in indexes)
+    if mode in ("hybrid", "bm25"):
+        terms = analyze(query)
+        allowed = None
+        if filtered is not None:
+            allowed = np.fromiter(filtered.order_by("id").values_list("id", flat=True), dtype=np.int64)
+        bm25: dict[int, float] = {}
+        for ix in indexes if terms else []:
+            bm25.update(ix.search(terms, n_candidates, allowed=allowed))
+        scores["bm25"] = dict(sorted(bm25.items(), key=lambda kv: (-kv[1], -kv[0]))[:n_candidates])
+    timings["bm25"] = _ms(t)
+
+    if mode in ("hybrid", "vector"):
+        t = time.perf_counter()
+        vector = get_embedder().embed_one(query)
+        timings["embed"] = _ms(t)
+        t = time.perf_counter()
+        queryset = filtered if filtered is not None else _live(base, now)
+        scores["vector"] = dict(vectors.nearest(queryset, vector, n_candidates, namespace_size=namespace_size))
+        timings["vector"] = _ms(t)
+
+    t = time.perf_counter()
+    fusion_method = fusion or config.fusion
+    if mode == "hybrid":
+        fused = fuse(scores, method=fusion_method, weights=weights or config.weights, rrf_k=rrf_k or config.rrf_k)
+    else:
+        only = scores[mode]
+        fused = {pk: FusedScore(s, {mode: s}, {mode: r}) for r, (pk, s) in
+                 enumerate(sorted(only.items(), key=lambda kv: (-kv[1], -kv[0])), start=1)}
+    items = _hydrate_boost_dedupe(fused, k, config, now, tenant_id)
+    timings["fuse_hydrate"] = _ms(t)
+    took = _ms(started)
+    metrics.RETRIEVAL_LATENCY.labels(mode).observe(took / 1000)
+    events.emit("RAG.ResultsReady", {
+        "query": query, "top_k": k, "user_id": user_id, "tenant_id": tenant_id,
+        "items": [{"id": i.chunk["id"], "score": round(i.score, 6)} for i in items],
+    })
+    return SearchResult(items=items, mode=mode, fusion=fusion_method if mode == "hybrid" else mode,
+                        took_ms=took, timings_ms=timings, candidates={n: len(s) for n, s in scores.items()})
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)
+
+
+def _boosts(chunk: dict[str, Any], config: RetrievalConfig, now: datetime) -> dict[str, float]:
+    boosts = {}
+    if config.importance_boost:
+        boosts["importance"] = 1 + config.importance_boost * (chunk["importance"] - 0.5)
+    if config.recency_boost:
+        age_days = max(0.0, (now - chunk["created_ts"]).total_seconds() / 86400)
+        boosts["recency"] = 1 + config.recency_boost * 0.5 ** (age_days / config.half_life_days)
+    return boosts
+
+
+def _shingles(text: str) -> set[str]:
+    tokens = words(text)
+    return {" ".join(tokens[i:i + 2]) for i in range(max(1, len(tokens) - 1))}
+
+
+def _hydrate_boost_dedupe(
+    fused: dict[int, FusedScore], k: int, config: RetrievalConfig, now: datetime, tenant_id: int
+) -> list[SearchItem]:
+    # Boosts are multiplicative and small, so a window a little wider than k holds the final top k.
+    window = list(fused)[: max(k * 3, k + 20)]
+    rows = {
+        row["id"]: row
+        for row in Chunk.objects.filter(tenant_id=tenant_id, id__in=window).values(*ITEM_FIELDS)
+    }
+    items = []
+    for pk in window:
+        chunk = rows.get(pk)
+        if chunk is None or (chunk["expires_at"] is not None and chunk["expires_at"] <= now):
+            continue  # deleted or expired since the index saw it
+        score = fused[pk]
+        boosts = _boosts(chunk, config, now)
+        final = score.score
+        for factor in boosts.values():
+            final *= factor
+        items.append(SearchItem(chunk=chunk, score=final, fused=score.score, components=score.components,
+                                ranks=score.ranks, boosts=boosts))
+    items.sort(key=lambda item: (-item.score, -item.chunk["id"]))
+
+    kept: list[SearchItem] = []
+    kept_shingles: list[set[str]] = []
+    for item in items:
+        shingles = _shingles(item.chunk["text"])
+        if any(_jaccard(shingles, other) >= config.dedupe_similarity for other in kept_shingles):
+            continue
+        kept.append(item)
+        kept_shingles.append(shingles)
+        if len(kept) == k:
+            break
+    return kept
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)

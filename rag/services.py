@@ -1,0 +1,293 @@
+"""Writes of rag: chunks (from dialogs, documents, memories), their deletion, re-indexing."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from memoryhub.embeddings import get_embedder
+from memoryhub.exceptions import ApplicationError
+from memoryhub.models import ArchivalJob, Message, Tenant
+from memoryhub.text import analyze_many, count_tokens
+from rag.chunking import split_document
+from rag.models import TENANT_NAMESPACE, Chunk, ChunkDeletion, Document, user_namespace
+
+logger = logging.getLogger(__name__)
+
+OWN_TERM_WEIGHT = 2
+
+
+def namespace_write_lock(*, tenant_id: int, namespace: str) -> None:
+    """Serialise chunk writers of one namespace until commit.
+
+    Cached BM25 indexes catch up by reading ids above the highest one they hold; that is only
+    complete if ids commit in increasing order within a namespace, which this lock guarantees.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", [f"ns:{tenant_id}:{namespace}"])
+
+
+@dataclass
+class ChunkDraft:
+    type: str
+    text: str
+    source_id: str
+    # What BM25 and the embedding see besides `text` (a dialog turn's speaker and preceding turns).
+    # The chunk's own words count OWN_TERM_WEIGHT times in BM25, so a turn outranks its neighbour
+    # that merely quotes it as context.
+    search_prefix: str = ""
+    context_text: str = ""
+    user_id: str = ""
+    session_id: str = ""
+    role: str = ""
+    speaker: str = ""
+    kind: str = ""
+    created_ts: datetime | None = None
+    importance: float = 0.5
+    tags: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    expires_at: datetime | None = None
+
+
+@transaction.atomic
+def chunks_create(*, tenant: Tenant, namespace: str, drafts: Sequence[ChunkDraft]) -> list[Chunk]:
+    if not drafts:
+        return []
+    namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
+    own_terms = analyze_many([f"{d.search_prefix} {d.text}" for d in drafts])
+    context_terms = analyze_many([d.context_text for d in drafts])
+    terms = [own * OWN_TERM_WEIGHT + ctx for own, ctx in zip(own_terms, context_terms, strict=True)]
+    vectors = get_embedder().embed(["\n".join(filter(None, (d.context_text, d.search_prefix, d.text))) for d in drafts])
+    now = timezone.now()
+    rows = [
+        Chunk(
+            tenant=tenant,
+            namespace=namespace,
+            user_id=d.user_id,
+            type=d.type,
+            kind=d.kind,
+            source_id=d.source_id,
+            session_id=d.session_id,
+            role=d.role,
+            speaker=d.speaker,
+            text=d.text,
+            tokens=count_tokens(d.text),
+            terms=term_list,
+            embedding=vector,
+            importance=d.importance,
+            tags=d.tags,
+            meta=d.meta,
+            created_ts=d.created_ts or now,
+            expires_at=d.expires_at,
+        )
+        for d, term_list, vector in zip(drafts, terms, vectors, strict=True)
+    ]
+    return Chunk.objects.bulk_create(rows, batch_size=1000)
+
+
+@transaction.atomic
+def chunks_delete(*, tenant: Tenant, chunks: QuerySet[Chunk]) -> int:
+    """Delete chunks and log their ids, so cached BM25 indexes drop them at their next search."""
+    victims = list(chunks.filter(tenant=tenant).values_list("id", "namespace"))
+    if not victims:
+        return 0
+    for namespace in {ns for _, ns in victims}:
+        namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
+    ChunkDeletion.objects.bulk_create(
+        [ChunkDeletion(tenant=tenant, namespace=ns, chunk_id=pk) for pk, ns in victims], batch_size=5000
+    )
+    Chunk.objects.filter(pk__in=[pk for pk, _ in victims]).delete()
+    return len(victims)
+
+
+# --- Dialogs --------------------------------------------------------------------------------
+def _speaker(message: Message) -> str:
+    return message.speaker or message.role
+
+
+def dialog_drafts(messages: Sequence[Message], history: Sequence[Message], context_turns: int) -> list[ChunkDraft]:
+    """One chunk per user/assistant turn. `history` holds the turns just before the batch, so the
+    first turns of a batch get their context too. The chunk's text is the turn alone (what a
+    prompt shows); its search text prefixes `context_turns` preceding turns, which lets a reply
+    like "Yes, last Friday!" be found by what it answers."""
+    turns = [m for m in (*history, *messages) if m.role != Message.Role.SYSTEM]
+    first_new = len([m for m in history if m.role != Message.Role.SYSTEM])
+    drafts = []
+    for i in range(first_new, len(turns)):
+        message = turns[i]
+        context = turns[max(0, i - context_turns):i] if context_turns else []
+        drafts.append(ChunkDraft(
+            type=Chunk.Type.DIALOG,
+            text=message.text,
+            search_prefix=_speaker(message),
+            context_text="\n".join(f"{_speaker(m)}: {m.text}" for m in context),
+            source_id=f"message:{message.pk}",
+            user_id=message.user_id,
+            session_id=message.conversation.session_id,
+            role=message.role,
+            speaker=message.speaker,
+            created_ts=message.created_at,
+            meta={
+                "message_id": message.pk,
+                "external_id": message.external_id,
+                "context_message_ids": [m.pk for m in context],
+                **({"emotion_hint": message.emotion} if message.emotion else {}),
+            },
+        ))
+    return drafts
+
+
+def _history_before(messages: Sequence[Message], count: int) -> list[Message]:
+    if not messages or count <= 0:
+        return []
+    first = messages[0]
+    earlier = (
+        Message.objects.filter(conversation_id=first.conversation_id, tenant_id=first.tenant_id)
+        .exclude(role=Message.Role.SYSTEM)
+        .exclude(pk__in=[m.pk for m in messages])
+        .filter(created_at__lte=first.created_at)
+        .select_related("conversation")
+        .order_by("-created_at", "-id")[:count]
+    )
+    return list(earlier)[::-1]
+
+
+def dialog_index_messages(job: ArchivalJob, messages: Sequence[Message]) -> dict[str, int]:
+    """Archival step: every stored batch becomes searchable dialog chunks at once."""
+    already = set(
+        Chunk.objects.filter(tenant_id=job.tenant_id, source_id__in=[f"message:{m.pk}" for m in messages])
+        .values_list("source_id", flat=True)
+    )
+    fresh = [m for m in messages if f"message:{m.pk}" not in already]
+    for m in fresh:
+        m.conversation = job.conversation
+    context_turns = settings.DIALOG_CONTEXT_TURNS
+    drafts = dialog_drafts(fresh, _history_before(fresh, context_turns), context_turns)
+    chunks = chunks_create(tenant=job.tenant, namespace=user_namespace(job.user_id), drafts=drafts)
+    return {"chunks": len(chunks)}
+
+
+# --- Documents ------------------------------------------------------------------------------
+@dataclass
+class DocumentInput:
+    text: str
+    title: str = ""
+    format: str = "markdown"
+    external_id: str = ""
+    tags: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    importance: float = 0.5
+
+
+def _document_drafts(document: Document, importance: float) -> list[ChunkDraft]:
+    pieces = split_document(document.text) if document.format == "markdown" else split_document(
+        document.text.replace("#", "\\#")
+    )
+    drafts = []
+    for n, piece in enumerate(pieces):
+        heading = " / ".join(p for p in (document.title, *piece.heading_path) if p)
+        drafts.append(ChunkDraft(
+            type=Chunk.Type.DOCUMENT,
+            text=f"{heading}\n{piece.text}" if heading else piece.text,
+            source_id=f"document:{document.pk}",
+            user_id=document.user_id,
+            created_ts=document.created_at,
+            importance=importance,
+            tags=list(document.tags),
+            meta={"document_id": document.pk, "part": n, "headings": list(piece.heading_path)},
+        ))
+    return drafts
+
+
+@transaction.atomic
+def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentInput) -> tuple[Document, int]:
+    """Store a document (replacing the one with the same external id) and index its chunks."""
+    if not document.text.strip():
+        raise ApplicationError("Document text must not be empty.", field="text")
+    namespace = user_namespace(user_id) if user_id else TENANT_NAMESPACE
+    if document.external_id:
+        for old in Document.objects.filter(tenant=tenant, namespace=namespace, external_id=document.external_id):
+            chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(source_id=f"document:{old.pk}"))
+            old.delete()
+    stored = Document.objects.create(
+        tenant=tenant, namespace=namespace, user_id=user_id or "", title=document.title, text=document.text,
+        format=document.format, external_id=document.external_id, tags=document.tags, meta=document.meta,
+    )
+    chunks = chunks_create(tenant=tenant, namespace=namespace, drafts=_document_drafts(stored, document.importance))
+    return stored, len(chunks)
+
+
+# --- Re-indexing from raw inputs -------------------------------------------------------------
+def reindex(
+    *,
+    tenant: Tenant,
+    user_ids: Iterable[str],
+    include_tenant_documents: bool,
+    progress: Callable[[int], None] = lambda n: None,
+) -> dict[str, int]:
+    """Rebuild dialog and document chunks (terms and vectors) from the stored raw inputs, one user
+    at a time, each in its own transaction so a long re-index never holds one huge lock."""
+    from rag import index
+
+    totals = {"users": 0, "chunks": 0, "messages": 0, "documents": 0}
+    for user_id in user_ids:
+        with transaction.atomic():
+            namespace = user_namespace(user_id)
+            derived = Chunk.objects.filter(
+                tenant=tenant, namespace=namespace, type__in=[Chunk.Type.DIALOG, Chunk.Type.DOCUMENT]
+            )
+            chunks_delete(tenant=tenant, chunks=derived)
+            messages = list(
+                Message.objects.filter(tenant=tenant, user_id=user_id).select_related("conversation")
+                .order_by("conversation_id", "created_at", "id")
+            )
+            drafts: list[ChunkDraft] = []
+            by_conversation: dict[int, list[Message]] = {}
+            for m in messages:
+                by_conversation.setdefault(m.conversation_id, []).append(m)
+            for turns in by_conversation.values():
+                drafts.extend(dialog_drafts(turns, [], settings.DIALOG_CONTEXT_TURNS))
+            for document in Document.objects.filter(tenant=tenant, namespace=namespace):
+                drafts.extend(_document_drafts(document, 0.5))
+                totals["documents"] += 1
+            totals["chunks"] += len(chunks_create(tenant=tenant, namespace=namespace, drafts=drafts))
+            totals["messages"] += len(messages)
+            totals["users"] += 1
+        index.forget(tenant.pk, namespace)
+        progress(1)
+    if include_tenant_documents:
+        with transaction.atomic():
+            chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(tenant=tenant, namespace=TENANT_NAMESPACE,
+                                                                      type=Chunk.Type.DOCUMENT))
+            drafts = []
+            for document in Document.objects.filter(tenant=tenant, namespace=TENANT_NAMESPACE):
+                drafts.extend(_document_drafts(document, 0.5))
+                totals["documents"] += 1
+            totals["chunks"] += len(chunks_create(tenant=tenant, namespace=TENANT_NAMESPACE, drafts=drafts))
+        index.forget(tenant.pk, TENANT_NAMESPACE)
+    return totals
+
+
+def user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
+    """Eraser: every chunk and document of the user."""
+    chunks = chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(tenant=tenant, user_id=user_id))
+    documents, _ = Document.objects.filter(tenant=tenant, user_id=user_id).delete()
+    return {"chunks": chunks, "documents": documents}
+
+
+def chunks_expire(*, now: datetime | None = None) -> int:
+    """Beat: delete chunks past their `expires_at`, tenant by tenant (deletions are logged)."""
+    now = now or timezone.now()
+    deleted = 0
+    for tenant_id in Chunk.objects.filter(expires_at__lte=now).values_list("tenant_id", flat=True).distinct():
+        tenant = Tenant.objects.get(pk=tenant_id)
+        deleted += chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(tenant=tenant, expires_at__lte=now))
+    return deleted

@@ -1,0 +1,11 @@
+from django.urls import path, re_path
+
+from memoryhub.urls_common import CLIENT_ID
+from rag import api
+
+urlpatterns = [
+    path("search", api.SearchApi.as_view(), name="search"),
+    path("context", api.ContextApi.as_view(), name="context"),
+    path("documents", api.TenantDocumentCreateApi.as_view(), name="tenant-documents"),
+    re_path(rf"^users/(?P<user_id>{CLIENT_ID})/documents$", api.UserDocumentCreateApi.as_view(), name="user-documents"),
+]

@@ -1,0 +1,62 @@
+"""Shared fixtures. The database is the real PostgreSQL + pgvector (embedded unless DATABASE_URL)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+import pytest
+from rest_framework.test import APIClient
+
+from memoryhub.celery import app as celery_app
+from memoryhub.models import Tenant
+from tests.factories import make_tenant
+
+pytest_plugins = ["tests.fixtures_llm"]
+
+
+@pytest.fixture(autouse=True)
+def _celery_in_process() -> Iterator[None]:
+    """Tasks run in-process unless a test asks for a real broker (even when REDIS_URL is set in CI,
+    so one test's jobs are never picked up by a worker another test started)."""
+    keys = ("task_always_eager", "task_eager_propagates", "broker_url", "task_default_queue")
+    saved = {k: celery_app.conf[k] for k in keys}
+    celery_app.conf.update(task_always_eager=True, task_eager_propagates=True)
+    yield
+    celery_app.conf.update(saved)
+    reset_celery_connections()
+
+
+def reset_celery_connections() -> None:
+    # Celery caches its connection and producer pools; after changing broker_url they must go.
+    celery_app._pool = None
+    with contextlib.suppress(AttributeError, KeyError):
+        celery_app.__dict__["amqp"]._producer_pool = None
+
+
+@pytest.fixture
+def tenant(db: None) -> Tenant:
+    return make_tenant("tenant-a")[0]
+
+
+@pytest.fixture
+def api_client_for(db: None) -> Callable[[str], tuple[APIClient, Tenant]]:
+    """A function that creates a tenant and an API client authenticated with its key."""
+
+    def factory(name: str) -> tuple[APIClient, Tenant]:
+        tenant, raw = make_tenant(name)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        return client, tenant
+
+    return factory
+
+
+@pytest.fixture
+def client_a(api_client_for: Callable[[str], tuple[APIClient, Tenant]]) -> tuple[APIClient, Tenant]:
+    return api_client_for("tenant-a")
+
+
+@pytest.fixture
+def client_b(api_client_for: Callable[[str], tuple[APIClient, Tenant]]) -> tuple[APIClient, Tenant]:
+    return api_client_for("tenant-b")

@@ -1,0 +1,34 @@
+"""Small builders for test data, all through the services so tests exercise the real write paths."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memoryhub import services
+from memoryhub.models import Tenant
+
+
+def make_tenant(name: str) -> tuple[Tenant, str]:
+    return services.tenant_create(name=name)
+
+
+def append_messages(
+    tenant: Tenant,
+    user_id: str,
+    session_id: str,
+    texts: list[str | tuple[str, str]],
+    *,
+    start: datetime | None = None,
+    auto_extract: bool = False,
+) -> services.AppendResult:
+    """Append turns; a plain string is a user turn, a (role, text) pair sets the role."""
+    from datetime import timedelta
+
+    messages = []
+    for i, item in enumerate(texts):
+        role, text = ("user", item) if isinstance(item, str) else item
+        created = start + timedelta(minutes=i) if start else None
+        messages.append(services.IncomingMessage(role=role, text=text, created_at=created))
+    return services.messages_append(
+        tenant=tenant, user_id=user_id, session_id=session_id, messages=messages, auto_extract=auto_extract
+    )
