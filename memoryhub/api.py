@@ -124,3 +124,18 @@ class SessionMessagesApi(APIView):
         messages = selectors.session_recent_messages(conversation=conversation, limit=limit)
         body = {"user_id": user_id, "session_id": session_id, "messages": messages}
         return Response(self.RecentSerializer(body).data)
+
+
+class UserEraseApi(APIView):
+    """Erase everything MemoryHub holds for one end user of the calling tenant."""
+
+    class OutputSerializer(serializers.Serializer):
+        user_id = serializers.CharField()
+        erased_at = serializers.DateTimeField()
+        deleted = serializers.DictField(child=serializers.IntegerField(),
+                                        help_text='Counts per kind, e.g. {"messages": 12, "chunks": 12, "facts": 3}.')
+
+    @extend_schema(operation_id="user_erase", responses={200: OutputSerializer})
+    def delete(self, request: Request, user_id: str) -> Response:
+        receipt = services.user_erase(tenant=request_tenant(request), user_id=user_id)
+        return Response(self.OutputSerializer(receipt).data)

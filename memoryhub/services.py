@@ -233,3 +233,19 @@ def archival_sweep(*, older_than: timedelta | None = None) -> int:
     )
     return len(stale)
 
+
+
+# --- Erasure --------------------------------------------------------------------------------
+@transaction.atomic
+def user_erase(*, tenant: Tenant, user_id: str) -> dict[str, Any]:
+    """Delete everything held for one user of one tenant, in one transaction, and return a
+    receipt of counts. Apps delete their own rows through `registry.erasers`."""
+    deleted: dict[str, int] = {}
+    for eraser in registry.erasers:
+        for kind, count in eraser.run(tenant, user_id).items():
+            deleted[kind] = deleted.get(kind, 0) + count
+    deleted["jobs"], _ = ArchivalJob.objects.filter(tenant=tenant, user_id=user_id).delete()
+    deleted["messages"], _ = Message.objects.filter(tenant=tenant, user_id=user_id).delete()
+    deleted["conversations"], _ = Conversation.objects.filter(tenant=tenant, user_id=user_id).delete()
+    logger.info("erased user %s of tenant %s: %s", user_id, tenant.pk, deleted)
+    return {"user_id": user_id, "erased_at": timezone.now(), "deleted": deleted}

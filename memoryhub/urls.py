@@ -8,12 +8,15 @@ from memoryhub.urls_common import CLIENT_ID
 kernel_api = [
     re_path(rf"^users/(?P<user_id>{CLIENT_ID})/sessions/(?P<session_id>{CLIENT_ID})/messages$",
             api.SessionMessagesApi.as_view(), name="session-messages"),
+    re_path(rf"^users/(?P<user_id>{CLIENT_ID})$", api.UserEraseApi.as_view(), name="user-erase"),
 ]
 
 urlpatterns = [
     # Apps are included by name, so the kernel imports none of them.
     path("api/v1/", include(kernel_api)),
     path("api/v1/", include("rag.urls")),
+    path("api/v1/", include("profiles.urls")),
+    path("api/v1/", include("people.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("admin/", admin.site.urls),
