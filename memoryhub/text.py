@@ -180,9 +180,20 @@ def _term(word: str) -> str:
 
 
 def analyze(text: str) -> list[str]:
-    """BM25 / dedup terms: ``words()`` without stopwords, stemmed by script (Snowball en/ru, Han as is)."""
-    terms = [_term(w) for w in words(text)]
-    return [t for t in terms if t]
+    """BM25 terms: ``words()`` without stopwords, stemmed by script (Snowball en/ru, Han as is).
+
+    A Chinese word of several characters also yields its characters, so a query segmented
+    differently from the text still matches ("茶" in a question finds "乌龙茶" in a memory).
+    """
+    out: list[str] = []
+    for word in words(text):
+        term = _term(word)
+        if not term:
+            continue
+        out.append(term)
+        if len(term) > 1 and _HAN_CHAR.match(term):
+            out.extend(c for c in term if _term(c))
+    return out
 
 
 def analyze_many(texts: Iterable[str]) -> list[list[str]]:

@@ -199,7 +199,8 @@ def _hydrate_boost_dedupe(
             final *= factor
         items.append(SearchItem(chunk=chunk, score=final, fused=score.score, components=score.components,
                                 ranks=score.ranks, boosts=boosts))
-    items.sort(key=lambda item: (-item.score, -item.chunk["id"]))
+    # Equal fused scores (RRF ties are common) go to the item with the better best rank.
+    items.sort(key=lambda item: (-item.score, min(item.ranks.values(), default=0), -item.chunk["id"]))
 
     kept: list[SearchItem] = []
     kept_shingles: list[set[str]] = []

@@ -20,8 +20,12 @@ def append_messages(
     *,
     start: datetime | None = None,
     auto_extract: bool = False,
+    run_job: bool = True,
 ) -> services.AppendResult:
-    """Append turns; a plain string is a user turn, a (role, text) pair sets the role."""
+    """Append turns; a plain string is a user turn, a (role, text) pair sets the role.
+
+    Inside a test transaction on_commit never fires, so the archival job is run here directly,
+    as a worker would run it (`run_job=False` leaves it pending)."""
     from datetime import timedelta
 
     messages = []
@@ -29,6 +33,9 @@ def append_messages(
         role, text = ("user", item) if isinstance(item, str) else item
         created = start + timedelta(minutes=i) if start else None
         messages.append(services.IncomingMessage(role=role, text=text, created_at=created))
-    return services.messages_append(
+    result = services.messages_append(
         tenant=tenant, user_id=user_id, session_id=session_id, messages=messages, auto_extract=auto_extract
     )
+    if run_job and result.job is not None:
+        services.archival_job_run(job_id=result.job.pk)
+    return result

@@ -1,0 +1,56 @@
+"""`manage.py reindex [--tenant NAME] [--user USER_ID]`: rebuild chunks and vectors from raw inputs.
+
+Run it after changing the embedding provider or `EMBEDDING_DIMENSIONS` (see docs/operations.md),
+or the analyser. Each user is rebuilt in its own transaction; searches keep working meanwhile.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from memoryhub import events
+from memoryhub.models import Message, Tenant
+from rag.models import Document
+from rag.services import reindex
+
+
+class Command(BaseCommand):
+    help = "Rebuild chunks (terms and vectors) from stored messages and documents, with a progress bar."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--tenant", help="tenant name (default: every tenant)")
+        parser.add_argument("--user", help="one end user id (needs --tenant)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["user"] and not options["tenant"]:
+            raise CommandError("--user needs --tenant")
+        tenants = Tenant.objects.order_by("id")
+        if options["tenant"]:
+            tenants = tenants.filter(name=options["tenant"])
+            if not tenants.exists():
+                raise CommandError(f"no tenant named {options['tenant']!r}")
+        started = time.monotonic()
+        grand: dict[str, int] = {}
+        for tenant in tenants:
+            if options["user"]:
+                users = [options["user"]]
+            else:
+                users = sorted(
+                    set(Message.objects.filter(tenant=tenant).values_list("user_id", flat=True).distinct())
+                    | set(Document.objects.filter(tenant=tenant).exclude(user_id="").values_list("user_id", flat=True))
+                )
+            with tqdm(total=len(users), desc=f"reindex {tenant.name}", unit="user", file=self.stderr._out) as bar:
+                totals = reindex(tenant=tenant, user_ids=users, include_tenant_documents=not options["user"],
+                                 progress=bar.update)
+            for key, value in totals.items():
+                grand[key] = grand.get(key, 0) + value
+        duration_ms = round((time.monotonic() - started) * 1000, 1)
+        events.emit("RAG.IndexRebuilt", {"count": grand.get("chunks", 0), "duration_ms": duration_ms})
+        self.stdout.write(
+            f"reindexed {grand.get('users', 0)} user(s): {grand.get('chunks', 0)} chunks from "
+            f"{grand.get('messages', 0)} messages and {grand.get('documents', 0)} documents in {duration_ms} ms"
+        )

@@ -1,0 +1,111 @@
+"""The retrieval API's contract: search, context, documents; auth, isolation, validation."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from rag.models import Chunk, Document
+from tests.factories import append_messages
+
+START = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
+
+
+def test_search_returns_items_with_component_scores_and_ranks(client_a) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["I moved to Lisbon last spring.", "My dog is called Pixel."], start=START)
+    response = client.post("/api/v1/search", {"query": "where did I move", "user_id": "alice", "k": 1},
+                           format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["mode"] == "hybrid" and body["fusion"] == "rrf" and body["took_ms"] > 0
+    [item] = body["items"]
+    assert item["text"] == "I moved to Lisbon last spring."
+    assert set(item["components"]) == {"bm25", "vector"} and item["ranks"]["bm25"] == 1
+    assert item["type"] == "dialog" and item["source_id"].startswith("message:")
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"user_id": "alice"}, "query"),
+        ({"query": "x"}, "user_id"),
+        ({"query": "x", "user_id": "bad id"}, "user_id"),
+        ({"query": "x", "user_id": "a", "k": 0}, "k"),
+        ({"query": "x", "user_id": "a", "k": 101}, "k"),
+        ({"query": "x", "user_id": "a", "mode": "magic"}, "mode"),
+        ({"query": "x", "user_id": "a", "weights": {"bm25": 1}}, "weights"),
+        ({"query": "x", "user_id": "a", "filters": {"types": ["poem"]}}, "filters"),
+        ({"query": "x", "user_id": "a", "filters": {"created_after": "2024-02-01T00:00:00Z",
+                                                     "created_before": "2024-01-01T00:00:00Z"}}, "filters"),
+    ],
+)
+def test_bad_search_input_is_400_naming_the_field(client_a, body: dict, field: str) -> None:
+    client, _ = client_a
+    response = client.post("/api/v1/search", body, format="json")
+    assert response.status_code == 400
+    assert field in response.json()["error"]["fields"]
+
+
+def test_search_needs_a_key_and_sees_only_its_tenant(client_a, client_b) -> None:
+    from rest_framework.test import APIClient
+
+    a, tenant_a = client_a
+    b, _ = client_b
+    append_messages(tenant_a, "alice", "s1", ["The boat is moored at pier 7."], start=START)
+    assert APIClient().post("/api/v1/search", {"query": "boat", "user_id": "alice"}, format="json").status_code == 401
+    assert b.post("/api/v1/search", {"query": "boat pier", "user_id": "alice"}, format="json").json()["items"] == []
+    assert len(a.post("/api/v1/search", {"query": "boat pier", "user_id": "alice"}, format="json").json()["items"]) == 1
+
+
+def test_documents_are_chunked_by_heading_and_replaced_by_external_id(client_a) -> None:
+    client, tenant = client_a
+    text = "# Returns\nItems can be returned within 30 days.\n\n# Shipping\nWe ship to the EU in 3 days."
+    response = client.post("/api/v1/documents", {"text": text, "title": "FAQ", "external_id": "faq"}, format="json")
+    assert response.status_code == 201
+    assert response.json()["chunks"] == 2 and response.json()["namespace"] == "tenant"
+    # A tenant-wide document is found from any user's search.
+    found = client.post("/api/v1/search", {"query": "how long to return items", "user_id": "anyone"}, format="json")
+    assert found.json()["items"][0]["text"] == "FAQ / Returns\nItems can be returned within 30 days."
+    client.post("/api/v1/documents", {"text": "# Returns\nReturns within 14 days.", "title": "FAQ",
+                                      "external_id": "faq"}, format="json")
+    assert Document.objects.filter(tenant=tenant).count() == 1
+    assert list(Chunk.objects.filter(tenant=tenant).values_list("text", flat=True)) == [
+        "FAQ / Returns\nReturns within 14 days."]
+    user_doc = client.post("/api/v1/users/alice/documents", {"text": "Alice's packing list: tent, stove."},
+                           format="json")
+    assert user_doc.status_code == 201 and user_doc.json()["namespace"] == "user:alice"
+    empty = client.post("/api/v1/documents", {"text": "   "}, format="json")
+    assert empty.status_code == 400 and "text" in empty.json()["error"]["fields"]
+
+
+def test_context_packs_recent_turns_and_memories_into_the_budget(client_a) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "old", ["I am allergic to peanuts.", "My brother Tom lives in Leeds."],
+                    start=START)
+    append_messages(tenant, "alice", "now", ["Can you suggest a snack?"], start=datetime(2024, 6, 1, tzinfo=UTC))
+    response = client.post("/api/v1/context", {"user_id": "alice", "query": "snack suggestion allergies peanuts",
+                                               "session_id": "now", "budget_tokens": 400}, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    blocks = {b["name"]: b for b in body["blocks"]}
+    assert [i["text"].split("] ", 1)[1] for i in blocks["recent_turns"]["items"]] == ["user: Can you suggest a snack?"]
+    memories = [i["text"] for i in blocks["memories"]["items"]]
+    assert memories[0].endswith("user: I am allergic to peanuts.")
+    # The current turn is already in recent_turns, so it is not repeated as a memory.
+    assert not any("suggest a snack" in m for m in memories)
+    assert any(c["reason"] == "in_recent_turns" for c in blocks["memories"]["cut"])
+    assert body["used_tokens"] == sum(b["tokens"] for b in body["blocks"]) <= 400
+    assert "<memories>" in body["text"] and "<recent_turns>" in body["text"]
+
+
+def test_context_reports_what_the_budget_cut(client_a) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", [f"Fact number {i}: the lighthouse keeper paints boats." for i in range(30)],
+                    start=START)
+    body = client.post("/api/v1/context", {"user_id": "alice", "query": "lighthouse keeper boats",
+                                           "budget_tokens": 60}, format="json").json()
+    memories = next(b for b in body["blocks"] if b["name"] == "memories")
+    assert body["used_tokens"] <= 60 and memories["items"]
+    assert any(c["reason"] == "budget" for c in memories["cut"])
