@@ -72,7 +72,8 @@ class SearchApi(APIView):
         rrf_k = serializers.IntegerField(min_value=1, max_value=1000, required=False)
         weights = serializers.DictField(child=serializers.FloatField(min_value=0), required=False,
                                         help_text='Component weights, e.g. {"bm25": 0.4, "vector": 0.6}.')
-        domain = serializers.CharField(max_length=64, default="default")
+        domain = serializers.ChoiceField(choices=["dialog", "document", "lore", "default"], default="dialog",
+                                         help_text="Retrieval settings from config/knowledge.yaml.")
         include_tenant_documents = serializers.BooleanField(default=True)
         filters = FiltersSerializer(required=False)
 

@@ -24,9 +24,11 @@ class RetrievalConfig:
     recency_boost: float
     half_life_days: float
     dedupe_similarity: float
+    feedback_docs: int
+    feedback_weight: float
 
 
-_KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity"}
+_KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity", "feedback"}
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> dict[str, Any]:
@@ -51,6 +53,8 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
             recency_boost=float(boosts["recency"]),
             half_life_days=float(boosts["half_life_days"]),
             dedupe_similarity=float(raw["dedupe_similarity"]),
+            feedback_docs=int(raw["feedback"]["docs"]),
+            feedback_weight=float(raw["feedback"]["weight"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: {exc!r}") from exc

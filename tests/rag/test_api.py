@@ -19,7 +19,7 @@ def test_search_returns_items_with_component_scores_and_ranks(client_a) -> None:
                            format="json")
     assert response.status_code == 200, response.content
     body = response.json()
-    assert body["mode"] == "hybrid" and body["fusion"] == "rrf" and body["took_ms"] > 0
+    assert body["mode"] == "hybrid" and body["fusion"] == "weighted" and body["took_ms"] > 0
     [item] = body["items"]
     assert item["text"] == "I moved to Lisbon last spring."
     assert set(item["components"]) == {"bm25", "vector"} and item["ranks"]["bm25"] == 1

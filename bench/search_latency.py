@@ -1,0 +1,206 @@
+#!/usr/bin/env python
+"""Search latency and ingest throughput, offline providers (hashing embeddings, LLM off).
+
+    .venv/bin/python bench/search_latency.py --chunks 100000
+
+Runs against its own database (`memoryhub_bench` on the embedded server, or the server of
+DATABASE_URL) so the dev data is untouched. Chunks are built from real conversation turns
+(shared/eval/locomo_dev.json), varied so that no two are identical, and bulk-loaded with COPY;
+the HNSW index is rebuilt once after the load. Prints p50/p95 of server-side search time
+(`chunks_search`) for hybrid, bm25 and vector, in one namespace of N chunks and with the same
+N spread over many users, then search right after a write, then ingest throughput through
+the archival pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
+os.environ.setdefault("MEMORYHUB_DB_NAME", "memoryhub_bench")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from pgvector.psycopg import register_vector  # noqa: E402
+from psycopg.types.json import Jsonb  # noqa: E402
+from tqdm import tqdm  # noqa: E402
+
+from memoryhub import services as kernel_services  # noqa: E402
+from memoryhub.celery import app as celery_app  # noqa: E402
+from memoryhub.embeddings import get_embedder  # noqa: E402
+from memoryhub.models import Tenant  # noqa: E402
+from memoryhub.text import analyze_many, count_tokens  # noqa: E402
+from rag import index as bm25_index  # noqa: E402
+from rag import services as rag_services  # noqa: E402
+from rag.models import user_namespace  # noqa: E402
+from rag.selectors import chunks_search  # noqa: E402
+
+EVAL = ROOT.parent / "shared" / "eval" / "locomo_dev.json"
+COLUMNS = ("tenant_id", "namespace", "user_id", "type", "kind", "source_id", "session_id", "role", "speaker", "text",
+           "tokens", "terms", "embedding", "importance", "tags", "meta", "created_ts")
+TYPES = ["bigint", "varchar", "varchar", "varchar", "varchar", "varchar", "varchar", "varchar", "varchar", "text",
+         "integer", "varchar[]", "vector", "float8", "varchar[]", "jsonb", "timestamptz"]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def fmt(values: list[float]) -> str:
+    return f"p50 {statistics.median(values):7.2f} ms   p95 {percentile(values, 0.95):7.2f} ms   (n={len(values)})"
+
+
+def load_corpus() -> tuple[list[tuple[str, str]], list[str]]:
+    data = json.loads(EVAL.read_text())
+    turns = [(t["speaker"], t["text"]) for c in data["conversations"] for s in c["sessions"] for t in s["turns"]]
+    return turns, [q["question"] for q in data["queries"]]
+
+
+def synth_texts(turns: list[tuple[str, str]], n: int, rng: random.Random) -> list[tuple[str, str]]:
+    """Real turns, each varied by splicing in words of another turn: realistic vocabulary and
+    lengths, no exact duplicates."""
+    out = []
+    for i in range(n):
+        speaker, text = turns[i % len(turns)]
+        if i >= len(turns):
+            donor = rng.choice(turns)[1].split()
+            words = text.split()
+            cut = rng.randint(0, len(words))
+            text = " ".join(words[:cut] + donor[: rng.randint(2, 8)] + words[cut:])
+        out.append((speaker, text))
+    return out
+
+
+def copy_chunks(tenant: Tenant, rows: list[tuple[str, str, str]], start: datetime) -> None:
+    """rows: (user_id, speaker, text). COPY in binary: ~100x faster than the ORM for vectors."""
+    texts = [f"{speaker}: {text}" for _, speaker, text in rows]
+    batch = 5000
+    connection.ensure_connection()
+    pg = connection.connection
+    register_vector(pg)
+    with tqdm(total=len(rows), desc="load chunks", unit="chunk", file=sys.stderr) as bar:
+        for offset in range(0, len(rows), batch):
+            part = rows[offset:offset + batch]
+            terms = analyze_many(texts[offset:offset + batch])
+            vectors = get_embedder().embed(texts[offset:offset + batch])
+            with pg.cursor() as cur, cur.copy(
+                f"COPY rag_chunk ({', '.join(COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
+            ) as copy:
+                copy.set_types(TYPES)
+                for j, ((user_id, speaker, text), term_list, vector) in enumerate(zip(part, terms, vectors,
+                                                                                       strict=True)):
+                    n = offset + j
+                    copy.write_row((
+                        tenant.pk, user_namespace(user_id), user_id, "dialog", "", f"bench:{n}", f"s{n // 20}",
+                        "user", speaker, text, count_tokens(text), term_list, vector, 0.5, [], Jsonb({}),
+                        start + timedelta(minutes=n),
+                    ))
+            pg.commit()
+            bar.update(len(part))
+
+
+def rebuild_hnsw() -> float:
+    started = time.perf_counter()
+    with connection.cursor() as cur:
+        cur.execute("SET maintenance_work_mem = '1GB'")
+        cur.execute("REINDEX INDEX chunk_embedding_hnsw")
+        cur.execute("ANALYZE rag_chunk")
+    return time.perf_counter() - started
+
+
+def measure(tenant: Tenant, users: list[str], queries: list[str], rng: random.Random, n: int) -> dict[str, list[float]]:
+    results: dict[str, list[float]] = {}
+    for mode in ("hybrid", "bm25", "vector"):
+        times = []
+        for i in range(n):
+            user = users[i % len(users)]
+            times.append(chunks_search(tenant_id=tenant.pk, user_id=user, query=rng.choice(queries), k=10, mode=mode,
+                                       include_tenant_documents=False).took_ms)
+        results[mode] = times
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=1000, help="users for the spread-out run")
+    parser.add_argument("--queries", type=int, default=300, help="searches per mode")
+    parser.add_argument("--ingest-messages", type=int, default=3000)
+    args = parser.parse_args()
+    rng = random.Random(7)
+    celery_app.conf.task_always_eager = True
+
+    print(f"database {connection.settings_dict['NAME']}: migrating", file=sys.stderr)
+    call_command("migrate", verbosity=0)
+    Tenant.objects.filter(name__startswith="bench-").delete()
+    turns, queries = load_corpus()
+    texts = synth_texts(turns, args.chunks, rng)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+
+    print(f"MemoryHub search bench: {args.chunks:,} chunks, {args.queries} queries per mode, k=10, "
+          f"offline providers ({get_embedder().name}, {get_embedder().dimensions} dims)")
+    one = Tenant.objects.create(name="bench-one")
+    copy_chunks(one, [("u0", s, t) for s, t in texts], start)
+    spread = Tenant.objects.create(name="bench-spread")
+    copy_chunks(spread, [(f"u{i % args.users}", s, t) for i, (s, t) in enumerate(texts)], start)
+    print(f"HNSW index rebuilt in {rebuild_hnsw():.1f} s")
+
+    for tenant, users, label in ((one, ["u0"], f"one namespace ({args.chunks:,} chunks)"),
+                                 (spread, [f"u{i}" for i in range(args.users)],
+                                  f"{args.users} users (~{args.chunks // args.users} chunks each)")):
+        t = time.perf_counter()
+        for user in users:
+            bm25_index.namespace_index(tenant.pk, user_namespace(user))
+        print(f"\n[{label}] BM25 cache load: {time.perf_counter() - t:.2f} s")
+        measure(tenant, users, queries, rng, 20)  # warm-up
+        for mode, times in measure(tenant, users, queries, rng, args.queries).items():
+            print(f"  {mode:<7} {fmt(times)}")
+
+    # Search right after a write: each search is preceded by one new chunk in the namespace.
+    times, write_times = [], []
+    for i in range(args.queries):
+        t = time.perf_counter()
+        rag_services.chunks_create(tenant=one, namespace=user_namespace("u0"), drafts=[rag_services.ChunkDraft(
+            type="dialog", text=f"{rng.choice(turns)[1]} (fresh {i})", source_id=f"fresh:{i}", user_id="u0")])
+        write_times.append((time.perf_counter() - t) * 1000)
+        times.append(chunks_search(tenant_id=one.pk, user_id="u0", query=rng.choice(queries), k=10,
+                                   include_tenant_documents=False).took_ms)
+    print(f"\n[one namespace] hybrid right after adding one chunk: {fmt(times)}")
+    print(f"  the write itself (analyse + embed + insert + HNSW insert): {fmt(write_times)}")
+
+    # Ingest through the archival pipeline: API-equivalent service call, job run in-process.
+    ingest = Tenant.objects.create(name="bench-ingest")
+    batch = 20
+    t = time.perf_counter()
+    with tqdm(total=args.ingest_messages, desc="ingest", unit="msg", file=sys.stderr) as bar:
+        for offset in range(0, args.ingest_messages, batch):
+            part = texts[offset:offset + batch]
+            kernel_services.messages_append(
+                tenant=ingest, user_id=f"u{offset // 400}", session_id=f"s{offset // 100}",
+                messages=[kernel_services.IncomingMessage(role="user", speaker=s, text=txt) for s, txt in part],
+            )
+            bar.update(len(part))
+    seconds = time.perf_counter() - t
+    print(f"\ningest: {args.ingest_messages} messages in batches of {batch} through the archival pipeline: "
+          f"{args.ingest_messages / seconds:.0f} messages/s")
+    Tenant.objects.filter(name__startswith="bench-").delete()
+
+
+if __name__ == "__main__":
+    main()

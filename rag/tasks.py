@@ -1,0 +1,26 @@
+"""Beat jobs of rag: TTL cleanup of expired chunks and pruning of the deletion log."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from celery import shared_task
+from django.utils import timezone
+
+from rag import services
+from rag.models import ChunkDeletion
+
+# Cached indexes apply deletions within seconds; a week of log is far more than any lag, and an
+# index that missed one still never returns the row (results are re-read from the database).
+DELETION_LOG_DAYS = 7
+
+
+@shared_task
+def chunks_expire() -> int:
+    return services.chunks_expire()
+
+
+@shared_task
+def chunk_deletions_prune() -> int:
+    deleted, _ = ChunkDeletion.objects.filter(deleted_at__lt=timezone.now() - timedelta(days=DELETION_LOG_DAYS)).delete()
+    return deleted
