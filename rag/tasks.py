@@ -22,5 +22,6 @@ def chunks_expire() -> int:
 
 @shared_task
 def chunk_deletions_prune() -> int:
-    deleted, _ = ChunkDeletion.objects.filter(deleted_at__lt=timezone.now() - timedelta(days=DELETION_LOG_DAYS)).delete()
+    cutoff = timezone.now() - timedelta(days=DELETION_LOG_DAYS)
+    deleted, _ = ChunkDeletion.objects.filter(deleted_at__lt=cutoff).delete()
     return deleted
