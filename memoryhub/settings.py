@@ -157,7 +157,7 @@ if DATABASE_URL:
 else:
     from memoryhub.db import embedded_database_settings
 
-    _db = embedded_database_settings(VAR_DIR / "pgdata", "memoryhub")
+    _db = embedded_database_settings(VAR_DIR / "pgdata", _DB_NAME_OVERRIDE or "memoryhub")
 if _DB_NAME_OVERRIDE:
     _db["NAME"] = _DB_NAME_OVERRIDE
 _db.setdefault("TEST", {})
