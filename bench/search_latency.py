@@ -66,8 +66,8 @@ def fmt(values: list[float]) -> str:
     return f"p50 {statistics.median(values):7.2f} ms   p95 {percentile(values, 0.95):7.2f} ms   (n={len(values)})"
 
 
-def load_corpus() -> tuple[list[tuple[str, str]], list[str]]:
-    data = json.loads(EVAL.read_text())
+def load_corpus(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
+    data = json.loads(path.read_text())
     turns = [(t["speaker"], t["text"]) for c in data["conversations"] for s in c["sessions"] for t in s["turns"]]
     return turns, [q["question"] for q in data["queries"]]
 
@@ -142,6 +142,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=1000, help="users for the spread-out run")
     parser.add_argument("--queries", type=int, default=300, help="searches per mode")
     parser.add_argument("--ingest-messages", type=int, default=3000)
+    parser.add_argument("--eval", type=Path, default=EVAL, help="conversations to draw text and queries from")
     args = parser.parse_args()
     rng = random.Random(7)
     celery_app.conf.task_always_eager = True
@@ -149,7 +150,7 @@ def main() -> None:
     print(f"database {connection.settings_dict['NAME']}: migrating", file=sys.stderr)
     call_command("migrate", verbosity=0)
     Tenant.objects.filter(name__startswith="bench-").delete()
-    turns, queries = load_corpus()
+    turns, queries = load_corpus(args.eval)
     texts = synth_texts(turns, args.chunks, rng)
     start = datetime(2024, 1, 1, tzinfo=UTC)
 
