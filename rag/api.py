@@ -75,6 +75,10 @@ class SearchApi(APIView):
         domain = serializers.ChoiceField(choices=["dialog", "document", "lore", "default"], default="dialog",
                                          help_text="Retrieval settings from config/knowledge.yaml.")
         include_tenant_documents = serializers.BooleanField(default=True)
+        expand = serializers.BooleanField(required=False, allow_null=True, default=None,
+                                          help_text="LLM query expansion (default: the domain's setting).")
+        rerank = serializers.BooleanField(required=False, allow_null=True, default=None,
+                                          help_text="LLM rerank of the top 20 (default: the domain's setting).")
         filters = FiltersSerializer(required=False)
 
         def validate_weights(self, value: dict) -> dict:
@@ -90,6 +94,7 @@ class SearchApi(APIView):
         took_ms = serializers.FloatField()
         timings_ms = serializers.DictField(child=serializers.FloatField())
         candidates = serializers.DictField(child=serializers.IntegerField())
+        llm_steps = serializers.ListField(child=serializers.CharField(), help_text="LLM steps that ran.")
         items = SearchItemSerializer(many=True)
 
     @extend_schema(
@@ -108,9 +113,11 @@ class SearchApi(APIView):
             tenant_id=request_tenant(request).pk, user_id=data["user_id"], query=data["query"], k=data["k"],
             mode=data["mode"], filters=filters, include_tenant_documents=data["include_tenant_documents"],
             domain=data["domain"], fusion=data.get("fusion"), rrf_k=data.get("rrf_k"), weights=data.get("weights"),
+            expand=data["expand"], rerank=data["rerank"],
         )
         body = {"query": data["query"], "mode": result.mode, "fusion": result.fusion, "took_ms": result.took_ms,
-                "timings_ms": result.timings_ms, "candidates": result.candidates, "items": result.items}
+                "timings_ms": result.timings_ms, "candidates": result.candidates, "llm_steps": result.llm_steps,
+                "items": result.items}
         return Response(self.OutputSerializer(body).data)
 
 

@@ -18,6 +18,7 @@ from memoryhub.search.config import RetrievalConfig, retrieval_config
 from memoryhub.search.fusion import FusedScore, fuse
 from memoryhub.text import analyze, words
 from rag import index as bm25_index
+from rag import llm_steps
 from rag.models import TENANT_NAMESPACE, Chunk, user_namespace
 
 Mode = Literal["hybrid", "bm25", "vector"]
@@ -76,6 +77,7 @@ class SearchResult:
     took_ms: float
     timings_ms: dict[str, float]
     candidates: dict[str, int]
+    llm_steps: list[str] = field(default_factory=list)
 
 
 def _namespaces(user_id: str, include_tenant_documents: bool) -> list[str]:
@@ -100,6 +102,8 @@ def chunks_search(
     rrf_k: int | None = None,
     weights: dict[str, float] | None = None,
     namespaces: list[str] | None = None,
+    expand: bool | None = None,
+    rerank: bool | None = None,
 ) -> SearchResult:
     started = time.perf_counter()
     config = retrieval_config(domain)
@@ -119,8 +123,14 @@ def chunks_search(
     t = time.perf_counter()
     indexes = [bm25_index.namespace_index(tenant_id, namespace) for namespace in namespaces]
     namespace_size = sum(len(ix) for ix in indexes)
+    steps: list[str] = []
     if mode in ("hybrid", "bm25"):
         terms = analyze(query)
+        if expand if expand is not None else config.expand:
+            expansions = llm_steps.expand_query(query)
+            if expansions is not None:
+                terms += [t for q in expansions for t in analyze(q)]
+                steps.append("expand")
         allowed = None
         if filtered is not None:
             allowed = np.fromiter(filtered.order_by("id").values_list("id", flat=True), dtype=np.int64)
@@ -149,8 +159,22 @@ def chunks_search(
         only = scores[mode]
         fused = {pk: FusedScore(s, {mode: s}, {mode: r}) for r, (pk, s) in
                  enumerate(sorted(only.items(), key=lambda kv: (-kv[1], -kv[0])), start=1)}
-    items = _hydrate_boost_dedupe(fused, k, config, now, tenant_id)
+    want_rerank = rerank if rerank is not None else config.rerank
+    items = _hydrate_boost_dedupe(fused, max(k, llm_steps.RERANK_TOP) if want_rerank else k, config, now, tenant_id)
     timings["fuse_hydrate"] = _ms(t)
+    if want_rerank:
+        t = time.perf_counter()
+        top = items[: llm_steps.RERANK_TOP]
+        scores_by_llm = llm_steps.rerank(query, [(i.chunk["id"], i.chunk["text"]) for i in top])
+        if scores_by_llm is not None:
+            for item in top:
+                item.components["rerank"] = scores_by_llm.get(item.chunk["id"], 0.0)
+            # The model's judgement orders the top; the fused order breaks its ties.
+            top.sort(key=lambda i: -i.components["rerank"])
+            items[: len(top)] = top
+            steps.append("rerank")
+        timings["rerank"] = _ms(t)
+    items = items[:k]
     took = _ms(started)
     metrics.RETRIEVAL_LATENCY.labels(mode).observe(took / 1000)
     events.emit("RAG.ResultsReady", {
@@ -158,7 +182,8 @@ def chunks_search(
         "items": [{"id": i.chunk["id"], "score": round(i.score, 6)} for i in items],
     })
     return SearchResult(items=items, mode=mode, fusion=fusion_method if mode == "hybrid" else mode,
-                        took_ms=took, timings_ms=timings, candidates={n: len(s) for n, s in scores.items()})
+                        took_ms=took, timings_ms=timings, candidates={n: len(s) for n, s in scores.items()},
+                        llm_steps=steps)
 
 
 def _with_feedback(vector: np.ndarray, top_ids: list[int], weight: float) -> np.ndarray:

@@ -26,9 +26,11 @@ class RetrievalConfig:
     dedupe_similarity: float
     feedback_docs: int
     feedback_weight: float
+    expand: bool
+    rerank: bool
 
 
-_KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity", "feedback"}
+_KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity", "feedback", "llm"}
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> dict[str, Any]:
@@ -55,6 +57,8 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
             dedupe_similarity=float(raw["dedupe_similarity"]),
             feedback_docs=int(raw["feedback"]["docs"]),
             feedback_weight=float(raw["feedback"]["weight"]),
+            expand=bool(raw["llm"]["expand"]),
+            rerank=bool(raw["llm"]["rerank"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: {exc!r}") from exc
