@@ -3,7 +3,8 @@
 pgvector's HNSW with a `WHERE` filter silently returns fewer rows than asked when the filter is
 selective (the graph walk stops at `ef_search` candidates, most of them filtered out). So:
 - a small namespace is scanned exactly: index scans are disabled for the statement, the
-  planner takes the btree bitmap on the namespace and sorts by distance (~3 ms for 1k rows; ~15 ms at 5k, hence the low threshold);
+  planner takes the btree bitmap on the namespace and sorts by distance (~3 ms for 1k rows,
+  ~15 ms for 5k, hence the low threshold);
 - a large namespace uses HNSW with `hnsw.iterative_scan = relaxed_order`, which keeps walking
   until enough rows pass the filter; if it still comes back short, the exact scan answers.
 Either way, k rows come back when k rows match.
