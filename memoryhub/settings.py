@@ -240,6 +240,7 @@ CELERY_BEAT_SCHEDULE = {
     "archival-sweep": {"task": "memoryhub.tasks.archival_sweep", "schedule": 60.0},
     "chunks-expire": {"task": "rag.tasks.chunks_expire", "schedule": 3600.0},
     "chunk-deletions-prune": {"task": "rag.tasks.chunk_deletions_prune", "schedule": 86400.0},
+    "profiles-facts-decay": {"task": "profiles.tasks.facts_decay", "schedule": 86400.0},
 }
 
 # Archival jobs not done this long after being enqueued are enqueued again.

@@ -1,0 +1,172 @@
+"""Profile API: a user's long-term facts (seed 002's user_profile), manual saves, deletions, history."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memoryhub.auth import request_tenant
+from memoryhub.exceptions import ApplicationError, NotFound
+from memoryhub.models import Message
+from profiles import selectors, services
+from profiles.keys import VALUE_MAX_CHARS, key_normalize
+from profiles.models import FactEvent, UserProfile
+
+
+# Nested serializers are all called Input/OutputSerializer; explicit component names keep them apart
+# in the OpenAPI schema.
+@extend_schema_serializer(component_name="ProfileFact")
+class FactOutputSerializer(serializers.ModelSerializer):
+    competes_with = serializers.SerializerMethodField(
+        help_text="For a fact that is not its key's current value: that current value (null otherwise)."
+    )
+
+    class Meta:
+        model = UserProfile
+        fields = ["id", "key", "value", "confidence", "status", "source", "multi", "competes_with",
+                  "source_message_id", "meta", "created_at", "updated_at", "confirmed_at"]
+
+    def get_competes_with(self, fact: UserProfile) -> str | None:
+        if not hasattr(fact, "current_value"):
+            fact = selectors.with_current_value(UserProfile.objects.filter(pk=fact.pk)).get()
+        return fact.current_value  # type: ignore[attr-defined]
+
+
+class ProfileGetApi(APIView):
+    """A user's facts: active ones by default, or those pending review or rejected."""
+
+    @extend_schema_serializer(component_name="ProfileFilter")
+    class FilterSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(choices=UserProfile.Status.values, default=UserProfile.Status.ACTIVE)
+
+    @extend_schema_serializer(component_name="Profile")
+    class OutputSerializer(serializers.Serializer):
+        user_id = serializers.CharField()
+        status = serializers.CharField()
+        facts = FactOutputSerializer(many=True)
+
+    @extend_schema(
+        operation_id="profile_get",
+        parameters=[OpenApiParameter(
+            "status", str, enum=UserProfile.Status.values,
+            description="Which facts: active (default), pending (awaiting review), rejected.",
+        )],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request: Request, user_id: str) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        wanted = filters.validated_data["status"]
+        facts = selectors.profile_facts(tenant_id=request_tenant(request).pk, user_id=user_id, status=wanted)
+        return Response(self.OutputSerializer({"user_id": user_id, "status": wanted, "facts": facts}).data)
+
+
+class FactSaveApi(APIView):
+    """Save one fact by hand (seed 002's SaveLongTermMemory).
+
+    A single-valued key (name, location…) takes the new value when its confidence is at least the
+    current one's, otherwise the value waits for review; a multi-valued key (likes, pets…) adds it.
+    Values holding a card, ID, passport, SNILS number or an IBAN are refused (`sensitive_value`).
+    """
+
+    @extend_schema_serializer(component_name="ProfileFactSave")
+    class InputSerializer(serializers.Serializer):
+        value = serializers.CharField(max_length=VALUE_MAX_CHARS * 4, trim_whitespace=True)
+        confidence = serializers.FloatField(min_value=0.0, max_value=1.0, default=1.0)
+        source_message_id = serializers.IntegerField(required=False, min_value=1,
+                                                     help_text="The message this fact comes from, if any.")
+        reason = serializers.CharField(max_length=500, required=False, default="",
+                                       help_text="Why, for the fact's history.")
+
+    @extend_schema_serializer(component_name="ProfileFactSaved")
+    class OutputSerializer(serializers.Serializer):
+        key = serializers.CharField(help_text="The canonical key the value was saved under.")
+        outcome = serializers.ChoiceField(choices=[o.value for o in services.Outcome])
+        replaced = serializers.CharField(allow_null=True, help_text="The value this save displaced, if any.")
+        fact = FactOutputSerializer()
+
+    @extend_schema(
+        operation_id="profile_fact_save",
+        request=InputSerializer,
+        responses={200: OutputSerializer, 201: OutputSerializer},
+        examples=[
+            OpenApiExample("Location", request_only=True, value={"value": "Berlin"}),
+            OpenApiExample("Uncertain, goes to review", request_only=True, value={"value": "30", "confidence": 0.5}),
+        ],
+    )
+    def put(self, request: Request, user_id: str, key: str) -> Response:
+        serializer = FactSaveApi.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        tenant = request_tenant(request)
+        message = None
+        if "source_message_id" in data:
+            message = Message.objects.filter(pk=data["source_message_id"], tenant=tenant, user_id=user_id).first()
+            if message is None:
+                raise ApplicationError("No such message of this user.", code="not_found", field="source_message_id")
+        write = services.fact_upsert(
+            tenant=tenant, user_id=user_id, key=key, value=data["value"], confidence=data["confidence"],
+            source=UserProfile.Source.API, source_message=message, reason=data["reason"],
+        )
+        body = {"key": write.fact.key, "outcome": write.outcome.value, "replaced": write.replaced, "fact": write.fact}
+        code = status.HTTP_201_CREATED if write.outcome == services.Outcome.CREATED else status.HTTP_200_OK
+        return Response(FactSaveApi.OutputSerializer(body).data, status=code)
+
+
+class FactDeleteApi(APIView):
+    """Forget a key: all its values, or the one given in `?value=` (for multi-valued keys)."""
+
+    @extend_schema_serializer(component_name="ProfileFactDeleted")
+    class OutputSerializer(serializers.Serializer):
+        user_id = serializers.CharField()
+        key = serializers.CharField()
+        deleted = serializers.IntegerField()
+
+    @extend_schema(
+        operation_id="profile_fact_delete",
+        parameters=[OpenApiParameter("value", str, description="Delete only this value of the key.")],
+        responses={200: OutputSerializer},
+    )
+    def delete(self, request: Request, user_id: str, key: str) -> Response:
+        canonical = key_normalize(key)
+        deleted = services.fact_delete(
+            tenant=request_tenant(request), user_id=user_id, key=canonical, value=request.query_params.get("value"),
+        )
+        body = {"user_id": user_id, "key": canonical, "deleted": deleted}
+        return Response(FactDeleteApi.OutputSerializer(body).data)
+
+
+class FactApi(FactSaveApi, FactDeleteApi):
+    """PUT and DELETE share one path and Django routes a path to one view, so this class only
+    joins the two operations; each keeps its own serializers above."""
+
+
+class FactHistoryApi(APIView):
+    """Every change to one key of a user, newest first: what, old → new, who or what, when, why."""
+
+    @extend_schema_serializer(component_name="ProfileFactHistory")
+    class OutputSerializer(serializers.Serializer):
+        @extend_schema_serializer(component_name="ProfileFactEvent")
+        class EventSerializer(serializers.ModelSerializer):
+            who = serializers.CharField()
+
+            class Meta:
+                model = FactEvent
+                fields = ["id", "action", "who", "actor", "old_value", "new_value", "old_confidence",
+                          "new_confidence", "old_status", "new_status", "reason", "source_message_id", "meta",
+                          "created_at"]
+
+        user_id = serializers.CharField()
+        key = serializers.CharField()
+        events = EventSerializer(many=True)
+
+    @extend_schema(operation_id="profile_fact_history", responses={200: OutputSerializer})
+    def get(self, request: Request, user_id: str, key: str) -> Response:
+        canonical = key_normalize(key)
+        events = list(selectors.fact_history(tenant_id=request_tenant(request).pk, user_id=user_id, key=canonical))
+        if not events:
+            raise NotFound("No history for this key.")
+        return Response(self.OutputSerializer({"user_id": user_id, "key": canonical, "events": events}).data)

@@ -1,0 +1,137 @@
+"""Candidate facts from messages: through the LLM ("fact_extractor" agent) or the rules.
+
+Nothing here writes: candidates go to `services.facts_save_candidates`, which validates each one,
+refuses sensitive numbers and records what it did.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from memoryhub.llm import LLMClient
+from memoryhub.models import Message
+from memoryhub.text import count_tokens, normalize
+from profiles import rules
+from profiles.conf import extract_window_tokens, llm_default_confidence
+from profiles.keys import KEYS
+
+
+@dataclass
+class Candidate:
+    key: str
+    value: str
+    confidence: float
+    message: Message | None = None
+    rule: str = ""
+    evidence: str = ""
+    # Set when the candidate is dropped before saving ("not_user": the bot said it).
+    drop_reason: str = ""
+
+
+def rules_candidates(messages: Sequence[Message]) -> list[Candidate]:
+    """Rule-based candidates from the user's own messages (never the bot's)."""
+    out = []
+    for message in messages:
+        if message.role != Message.Role.USER:
+            continue
+        for fact in rules.extract(message.text):
+            out.append(Candidate(fact.key, fact.value, fact.confidence, message, fact.rule, fact.evidence))
+    return out
+
+
+# --- LLM ------------------------------------------------------------------------------------------
+class ExtractedFact(BaseModel):
+    key: str = Field(min_length=1, max_length=64, description="Canonical key, or short English snake_case.")
+    value: str = Field(min_length=1, max_length=500)
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    message: int | None = Field(default=None, ge=0, description="Number of the message the fact comes from.")
+
+
+class ExtractionReply(BaseModel):
+    facts: list[ExtractedFact] = Field(max_length=100)
+
+
+def _key_list() -> str:
+    single = ", ".join(spec.name for spec in KEYS if not spec.multi)
+    multi = ", ".join(spec.name for spec in KEYS if spec.multi)
+    return f"single-valued: {single}; multi-valued (one fact per value): {multi}"
+
+
+SYSTEM_PROMPT = """You maintain the long-term profile of the USER of a chat assistant.
+From the numbered conversation, extract facts the user states about themselves that are true now
+and worth remembering across conversations (who they are, preferences, settings).
+
+Do not extract: questions, hypotheticals, wishes or plans, what used to be true, facts about other
+people, anything the assistant says, or anything the user only asks about. Never output bank card
+numbers, identity/passport/SNILS numbers, IBANs, passwords or other secrets.
+
+Keys: use these when they fit ({keys}). Otherwise a short English snake_case key.
+Values: short, in the user's words and language, nominative form; ages as whole numbers;
+language_preference and languages_spoken as ISO 639-1 codes; preferred_timezone as an IANA name
+or UTC+HH:MM.
+confidence: 0.9 for a plain direct statement, lower when the wording is indirect or uncertain.
+message: the number of the message the fact comes from.
+
+Reply with JSON only: {{"facts": [{{"key": "...", "value": "...", "confidence": 0.9, "message": 0}}]}}
+and {{"facts": []}} when there is nothing to remember."""
+
+
+def _windows(messages: Sequence[Message], budget: int) -> list[list[Message]]:
+    """Consecutive slices of the conversation whose transcript fits `budget` tokens each."""
+    windows: list[list[Message]] = [[]]
+    used = 0
+    for message in messages:
+        cost = count_tokens(message.text) + 8
+        if windows[-1] and used + cost > budget:
+            windows.append([])
+            used = 0
+        windows[-1].append(message)
+        used += cost
+    return [w for w in windows if w]
+
+
+def llm_candidates(client: LLMClient, messages: Sequence[Message]) -> list[Candidate]:
+    """Candidates from the LLM, one call per window of the conversation. Facts attributed to the
+    assistant's messages are dropped: a model that says "the user is…" about its own turn is wrong."""
+    if not any(m.role == Message.Role.USER for m in messages):
+        return []
+    budget, default_confidence = extract_window_tokens(), llm_default_confidence()
+    out: list[Candidate] = []
+    for window in _windows(messages, budget):
+        transcript = "\n".join(f"[{i}] {m.role}: {m.text}" for i, m in enumerate(window))
+        reply, _result = client.chat_json(
+            "fact_extractor",
+            [{"role": "system", "content": SYSTEM_PROMPT.format(keys=_key_list())},
+             {"role": "user", "content": transcript}],
+            ExtractionReply,
+            parse_retries=1,
+        )
+        for fact in reply.facts:
+            message = _source_message(window, fact)
+            candidate = Candidate(
+                fact.key, fact.value,
+                fact.confidence if "confidence" in fact.model_fields_set else default_confidence,
+                message, "llm", json.dumps(fact.model_dump(), ensure_ascii=False),
+            )
+            if message is not None and message.role != Message.Role.USER:
+                candidate.drop_reason, candidate.message = "not_user", None
+            out.append(candidate)
+    return out
+
+
+def _source_message(window: Sequence[Message], fact: ExtractedFact) -> Message | None:
+    if fact.message is not None and fact.message < len(window):
+        return window[fact.message]
+    # No (or a wrong) message number: the user message that mentions the value, if one does.
+    needle = normalize(fact.value)
+    for message in reversed(window):
+        if message.role == Message.Role.USER and needle and needle in normalize(message.text):
+            return message
+    return None
+
+
+__all__ = ["Candidate", "ExtractedFact", "ExtractionReply", "llm_candidates", "rules_candidates"]

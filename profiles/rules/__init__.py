@@ -1,0 +1,38 @@
+"""Rule-based fact extraction for English, Russian and Chinese, used when the LLM is off.
+
+Only statements the user makes about themselves count: each sentence is checked for questions,
+hypotheticals and reported speech, each match for negation, and the patterns are anchored on the
+first person ("I", "я"/first-person verbs, "我"), so facts about other people do not match. The
+caller passes user messages only: what the bot says about itself or the user is never a fact.
+"""
+
+from __future__ import annotations
+
+from memoryhub.exceptions import ApplicationError
+from memoryhub.text import detect_language
+from profiles.keys import key_normalize, value_clean, value_norm
+from profiles.rules import en, ru, zh
+from profiles.rules.common import RuleFact, sentences
+
+__all__ = ["RuleFact", "extract"]
+
+_BY_LANGUAGE = {"en": en.extract_sentence, "ru": ru.extract_sentence, "zh": zh.extract_sentence}
+
+
+def extract(text: str) -> list[RuleFact]:
+    """Facts stated in `text`, values in their stored form; the most confident reading of each
+    (key, value) is kept. Values a key cannot hold (an age of 500) are dropped here; sensitive
+    numbers are not: they are refused, and counted, when saved."""
+    best: dict[tuple[str, str], RuleFact] = {}
+    for sentence in sentences(text):
+        for fact in _BY_LANGUAGE[detect_language(sentence)](sentence):
+            try:
+                key = key_normalize(fact.key)
+                value = value_clean(key, fact.value)
+            except ApplicationError:
+                continue
+            cleaned = RuleFact(key, value, fact.confidence, fact.rule, fact.evidence)
+            slot = (key, value_norm(value))
+            if slot not in best or best[slot].confidence < cleaned.confidence:
+                best[slot] = cleaned
+    return list(best.values())

@@ -1,0 +1,97 @@
+"""The machinery the per-language rule sets share: sentences, sentence filters, rules, facts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+# (key, value) or (key, value, confidence) when a builder knows better than its rule's default.
+Emit = list[tuple[str, str] | tuple[str, str, float]]
+
+
+@dataclass(frozen=True)
+class RuleFact:
+    key: str
+    value: str
+    confidence: float
+    rule: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One phrasing. `build` turns a match into (key, value) pairs, or nothing when the match turns
+    out not to be a fact (a pronoun where a name should be, a word outside the lexicon…)."""
+
+    name: str
+    pattern: re.Pattern[str]
+    build: Callable[[re.Match[str]], Emit]
+    confidence: float
+    # Polite requests ("Could you answer in German?") are questions in form only.
+    allow_question: bool = False
+    # Preference requests ("我希望你用中文") use the words wishes use.
+    allow_wish: bool = False
+
+
+@dataclass(frozen=True)
+class SentenceFilters:
+    """Sentence-level reasons a statement is not the user's current fact about themselves."""
+
+    question: Callable[[str], bool]
+    hypothetical: Callable[[str], bool]
+    reported: Callable[[str], bool]
+    negated: Callable[[str, int], bool]
+
+
+# Sentence ends: Latin/Cyrillic punctuation followed by a space (so "y.o." and "3.5" stay whole),
+# CJK punctuation anywhere, and line breaks.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？!?])|\n+")
+_ABBREVIATIONS = re.compile(r"\b(St|Mr|Mrs|Ms|Dr|Prof|Jr|Sr|ул|г|им)\.\s", re.IGNORECASE)
+
+
+def sentences(text: str) -> list[str]:
+    protected = _ABBREVIATIONS.sub(lambda m: m.group(0).replace(". ", ".\u00a0"), text)
+    return [s.replace("\u00a0", " ").strip() for s in _SENTENCE_END.split(protected) if s and s.strip()]
+
+
+def run_rules(sentence: str, rules: Iterable[Rule], filters: SentenceFilters) -> list[RuleFact]:
+    if filters.reported(sentence):
+        return []
+    question = filters.question(sentence)
+    hypothetical = filters.hypothetical(sentence)
+    out: list[RuleFact] = []
+    for rule in rules:
+        if (question and not rule.allow_question) or (hypothetical and not rule.allow_wish):
+            continue
+        for match in rule.pattern.finditer(sentence):
+            if filters.negated(sentence, match.start()):
+                continue
+            for emitted in rule.build(match):
+                key, value = emitted[0], emitted[1]
+                confidence = emitted[2] if len(emitted) > 2 else rule.confidence  # type: ignore[misc]
+                if value:
+                    out.append(RuleFact(key, value, confidence, rule.name, match.group(0).strip()))
+    return out
+
+
+def one(key: str, group: int = 1, transform: Callable[[str], str | None] = lambda s: s) -> Callable[
+    [re.Match[str]], Emit
+]:
+    """A builder emitting `key` with the match's group `group`, transformed (None drops it)."""
+
+    def build(match: re.Match[str]) -> Emit:
+        raw = match.group(group)
+        value = transform(raw.strip()) if raw else None
+        return [(key, value)] if value else []
+
+    return build
+
+
+def lexicon(text: str) -> frozenset[str]:
+    """A word list written as whitespace-separated text, which is easier to maintain than a literal."""
+    return frozenset(text.split())
+
+
+def words_before(text: str, pos: int, n: int) -> list[str]:
+    return re.findall(r"[\w'’-]+", text[:pos].lower())[-n:]

@@ -1,0 +1,309 @@
+"""English phrasings of the user's facts about themselves."""
+
+from __future__ import annotations
+
+import re
+
+from profiles.keys import en_number, language_code
+from profiles.rules.common import Emit, Rule, RuleFact, SentenceFilters, lexicon, one, run_rules, words_before
+
+I_AM = r"(?:i'm|i’m|i\s+am|im)"
+ADV = r"(?:(?:currently|now|still|actually|also|just|really|already|only)\s+)?"
+# Names and places keep their capitals; the (?-i:…) groups switch case-insensitivity off locally.
+NAME_CAP = r"(?-i:[A-Z][a-z'’\-]+(?:\s+[A-Z][a-z'’\-]+){0,2})"
+NAME_ANY = r"(?-i:[A-Za-z][a-z'’\-]+(?:\s+[A-Z][a-z'’\-]+){0,2})"
+PLACE = r"(?-i:[A-Z][\w'’\-]*(?:\s+(?:[A-Z][\w'’\-]*|de|del|do|da|am|upon|on)){0,3})"
+ORG = r"(?-i:[A-Z][\w&'’.\-]*(?:\s+[A-Z&][\w&'’.\-]*){0,3})"
+NP = r"((?:[a-z][a-z\-]*\s+){0,3}?[a-z][a-z\-]*)"
+NP_END = r"(?=\s*(?:$|[,.!;:)]|(?:at|in|for|with|from|and|by|who|since|on|working|based|but|so)\b))"
+NUM_WORD = (
+    r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\s-](?:one|two|three|four|five|six|seven|eight"
+    r"|nine))?|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|ten"
+)
+LANG = (
+    r"(?:English|Russian|Chinese|Mandarin|Cantonese|German|French|Spanish|Italian|Portuguese|Japanese|Korean"
+    r"|Ukrainian|Polish|Arabic|Turkish|Dutch|Hindi|Czech|Hebrew|Kazakh)"
+)
+LANGS = rf"({LANG}(?:\s*,\s*{LANG})*(?:,?\s+and\s+{LANG})?)"
+TZ_STRICT = (
+    r"((?:UTC|GMT)\s*[+\-−]\s*\d{1,2}(?::?\d{2})?|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?"
+    r"|(?-i:UTC|GMT|PST|PDT|EST|EDT|MST|CET|CEST|BST|IST|JST|KST|MSK))"
+)
+TZ_WORD = r"(Pacific|Mountain|Central|Eastern|Moscow)\s+time"
+
+OCCUPATIONS = lexicon("""
+engineer developer programmer coder designer manager teacher nurse doctor physician surgeon dentist lawyer attorney
+accountant architect student scientist researcher professor lecturer writer author journalist editor artist musician
+singer actor actress photographer chef cook baker barista waiter waitress bartender driver pilot mechanic electrician
+plumber carpenter farmer soldier officer firefighter paramedic pharmacist therapist psychologist psychiatrist
+consultant analyst entrepreneur founder ceo cto cfo freelancer translator interpreter librarian cashier salesman
+saleswoman salesperson clerk secretary receptionist economist banker trader investor broker realtor veterinarian vet
+tutor coach trainer administrator sysadmin technician tester marketer recruiter intern retiree housewife homemaker
+nanny cleaner janitor builder welder miner fisherman tailor hairdresser barber model dancer athlete streamer youtuber
+blogger judge diplomat politician priest courier mathematician physicist chemist biologist linguist historian
+philosopher statistician midwife optician paralegal surveyor contractor lifeguard caregiver pensioner postman
+student illustrator animator copywriter strategist scrum devops sre
+""")
+# Modifiers that make "a good cook" a judgement rather than a job, or a job the user does not hold.
+NOT_A_JOB = lexicon("good great bad terrible awful decent excellent amazing huge big real true born natural lousy "
+                      "poor aspiring future wannabe former ex would-be")
+NOT_A_NAME = lexicon("""
+not a an the from in here there so very really just also still back ready done good fine sorry happy sure glad
+okay ok home busy tired afraid new old english russian chinese american british canadian french german spanish
+italian japanese korean indian irish scottish welsh australian ukrainian polish dutch swedish catholic christian
+muslim jewish buddhist hindu atheist vegan vegetarian brazilian mexican argentinian chilean colombian peruvian
+cuban portuguese swiss austrian belgian danish norwegian finnish greek turkish egyptian moroccan nigerian kenyan
+ethiopian israeli iranian iraqi pakistani bangladeshi vietnamese thai filipino indonesian malaysian singaporean
+taiwanese mongolian kazakh uzbek georgian armenian romanian hungarian czech slovak serbian croatian bulgarian
+lithuanian latvian estonian belarusian european asian african latino latina arab persian
+monday tuesday wednesday thursday friday saturday sunday
+january february march april may june july august september october november december bot ai human
+""")
+PETS = ("guinea pig", "dog", "cat", "puppy", "kitten", "hamster", "parrot", "rabbit", "bunny", "goldfish", "fish",
+        "turtle", "tortoise", "snake", "lizard", "ferret", "horse", "pony", "rat", "mouse", "budgie", "bird",
+        "chinchilla", "hedgehog", "iguana", "gecko", "canary", "cockatiel", "gerbil")
+PET = "(" + "|".join(PETS) + ")"
+_PET_SINGULAR = {"puppy": "dog", "puppies": "dog", "kitten": "cat", "bunny": "rabbit", "mice": "mouse"}
+LIKE_NOISE = lexicon("you it that this them him her me us those these your his their our my what how when where to "
+                       "idea way fact thought one ones thing things point answer question suggestion plan")
+
+
+def _name(raw: str) -> str | None:
+    words = raw.split()
+    if not words or words[0].lower() in NOT_A_NAME:
+        return None
+    while words and words[-1].lower() in NOT_A_NAME:
+        words.pop()
+    name = " ".join(words)
+    return name.title() if name.islower() else name
+
+
+def _age(raw: str) -> str | None:
+    return raw if raw.isdigit() else (str(n) if (n := en_number(raw)) else None)
+
+
+def _job(raw: str) -> str | None:
+    words = raw.lower().split()
+    if not words or any(w in NOT_A_JOB for w in words):
+        return None
+    return " ".join(words)
+
+
+_DETAIL = {"short": "brief", "brief": "brief", "concise": "brief", "detailed": "detailed", "long": "detailed",
+           "in-depth": "detailed"}
+
+
+def _job_in_lexicon(raw: str) -> str | None:
+    job = _job(raw)
+    return job if job and _head_ok(job) else None
+
+
+def _head_ok(job: str) -> bool:
+    words = job.split()
+    head = words[-1]
+    if head in {"mom", "mum", "dad", "parent", "mother", "father"}:
+        return words[0] in {"full-time", "stay-at-home", "homeschooling"}
+    return head in OCCUPATIONS or (head.endswith("s") and head[:-1] in OCCUPATIONS)
+
+
+def _place(raw: str) -> str | None:
+    words = raw.split()
+    while words and words[-1].lower() in {"on", "de", "del", "do", "da", "am", "upon"}:
+        words.pop()
+    return " ".join(words) or None
+
+
+def _langs(match: re.Match[str]) -> Emit:
+    names = re.split(r"\s*,\s*|,?\s+and\s+", match.group(1))
+    return [("languages_spoken", code) for name in names if (code := language_code(name))]
+
+
+def _pet(match: re.Match[str]) -> Emit:
+    animal = match.group(1).lower()
+    animal = _PET_SINGULAR.get(animal, animal)
+    name = match.group(2) if match.lastindex and match.lastindex >= 2 else None
+    return [("pets", f"{animal} ({name})" if name else animal)]
+
+
+def _likes(match: re.Match[str]) -> Emit:
+    out: Emit = []
+    for part in re.split(r"\s*,\s*|\s+and\s+|\s+or\s+", match.group(1).strip()):
+        words = part.split()
+        # "I love the new design" is about something in front of the user, not a lasting taste: review it.
+        specific = bool(words) and words[0].lower() in {"the", "this", "these"}
+        if words and words[0].lower() in {"the", "a", "an"}:
+            words = words[1:]
+        lowered = [w.lower() for w in words]
+        if not words or lowered[0] in LIKE_NOISE or lowered[-1] in LIKE_NOISE or len(words) > 4:
+            return []
+        value = " ".join(words)
+        out.append(("likes", value, 0.6) if specific else ("likes", value))
+    return out
+
+
+def _favorite(match: re.Match[str]) -> Emit:
+    what = re.sub(r"[^a-z0-9]+", "_", match.group(1).lower()).strip("_")
+    value = match.group(2).strip()
+    return [(f"favorite_{what}", value.lower() if value.islower() or value[:1].islower() else value)] if what else []
+
+
+_ID_KEYS = {
+    "phone": "phone_number", "mobile": "phone_number", "cell": "phone_number", "email": "email", "e-mail": "email",
+    "card": "card_number", "credit card": "card_number", "debit card": "card_number", "bank card": "card_number",
+    "passport": "passport_number", "id": "id_number", "iban": "iban", "snils": "snils",
+    "social security": "ssn",
+}
+
+
+def _identifier(match: re.Match[str]) -> Emit:
+    kind = re.sub(r"\s+(?:number|address)$", "", match.group(1).lower())
+    key = _ID_KEYS.get(kind)
+    return [(key, match.group(2).strip())] if key else []
+
+
+def _r(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+RULES: tuple[Rule, ...] = (
+    # name
+    Rule("en.name.my_name_is", _r(rf"\bmy\s+name(?:'s|’s|s|\s+is)\s+({NAME_ANY})"), one("name", transform=_name), 0.9),
+    Rule("en.name.call_me", _r(rf"(?:^|[,;]\s*|\b(?:just|please|you\s+can|everyone|people|friends)\s+)call(?:s)?\s+me"
+                               rf"\s+({NAME_CAP})\b"), one("name", transform=_name), 0.85),
+    Rule("en.name.called", _r(rf"\b(?:{I_AM}\s+called|i\s+go\s+by)\s+({NAME_CAP})"),
+         one("name", transform=_name), 0.85),
+    Rule("en.name.i_am", _r(rf"\b{I_AM}\s+({NAME_CAP})(?=\s*(?:$|[,.!;]|and\b|from\b|here\b|btw\b|by\s+the\s+way))"),
+         one("name", transform=_name), 0.75),
+    Rule("en.name.this_is", _r(rf"^\W*(?:(?:hi|hello|hey)\W+)?this\s+is\s+({NAME_CAP})\s+(?:speaking|here)\b"),
+         one("name", transform=_name), 0.8),
+    # age
+    Rule("en.age.i_am_n", _r(rf"\b{I_AM}\s+{ADV}(\d{{1,3}}|{NUM_WORD})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y\.?o\.?"
+                             rf"|-years?-old)?(?=\s*(?:$|[,.!;)]|and\b|but\b|lol\b|now\b|btw\b|so\b|too\b|haha\b|"
+                             rf"myself\b|this\s+year\b))"), one("age", transform=_age), 0.85),
+    Rule("en.age.after_name", _r(rf"\b{I_AM}\s+{NAME_CAP}\s*,\s*(\d{{1,3}})"
+                                 rf"(?=\s*(?:$|[,.!;]|and\b|years?\b|y\.?o\.?))"),
+         one("age"), 0.8),
+    Rule("en.age.year_old_job", _r(rf"\b{I_AM}\s+(?:a|an)\s+(\d{{1,3}})[\s-]years?[\s-]old\s+{NP}{NP_END}"),
+         lambda m: [("age", m.group(1))] + ([("occupation", job)] if (job := _job_in_lexicon(m.group(2))) else []),
+         0.85),
+    Rule("en.age.turned", _r(r"\bi\s+(?:just\s+|recently\s+|have\s+just\s+|'ve\s+just\s+)?turned\s+(\d{1,3})\b"),
+         one("age"), 0.85),
+    Rule("en.age.my_age", _r(r"\bmy\s+age\s+is\s+(\d{1,3})\b"), one("age"), 0.9),
+    # occupation, employer, diet
+    Rule("en.job.i_am_a", _r(rf"\b{I_AM}\s+{ADV}(?:a|an)\s+{NP}{NP_END}"), one("occupation", transform=_job_in_lexicon),
+         0.85),
+    Rule("en.job.been_a", _r(rf"\bi(?:'ve|’ve|\s+have)\s+been\s+(?:a|an)\s+{NP}\s+(?:for|since)\b"),
+         one("occupation", transform=_job_in_lexicon), 0.8),
+    Rule("en.job.teach", _r(r"\bi\s+(?:currently\s+|now\s+)?teach\s+([a-z]+)\b(?!\s+(?:myself|me|you))"),
+         one("occupation", transform=lambda subject: f"{subject.lower()} teacher"), 0.75),
+    Rule("en.job.work_as", _r(rf"\bi\s+{ADV}work\s+as\s+(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
+         one("occupation", transform=_job), 0.9),
+    Rule("en.job.my_job_is", _r(rf"\bmy\s+(?:job(?:\s+title)?|profession|occupation|role)\s+is\s+(?:(?:a|an)\s+)?{NP}"
+                                rf"{NP_END}"), one("occupation", transform=_job), 0.9),
+    Rule("en.job.by_profession", _r(rf"\bby\s+(?:profession|trade),?\s+{I_AM}\s+(?:(?:a|an)\s+)?{NP}{NP_END}"),
+         one("occupation", transform=_job), 0.9),
+    Rule("en.employer.work_at", _r(rf"\bi\s+{ADV}work\s+(?:as\s+[^,.;!?]{{1,40}}?\s+)?(?:at|for)\s+({ORG})"),
+         one("employer"), 0.85),
+    Rule("en.diet", _r(rf"\b{I_AM}\s+{ADV}(?:a\s+)?(vegetarian|vegan|pescatarian|pescetarian|flexitarian)\b"),
+         one("diet", transform=str.lower), 0.85),
+    # where they live and come from
+    Rule("en.location.live_in", _r(rf"\bi\s+{ADV}(?:live|reside)\s+in\s+(?:the\s+)?({PLACE})"),
+         one("location", transform=_place), 0.9),
+    Rule("en.location.based_in", _r(rf"\b{I_AM}\s+{ADV}(?:living|based|located|residing)\s+in\s+(?:the\s+)?({PLACE})"),
+         one("location", transform=_place), 0.9),
+    Rule("en.location.moved_to", _r(rf"\bi\s+(?:just\s+|recently\s+|have\s+|'ve\s+)?(?:moved|relocated)\s+to\s+"
+                                    rf"(?:the\s+)?({PLACE})"), one("location", transform=_place), 0.8),
+    Rule("en.hometown.from", _r(rf"\b{I_AM}\s+(?:originally\s+)?from\s+(?:the\s+)?({PLACE})"),
+         one("hometown", transform=_place), 0.85),
+    Rule("en.hometown.x_from", _r(rf"\b{I_AM}\s+(?:{NAME_CAP}|(?:a|an)\s+(?:[a-z\-]+\s+){{0,3}}?[a-z\-]+)\s+from\s+"
+                                  rf"(?:the\s+)?({PLACE})"), one("hometown", transform=_place), 0.8),
+    Rule("en.hometown.born_clause", _r(rf"(?:^|[,;]\s*)(?:born(?:\s+and\s+raised)?|raised|grew\s+up)\s+in\s+"
+                                       rf"(?:the\s+)?({PLACE})(?=\s*(?:$|[,.;!]))"), one("hometown", transform=_place),
+         0.8),
+    Rule("en.location.living_clause", _r(rf"(?:^|[,;]\s*)(?:now\s+|currently\s+)?(?:living|based)\s+in\s+(?:the\s+)?"
+                                         rf"({PLACE})(?=\s*(?:$|[,.;!]))"), one("location", transform=_place), 0.8),
+    Rule("en.hometown.born", _r(rf"\bi\s+(?:come\s+from|was\s+born\s+(?:and\s+raised\s+)?in|grew\s+up\s+in)\s+"
+                                rf"(?:the\s+)?({PLACE})"), one("hometown", transform=_place), 0.85),
+    Rule("en.hometown.my_hometown", _r(rf"\bmy\s+home\s*town\s+is\s+({PLACE})"), one("hometown", transform=_place),
+         0.9),
+    # language preference and languages spoken
+    Rule("en.lang_pref.imperative", _r(rf"(?:^|[,;:]\s*|\bplease\s+|\band\s+)(?:answer|reply|respond|write|talk|speak"
+                                       rf"|chat)(?:\s+(?:to|with)\s+me)?(?:\s+only)?\s+in\s+({LANG})"),
+         one("language_preference", transform=language_code), 0.85),
+    Rule("en.lang_pref.polite", _r(rf"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:answer|reply"
+                                   rf"|respond|write|talk|speak|chat)(?:\s+(?:to|with)\s+me)?\s+in\s+({LANG})"),
+         one("language_preference", transform=language_code), 0.8, allow_question=True),
+    Rule("en.lang_pref.prefer", _r(rf"\bi\s+(?:would\s+|'d\s+)?prefer\s+(?:(?:to\s+)?(?:talk|speak|chat|communicate"
+                                   rf"|write)(?:ing)?\s+in\s+)?({LANG})\b"),
+         one("language_preference", transform=language_code), 0.85),
+    Rule("en.lang_pref.preferred", _r(rf"\bmy\s+preferred\s+language\s+is\s+({LANG})"),
+         one("language_preference", transform=language_code), 0.9),
+    Rule("en.lang_pref.lets", _r(rf"\blet'?s\s+(?:talk|speak|chat|switch\s+to|continue)\s+(?:in\s+)?({LANG})"),
+         one("language_preference", transform=language_code), 0.8),
+    Rule("en.languages.speak", _r(rf"\bi\s+(?:also\s+|can\s+(?:also\s+)?)?speak\s+(?:fluent\s+)?{LANGS}"),
+         _langs, 0.85),
+    Rule("en.languages.fluent", _r(rf"\b{I_AM}\s+fluent\s+in\s+{LANGS}"), _langs, 0.85),
+    Rule("en.languages.native", _r(rf"\b(?:my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is|{I_AM}\s+a\s+"
+                                   rf"native)\s+{LANGS}"), _langs, 0.85),
+    # time zone
+    Rule("en.tz.my_timezone", _r(rf"\bmy\s+time\s*zone\s+is\s+(?:{TZ_STRICT}|{TZ_WORD})"),
+         lambda m: [("preferred_timezone", m.group(1) or m.group(2))], 0.9),
+    Rule("en.tz.i_am_in", _r(rf"\b{I_AM}\s+(?:in|on)\s+(?:the\s+)?(?:{TZ_STRICT}(?:\s+time(?:\s*zone)?)?|{TZ_WORD})"),
+         lambda m: [("preferred_timezone", m.group(1) or m.group(2))], 0.85),
+    # pets and likes
+    Rule("en.pets.have", _r(rf"\bi\s+(?:also\s+)?(?:have|own|'ve\s+got|have\s+got)\s+(?:a|an|one|two|three|four|five|"
+                            rf"\d+|some)\s+(?:(?:little|small|big|old|young|cute|pet|black|white|ginger|grey|gray)\s+)*"
+                            rf"{PET}(?:s|es)?\b(?:\s*,?\s+(?:named|called)\s+({NAME_CAP}))?"), _pet, 0.85),
+    Rule("en.pets.my_pets_name", _r(rf"\bmy\s+{PET}(?:'s|’s\s+name\s+is|'s\s+name\s+is|\s+is\s+(?:called|named))\s+"
+                                    rf"({NAME_CAP})"), _pet, 0.8),
+    Rule("en.likes.love", _r(r"\bi\s+(?:really\s+|absolutely\s+|just\s+|also\s+|totally\s+)?(?:love|like|enjoy|adore)"
+                             r"\s+([a-z][a-z\s,\-]{1,60}?)(?=\s*(?:$|[.!;]|\bbut\b|\bbecause\b|\bwhen\b|\bif\b|\bso\b"
+                             r"|\bwith\b))"), _likes, 0.75),
+    Rule("en.likes.fan_of", _r(rf"\b{I_AM}\s+(?:a\s+)?(?:huge\s+|big\s+|great\s+)?fan\s+of\s+([a-z][a-z\s\-]{{1,40}}?)"
+                               rf"(?=\s*(?:$|[,.!;]|\bbut\b|\band\b))"), _likes, 0.75),
+    Rule("en.dislikes", _r(r"\bi\s+(?:really\s+|absolutely\s+|honestly\s+|just\s+)?(?:hate|dislike|detest|can't\s+stand"
+                           r"|cannot\s+stand|can’t\s+stand|don't\s+like|do\s+not\s+like|don’t\s+like)\s+"
+                           r"([a-z][a-z\s,\-]{1,60}?)(?=\s*(?:$|[.!;]|\bbut\b|\bbecause\b|\bwhen\b|\bif\b|\bso\b))"),
+         lambda m: [("dislikes", *rest) for _key, *rest in _likes(m)], 0.75),
+    Rule("en.allergies", _r(r"\b(?:i(?:'m|’m|\s+am)\s+(?:very\s+|severely\s+|mildly\s+)?allergic\s+to\s+"
+                            r"([a-z][a-z\s,\-]{1,40}?)|i\s+have\s+(?:an?\s+|a\s+severe\s+)?([a-z]+)\s+allergy)"
+                            r"(?=\s*(?:$|[.!;,]|\bbut\b|\band\s+i\b))"),
+         lambda m: [("allergies", a.strip().lower()) for a in re.split(r"\s*,\s*|\s+and\s+", m.group(1) or m.group(2))
+                    if a.strip()], 0.85),
+    Rule("en.detail_level", _r(r"\b(?:keep\s+(?:your\s+|the\s+)?(?:answers|replies|responses)\s+"
+                               r"(short|brief|concise|detailed)"
+                               r"|i\s+(?:would\s+|'d\s+)?prefer\s+(short|brief|concise|detailed|long|in-depth)\s+(?:answers"
+                               r"|replies|responses|explanations)|(?:please\s+)?be\s+(brief|concise)\b)"),
+         lambda m: [("detail_level", _DETAIL[(m.group(1) or m.group(2) or m.group(3)).lower()])], 0.8),
+    Rule("en.favorite", _r(r"\bmy\s+favou?rite\s+([a-z]+(?:\s+[a-z]+)?)\s+is\s+([\w'’\- ]{1,40}?)(?=\s*(?:$|[,.!;]))"),
+         _favorite, 0.8),
+    # identifiers (refused later when they are sensitive numbers)
+    Rule("en.identifier", _r(r"\bmy\s+(phone|mobile|cell|e-?mail|(?:credit\s+|debit\s+|bank\s+)?card|passport|id|iban"
+                             r"|snils|social\s+security)(?:\s+(?:number|address|no\.?))?\s+is\s*:?\s*"
+                             r"([\w@.+\-][\w@.+\- ]{2,60}?)(?=\s*(?:$|[,;!]|\.\s|\.$))"), _identifier, 0.8),
+)
+
+_QUESTION_START = re.compile(r"^\W*(?:what|who|whom|whose|where|when|why|how|which|do|does|did|is|are|am|was|were|can"
+                             r"|could|would|should|will|shall|have|has)\b", re.IGNORECASE)
+_HYPOTHETICAL = re.compile(r"\b(?:if|suppose|supposing|imagine|pretend|hypothetically|wish|what\s+if|let'?s\s+say"
+                           r"|someday|one\s+day|dream\s+of|want\s+to\s+be(?:come)?|going\s+to\s+be|will\s+be)\b",
+                           re.IGNORECASE)
+_REPORTED = re.compile(r"\b(?:said|says|say|told|tells|claims?|claimed|thinks?|believes?|according\s+to|asked|"
+                       r"thought)\b", re.IGNORECASE)
+_NEGATORS = {"not", "don't", "dont", "never", "no", "doesn't", "didn't", "n't", "longer"}
+
+
+def _negated(sentence: str, pos: int) -> bool:
+    return bool(set(words_before(sentence, pos, 2)) & _NEGATORS)
+
+
+FILTERS = SentenceFilters(
+    question=lambda s: s.rstrip().endswith("?") or bool(_QUESTION_START.match(s)),
+    hypothetical=lambda s: bool(_HYPOTHETICAL.search(s)),
+    reported=lambda s: bool(_REPORTED.search(s)),
+    negated=_negated,
+)
+
+
+def extract_sentence(sentence: str) -> list[RuleFact]:
+    return run_rules(sentence, RULES, FILTERS)

@@ -1,0 +1,79 @@
+"""Precision and recall of the rule-based extractors on a table of labelled utterances.
+
+A case is a dict: `text`, optional `role` (user unless "assistant"/"system": the bot's own words
+are never passed to the extractor, as in production), `facts` ([key, value] pairs) and optional
+`set` ("dev", "heldout", "challenge" or "blind"). Facts compare on (key, normalised value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from profiles.keys import key_normalize, value_norm
+from profiles.rules import extract
+
+
+@dataclass
+class Score:
+    cases: int = 0
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    negatives: int = 0
+    negatives_with_output: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+
+def load_cases(path: Path) -> dict[str, list[dict[str, Any]]]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return {lang: list(cases) for lang, cases in data.items()}
+
+
+def expected_facts(case: Mapping[str, Any]) -> set[tuple[str, str]]:
+    return {(key_normalize(k), value_norm(str(v))) for k, v in case.get("facts") or []}
+
+
+def predicted_facts(case: Mapping[str, Any]) -> set[tuple[str, str]]:
+    if case.get("role", "user") != "user":
+        return set()
+    return {(f.key, value_norm(f.value)) for f in extract(case["text"])}
+
+
+def score(cases: Iterable[Mapping[str, Any]]) -> Score:
+    result = Score()
+    for case in cases:
+        expected, predicted = expected_facts(case), predicted_facts(case)
+        result.cases += 1
+        result.tp += len(expected & predicted)
+        result.fp += len(predicted - expected)
+        result.fn += len(expected - predicted)
+        if not expected:
+            result.negatives += 1
+            result.negatives_with_output += bool(predicted)
+        if expected != predicted:
+            result.errors.append({"text": case["text"], "missed": sorted(expected - predicted),
+                                  "spurious": sorted(predicted - expected), "gap": case.get("gap", "")})
+    return result
+
+
+def evaluate(table: Mapping[str, list[Mapping[str, Any]]]) -> dict[tuple[str, str], Score]:
+    """Scores per (language, set), with "all" for both sets together."""
+    out: dict[tuple[str, str], Score] = {}
+    for lang, cases in table.items():
+        for subset in ("dev", "heldout", "challenge", "blind", "all"):
+            chosen = [c for c in cases if subset == "all" or c.get("set", "dev") == subset]
+            out[(lang, subset)] = score(chosen)
+    return out

@@ -1,0 +1,327 @@
+"""Russian phrasings of the user's facts about themselves.
+
+First-person verb forms ("живу", "работаю", "говорю") name the speaker on their own, so "я" is
+optional before them; values come back in the nominative through pymorphy3 ("в Москве" → Москва,
+"работаю учителем" → учитель).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from profiles import morph
+from profiles.keys import language_code, timezone_canonical
+from profiles.rules.common import Emit, Rule, RuleFact, SentenceFilters, lexicon, one, run_rules, words_before
+
+CYR = "А-Яа-яЁё"
+WORD = rf"[{CYR}][{CYR}\-]*"
+CAP = r"(?-i:[А-ЯЁ][а-яё]+(?:-(?:[А-ЯЁ][а-яё]+|на|де|ла|он|upon))*)"
+LATIN_NAME = r"(?-i:[A-Z][\w&'’.\-]*(?:\s+[A-Z][\w&'’.\-]*){0,2})"
+PLACE = rf"({CAP}(?:\s+{CAP}){{0,2}}|{LATIN_NAME})"
+NAME_CAP = r"(?-i:[А-ЯЁ][а-яё]+(?:-[А-ЯЁ][а-яё]+)?(?:\s+[А-ЯЁ][а-яё]+){0,2})"
+NAME_ANY = rf"((?-i:[{CYR}][а-яё]+(?:\s+[А-ЯЁ][а-яё]+){{0,2}})|{LATIN_NAME})"
+ADV = r"(?:(?:сейчас|теперь|уже|давно|тоже|также|пока|постоянно|вообще-то)\s+)?"
+LANG_WORD = rf"(?:по-[{CYR}]+|на\s+[{CYR}]+(?:\s+языке)?|[{CYR}]+)"
+NUMBER_WORDS = {
+    "десять": 10, "одиннадцать": 11, "двенадцать": 12, "тринадцать": 13, "четырнадцать": 14, "пятнадцать": 15,
+    "шестнадцать": 16, "семнадцать": 17, "восемнадцать": 18, "девятнадцать": 19, "двадцать": 20, "тридцать": 30,
+    "сорок": 40, "пятьдесят": 50, "шестьдесят": 60, "семьдесят": 70, "восемьдесят": 80, "девяносто": 90,
+}
+UNITS = {"один": 1, "одна": 1, "два": 2, "три": 3, "четыре": 4, "пять": 5, "шесть": 6, "семь": 7, "восемь": 8,
+         "девять": 9}
+NUM = r"(\d{1,3}|(?:" + "|".join(NUMBER_WORDS) + r")(?:\s+(?:" + "|".join(UNITS) + r"))?)"
+
+OCCUPATIONS = lexicon("""
+программист разработчик инженер дизайнер менеджер учитель учительница преподаватель преподавательница врач медсестра
+медбрат юрист адвокат нотариус бухгалтер экономист архитектор студент студентка аспирант аспирантка школьник школьница
+учёный исследователь профессор доцент писатель писательница журналист журналистка редактор художник художница музыкант
+певец певица актёр актриса фотограф повар пекарь кондитер бариста официант официантка бармен водитель таксист пилот
+механик электрик сантехник плотник столяр фермер военный офицер полицейский пожарный фармацевт провизор психолог
+психотерапевт консультант аналитик предприниматель бизнесмен фрилансер переводчик переводчица библиотекарь кассир
+продавец продавщица секретарь администратор тестировщик маркетолог рекрутер стажёр пенсионер пенсионерка домохозяйка
+няня уборщик уборщица строитель сварщик шахтёр рыбак портной швея парикмахер модель танцор танцовщица спортсмен
+спортсменка блогер судья дипломат священник курьер математик физик химик биолог лингвист историк философ тренер
+стоматолог хирург ветеринар директор руководитель сисадмин логист менеджер воспитатель воспитательница фельдшер
+акушерка медик педагог сотрудник бариста визажист стилист кинолог геолог агроном технолог конструктор
+проектировщик сметчик оператор
+""")
+PETS = lexicon("собака собачка пёс щенок кошка кошечка кот котик котёнок хомяк хомячок попугай кролик черепаха "
+                 "рыбка змея ящерица хорёк лошадь конь крыса шиншилла ёж ёжик канарейка морская свинка")
+_PET_CANONICAL = {"собачка": "собака", "пёс": "собака", "кошечка": "кошка", "котик": "кот", "хомячок": "хомяк",
+                  "ёжик": "ёж"}
+PRONOUNS = lexicon("тебя вас его её ее их это то тебе вам меня нас всех всё все мне себя него неё нее")
+STOP = lexicon("в во на с со к ко у по из за для и а но или уже тоже сейчас потому когда что который которая "
+                 "которые где как очень")
+
+
+def _ru_number(raw: str) -> str | None:
+    if raw.isdigit():
+        return raw
+    parts = raw.lower().split()
+    total = NUMBER_WORDS.get(parts[0], 0) + (UNITS.get(parts[1], 0) if len(parts) > 1 else 0)
+    return str(total) if total else None
+
+
+def _clip(raw: str) -> list[str]:
+    out = []
+    for word in raw.split():
+        if word.lower() in STOP:
+            break
+        out.append(word)
+    return out
+
+
+def _name(raw: str) -> str | None:
+    words = raw.split()
+    if not words or words[0].lower() in PRONOUNS | STOP:
+        return None
+    name = " ".join(words)
+    return name.title() if name.islower() else name
+
+
+def _name_after_ya(raw: str) -> str | None:
+    """"я Дмитрий", "я Сергей Иванов": only when the word is a known first name."""
+    words = raw.split()
+    if not words or not morph.is_given_name(words[0]):
+        return None
+    kept = [words[0]]
+    for word in words[1:]:
+        if any(("Surn" in p.tag or "Patr" in p.tag) and p.tag.case == "nomn" for p in morph.tags(word)):
+            kept.append(word)
+        else:
+            break
+    return " ".join(kept)
+
+
+def _job_ablt(raw: str) -> str | None:
+    """"программистом" → программист; the phrase must start in the instrumental."""
+    words = _clip(raw)
+    if words and words[0].lower() in OCCUPATIONS:
+        return " ".join(words).lower()  # indeclinable: "работаю бариста"
+    if not words or not any(p.tag.case == "ablt" for p in morph.tags(words[0])):
+        return None
+    return morph.phrase_to_nominative(words, ("ablt",)).lower()
+
+
+def _job_nominative(raw: str, *, lexicon: bool = True) -> str | None:
+    """"дизайнер интерьеров", "старший инженер", "инженер-строитель": a nominative head noun (in the
+    lexicon unless an explicit phrase such as "по профессии" introduced it) and its genitive attributes."""
+    words = _clip(raw)
+    for i, word in enumerate(words[:2]):
+        parses = [p for p in morph.tags(word) if p.tag.POS == "NOUN" and p.tag.case == "nomn"]
+        heads = {p.normal_form for p in parses} | {p.normal_form.split("-")[0] for p in parses}
+        if parses and (not lexicon or heads & OCCUPATIONS):
+            if i == 1 and not any(p.tag.POS == "ADJF" and p.tag.case == "nomn" for p in morph.tags(words[0])):
+                return None
+            tail = []
+            for dep in words[i + 1 :]:
+                if any(p.tag.POS == "NOUN" and p.tag.case == "gent" for p in morph.tags(dep)):
+                    tail.append(dep)
+                else:
+                    break
+            return " ".join(words[: i + 1] + tail).lower()
+    return None
+
+
+def _place(cases: tuple[str, ...], prefer: str = "Geox") -> Callable[[str], str | None]:
+    def transform(raw: str) -> str | None:
+        words = raw.split()
+        return morph.phrase_to_nominative(words, cases, prefer) if words else None
+
+    return transform
+
+
+def _employer(raw: str) -> str | None:
+    words = raw.split()
+    if not words:
+        return None
+    if all(any("Geox" in p.tag for p in morph.tags(w)) for w in words if re.match(f"[{CYR}]", w)) and re.match(
+        f"[{CYR}]", words[0]
+    ):
+        return None  # "работаю в Москве" says where, not for whom
+    return morph.phrase_to_nominative(words, ("loct", "datv"), "Orgn")
+
+
+def _all_nominal(raw: str) -> bool:
+    """"я бухгалтер из Омска": the words between "я" and "из" are a noun phrase, not a verb
+    ("я вернулся из Омска" says where they were, not where they are from)."""
+    words = raw.split()
+    return bool(words) and all(
+        any(p.tag.POS in ("NOUN", "ADJF") and p.tag.case == "nomn" for p in morph.tags(w)) for w in words
+    )
+
+
+_DETAIL = {"покороче": "кратко", "короче": "кратко", "кратко": "кратко", "коротко": "кратко", "лаконично": "кратко",
+           "кратче": "кратко", "подробнее": "подробно", "подробно": "подробно", "детально": "подробно",
+           "развёрнуто": "подробно", "развернуто": "подробно", "детальнее": "подробно"}
+
+
+def _lang(raw: str) -> str | None:
+    return language_code(raw)
+
+
+def _langs(match: re.Match[str]) -> Emit:
+    parts = re.split(r"\s*,\s*|\s+и\s+", match.group(1))
+    return [("languages_spoken", code) for part in parts if (code := language_code(part))]
+
+
+def _pet(match: re.Match[str]) -> Emit:
+    words = match.group(1).lower().split()
+    if not words or words[0] in {"нет", "не", "никаких", "ни"}:
+        return []
+    lemma = " ".join(morph.singular_nominative(w) for w in words).lower()
+    lemma = lemma if lemma in PETS else morph.singular_nominative(words[-1]).lower()
+    if lemma not in PETS:
+        return []
+    name = match.group(2) if (match.lastindex or 0) >= 2 else None
+    animal = _PET_CANONICAL.get(lemma, lemma)
+    return [("pets", f"{animal} ({name})" if name else animal)]
+
+
+def _likes(cases: tuple[str, ...]) -> Callable[[re.Match[str]], Emit]:
+    def build(match: re.Match[str]) -> Emit:
+        out: Emit = []
+        for part in re.split(r"\s*,\s*|\s+и\s+", match.group(1).strip()):
+            words = part.split()
+            if not words or words[0].lower() in PRONOUNS or len(words) > 3:
+                return []
+            out.append(("likes", morph.phrase_to_nominative(words, cases).lower()))
+        return out
+
+    return build
+
+
+_ID_KEYS = {"телефон": "phone_number", "номер телефона": "phone_number", "паспорт": "passport_number",
+            "номер паспорта": "passport_number", "снилс": "snils", "номер карты": "card_number",
+            "карта": "card_number", "номер снилс": "snils", "iban": "iban", "почта": "email", "email": "email",
+            "e-mail": "email", "инн": "inn"}
+
+
+def _identifier(match: re.Match[str]) -> Emit:
+    key = _ID_KEYS.get(" ".join(match.group(1).lower().split()))
+    return [(key, match.group(2).strip())] if key else []
+
+
+def _r(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+RULES: tuple[Rule, ...] = (
+    # name
+    Rule("ru.name.zovut", _r(rf"\b(?:меня\s+(?:все\s+|друзья\s+|обычно\s+)?зовут|зовут\s+меня|зовите\s+меня)\s+"
+                             rf"{NAME_ANY}"), one("name", transform=_name), 0.9),
+    Rule("ru.name.moe_imya", _r(rf"\b(?:мо[её]\s+имя|имя\s+мо[её])\s*(?:[—–:-]|это)?\s*{NAME_ANY}"),
+         one("name", transform=_name), 0.9),
+    Rule("ru.name.ya", _r(rf"(?:^|[,;:!]\s*|\b(?:привет|здравствуйте|добрый\s+день)[,!]?\s+)я\s*[—–-]?\s*({NAME_CAP})"),
+         one("name", transform=_name_after_ya), 0.8),
+    # age
+    Rule("ru.age.mne", _r(rf"\bмне\s+(?:уже\s+|сейчас\s+|только\s+|всего\s+|ровно\s+)?{NUM}(?:\s*(?:лет|год|года))?"
+                          rf"(?=\s*(?:$|[,.!;)]|и\b|а\b|но\b|уже\b|сейчас\b))"),
+         one("age", transform=_ru_number), 0.85),
+    Rule("ru.age.ispolnilos", _r(rf"\bмне\s+(?:уже\s+|недавно\s+|только\s+что\s+)?исполнил(?:ось|ся|ось\s+уже)"
+                                 rf"\s+{NUM}"),
+         one("age", transform=_ru_number), 0.85),
+    Rule("ru.age.vozrast", _r(r"\bмой\s+возраст\s*(?:[—–:-]|это)?\s*(\d{1,3})"), one("age"), 0.9),
+    # occupation, employer, diet
+    Rule("ru.job.rabotayu", _r(rf"\b(?:я\s+)?{ADV}работаю\s+((?:{WORD}\s+){{0,2}}{WORD})"),
+         one("occupation", transform=_job_ablt), 0.9),
+    Rule("ru.job.po_professii", _r(rf"\b(?:по\s+профессии\s+я|я\s+по\s+профессии|моя\s+профессия)\s*(?:[—–:-]|это)?"
+                                   rf"\s*((?:{WORD}\s+){{0,2}}{WORD})"),
+         one("occupation", transform=lambda raw: _job_nominative(raw, lexicon=False)), 0.9),
+    Rule("ru.job.ya", _r(rf"\bя\s*[—–-]?\s*{ADV}((?:{WORD}\s+){{0,2}}{WORD})"), one("occupation",
+                                                                                   transform=_job_nominative), 0.85),
+    Rule("ru.employer.rabotayu_v", _r(rf"\b(?:я\s+)?{ADV}работаю\s+(?:[{CYR}]+\s+){{0,3}}?в\s+(?:компании\s+)?[«\"]?"
+                                      rf"{PLACE}"),
+         one("employer", transform=_employer), 0.85),
+    Rule("ru.diet", _r(r"\bя\s*[—–-]?\s*(?:строг(?:ий|ая)\s+)?(вегетарианец|вегетарианка|веган|веганка|пескетарианец"
+                       r"|пескетарианка)\b"), one("diet", transform=str.lower), 0.85),
+    # where they live and come from
+    Rule("ru.location.zhivu_v", _r(rf"\b(?:я\s+)?{ADV}живу\s+{ADV}в\s+{PLACE}"),
+         one("location", transform=_place(("loct", "datv"))), 0.9),
+    Rule("ru.location.my_s", _r(rf"\bмы\s+с\s+[{CYR}]+\s+(?:недавно\s+|уже\s+)?(?:переехали\s+в\s+{PLACE}"
+                                rf"|живём\s+в\s+{PLACE}|живем\s+в\s+{PLACE})"),
+         lambda m: [("location", v)] if (v := _place(("accs",) if m.group(1) else ("loct", "datv"))(
+             m.group(1) or m.group(2) or m.group(3))) else [], 0.8),
+    Rule("ru.location.pereehal", _r(rf"\bя\s+(?:недавно\s+|уже\s+)?переехал[аи]?\s+в\s+{PLACE}"),
+         one("location", transform=_place(("accs",))), 0.8),
+    Rule("ru.hometown.iz", _r(rf"\b(?:я\s+(?:сам[а]?\s+)?(?:родом\s+)?|родом\s+)из\s+{PLACE}"),
+         one("hometown", transform=_place(("gent",))), 0.85),
+    Rule("ru.hometown.x_iz", _r(rf"\bя\s+((?:{WORD}\s+){{1,2}}?)из\s+{PLACE}"),
+         lambda m: [("hometown", v)] if _all_nominal(m.group(1)) and (v := _place(("gent",))(m.group(2))) else [], 0.8),
+    Rule("ru.hometown.rodilsya", _r(rf"(?:\bя\s+|^|[,;]\s*)(?:родил(?:ся|ась)|вырос(?:ла)?)\s+в\s+{PLACE}"),
+         one("hometown", transform=_place(("loct", "datv"))), 0.85),
+    # language preference and languages spoken
+    Rule("ru.lang_pref.imperative", _r(
+        rf"\b(?:отвечай(?:те)?|пиши(?:те)?|говори(?:те)?|общайся|общайтесь|разговаривай(?:те)?|давай(?:те)?\s+"
+        rf"(?:общаться|говорить|разговаривать|переписываться))(?:\s+(?:со\s+)?мн(?:ой|е))?(?:\s*,?\s*пожалуйста\s*,?)?"
+        rf"(?:\s+(?:только|всегда|дальше))?\s+(на\s+[{CYR}]+(?:\s+языке)?|по-[{CYR}]+)"),
+        one("language_preference", transform=_lang), 0.85),
+    Rule("ru.lang_pref.predpochitayu", _r(rf"\bя\s+предпочитаю\s+(?:общаться\s+|говорить\s+|переписываться\s+)?"
+                                          rf"((?:на\s+)?[{CYR}]+)(?:\s+язык[еа]?)?"),
+         one("language_preference", transform=_lang), 0.85),
+    Rule("ru.lang_pref.udobnee", _r(rf"\bмне\s+(?:удобнее|проще|привычнее)\s+(?:общаться\s+|читать\s+)?(на\s+[{CYR}]+"
+                                    rf"|по-[{CYR}]+)"), one("language_preference", transform=_lang), 0.8),
+    Rule("ru.languages.govoryu", _r(rf"\b(?:я\s+)?(?:свободно\s+|хорошо\s+|немного\s+|неплохо\s+|тоже\s+|также\s+)?"
+                                    rf"говорю\s+((?:по-[{CYR}]+|на\s+[{CYR}]+)(?:(?:\s*,\s*|\s+и\s+)(?:по-[{CYR}]+|"
+                                    rf"(?:на\s+)?[{CYR}]+))*)"), _langs, 0.85),
+    Rule("ru.languages.vladeyu", _r(rf"\bя\s+(?:свободно\s+)?владею\s+([{CYR}]+(?:(?:\s*,\s*|\s+и\s+)[{CYR}]+)*)"),
+         _langs, 0.85),
+    Rule("ru.languages.rodnoy", _r(rf"\bмой\s+родной\s+язык\s*(?:[—–:-]|это)?\s*([{CYR}]+)"), _langs, 0.85),
+    # time zone
+    Rule("ru.tz.chasovoy_poyas", _r(r"\bмой\s+часовой\s+пояс\s*(?:[—–:-]|это)?\s*((?:UTC|GMT|МСК|MSK)\s*[+\-−]\s*"
+                                    r"\d{1,2}(?::?\d{2})?|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?|UTC|GMT|МСК|MSK"
+                                    r"|московское\s+время)"),
+         one("preferred_timezone", transform=timezone_canonical), 0.9),
+    Rule("ru.tz.po_vremeni", _r(rf"\b(?:я\s+)?живу\s+по\s+([{CYR}]+\s+времени)"),
+         one("preferred_timezone", transform=timezone_canonical), 0.85),
+    # pets and likes
+    Rule("ru.pets.u_menya", _r(rf"\bу\s+меня\s+(?:есть\s+)?(?:(?:один|одна|два|две|три|четыре|пять|несколько|\d+)\s+)?"
+                               rf"((?:[{CYR}]+\s+)?[{CYR}]+)(?:\s*,?\s+(?:по\s+кличке|которую\s+зовут|которого\s+зовут)"
+                               rf"\s+({NAME_CAP}))?"), _pet, 0.85),
+    Rule("ru.pets.zovut", _r(rf"\bмо(?:ю|его|й|я)\s+([{CYR}]+)\s+зовут\s+({NAME_CAP})"), _pet, 0.8),
+    Rule("ru.likes.lyublyu", _r(rf"\b(?:я\s+)?(?:очень\s+|просто\s+|тоже\s+|также\s+|безумно\s+)?(?:люблю|обожаю)\s+"
+                                rf"([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)(?=\s*(?:$|[.!;]|\bно\b|\bпотому\b|\bкогда\b))"),
+         _likes(("accs",)), 0.75),
+    Rule("ru.likes.nravitsya", _r(rf"\bмне\s+(?:очень\s+)?нрав(?:ится|ятся)\s+([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)"
+                                  rf"(?=\s*(?:$|[.!;]|\bно\b|\bпотому\b))"), _likes(("nomn",)), 0.75),
+    Rule("ru.dislikes", _r(rf"\b(?:я\s+)?(?:терпеть\s+не\s+могу|не\s+люблю|ненавижу|не\s+выношу)\s+"
+                           rf"([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)(?=\s*(?:$|[.!;]|\bно\b|\bпотому\b|\bкогда\b))"),
+         lambda m: [("dislikes", *rest) for _key, *rest in _likes(("accs",))(m)], 0.75),
+    Rule("ru.allergies", _r(rf"\bу\s+меня\s+(?:сильная\s+)?аллергия\s+на\s+([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)"
+                            rf"(?=\s*(?:$|[.!;]|\bно\b))"),
+         lambda m: [("allergies", *rest) for _key, *rest in _likes(("accs",))(m)], 0.85),
+    Rule("ru.detail_level", _r(rf"\b(?:отвечай(?:те)?|пиши(?:те)?|объясняй(?:те)?|рассказывай(?:те)?)(?:\s+мне)?"
+                               rf"(?:\s*,?\s*пожалуйста\s*,?)?\s+({'|'.join(_DETAIL)})\b"),
+         lambda m: [("detail_level", _DETAIL[m.group(1).lower()])], 0.8),
+    # identifiers (refused later when they are sensitive numbers)
+    Rule("ru.identifier", _r(r"\b(?:мой|моя|моё|мое)\s+(номер\s+телефона|телефон|номер\s+паспорта|паспорт|номер\s+снилс"
+                             r"|снилс|номер\s+карты|карта|iban|почта|email|e-mail|инн)\s*(?:[—–:-]|это)?\s*"
+                             r"([\w@.+\-№][\w@.+\- №]{2,60}?)(?=\s*(?:$|[,;!]|\.\s|\.$))"), _identifier, 0.8),
+)
+
+_QUESTION_START = re.compile(r"^\W*(?:как|где|кто|что|сколько|когда|почему|зачем|откуда|куда|какой|какая|какое"
+                             r"|какие|чей|разве|неужели)\b", re.IGNORECASE)
+_HYPOTHETICAL = re.compile(r"\b(?:если|бы|б|представь(?:те)?|допустим|предположим|вдруг|мечтаю|хочу\s+стать"
+                           r"|хотел[аи]?|когда-нибудь|будто|якобы|стану|буду|будет|перееду|раньше|когда-то|в\s+детстве"
+                           r"|бывало)\b", re.IGNORECASE)
+_REPORTED = re.compile(r"\b(?:сказал[аи]?|говорит|говорят|считает|считают|думает|думают|утверждает|утверждают"
+                       r"|по\s+словам|сказали|пишет|пишут)\b", re.IGNORECASE)
+_NEGATORS = {"не", "ни", "нет", "никогда"}
+
+
+def _negated(sentence: str, pos: int) -> bool:
+    return bool(set(words_before(sentence, pos, 2)) & _NEGATORS)
+
+
+FILTERS = SentenceFilters(
+    question=lambda s: s.rstrip().endswith("?") or bool(_QUESTION_START.match(s)) or bool(
+        re.search(r"\bли\b", s, re.IGNORECASE)),
+    hypothetical=lambda s: bool(_HYPOTHETICAL.search(s)),
+    reported=lambda s: bool(_REPORTED.search(s)),
+    negated=_negated,
+)
+
+
+def extract_sentence(sentence: str) -> list[RuleFact]:
+    return run_rules(sentence, RULES, FILTERS)

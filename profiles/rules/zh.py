@@ -1,0 +1,280 @@
+"""Chinese phrasings of the user's facts about themselves.
+
+Patterns are anchored on 我 followed directly by the verb, so 我妈妈是医生 or 我朋友叫小明 (facts
+about others) do not match. Chinese drops a repeated subject ("我叫李四，今年28岁，是一名产品经理"):
+a clause without a subject inherits 我 from an earlier clause of the same sentence.
+"""
+
+from __future__ import annotations
+
+import re
+
+from profiles.keys import language_code, timezone_canonical, zh_number
+from profiles.rules.common import Emit, Rule, RuleFact, SentenceFilters, lexicon, one, run_rules
+
+HAN = "\u4e00-\u9fff"
+NUM = r"(\d{1,3}|[零一二两三四五六七八九十百]{1,4})"
+RUN = rf"([{HAN}A-Za-z][{HAN}A-Za-z0-9·\-]{{0,11}})"
+LANG_NAME = (r"(?:中文|汉语|普通话|英文|英语|俄语|俄文|日语|日文|韩语|韩文|法语|法文|德语|德文|西班牙语|意大利语"
+             r"|葡萄牙语|粤语|广东话|阿拉伯语|乌克兰语)")
+LANG = f"({LANG_NAME})"
+LANGS = rf"({LANG_NAME}(?:(?:和|、|跟|与|及|还有){LANG_NAME})*)"
+TZ = (r"((?:UTC|GMT)\s*[+\-−]\s*\d{1,2}(?::?\d{2})?|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?|UTC|GMT"
+      r"|[东西][一二三四五六七八九十]{1,2}区|北京时间)")
+# Words that end a value: particles, the next predicate, time words.
+def _alternation(words: str) -> str:
+    return "(?:" + "|".join(words.split()) + ")"
+
+
+_VALUE_END = re.compile("(" + _alternation("""
+今年 现在 目前 已经 是 在 住 来自 和 跟 我 的 了 啊 呀 哦 吧 呢 就行 就好 就可以 岁 从 做 也
+工作 上班 生活 定居 居住 出生 长大 这边 那边 一带 附近
+""") + ")")
+COMMON_SURNAMES = set("".join(lexicon("""
+王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田
+董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白
+邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤欧司诸
+""")))
+OCCUPATIONS = tuple(lexicon("""
+工程师 程序员 设计师 经理 老师 教师 医生 护士 律师 会计 司机 厨师 记者 作家 演员 学生 研究生
+博士生 大学生 中学生 高中生 小学生 教授 警察 商人 农民 销售 工人 主管 总监 老板 创业者
+自由职业者 翻译 编辑 画家 歌手 模特 运动员 军人 保安 保姆 店主 主播 博主 秘书 助理 顾问 教练
+空姐 导游 法官 科学家 研究者 家庭主妇 全职妈妈 码农 实习生 艺术家 音乐家 企业家 专家 公务员
+职员 白领 外卖员 快递员 服务员 店员 医师 药师 兽医 牙医 退休人员 个体户 程序猿 产品经理 分析师
+"""))
+# X师 and X员 are jobs whatever X is (咨询师, 飞行员…).
+_JOB_SUFFIX = re.compile(r"[师员]$")
+PLACES = lexicon("""
+北京 上海 天津 重庆 河北 山西 辽宁 吉林 黑龙江 江苏 浙江 安徽 福建 江西 山东 河南 湖北 湖南 广东 海南 四川 贵州 云南
+陕西 甘肃 青海 台湾 内蒙古 广西 西藏 宁夏 新疆 香港 澳门 东北 华北 华南 广州 深圳 成都 杭州 武汉 西安 南京 苏州 长沙
+郑州 青岛 沈阳 大连 厦门 宁波 合肥 福州 济南 昆明 哈尔滨 长春 石家庄 太原 南昌 南宁 贵阳 兰州 海口 三亚 珠海 东莞
+佛山 无锡 温州 乌鲁木齐 拉萨 呼和浩特 银川 西宁 台北 纽约 伦敦 巴黎 东京 首尔 新加坡 悉尼 洛杉矶 旧金山 柏林 莫斯科
+美国 英国 法国 德国 日本 韩国 加拿大 澳大利亚 俄罗斯 中国 国外 老家 本地 外地
+""")
+PETS = {"猫咪": "猫", "小猫": "猫", "猫": "猫", "狗狗": "狗", "小狗": "狗", "狗": "狗", "兔子": "兔子", "仓鼠": "仓鼠",
+        "鹦鹉": "鹦鹉", "金鱼": "金鱼", "乌龟": "乌龟", "龙猫": "龙猫", "刺猬": "刺猬", "蜥蜴": "蜥蜴", "鱼": "鱼",
+        "蛇": "蛇", "马": "马"}
+PET = "(" + "|".join(sorted(PETS, key=len, reverse=True)) + ")"
+PRONOUNS = ("你", "他", "她", "它", "大家", "自己", "您", "别人", "我们")
+NOT_NAMES = lexicon("什么 谁 自己 朋友 这个 那个 一个 一名 一位")
+
+
+def _trim(raw: str) -> str:
+    if _VALUE_END.match(raw):
+        return ""  # 我叫了外卖: the verb's object, not a value
+    match = _VALUE_END.search(raw, 1)
+    return raw[: match.start()] if match else raw
+
+
+def _name(raw: str) -> str | None:
+    name = _trim(raw).strip()
+    if re.fullmatch(rf"[{HAN}·]{{2,4}}", name) and name not in NOT_NAMES and not _is_job(name):
+        return name
+    if re.fullmatch(r"[A-Za-z][A-Za-z\-]*(?:\s[A-Za-z][A-Za-z\-]*){0,2}", name):
+        return name
+    return None
+
+
+def _surname_name(raw: str) -> str | None:
+    """我是X: a name only when X looks like one (a common surname, two or three characters)."""
+    name = _name(raw)
+    if name is None:
+        return None
+    if re.match(f"[{HAN}]", name) and (name[0] not in COMMON_SURNAMES or len(name) > 3 or name.endswith("人")):
+        return None
+    if re.match("[A-Za-z]", name) and not name[0].isupper():
+        return None
+    return name
+
+
+def _called(match: re.Match[str]) -> Emit:
+    """我叫X: 叫 also means "to order, to call for" (我叫出租车), so a name that does not look like one
+    (no common surname, no 小/老/阿 prefix, not Latin) waits for review."""
+    name = _name(match.group(1))
+    if name is None:
+        return []
+    looks_like_name = name[0] in COMMON_SURNAMES or name[0] in "小老阿" or bool(re.match("[A-Za-z]", name))
+    return [("name", name) if looks_like_name else ("name", name, 0.6)]
+
+
+def _is_job(value: str) -> bool:
+    return value.endswith(OCCUPATIONS) or bool(_JOB_SUFFIX.search(value))
+
+
+def _job(raw: str) -> str | None:
+    value = _trim(raw)
+    return value if value and _is_job(value) and len(value) <= 10 else None
+
+
+def _job_any(raw: str) -> str | None:
+    value = re.sub(r"(方面的|相关的|相关)?(工作|行业|领域)$", "", _trim(raw))
+    return value or None
+
+
+def _place(raw: str) -> str | None:
+    value = _trim(raw).strip()
+    return value if 2 <= len(value) <= 12 or re.match("[A-Za-z]", value) else None
+
+
+def _native_place(raw: str) -> str | None:
+    """我是X人: X must be a place (广州人), not an adjective (好人)."""
+    value = _trim(raw)
+    return value if value in PLACES or re.fullmatch(rf"[{HAN}]{{1,6}}[省市县区州]", value) else None
+
+
+def _employer(raw: str) -> str | None:
+    value = _trim(raw)
+    value = re.sub("(远程|全职|兼职)$", "", value)
+    if not value or value in PLACES or re.search("[省市县区镇村]$", value) or value in ("家", "家里", "公司"):
+        return None
+    return None if value.startswith(("一家", "一个", "某", "这家", "那家")) else value
+
+
+def _age(raw: str) -> str | None:
+    number = int(raw) if raw.isdigit() else zh_number(raw)
+    return str(number) if number else None
+
+
+def _langs(match: re.Match[str]) -> Emit:
+    parts = re.split("和|、|跟|与|及|还有", match.group(1))
+    return [("languages_spoken", code) for part in parts if (code := language_code(part))]
+
+
+def _pet(match: re.Match[str]) -> Emit:
+    animal = PETS[match.group(1)]
+    name = _name(match.group(2)) if (match.lastindex or 0) >= 2 and match.group(2) else None
+    return [("pets", f"{animal} ({name})" if name else animal)]
+
+
+def _likes(raw: str) -> str | None:
+    value = _trim(raw)
+    if not value or value.startswith(PRONOUNS) or value.startswith(("用", "上", "和", "跟")):
+        return None
+    return value
+
+
+RULES: tuple[Rule, ...] = (
+    # name
+    Rule("zh.name.jiao", re.compile(rf"我(?:的名字|名字)?叫{RUN}"), _called, 0.9),
+    Rule("zh.name.mingzi_shi", re.compile(rf"我的?名字是{RUN}"), one("name", transform=_name), 0.9),
+    Rule("zh.name.jiao_wo", re.compile(rf"(?:^|就|可以|请|你|都)叫我{RUN}"), one("name", transform=_name), 0.85),
+    Rule("zh.name.wo_shi", re.compile(rf"我是(?!一?[名个位])({RUN[1:-1]})"),
+         one("name", transform=_surname_name), 0.75),
+    # age
+    Rule("zh.age", re.compile(rf"我(?:今年|现在|已经|都|才|刚)*满?{NUM}周?岁"), one("age", transform=_age), 0.9),
+    Rule("zh.age.nianling", re.compile(rf"我的年龄是{NUM}"), one("age", transform=_age), 0.9),
+    # occupation, employer, diet
+    Rule("zh.job.yiming", re.compile(rf"我(?:现在|目前)?是一?[名个位]{RUN}"), one("occupation", transform=_job), 0.9),
+    Rule("zh.job.shi", re.compile(rf"我(?:现在|目前)?是(?!一?[名个位]){RUN}"), one("occupation", transform=_job), 0.85),
+    Rule("zh.job.age_job", re.compile(rf"我是一?[名个位]{NUM}岁的{RUN}"),
+         lambda m: [("age", a)] + ([("occupation", j)] if (j := _job(m.group(2))) else []) if (a := _age(m.group(1)))
+         else [], 0.85),
+    Rule("zh.job.dang", re.compile(rf"我(?:现在|目前)?(?:在[^，。,]{{1,12}}?)?(?:当|做|担任)(?:了)?{RUN}"),
+         one("occupation", transform=_job), 0.85),
+    Rule("zh.job.zhiye", re.compile(rf"我的(?:职业|工作|职位)是{RUN}"), one("occupation", transform=_job_any), 0.9),
+    Rule("zh.job.congshi", re.compile(rf"我(?:现在|目前)?从事{RUN}"), one("occupation", transform=_job_any), 0.85),
+    Rule("zh.employer", re.compile(rf"我(?:现在|目前)?在{RUN}(?:工作|上班|任职|实习)"), one("employer",
+                                                                                     transform=_employer), 0.85),
+    Rule("zh.diet", re.compile(r"我(?:是|只)?(素食者|素食主义者|纯素食者|吃素)"), one("diet"), 0.85),
+    # where they live and come from
+    Rule("zh.location.zhu_zai", re.compile(rf"我(?:现在|目前|一直|也|还)?(?:住|生活|定居|居住)在{RUN}"),
+         one("location", transform=_place), 0.9),
+    Rule("zh.location.zai_zhu", re.compile(rf"我(?:现在|目前|一直)?在{RUN}(?:生活|住|定居|居住)"),
+         one("location", transform=_place), 0.9),
+    Rule("zh.location.ban_dao", re.compile(rf"我(?:已经|最近|刚)?搬(?:到|去)了?{RUN}"),
+         one("location", transform=_place), 0.8),
+    Rule("zh.location.he", re.compile(rf"我(?:和|跟)[{HAN}]{{1,4}}(?:一起)?(?:最近|已经|刚|现在)?"
+                                      rf"(?:搬到|搬去|住在|生活在)了?{RUN}"),
+         one("location", transform=_place), 0.8),
+    Rule("zh.location.jia_zai", re.compile(rf"我家(?:住)?在{RUN}"), one("location", transform=_place), 0.8),
+    Rule("zh.hometown.laizi", re.compile(rf"我来自{RUN}"), one("hometown", transform=_place), 0.85),
+    Rule("zh.hometown.ren", re.compile(rf"我是([{HAN}]{{1,7}})人"), one("hometown", transform=_native_place), 0.85),
+    Rule("zh.hometown.laojia", re.compile(rf"我(?:的)?(?:老家|家乡|故乡)(?:是|在){RUN}"),
+         one("hometown", transform=_place), 0.85),
+    Rule("zh.hometown.chusheng", re.compile(rf"我(?:出生|生)在{RUN}|我在{RUN}(?:出生|长大)"),
+         lambda m: [("hometown", v)] if (v := _place(m.group(1) or m.group(2))) else [], 0.85),
+    # language preference and languages spoken
+    Rule("zh.lang_pref.yong", re.compile(rf"(?:^|请|麻烦|你|以后|之后|今后|都)(?:请|你|都|一直|尽量|以后)*"
+                                         rf"(?:用|使用){LANG}"
+                                         r"(?:来)?(?:回答|回复|交流|聊天|和我|跟我|对我|与我|沟通|说话|写)"),
+         one("language_preference", transform=language_code), 0.85),
+    Rule("zh.lang_pref.xihuan", re.compile(rf"我(?:更|比较)?(?:喜欢|希望|想|习惯|偏好|倾向于)(?:你)?(?:用|使用){LANG}"),
+         one("language_preference", transform=language_code), 0.8, allow_wish=True),
+    Rule("zh.languages", re.compile(rf"我(?:会|能|可以)(?:说|讲){LANGS}"), _langs, 0.85),
+    Rule("zh.languages.muyu", re.compile(rf"我的母语是{LANGS}"), _langs, 0.85),
+    # time zone
+    Rule("zh.tz.shiqu", re.compile(rf"我的时区是\s*{TZ}"),
+         one("preferred_timezone", transform=timezone_canonical), 0.9),
+    Rule("zh.tz.dongbaqu", re.compile(r"我(?:这里|这边)?(?:在|是)?([东西][一二三四五六七八九十]{1,2}区)"),
+         one("preferred_timezone", transform=timezone_canonical), 0.85),
+    Rule("zh.tz.beijing", re.compile(r"我(?:这里|这边)?(?:用|是|使用)(北京时间)"),
+         one("preferred_timezone", transform=timezone_canonical), 0.8),
+    # pets and likes
+    Rule("zh.pets", re.compile(rf"我(?:家)?(?:养了|养着|养|有|里有)(?:一|两|三|几|\d+)?(?:只|条|头|匹|个)?{PET}"),
+         _pet, 0.85),
+    Rule("zh.pets.jiao", re.compile(rf"我(?:的|家的?){PET}叫{RUN}"), _pet, 0.8),
+    Rule("zh.likes", re.compile(rf"我(?:很|非常|特别|最|真的|也|还|超)?(?:喜欢|热爱|喜爱|爱)(?!上){RUN}"),
+         one("likes", transform=_likes), 0.75),
+    Rule("zh.dislikes", re.compile(rf"我(?:很|非常|特别|最|真的|超)?(?:讨厌|不喜欢|受不了|反感)(?!你|他|她){RUN}"),
+         one("dislikes", transform=_likes), 0.75),
+    Rule("zh.allergies", re.compile(rf"我对([{HAN}A-Za-z]{{1,8}}?)(?:严重)?过敏"), one("allergies"), 0.85),
+    Rule("zh.detail_level", re.compile(r"(?:^|请|麻烦|你|以后|回答|回复|说)(?:得|的)?(?:尽量|稍微)?"
+                                       r"(简短|简洁|简单|详细|详尽)一?(?:点|些)"),
+         lambda m: [("detail_level", "详细" if m.group(1) in ("详细", "详尽") else "简短")], 0.8),
+    # identifiers (refused later when they are sensitive numbers)
+    Rule("zh.identifier", re.compile(r"我的(手机号码?|电话号码?|电话|身份证号码?|身份证|银行卡号|卡号|银行卡"
+                                     r"|护照号码?|邮箱|电子邮箱|IBAN)(?:是|为|：|:)\s*"
+                                     r"([\w@.+\-][\w@.+\- ]{2,40}?)(?=$|[，。,；;！!])"),
+         lambda m: [(_ID_KEYS[m.group(1)], m.group(2).strip())] if m.group(1) in _ID_KEYS else [], 0.8),
+)
+_ID_KEYS = {"手机号": "phone_number", "手机号码": "phone_number", "电话号码": "phone_number", "电话号": "phone_number",
+            "电话": "phone_number", "身份证号": "id_number", "身份证号码": "id_number", "身份证": "id_number",
+            "银行卡号": "card_number", "卡号": "card_number", "银行卡": "card_number", "护照号": "passport_number",
+            "护照号码": "passport_number", "邮箱": "email", "电子邮箱": "email", "IBAN": "iban"}
+
+# Clauses that start with a predicate and no subject, when an earlier clause of the sentence was about 我.
+_ELIDED_START = re.compile(r"^(?:今年|现在|目前|已经|是|住在|来自|在|从事|做|当|也是|还是"
+                           r"|\d{1,3}岁|[一二两三四五六七八九十]{1,3}岁)")
+_OTHER_SUBJECT = re.compile(r"^(?:你|他|她|它|我们|你们|他们|她们|我[的]?(?:妈|爸|哥|姐|弟|妹|朋友|老公|老婆|丈夫|妻子|"
+                            r"儿子|女儿|同事|老板|男朋友|女朋友|家人|爷|奶|外公|外婆))")
+
+_QUESTION = re.compile(r"[？?]\s*$|吗\s*[。！!]?\s*$|呢\s*[。]?\s*$|" + _alternation(
+    "什么 哪里 哪儿 哪个 谁 几岁 多大 多少 怎么 为什么 是不是 有没有 对不对 是否"))
+_HYPOTHETICAL = re.compile(_alternation("""
+如果 假如 假设 要是 万一 想象 假装 梦想 希望 想成为 想当 想做 将来 打算 准备 考虑 明年 以后想 但愿
+下个月 下周 快要
+"""))
+# What was true once: judged per clause, so 我以前是护士，现在是全职妈妈 keeps the second clause.
+_PAST = re.compile(r"以前|曾经|过去|小时候|原来|当年|那时|之前")
+_REPORTED = re.compile(r"听说|据说|说我|告诉我|认为|以为|觉得我")
+_FILTERS = SentenceFilters(
+    question=lambda s: bool(_QUESTION.search(s)),
+    hypothetical=lambda s: bool(_HYPOTHETICAL.search(s)),
+    reported=lambda s: bool(_REPORTED.search(s)),
+    negated=lambda s, pos: False,  # 我不是… / 我没有… never match: every pattern wants 我 right before its verb
+)
+
+
+def extract_sentence(sentence: str) -> list[RuleFact]:
+    if _FILTERS.reported(sentence):
+        return []
+    # Questions and hypotheticals are judged on the whole sentence ("如果我住在巴黎，…" spans clauses),
+    # once; what used to be true, per clause.
+    question, hypothetical = _FILTERS.question(sentence), _FILTERS.hypothetical(sentence)
+    filters = SentenceFilters(
+        question=lambda _clause: question,
+        hypothetical=lambda clause: hypothetical or bool(_PAST.search(clause)),
+        reported=lambda _clause: False,
+        negated=_FILTERS.negated,
+    )
+    out: list[RuleFact] = []
+    about_me = False
+    for clause in (c.strip() for c in re.split(r"[，,；;]", sentence)):
+        if _OTHER_SUBJECT.match(clause):
+            about_me = False
+        elif clause.startswith("我"):
+            about_me = True
+        # A subjectless clause ("今年28岁", "是一名产品经理") speaks for the last subject: 我 when it was me.
+        text = "我" + clause if about_me and _ELIDED_START.match(clause) else clause
+        out.extend(run_rules(text, RULES, filters))
+    return out

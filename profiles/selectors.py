@@ -1,0 +1,63 @@
+"""Reads of the profiles app: a user's facts, a key's history, and the profile block of the prompt."""
+
+from __future__ import annotations
+
+from django.db.models import OuterRef, QuerySet, Subquery
+
+from profiles.conf import confidence_threshold
+from profiles.keys import KEY_ORDER
+from profiles.models import FactEvent, UserProfile
+
+CONTEXT_HEADERS = {
+    "zh": "以下是用户的长期记忆信息：",
+    "ru": "Долговременная память о пользователе:",
+    "en": "What we know about the user (long-term memory):",
+}
+
+
+def _ordered(facts: list[UserProfile]) -> list[UserProfile]:
+    """Registry keys in registry order (name, age, …), then free-form keys alphabetically; within a
+    key, the most confident value first."""
+    return sorted(facts, key=lambda f: (KEY_ORDER.get(f.key, len(KEY_ORDER)), f.key, -f.confidence, f.value))
+
+
+def with_current_value(facts: QuerySet[UserProfile]) -> QuerySet[UserProfile]:
+    """Annotate each fact with `current_value` and `current_confidence`: the active value of the
+    same single-valued key when that is another row (the value a pending fact competes with)."""
+    current = UserProfile.objects.filter(
+        tenant=OuterRef("tenant"), user_id=OuterRef("user_id"), key=OuterRef("key"),
+        status=UserProfile.Status.ACTIVE, multi=False,
+    ).exclude(pk=OuterRef("pk"))
+    return facts.annotate(current_value=Subquery(current.values("value")[:1]),
+                          current_confidence=Subquery(current.values("confidence")[:1]))
+
+
+def profile_facts(*, tenant_id: int, user_id: str, status: str = UserProfile.Status.ACTIVE) -> list[UserProfile]:
+    facts = UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, status=status)
+    return _ordered(list(with_current_value(facts)))
+
+
+def fact_history(*, tenant_id: int, user_id: str, key: str) -> QuerySet[FactEvent]:
+    return (FactEvent.objects.filter(tenant_id=tenant_id, user_id=user_id, key=key)
+            .select_related("reviewer").order_by("-created_at", "-id"))
+
+
+def profile_for_context(*, tenant_id: int, user_id: str) -> tuple[str, list[str]]:
+    """The profile block for the prompt: (header, one line per key), or ("", []) when nothing is known.
+
+    Only active facts at or above the confidence threshold: pending, rejected and decayed-below
+    facts never reach a prompt. Multi-valued keys are joined on one line ("likes: jazz, tea").
+    The header follows the user's language preference when it is known, English otherwise.
+    """
+    facts = _ordered(list(
+        UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, status=UserProfile.Status.ACTIVE,
+                                   confidence__gte=confidence_threshold())
+    ))
+    if not facts:
+        return "", []
+    values: dict[str, list[str]] = {}
+    for fact in facts:
+        values.setdefault(fact.key, []).append(fact.value)
+    lines = [f"{key}: {', '.join(vals)}" for key, vals in values.items()]
+    language = (values.get("language_preference") or [""])[0]
+    return CONTEXT_HEADERS.get(language, CONTEXT_HEADERS["en"]), lines

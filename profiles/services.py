@@ -1,0 +1,428 @@
+"""Writes of the profiles app: facts and their audit trail, review decisions, decay, erasure and
+extraction. Every change to a fact goes through `fact_upsert` or a review service here, and each
+writes a `FactEvent` (who or what, when, old → new, why)."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memoryhub.exceptions import ApplicationError, NotFound
+from memoryhub.llm import LLMError, LLMResponseError, LLMUnavailable, get_llm
+from memoryhub.models import ArchivalJob, Message, Tenant
+from profiles import extraction, metrics
+from profiles.conf import confidence_threshold, decay_after_days, decay_factor, decay_interval_days
+from profiles.keys import is_multi, key_normalize, value_clean, value_norm
+from profiles.models import FactEvent, UserProfile
+from profiles.sensitive import find_sensitive
+
+logger = logging.getLogger(__name__)
+
+Status = UserProfile.Status
+Source = UserProfile.Source
+Action = FactEvent.Action
+
+# A reviewer's approval is the strongest evidence there is.
+REVIEWED_CONFIDENCE = 1.0
+# Machine restatements add up (noisy-or) but never reach what only a person can confirm.
+MACHINE_MAX_CONFIDENCE = 0.95
+
+
+class Outcome(StrEnum):
+    CREATED = "created"
+    REPLACED = "replaced"
+    CONFIRMED = "confirmed"
+    UPDATED = "updated"
+    PENDING = "pending"
+    UNCHANGED = "unchanged"
+    IGNORED = "ignored"
+
+
+@dataclass(frozen=True)
+class FactWrite:
+    fact: UserProfile
+    outcome: Outcome
+    # The value this write displaced from a single-valued key, if any.
+    replaced: str | None = None
+
+
+def _lock_profile(tenant_id: int, user_id: str) -> None:
+    # One writer per user's profile at a time: an API save and an archival job racing on the same
+    # single-valued key must not both see "no active value" and both insert one.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"profile:{tenant_id}:{user_id}"])
+
+
+def _event(
+    fact: UserProfile | None,
+    *,
+    tenant_id: int,
+    user_id: str,
+    key: str,
+    action: str,
+    actor: str,
+    reviewer: AbstractBaseUser | None = None,
+    old: tuple[str, float | None, str] = ("", None, ""),
+    new: tuple[str, float | None, str] = ("", None, ""),
+    reason: str = "",
+    source_message_id: int | None = None,
+    meta: dict[str, Any] | None = None,
+) -> FactEvent:
+    return FactEvent.objects.create(
+        tenant_id=tenant_id, user_id=user_id, key=key, fact=fact, action=action, actor=actor,
+        reviewer=reviewer if reviewer is not None and reviewer.pk else None,
+        reviewer_name=reviewer.get_username() if reviewer is not None else "",
+        old_value=old[0], old_confidence=old[1], old_status=old[2],
+        new_value=new[0], new_confidence=new[1], new_status=new[2],
+        reason=reason, source_message_id=source_message_id, meta=meta or {},
+    )
+
+
+def _state(fact: UserProfile) -> tuple[str, float | None, str]:
+    return fact.value, fact.confidence, fact.status
+
+
+def fact_value_check(*, key: str, value: str, source: str) -> tuple[str, str]:
+    """(canonical key, stored value) for a proposed fact, or ApplicationError.
+
+    Sensitive numbers are looked for first, in the raw value, so they are refused and counted
+    whatever else is wrong with the fact.
+    """
+    findings = find_sensitive(str(value or ""), context=str(key or ""))
+    if findings:
+        for finding in findings:
+            metrics.SENSITIVE_REFUSED.labels(finding.kind, source).inc()
+        first = findings[0]
+        raise ApplicationError(
+            f"The value contains {first.label}; sensitive numbers are never stored as facts.",
+            code="sensitive_value", field="value", extra={"kind": first.kind},
+        )
+    canonical = key_normalize(key)
+    return canonical, value_clean(canonical, value)
+
+
+def _combined(old: float, new: float) -> float:
+    return max(old, new, min(MACHINE_MAX_CONFIDENCE, 1 - (1 - old) * (1 - new)))
+
+
+@transaction.atomic
+def fact_upsert(
+    *,
+    tenant: Tenant,
+    user_id: str,
+    key: str,
+    value: str,
+    confidence: float = 1.0,
+    source: str,
+    source_message: Message | None = None,
+    reason: str = "",
+    meta: dict[str, Any] | None = None,
+) -> FactWrite:
+    """Save one fact (seed 002's SaveLongTermMemory) and record the change.
+
+    - A value already held is confirmed: an API write sets its confidence, a machine restatement
+      raises it (noisy-or, capped below what a reviewer gives). The same message never counts twice.
+    - A new value below the threshold waits for review.
+    - A new value of a single-valued key replaces the current one only when its confidence is at
+      least the current one's; otherwise it waits for review beside it.
+    - A value a reviewer rejected stays rejected when a machine proposes it again; an API write
+      (the client speaking for the user) brings it back.
+    """
+    key, value = fact_value_check(key=key, value=value, source=source)
+    if not 0.0 <= confidence <= 1.0:
+        raise ApplicationError("confidence must be between 0 and 1.", field="confidence")
+    if source_message is not None and (source_message.tenant_id != tenant.pk or source_message.user_id != user_id):
+        raise ApplicationError("The source message belongs to another user.", field="source_message_id")
+    _lock_profile(tenant.pk, user_id)
+
+    now = timezone.now()
+    norm = value_norm(value)
+    multi = is_multi(key)
+    machine = source in (Source.LLM, Source.RULES)
+    message_id = source_message.pk if source_message is not None else None
+    rows = list(UserProfile.objects.filter(tenant=tenant, user_id=user_id, key=key))
+    same = next((r for r in rows if r.value_norm == norm), None)
+    current = None if multi else next((r for r in rows if r.status == Status.ACTIVE), None)
+
+    if same is not None and machine:
+        if same.status == Status.REJECTED:
+            metrics.FACT_WRITES.labels(source, Outcome.IGNORED).inc()
+            return FactWrite(same, Outcome.IGNORED)
+        if message_id is not None and same.source_message_id == message_id:
+            metrics.FACT_WRITES.labels(source, Outcome.UNCHANGED).inc()
+            return FactWrite(same, Outcome.UNCHANGED)
+
+    if same is None:
+        fact = UserProfile(tenant=tenant, user_id=user_id, key=key, value=value, value_norm=norm, multi=multi,
+                           source=source, created_at=now, meta={})
+        old = ("", None, "")
+        new_confidence = confidence
+    else:
+        fact = same
+        old = _state(same)
+        new_confidence = _combined(same.confidence, confidence) if machine else confidence
+
+    competitor = current if current is not None and current.pk != fact.pk else None
+    if new_confidence < confidence_threshold() or (competitor is not None and new_confidence < competitor.confidence):
+        status = Status.PENDING
+    else:
+        status = Status.ACTIVE
+
+    replaced = None
+    if status == Status.ACTIVE and competitor is not None:
+        replaced = competitor.value
+        old = _state(competitor)
+        competitor.delete()  # its story stays in the events; the key now has the new value
+
+    if same is None or not machine:
+        fact.value, fact.source = value, source
+    fact.confidence, fact.status = new_confidence, status
+    fact.updated_at = fact.confirmed_at = now
+    if source_message is not None:
+        fact.source_message = source_message
+    fact.meta = {**fact.meta, **(meta or {})}
+    fact.save()
+
+    if replaced is not None:
+        action, outcome = Action.REPLACED, Outcome.REPLACED
+    elif same is None:
+        action, outcome = (Action.CREATED, Outcome.CREATED) if status == Status.ACTIVE else (
+            Action.PROPOSED, Outcome.PENDING)
+    else:
+        # Restated at the same or a higher confidence, or promoted by the restatement: confirmed.
+        confirmed = (old[2] != Status.ACTIVE and status == Status.ACTIVE) or new_confidence >= (old[1] or 0)
+        action = Action.CONFIRMED if confirmed else Action.UPDATED
+        active_outcome = Outcome.CONFIRMED if confirmed else Outcome.UPDATED
+        outcome = active_outcome if status == Status.ACTIVE else Outcome.PENDING
+    event_meta = {"current": current.value} if status == Status.PENDING and competitor is not None else {}
+    _event(fact, tenant_id=tenant.pk, user_id=user_id, key=key, action=action, actor=source, old=old,
+           new=_state(fact), reason=reason, source_message_id=message_id, meta=event_meta)
+    metrics.FACT_WRITES.labels(source, outcome).inc()
+    return FactWrite(fact, outcome, replaced)
+
+
+# --- Review -------------------------------------------------------------------------------------
+def _activate_reviewed(
+    fact: UserProfile, *, reviewer: AbstractBaseUser, reason: str, action: str, previous: str | None = None,
+    meta: dict[str, Any] | None = None,
+) -> UserProfile:
+    """Make `fact` the active value of its key on a reviewer's word, displacing the current one."""
+    current = None
+    if not fact.multi:
+        current = (UserProfile.objects.filter(tenant_id=fact.tenant_id, user_id=fact.user_id, key=fact.key,
+                                              status=Status.ACTIVE).exclude(pk=fact.pk).first())
+    old_value = current.value if current is not None else (previous if previous is not None else fact.value)
+    old = (old_value, current.confidence if current else fact.confidence, fact.status)
+    if current is not None:
+        current.delete()
+    now = timezone.now()
+    fact.status, fact.confidence = Status.ACTIVE, REVIEWED_CONFIDENCE
+    fact.updated_at = fact.confirmed_at = now
+    fact.save()
+    _event(fact, tenant_id=fact.tenant_id, user_id=fact.user_id, key=fact.key, action=action,
+           actor=FactEvent.Actor.ADMIN, reviewer=reviewer, old=old, new=_state(fact), reason=reason, meta=meta)
+    metrics.REVIEWS.labels(action).inc()
+    return fact
+
+
+def _locked(fact: UserProfile) -> UserProfile:
+    _lock_profile(fact.tenant_id, fact.user_id)
+    try:
+        return UserProfile.objects.select_for_update().get(pk=fact.pk)
+    except UserProfile.DoesNotExist:
+        raise NotFound("The fact no longer exists.") from None
+
+
+@transaction.atomic
+def fact_approve(*, fact: UserProfile, reviewer: AbstractBaseUser, reason: str = "") -> UserProfile:
+    """A pending (or rejected) value becomes the key's active value; an active one is left alone."""
+    fact = _locked(fact)
+    if fact.status == Status.ACTIVE:
+        return fact
+    return _activate_reviewed(fact, reviewer=reviewer, reason=reason, action=Action.APPROVED)
+
+
+@transaction.atomic
+def fact_reject(*, fact: UserProfile, reviewer: AbstractBaseUser, reason: str = "") -> UserProfile:
+    """The value is wrong: it leaves the prompt, and extraction will not propose it again."""
+    fact = _locked(fact)
+    if fact.status == Status.REJECTED:
+        return fact
+    old = _state(fact)
+    fact.status, fact.updated_at = Status.REJECTED, timezone.now()
+    fact.save(update_fields=["status", "updated_at"])
+    _event(fact, tenant_id=fact.tenant_id, user_id=fact.user_id, key=fact.key, action=Action.REJECTED,
+           actor=FactEvent.Actor.ADMIN, reviewer=reviewer, old=old, new=_state(fact), reason=reason)
+    metrics.REVIEWS.labels(Action.REJECTED).inc()
+    return fact
+
+
+@transaction.atomic
+def fact_edit_approve(*, fact: UserProfile, reviewer: AbstractBaseUser, value: str, reason: str = "") -> UserProfile:
+    """Correct the value and approve it in one decision. When the corrected value is already held
+    for the key, that row is approved and the proposal merged into it."""
+    _, value = fact_value_check(key=fact.key, value=value, source=Source.ADMIN)
+    fact = _locked(fact)
+    proposed, previous = fact.value, fact.value if fact.status == Status.ACTIVE else None
+    norm = value_norm(value)
+    target = fact
+    if norm != fact.value_norm:
+        other = (UserProfile.objects.select_for_update()
+                 .filter(tenant_id=fact.tenant_id, user_id=fact.user_id, key=fact.key, value_norm=norm).first())
+        if other is not None:
+            fact.delete()
+            target = other
+        else:
+            fact.value, fact.value_norm = value, norm
+    target.value, target.source = value, Source.ADMIN
+    return _activate_reviewed(target, reviewer=reviewer, reason=reason, action=Action.EDITED, previous=previous,
+                              meta={"proposed": proposed})
+
+
+@transaction.atomic
+def fact_delete(
+    *,
+    tenant: Tenant,
+    user_id: str,
+    key: str,
+    value: str | None = None,
+    actor: str = FactEvent.Actor.API,
+    reviewer: AbstractBaseUser | None = None,
+    reason: str = "",
+) -> int:
+    """Delete a key's values (every one, or the one given) and record it. NotFound when none."""
+    key = key_normalize(key)
+    _lock_profile(tenant.pk, user_id)
+    rows = UserProfile.objects.filter(tenant=tenant, user_id=user_id, key=key)
+    if value is not None:
+        rows = rows.filter(value_norm=value_norm(value_clean(key, value)))
+    facts = list(rows.select_for_update())
+    if not facts:
+        raise NotFound("No such fact.")
+    for fact in facts:
+        _event(None, tenant_id=tenant.pk, user_id=user_id, key=key, action=Action.DELETED, actor=actor,
+               reviewer=reviewer, old=_state(fact), reason=reason)
+    UserProfile.objects.filter(pk__in=[f.pk for f in facts]).delete()
+    return len(facts)
+
+
+# --- Decay --------------------------------------------------------------------------------------
+def facts_decay(*, now: datetime | None = None, batch_size: int = 500) -> int:
+    """Lower the confidence of active facts nobody has confirmed for `PROFILE_DECAY_AFTER_DAYS`,
+    by `PROFILE_DECAY_FACTOR`, at most once per `PROFILE_DECAY_INTERVAL_DAYS`, so the daily beat
+    (or a second run) does not compound. Returns how many facts it lowered.
+
+    A decayed fact stays active, but below the threshold it leaves the prompt, and a fresh
+    statement of another value can replace it.
+    """
+    now = now or timezone.now()
+    after, interval = timedelta(days=decay_after_days()), timedelta(days=decay_interval_days())
+    factor = decay_factor()
+    due = (Q(status=Status.ACTIVE, confirmed_at__lt=now - after)
+           & (Q(decayed_at__isnull=True) | Q(decayed_at__lt=now - interval)))
+    touched = 0
+    while True:
+        with transaction.atomic():
+            # skip_locked: a fact being written right now is confirmed, not stale; the next run sees it.
+            locked = UserProfile.objects.select_for_update(skip_locked=True)
+            batch = list(locked.filter(due).order_by("pk")[:batch_size])
+            if not batch:
+                break
+            events = []
+            for fact in batch:
+                old = _state(fact)
+                fact.confidence = round(fact.confidence * factor, 4)
+                fact.decayed_at = now
+                events.append(FactEvent(
+                    tenant_id=fact.tenant_id, user_id=fact.user_id, key=fact.key, fact=fact, action=Action.DECAYED,
+                    actor=FactEvent.Actor.SYSTEM, old_value=old[0], old_confidence=old[1], old_status=old[2],
+                    new_value=fact.value, new_confidence=fact.confidence, new_status=fact.status,
+                    reason=f"not confirmed since {fact.confirmed_at:%Y-%m-%d}",
+                ))
+            UserProfile.objects.bulk_update(batch, ["confidence", "decayed_at"])
+            FactEvent.objects.bulk_create(events)
+            touched += len(batch)
+    metrics.DECAYED.inc(touched)
+    logger.info("profile decay lowered %d fact(s)", touched)
+    return touched
+
+
+# --- Erasure ------------------------------------------------------------------------------------
+def user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
+    """Eraser (runs inside the kernel's erasure transaction): every fact and every event of the user."""
+    facts, _ = UserProfile.objects.filter(tenant=tenant, user_id=user_id).delete()
+    events, _ = FactEvent.objects.filter(tenant=tenant, user_id=user_id).delete()
+    return {"facts": facts, "fact_events": events}
+
+
+# --- Extraction ---------------------------------------------------------------------------------
+def facts_extract_from_messages(*, tenant: Tenant, user_id: str, messages: Sequence[Message]) -> dict[str, Any]:
+    """Extract the user's facts from `messages` and save them; returns what happened, by fate.
+
+    Uses the LLM ("fact_extractor") when one is configured, the rule-based extractors otherwise.
+    Raises LLMUnavailable (transient: retry later) and LLMError/LLMResponseError (the model
+    failed; nothing was written). The archival step and the idle-session trigger both call this.
+    """
+    mine = [m for m in messages if m.tenant_id == tenant.pk and m.user_id == user_id]
+    client = get_llm()
+    if client is None:
+        extractor, candidates = "rules", extraction.rules_candidates(mine)
+    else:
+        extractor, candidates = "llm", extraction.llm_candidates(client, mine)
+    summary = facts_save_candidates(tenant=tenant, user_id=user_id, candidates=candidates, extractor=extractor)
+    metrics.EXTRACTIONS.labels(extractor, "ok").inc()
+    return summary
+
+
+@transaction.atomic
+def facts_save_candidates(
+    *, tenant: Tenant, user_id: str, candidates: Sequence[extraction.Candidate], extractor: str
+) -> dict[str, Any]:
+    fates: Counter[str] = Counter()
+    for candidate in candidates:
+        if candidate.drop_reason:
+            fate = candidate.drop_reason
+        else:
+            try:
+                write = fact_upsert(
+                    tenant=tenant, user_id=user_id, key=candidate.key, value=candidate.value,
+                    confidence=candidate.confidence, source=extractor, source_message=candidate.message,
+                    meta={"extractor": candidate.rule or extractor, "evidence": candidate.evidence[:300]},
+                )
+            except ApplicationError as exc:
+                fate = "sensitive" if exc.code == "sensitive_value" else "invalid"
+            else:
+                fate = {Outcome.PENDING: "pending", Outcome.IGNORED: "ignored",
+                        Outcome.UNCHANGED: "unchanged"}.get(write.outcome, "saved")
+        fates[fate] += 1
+        metrics.CANDIDATES.labels(extractor, fate).inc()
+    return {"extractor": extractor, "candidates": len(candidates), **dict(sorted(fates.items()))}
+
+
+def facts_extract_for_job(job: ArchivalJob, messages: Sequence[Message]) -> dict[str, Any]:
+    """Archival step (after indexing, in the job's transaction): extraction for batches sent with
+    `enable_auto_extract`. A model that keeps answering badly is recorded in the job's result and
+    the job completes: the messages stay, so a later extraction can try again. A transient outage
+    raises, and the job is retried."""
+    if not job.auto_extract:
+        return {"skipped": "auto_extract is off"}
+    try:
+        return facts_extract_from_messages(tenant=job.tenant, user_id=job.user_id, messages=messages)
+    except LLMUnavailable:
+        metrics.EXTRACTIONS.labels("llm", "unavailable").inc()
+        raise
+    except LLMError as exc:
+        outcome = "malformed" if isinstance(exc, LLMResponseError) else "error"
+        metrics.EXTRACTIONS.labels("llm", outcome).inc()
+        logger.warning("fact extraction for job %s failed (%s): %s", job.pk, outcome, exc)
+        return {"extractor": "llm", "error": outcome, "detail": str(exc)[:500]}
