@@ -21,6 +21,7 @@ import random
 import statistics
 import sys
 import time
+from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -124,15 +125,21 @@ def rebuild_hnsw() -> float:
     return time.perf_counter() - started
 
 
-def measure(tenant: Tenant, users: list[str], queries: list[str], rng: random.Random, n: int) -> dict[str, list[float]]:
-    results: dict[str, list[float]] = {}
+def measure(
+    tenant: Tenant, users: list[str], queries: list[str], rng: random.Random, n: int
+) -> dict[str, tuple[list[float], dict[str, float]]]:
+    """Per mode: the total server-side times and the median of each stage."""
+    results = {}
     for mode in ("hybrid", "bm25", "vector"):
-        times = []
+        times, stages = [], defaultdict(list)
         for i in range(n):
             user = users[i % len(users)]
-            times.append(chunks_search(tenant_id=tenant.pk, user_id=user, query=rng.choice(queries), k=10, mode=mode,
-                                       include_tenant_documents=False).took_ms)
-        results[mode] = times
+            result = chunks_search(tenant_id=tenant.pk, user_id=user, query=rng.choice(queries), k=10, mode=mode,
+                                   include_tenant_documents=False)
+            times.append(result.took_ms)
+            for stage, ms in result.timings_ms.items():
+                stages[stage].append(ms)
+        results[mode] = (times, {stage: statistics.median(v) for stage, v in stages.items()})
     return results
 
 
@@ -170,8 +177,9 @@ def main() -> None:
             bm25_index.namespace_index(tenant.pk, user_namespace(user))
         print(f"\n[{label}] BM25 cache load: {time.perf_counter() - t:.2f} s")
         measure(tenant, users, queries, rng, 20)  # warm-up
-        for mode, times in measure(tenant, users, queries, rng, args.queries).items():
-            print(f"  {mode:<7} {fmt(times)}")
+        for mode, (times, stages) in measure(tenant, users, queries, rng, args.queries).items():
+            breakdown = ", ".join(f"{stage} {ms:.1f}" for stage, ms in stages.items())
+            print(f"  {mode:<7} {fmt(times)}   stages (median ms): {breakdown}")
 
     # Search right after a write: each search is preceded by one new chunk in the namespace.
     times, write_times = [], []
