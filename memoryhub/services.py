@@ -120,16 +120,54 @@ def messages_append(
         if conversation.last_message_at is None or latest > conversation.last_message_at:
             conversation.last_message_at = latest
         conversation.save(update_fields=["message_count", "last_message_at"])
+        message_ids = [m.pk for m in created]
+        pending = _unextracted_ids(conversation)
+        if not auto_extract and len(pending) >= settings.ARCHIVAL_SESSION_SIZE:
+            # The session reached the extraction size: this job extracts everything not yet seen.
+            auto_extract, message_ids = True, pending
+        elif auto_extract:
+            message_ids = pending
         job = ArchivalJob.objects.create(
             tenant=tenant,
             conversation=conversation,
             user_id=user_id,
-            message_ids=[m.pk for m in created],
+            message_ids=message_ids,
             auto_extract=auto_extract,
         )
         job_id = job.pk
         transaction.on_commit(lambda: archival_job_enqueue(job_id=job_id))
     return AppendResult(conversation=conversation, created=created, duplicates=len(messages) - len(created), job=job)
+
+
+def _unextracted_ids(conversation: Conversation) -> list[int]:
+    return list(
+        Message.objects.filter(conversation=conversation, pk__gt=conversation.extracted_until_message_id)
+        .order_by("id").values_list("id", flat=True)
+    )
+
+
+def sessions_extract_idle(*, idle: timedelta | None = None) -> int:
+    """Beat: a session idle for `ARCHIVAL_IDLE_SECONDS` with messages not yet through extraction
+    gets an extraction job (facts, people). Returns the number of jobs created."""
+    idle = idle if idle is not None else timedelta(seconds=settings.ARCHIVAL_IDLE_SECONDS)
+    cutoff = timezone.now() - idle
+    created = 0
+    for conversation in Conversation.objects.filter(last_message_at__lt=cutoff).select_related("tenant"):
+        with transaction.atomic():
+            locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+            pending = _unextracted_ids(locked)
+            already = ArchivalJob.objects.filter(
+                conversation=locked, auto_extract=True,
+                status__in=[ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING],
+            ).exists()
+            if not pending or already:
+                continue
+            job = ArchivalJob.objects.create(tenant=locked.tenant, conversation=locked, user_id=locked.user_id,
+                                             message_ids=pending, auto_extract=True)
+            job_id = job.pk
+            transaction.on_commit(lambda job_id=job_id: archival_job_enqueue(job_id=job_id))
+            created += 1
+    return created
 
 
 # --- Archival jobs --------------------------------------------------------------------------
@@ -198,6 +236,10 @@ def _archival_job_run_one(job_id: int) -> None:
             job.error = ""
             job.result = result | {"duration_ms": round((time.monotonic() - started) * 1000, 1)}
             job.save(update_fields=["status", "attempts", "started_at", "finished_at", "error", "result"])
+            if job.auto_extract and job.message_ids:
+                Conversation.objects.filter(
+                    pk=job.conversation_id, extracted_until_message_id__lt=max(job.message_ids)
+                ).update(extracted_until_message_id=max(job.message_ids))
         metrics.ARCHIVAL_JOBS.labels("done").inc()
     except Exception as exc:
         _archival_job_record_failure(job_id=job_id, error=exc)

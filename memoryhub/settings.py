@@ -238,6 +238,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
 CELERY_BEAT_SCHEDULE = {
     "archival-sweep": {"task": "memoryhub.tasks.archival_sweep", "schedule": 60.0},
+    "sessions-extract-idle": {"task": "memoryhub.tasks.sessions_extract_idle", "schedule": 300.0},
     "chunks-expire": {"task": "rag.tasks.chunks_expire", "schedule": 3600.0},
     "chunk-deletions-prune": {"task": "rag.tasks.chunk_deletions_prune", "schedule": 86400.0},
     "profiles-facts-decay": {"task": "profiles.tasks.facts_decay", "schedule": 86400.0},

@@ -24,3 +24,8 @@ def archival_job_run_task(self, job_id: int) -> str:  # type: ignore[no-untyped-
 @shared_task
 def archival_sweep() -> int:
     return services.archival_sweep()
+
+
+@shared_task
+def sessions_extract_idle() -> int:
+    return services.sessions_extract_idle()
