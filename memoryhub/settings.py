@@ -212,6 +212,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"PersonCircleEnum": "people.models.Person.Circle"},
 }
 MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 16000, minimum=1)
 MESSAGE_BATCH_MAX = env_int("MESSAGE_BATCH_MAX", 500, minimum=1)
@@ -276,6 +277,19 @@ EMBEDDING_MODEL_PATH = env_str("EMBEDDING_MODEL_PATH")
 BM25_CACHE_MB = env_int("BM25_CACHE_MB", 1024, minimum=16)
 # Dialog chunks carry this many preceding turns of the session as search context.
 DIALOG_CONTEXT_TURNS = env_int("DIALOG_CONTEXT_TURNS", 2, minimum=0)
+
+# --- Profiles (profiles/conf.py documents each) ---------------------------------------------
+PROFILE_CONFIDENCE_THRESHOLD = env_float("PROFILE_CONFIDENCE_THRESHOLD", 0.7, minimum=0.0)
+PROFILE_DECAY_AFTER_DAYS = env_int("PROFILE_DECAY_AFTER_DAYS", 180, minimum=1)
+PROFILE_DECAY_FACTOR = env_float("PROFILE_DECAY_FACTOR", 0.9, minimum=0.0)
+PROFILE_DECAY_INTERVAL_DAYS = env_int("PROFILE_DECAY_INTERVAL_DAYS", 30, minimum=1)
+
+# --- People (people/conf.py documents each) -------------------------------------------------
+PEOPLE_SEARCH_THRESHOLD = env_float("PEOPLE_SEARCH_THRESHOLD", 0.65, minimum=0.0)
+PEOPLE_SEARCH_MAX_RESULTS = env_int("PEOPLE_SEARCH_MAX_RESULTS", 10, minimum=1)
+PEOPLE_RERANK_CANDIDATES = env_int("PEOPLE_RERANK_CANDIDATES", 50, minimum=1)
+PEOPLE_RERANK_MAX_PEOPLE = env_int("PEOPLE_RERANK_MAX_PEOPLE", 10, minimum=0)
+PEOPLE_RERANK_TIMEOUT = env_float("PEOPLE_RERANK_TIMEOUT", 10.0, minimum=0.1)
 
 # --- Logging: one line per event, structured enough to grep ---------------------------------
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO")

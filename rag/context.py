@@ -18,6 +18,8 @@ from django.conf import settings
 from memoryhub.models import Conversation, Message
 from memoryhub.selectors import session_recent_messages
 from memoryhub.text import count_tokens
+from people.selectors import inner_circle_for_context, relevant_people_for_context
+from profiles.selectors import profile_for_context
 from rag.selectors import SearchItem, chunks_search
 
 
@@ -34,15 +36,18 @@ class Block:
     name: str
     items: list[BlockItem] = field(default_factory=list)
     cut: list[dict[str, Any]] = field(default_factory=list)
+    header: str = ""
 
     @property
     def tokens(self) -> int:
-        return sum(i.tokens for i in self.items)
+        header = count_tokens(self.header) if self.header and self.items else 0
+        return header + sum(i.tokens for i in self.items)
 
     def render(self) -> str:
         if not self.items:
             return ""
-        return f"<{self.name}>\n" + "\n".join(i.text for i in self.items) + f"\n</{self.name}>"
+        body = "\n".join([*([self.header] if self.header else []), *(i.text for i in self.items)])
+        return f"<{self.name}>\n{body}\n</{self.name}>"
 
 
 @dataclass
@@ -107,6 +112,20 @@ def context_assemble(
     remaining = budget
     blocks: list[Block] = []
 
+    # Who the user is: active profile facts above the confidence threshold, always first.
+    header, lines = profile_for_context(tenant_id=tenant_id, user_id=user_id)
+    block = Block("profile", header=header)
+    cap = min(remaining, int(budget * shares["profile"]["max_share"])) - count_tokens(header)
+    _pack(block, _lines(lines, "fact"), cap)
+    remaining -= block.tokens
+    blocks.append(block)
+
+    # The inner circle (Family, Work_Inner) always reaches the prompt, with full bios.
+    block = Block("inner_circle")
+    remaining -= _pack(block, _lines(inner_circle_for_context(tenant_id=tenant_id, user_id=user_id), "person"),
+                       min(remaining, int(budget * shares["inner_circle"]["max_share"])))
+    blocks.append(block)
+
     # Recent turns of this session: short-term memory, newest kept first, shown oldest first.
     recent_ids: set[int] = set()
     spec = shares["recent_turns"]
@@ -136,6 +155,18 @@ def context_assemble(
         line = _memory_line(item)
         candidates.append(BlockItem(line, count_tokens(line), f"chunk:{item.chunk['id']}",
                                     {"score": round(item.score, 6), "type": item.chunk["type"]}))
-    remaining -= _pack(block, candidates, min(remaining, int(budget * shares["memories"]["max_share"])))
-    blocks.append(block)
+    # Other people relevant to this query, beside the memories that mention them. Their share is
+    # reserved before the memories are packed, so memories cannot crowd them out.
+    people_cap = min(remaining, int(budget * shares["relevant_people"]["max_share"]))
+    people = Block("relevant_people")
+    people_candidates = _lines(relevant_people_for_context(tenant_id=tenant_id, user_id=user_id, query=query),
+                               "person")
+    people_used = _pack(people, people_candidates, people_cap)
+    remaining -= _pack(block, candidates,
+                       min(remaining - people_used, int(budget * shares["memories"]["max_share"])))
+    blocks.extend([block, people])
     return Context(budget=budget, blocks=blocks)
+
+
+def _lines(lines: list[str], kind: str) -> list[BlockItem]:
+    return [BlockItem(line, count_tokens(line), f"{kind}:{n}") for n, line in enumerate(lines)]

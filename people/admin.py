@@ -1,0 +1,214 @@
+"""The people review console: people with their circles and mentions, the merge-proposal queue with
+both profiles side by side, merges that can be undone, and the audit trail. Every decision goes
+through a service, which writes the audit row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+
+from memoryhub.exceptions import ApplicationError
+from people import selectors, services
+from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMerge, PersonRelation
+
+
+class MentionCountFilter(admin.SimpleListFilter):
+    title = "mentions"
+    parameter_name = "mentions"
+    BUCKETS = {"1": (1, 1), "2-9": (2, 9), "10-99": (10, 99), "100+": (100, None)}
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(key, key) for key in self.BUCKETS]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        bucket = self.BUCKETS.get(self.value() or "")
+        if bucket is None:
+            return queryset
+        low, high = bucket
+        queryset = queryset.filter(mention_count__gte=low)
+        return queryset.filter(mention_count__lte=high) if high is not None else queryset
+
+
+class InnerCircleFilter(admin.SimpleListFilter):
+    title = "context"
+    parameter_name = "context"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("inner", "inner circle (always in context)"), ("relevant", "relevant people (reranked)")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "inner":
+            return queryset.filter(circle__in=Person.INNER_CIRCLES)
+        if self.value() == "relevant":
+            return queryset.exclude(circle__in=Person.INNER_CIRCLES)
+        return queryset
+
+
+class RelationInline(admin.TabularInline):
+    model = PersonRelation
+    fk_name = "subject"
+    extra = 0
+    fields = ["kind", "object", "label", "created_at"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Person)
+class PersonAdmin(admin.ModelAdmin):
+    list_display = ["display_name", "username", "circle", "mention_count", "last_seen", "user_id", "status", "tenant"]
+    list_filter = ["circle", MentionCountFilter, InnerCircleFilter, "status", "circle_locked", "tenant"]
+    list_select_related = ["tenant"]
+    search_fields = ["display_name", "name_key", "username", "user_id"]
+    raw_id_fields = ["merged_into"]
+    # Editable here: display name, aliases, circle, bio; saved through people.services.person_update.
+    fields = ["tenant", "user_id", "display_name", "aliases", "username", "telegram_id", "circle", "circle_locked",
+              "bio", "mention_count", "first_seen", "last_seen", "status", "merged_into", "relations_summary"]
+    readonly_fields = ["tenant", "user_id", "username", "telegram_id", "circle_locked", "mention_count",
+                       "first_seen", "last_seen", "status", "merged_into", "relations_summary"]
+    inlines = [RelationInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Person]:
+        return super().get_queryset(request).defer("embedding", "name_terms", "search_terms")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # people come from conversations
+
+    @admin.display(description="relations")
+    def relations_summary(self, obj: Person) -> str:
+        rels = selectors.person_relations(person=obj) if obj.pk else []
+        return "; ".join(f"{r['kind']} ({r['direction']}) {r['display_name']}" for r in rels) or "—"
+
+    def save_model(self, request: HttpRequest, obj: Person, form: Any, change: bool) -> None:
+        data = {name: form.cleaned_data[name] for name in ("display_name", "aliases", "bio", "circle")
+                if name in form.changed_data}
+        if data:
+            try:
+                services.person_update(person=obj, actor=request.user, actor_label=f"admin:{request.user}", **data)
+            except ApplicationError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+
+
+def _profile(person: Person) -> dict[str, Any]:
+    return {
+        "id": person.pk, "display_name": person.display_name, "aliases": ", ".join(person.aliases) or "—",
+        "username": f"@{person.username}" if person.username else "—", "telegram_id": person.telegram_id or "—",
+        "circle": person.circle, "bio": person.bio, "mention_count": person.mention_count,
+        "first_seen": person.first_seen, "last_seen": person.last_seen, "status": person.status,
+        "relations": selectors.person_relations(person=person),
+    }
+
+
+class _ReviewActions:
+    """Approve / reject / undo as admin actions that call the services and report a count."""
+
+    def _run(self, request: HttpRequest, items: Any, fn: Any, verb: str) -> None:
+        done, failed = 0, []
+        for item in items:
+            try:
+                fn(item)
+                done += 1
+            except ApplicationError as exc:
+                failed.append(f"#{item.pk}: {exc.message}")
+        self.message_user(request, f"{done} {verb}")  # type: ignore[attr-defined]
+        if failed:
+            self.message_user(request, "Not done: " + "; ".join(failed), messages.WARNING)  # type: ignore[attr-defined]
+
+
+@admin.register(MergeProposal)
+class MergeProposalAdmin(_ReviewActions, admin.ModelAdmin):
+    change_form_template = "admin/people/mergeproposal/change_form.html"
+    list_display = ["id", "source", "target", "rule", "score", "origin", "status", "user_id", "created_at"]
+    list_filter = ["status", "rule", "origin", "tenant"]
+    list_select_related = ["source", "target", "tenant"]
+    search_fields = ["source__display_name", "target__display_name", "user_id"]
+    raw_id_fields = ["source", "target", "merge"]
+    readonly_fields = ["tenant", "user_id", "source", "target", "rule", "score", "evidence", "origin", "status",
+                       "merge", "created_at", "decided_at", "decided_by"]
+    actions = ["approve", "reject", "undo"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[MergeProposal]:
+        return (super().get_queryset(request).select_related("source", "target", "tenant")
+                .defer("source__embedding", "target__embedding"))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Approve: merge the source into the target")
+    def approve(self, request: HttpRequest, queryset: QuerySet[MergeProposal]) -> None:
+        self._run(request, queryset, lambda p: services.merge_proposal_approve(proposal=p, reviewer=request.user),
+                  "proposal(s) approved and merged")
+
+    @admin.action(description="Reject: they are different people")
+    def reject(self, request: HttpRequest, queryset: QuerySet[MergeProposal]) -> None:
+        self._run(request, queryset, lambda p: services.merge_proposal_reject(proposal=p, reviewer=request.user),
+                  "proposal(s) rejected")
+
+    @admin.action(description="Undo the merge of approved proposals")
+    def undo(self, request: HttpRequest, queryset: QuerySet[MergeProposal]) -> None:
+        self._run(request, queryset, lambda p: services.merge_proposal_undo(proposal=p, reviewer=request.user),
+                  "merge(s) undone")
+
+    def render_change_form(self, request: HttpRequest, context: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        proposal = context.get("original")
+        if proposal is not None:
+            context["profiles"] = [("Source (merged away)", _profile(proposal.source)),
+                                   ("Target (kept)", _profile(proposal.target))]
+            context["profile_rows"] = ["display_name", "aliases", "username", "telegram_id", "circle", "bio",
+                                       "mention_count", "first_seen", "last_seen", "status"]
+        return super().render_change_form(request, context, *args, **kwargs)
+
+    def response_change(self, request: HttpRequest, obj: MergeProposal) -> HttpResponse:
+        for button, fn, verb in (
+            ("_approve", services.merge_proposal_approve, "approved and merged"),
+            ("_reject", services.merge_proposal_reject, "rejected"),
+            ("_undo", services.merge_proposal_undo, "undone"),
+        ):
+            if button in request.POST:
+                try:
+                    fn(proposal=obj, reviewer=request.user)
+                    self.message_user(request, f"Proposal #{obj.pk} {verb}.")
+                except ApplicationError as exc:
+                    self.message_user(request, exc.message, messages.ERROR)
+                return HttpResponseRedirect(request.path)
+        return super().response_change(request, obj)
+
+
+@admin.register(PersonMerge)
+class PersonMergeAdmin(_ReviewActions, admin.ModelAdmin):
+    list_display = ["id", "source", "target", "rule", "reviewer", "created_at", "undone_at"]
+    list_filter = ["rule", ("undone_at", admin.EmptyFieldListFilter), "tenant"]
+    list_select_related = ["source", "target", "reviewer"]
+    raw_id_fields = ["source", "target"]
+    readonly_fields = ["tenant", "user_id", "source", "target", "rule", "reviewer", "source_before", "target_before",
+                       "target_after", "moved", "created_at", "undone_at", "undone_by"]
+    actions = ["undo"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Undo: restore both people as they were")
+    def undo(self, request: HttpRequest, queryset: QuerySet[PersonMerge]) -> None:
+        self._run(request, queryset, lambda m: services.person_merge_undo(merge=m, reviewer=request.user),
+                  "merge(s) undone")
+
+
+@admin.register(PeopleAuditEntry)
+class PeopleAuditEntryAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "action", "actor_label", "person", "user_id", "tenant"]
+    list_filter = ["action", "tenant"]
+    list_select_related = ["person", "tenant"]
+    search_fields = ["actor_label", "user_id", "person__display_name"]
+    readonly_fields = ["tenant", "user_id", "action", "actor", "actor_label", "person", "proposal", "merge",
+                       "details", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

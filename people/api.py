@@ -1,0 +1,165 @@
+"""People API: a user's people, one person, people search, and a client's edit of a person.
+
+`GET` and `PATCH` share the path `users/{user_id}/people/{id}`, and a path maps to one view, so
+`PersonDetailApi` serves both; each method has its own serializers.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memoryhub.auth import request_tenant
+from people import selectors, services
+from people.models import Person
+
+
+class PersonOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Person
+        fields = ["id", "display_name", "aliases", "username", "telegram_id", "circle", "circle_locked", "bio",
+                  "first_seen", "last_seen", "mention_count"]
+
+
+class RelationOutputSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    label = serializers.CharField()
+    direction = serializers.ChoiceField(choices=["out", "in"],
+                                        help_text='"out": this person is <kind> of the other; "in": the reverse.')
+    person_id = serializers.IntegerField()
+    display_name = serializers.CharField()
+
+
+class PersonListApi(APIView):
+    class FilterSerializer(serializers.Serializer):
+        circle = serializers.ListField(child=serializers.ChoiceField(choices=Person.Circle.choices), required=False,
+                                       default=list)
+        min_mentions = serializers.IntegerField(min_value=0, required=False)
+        q = serializers.CharField(max_length=200, required=False, default="", help_text="Part of a name or alias.")
+        limit = serializers.IntegerField(min_value=1, max_value=500, default=50)
+        offset = serializers.IntegerField(min_value=0, default=0)
+
+    class OutputSerializer(serializers.Serializer):
+        count = serializers.IntegerField()
+        results = PersonOutputSerializer(many=True)
+
+    @extend_schema(
+        operation_id="people_list",
+        parameters=[
+            OpenApiParameter("circle", str, many=True, enum=Person.Circle.values, description="Repeat to OR."),
+            OpenApiParameter("min_mentions", int), OpenApiParameter("q", str),
+            OpenApiParameter("limit", int), OpenApiParameter("offset", int),
+        ],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request: Request, user_id: str) -> Response:
+        params = {k: request.query_params.get(k) for k in ("min_mentions", "q", "limit", "offset")
+                  if request.query_params.get(k) is not None}
+        circles = [c for value in request.query_params.getlist("circle") for c in value.split(",") if c]
+        filters = self.FilterSerializer(data={**params, "circle": circles})
+        filters.is_valid(raise_exception=True)
+        data = filters.validated_data
+        qs = selectors.person_list(tenant_id=request_tenant(request).pk, user_id=user_id, circles=data["circle"],
+                                   min_mentions=data.get("min_mentions"), query=data["q"])
+        page = qs[data["offset"]: data["offset"] + data["limit"]]
+        return Response(self.OutputSerializer({"count": qs.count(), "results": page}).data)
+
+
+class PersonDetailApi(APIView):
+    class OutputSerializer(PersonOutputSerializer):
+        relations = serializers.SerializerMethodField()
+
+        class Meta(PersonOutputSerializer.Meta):
+            fields = [*PersonOutputSerializer.Meta.fields, "relations"]
+
+        @extend_schema_field(RelationOutputSerializer(many=True))
+        def get_relations(self, obj: Person) -> list[dict[str, object]]:
+            return RelationOutputSerializer(selectors.person_relations(person=obj), many=True).data
+
+    class PatchInputSerializer(serializers.Serializer):
+        circle = serializers.ChoiceField(choices=Person.Circle.choices, required=False,
+                                         help_text="Locks the circle: the archivist will not change it.")
+        aliases = serializers.ListField(child=serializers.CharField(max_length=200), max_length=50, required=False,
+                                        help_text="Replaces the aliases.")
+        bio = serializers.CharField(max_length=5000, allow_blank=True, required=False,
+                                    help_text="Replaces the bio; empty rebuilds it from the name and aliases.")
+
+        def validate(self, attrs: dict) -> dict:
+            if not attrs:
+                raise serializers.ValidationError("Give at least one of circle, aliases, bio.")
+            return attrs
+
+    @extend_schema(operation_id="person_get", responses={200: OutputSerializer})
+    def get(self, request: Request, user_id: str, person_id: int) -> Response:
+        person = selectors.person_get(tenant_id=request_tenant(request).pk, user_id=user_id, person_id=person_id)
+        return Response(self.OutputSerializer(person).data)
+
+    @extend_schema(
+        operation_id="person_update",
+        request=PatchInputSerializer,
+        responses={200: OutputSerializer},
+        examples=[OpenApiExample("Move to the inner circle", request_only=True,
+                                 value={"circle": "Work_Inner", "aliases": ["Петя"]})],
+    )
+    def patch(self, request: Request, user_id: str, person_id: int) -> Response:
+        serializer = self.PatchInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        person = selectors.person_get(tenant_id=request_tenant(request).pk, user_id=user_id, person_id=person_id)
+        person = services.person_update(person=person, actor=None, actor_label="api", **serializer.validated_data)
+        return Response(self.OutputSerializer(person).data)
+
+
+class PeopleSearchApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        query = serializers.CharField(max_length=4000)
+        threshold = serializers.FloatField(min_value=0, max_value=1, required=False,
+                                           help_text="Minimum score (default 0.65).")
+        max_results = serializers.IntegerField(min_value=1, max_value=100, required=False)
+        exclude_circles = serializers.ListField(child=serializers.ChoiceField(choices=Person.Circle.choices),
+                                                required=False, default=list)
+        mode = serializers.ChoiceField(choices=["hybrid", "vector"], default="hybrid",
+                                       help_text="vector: seed 000's cosine search; hybrid adds names and bios.")
+
+    class ResultSerializer(PersonOutputSerializer):
+        score = serializers.FloatField()
+        components = serializers.DictField(child=serializers.FloatField(),
+                                           help_text="name, lexical, vector: the score is the best of them.")
+
+        class Meta(PersonOutputSerializer.Meta):
+            fields = [*PersonOutputSerializer.Meta.fields, "score", "components"]
+
+    class OutputSerializer(serializers.Serializer):
+        query = serializers.CharField()
+        mode = serializers.CharField()
+        took_ms = serializers.FloatField()
+        timings_ms = serializers.DictField(child=serializers.FloatField())
+        candidates = serializers.DictField(child=serializers.IntegerField(),
+                                           help_text="How many people each component scored.")
+        results = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(
+        operation_id="people_search",
+        request=InputSerializer,
+        responses={200: OutputSerializer},
+        examples=[OpenApiExample("Who is the boss on project X?", request_only=True,
+                                 value={"query": "начальник из проекта X", "max_results": 5})],
+    )
+    def post(self, request: Request, user_id: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        result = selectors.people_search(
+            tenant_id=request_tenant(request).pk, user_id=user_id, query=data["query"],
+            threshold=data.get("threshold"), max_results=data.get("max_results"),
+            exclude_circles=data["exclude_circles"], mode=data["mode"],
+        )
+        results = []
+        for hit in result.hits:
+            hit.person.score, hit.person.components = hit.score, hit.components  # type: ignore[attr-defined]
+            results.append(self.ResultSerializer(hit.person).data)
+        body = {"query": data["query"], "mode": data["mode"], "took_ms": result.took_ms,
+                "timings_ms": result.timings_ms, "candidates": result.candidates, "results": results}
+        return Response(self.OutputSerializer(body).data)

@@ -1,0 +1,214 @@
+"""Chinese names and cues for the rule-based archivist.
+
+Names: a known name, a common transliteration, surname + title (王总, 李老师), 小/老 + surname (小王),
+surname + given name after a cue or 叫 (我的同事张伟), and jieba's person tags trimmed where the
+tag swallowed the next word (张伟明|天 → 张伟).
+"""
+
+from __future__ import annotations
+
+import re
+
+import rjieba
+
+from memoryhub.text import normalize
+from people import lexicon
+from people.archivist.tokens import HAN, KnownIndex, Mention, Tok
+from people.names import clean_username, zh_cues
+
+# --- Chinese --------------------------------------------------------------------------------------------
+
+_ZH_OWN = re.compile("我们的|我的|咱们的|我们|咱们|我")
+_ZH_TRANSLITERATED = ("玛丽亚", "玛丽", "彼得", "约翰", "汤姆", "杰克", "安娜", "迈克", "大卫", "丽莎", "艾米", "露西",
+                      "詹姆斯", "伊万", "萨沙", "娜塔莎", "亚历山大", "米沙", "玛莎")
+_ZH_STOP_WORDS = ("明天", "今天", "昨天", "后天", "前天", "一起", "一直", "已经", "刚才", "今年", "明年", "去年",
+                  "下午", "上午", "晚上", "早上", "告诉", "最近", "总是", "以后", "之前")
+_ZH_ALIAS = ("也叫", "又叫", "外号", "绰号", "小名")
+_ZH_PUNCT = frozenset("，,。.！!？?、；;：:（）()“”\"' —")
+
+
+def _zh_stop_at(text: str, i: int) -> bool:
+    """Whether a name may end right before position i."""
+    if i >= len(text):
+        return True
+    return text[i] in lexicon.ZH_NAME_STOPS or text.startswith(_ZH_STOP_WORDS, i) or not HAN.match(text[i])
+
+
+def _zh_surname_at(text: str, i: int) -> int:
+    """Length of the surname starting at i (0, 1 or 2)."""
+    if text.startswith(lexicon.ZH_COMPOUND_SURNAMES, i):
+        return 2
+    return 1 if i < len(text) and text[i] in lexicon.ZH_SURNAMES else 0
+
+
+def _zh_name_at(text: str, i: int) -> int:
+    """Length of a surname + given name starting at i, ending at a plausible boundary, or 0."""
+    sur = _zh_surname_at(text, i)
+    if not sur:
+        return 0
+    for given in (1, 2):
+        end = i + sur + given
+        if end <= len(text) and all(HAN.match(ch) for ch in text[i + sur:end]) and _zh_stop_at(text, end) \
+                and text[i + sur:end][-1] not in lexicon.ZH_NAME_STOPS:
+            candidate = text[i:end]
+            if candidate not in lexicon.ZH_NOT_NAMES and not (given == 1 and sur == 1 and _doubled(text, i)):
+                return end - i
+    return 0
+
+
+_ZH_SUBJECT_VERBS = frozenset("是说让跟和告问给叫要在也都")
+
+
+def _doubled(text: str, i: int) -> bool:
+    """A doubled-character nickname (朵朵, 乐乐)."""
+    return i + 1 < len(text) and text[i] == text[i + 1] and bool(HAN.match(text[i]))
+
+
+def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str]]:
+    spans: list[tuple[int, int, str]] = []
+    taken = [False] * len(sentence)
+
+    def take(start: int, end: int) -> None:
+        if end > start and not any(taken[start:end]):
+            spans.append((start, end, sentence[start:end]))
+            for k in range(start, end):
+                taken[k] = True
+
+    for name, _ in known.han_names:
+        pos = sentence.find(name)
+        while pos >= 0:
+            take(pos, pos + len(name))
+            pos = sentence.find(name, pos + len(name))
+    for name in _ZH_TRANSLITERATED:
+        pos = sentence.find(name)
+        while pos >= 0:
+            take(pos, pos + len(name))
+            pos = sentence.find(name, pos + len(name))
+    # surname + title: 王总, 李老师
+    for i in range(len(sentence)):
+        sur = _zh_surname_at(sentence, i)
+        if not sur or (i > 0 and HAN.match(sentence[i - 1]) and sentence[i - 1] not in "和跟与及同给找问叫让对是的了"
+                       and not _ZH_OWN.match(sentence, i - 1) and not zh_cues(sentence[max(0, i - 2):i])):
+            continue
+        for title in sorted(lexicon.ZH_TITLES, key=len, reverse=True):
+            if sentence.startswith(title, i + sur) and sentence[i:i + sur + len(title)] not in lexicon.ZH_NOT_NAMES:
+                end = i + sur + len(title)
+                # Two-character titles are unambiguous; one-character ones (总, 姐) need a boundary after.
+                if len(title) > 1 or title == "总" or _zh_stop_at(sentence, end):
+                    take(i, end)
+                break
+    # 小王, 老李
+    for m in re.finditer("[小老]", sentence):
+        i = m.start()
+        if _zh_surname_at(sentence, i + 1) == 1 and _zh_stop_at(sentence, i + 2) and \
+                sentence[i:i + 2] not in lexicon.ZH_NOT_NAMES and sentence[i:i + 2] not in ("小时", "老实", "小心"):
+            take(i, i + 2)
+    # after a cue or 叫: 我的同事张伟, 他叫李明; a doubled nickname after a family or friend cue: 女儿朵朵
+    cues = zh_cues(sentence)
+    anchors = [(end, cue.circle) for _, end, cue in cues] + [
+        (m.end(), "") for m in re.finditer("名叫|叫做|叫", sentence)]
+    for end, circle in anchors:
+        start = end + 1 if sentence[end:end + 1] in ("的", "，") else end
+        length = _zh_name_at(sentence, start)
+        if length:
+            take(start, start + length)
+        elif circle in ("Family", "Friends") and _doubled(sentence, start) and _zh_stop_at(sentence, start + 2):
+            take(start, start + 2)
+    # a compound surname anywhere, or a name opening the sentence before a verb: 欧阳娜娜是…, 王芳说…
+    for m in re.finditer("|".join(lexicon.ZH_COMPOUND_SURNAMES), sentence):
+        length = _zh_name_at(sentence, m.start())
+        if length:
+            take(m.start(), m.start() + length)
+    length = _zh_name_at(sentence, 0)
+    if length and sentence[length:length + 1] in _ZH_SUBJECT_VERBS:
+        take(0, length)
+    # jieba's person tags, trimmed where the tag swallowed the next word (张伟明|天 → 张伟)
+    pos = 0
+    for word, tag in rjieba.tag(sentence):
+        start, pos = pos, pos + len(word)
+        if tag != "nr" or not (2 <= len(word) <= 4) or word in lexicon.ZH_NOT_NAMES:
+            continue
+        if not _zh_surname_at(word, 0) or _doubled(word, 0):
+            continue
+        end = pos
+        while end - start > 2 and sentence.startswith(_ZH_STOP_WORDS, end - 1):
+            end -= 1
+        if end - start == 3 and sentence[end - 1] in lexicon.ZH_NAME_STOPS:
+            end -= 1
+        take(start, end)
+    return sorted(spans)
+
+
+def tokens_zh(sentence: str, known: KnownIndex) -> list[Tok]:
+    spans = _zh_name_spans(sentence, known)
+    marks: list[tuple[int, int, Tok]] = []
+    for start, end, name in spans:
+        marks.append((start, end, Tok("NAME", name, mention=Mention(name=name))))
+    covered = [False] * len(sentence)
+    for start, end, _ in marks:
+        for k in range(start, end):
+            covered[k] = True
+    for start, end, cue in zh_cues(sentence):
+        if not any(covered[start:end]):
+            marks.append((start, end, Tok("CUE", sentence[start:end], cue=cue)))
+            for k in range(start, end):
+                covered[k] = True
+    for m in re.finditer(r"@([A-Za-z][A-Za-z0-9_]{2,31})|[A-Z][a-z]+", sentence):
+        if any(covered[m.start():m.end()]):
+            continue
+        if m.group(1):
+            username = clean_username(m.group(1))
+            tok = Tok("NAME", m.group(0), mention=Mention(name=username or "", username=username))
+        elif normalize(m.group(0)) in lexicon.EN_FIRST_NAMES:
+            tok = Tok("NAME", m.group(0), mention=Mention(name=m.group(0)))
+        else:
+            continue
+        marks.append((m.start(), m.end(), tok))
+        for k in range(m.start(), m.end()):
+            covered[k] = True
+    for pattern, kind in ((_ZH_OWN, "OWN"), (re.compile("|".join(_ZH_ALIAS)), "ALIAS"),
+                          (re.compile("是"), "COP"), (re.compile("[他她]"), "PRON")):
+        for m in pattern.finditer(sentence):
+            if not any(covered[m.start():m.end()]):
+                marks.append((m.start(), m.end(), Tok(kind, m.group(0))))
+                for k in range(m.start(), m.end()):
+                    covered[k] = True
+    marks.sort(key=lambda item: item[0])
+    toks: list[Tok] = []
+    pos = 0
+    for start, end, tok in marks:
+        if start > pos:
+            toks.extend(_zh_plain(sentence[pos:start]))
+        if tok.kind == "NAME" and sentence[end:end + 1] == "的":
+            tok.possessive = True
+        toks.append(tok)
+        pos = end
+    toks.extend(_zh_plain(sentence[pos:]))
+    # "的" right after a name is the possessive, already recorded.
+    return [t for t in toks if not (t.kind == "OTHER" and t.text == "的")]
+
+
+def _zh_plain(text: str) -> list[Tok]:
+    out: list[Tok] = []
+    buf = ""
+    for ch in text:
+        if ch in _ZH_PUNCT:
+            if buf:
+                out.extend(_zh_words(buf))
+                buf = ""
+            if ch.strip():
+                out.append(Tok("PUNCT", ch))
+        else:
+            buf += ch
+    if buf:
+        out.extend(_zh_words(buf))
+    return out
+
+
+def _zh_words(text: str) -> list[Tok]:
+    out = []
+    for word in rjieba.cut(text):
+        out.append(Tok("OTHER", word))
+    return out
+
+

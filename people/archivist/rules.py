@@ -1,0 +1,394 @@
+"""The rule-based archivist: people, circles, relations and bios from messages, without an LLM.
+
+Used when `LLM_PROVIDER=off`, and as the fallback when the model's reply cannot be used. Per
+sentence it finds names (English: a first-name gazetteer, titles, cue words and speech verbs;
+Russian: pymorphy3's Name/Surn/Patr readings, folded to the nominative; Chinese: surname + title,
+小/老 + surname, cue + name and jieba's person tags), @usernames and cue words (mom, boss, друг,
+同事 …), then ties each cue to a name by the shape of the phrase: "my boss Tom", "Tom, my boss",
+"Петров — мой начальник", "我的同事张伟" give a circle; "Tom's wife Maria", "Мария — жена
+Петрова", "玛丽是彼得的妻子" give a relation instead. The sentence becomes the bio.
+
+Facts come only from the user's own lines; a line of the bot counts when the user's next line
+confirms it ("yes", "да", "对").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from memoryhub.text import normalize
+from people import lexicon
+from people.archivist.chinese import tokens_zh
+from people.archivist.phrases import affiliations, aliases, own_before, tie
+from people.archivist.tokens import (
+    BIO_MAX_CHARS,
+    CYR,
+    HAN,
+    LAT,
+    TOKEN,
+    KnownIndex,
+    KnownPerson,
+    Mention,
+    MessageLike,
+    Tok,
+    split_sentences,
+)
+from people.names import (
+    NAME_GRAMMEMES,
+    clean_name,
+    clean_username,
+    en_cue,
+    full_names_of,
+    morph,
+    name_key,
+    ru_cue,
+    title_case,
+)
+from people.ops import AddOp, Extraction, PersonDraft, RelationDraft
+
+__all__ = ["KnownPerson", "extract", "sentence_mentions", "usable_messages"]
+
+_EN_COP = frozenset({"is", "was", "are", "were", "'s", "be", "being"})
+_EN_PRON = frozenset({"he", "she", "they", "him", "her"})
+_RU_COP = frozenset({"—", "–", "-", "это", "является", "был", "была"})
+_RU_PRON = frozenset({"он", "она", "они"})
+_EN_ALIAS = ("aka", "a.k.a", "alias", "nicknamed")
+_RU_ALIAS = frozenset({"он же", "она же", "по прозвищу", "aka"})
+_PUNCT_LINK = frozenset({",", ":", "(", ")", "—", "–", "-"})
+# Prepositions after which a Russian name is not in the nominative ("с Петровым", "у Маши").
+_RU_GOVERNING = frozenset({"с", "со", "у", "к", "ко", "от", "о", "об", "обо", "про", "для", "без", "до", "из",
+                           "за", "над", "под", "перед", "при", "между", "по", "через", "ради", "насчет", "насчёт"})
+_RU_NOT_NAMES = frozenset({"бог", "господи", "господь", "боже", "спасибо", "привет", "пока", "ладно", "окей",
+                           "интернет", "телеграм", "телеграмм", "гугл", "яндекс"})
+
+
+def _is_cap(word: str) -> bool:
+    return word[:1].isupper() and not (len(word) > 1 and word.isupper())
+
+
+# --- English and Russian ----------------------------------------------------------------------------------
+
+
+def _raw_tokens(sentence: str) -> list[str]:
+    return TOKEN.findall(sentence)
+
+
+def _ru_name_parses(word: str) -> list[Any]:
+    return [p for p in morph().parse(word) if NAME_GRAMMEMES & p.tag.grammemes and p.tag.number != "plur"]
+
+
+def _ru_is_name(word: str, *, initial: bool, known: KnownIndex, after_cue: bool,
+                before_name_part: bool = False) -> bool:
+    norm = normalize(word)
+    if norm in _RU_NOT_NAMES or len(norm) < 2:
+        return False
+    if known.word_is_known(word):
+        return True
+    parses = morph().parse(word)
+    name_score = sum(p.score for p in parses if NAME_GRAMMEMES & p.tag.grammemes)
+    if name_score == 0:
+        # Unknown surnames after a cue ("мой начальник Сидорчук"), which the dictionary cannot tag.
+        return after_cue and not initial and not any({"Geox", "Orgn"} & p.tag.grammemes for p in parses)
+    if initial:
+        return name_score >= 0.5 or before_name_part
+    top = parses[0].tag.grammemes
+    return not ({"Geox", "Orgn"} & top) or name_score >= 0.3
+
+
+def _ru_nominative(words: list[str], prefer: str) -> tuple[str, bool]:
+    """Fold a Russian name group to the nominative; also say whether a genitive reading exists.
+
+    `prefer`: "nomn" (subject position), "oblique" (after a preposition), "gent" (after a cue, with
+    another name before it: "Мария — жена Петрова").
+    """
+    parses = [_ru_name_parses(w) for w in words]
+    gender = None
+    for options in parses:
+        firsts = [p for p in options if "Name" in p.tag.grammemes]
+        if firsts and {"masc", "femn"} & firsts[0].tag.grammemes:
+            gender = str(firsts[0].tag.gender)
+            break
+    out: list[str] = []
+    genitive = False
+    for word, options in zip(words, parses, strict=True):
+        if not options:
+            out.append(title_case(word))
+            continue
+        if gender:
+            same = [p for p in options if p.tag.gender is None or {gender, "ms-f"} & p.tag.grammemes]
+            options = same or options
+        nomn = [p for p in options if p.tag.case == "nomn"]
+        gent = [p for p in options if p.tag.case == "gent"]
+        genitive = genitive or bool(gent)
+        agreeing = [p for p in options if prefer.startswith("case:") and p.tag.case == prefer[5:]]
+        if agreeing:
+            chosen = agreeing
+        elif prefer == "gent" and gent:
+            chosen = gent
+        elif prefer == "oblique" and [p for p in options if p.tag.case != "nomn"]:
+            chosen = [p for p in options if p.tag.case != "nomn"]
+        elif nomn:
+            chosen = nomn
+        else:
+            chosen = options
+        # Equal readings ("Косте": Коста or Костя) go to the name in the diminutives table.
+        best = max(chosen, key=lambda p: (p.score, bool(full_names_of(p.normal_form))))
+        inflected = best.inflect({"nomn"})
+        out.append(title_case(inflected.word if inflected else best.normal_form))
+    return " ".join(out), genitive
+
+
+def _en_is_name(tokens: list[str], i: int, *, initial: bool, known: KnownIndex, after_cue: bool,
+                after_title: bool, after_name: bool) -> bool:
+    word = tokens[i]
+    base = word[:-2] if word.endswith(("'s", "’s")) else word
+    low = normalize(base)
+    if not _is_cap(base) or low in lexicon.EN_TITLES:
+        return False
+    if known.word_is_known(base):
+        return True
+    if low in lexicon.EN_NON_NAMES:
+        return after_title
+    nxt = normalize(tokens[i + 1]) if i + 1 < len(tokens) else ""
+    verb_follows = nxt in lexicon.EN_PERSON_VERBS
+    if low in lexicon.EN_FIRST_NAMES:
+        if low in lexicon.EN_AMBIGUOUS_NAMES and initial:
+            return verb_follows or after_cue
+        return True
+    if after_title or after_cue or after_name:
+        return True
+    return verb_follows
+
+
+def _alias_after(tokens: list[str], i: int) -> bool:
+    return normalize(tokens[i]).rstrip(".") in _EN_ALIAS
+
+
+def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
+    raw = _raw_tokens(sentence)
+    norms = [normalize(t) for t in raw]
+    # Cue spans first: a cue word is never a name ("Мама сказала").
+    cue_at: dict[int, tuple[lexicon.Cue, int]] = {}
+    i = 0
+    while i < len(raw):
+        hit = None
+        if CYR.search(raw[i]):
+            hit = ru_cue(norms, i)
+        elif LAT.search(raw[i]):
+            hit = en_cue(norms, i)
+        if hit:
+            cue_at[i] = hit
+            i += hit[1]
+        else:
+            i += 1
+    in_cue = {k for start, (_, span) in cue_at.items() for k in range(start, start + span)}
+
+    first_word = next((k for k, t in enumerate(raw) if t[:1].isalnum() or t.startswith("@")), 0)
+    is_name = [False] * len(raw)
+    for k, token in enumerate(raw):
+        if k in in_cue or token.startswith("@") or not token[:1].isalpha():
+            continue
+        initial = k == first_word or (k > 0 and raw[k - 1] in {"«", '"', "“", ":"})
+        after_cue = k - 1 in in_cue or (k >= 2 and k - 2 in in_cue and raw[k - 1] == ",")
+        if CYR.search(token):
+            if _is_cap(token):
+                before_name_part = k + 1 < len(raw) and _is_cap(raw[k + 1]) and any(
+                    {"Patr", "Surn"} & p.tag.grammemes for p in morph().parse(raw[k + 1]))
+                is_name[k] = _ru_is_name(token, initial=initial, known=known, after_cue=after_cue,
+                                         before_name_part=before_name_part)
+        elif LAT.search(token):
+            prev = norms[k - 1].rstrip(".") if k > 0 else ""
+            after_title = prev in lexicon.EN_TITLES or (k > 1 and raw[k - 1] == "." and norms[k - 2] in
+                                                         lexicon.EN_TITLES)
+            after_name = k > 0 and is_name[k - 1] and not raw[k - 1].endswith(("'s", "’s"))
+            is_name[k] = _en_is_name(raw, k, initial=initial, known=known, after_cue=after_cue,
+                                     after_title=after_title, after_name=after_name)
+
+    toks: list[Tok] = []
+    k = 0
+    while k < len(raw):
+        token, norm = raw[k], norms[k]
+        if k in cue_at:
+            cue, span = cue_at[k]
+            toks.append(Tok("CUE", " ".join(raw[k:k + span]), cue=cue))
+            k += span
+            continue
+        if token.startswith("@"):
+            username = clean_username(token)
+            if username and toks and toks[-1].kind == "NAME" and toks[-1].mention and not toks[-1].mention.username:
+                toks[-1].mention.username = username
+            elif username and len(toks) >= 2 and toks[-1].text == "(" and toks[-2].kind == "NAME" and \
+                    toks[-2].mention and not toks[-2].mention.username:
+                toks[-2].mention.username = username
+                toks.pop()  # the "(" opened the username aside
+            elif username:
+                toks.append(Tok("NAME", token, mention=Mention(name=username, username=username)))
+            k += 1
+            continue
+        if is_name[k]:
+            end = k + 1
+            while end < len(raw) and (is_name[end] or (
+                    normalize(raw[end]) in lexicon.EN_NAME_PARTICLES and end + 1 < len(raw) and is_name[end + 1])):
+                if raw[end - 1].endswith(("'s", "’s")):
+                    break
+                end += 1
+            group = raw[k:end]
+            possessive = group[-1].endswith(("'s", "’s"))
+            if possessive:
+                group = [*group[:-1], group[-1][:-2]]
+            genitive = False
+            if any(CYR.search(w) for w in group):
+                prev = norms[k - 1] if k > 0 else ""
+                prefer = "nomn"
+                if prev in _RU_GOVERNING:
+                    prefer = "oblique"
+                elif toks and toks[-1].kind == "CUE" and not own_before(toks, len(toks) - 1) and \
+                        any(t.kind == "NAME" for t in toks[:-1]):
+                    prefer = "gent"
+                elif toks and toks[-1].kind == "CUE" and CYR.search(toks[-1].text):
+                    # An apposition agrees with its noun: "другу Косте" is dative, so Костя, not Коста.
+                    case = morph().parse(toks[-1].text.split()[0])[0].tag.case
+                    prefer = f"case:{case}" if case else "nomn"
+                name, genitive = _ru_nominative(group, prefer)
+                genitive = genitive and prefer == "gent"
+            else:
+                name = " ".join(group)
+            toks.append(Tok("NAME", name, mention=Mention(name=clean_name(name)), possessive=possessive,
+                             genitive=genitive))
+            k = end
+            continue
+        if norm in lexicon.EN_OWN or norm in lexicon.RU_OWN:
+            kind = "OWN"
+        elif norm in _EN_COP or norm in _RU_COP or token in {"—", "–"}:
+            kind = "COP"
+        elif norm in _EN_PRON or norm in _RU_PRON:
+            kind = "PRON"
+        elif norm == "of":
+            kind = "OF"
+        elif _alias_after(raw, k) or (k + 1 < len(raw) and f"{norm} {norms[k + 1]}" in _RU_ALIAS):
+            kind = "ALIAS"
+            if k + 1 < len(raw) and f"{norm} {norms[k + 1]}" in _RU_ALIAS:
+                k += 1
+        elif norm in {"also"} and k + 2 < len(raw) and norms[k + 1] == "known" and norms[k + 2] == "as":
+            kind = "ALIAS"
+            k += 2
+        elif token in _PUNCT_LINK or not token[:1].isalnum():
+            kind = "PUNCT"
+        else:
+            kind = "OTHER"
+        toks.append(Tok(kind, token))
+        k += 1
+    return toks
+
+
+# --- messages → people ---------------------------------------------------------------------------------
+
+
+def sentence_mentions(sentence: str, known: KnownIndex) -> tuple[list[Mention], list[RelationDraft]]:
+    toks = tokens_zh(sentence, known) if HAN.search(sentence) else _tokens_en_ru(sentence, known)
+    relations = tie(toks)
+    affiliations(toks)
+    aliases(toks)
+    mentions = [t.mention for t in toks if t.kind == "NAME" and t.mention and t.mention.name]
+    for m in mentions:
+        resolved = known.resolve(m.name, m.username)
+        if resolved is not None:
+            m.known_id = resolved.id
+            # A surname alone becomes the known full name; a new name next to a known username stays,
+            # so the services can rename a bare "@jake_r" to "Jake Ross".
+            if not (m.username and m.username == resolved.username and m.name != m.username):
+                m.name = resolved.display_name
+        m.sentence = sentence
+    drafts = [RelationDraft(subject=a.name, object=b.name, kind=cue.relation, label=label)
+              for a, b, cue, label in relations if a.name and b.name and a.name != b.name]
+    return mentions, drafts
+
+
+def usable_messages(messages: Sequence[MessageLike]) -> list[MessageLike]:
+    """The user's lines, plus a bot line the user's next line confirms."""
+    out: list[MessageLike] = []
+    for i, msg in enumerate(messages):
+        if msg.role == "user":
+            out.append(msg)
+        elif msg.role == "assistant" and i + 1 < len(messages) and messages[i + 1].role == "user":
+            reply = normalize(messages[i + 1].text)
+            first = re.split(r"[\s,.!?，。！？]+", reply, maxsplit=1)[0] if reply else ""
+            if first in lexicon.CONFIRMATIONS or reply[:2] in lexicon.CONFIRMATIONS or reply[:1] in ("对", "是"):
+                out.append(msg)
+    return out
+
+
+def _bio_sentence(sentence: str, name: str) -> str:
+    """The sentence as a bio line, unless it says nothing beyond the name."""
+    rest = sentence.replace(name, " ")
+    if HAN.search(sentence):
+        if len(re.sub(r"\W", "", rest)) < 4:
+            return ""
+    elif len(re.findall(r"\w+", rest)) < 2:
+        return ""
+    text = " ".join(sentence.split())
+    return text if len(text) <= BIO_MAX_CHARS else text[: BIO_MAX_CHARS - 1].rstrip() + "…"
+
+
+def _meta_mentions(msg: MessageLike) -> Iterable[Mention]:
+    """Telegram-style mention entities a client sends in `meta.mentions`: name, username, telegram_id."""
+    entries = (msg.meta or {}).get("mentions") if isinstance(msg.meta, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        username = clean_username(entry.get("username"))
+        raw_id = entry.get("telegram_id") or entry.get("user_id")
+        telegram_id = int(raw_id) if isinstance(raw_id, int | str) and str(raw_id).isdigit() else None
+        name = clean_name(entry.get("name")) or username or ""
+        if name:
+            yield Mention(name=name, username=username, telegram_id=telegram_id)
+
+
+def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson] = ()) -> Extraction:
+    """Added operations (one per person found) and relations from a batch of messages.
+
+    Identity is resolved later, in the services: an Added person whose name is already known
+    updates that person.
+    """
+    known = KnownIndex(known_people)
+    drafts: dict[str, PersonDraft] = {}
+    order: list[str] = []
+    relations: list[RelationDraft] = []
+    dropped: list[str] = []
+    for msg in usable_messages(messages):
+        at = msg.created_at
+        found: list[Mention] = list(_meta_mentions(msg))
+        for sentence in split_sentences(msg.text or ""):
+            mentions, rels = sentence_mentions(sentence, known)
+            found.extend(mentions)
+            relations.extend(rels)
+        for m in found:
+            display = clean_name(m.name)
+            if not display:
+                dropped.append("a mention without a name")
+                continue
+            key = f"known:{m.known_id}" if m.known_id else (f"@{m.username}" if m.username else name_key(display))
+            draft = drafts.get(key)
+            if draft is None:
+                draft = drafts[key] = PersonDraft(display_name=display, username=m.username,
+                                                  telegram_id=m.telegram_id, first_seen=at)
+                order.append(key)
+            if m.username and not draft.username:
+                draft.username = m.username
+            if m.telegram_id and not draft.telegram_id:
+                draft.telegram_id = m.telegram_id
+            if m.circle:
+                draft.circle = m.circle  # the last stated circle wins
+            for alias in m.aliases:
+                if alias and name_key(alias) not in {name_key(a) for a in draft.aliases}:
+                    draft.aliases.append(clean_name(alias))
+            bio = _bio_sentence(m.sentence, m.name) if m.sentence else ""
+            if bio and bio not in draft.bio:
+                draft.bio = f"{draft.bio} {bio}".strip()
+            if msg.pk is not None and msg.pk not in draft.message_ids:
+                draft.message_ids.append(msg.pk)
+            draft.last_seen = at
+    ops = [AddOp(person=drafts[key]) for key in order]
+    return Extraction(ops=list(ops), relations=relations, dropped=dropped, source="rules")

@@ -1,0 +1,122 @@
+"""Shared pieces of the rule-based archivist: message shape, known people, tokens, sentences."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from memoryhub.text import normalize
+from people.lexicon import Cue
+from people.names import name_key, name_terms, ru_lemma
+
+BIO_MAX_CHARS = 280
+
+
+class MessageLike(Protocol):
+    pk: Any
+    role: str
+    text: str
+    created_at: datetime | None
+    meta: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class KnownPerson:
+    id: int
+    display_name: str
+    aliases: tuple[str, ...] = ()
+    username: str | None = None
+    telegram_id: int | None = None
+
+
+@dataclass
+class Mention:
+    name: str
+    username: str | None = None
+    telegram_id: int | None = None
+    circle: str | None = None
+    cue: str = ""
+    aliases: list[str] = field(default_factory=list)
+    sentence: str = ""
+    known_id: int | None = None
+
+
+# --- known people ---------------------------------------------------------------------------------------
+
+
+class KnownIndex:
+    """Resolves a found name to a known person: by its full key, or by a word only one person has."""
+
+    def __init__(self, people: Sequence[KnownPerson]) -> None:
+        self.people = {p.id: p for p in people}
+        self.by_key: dict[str, int] = {}
+        self.by_word: dict[str, set[int]] = {}
+        self.by_username: dict[str, int] = {}
+        self.han_names: list[tuple[str, int]] = []
+        for p in people:
+            for name in (p.display_name, *p.aliases):
+                key = name_key(name)
+                if key:
+                    self.by_key.setdefault(key, p.id)
+                    if re.search("[\u4e00-\u9fff]", key):
+                        self.han_names.append((key, p.id))
+            for term in name_terms([p.display_name, *p.aliases]):
+                if " " not in term and len(term) >= 3:
+                    self.by_word.setdefault(term, set()).add(p.id)
+            if p.username:
+                self.by_username[p.username.lower()] = p.id
+        self.han_names.sort(key=lambda item: -len(item[0]))
+
+    def resolve(self, name: str, username: str | None = None) -> KnownPerson | None:
+        if username and username in self.by_username:
+            return self.people[self.by_username[username]]
+        key = name_key(name)
+        if key in self.by_key:
+            return self.people[self.by_key[key]]
+        parts = key.split()
+        if len(parts) == 1:
+            forms = {parts[0], ru_lemma(parts[0])}
+            ids = set().union(*(self.by_word.get(f, set()) for f in forms))
+            if len(ids) == 1:
+                return self.people[next(iter(ids))]
+        return None
+
+    def word_is_known(self, word: str) -> bool:
+        norm = normalize(word)
+        return bool(self.by_word.get(norm) or self.by_word.get(ru_lemma(norm)))
+
+
+# --- sentence splitting and tokens ----------------------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"(?<=[。！？!?])\s*|(?<=[.…])\s+|\n+")
+_ABBREVIATIONS = re.compile(r"(?:^|\s)(?:mr|mrs|ms|dr|prof|st|jr|sr|т\.е|др|г)\.$", re.IGNORECASE)
+TOKEN = re.compile(r"@[A-Za-z][A-Za-z0-9_]{2,31}|[^\W\d_]+(?:['’-][^\W\d_]+)*|\d+|[—–]|[^\w\s]")
+HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+CYR = re.compile("[\u0400-\u052f]")
+LAT = re.compile("[A-Za-z\u00c0-\u024f]")
+
+
+def split_sentences(text: str) -> list[str]:
+    parts = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
+    merged: list[str] = []
+    for part in parts:
+        if merged and _ABBREVIATIONS.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    return merged
+
+
+@dataclass
+class Tok:
+    kind: str  # NAME CUE OWN COP PRON PUNCT OF ALIAS OTHER
+    text: str
+    mention: Mention | None = None
+    cue: Cue | None = None
+    possessive: bool = False  # "Tom's", "张伟的"
+    genitive: bool = False  # a Russian name read in the genitive ("жена Петрова")
+
+

@@ -1,0 +1,193 @@
+"""Duplicate detection between two people of one user, rule by rule, in a fixed order.
+
+1. Telegram id, 2. @username, 3. normalised name or alias — exact keys: a match merges at once;
+   two *different* Telegram ids or usernames veto every later rule (two people, for sure);
+4. Russian diminutives (Маша ↔ Мария), 5. name prefix at a word boundary in the same circle
+   ("Maria Ivanovna" ↔ "Maria"), 6. fuzzy name similarity (typos, transliteration slips),
+7. embedding similarity — weak: they become a MergeProposal for review.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+from django.db.models import Q
+
+from memoryhub.search.vectors import nearest
+from memoryhub.text import normalize
+from people import conf, lexicon
+from people.archivist.tokens import split_sentences
+from people.models import Person
+from people.names import (
+    diminutive_match,
+    full_names_of,
+    gendered_pair,
+    is_word_prefix,
+    morph,
+    ru_lemma,
+    similarity,
+)
+
+EXACT_RULES = ("telegram_id", "username", "name", "alias")
+
+
+@dataclass(frozen=True)
+class Match:
+    rule: str
+    score: float
+    detail: str
+
+    @property
+    def exact(self) -> bool:
+        return self.rule in EXACT_RULES
+
+    def evidence(self) -> dict[str, object]:
+        return {"rule": self.rule, "score": round(self.score, 4), "detail": self.detail}
+
+
+def hard_key_conflict(a: Person, b: Person) -> bool:
+    return bool((a.telegram_id and b.telegram_id and a.telegram_id != b.telegram_id)
+                or (a.username and b.username and a.username != b.username))
+
+
+def exact_match(a: Person, b: Person) -> Match | None:
+    if a.telegram_id and a.telegram_id == b.telegram_id:
+        return Match("telegram_id", 1.0, f"telegram id {a.telegram_id}")
+    if a.username and a.username == b.username:
+        return Match("username", 1.0, f"@{a.username}")
+    if hard_key_conflict(a, b):
+        return None
+    if a.name_key and a.name_key == b.name_key:
+        return Match("name", 1.0, f"both named {a.display_name!r}")
+    shared = sorted(set(a.name_keys) & set(b.name_keys))
+    if shared:
+        return Match("alias", 1.0, f"shared name or alias {shared[0]!r}")
+    return None
+
+
+@functools.lru_cache(maxsize=8192)
+def _is_first_name(word: str) -> bool:
+    if word in lexicon.EN_FIRST_NAMES or full_names_of(word) or word in lexicon.RU_DIMINUTIVES:
+        return True
+    return any("Name" in p.tag.grammemes for p in morph().parse(word)) if word.isalpha() else False
+
+
+def _fuzzy(a: str, b: str) -> float:
+    """Similarity of two name keys for typo detection, word by word.
+
+    0 when the differing words are two real first names (Марина ≠ Мария), a gender pair
+    (Петров/Петрова), or start with different letters: typos rarely hit the first letter, while
+    different surnames often differ exactly there (Ёлкин/Белкин, Петров/Ветров).
+    """
+    if len(a) < 5 or len(b) < 5 or gendered_pair(a, b):
+        return 0.0
+    wa, wb = a.split(), b.split()
+    if len(wa) != len(wb):
+        return similarity(a, b) if a[0] == b[0] else 0.0
+    scores = []
+    for x, y in zip(wa, wb, strict=True):
+        if x == y or ru_lemma(x) == ru_lemma(y):
+            continue
+        if x[0] != y[0] or min(len(x), len(y)) < 4 or (_is_first_name(x) and _is_first_name(y)):
+            return 0.0
+        scores.append(similarity(x, y))
+    return min(scores) if scores else 0.0
+
+
+def compare(a: Person, b: Person, *, cosine: float | None = None) -> Match | None:
+    """The first rule that matches two people, in the documented order, or None."""
+    exact = exact_match(a, b)
+    if exact is not None or hard_key_conflict(a, b):
+        return exact
+    for ka in a.name_keys:
+        for kb in b.name_keys:
+            shared = diminutive_match(ka, kb)
+            if shared:
+                return Match("diminutive", 0.85, f"{ka!r} and {kb!r} are both forms of {shared!r}")
+    if a.circle == b.circle:
+        for ka in a.name_keys:
+            for kb in b.name_keys:
+                if is_word_prefix(ka, kb) or is_word_prefix(kb, ka):
+                    return Match("prefix", 0.8, f"{min(ka, kb, key=len)!r} begins {max(ka, kb, key=len)!r}")
+    best, pair = 0.0, ("", "")
+    for ka in a.name_keys:
+        for kb in b.name_keys:
+            score = _fuzzy(ka, kb)
+            if score > best:
+                best, pair = score, (ka, kb)
+    if best >= conf.get("PEOPLE_DEDUP_FUZZY_THRESHOLD"):
+        return Match("fuzzy", best, f"{pair[0]!r} ≈ {pair[1]!r}")
+    if cosine is not None and cosine >= conf.get("PEOPLE_DEDUP_EMBEDDING_THRESHOLD") and not _described_together(a, b):
+        return Match("embedding", cosine, f"profiles are {cosine:.2f} similar")
+    return None
+
+
+def _described_together(a: Person, b: Person) -> bool:
+    """Bios that share a sentence came from one message about both people ("Tom and his wife Maria…"):
+    their likeness says nothing about identity."""
+    sentences_a = {normalize(s) for s in split_sentences(a.bio)}
+    return any(normalize(s) in sentences_a for s in split_sentences(b.bio))
+
+
+def _diminutive_keys(key: str) -> set[str]:
+    """Keys the diminutive rule can match: the first name swapped for its other forms, with the same
+    remaining words or none (`маша петрова` → `мария петрова`, `мария`, `маня петрова`, …)."""
+    words = key.split()
+    if not words:
+        return set()
+    forms: set[str] = set()
+    for full in full_names_of(words[0]):
+        forms.add(full)
+        forms.update(normalize(f) for f in lexicon.RU_DIMINUTIVES.get(full, ()))
+    forms.discard(words[0])
+    rest = " ".join(words[1:])
+    return forms | ({f"{f} {rest}" for f in forms} if rest else set())
+
+
+def candidates(person: Person) -> list[tuple[Person, Match]]:
+    """Other living people of the same user who may be `person`, each with the first rule that matched.
+
+    Exact keys are looked up on their own, so a user with thousands of people never loses them to
+    the cap on the weaker (and broader) candidate queries.
+    """
+    base = Person.objects.filter(tenant_id=person.tenant_id, user_id=person.user_id,
+                                 status=Person.Status.ACTIVE).exclude(pk=person.pk).defer("embedding")
+    keys = [k for k in person.name_keys if k]
+    exact = Q(name_keys__overlap=keys) if keys else Q(pk__in=[])
+    if person.telegram_id:
+        exact |= Q(telegram_id=person.telegram_id)
+    if person.username:
+        exact |= Q(username=person.username)
+    found = {p.pk: p for p in base.filter(exact)[:50]}
+    weak = Q(pk__in=[])
+    for key in keys:
+        words = key.split()
+        diminutives = sorted(_diminutive_keys(key))
+        weak |= Q(name_key__in=diminutives)
+        if len(words) == 1:  # "маша" may be "мария иванова"
+            for form in diminutives:
+                weak |= Q(name_key__startswith=f"{form} ")
+        prefixes = [" ".join(words[:n]) for n in range(1, len(words))]
+        weak |= Q(name_key__startswith=f"{key} ") | Q(name_key__in=prefixes)
+        if len(key) >= 5:
+            weak |= Q(name_key__trigram_similar=key)
+    found.update({p.pk: p for p in base.filter(weak).exclude(pk__in=list(found)).order_by("-mention_count", "pk")
+                  [:200]})
+    cosines: dict[int, float] = {}
+    if person.embedding is not None and np.any(np.asarray(person.embedding)):
+        pool = base.filter(embedding__isnull=False)
+        for pk, cosine in nearest(pool, person.embedding, 5, namespace_size=pool.count()):
+            cosines[pk] = cosine
+        missing = [pk for pk, c in cosines.items() if pk not in found
+                   and c >= conf.get("PEOPLE_DEDUP_EMBEDDING_THRESHOLD")]
+        found.update({p.pk: p for p in base.filter(pk__in=missing)})
+    out: list[tuple[Person, Match]] = []
+    for other in found.values():
+        match = compare(person, other, cosine=cosines.get(other.pk))
+        if match is not None:
+            out.append((other, match))
+    rank = {rule: i for i, rule in enumerate((*EXACT_RULES, "diminutive", "prefix", "fuzzy", "embedding"))}
+    out.sort(key=lambda item: (rank[item[1].rule], -item[1].score, item[0].pk))
+    return out

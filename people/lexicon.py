@@ -1,0 +1,297 @@
+"""Word lists the rule-based archivist, deduplication and people search share.
+
+Data only. Russian words are given as dictionary forms: lookups fold case forms first (Snowball
+stems for cues, pymorphy3 for names). Chinese cues are matched as substrings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def _wordlist(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+@dataclass(frozen=True)
+class Cue:
+    """A word that says how the user relates to someone ("my boss Tom") or two people relate."""
+
+    concept: str  # a language-neutral tag for search: "role:boss" matches начальник and 老板 alike
+    circle: str  # the user's circle when the cue is the user's ("my boss")
+    relation: str  # PersonRelation.Kind when the cue has another person as possessor ("Tom's boss")
+    en: tuple[str, ...] = ()
+    ru: tuple[str, ...] = ()
+    zh: tuple[str, ...] = ()
+
+
+F, WI, FR, WO, OT = "Family", "Work_Inner", "Friends", "Work_Outer", "Other"
+
+CUES: tuple[Cue, ...] = (
+    # --- family ---
+    Cue("kin:mother", F, "parent", ("mom", "mother", "mum", "mommy", "mama"), ("мама", "мать", "мамочка", "матушка"),
+        ("妈妈", "母亲", "老妈")),
+    Cue("kin:father", F, "parent", ("dad", "father", "daddy", "papa"), ("папа", "отец", "батя", "папочка"),
+        ("爸爸", "父亲", "老爸")),
+    Cue("kin:spouse", F, "spouse", ("wife", "husband", "spouse"), ("жена", "муж", "супруга", "супруг"),
+        ("妻子", "老婆", "丈夫", "老公", "爱人", "太太")),
+    Cue("kin:partner", F, "partner", ("girlfriend", "boyfriend", "fiancee", "fiance", "fiancée"),
+        ("девушка", "невеста", "жених"), ("女朋友", "男朋友", "未婚妻", "未婚夫")),
+    Cue("kin:child", F, "child", ("son", "daughter", "kid"), ("сын", "дочь", "дочка", "сынок"),
+        ("儿子", "女儿", "孩子")),
+    Cue("kin:sibling", F, "sibling", ("sister", "brother", "sis", "bro", "twin"),
+        ("сестра", "брат", "сестрёнка", "братишка"), ("姐姐", "哥哥", "妹妹", "弟弟")),
+    Cue("kin:grandparent", F, "relative", ("grandma", "grandmother", "grandpa", "grandfather", "granny"),
+        ("бабушка", "дедушка", "дед", "бабуля"), ("奶奶", "爷爷", "外婆", "外公", "姥姥", "姥爷")),
+    Cue("kin:relative", F, "relative",
+        ("aunt", "uncle", "cousin", "niece", "nephew", "stepmother", "stepfather",),
+        ("тётя", "дядя", "кузен", "кузина", "племянник", "племянница", "тёща", "свекровь", "тесть", "свёкор",
+         "родственник", "родственница"),
+        ("表哥", "表姐", "表妹", "表弟", "堂哥", "堂姐", "舅舅", "姑姑", "姨妈", "叔叔", "伯伯", "婆婆", "岳母")),
+    # --- close work ---
+    Cue("role:boss", WI, "manager",
+        ("boss", "manager", "supervisor", "teamlead", "team lead", "tech lead", "chief", "director", "cto",
+         "ceo"),
+        ("начальник", "руководитель", "шеф", "босс", "тимлид", "директор", "начальница", "руководительница"),
+        ("老板", "领导", "上司", "经理", "主管", "组长", "总监")),
+    Cue("role:colleague", WI, "colleague",
+        ("colleague", "coworker", "teammate", "cofounder", "workmate"),
+        ("коллега", "сослуживец", "напарник", "сотрудник", "сотрудница", "сооснователь"),
+        ("同事", "搭档", "合伙人", "队友")),
+    Cue("role:report", WI, "report", ("intern", "subordinate", "direct report"),
+        ("подчинённый", "подчинённая", "стажёр", "стажер"), ("下属", "实习生")),
+    # --- distant work ---
+    Cue("role:client", WO, "other", ("client", "customer"), ("клиент", "клиентка", "заказчик", "заказчица"),
+        ("客户", "甲方")),
+    Cue("role:vendor", WO, "other", ("vendor", "contractor", "supplier", "freelancer", "consultant"),
+        ("подрядчик", "поставщик", "фрилансер", "консультант"), ("供应商", "承包商", "顾问")),
+    Cue("role:recruiter", WO, "other", ("recruiter", "hr", "headhunter", "investor"),
+        ("рекрутер", "эйчар", "инвестор", "кадровик"), ("猎头", "招聘", "投资人")),
+    # --- friends ---
+    Cue("role:friend", FR, "friend", ("friend", "buddy", "pal", "bestie", "bff", "mate"),
+        ("друг", "подруга", "приятель", "приятельница", "дружище", "кореш"),
+        ("朋友", "好朋友", "闺蜜", "哥们", "好友")),
+    Cue("role:classmate", FR, "friend", ("classmate", "roommate", "flatmate", "schoolmate", "groupmate"),
+        ("одноклассник", "одноклассница", "однокурсник", "однокурсница"),
+        ("同学", "室友", "舍友")),
+    # --- others ---
+    Cue("role:neighbour", OT, "other", ("neighbour", "neighbor"), ("сосед", "соседка"), ("邻居",)),
+    Cue("role:doctor", OT, "other", ("doctor", "dentist", "therapist", "physician", "nurse", "vet"),
+        ("врач", "доктор", "стоматолог", "терапевт", "психолог", "медсестра"), ("医生", "大夫", "牙医", "护士")),
+    Cue("role:teacher", OT, "other", ("teacher", "tutor", "coach", "trainer", "professor", "instructor"),
+        ("учитель", "учительница", "репетитор", "тренер", "преподаватель", "профессор"), ("老师", "教练", "教授")),
+    Cue("role:service", OT, "other", ("landlord", "lawyer", "accountant", "nanny", "barber", "plumber"),
+        ("арендодатель", "юрист", "адвокат", "бухгалтер", "няня", "парикмахер", "сантехник"),
+        ("房东", "律师", "会计", "保姆")),
+)
+
+# Words that signal the user's own side of a cue ("my boss"), not someone else's ("Tom's boss").
+EN_OWN = frozenset({"my", "our"})
+RU_OWN = frozenset({"мой", "моя", "моё", "мое", "мои", "моего", "моей", "моему", "моим", "моих", "мою", "моем",
+                    "моём", "наш", "наша", "наши", "нашего", "нашей", "нашему", "нашим", "наших", "нашу"})
+
+# Titles before a surname or a full name.
+EN_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "uncle", "aunt", "auntie", "grandma", "grandpa",
+                       "sir", "madam", "coach"})
+
+# Verbs after a capitalised word that make it a person ("Kowalski said").
+EN_PERSON_VERBS = frozenset({
+    "said", "says", "told", "tells", "asked", "asks", "called", "calls", "texted", "texts", "wrote", "writes",
+    "thinks", "thought", "wants", "wanted", "mentioned", "invited", "suggested", "promised", "emailed",
+    "messaged", "replied", "answered", "complained", "laughed", "agreed", "insists", "insisted", "believes",
+    "recommended", "admitted", "explained", "visited", "helped", "hired", "fired", "married", "joined",
+})
+RU_PERSON_VERBS = frozenset({
+    "сказать", "говорить", "написать", "позвонить", "спросить", "попросить", "предложить", "считать",
+    "рассказать", "ответить", "обещать", "пообещать", "думать", "хотеть", "пригласить", "посоветовать",
+})
+
+# Capitalised words that are not people (English). Sentence-initial function words are filtered
+# separately: only gazetteer names, cued or titled words and known people start a sentence as names.
+EN_NON_NAMES = _wordlist("""
+i i'm i've i'd i'll im ive id ok okay yes no hi hey hello thanks thank please sorry wow oh well so
+monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday tonight weekend
+january february march april may june july august september october november december
+christmas easter thanksgiving halloween ramadan
+english russian chinese german french spanish italian japanese korean american british european asian
+google apple microsoft amazon facebook meta telegram whatsapp slack zoom teams github gitlab jira notion
+uber netflix spotify youtube instagram twitter linkedin tesla iphone android windows linux python java
+london paris berlin moscow beijing shanghai tokyo york new san francisco boston chicago rome madrid
+russia china germany france spain italy japan usa america england europe asia canada mexico india
+the a an this that these those it its my our your his her their we you he she they there here what
+when where why how who which if but and or because also just still maybe anyway actually
+mom dad mum grandma grandpa boss doc god lord project team office covid
+""")
+
+# A compact gazetteer of first names written in Latin script: common English ones plus the
+# international names English-speaking users mention most.
+EN_FIRST_NAMES = _wordlist("""
+aaron abby abigail adam adrian aidan alan albert alex alexander alexandra alexis alfred alice alicia alison
+amanda amber amelia amy andrea andrew andy angela anna anne annie anthony antonio ari ariana arthur ashley
+austin ava barbara ben benjamin beth betty bill billy blake bob bobby bonnie brad bradley brandon brenda brian
+bridget brittany bruce bryan caleb cameron carl carlos carol caroline carrie catherine charles charlie charlotte
+chelsea cheryl chloe chris christian christina christine christopher cindy claire clara colin connor craig
+cynthia dan daniel danielle danny david dean debbie deborah dennis derek diana diane dmitri dmitry dominic donald
+donna doris dorothy doug douglas dylan ed eddie edward elena eli elijah elizabeth ella ellen emily emma eric erica
+erin ethan eugene eva evan evelyn fiona frank fred gabriel gary george gerald gina grace greg gregory hannah
+harold harry heather helen henry holly howard ian igor isaac isabel isabella ivan jack jackie jacob jake james
+jamie jane janet jason jeff jeffrey jen jennifer jenny jeremy jerry jess jessica jill jim jimmy joan joe joel john
+johnny jon jonathan jordan jose joseph josh joshua joyce juan judy julia julian julie justin karen kate katherine
+kathleen kathy katie keith kelly ken kenneth kevin kim kimberly kyle larry laura lauren leah lee leo leon liam
+lily linda lisa liz logan louis louise lucas lucy luis luke lydia madison maggie marco margaret maria marie marina
+mark martha martin mary mason matt matthew max megan melissa mia michael michelle mike mila mohammed molly monica
+nancy natalie natasha nathan nicholas nick nicole nikita nina noah olga oliver olivia oscar owen pablo pam pamela
+patricia patrick paul paula peter phil philip rachel ralph randy raj rebecca richard rick rob robert robin roger
+ron ronald rose ruby russell ruth ryan sally sam samantha samuel sandra sara sarah scott sean sergei sergey
+sharon shawn sofia sophia sophie stacy stan stephanie stephen steve steven sue susan tammy tanya taylor ted terry
+theresa thomas tim timothy tina todd tom tommy tony tracy tyler valerie vanessa victor victoria vincent walter
+wayne wendy will william yuri zach zachary zoe wei li ming hiroshi yuki kenji priya rahul arjun ahmed ali omar
+fatima aisha hans klaus pierre jean luca giulia sven lars ingrid olaf pedro miguel diego sasha misha masha
+katya lena olya dasha pasha kostya zhenya vova petya kolya
+""")
+
+# English first names that are also ordinary words: names only when not sentence-initial or when
+# a cue, title or verb supports them.
+EN_AMBIGUOUS_NAMES = frozenset({"will", "mark", "bill", "rose", "grace", "max", "may", "june", "april", "rob",
+                                "sue", "pat", "jack", "dean", "eve", "hope", "joy", "robin", "frank", "ken",
+                                "lee", "sam", "ted", "tim"})
+
+EN_NAME_PARTICLES = frozenset({"van", "von", "de", "der", "da", "di", "del", "la", "le", "bin", "al"})
+
+# Confirmations that turn the bot's preceding claim into the user's ("Your boss is Sidorov?" "Yes").
+CONFIRMATIONS = frozenset({
+    "yes", "yeah", "yep", "yup", "right", "exactly", "correct", "true", "sure", "indeed",
+    "да", "ага", "угу", "верно", "точно", "именно", "конечно", "правильно",
+    "对", "是", "是的", "没错", "对的", "嗯", "正确",
+})
+
+# --- Russian diminutives ------------------------------------------------------------------------
+# Full name → its common diminutive and hypocoristic forms (dictionary form, lower case, е for ё).
+RU_DIMINUTIVES: dict[str, tuple[str, ...]] = {
+    "александр": ("саша", "шура", "саня", "санек", "сашка", "сашенька", "алекс"),
+    "александра": ("саша", "шура", "сашка", "сашенька"),
+    "алексей": ("леша", "лешка", "алеша", "лешенька"),
+    "анастасия": ("настя", "настена", "настенька", "ася"),
+    "анатолий": ("толя", "толик"),
+    "андрей": ("андрюша", "андрюха", "дрюша"),
+    "анна": ("аня", "анечка", "анюта", "нюра", "анька"),
+    "антон": ("тоша", "антоша"),
+    "борис": ("боря", "борька"),
+    "валентина": ("валя",),
+    "валентин": ("валя",),
+    "василий": ("вася", "васька"),
+    "виктор": ("витя", "витек"),
+    "виктория": ("вика",),
+    "владимир": ("вова", "володя", "вовка", "вовочка"),
+    "владислав": ("влад", "владик", "слава"),
+    "вячеслав": ("слава", "славик"),
+    "галина": ("галя",),
+    "геннадий": ("гена",),
+    "георгий": ("жора", "гоша", "гера"),
+    "григорий": ("гриша",),
+    "дарья": ("даша", "дашка", "дашенька"),
+    "денис": ("дэн", "дениска"),
+    "дмитрий": ("дима", "митя", "димка", "димон"),
+    "евгений": ("женя", "женька"),
+    "евгения": ("женя", "женька"),
+    "екатерина": ("катя", "катюша", "катька", "катенька"),
+    "елена": ("лена", "леночка", "ленка", "аленка"),
+    "елизавета": ("лиза", "лизка", "лизонька"),
+    "иван": ("ваня", "ванька", "ванечка", "ванюша"),
+    "игорь": ("игорек", "гоша"),
+    "ирина": ("ира", "ирка", "ирочка"),
+    "константин": ("костя", "костик"),
+    "ксения": ("ксюша", "ксюха"),
+    "лариса": ("лара",),
+    "любовь": ("люба",),
+    "людмила": ("люда", "мила", "люся"),
+    "максим": ("макс", "максик"),
+    "марина": ("мариша",),
+    "мария": ("маша", "машка", "машенька", "маня", "муся"),
+    "михаил": ("миша", "мишка", "мишаня"),
+    "надежда": ("надя",),
+    "наталья": ("наташа", "ната", "наталка"),
+    "наталия": ("наташа", "ната"),
+    "никита": ("никитос",),
+    "николай": ("коля", "колька", "коленька"),
+    "нина": ("ниночка",),
+    "ольга": ("оля", "олечка", "олька"),
+    "павел": ("паша", "пашка", "павлик"),
+    "петр": ("петя", "петька", "петенька"),
+    "полина": ("поля",),
+    "роман": ("рома", "ромка", "ромочка"),
+    "светлана": ("света", "светик", "светочка"),
+    "святослав": ("слава",),
+    "семен": ("сеня",),
+    "сергей": ("сережа", "серега", "сережка"),
+    "софья": ("соня", "софа"),
+    "софия": ("соня", "софа"),
+    "станислав": ("стас", "слава"),
+    "степан": ("степа",),
+    "тамара": ("тома",),
+    "татьяна": ("таня", "танюша", "танька"),
+    "тимофей": ("тима",),
+    "тимур": ("тима",),
+    "федор": ("федя",),
+    "юлия": ("юля", "юлька", "юленька"),
+    "юрий": ("юра", "юрка"),
+    "ярослав": ("слава", "ярик"),
+    # Common English pairs, since users mix them in.
+    "robert": ("bob", "bobby", "rob", "robbie"),
+    "william": ("bill", "billy", "will", "willy"),
+    "michael": ("mike", "mikey", "mick"),
+    "elizabeth": ("liz", "lizzy", "beth", "betty", "eliza"),
+    "katherine": ("kate", "katie", "kathy", "kat"),
+    "catherine": ("kate", "katie", "cathy", "cat"),
+    "richard": ("rick", "dick", "richie"),
+    "james": ("jim", "jimmy", "jamie"),
+    "thomas": ("tom", "tommy"),
+    "alexander": ("alex", "sasha", "xander"),
+    "jennifer": ("jen", "jenny"),
+    "christopher": ("chris", "topher"),
+    "nicholas": ("nick", "nicky"),
+    "jonathan": ("jon", "johnny"),
+    "margaret": ("maggie", "meg", "peggy"),
+    "anthony": ("tony",),
+    "daniel": ("dan", "danny"),
+    "matthew": ("matt",),
+    "benjamin": ("ben", "benny"),
+    "joseph": ("joe", "joey"),
+    "samuel": ("sam", "sammy"),
+    "steven": ("steve",),
+    "stephen": ("steve",),
+    "edward": ("ed", "eddie", "ted"),
+    "patricia": ("pat", "patty", "trish"),
+}
+
+# --- Chinese names --------------------------------------------------------------------------------
+ZH_COMPOUND_SURNAMES = ("欧阳", "司马", "诸葛", "上官", "东方", "皇甫", "令狐", "慕容", "尉迟", "长孙", "夏侯", "公孙")
+ZH_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何林高罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程苏魏吕丁任沈姚卢"
+    "姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+    "常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕"
+    "单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古吉缪简车项连芦"
+    "麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖"
+    "巩明佘池查麻苑迟邝"
+)
+# A title after a surname makes a name ("王总", "李老师").
+ZH_TITLES = ("总", "经理", "老师", "医生", "大夫", "先生", "女士", "小姐", "主任", "教授", "律师", "阿姨", "叔叔",
+             "师傅", "老板", "部长", "处长", "局长", "书记", "科长", "工", "董", "姐", "哥", "总监", "博士")
+# Characters that end a name: particles, verbs and time words that commonly follow one.
+ZH_NAME_STOPS = frozenset(
+    "说是和跟在的了也都要去来给让请对把被今明昨后前一很又还就会能想告问叫帮刚已最不没他她我你们这那着过吗呢吧啊"
+    "，。！？、；：（）()“”\"' ,.!?;:\n\t从向与及或同送约找见看听带陪负做当"
+)
+# Two-character words jieba tags as names although they are not (surname char + common char).
+ZH_NOT_NAMES = frozenset({
+    "高兴", "王国", "周末", "林业", "黄色", "马上", "方便", "石头", "金融", "江南",
+    "白天", "许多", "任何", "于是", "何时", "向前", "万一", "程序", "方法", "高速",
+    "钱包", "高手", "安全", "文化", "明天", "明白", "时间", "常常", "常见", "关于",
+    "关系", "华为", "平安", "方面", "方案", "文件", "成功", "成本", "路上", "车上",
+    "安排", "和平", "高铁", "周一", "周二", "周三", "周四", "周五", "周六", "周日",
+    "包括", "全部", "单位", "单独", "简单", "管理", "连续", "宁可", "黄金", "白色",
+    "金色", "龙虾", "熊猫", "牛奶", "史上", "游戏", "游泳", "曲子", "应该", "江湖",
+    "高级", "高中", "谢谢", "谢意", "周到", "周围", "安静", "文明", "方向", "成长",
+    "成绩", "高度", "吉他", "车站", "费用", "景色", "项目", "段时间", "和她", "和他",
+    "毕业", "毛病", "童年", "甘心",
+})

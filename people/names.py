@@ -1,0 +1,342 @@
+"""Name handling shared by the archivist, deduplication and search: normal forms, keys, similarity.
+
+Pure functions (no database). Russian morphology comes from pymorphy3 (offline dictionaries), loaded
+once per process on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from memoryhub.text import analyze, normalize, words
+from people import lexicon
+
+if TYPE_CHECKING:
+    import pymorphy3
+
+_CYR = re.compile("[\u0400-\u052f]")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LAT = re.compile("[A-Za-z\u00c0-\u024f]")
+USERNAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{2,31}$")
+
+
+
+def _term(token: str) -> str:
+    """The `memoryhub.text` index term of one word ('' for a stopword)."""
+    terms = analyze(token)
+    return terms[0] if terms else ""
+
+
+_morph_lock = threading.Lock()
+_morph: pymorphy3.MorphAnalyzer | None = None
+
+
+def morph() -> pymorphy3.MorphAnalyzer:
+    global _morph
+    if _morph is None:
+        with _morph_lock:
+            if _morph is None:
+                import pymorphy3
+
+                _morph = pymorphy3.MorphAnalyzer()
+    return _morph
+
+
+NAME_GRAMMEMES = frozenset({"Name", "Surn", "Patr"})
+
+
+# --- normal forms and keys --------------------------------------------------------------------------------
+
+
+def clean_name(name: str | None) -> str:
+    """A display name as stored: NFKC, no surrounding punctuation or quotes, single spaces, at most 200 chars."""
+    if not name:
+        return ""
+    text = unicodedata.normalize("NFKC", str(name))
+    text = " ".join(text.split())
+    text = text.strip(" \t\"'«»“”„()[]{}<>.,;:!?-–—*_#")
+    return text[:200]
+
+
+def name_key(name: str | None) -> str:
+    """The comparison key of a name or alias: casefolded, ё→е, punctuation dropped."""
+    return " ".join(words(clean_name(name).lstrip("@")))
+
+
+def clean_username(username: str | None) -> str | None:
+    """`@Petya_K` → `petya_k`; None when absent or not a valid Telegram-style username."""
+    if not username:
+        return None
+    value = str(username).strip().lstrip("@").strip()
+    if not USERNAME.match(value):
+        return None
+    return value.lower()
+
+
+def script_of(text: str) -> str:
+    if _HAN.search(text):
+        return "zh"
+    if _CYR.search(text):
+        return "ru"
+    return "en"
+
+
+def title_case(word: str) -> str:
+    """`петров` → `Петров`, `римский-корсаков` → `Римский-Корсаков`, `o'brien` → `O'Brien`."""
+    return re.sub(r"(^|[-'’\s])(\w)", lambda m: m.group(1) + m.group(2).upper(), word.lower())
+
+
+@functools.lru_cache(maxsize=65_536)
+def ru_lemmas(word: str) -> tuple[str, ...]:
+    """Dictionary forms of a Cyrillic word, name readings first (`петровым` → `петров`)."""
+    parses = morph().parse(word)
+    names = [p.normal_form for p in parses if NAME_GRAMMEMES & p.tag.grammemes]
+    others = [p.normal_form for p in parses]
+    return tuple(dict.fromkeys(normalize(w) for w in [*names, *others]))
+
+
+@functools.lru_cache(maxsize=65_536)
+def ru_lemma(word: str) -> str:
+    return ru_lemmas(word)[0] if _CYR.search(word) else word
+
+
+def name_terms(names: Iterable[str], username: str | None = None) -> list[str]:
+    """Lookup terms of a person's names: each normalised word, its Russian dictionary form, the whole
+    name (Chinese names have no spaces), and the username."""
+    terms: list[str] = []
+    for name in names:
+        key = name_key(name)
+        if not key:
+            continue
+        terms.append(key)
+        for word in key.split():
+            word = _strip_possessive(word)
+            terms.append(word)
+            if _CYR.search(word):
+                terms.append(ru_lemma(word))
+    if username:
+        terms.append(username.lower())
+    return list(dict.fromkeys(t for t in terms if t))
+
+
+def query_name_terms(text: str) -> list[str]:
+    """Terms of free text that may name someone: words, their Russian name readings, Han substrings."""
+    terms: list[str] = []
+    for word in words(text):
+        word = _strip_possessive(word)
+        if _HAN.search(word):
+            continue
+        terms.append(word)
+        if _CYR.search(word):
+            terms.extend(ru_lemmas(word)[:3])
+    for run in re.findall(f"[{_HAN.pattern[1:-1]}]+", normalize(text)):
+        for size in (2, 3, 4):
+            terms.extend(run[i:i + size] for i in range(len(run) - size + 1))
+    for username in re.findall(r"@([A-Za-z][A-Za-z0-9_]{2,31})", text):
+        terms.append(username.lower())
+    return list(dict.fromkeys(terms))
+
+
+def _strip_possessive(word: str) -> str:
+    return word[:-2] if word.endswith(("'s", "’s")) and len(word) > 3 else word
+
+
+# --- similarity ---------------------------------------------------------------------------------------------
+
+
+def osa_distance(a: str, b: str, limit: int | None = None) -> int:
+    """Optimal string alignment distance: Levenshtein plus adjacent transpositions ("petorv" ↔ "petrov" = 1)."""
+    if a == b:
+        return 0
+    if abs(len(a) - len(b)) > (limit if limit is not None else max(len(a), len(b))):
+        return abs(len(a) - len(b))
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[len(b)]
+
+
+def typo_budget(word: str) -> int:
+    """Edits a typo may add to a word of this length: none under 4 characters, then 1, then 2 from 8."""
+    if len(word) < 4:
+        return 0
+    return 1 if len(word) < 8 else 2
+
+
+def similarity(a: str, b: str) -> float:
+    """1 - OSA distance / longer length, over name keys."""
+    if not a or not b:
+        return 0.0
+    return 1.0 - osa_distance(a, b) / max(len(a), len(b))
+
+
+_GENDER_PAIRS = (("", "а"), ("", "a"), ("ий", "ая"), ("ой", "ая"), ("ый", "ая"), ("ii", "aya"), ("iy", "aya"))
+
+
+def gendered_pair(a: str, b: str) -> bool:
+    """Petrov/Petrova, Достоевский/Достоевская: the same surname in two genders, so two people."""
+    wa, wb = a.split(), b.split()
+    if len(wa) != len(wb):
+        return False
+    diffs = [(x, y) for x, y in zip(wa, wb, strict=True) if x != y]
+    if len(diffs) != 1:
+        return False
+    x, y = diffs[0]
+    for m, f in _GENDER_PAIRS:
+        for p, q in ((x, y), (y, x)):
+            stem = p[: len(p) - len(m)] if m else p
+            if (not m or p.endswith(m)) and q == stem + f and len(stem) >= 3:
+                return True
+    return False
+
+
+def is_word_prefix(short: str, full: str) -> bool:
+    """`maria` is a prefix of `maria ivanovna` at a word boundary; `иван` is not one of `иванов`."""
+    return bool(short) and full.startswith(short + " ")
+
+
+@functools.cache
+def _diminutive_index() -> dict[str, frozenset[str]]:
+    index: dict[str, set[str]] = {}
+    for full, forms in lexicon.RU_DIMINUTIVES.items():
+        full_key = normalize(full)
+        index.setdefault(full_key, set()).add(full_key)
+        for form in forms:
+            index.setdefault(normalize(form), set()).add(full_key)
+    return {k: frozenset(v) for k, v in index.items()}
+
+
+def full_names_of(first_name: str) -> frozenset[str]:
+    """Full names a first name may stand for: `маша` → {мария}, `саша` → {александр, александра}."""
+    key = normalize(first_name)
+    if _CYR.search(key):
+        key = ru_lemma(key)
+    return _diminutive_index().get(key, frozenset())
+
+
+def is_full_form(first_name: str) -> bool:
+    key = normalize(first_name)
+    return key in lexicon.RU_DIMINUTIVES
+
+
+def diminutive_match(a: str, b: str) -> str | None:
+    """The full name two name keys share as diminutive and full (or two diminutives) of, or None.
+
+    The remaining words must agree: one side has none, or both the same (`маша` ↔ `мария иванова`,
+    but not `маша петрова` ↔ `мария иванова`).
+    """
+    wa, wb = a.split(), b.split()
+    if not wa or not wb or wa[0] == wb[0]:
+        return None
+    shared = full_names_of(wa[0]) & full_names_of(wb[0])
+    if not shared:
+        return None
+    rest_a, rest_b = wa[1:], wb[1:]
+    if rest_a and rest_b and rest_a != rest_b:
+        return None
+    return sorted(shared)[0]
+
+
+# --- cue words and concepts -----------------------------------------------------------------------------
+
+
+@functools.cache
+def _cue_tables() -> tuple[dict[tuple[str, ...], lexicon.Cue], dict[str, lexicon.Cue], list[tuple[str, lexicon.Cue]]]:
+    """(English stem sequences → cue, Russian lemma (or lemma pair) → cue, Chinese words longest first)."""
+    en: dict[tuple[str, ...], lexicon.Cue] = {}
+    ru: dict[str, lexicon.Cue] = {}
+    zh: list[tuple[str, lexicon.Cue]] = []
+    for cue in lexicon.CUES:
+        for phrase in cue.en:
+            stems = tuple(_term(w) for w in words(phrase))
+            en.setdefault(tuple(s for s in stems if s), cue)
+        for phrase in cue.ru:
+            ru.setdefault(" ".join(normalize(w) for w in phrase.split()), cue)
+        for word in cue.zh:
+            zh.append((word, cue))
+    zh.sort(key=lambda item: -len(item[0]))
+    return en, ru, zh
+
+
+def en_cue(tokens: Sequence[str], i: int) -> tuple[lexicon.Cue, int] | None:
+    """The cue starting at normalised English token i, and how many tokens it spans."""
+    en, _, _ = _cue_tables()
+    for span in (2, 1):
+        if i + span <= len(tokens):
+            stems = tuple(_term(t) for t in tokens[i:i + span])
+            if all(stems) and stems in en:
+                return en[stems], span
+    return None
+
+
+def ru_cue(tokens: Sequence[str], i: int) -> tuple[lexicon.Cue, int] | None:
+    _, ru, _ = _cue_tables()
+    if i + 1 < len(tokens):
+        pair = f"{ru_lemma(tokens[i])} {tokens[i + 1]}"
+        for key in (pair, f"{ru_lemma(tokens[i])} {ru_lemma(tokens[i + 1])}"):
+            if key in ru:
+                return ru[key], 2
+    token = tokens[i]
+    for lemma in ru_lemmas(token)[:2] if _CYR.search(token) else ():
+        if lemma in ru:
+            return ru[lemma], 1
+    return None
+
+
+def zh_cues(text: str) -> list[tuple[int, int, lexicon.Cue]]:
+    """Non-overlapping (start, end, cue) of Chinese cue words in `text`, longest match first."""
+    _, _, zh = _cue_tables()
+    taken = [False] * len(text)
+    found: list[tuple[int, int, lexicon.Cue]] = []
+    for word, cue in zh:
+        start = text.find(word)
+        while start >= 0:
+            end = start + len(word)
+            if not any(taken[start:end]):
+                found.append((start, end, cue))
+                for k in range(start, end):
+                    taken[k] = True
+            start = text.find(word, end)
+    return sorted(found, key=lambda item: item[0])
+
+
+def concept_terms(text: str) -> list[str]:
+    """Search terms of a text: `memoryhub.text` stems, with cue words replaced by their concept
+    (`начальник`, `руководитель`, `boss`, `老板` all become `role:boss`), so a description matches a
+    query that names the same relationship with another word or in another language."""
+    tokens = words(text)
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if _HAN.search(token):
+            cues = zh_cues(token)
+            out.extend(c.concept for _, _, c in cues)
+            if not cues or len(token) > max(e - s for s, e, _ in cues):
+                term = _term(token)
+                if term:
+                    out.append(term)
+            i += 1
+            continue
+        hit = ru_cue(tokens, i) if _CYR.search(token) else en_cue(tokens, i)
+        if hit is not None:
+            out.append(hit[0].concept)
+            i += hit[1]
+            continue
+        term = _term(token)
+        if term:
+            out.append(term)
+        i += 1
+    return out

@@ -1,0 +1,343 @@
+"""Reads of people: lists, detail, people search (vector and hybrid), and the context blocks.
+
+People search scores every candidate on three components, each in [0, 1]:
+- `name`: the query names the person (a name, alias or @username, in any Russian case form);
+  1.0 for a whole name, 0.85 for a part of it (a surname alone), 0.75 for a typo of one;
+- `lexical`: idf-weighted share of the query's terms found in the bio, with relationship words
+  mapped to language-neutral concepts ("начальник" and "Руководитель" are both `role:boss`);
+- `vector`: cosine similarity of the query and seed 000's embedding text (pgvector).
+The score is the best component, so the seed's threshold (0.65) keeps its meaning for each.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+
+from memoryhub.embeddings import get_embedder
+from memoryhub.exceptions import ApplicationError, NotFound
+from memoryhub.models import Message
+from memoryhub.search.vectors import nearest
+from memoryhub.text import STOPWORDS, normalize
+from people import conf, metrics, reranker
+from people.models import Person, PersonRelation
+from people.names import (
+    NAME_GRAMMEMES,
+    concept_terms,
+    morph,
+    name_key,
+    osa_distance,
+    query_name_terms,
+    ru_lemma,
+    typo_budget,
+)
+
+Mode = Literal["hybrid", "vector"]
+
+NAME_FULL, NAME_PART, NAME_TYPO = 1.0, 0.85, 0.75
+FUZZY_WORD_SIMILARITY = 0.35  # pg_trgm candidate gate for typos; OSA distance decides
+_CYRILLIC = re.compile("[\u0400-\u052f]")
+
+
+def living(*, tenant_id: int, user_id: str) -> QuerySet[Person]:
+    return Person.objects.filter(tenant_id=tenant_id, user_id=user_id, status=Person.Status.ACTIVE)
+
+
+# --- lists and detail -------------------------------------------------------------------------------------
+
+
+def person_list(
+    *,
+    tenant_id: int,
+    user_id: str,
+    circles: Sequence[str] = (),
+    min_mentions: int | None = None,
+    query: str = "",
+) -> QuerySet[Person]:
+    qs = living(tenant_id=tenant_id, user_id=user_id).defer("embedding")
+    if circles:
+        qs = qs.filter(circle__in=circles)
+    if min_mentions is not None:
+        qs = qs.filter(mention_count__gte=min_mentions)
+    if query.strip():
+        key = name_key(query)
+        qs = qs.filter(Q(name_key__icontains=key) | Q(name_keys__contains=[key]) | Q(username=key.lstrip("@")))
+    return qs.order_by("-mention_count", "display_name", "pk")
+
+
+def person_get(*, tenant_id: int, user_id: str, person_id: int) -> Person:
+    person = Person.objects.filter(tenant_id=tenant_id, user_id=user_id, pk=person_id).defer("embedding").first()
+    if person is None:
+        raise NotFound("No such person.")
+    if person.status == Person.Status.MERGED:
+        raise ApplicationError(f"This person was merged into person {person.merged_into_id}.", code="merged",
+                               status_code=404, extra={"merged_into": person.merged_into_id})
+    return person
+
+
+def person_relations(*, person: Person) -> list[dict[str, object]]:
+    """The person's edges in both directions, phrased from the person's side."""
+    out: list[dict[str, object]] = []
+    rels = PersonRelation.objects.filter(Q(subject=person) | Q(object=person)).select_related("subject", "object")
+    for rel in rels.order_by("pk"):
+        if rel.subject.status != Person.Status.ACTIVE or rel.object.status != Person.Status.ACTIVE:
+            continue
+        outgoing = rel.subject_id == person.pk
+        other = rel.object if outgoing else rel.subject
+        out.append({"kind": rel.kind, "label": rel.label, "direction": "out" if outgoing else "in",
+                    "person_id": other.pk, "display_name": other.display_name})
+    return out
+
+
+def people_for_archivist(*, tenant_id: int, user_id: str, messages: Sequence[Message], limit: int) -> list[Person]:
+    """Known people for the archivist's prompt: those the messages name first, then the most mentioned."""
+    base = living(tenant_id=tenant_id, user_id=user_id).defer("embedding")
+    terms = sorted(set().union(*(query_name_terms(m.text) for m in messages))) if messages else []
+    named = list(base.filter(name_terms__overlap=terms).order_by("-mention_count", "pk")[:limit]) if terms else []
+    rest = list(base.exclude(pk__in=[p.pk for p in named]).order_by("-mention_count", "-last_seen", "pk")
+                [: max(0, limit - len(named))])
+    return named + rest
+
+
+# --- search ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PersonHit:
+    person: Person
+    score: float
+    components: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class SearchResult:
+    hits: list[PersonHit]
+    took_ms: float
+    candidates: dict[str, int]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def _name_scores(base: QuerySet[Person], query: str) -> tuple[dict[int, float], set[str]]:
+    """Scores of people the query names, and the query terms that named someone."""
+    terms = query_name_terms(query)
+    qset = {t for t in terms if t not in STOPWORDS or len(t) > 3}
+    scores: dict[int, float] = {}
+    used: set[str] = set()
+    if not qset:
+        return scores, used
+    rows = base.filter(name_terms__overlap=sorted(qset)).values_list("pk", "name_keys", "username")
+    for pk, keys, username in rows[:2000]:
+        best = NAME_FULL if username and username in qset else 0.0
+        for key in keys:
+            if key in qset:
+                best = NAME_FULL
+                used.add(key)
+                break
+            tokens = key.split()
+            hits = [t for t in tokens if t in qset or ru_lemma(t) in qset]
+            used.update(hits)
+            if tokens and len(hits) == len(tokens):
+                best = NAME_FULL
+                break
+            if any(len(t) >= 3 for t in hits):
+                best = max(best, NAME_PART)
+        if best:
+            scores[pk] = best
+    return scores, used
+
+
+def _typo_candidates(query: str, used: set[str]) -> list[str]:
+    """Query words that may be a misspelt name: not already a name, and not an ordinary word — a
+    Cyrillic word the dictionary knows only as a common word, or a lower-case Latin word."""
+    out = []
+    for raw in dict.fromkeys(re.findall(r"[^\W\d_]+", query)):
+        word = normalize(raw)
+        if not typo_budget(word) or word in STOPWORDS or word in used or ru_lemma(word) in used:
+            continue
+        if _CYRILLIC.search(word):
+            parses = morph().parse(word)
+            known = morph().word_is_known(word)
+            if known and not any(NAME_GRAMMEMES & p.tag.grammemes for p in parses):
+                continue
+        elif not raw[:1].isupper() or not raw.isalpha():
+            continue
+        out.append(word)
+    return out
+
+
+def _typo_scores(base: QuerySet[Person], query: str, exact: dict[int, float], used: set[str]) -> dict[int, float]:
+    """Names the query misspells by one or two edits ("Petorv" → Petrov), found through pg_trgm."""
+    candidates = _typo_candidates(query, used)
+    if not candidates:
+        return {}
+    q = Q()
+    for word in candidates:
+        q |= Q(name_key__trigram_word_similar=word)
+    scores: dict[int, float] = {}
+    with transaction.atomic(), connection.cursor() as cursor:
+        # SET LOCAL needs a transaction; a savepoint inside an outer one is cheap.
+        cursor.execute("SET LOCAL pg_trgm.word_similarity_threshold = %s", [FUZZY_WORD_SIMILARITY])
+        rows = list(base.exclude(pk__in=list(exact)).filter(q).values_list("pk", "name_keys")[:500])
+    for pk, keys in rows:
+        tokens = {t for key in keys for t in key.split()}
+        for word in candidates:
+            forms = {word, ru_lemma(word)}
+            if any(osa_distance(f, t, typo_budget(t)) <= min(typo_budget(f), typo_budget(t))
+                   for f in forms for t in tokens if typo_budget(t)):
+                scores[pk] = NAME_TYPO
+                break
+    return scores
+
+
+def _lexical_scores(base: QuerySet[Person], query: str, population: int) -> dict[int, float]:
+    """Idf-weighted coverage of the query's terms by each person's bio terms (concepts included).
+
+    One scan through the GIN index returns, per person who has any of the terms, which ones; the
+    document frequencies and the scores follow from that matrix.
+    """
+    terms = list(dict.fromkeys(concept_terms(query)))[:32]
+    if not terms or population == 0:
+        return {}
+    # The same filters as `base` (tenant, user, status, circles), compiled into the statement.
+    where, params = base.query.where.as_sql(base.query.get_compiler(connection=connection), connection)
+    has = ", ".join("search_terms @> ARRAY[%s]::varchar[]" for _ in terms)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, ARRAY[{has}] FROM {Person._meta.db_table} WHERE {where} AND search_terms && %s::varchar[]",
+            [*terms, *params, terms],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        return {}
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    matched = np.array([r[1] for r in rows], dtype=bool)
+    df = matched.sum(axis=0)
+    weights = np.log((population + 1) / (df + 0.5))
+    total = float(weights.sum())
+    if total <= 0:
+        return {}
+    scores = matched @ weights / total
+    best = np.argsort(-scores, kind="stable")[:200]
+    return {int(ids[i]): float(scores[i]) for i in best if scores[i] > 0}
+
+
+def people_search(
+    *,
+    tenant_id: int,
+    user_id: str,
+    query: str,
+    threshold: float | None = None,
+    max_results: int | None = None,
+    exclude_circles: Sequence[str] = (),
+    mode: Mode = "hybrid",
+) -> SearchResult:
+    """SearchPeople (seed 000): people scoring at least `threshold`, best first, at most `max_results`,
+    outside `exclude_circles`. `vector` is the seed's cosine search alone; `hybrid` adds names (case
+    forms, typos) and bio terms."""
+    started = time.perf_counter()
+    threshold = conf.get("PEOPLE_SEARCH_THRESHOLD") if threshold is None else threshold
+    max_results = conf.get("PEOPLE_SEARCH_MAX_RESULTS") if max_results is None else max_results
+    base = living(tenant_id=tenant_id, user_id=user_id)
+    if exclude_circles:
+        base = base.exclude(circle__in=list(exclude_circles))
+    population = base.count()
+    components: dict[int, dict[str, float]] = {}
+    counts = {"population": population}
+
+    def add(name: str, scores: dict[int, float]) -> None:
+        counts[name] = len(scores)
+        for pk, value in scores.items():
+            components.setdefault(pk, {})[name] = round(max(value, components.get(pk, {}).get(name, 0.0)), 6)
+
+    timings: dict[str, float] = {}
+    mark = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        timings[name] = round((now - mark) * 1000, 3)
+        mark = now
+
+    vector = get_embedder().embed_one(query)
+    if population and np.any(vector):
+        k = max(max_results * 3, 20)
+        pool = base.filter(embedding__isnull=False)
+        add("vector", {pk: max(0.0, cos) for pk, cos in nearest(pool, vector, k, namespace_size=population)})
+    lap("vector")
+    if mode == "hybrid" and population:
+        names, used = _name_scores(base, query)
+        lap("name")
+        typos = _typo_scores(base, query, names, used)
+        lap("typo")
+        add("name", {**typos, **names})
+        counts["typo"] = len(typos)
+        add("lexical", _lexical_scores(base, query, population))
+        lap("lexical")
+
+    scored = {pk: max(c.values()) for pk, c in components.items() if c and max(c.values()) >= threshold}
+    # Rank on the scores alone and load only the rows returned: a common surname can score hundreds.
+    top = sorted(scored, key=lambda pk: (-scored[pk], -components[pk].get("name", 0.0),
+                                         -components[pk].get("lexical", 0.0), -components[pk].get("vector", 0.0),
+                                         -pk))[:max_results]
+    people = {p.pk: p for p in Person.objects.filter(pk__in=top).defer("embedding")}
+    hits = [PersonHit(people[pk], round(scored[pk], 6), components[pk]) for pk in top if pk in people]
+    took = time.perf_counter() - started
+    metrics.SEARCH_DURATION.labels(str(tenant_id), mode).observe(took)
+    metrics.SEARCH_RESULTS.labels(str(tenant_id)).observe(len(hits))
+    return SearchResult(hits=hits, took_ms=round(took * 1000, 3), candidates=counts, timings_ms=timings)
+
+
+# --- context blocks (rag/context.py calls these) -------------------------------------------------------------
+
+
+def inner_circle_for_context(*, tenant_id: int, user_id: str) -> list[str]:
+    """Family and Work_Inner, always in the prompt (`<inner_circle>`), with their full bio, in seed
+    000's line format; family first, then by mentions."""
+    order = Case(When(circle=Person.Circle.FAMILY, then=Value(0)), default=Value(1), output_field=IntegerField())
+    people = (living(tenant_id=tenant_id, user_id=user_id).filter(circle__in=Person.INNER_CIRCLES).defer("embedding")
+              .annotate(_order=order).order_by("_order", "-mention_count", "display_name", "pk"))
+    return [p.context_line() for p in people[: conf.get("PEOPLE_INNER_CIRCLE_MAX")]]
+
+
+@dataclass
+class RelevantPerson:
+    person: Person
+    score: float
+    reason: str = ""
+    chosen_by: Literal["reranker", "score"] = "score"
+
+
+def relevant_people(*, tenant_id: int, user_id: str, query: str, limit: int = 5) -> list[RelevantPerson]:
+    """Friends, Work_Outer and Other people relevant to `query`: the reranker's choice among the top
+    candidates when an LLM is configured, else (or when it fails or times out) the best scores."""
+    limit = max(0, min(limit, conf.get("PEOPLE_RERANK_MAX_PEOPLE")))
+    if limit == 0 or not query.strip():
+        return []
+    client = reranker.reranker_client()
+    threshold = conf.get("PEOPLE_SEARCH_THRESHOLD")
+    result = people_search(
+        tenant_id=tenant_id, user_id=user_id, query=query, exclude_circles=Person.INNER_CIRCLES,
+        threshold=min(threshold, conf.get("PEOPLE_RERANK_MIN_SCORE")) if client else threshold,
+        max_results=conf.get("PEOPLE_RERANK_CANDIDATES") if client else limit,
+    )
+    if client is not None and result.hits:
+        scores = {h.person.pk: h.score for h in result.hits}
+        chosen = reranker.rerank(client=client, query=query, candidates=[h.person for h in result.hits],
+                                 max_people=limit)
+        if chosen is not None:
+            metrics.RERANKER_SELECTED.labels(str(tenant_id)).observe(len(chosen))
+            return [RelevantPerson(p, scores[p.pk], reason, "reranker") for p, reason in chosen]
+    return [RelevantPerson(h.person, h.score) for h in result.hits if h.score >= threshold][:limit]
+
+
+def relevant_people_for_context(*, tenant_id: int, user_id: str, query: str, limit: int = 5) -> list[str]:
+    """`<relevant_people>` lines for the prompt, in seed 000's line format."""
+    return [r.person.context_line() for r in relevant_people(tenant_id=tenant_id, user_id=user_id, query=query,
+                                                             limit=limit)]

@@ -1,0 +1,347 @@
+"""Writes of one person: creation from an archivist's draft, updates, edits, mentions, relations."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memoryhub.embeddings import get_embedder
+from memoryhub.exceptions import ApplicationError
+from memoryhub.models import Message, Tenant
+from memoryhub.text import analyze, normalize
+from people import conf, metrics
+from people.archivist.tokens import split_sentences
+from people.models import PeopleAuditEntry, Person, PersonMention, PersonRelation
+from people.names import clean_name, clean_username, concept_terms, name_key, name_terms
+from people.ops import PersonDraft
+
+_CIRCLES = {re.sub(r"[^a-z]", "", c.value.lower()): c.value for c in Person.Circle}
+_CIRCLES.update({"inner": Person.Circle.WORK_INNER, "work": Person.Circle.WORK_INNER, "friend": Person.Circle.FRIENDS,
+                 "outer": Person.Circle.WORK_OUTER, "relatives": Person.Circle.FAMILY})
+
+
+def normalize_circle(value: Any) -> str | None:
+    """A circle from free text: None when not stated, Other when not one of the five (seed 000)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return _CIRCLES.get(re.sub(r"[^a-z]", "", str(value).lower()), Person.Circle.OTHER)
+
+
+def default_bio(display_name: str, aliases: Sequence[str]) -> str:
+    """Seed 000's empty-bio rule: built from the display name and the aliases."""
+    return f"{display_name} (aka {', '.join(aliases)})" if aliases else display_name
+
+
+def _has_default_bio(person: Person) -> bool:
+    return not person.bio or person.bio == default_bio(person.display_name, person.aliases)
+
+
+def combine_bio(old: str, new: str, *, limit: int | None = None) -> str:
+    """Old bio plus the new sentences it does not already say; over the limit, the oldest sentences
+    after the first go, so the bio keeps who the person is and what is newest."""
+    limit = limit or conf.get("PEOPLE_BIO_MAX_CHARS")
+    sentences = split_sentences(old) if old else []
+    seen = [set(analyze(s)) for s in sentences]
+    for sentence in split_sentences(new) if new else []:
+        terms = set(analyze(sentence))
+        norm = normalize(sentence)
+        duplicate = any(norm in normalize(s) for s in sentences) or any(
+            terms and len(terms & other) / len(terms | other) >= 0.8 for other in seen)
+        if not duplicate:
+            sentences.append(sentence)
+            seen.append(terms)
+    while len(sentences) > 2 and len(" ".join(sentences)) > limit:
+        del sentences[1]
+    text = " ".join(sentences)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def derive(person: Person) -> None:
+    """Recompute the lookup columns from names, aliases, username and bio."""
+    person.display_name = clean_name(person.display_name)
+    keys = [name_key(n) for n in (person.display_name, *person.aliases)]
+    person.name_key = keys[0] if keys else ""
+    person.name_keys = list(dict.fromkeys(k for k in keys if k))
+    person.name_terms = name_terms([person.display_name, *person.aliases], person.username)
+    person.search_terms = list(dict.fromkeys(concept_terms(person.bio)))[:500]
+
+
+def embed(people: Iterable[Person]) -> None:
+    """Vectors for these people from seed 000's text (name, username, aliases, bio)."""
+    people = list(people)
+    if not people:
+        return
+    vectors = get_embedder().embed([p.embedding_text() for p in people])
+    for person, vector in zip(people, vectors, strict=True):
+        person.embedding = vector
+
+
+def user_lock(*, tenant_id: int, user_id: str) -> None:
+    """Serialise people writers of one user until commit (archival jobs, idle triggers, reviews)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", [f"people:{tenant_id}:{user_id}"])
+
+
+def audit(*, person: Person, action: str, actor: AbstractBaseUser | None, actor_label: str,
+          details: dict[str, Any] | None = None, **refs: Any) -> PeopleAuditEntry:
+    return PeopleAuditEntry.objects.create(
+        tenant_id=person.tenant_id, user_id=person.user_id, action=action, actor=actor, actor_label=actor_label,
+        person=person, details=details or {}, **refs,
+    )
+
+
+def actor_label_for(actor: AbstractBaseUser | None, fallback: str) -> str:
+    return f"admin:{actor.get_username()}" if actor is not None else fallback
+
+
+# --- identity ------------------------------------------------------------------------------------------
+
+
+def _conflicts(person: Person, draft: PersonDraft) -> bool:
+    return bool((person.telegram_id and draft.telegram_id and person.telegram_id != draft.telegram_id)
+                or (person.username and draft.username and person.username != draft.username))
+
+
+def find_identity(*, tenant_id: int, user_id: str, draft: PersonDraft) -> Person | None:
+    """The living person a draft is, by telegram_id → @username → name → alias (issue 5's order).
+
+    A name or alias match is refused when a Telegram id or username says they are two people.
+    """
+    base = Person.objects.filter(tenant_id=tenant_id, user_id=user_id, status=Person.Status.ACTIVE)
+    if draft.telegram_id:
+        found = base.filter(telegram_id=draft.telegram_id).order_by("pk").first()
+        if found:
+            return found
+    username = clean_username(draft.username)
+    if username:
+        found = base.filter(username=username).order_by("pk").first()
+        if found:
+            return found
+    key = name_key(draft.display_name)
+    if not key:
+        return None
+    for found in base.filter(name_key=key).order_by("-mention_count", "pk"):
+        if not _conflicts(found, draft):
+            return found
+    for found in base.filter(name_keys__contains=[key]).order_by("-mention_count", "pk"):
+        if not _conflicts(found, draft):
+            return found
+    return None
+
+
+# --- applying a draft ------------------------------------------------------------------------------------
+
+
+def _record_mentions(person: Person, draft: PersonDraft) -> int:
+    """Reference the messages a draft came from; count only messages not counted before (idempotent)."""
+    if not draft.message_ids:
+        person.mention_count += 1
+        metrics.MENTIONS.labels(str(person.tenant_id)).inc()
+        return 1
+    known = set(PersonMention.objects.filter(person=person, message_id__in=draft.message_ids)
+                .values_list("message_id", flat=True))
+    new = [mid for mid in dict.fromkeys(draft.message_ids) if mid not in known]
+    existing = set(Message.objects.filter(pk__in=new, tenant_id=person.tenant_id).values_list("pk", flat=True))
+    PersonMention.objects.bulk_create(
+        [PersonMention(tenant_id=person.tenant_id, user_id=person.user_id, person=person, message_id=mid)
+         for mid in new if mid in existing],
+        ignore_conflicts=True,
+    )
+    person.mention_count += len(new)
+    metrics.MENTIONS.labels(str(person.tenant_id)).inc(len(new))
+    return len(new)
+
+
+def _widen_seen(person: Person, draft: PersonDraft) -> None:
+    if draft.first_seen and draft.first_seen < person.first_seen:
+        person.first_seen = draft.first_seen
+    if draft.last_seen and draft.last_seen > person.last_seen:
+        person.last_seen = draft.last_seen
+
+
+def _add_aliases(person: Person, names: Iterable[str]) -> None:
+    keys = {name_key(n) for n in (person.display_name, *person.aliases)}
+    for name in names:
+        name = clean_name(name)
+        key = name_key(name)
+        if key and key not in keys:
+            person.aliases = [*person.aliases, name]
+            keys.add(key)
+
+
+@transaction.atomic
+def person_create_from_draft(*, tenant_id: int, user_id: str, draft: PersonDraft, embed_now: bool = True) -> Person:
+    """A new person from an archivist's draft. Seed 000: a nameless draft is skipped (an error here),
+    an empty bio is built from the name and aliases, no @username means NULL. `embed_now=False`
+    leaves the vector to the caller, which embeds a whole batch in one call."""
+    name = clean_name(draft.display_name)
+    if not name:
+        raise ApplicationError("A person needs a display name.", code="no_name", field="display_name")
+    now = timezone.now()
+    person = Person(tenant_id=tenant_id, user_id=user_id, display_name=name, aliases=[],
+                    username=clean_username(draft.username), telegram_id=draft.telegram_id,
+                    circle=normalize_circle(draft.circle) or Person.Circle.OTHER,
+                    first_seen=draft.first_seen or now, last_seen=draft.last_seen or draft.first_seen or now)
+    _add_aliases(person, draft.aliases)
+    person.bio = combine_bio("", draft.bio) if draft.bio.strip() else default_bio(person.display_name, person.aliases)
+    derive(person)
+    if embed_now:
+        embed([person])
+    person.save()
+    _record_mentions(person, draft)
+    person.save(update_fields=["mention_count"])
+    return person
+
+
+def apply_draft(person: Person, draft: PersonDraft, *, explicit: bool) -> None:
+    """Update `person` from a draft the archivist matched to them (not saved, not re-embedded).
+
+    `explicit` is the LLM's Updated operation: a new display name renames (the old name becomes an
+    alias) and a different username replaces the old one. For an Added draft that matched an
+    existing person, a new name only becomes an alias, unless the current name is a bare username.
+    """
+    had_default_bio = _has_default_bio(person)
+    name = clean_name(draft.display_name)
+    if name and name_key(name) != person.name_key:
+        placeholder = person.username is not None and person.name_key == name_key(person.username)
+        if explicit or placeholder:
+            old = person.display_name
+            person.display_name = name
+            person.aliases = [a for a in person.aliases if name_key(a) != name_key(name)]
+            _add_aliases(person, [old])
+        else:
+            _add_aliases(person, [name])
+    _add_aliases(person, draft.aliases)
+    username = clean_username(draft.username)
+    if username and (person.username is None or explicit):
+        person.username = username
+    if draft.telegram_id and (person.telegram_id is None or explicit):
+        person.telegram_id = draft.telegram_id
+    circle = normalize_circle(draft.circle)
+    if circle and not person.circle_locked:
+        person.circle = circle  # seed 000: one person, different circles → the last wins
+    if draft.bio.strip():
+        person.bio = combine_bio("" if had_default_bio else person.bio, draft.bio)
+    elif had_default_bio:
+        person.bio = default_bio(person.display_name, person.aliases)
+    _record_mentions(person, draft)
+    _widen_seen(person, draft)
+    person.updated_at = timezone.now()
+    derive(person)
+
+
+def relation_upsert(*, subject: Person, object: Person, kind: str, label: str = "") -> PersonRelation | None:
+    if subject.pk == object.pk or subject.user_id != object.user_id or subject.tenant_id != object.tenant_id:
+        return None
+    kind = kind if kind in PersonRelation.Kind.values else PersonRelation.Kind.OTHER
+    relation, _ = PersonRelation.objects.get_or_create(
+        subject=subject, object=object, kind=kind,
+        defaults={"tenant_id": subject.tenant_id, "user_id": subject.user_id, "label": label[:64]},
+    )
+    return relation
+
+
+# --- edits by people (API clients, editors) ---------------------------------------------------------------
+
+EDITABLE = ("display_name", "aliases", "circle", "bio")
+
+
+@transaction.atomic
+def person_update(
+    *,
+    person: Person,
+    actor: AbstractBaseUser | None,
+    actor_label: str,
+    display_name: str | None = None,
+    aliases: Sequence[str] | None = None,
+    circle: str | None = None,
+    bio: str | None = None,
+) -> Person:
+    """An edit by a client or an editor. A circle set here is locked against the archivist's
+    "last wins"; a rename keeps the old name as an alias. Possible duplicates the edit reveals become
+    proposals (never automatic merges: an edit should not make a person disappear)."""
+    from people.models import MergeProposal
+    from people.services.merges import person_dedup
+
+    person = Person.objects.select_for_update().get(pk=person.pk)
+    if person.status != Person.Status.ACTIVE:
+        raise ApplicationError("This person was merged into another one.", code="merged")
+    before = {f: getattr(person, f) for f in (*EDITABLE, "circle_locked")}
+    old_text = person.embedding_text()
+    had_default_bio = _has_default_bio(person)
+    if display_name is not None:
+        name = clean_name(display_name)
+        if not name:
+            raise ApplicationError("The display name must not be empty.", code="invalid", field="display_name")
+        if name_key(name) != person.name_key:
+            old = person.display_name
+            person.display_name = name
+            person.aliases = [a for a in person.aliases if name_key(a) != name_key(name)]
+            _add_aliases(person, [old])
+        else:
+            person.display_name = name
+    if aliases is not None:
+        person.aliases = []
+        _add_aliases(person, aliases)
+    if circle is not None:
+        if circle not in Person.Circle.values:
+            raise ApplicationError(f"Unknown circle {circle!r}.", code="invalid", field="circle")
+        person.circle = circle
+        person.circle_locked = True
+    if bio is not None:
+        person.bio = bio.strip() or default_bio(person.display_name, person.aliases)
+    elif had_default_bio:
+        person.bio = default_bio(person.display_name, person.aliases)
+    changed = {f: {"from": before[f], "to": getattr(person, f)} for f in (*EDITABLE, "circle_locked")
+               if before[f] != getattr(person, f)}
+    if not changed:
+        return person
+    person.updated_at = timezone.now()
+    derive(person)
+    if person.embedding_text() != old_text:
+        embed([person])
+    person.save()
+    audit(person=person, action=PeopleAuditEntry.Action.PERSON_EDITED, actor=actor, actor_label=actor_label,
+          details={"changed": changed})
+    person_dedup(person=person, auto_merge=False, origin=MergeProposal.Origin.EDIT)
+    return person
+
+
+# --- erasure and gauges -------------------------------------------------------------------------------------
+
+
+def people_gauges_refresh(*, tenant_id: int) -> None:
+    from django.db.models import Count
+
+    counts = dict(Person.objects.filter(tenant_id=tenant_id, status=Person.Status.ACTIVE)
+                  .values_list("circle").annotate(n=Count("id")).values_list("circle", "n"))
+    for circle in Person.Circle.values:
+        metrics.PEOPLE_TOTAL.labels(str(tenant_id), circle).set(counts.get(circle, 0))
+
+
+def people_user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
+    """Eraser (registered with the kernel): every person row of the user, tombstones, merges and audit."""
+    from people.models import MergeProposal, PersonMerge
+
+    scope = {"tenant": tenant, "user_id": user_id}
+    counts = {"people_audit": PeopleAuditEntry.objects.filter(**scope).delete()[0]}
+    counts["people_merge_proposals"] = MergeProposal.objects.filter(**scope).delete()[0]
+    counts["people_merges"] = PersonMerge.objects.filter(**scope).delete()[0]
+    counts["people_relations"] = PersonRelation.objects.filter(**scope).delete()[0]
+    counts["people_mentions"] = PersonMention.objects.filter(**scope).delete()[0]
+    # merged_into points inside the same set; clear it so deletion order does not matter.
+    Person.objects.filter(**scope).update(merged_into=None)
+    counts["people"] = Person.objects.filter(**scope).delete()[0]
+    people_gauges_refresh(tenant_id=tenant.pk)
+    return counts
+
+
+def message_range(messages: Sequence[Message]) -> tuple[datetime | None, datetime | None]:
+    times = [m.created_at for m in messages if m.created_at]
+    return (min(times), max(times)) if times else (None, None)

@@ -1,0 +1,155 @@
+"""People API contract: list, detail, search, patch; auth, validation, tenant and user isolation, erasure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from rest_framework.test import APIClient
+
+from memoryhub.models import Tenant
+from people import services
+from people.models import PeopleAuditEntry, Person
+
+pytestmark = pytest.mark.django_db
+
+MakePerson = Callable[..., Person]
+ClientAndTenant = tuple[APIClient, Tenant]
+
+
+@pytest.fixture
+def people(client_a: ClientAndTenant, make_person: MakePerson) -> dict[str, Person]:
+    _, tenant = client_a
+    return {
+        "petrov": make_person("Петров", tenant=tenant, circle="Work_Inner", bio="Руководитель проекта X.",
+                              mentions=12, username="petrov"),
+        "maria": make_person("Мария", tenant=tenant, circle="Friends", bio="Жена Петрова.", mentions=3),
+        "other_user": make_person("Петров", tenant=tenant, user_id="u2", bio="Сосед."),
+    }
+
+
+def test_requests_need_an_api_key(people: dict[str, Person]) -> None:
+    response = APIClient().get("/api/v1/users/u1/people")
+    assert response.status_code == 401 and response.json()["error"]["code"] == "not_authenticated"
+
+
+def test_list_returns_the_users_people_most_mentioned_first(client_a: ClientAndTenant,
+                                                            people: dict[str, Person]) -> None:
+    client, _ = client_a
+    body = client.get("/api/v1/users/u1/people").json()
+    assert body["count"] == 2
+    assert [p["display_name"] for p in body["results"]] == ["Петров", "Мария"]
+    assert set(body["results"][0]) == {"id", "display_name", "aliases", "username", "telegram_id", "circle",
+                                       "circle_locked", "bio", "first_seen", "last_seen", "mention_count"}
+
+
+def test_list_filters_by_circle_mentions_and_name(client_a: ClientAndTenant, people: dict[str, Person]) -> None:
+    client, _ = client_a
+
+    def listed(query: str) -> list[str]:
+        return [p["display_name"] for p in client.get(f"/api/v1/users/u1/people?{query}").json()["results"]]
+
+    assert listed("circle=Friends") == ["Мария"]
+    assert listed("circle=Friends&circle=Work_Inner") == ["Петров", "Мария"]
+    assert listed("min_mentions=5") == ["Петров"]
+    assert listed("q=мари") == ["Мария"]
+    bad = client.get("/api/v1/users/u1/people?circle=Enemies")
+    assert bad.status_code == 400 and "circle" in bad.json()["error"]["fields"]
+
+
+def test_detail_includes_relations(client_a: ClientAndTenant, people: dict[str, Person]) -> None:
+    client, _ = client_a
+    services.relation_upsert(subject=people["maria"], object=people["petrov"], kind="spouse", label="жена")
+    body = client.get(f"/api/v1/users/u1/people/{people['petrov'].pk}").json()
+    assert body["relations"] == [{"kind": "spouse", "label": "жена", "direction": "in",
+                                  "person_id": people["maria"].pk, "display_name": "Мария"}]
+
+
+def test_a_merged_persons_id_says_where_it_went(client_a: ClientAndTenant, people: dict[str, Person],
+                                                make_person: MakePerson) -> None:
+    client, tenant = client_a
+    masha = make_person("Маша", tenant=tenant)
+    services.person_merge(source=masha, target=people["maria"], reviewer=None)
+    response = client.get(f"/api/v1/users/u1/people/{masha.pk}")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "merged" and response.json()["error"]["merged_into"] == \
+        people["maria"].pk
+
+
+def test_other_tenants_and_users_cannot_see_a_person(client_a: ClientAndTenant, client_b: ClientAndTenant,
+                                                     people: dict[str, Person]) -> None:
+    client, _ = client_a
+    other_client, _ = client_b
+    pk = people["petrov"].pk
+    assert other_client.get(f"/api/v1/users/u1/people/{pk}").status_code == 404
+    assert other_client.get("/api/v1/users/u1/people").json()["count"] == 0
+    assert other_client.patch(f"/api/v1/users/u1/people/{pk}", {"circle": "Family"}, format="json").status_code == 404
+    assert client.get(f"/api/v1/users/u2/people/{pk}").status_code == 404
+    found = other_client.post("/api/v1/users/u1/people/search", {"query": "Петров"}, format="json").json()
+    assert found["results"] == []
+
+
+def test_search_returns_scored_people(client_a: ClientAndTenant, people: dict[str, Person]) -> None:
+    client, _ = client_a
+    response = client.post("/api/v1/users/u1/people/search", {"query": "начальник из проекта X"}, format="json")
+    body = response.json()
+    assert response.status_code == 200 and body["mode"] == "hybrid"
+    assert [r["display_name"] for r in body["results"]] == ["Петров"]
+    assert body["results"][0]["score"] >= 0.65 and "lexical" in body["results"][0]["components"]
+    excluded = client.post("/api/v1/users/u1/people/search",
+                           {"query": "Петров", "exclude_circles": ["Work_Inner"]}, format="json").json()
+    assert [r["display_name"] for r in excluded["results"]] == ["Мария"]  # her bio names him
+
+
+def test_search_validates_its_input(client_a: ClientAndTenant) -> None:
+    client, _ = client_a
+    response = client.post("/api/v1/users/u1/people/search", {"query": "x", "threshold": 2}, format="json")
+    assert response.status_code == 400 and "threshold" in response.json()["error"]["fields"]
+    response = client.post("/api/v1/users/u1/people/search", {"query": "x", "mode": "bm25"}, format="json")
+    assert response.status_code == 400
+
+
+def test_patch_sets_circle_aliases_and_bio_and_is_audited(client_a: ClientAndTenant,
+                                                          people: dict[str, Person]) -> None:
+    client, _ = client_a
+    pk = people["maria"].pk
+    response = client.patch(f"/api/v1/users/u1/people/{pk}",
+                            {"circle": "Family", "aliases": ["Маша", "Маша"], "bio": "Сестра."}, format="json")
+    body = response.json()
+    assert response.status_code == 200
+    assert (body["circle"], body["circle_locked"], body["aliases"], body["bio"]) == ("Family", True, ["Маша"],
+                                                                                    "Сестра.")
+    entry = PeopleAuditEntry.objects.get()
+    assert (entry.action, entry.actor_label, entry.person_id) == ("person_edited", "api", pk)
+    assert entry.details["changed"]["circle"] == {"from": "Friends", "to": "Family"}
+
+
+def test_patch_validates_its_input(client_a: ClientAndTenant, people: dict[str, Person]) -> None:
+    client, _ = client_a
+    url = f"/api/v1/users/u1/people/{people['maria'].pk}"
+    assert client.patch(url, {}, format="json").status_code == 400
+    bad = client.patch(url, {"circle": "Enemies"}, format="json")
+    assert bad.status_code == 400 and "circle" in bad.json()["error"]["fields"]
+    assert client.patch("/api/v1/users/u1/people/999999", {"bio": "x"}, format="json").status_code == 404
+
+
+def test_erasing_a_user_removes_their_people(client_a: ClientAndTenant, people: dict[str, Person],
+                                             make_person: MakePerson) -> None:
+    client, tenant = client_a
+    masha = make_person("Маша", tenant=tenant)
+    services.person_merge(source=masha, target=people["maria"], reviewer=None)
+    services.relation_upsert(subject=people["maria"], object=people["petrov"], kind="spouse")
+    response = client.delete("/api/v1/users/u1")
+    deleted = response.json()["deleted"]
+    assert response.status_code == 200
+    assert (deleted["people"], deleted["people_merges"], deleted["people_relations"]) == (3, 1, 1)
+    assert list(Person.objects.values_list("user_id", flat=True)) == ["u2"]
+    assert not PeopleAuditEntry.objects.filter(user_id="u1").exists()
+
+
+def test_the_schema_documents_the_people_operations(client_a: ClientAndTenant) -> None:
+    client, _ = client_a
+    schema = client.get("/api/schema/?format=json").json()
+    operations = {op["operationId"] for path in schema["paths"].values() for op in path.values()
+                  if isinstance(op, dict) and "operationId" in op}
+    assert {"people_list", "person_get", "person_update", "people_search"} <= operations

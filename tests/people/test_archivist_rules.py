@@ -1,0 +1,132 @@
+"""The rule-based archivist (LLM_PROVIDER=off): names, case folding, cues, relations, bios."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from people.archivist import rules
+from people.archivist.tokens import KnownIndex, KnownPerson
+
+
+@dataclass
+class Msg:
+    text: str
+    role: str = "user"
+    pk: int = 1
+    created_at: datetime = field(default_factory=lambda: datetime(2025, 3, 1, 12, 0, tzinfo=UTC))
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def people_of(*texts: str, known: tuple[KnownPerson, ...] = ()) -> dict[str, Any]:
+    msgs = [Msg(t, pk=i + 1) for i, t in enumerate(texts)]
+    return {op.person.display_name: op.person for op in rules.extract(msgs, known).ops}
+
+
+def names_in(sentence: str) -> list[str]:
+    mentions, _ = rules.sentence_mentions(sentence, KnownIndex([]))
+    return [m.name for m in mentions]
+
+
+@pytest.mark.parametrize(("sentence", "name"), [
+    ("Помнишь, мы с Петровым обсуждали проект?", "Петров"),
+    ("У Маши день рождения в пятницу.", "Маша"),
+    ("Встреча с Анной Сергеевной перенесена.", "Анна Сергеевна"),
+    ("Петрова сказала, что придёт.", "Петрова"),
+    ("Моему другу Косте нужна помощь.", "Костя"),
+    ("Я обедал с Сергеем Ивановичем Кузнецовым.", "Сергей Иванович Кузнецов"),
+])
+def test_russian_case_forms_fold_to_the_nominative(sentence: str, name: str) -> None:
+    assert names_in(sentence) == [name]
+
+
+@pytest.mark.parametrize(("sentence", "name", "circle"), [
+    ("My boss Tom wants the report by Friday.", "Tom", "Work_Inner"),
+    ("James, my roommate, left the stove on again.", "James", "Friends"),
+    ("Olga is my yoga teacher.", "Olga", "Other"),
+    ("Our client Mr. Henderson rejected the proposal.", "Henderson", "Work_Outer"),
+    ("Мой брат Дима купил машину.", "Дима", "Family"),
+    ("Ольга Николаевна — наш новый руководитель.", "Ольга Николаевна", "Work_Inner"),
+    ("Я поговорил с Кузнецовым из соседнего отдела.", "Кузнецов", "Work_Outer"),
+    ("我的同事张伟明天和王总一起去北京开会。", "张伟", "Work_Inner"),
+    ("小王是我的好朋友。", "小王", "Friends"),
+    ("我姐姐林静下个月结婚。", "林静", "Family"),
+])
+def test_circle_comes_from_cue_words(sentence: str, name: str, circle: str) -> None:
+    assert people_of(sentence)[name].circle == circle
+
+
+@pytest.mark.parametrize(("sentence", "subject", "obj"), [
+    ("Tom's wife Maria is a doctor.", "Maria", "Tom"),
+    ("Maria is Tom's wife.", "Maria", "Tom"),
+    ("Мария — жена Петрова.", "Мария", "Петров"),
+    ("玛丽是彼得的妻子。", "玛丽", "彼得"),
+])
+def test_someone_elses_cue_is_a_relation_not_a_circle(sentence: str, subject: str, obj: str) -> None:
+    extraction = rules.extract([Msg(sentence)])
+    people = {op.person.display_name: op.person for op in extraction.ops}
+    assert [(r.subject, r.kind, r.object) for r in extraction.relations] == [(subject, "spouse", obj)]
+    assert people[subject].circle is None  # Tom's wife is not the user's family
+
+
+@pytest.mark.parametrize("sentence", [
+    "My mom keeps asking when I'll visit.", "Моя мама снова спрашивала про отпуск.", "我妈妈今天给我打电话了。",
+])
+def test_a_person_without_a_name_is_skipped(sentence: str) -> None:
+    assert people_of(sentence) == {}
+
+
+@pytest.mark.parametrize("sentence", [
+    "Will you remind me to call the dentist on Monday?", "Apple released a new iPhone and Google answered.",
+    "В Москве сегодня очень холодно.", "Надежда умирает последней.",
+    "高兴的是项目终于上线了。", "马上就到了，等我一下。",
+])
+def test_capitalised_words_and_lookalikes_are_not_people(sentence: str) -> None:
+    assert people_of(sentence) == {}
+
+
+def test_username_joins_the_name_before_it_and_absent_username_stays_none() -> None:
+    people = people_of("My brother Alex (@AlexK) just started at Amazon. Jessica texted me.")
+    assert people["Alex"].username == "alexk"
+    assert people["Jessica"].username is None
+    assert people_of("I'm meeting @jake_r tomorrow.")["jake_r"].username == "jake_r"
+
+
+def test_mention_entities_from_the_client_carry_the_telegram_id() -> None:
+    msg = Msg("Позвони ему завтра", meta={"mentions": [{"name": "Пётр", "username": "petya", "telegram_id": 42}]})
+    (op,) = rules.extract([msg]).ops
+    assert (op.person.display_name, op.person.username, op.person.telegram_id) == ("Пётр", "petya", 42)
+
+
+def test_bots_claims_count_only_when_the_user_confirms_them() -> None:
+    confirmed = [Msg("Who runs the project?"), Msg("Your boss Sidorov runs it, right?", role="assistant", pk=2),
+                 Msg("Yes, exactly.", pk=3)]
+    denied = [Msg("Who runs the project?"), Msg("Your boss Sidorov runs it, right?", role="assistant", pk=2),
+              Msg("No, not at all.", pk=3)]
+    assert [op.person.display_name for op in rules.extract(confirmed).ops] == ["Sidorov"]
+    assert rules.extract(denied).ops == []
+
+
+def test_bio_is_the_mentioning_sentence_and_a_bare_name_gives_none() -> None:
+    people = people_of("Мой близкий коллега Петров ведёт со мной проект X.", "Tom!")
+    assert people["Петров"].bio == "Мой близкий коллега Петров ведёт со мной проект X."
+    assert people["Tom"].bio == ""
+
+
+def test_a_known_person_is_recognised_by_surname_alone() -> None:
+    known = (KnownPerson(id=7, display_name="Иван Петров"),)
+    (op,) = rules.extract([Msg("Вчера Петров опять опоздал на созвон.")], known).ops
+    assert op.person.display_name == "Иван Петров"
+
+
+def test_aka_makes_an_alias() -> None:
+    assert people_of("Maria aka Masha works with me.")["Maria"].aliases == ["Masha"]
+
+
+def test_circle_stated_later_in_the_batch_wins() -> None:
+    person = people_of("My friend Tom lent me a drill.", "Actually Tom is my boss now.")["Tom"]
+    assert person.circle == "Work_Inner"
+    assert person.message_ids == [1, 2]

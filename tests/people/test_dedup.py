@@ -1,0 +1,156 @@
+"""Deduplication, rule by rule, each with a case that matches and one that must not."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from memoryhub.models import Tenant
+from people import dedup, services
+from people.models import MergeProposal, Person, PersonMerge
+from people.ops import Extraction, MergeOp
+
+pytestmark = pytest.mark.django_db
+
+MakePerson = Callable[..., Person]
+
+
+def rule_between(a: Person, b: Person) -> str | None:
+    a.refresh_from_db()
+    b.refresh_from_db()
+    match = dedup.compare(a, b)
+    return match.rule if match else None
+
+
+def test_same_telegram_id_matches_and_different_ids_veto_everything(make_person: MakePerson) -> None:
+    assert rule_between(make_person("Пётр", telegram_id=1), make_person("Peter", telegram_id=1)) == "telegram_id"
+    assert rule_between(make_person("Анна", telegram_id=2), make_person("Анна", telegram_id=3)) is None
+
+
+def test_same_username_matches_and_different_usernames_veto(make_person: MakePerson) -> None:
+    assert rule_between(make_person("Петя", username="petya"), make_person("Pyotr", username="Petya")) == "username"
+    assert rule_between(make_person("Саша", username="sasha_a"), make_person("Саша", username="sasha_b")) is None
+
+
+def test_same_normalised_name_matches_and_different_names_do_not(make_person: MakePerson) -> None:
+    assert rule_between(make_person("Артём  Ёлкин"), make_person("артем елкин")) == "name"
+    assert rule_between(make_person("Артём Ёлкин"), make_person("Артём Белкин")) is None
+
+
+def test_a_name_equal_to_an_alias_matches_and_unshared_aliases_do_not(make_person: MakePerson) -> None:
+    assert rule_between(make_person("Мария", aliases=["Гелечка"]), make_person("Гелечка")) == "alias"
+    assert rule_between(make_person("Мария", aliases=["Гелечка"]), make_person("Ангелина", aliases=["Геля"])) is None
+
+
+def test_russian_diminutive_matches_its_full_name_but_not_a_similar_name(make_person: MakePerson) -> None:
+    assert rule_between(make_person("Маша"), make_person("Мария")) == "diminutive"
+    assert rule_between(make_person("Саша Петров"), make_person("Александр Петров")) == "diminutive"
+    assert rule_between(make_person("Маша"), make_person("Марина")) is None
+    assert rule_between(make_person("Маша Петрова"), make_person("Мария Иванова")) is None
+
+
+def test_name_prefix_at_a_word_boundary_in_the_same_circle(make_person: MakePerson) -> None:
+    assert rule_between(make_person("Maria Ivanovna", circle="Friends"), make_person("Maria", circle="Friends")) \
+        == "prefix"
+    assert rule_between(make_person("Maria Ivanovna", circle="Friends"), make_person("Maria", circle="Work_Inner")) \
+        is None
+    assert rule_between(make_person("Иванов"), make_person("Иван")) is None  # no word boundary
+
+
+def test_fuzzy_name_matches_a_typo_but_not_a_gender_pair_or_another_first_name(make_person: MakePerson) -> None:
+    assert rule_between(make_person("Петров"), make_person("Петроф")) == "fuzzy"
+    assert rule_between(make_person("Kowalski"), make_person("Kowalsky")) == "fuzzy"
+    assert rule_between(make_person("Петров"), make_person("Петрова")) is None
+    assert rule_between(make_person("Марина"), make_person("Мария")) is None
+
+
+def test_embedding_similarity_matches_alike_profiles_but_not_people_described_together(
+    make_person: MakePerson,
+) -> None:
+    # The same description from two conversations, worded into sentences differently.
+    a = make_person("Иван Сергеевич", bio="Руководитель проекта X в банке. Отвечает за релизы и ревью архитектуры, "
+                                          "любит горные лыжи.")
+    b = make_person("Сергеич", bio="Руководитель проекта X в банке, отвечает за релизы и ревью архитектуры, "
+                                   "любит горные лыжи.")
+    cosine = float(a.embedding @ b.embedding)
+    assert cosine >= 0.9
+    assert dedup.compare(a, b, cosine=cosine).rule == "embedding"
+    together = "Мой близкий коллега Петров и его начальник Сидоров ведут проект X."
+    c, d = make_person("Петров", bio=together), make_person("Сидоров", bio=together)
+    assert dedup.compare(c, d, cosine=float(c.embedding @ d.embedding)) is None
+    e = make_person("Анна", bio="Подруга детства, живёт в Казани.")
+    assert dedup.compare(a, e, cosine=float(a.embedding @ e.embedding)) is None
+
+
+def test_an_exact_key_merges_at_once(make_person: MakePerson) -> None:
+    target = make_person("Пётр", telegram_id=7, mentions=5)
+    source = make_person("Peter", telegram_id=7)
+    assert services.person_dedup(person=source, auto_merge=True) == {"merged": 1, "proposed": 0}
+    source.refresh_from_db()
+    assert (source.status, source.merged_into_id) == (Person.Status.MERGED, target.pk)
+    assert PersonMerge.objects.get().rule == "telegram_id"
+
+
+def test_a_weak_match_becomes_a_proposal_with_evidence(make_person: MakePerson) -> None:
+    mary = make_person("Мария", mentions=3)
+    masha = make_person("Маша")
+    assert services.person_dedup(person=masha, auto_merge=True) == {"merged": 0, "proposed": 1}
+    proposal = MergeProposal.objects.get()
+    assert (proposal.source_id, proposal.target_id, proposal.rule, proposal.status) == (
+        masha.pk, mary.pk, "diminutive", "pending")
+    assert proposal.score == pytest.approx(0.85)
+    assert "мария" in proposal.evidence[0]["detail"]
+    # Found again later: the same proposal, not a second one.
+    services.person_dedup(person=masha, auto_merge=True)
+    assert MergeProposal.objects.count() == 1
+
+
+def test_the_archivists_merge_is_a_proposal_unless_an_exact_key_agrees(
+    tenant: Tenant, make_person: MakePerson
+) -> None:
+    a, b = make_person("Иван Сергеевич"), make_person("Шеф")
+    c, d = make_person("Петя", username="petya"), make_person("Пётр Иванов", username="petya_i")
+    Person.objects.filter(pk=d.pk).update(username="petya")  # the same account seen twice
+    ops = [MergeOp(source_id=b.pk, target_id=a.pk, reason="Шеф is how the user calls Иван Сергеевич"),
+           MergeOp(source_id=c.pk, target_id=d.pk)]
+    counts = services.people_apply_extraction(tenant=tenant, user_id="u1", extraction=Extraction(ops=ops),
+                                              messages=[])
+    assert (counts["proposed"], counts["merged"]) == (1, 1)
+    proposal = MergeProposal.objects.get()
+    assert (proposal.origin, proposal.rule, proposal.source_id) == ("archivist", "archivist", b.pk)
+    assert proposal.evidence[0]["detail"].startswith("Шеф is how")
+    assert Person.objects.get(pk=c.pk).status == Person.Status.MERGED
+
+
+def test_embedding_candidates_are_found_through_pgvector(make_person: MakePerson) -> None:
+    a = make_person("Иван Сергеевич", bio="Руководитель проекта X в банке. Отвечает за релизы и ревью архитектуры, "
+                                          "любит горные лыжи.")
+    make_person("Анна", bio="Подруга детства, живёт в Казани.")
+    b = make_person("Сергеич", bio="Руководитель проекта X в банке, отвечает за релизы и ревью архитектуры, "
+                                   "любит горные лыжи.")
+    services.person_dedup(person=b, auto_merge=True)
+    proposal = MergeProposal.objects.get()
+    assert (proposal.rule, proposal.target_id) == ("embedding", a.pk)
+
+
+def test_exact_keys_are_found_among_hundreds_of_weak_candidates(tenant: Tenant, make_person: MakePerson) -> None:
+    from people.services.persons import derive
+
+    crowd = []
+    for i in range(210):
+        person = Person(tenant=tenant, user_id="u1", display_name=f"Маша {i:03d}", circle="Other")
+        derive(person)
+        crowd.append(person)
+    Person.objects.bulk_create(crowd)
+    twin = make_person("Мария", aliases=["Маша"], mentions=9)
+    masha = make_person("Маша")  # created as a new person only because make_person bypasses identity matching
+    assert services.person_dedup(person=masha, auto_merge=True)["merged"] == 1
+    assert Person.objects.get(pk=masha.pk).merged_into_id == twin.pk
+
+
+def test_a_single_first_name_finds_the_full_name_with_a_surname(make_person: MakePerson) -> None:
+    full = make_person("Мария Иванова", mentions=4)
+    services.person_dedup(person=make_person("Маша"), auto_merge=True)
+    proposal = MergeProposal.objects.get()
+    assert (proposal.target_id, proposal.rule) == (full.pk, "diminutive")

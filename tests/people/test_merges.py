@@ -1,0 +1,172 @@
+"""Merges: what a merge combines, what it moves, and undo bringing both people back exactly."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from memoryhub.exceptions import ApplicationError
+from memoryhub.models import Tenant
+from people import services
+from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMention, PersonMerge, PersonRelation
+from tests.factories import append_messages
+
+pytestmark = pytest.mark.django_db
+
+MakePerson = Callable[..., Person]
+
+
+@pytest.fixture
+def reviewer(db: None) -> User:
+    return User.objects.create_user("reviewer", is_staff=True)
+
+
+def row(person: Person) -> dict:
+    """Every column of a person as stored, vectors as lists."""
+    person = Person.objects.get(pk=person.pk)
+    data = services.snapshot(person)
+    data["id"] = person.pk
+    return data
+
+
+def test_merge_unites_aliases_sums_mentions_combines_bios_and_widens_dates(make_person: MakePerson) -> None:
+    now = timezone.now()
+    target = make_person("Мария", aliases=["Маша"], bio="Подруга с университета.", mentions=4,
+                         first_seen=now - timedelta(days=10), last_seen=now - timedelta(days=5))
+    source = make_person("Мария Иванова", aliases=["Гелечка"], bio="Работает в Сбере.", mentions=3,
+                         first_seen=now - timedelta(days=30), last_seen=now, circle="Friends")
+    services.person_merge(source=source, target=target, reviewer=None)
+    target.refresh_from_db()
+    source.refresh_from_db()
+    assert target.display_name == "Мария Иванова"  # the fuller name wins
+    assert target.aliases == ["Мария", "Маша", "Гелечка"]
+    assert target.mention_count == 7
+    assert target.bio == "Подруга с университета. Работает в Сбере."
+    assert (target.first_seen, target.last_seen) == (now - timedelta(days=30), now)
+    assert target.circle == "Friends"  # the target's was the default, Other
+    assert (source.status, source.merged_into_id) == (Person.Status.MERGED, target.pk)
+    assert source.display_name == "Мария Иванова" and source.mention_count == 3  # the tombstone is untouched
+
+
+def test_merge_inherits_username_and_telegram_id_only_when_the_target_has_none(make_person: MakePerson) -> None:
+    target = make_person("Пётр")
+    source = make_person("Петя", username="petya", telegram_id=42)
+    services.person_merge(source=source, target=target, reviewer=None)
+    target.refresh_from_db()
+    assert (target.username, target.telegram_id) == ("petya", 42)
+    assert target.display_name == "Пётр" and target.aliases == ["Петя"]  # the full form stays
+
+
+def test_merge_moves_relations_and_mentions(tenant: Tenant, make_person: MakePerson) -> None:
+    target, source, wife = make_person("Петров"), make_person("Иван Петрович"), make_person("Мария")
+    services.relation_upsert(subject=wife, object=source, kind="spouse", label="жена")
+    services.relation_upsert(subject=source, object=target, kind="colleague")  # would become a self-loop: stays
+    message = append_messages(tenant, "u1", "s1", ["Иван Петрович звонил"]).created[0]
+    PersonMention.objects.create(tenant=tenant, user_id="u1", person=source, message=message)
+    merge = services.person_merge(source=source, target=target, reviewer=None)
+    assert PersonRelation.objects.get(kind="spouse").object_id == target.pk
+    assert PersonRelation.objects.get(kind="colleague").subject_id == source.pk
+    assert PersonMention.objects.get().person_id == target.pk
+    assert len(merge.moved["relations_object"]) == 1 and len(merge.moved["mentions"]) == 1
+
+
+def test_merge_then_undo_restores_both_people_exactly(tenant: Tenant, make_person: MakePerson,
+                                                      reviewer: User) -> None:
+    target = make_person("Мария", bio="Подруга с университета.", mentions=4, circle="Friends")
+    source = make_person("Маша", username="masha", telegram_id=9, bio="Любит кошек.", mentions=2)
+    other = make_person("Петров")
+    services.relation_upsert(subject=source, object=other, kind="colleague")
+    message = append_messages(tenant, "u1", "s1", ["Маша звонила"]).created[0]
+    PersonMention.objects.create(tenant=tenant, user_id="u1", person=source, message=message)
+    proposal = services.merge_proposal_create(source=source, target=target, rule="diminutive", score=0.85,
+                                              evidence=[{"rule": "diminutive"}])
+    side = services.merge_proposal_create(source=source, target=other, rule="fuzzy", score=0.8, evidence=[])
+    before = {"target": row(target), "source": row(source)}
+
+    merge = services.merge_proposal_approve(proposal=proposal, reviewer=reviewer)
+    assert row(target) != before["target"]
+    side.refresh_from_db()
+    assert side.status == MergeProposal.Status.SUPERSEDED
+
+    services.person_merge_undo(merge=merge, reviewer=reviewer)
+    after = {"target": row(target), "source": row(source)}
+    for who in ("target", "source"):
+        vec_before, vec_after = before[who].pop("embedding"), after[who].pop("embedding")
+        assert after[who] == before[who]
+        assert np.array_equal(np.asarray(vec_before, dtype=np.float32), np.asarray(vec_after, dtype=np.float32))
+    assert PersonRelation.objects.get().subject_id == source.pk
+    assert PersonMention.objects.get().person_id == source.pk
+    side.refresh_from_db()
+    proposal.refresh_from_db()
+    assert (side.status, proposal.status) == (MergeProposal.Status.PENDING, MergeProposal.Status.UNDONE)
+    merge.refresh_from_db()
+    assert merge.undone_by == reviewer and merge.undone_at is not None
+    assert list(PeopleAuditEntry.objects.order_by("pk").values_list("action", "actor_label")) == [
+        ("merge_approved", "admin:reviewer"), ("merge_undone", "admin:reviewer")]
+
+
+def test_merged_mention_count_survives_the_next_archival_run(tenant: Tenant) -> None:
+    first = append_messages(tenant, "u1", "s1", ["Мой коллега Пётр Иванов помог с релизом.", "Пётр Иванов молодец.",
+                                                  "Вчера Петя Иванов тоже помог."])
+    services.people_extract_from_messages(tenant=tenant, user_id="u1", messages=first.created)
+    proposal = MergeProposal.objects.get()
+    services.merge_proposal_approve(proposal=proposal, reviewer=None)
+    merged = Person.objects.get(status=Person.Status.ACTIVE)
+    assert merged.mention_count == 3
+    later = append_messages(tenant, "u1", "s1", ["Пётр Иванов сегодня в отпуске."])
+    services.people_extract_from_messages(tenant=tenant, user_id="u1", messages=later.created)
+    merged.refresh_from_db()
+    assert merged.mention_count == 4
+    assert Person.objects.filter(status=Person.Status.ACTIVE).count() == 1
+
+
+def test_undo_is_refused_when_the_merged_person_changed_unless_forced(make_person: MakePerson) -> None:
+    target, source = make_person("Мария"), make_person("Маша")
+    merge = services.person_merge(source=source, target=target, reviewer=None)
+    services.person_update(person=target, actor=None, actor_label="api", bio="Соседка по даче.")
+    with pytest.raises(ApplicationError) as refused:
+        services.person_merge_undo(merge=merge, reviewer=None)
+    assert refused.value.code == "changed_since_merge" and "bio" in refused.value.extra["changed"]
+    services.person_merge_undo(merge=merge, reviewer=None, force=True)
+    target.refresh_from_db()
+    assert target.bio == "Мария" and Person.objects.get(pk=source.pk).status == Person.Status.ACTIVE
+    audit = PeopleAuditEntry.objects.get(action="merge_undone")
+    assert audit.details["discarded"]["bio"] == "Соседка по даче."
+
+
+def test_undo_waits_for_later_merges_of_the_same_person(make_person: MakePerson) -> None:
+    target, first, second = make_person("Мария"), make_person("Маша"), make_person("Маня")
+    early = services.person_merge(source=first, target=target, reviewer=None)
+    late = services.person_merge(source=second, target=target, reviewer=None)
+    with pytest.raises(ApplicationError) as refused:
+        services.person_merge_undo(merge=early, reviewer=None)
+    assert refused.value.code == "undo_later_merge_first"
+    services.person_merge_undo(merge=late, reviewer=None)
+    services.person_merge_undo(merge=early, reviewer=None)
+    assert Person.objects.filter(status=Person.Status.ACTIVE).count() == 3
+
+
+def test_reject_is_audited_and_the_pair_is_not_proposed_again(make_person: MakePerson, reviewer: User) -> None:
+    mary, masha = make_person("Мария"), make_person("Маша")
+    services.person_dedup(person=masha, auto_merge=True)
+    proposal = MergeProposal.objects.get()
+    services.merge_proposal_reject(proposal=proposal, reviewer=reviewer)
+    services.person_dedup(person=masha, auto_merge=True)
+    assert list(MergeProposal.objects.values_list("status", flat=True)) == ["rejected"]
+    entry = PeopleAuditEntry.objects.get()
+    assert (entry.action, entry.actor, entry.proposal_id) == ("merge_rejected", reviewer, proposal.pk)
+    with pytest.raises(ApplicationError):
+        services.merge_proposal_approve(proposal=proposal, reviewer=reviewer)
+    assert mary.pk != masha.pk
+
+
+def test_merging_people_of_different_users_is_refused(make_person: MakePerson) -> None:
+    with pytest.raises(ApplicationError) as refused:
+        services.person_merge(source=make_person("Tom", user_id="u2"), target=make_person("Tom"), reviewer=None)
+    assert refused.value.code == "other_user"
+    assert not PersonMerge.objects.exists()

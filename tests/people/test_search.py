@@ -1,0 +1,121 @@
+"""People search: seed 000's examples, names in other case forms and with typos, filters, isolation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from memoryhub.models import Tenant
+from people import selectors, services
+from people.models import Person
+from tests.factories import append_messages
+
+pytestmark = pytest.mark.django_db
+
+MakePerson = Callable[..., Person]
+
+
+def search(tenant: Tenant, query: str, user_id: str = "u1", **options: object) -> list[selectors.PersonHit]:
+    return selectors.people_search(tenant_id=tenant.pk, user_id=user_id, query=query, **options).hits
+
+
+def names(hits: list[selectors.PersonHit]) -> list[str]:
+    return [h.person.display_name for h in hits]
+
+
+def test_russian_example_finds_petrov_in_work_inner(tenant: Tenant) -> None:
+    """Seed 000: "Помнишь, мы с Петровым обсуждали проект?" → the bot sees Петров in Work_Inner."""
+    earlier = append_messages(tenant, "u1", "s1", ["Мой близкий коллега Петров ведёт со мной проект X.",
+                                                    "Вечером созвонилась с Машей, она передаёт привет."])
+    services.people_extract_from_messages(tenant=tenant, user_id="u1", messages=earlier.created)
+    hits = search(tenant, "Помнишь, мы с Петровым обсуждали проект?")
+    assert names(hits) == ["Петров"]
+    assert hits[0].person.circle == Person.Circle.WORK_INNER and hits[0].components["name"] == 1.0
+    inner = selectors.inner_circle_for_context(tenant_id=tenant.pk, user_id="u1")
+    assert inner == [f"[Person:{hits[0].person.pk}] Петров | Work_Inner | 1 mentions | "
+                     "Мой близкий коллега Петров ведёт со мной проект X."]
+
+
+def test_semantic_example_finds_the_project_lead_by_bio(make_person: MakePerson, tenant: Tenant) -> None:
+    """Seed 000: "начальник из проекта X" → Петров (bio: "Руководитель проекта X")."""
+    petrov = make_person("Петров", bio="Руководитель проекта X.")
+    make_person("Сидоров", bio="Коллега по проекту Y, сидит напротив.")
+    make_person("Анна", bio="Подруга детства, живёт в Казани.")
+    make_person("Tom", bio="My boss at the bakery.")
+    hits = search(tenant, "начальник из проекта X")
+    assert names(hits) == ["Петров"]
+    assert hits[0].person == petrov and hits[0].score >= 0.65 and hits[0].components["lexical"] == 1.0
+
+
+@pytest.mark.parametrize(("query", "name"), [
+    ("что там у Машей?", "Маша"),
+    ("встреча с Анной Сергеевной", "Анна Сергеевна"),
+    ("Did Petorv reply?", "Petrov"),
+    ("Сидорв опять опоздал", "Сидоров"),
+    ("张伟明天来吗？", "张伟"),
+    ("ping @Jake_R please", "Jake Ross"),
+])
+def test_a_name_in_another_case_form_or_with_a_typo_finds_the_person(
+    make_person: MakePerson, tenant: Tenant, query: str, name: str
+) -> None:
+    for person in ("Маша", "Анна Сергеевна", "Petrov", "Сидоров", "张伟", "Анна Петрова"):
+        make_person(person)
+    make_person("Jake Ross", username="jake_r")
+    assert names(search(tenant, query))[:1] == [name]
+
+
+def test_vector_mode_is_seeds_cosine_search_with_threshold_and_max_results(
+    make_person: MakePerson, tenant: Tenant
+) -> None:
+    for i in range(12):
+        make_person(f"Person{i}", bio=f"Коллега номер {i} по проекту X.")
+    assert search(tenant, "Коллега по проекту X", mode="vector", threshold=0.99) == []
+    hits = search(tenant, "Коллега по проекту X", mode="vector", threshold=0.0, max_results=10)
+    assert len(hits) == 10  # k rows come back
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True) and set(hits[0].components) == {"vector"}
+
+
+def test_excluded_circles_are_left_out(make_person: MakePerson, tenant: Tenant) -> None:
+    make_person("Tom", circle="Family", bio="Brother.")
+    make_person("Tom Baker", circle="Friends", bio="Climbing partner.")
+    assert names(search(tenant, "Tom", exclude_circles=["Family"])) == ["Tom Baker"]
+    assert names(search(tenant, "Tom")) == ["Tom", "Tom Baker"]  # whole name before part of one
+
+
+def test_merged_people_are_not_found(make_person: MakePerson, tenant: Tenant) -> None:
+    target, source = make_person("Мария"), make_person("Маша")
+    services.person_merge(source=source, target=target, reviewer=None)
+    assert [h.person.pk for h in search(tenant, "Маша")] == [target.pk]
+
+
+def test_search_sees_only_the_users_own_people(make_person: MakePerson, tenant: Tenant,
+                                              api_client_for: Callable) -> None:
+    _, other = api_client_for("tenant-other")
+    make_person("Петров", bio="Руководитель проекта X.")
+    make_person("Петров", bio="Руководитель проекта X.", user_id="u2")
+    make_person("Петров", bio="Руководитель проекта X.", tenant=other)
+    for query in ("Петров", "начальник из проекта X"):
+        hits = search(tenant, query)
+        assert [(h.person.tenant_id, h.person.user_id) for h in hits] == [(tenant.pk, "u1")]
+
+
+def test_unrelated_queries_find_no_one(make_person: MakePerson, tenant: Tenant) -> None:
+    make_person("Петров", bio="Руководитель проекта X.")
+    make_person("Tom", bio="My boss at the bakery.")
+    assert search(tenant, "What should I cook for dinner tonight?") == []
+    assert search(tenant, "Как дела?") == []
+
+
+def test_searches_are_measured(make_person: MakePerson, tenant: Tenant) -> None:
+    from prometheus_client import REGISTRY
+
+    make_person("Петров", bio="Руководитель проекта X.")
+    labels = {"tenant": str(tenant.pk)}
+    before = REGISTRY.get_sample_value("memoryhub_people_search_results_sum", labels) or 0
+    result = selectors.people_search(tenant_id=tenant.pk, user_id="u1", query="Петров")
+    assert REGISTRY.get_sample_value("memoryhub_people_search_results_sum", labels) == before + 1
+    assert REGISTRY.get_sample_value("memoryhub_people_search_duration_seconds_count",
+                                     {**labels, "mode": "hybrid"}) >= 1
+    assert set(result.timings_ms) == {"vector", "name", "typo", "lexical"}
