@@ -7,6 +7,7 @@ directly (`from tests.fixtures_llm import llm_server`), which keeps working eith
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -20,3 +21,15 @@ def llm_server() -> Iterator[OpenAICompatServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def llm(settings: Any, llm_server: OpenAICompatServer) -> OpenAICompatServer:
+    """Every LLM agent of the app routed to the loopback server (short timeout, one quick retry)."""
+    settings.LLM_PROVIDER = "openai"
+    settings.LLM_BASE_URL = llm_server.base_url
+    settings.LLM_API_KEY = "test"
+    settings.LLM_TIMEOUT = 0.5
+    settings.LLM_MAX_RETRIES = 1
+    settings.LLM_BACKOFF_BASE = 0.01
+    return llm_server

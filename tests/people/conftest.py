@@ -12,7 +12,6 @@ from people import services
 from people.models import Person
 from people.ops import PersonDraft
 from tests.factories import make_tenant
-from tests.llm_server import OpenAICompatServer
 
 
 @pytest.fixture
@@ -33,14 +32,3 @@ def make_person(db: None) -> Callable[..., Person]:
 
     return factory
 
-
-@pytest.fixture
-def llm_on(settings: Any, llm_server: OpenAICompatServer) -> OpenAICompatServer:
-    """Route every LLM agent to the loopback server (fast timeouts, one retry)."""
-    settings.LLM_PROVIDER = "openai"
-    settings.LLM_BASE_URL = llm_server.base_url
-    settings.LLM_API_KEY = "test"
-    settings.LLM_TIMEOUT = 0.5
-    settings.LLM_MAX_RETRIES = 1
-    settings.LLM_BACKOFF_BASE = 0.01
-    return llm_server

@@ -29,13 +29,13 @@ def run(tenant: Tenant, texts: list[str | tuple[str, str]]) -> dict[str, Any]:
 
 
 def test_the_models_operations_are_applied(tenant: Tenant, make_person: MakePerson,
-                                           llm_on: OpenAICompatServer) -> None:
+                                           llm: OpenAICompatServer) -> None:
     petrov = make_person("Петров", circle="Work_Outer", bio="Коллега.")
     masha = make_person("Маша")
     maria = make_person("Мария Иванова", username="mivanova")
     twin = make_person("Мария И.", username="mivanova_old")
     Person.objects.filter(pk=twin.pk).update(username="mivanova")
-    llm_on.script_chat({
+    llm.script_chat({
         "people_operations": [
             {"op": "Added", "person": {"display_name": "Сидоров", "circle": "Work_Inner",
                                        "bio": "Новый тимлид.", "aliases": "Сид, Борис"}},
@@ -61,13 +61,13 @@ def test_the_models_operations_are_applied(tenant: Tenant, make_person: MakePers
 
 
 def test_the_prompt_has_typed_ids_known_people_and_timestamped_lines(
-    tenant: Tenant, make_person: MakePerson, llm_on: OpenAICompatServer
+    tenant: Tenant, make_person: MakePerson, llm: OpenAICompatServer
 ) -> None:
     petrov = make_person("Петров", username="petrov", aliases=["Петя", "Пётр"], circle="Work_Inner",
                          bio="Коллега по проекту X.")
-    llm_on.script_chat({"people_operations": []})
+    llm.script_chat({"people_operations": []})
     run(tenant, ["Петров опять опоздал.", ("assistant", "Может, у него пробки?")])
-    (request,) = llm_on.chat_requests
+    (request,) = llm.chat_requests
     system, user = request["messages"][0]["content"], request["messages"][1]["content"]
     assert "Facts come only from the user's own lines" in system and "Never invent ids" in system
     assert f"[Person:{petrov.pk}] Петров (@petrov) (aka Петя, Пётр) [Work_Inner]: Коллега по проекту X." in user
@@ -76,14 +76,14 @@ def test_the_prompt_has_typed_ids_known_people_and_timestamped_lines(
     assert request["response_format"] == {"type": "json_object"}
 
 
-def test_the_prompt_carries_the_users_profile_facts(tenant: Tenant, llm_on: OpenAICompatServer) -> None:
+def test_the_prompt_carries_the_users_profile_facts(tenant: Tenant, llm: OpenAICompatServer) -> None:
     from profiles.services import fact_upsert
 
     write = fact_upsert(tenant=tenant, user_id="u1", key="employer", value="Acme", source="api")
-    llm_on.script_chat({"people_operations": []})
+    llm.script_chat({"people_operations": []})
     run(tenant, ["Петров опять опоздал."])
     fact_id = write.fact.pk
-    assert f"[Fact:{fact_id}] employer: Acme" in llm_on.chat_requests[0]["messages"][1]["content"]
+    assert f"[Fact:{fact_id}] employer: Acme" in llm.chat_requests[0]["messages"][1]["content"]
 
 
 def test_ids_are_read_in_every_form_the_models_use() -> None:
@@ -111,24 +111,24 @@ def test_wrapped_arrays_invented_ids_and_the_add_limit() -> None:
     assert read_reply(top_level_list, {3, 4}, max_added=5).ops == [MergeOp(source_id=3, target_id=4)]
 
 
-def test_a_reply_that_is_not_json_is_asked_again_once(tenant: Tenant, llm_on: OpenAICompatServer) -> None:
-    llm_on.script_chat("Sure! Here are the people: Tom.",
+def test_a_reply_that_is_not_json_is_asked_again_once(tenant: Tenant, llm: OpenAICompatServer) -> None:
+    llm.script_chat("Sure! Here are the people: Tom.",
                        {"people_operations": [{"op": "Added", "person": {"display_name": "Tom"}}]})
     result = run(tenant, ["My boss Tom wants the report."])
     assert result["source"] == "llm" and result["added"] == 1
-    assert len(llm_on.chat_requests) == 2
-    assert "not valid" in llm_on.chat_requests[1]["messages"][-1]["content"]
+    assert len(llm.chat_requests) == 2
+    assert "not valid" in llm.chat_requests[1]["messages"][-1]["content"]
 
 
-def test_an_unusable_reply_falls_back_to_the_rules(tenant: Tenant, llm_on: OpenAICompatServer) -> None:
-    llm_on.script_chat({"answer": "Tom"}, "still not it")
+def test_an_unusable_reply_falls_back_to_the_rules(tenant: Tenant, llm: OpenAICompatServer) -> None:
+    llm.script_chat({"answer": "Tom"}, "still not it")
     result = run(tenant, ["My boss Tom wants the report."])
     assert result["source"] == "rules" and result["fallback"].startswith("LLMResponseError")
     assert Person.objects.get().circle == "Work_Inner"
 
 
-def test_a_provider_outage_propagates_so_the_job_retries(tenant: Tenant, llm_on: OpenAICompatServer) -> None:
-    llm_on.script_chat(HTTPError(503), HTTPError(503))
+def test_a_provider_outage_propagates_so_the_job_retries(tenant: Tenant, llm: OpenAICompatServer) -> None:
+    llm.script_chat(HTTPError(503), HTTPError(503))
     with pytest.raises(LLMUnavailable):
         run(tenant, ["My boss Tom wants the report."])
     assert not Person.objects.exists()

@@ -56,17 +56,17 @@ def test_without_an_llm_relevant_people_are_chosen_by_score_outside_the_inner_ci
 
 
 def test_reranker_chooses_through_the_llm_and_invented_ids_are_dropped(
-    tenant: Tenant, circle_of_people: dict[str, Person], llm_on: OpenAICompatServer
+    tenant: Tenant, circle_of_people: dict[str, Person], llm: OpenAICompatServer
 ) -> None:
     maria, oleg = circle_of_people["maria"], circle_of_people["oleg"]
-    llm_on.script_chat({"people": [{"id": f"Person:{oleg.pk}", "reason": "клиент по проекту X"},
+    llm.script_chat({"people": [{"id": f"Person:{oleg.pk}", "reason": "клиент по проекту X"},
                                    {"id": 987654, "reason": "invented"},
                                    {"id": maria.pk, "reason": "подруга"}]})
     before = REGISTRY.get_sample_value("memoryhub_people_reranker_selected_count", {"tenant": str(tenant.pk)}) or 0
     chosen = relevant(tenant, "Олег из банка спрашивал про проект X, Мария тоже")
     assert [(r.person, r.reason, r.chosen_by) for r in chosen] == [
         (oleg, "клиент по проекту X", "reranker"), (maria, "подруга", "reranker")]
-    (request,) = llm_on.chat_requests
+    (request,) = llm.chat_requests
     prompt = request["messages"][1]["content"]
     assert f"[Person:{oleg.pk}] Олег | Work_Outer | 3 mentions | Клиент из банка, проект X." in prompt
     assert "Петров" not in prompt and "Ольга Петровна" not in prompt  # the inner circle is already in context
@@ -79,46 +79,46 @@ def test_reranker_chooses_through_the_llm_and_invented_ids_are_dropped(
     lambda ids: {"selected": {"people": [str(i) for i in ids]}},  # nested object, ids as strings
 ])
 def test_reranker_reply_is_read_tolerantly_and_capped_at_the_limit(
-    tenant: Tenant, circle_of_people: dict[str, Person], llm_on: OpenAICompatServer, reply_for: Any
+    tenant: Tenant, circle_of_people: dict[str, Person], llm: OpenAICompatServer, reply_for: Any
 ) -> None:
     ids = [circle_of_people[k].pk for k in ("maria", "oleg", "vet")]
-    llm_on.script_chat(reply_for(ids))
+    llm.script_chat(reply_for(ids))
     chosen = relevant(tenant, "Мария, Олег и Доктор Айболит придут в гости", limit=2)
     assert [r.person.pk for r in chosen] == ids[:2]
 
 
 @pytest.mark.parametrize("failure", [Delay(2.0), Malformed(), HTTPError(500)], ids=["timeout", "garbled", "5xx"])
 def test_reranker_failure_falls_back_to_scores(
-    tenant: Tenant, circle_of_people: dict[str, Person], llm_on: OpenAICompatServer, settings: Any, failure: Any
+    tenant: Tenant, circle_of_people: dict[str, Person], llm: OpenAICompatServer, settings: Any, failure: Any
 ) -> None:
     settings.LLM_MAX_RETRIES = 0  # one attempt of 0.5 s, so the timeout test stays short
-    llm_on.script_chat(failure, failure)
+    llm.script_chat(failure, failure)
     chosen = relevant(tenant, "Мария звала в театр")
     assert [(r.person.display_name, r.chosen_by) for r in chosen] == [("Мария", "score")]
-    assert len(llm_on.chat_requests) == 1
+    assert len(llm.chat_requests) == 1
 
 
 def test_reranker_has_its_own_short_timeout(
-    tenant: Tenant, circle_of_people: dict[str, Person], llm_on: OpenAICompatServer, settings: Any
+    tenant: Tenant, circle_of_people: dict[str, Person], llm: OpenAICompatServer, settings: Any
 ) -> None:
     settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES = 20.0, 3  # what the archivist may take
     settings.PEOPLE_RERANK_TIMEOUT = 0.3
-    llm_on.script_chat(Delay(3.0))
+    llm.script_chat(Delay(3.0))
     started = time.perf_counter()
     chosen = relevant(tenant, "Мария звала в театр")
     assert time.perf_counter() - started < 2.0
     assert [(r.person.display_name, r.chosen_by) for r in chosen] == [("Мария", "score")]
-    assert len(llm_on.chat_requests) == 1  # no retries on the prompt path
+    assert len(llm.chat_requests) == 1  # no retries on the prompt path
 
 
 def test_reranker_may_choose_no_one(
-    tenant: Tenant, circle_of_people: dict[str, Person], llm_on: OpenAICompatServer
+    tenant: Tenant, circle_of_people: dict[str, Person], llm: OpenAICompatServer
 ) -> None:
-    llm_on.script_chat({"people": []})
+    llm.script_chat({"people": []})
     assert relevant(tenant, "Олег из банка звонил про проект X") == []
 
 
 def test_no_candidates_means_no_llm_call(tenant: Tenant, circle_of_people: dict[str, Person],
-                                         llm_on: OpenAICompatServer) -> None:
+                                         llm: OpenAICompatServer) -> None:
     assert relevant(tenant, "What should I cook tonight?") == []
-    assert llm_on.chat_requests == []
+    assert llm.chat_requests == []

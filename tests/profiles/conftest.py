@@ -9,23 +9,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.test import Client
 from prometheus_client import REGISTRY
-from pytest_django.fixtures import Settings
 
 from memoryhub.models import Message, Tenant
 from tests.factories import append_messages
-from tests.llm_server import OpenAICompatServer
-
-
-@pytest.fixture
-def llm(settings: Settings, llm_server: OpenAICompatServer) -> OpenAICompatServer:
-    """The app's LLM routed to the loopback server, with fast retries and a short timeout."""
-    settings.LLM_PROVIDER = "openai"
-    settings.LLM_BASE_URL = llm_server.base_url
-    settings.LLM_API_KEY = "test"
-    settings.LLM_TIMEOUT = 0.5
-    settings.LLM_MAX_RETRIES = 1
-    settings.LLM_BACKOFF_BASE = 0.01
-    return llm_server
 
 
 @pytest.fixture

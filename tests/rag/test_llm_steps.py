@@ -16,16 +16,6 @@ TURNS = ["My daughter plays the cello in the school orchestra.", "We bought a ne
          "The car needs new tyres before winter."]
 
 
-@pytest.fixture
-def llm(settings, llm_server):
-    settings.LLM_PROVIDER = "openai"
-    settings.LLM_BASE_URL = llm_server.base_url
-    settings.LLM_API_KEY = "test"
-    settings.LLM_TIMEOUT = 0.5
-    settings.LLM_MAX_RETRIES = 0
-    settings.LLM_BACKOFF_BASE = 0.01
-    return llm_server
-
 
 def ids_by_text(result) -> dict[str, int]:
     return {i.chunk["text"]: i.chunk["id"] for i in result.items}
