@@ -44,6 +44,17 @@ def _known_facts(*, tenant_id: int, user_id: str, limit: int = 50) -> list[tuple
     return [(int(f.pk), f"{getattr(f, 'key', '')}: {getattr(f, 'value', '')}") for f in facts]
 
 
+def _own_names(*, tenant_id: int, user_id: str) -> set[str]:
+    """Name keys of the user themself ("my name is Alice" is the user, not a person they know)."""
+    try:
+        from profiles.models import UserProfile
+    except ImportError:
+        return set()
+    names = UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, key="name").exclude(
+        status=UserProfile.Status.REJECTED).values_list("value", flat=True)
+    return {name_key(str(n)) for n in names if name_key(str(n))}
+
+
 def _fill_references(draft: PersonDraft, messages: Sequence[Message]) -> None:
     """Messages that name the person, for a draft from the LLM (which does not say where)."""
     if not draft.message_ids:
@@ -81,6 +92,7 @@ def people_apply_extraction(
     touched: dict[int, Person] = {}
     old_texts: dict[int, str] = {}
     by_name: dict[str, int] = {}
+    own_names = _own_names(tenant_id=tenant.pk, user_id=user_id)
 
     def remember(person: Person, draft: PersonDraft) -> None:
         touched[person.pk] = person
@@ -93,6 +105,9 @@ def people_apply_extraction(
             draft = op.person
             if not clean_name(draft.display_name):
                 counts["skipped"] += 1  # seed 000: a person without a name is skipped
+                continue
+            if name_key(draft.display_name) in own_names:
+                counts["skipped_self"] += 1
                 continue
             _fill_references(draft, messages)
             person = find_identity(tenant_id=tenant.pk, user_id=user_id, draft=draft)

@@ -195,3 +195,17 @@ def test_a_built_bio_follows_a_rename(tenant: Tenant, make_person: Callable[...,
     apply(tenant, UpdateOp(person_id=person.pk, person=PersonDraft(display_name="Иван Петров")))
     person.refresh_from_db()
     assert person.bio == "Иван Петров (aka Петров)"
+
+
+def test_the_users_own_name_is_not_added_as_a_person(tenant) -> None:
+    from memoryhub import services as kernel_services
+    from people.models import Person
+
+    result = kernel_services.messages_append(
+        tenant=tenant, user_id="alice", session_id="s1", auto_extract=True,
+        messages=[kernel_services.IncomingMessage(
+            role="user", text="Hi, my name is Alice. My boss Maria Lopez runs the Atlas project.")],
+    )
+    kernel_services.archival_job_run(job_id=result.job.pk)
+    names = set(Person.objects.filter(tenant=tenant, user_id="alice").values_list("display_name", flat=True))
+    assert names == {"Maria Lopez"}
