@@ -92,20 +92,33 @@ def _last_deletion_id(tenant_id: int, namespace: str) -> int:
     return last or 0
 
 
+# Catch-up reads in pages: the LIMIT with ORDER BY id makes the planner walk the
+# (tenant, namespace, id) index. Without it, "id > N" in a namespace that holds most of the table
+# is estimated at half the table and answered with a sequential scan (measured: 50 ms at 100k rows
+# for a query that returns nothing).
+CATCH_UP_PAGE = 5000
+
+
 def _catch_up(index: SegmentedBM25Index, state: _State, tenant_id: int, namespace: str) -> None:
-    newer = Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace)
-    if index.max_doc_id is not None:
-        newer = newer.filter(id__gt=index.max_doc_id)
-    rows = list(newer.order_by("id").values_list("id", "terms"))
-    if rows:
-        index.add([r[0] for r in rows], [r[1] for r in rows])
-    deletions = list(
-        ChunkDeletion.objects.filter(tenant_id=tenant_id, namespace=namespace, id__gt=state.last_deletion_id)
-        .order_by("id").values_list("id", "chunk_id")
-    )
-    if deletions:
-        index.remove([chunk_id for _, chunk_id in deletions])
-        state.last_deletion_id = deletions[-1][0]
+    while True:
+        newer = Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace)
+        if index.max_doc_id is not None:
+            newer = newer.filter(id__gt=index.max_doc_id)
+        rows = list(newer.order_by("id").values_list("id", "terms")[:CATCH_UP_PAGE])
+        if rows:
+            index.add([r[0] for r in rows], [r[1] for r in rows])
+        if len(rows) < CATCH_UP_PAGE:
+            break
+    while True:
+        deletions = list(
+            ChunkDeletion.objects.filter(tenant_id=tenant_id, namespace=namespace, id__gt=state.last_deletion_id)
+            .order_by("id").values_list("id", "chunk_id")[:CATCH_UP_PAGE]
+        )
+        if deletions:
+            index.remove([chunk_id for _, chunk_id in deletions])
+            state.last_deletion_id = deletions[-1][0]
+        if len(deletions) < CATCH_UP_PAGE:
+            break
 
 
 def forget(tenant_id: int, namespace: str) -> None:
