@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memoryhub.models import Conversation, Message, Tenant
+from memoryhub.models import ArchivalJob, Conversation, Message, Tenant
 
 
 def conversation_get(*, tenant: Tenant, user_id: str, session_id: str) -> Conversation | None:
@@ -16,3 +16,7 @@ def session_recent_messages(*, conversation: Conversation, limit: int) -> list[M
         .order_by("-created_at", "-id")[:limit]
     )
     return newest[::-1]
+
+
+def archival_jobs_unfinished_count() -> int:
+    return ArchivalJob.objects.filter(status__in=[ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING]).count()

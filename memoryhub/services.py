@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memoryhub import metrics, registry
+from memoryhub import metrics, registry, selectors
 from memoryhub.auth import generate_key, hash_key
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
@@ -270,9 +270,7 @@ def archival_sweep(*, older_than: timedelta | None = None) -> int:
     )
     for job_id in stale:
         archival_job_enqueue(job_id=job_id)
-    metrics.QUEUE_DEPTH.set(
-        ArchivalJob.objects.filter(status__in=[ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING]).count()
-    )
+    metrics.QUEUE_DEPTH.set(selectors.archival_jobs_unfinished_count())
     return len(stale)
 
 

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
 from memoryhub import metrics
-from memoryhub.models import ArchivalJob
+from memoryhub.selectors import archival_jobs_unfinished_count
 
 
 def _check_database() -> dict[str, object]:
@@ -52,7 +52,5 @@ def healthz(request: HttpRequest) -> JsonResponse:
 def metrics_view(request: HttpRequest) -> HttpResponse:
     # The queue depth is read at scrape time: cheaper than keeping a gauge in step on every write.
     with contextlib.suppress(Exception):  # a database outage must not hide the other metrics
-        metrics.QUEUE_DEPTH.set(
-            ArchivalJob.objects.filter(status__in=[ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING]).count()
-        )
+        metrics.QUEUE_DEPTH.set(archival_jobs_unfinished_count())
     return HttpResponse(prometheus_client.generate_latest(), content_type=prometheus_client.CONTENT_TYPE_LATEST)

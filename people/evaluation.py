@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from memoryhub.evaluation import PrecisionRecall
 from people.archivist import rules
 from people.names import name_key
 
@@ -31,7 +32,7 @@ class _Message:
 
 
 @dataclass
-class LanguageReport:
+class LanguageReport(PrecisionRecall):
     language: str
     messages: int = 0
     tp: int = 0
@@ -41,18 +42,6 @@ class LanguageReport:
     circle_right: int = 0
     errors: list[str] = field(default_factory=list)
 
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
-
-    @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
-
-    @property
-    def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
 
     @property
     def circle_accuracy(self) -> float:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
+from django.db.models import QuerySet
 
 from memoryhub import events
 from memoryhub.search.bm25 import IndexCache, SegmentedBM25Index
@@ -99,26 +101,25 @@ def _last_deletion_id(tenant_id: int, namespace: str) -> int:
 CATCH_UP_PAGE = 5000
 
 
+def _pages(queryset: QuerySet, after: int, *fields: str) -> Iterator[list[tuple[Any, ...]]]:
+    """Rows with id > `after`, in id order, a page at a time (the first field must be the id)."""
+    while True:
+        page = list(queryset.filter(id__gt=after).order_by("id").values_list(*fields)[:CATCH_UP_PAGE])
+        if page:
+            yield page
+        if len(page) < CATCH_UP_PAGE:
+            return
+        after = page[-1][0]
+
+
 def _catch_up(index: SegmentedBM25Index, state: _State, tenant_id: int, namespace: str) -> None:
-    while True:
-        newer = Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace)
-        if index.max_doc_id is not None:
-            newer = newer.filter(id__gt=index.max_doc_id)
-        rows = list(newer.order_by("id").values_list("id", "terms")[:CATCH_UP_PAGE])
-        if rows:
-            index.add([r[0] for r in rows], [r[1] for r in rows])
-        if len(rows) < CATCH_UP_PAGE:
-            break
-    while True:
-        deletions = list(
-            ChunkDeletion.objects.filter(tenant_id=tenant_id, namespace=namespace, id__gt=state.last_deletion_id)
-            .order_by("id").values_list("id", "chunk_id")[:CATCH_UP_PAGE]
-        )
-        if deletions:
-            index.remove([chunk_id for _, chunk_id in deletions])
-            state.last_deletion_id = deletions[-1][0]
-        if len(deletions) < CATCH_UP_PAGE:
-            break
+    chunks = Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace)
+    for rows in _pages(chunks, index.max_doc_id or 0, "id", "terms"):
+        index.add([pk for pk, _ in rows], [terms for _, terms in rows])
+    deletions = ChunkDeletion.objects.filter(tenant_id=tenant_id, namespace=namespace)
+    for rows in _pages(deletions, state.last_deletion_id, "id", "chunk_id"):
+        index.remove([chunk_id for _, chunk_id in rows])
+        state.last_deletion_id = rows[-1][0]
 
 
 def forget(tenant_id: int, namespace: str) -> None:

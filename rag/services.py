@@ -243,6 +243,23 @@ def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentIn
 
 
 # --- Re-indexing from raw inputs -------------------------------------------------------------
+def _namespace_rebuild(*, tenant: Tenant, namespace: str, messages: Sequence[Message]) -> tuple[int, int]:
+    """Replace a namespace's dialog and document chunks with ones rebuilt from the raw inputs.
+    Returns (chunks, documents)."""
+    derived = Chunk.objects.filter(tenant=tenant, namespace=namespace, type__in=[Chunk.Type.DIALOG,
+                                                                                 Chunk.Type.DOCUMENT])
+    chunks_delete(tenant=tenant, chunks=derived)
+    by_conversation: dict[int, list[Message]] = {}
+    for m in messages:
+        by_conversation.setdefault(m.conversation_id, []).append(m)
+    drafts = [d for turns in by_conversation.values()
+              for d in dialog_drafts(turns, [], settings.DIALOG_CONTEXT_TURNS)]
+    documents = list(Document.objects.filter(tenant=tenant, namespace=namespace))
+    for document in documents:
+        drafts.extend(_document_drafts(document, 0.5))
+    return len(chunks_create(tenant=tenant, namespace=namespace, drafts=drafts)), len(documents)
+
+
 def reindex(
     *,
     tenant: Tenant,
@@ -255,41 +272,23 @@ def reindex(
     from rag import index
 
     totals = {"users": 0, "chunks": 0, "messages": 0, "documents": 0}
-    for user_id in user_ids:
+    work = [(user_namespace(u), u) for u in user_ids]
+    if include_tenant_documents:
+        work.append((TENANT_NAMESPACE, None))
+    for namespace, user_id in work:
         with transaction.atomic():
-            namespace = user_namespace(user_id)
-            derived = Chunk.objects.filter(
-                tenant=tenant, namespace=namespace, type__in=[Chunk.Type.DIALOG, Chunk.Type.DOCUMENT]
-            )
-            chunks_delete(tenant=tenant, chunks=derived)
             messages = list(
                 Message.objects.filter(tenant=tenant, user_id=user_id).select_related("conversation")
                 .order_by("conversation_id", "created_at", "id")
-            )
-            drafts: list[ChunkDraft] = []
-            by_conversation: dict[int, list[Message]] = {}
-            for m in messages:
-                by_conversation.setdefault(m.conversation_id, []).append(m)
-            for turns in by_conversation.values():
-                drafts.extend(dialog_drafts(turns, [], settings.DIALOG_CONTEXT_TURNS))
-            for document in Document.objects.filter(tenant=tenant, namespace=namespace):
-                drafts.extend(_document_drafts(document, 0.5))
-                totals["documents"] += 1
-            totals["chunks"] += len(chunks_create(tenant=tenant, namespace=namespace, drafts=drafts))
-            totals["messages"] += len(messages)
-            totals["users"] += 1
+            ) if user_id is not None else []
+            chunks, documents = _namespace_rebuild(tenant=tenant, namespace=namespace, messages=messages)
         index.forget(tenant.pk, namespace)
-        progress(1)
-    if include_tenant_documents:
-        with transaction.atomic():
-            chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(tenant=tenant, namespace=TENANT_NAMESPACE,
-                                                                      type=Chunk.Type.DOCUMENT))
-            drafts = []
-            for document in Document.objects.filter(tenant=tenant, namespace=TENANT_NAMESPACE):
-                drafts.extend(_document_drafts(document, 0.5))
-                totals["documents"] += 1
-            totals["chunks"] += len(chunks_create(tenant=tenant, namespace=TENANT_NAMESPACE, drafts=drafts))
-        index.forget(tenant.pk, TENANT_NAMESPACE)
+        totals["chunks"] += chunks
+        totals["documents"] += documents
+        totals["messages"] += len(messages)
+        if user_id is not None:
+            totals["users"] += 1
+            progress(1)
     return totals
 
 

@@ -14,12 +14,13 @@ from typing import Any
 
 import yaml
 
+from memoryhub.evaluation import PrecisionRecall
 from profiles.keys import key_normalize, value_norm
 from profiles.rules import extract
 
 
 @dataclass
-class Score:
+class Score(PrecisionRecall):
     cases: int = 0
     tp: int = 0
     fp: int = 0
@@ -28,13 +29,6 @@ class Score:
     negatives_with_output: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
 
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
-
-    @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
 
 
 def load_cases(path: Path) -> dict[str, list[dict[str, Any]]]:
