@@ -30,6 +30,8 @@ class Document(models.Model):
     external_id = models.CharField(max_length=128, blank=True)
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     meta = models.JSONField(default=dict, blank=True)
+    # Kept so a re-index gives the chunks the importance the client asked for.
+    importance = models.FloatField(default=0.5)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

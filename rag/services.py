@@ -204,7 +204,7 @@ class DocumentInput:
     importance: float = 0.5
 
 
-def _document_drafts(document: Document, importance: float) -> list[ChunkDraft]:
+def _document_drafts(document: Document) -> list[ChunkDraft]:
     pieces = split_document(document.text) if document.format == "markdown" else split_document(
         document.text.replace("#", "\\#")
     )
@@ -217,7 +217,7 @@ def _document_drafts(document: Document, importance: float) -> list[ChunkDraft]:
             source_id=f"document:{document.pk}",
             user_id=document.user_id,
             created_ts=document.created_at,
-            importance=importance,
+            importance=document.importance,
             tags=list(document.tags),
             meta={"document_id": document.pk, "part": n, "headings": list(piece.heading_path)},
         ))
@@ -237,8 +237,9 @@ def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentIn
     stored = Document.objects.create(
         tenant=tenant, namespace=namespace, user_id=user_id or "", title=document.title, text=document.text,
         format=document.format, external_id=document.external_id, tags=document.tags, meta=document.meta,
+        importance=document.importance,
     )
-    chunks = chunks_create(tenant=tenant, namespace=namespace, drafts=_document_drafts(stored, document.importance))
+    chunks = chunks_create(tenant=tenant, namespace=namespace, drafts=_document_drafts(stored))
     return stored, len(chunks)
 
 
@@ -256,7 +257,7 @@ def _namespace_rebuild(*, tenant: Tenant, namespace: str, messages: Sequence[Mes
               for d in dialog_drafts(turns, [], settings.DIALOG_CONTEXT_TURNS)]
     documents = list(Document.objects.filter(tenant=tenant, namespace=namespace))
     for document in documents:
-        drafts.extend(_document_drafts(document, 0.5))
+        drafts.extend(_document_drafts(document))
     return len(chunks_create(tenant=tenant, namespace=namespace, drafts=drafts)), len(documents)
 
 

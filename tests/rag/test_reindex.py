@@ -20,7 +20,8 @@ def test_reindex_rebuilds_every_chunk_from_raw_inputs(tenant, settings) -> None:
     append_messages(tenant, "u1", "s1", ["I adopted a cat named Miso.", ("assistant", "Lovely!")],
                     start=datetime(2024, 1, 1, tzinfo=UTC))
     for user_id, text in (("u1", "# Plants\nWater ferns."), (None, "Shop opens at 9.")):
-        services.document_ingest(tenant=tenant, user_id=user_id, document=services.DocumentInput(text=text))
+        services.document_ingest(tenant=tenant, user_id=user_id,
+                                 document=services.DocumentInput(text=text, importance=0.9))
     before = {c.source_id: c.pk for c in Chunk.objects.filter(tenant=tenant)}
     reply = Chunk.objects.get(tenant=tenant, text="Lovely!")
     assert "cat" in reply.terms  # context of the preceding turn
@@ -34,5 +35,6 @@ def test_reindex_rebuilds_every_chunk_from_raw_inputs(tenant, settings) -> None:
     assert "cat" not in Chunk.objects.get(tenant=tenant, text="Lovely!").terms
     assert "reindexed 1 user(s): 4 chunks from 2 messages and 2 documents" in out.getvalue()
     assert "reindex tenant-a" in err.getvalue()  # the progress bar
+    assert set(Chunk.objects.filter(tenant=tenant, type="document").values_list("importance", flat=True)) == {0.9}
     found = chunks_search(tenant_id=tenant.pk, user_id="u1", query="cat named Miso", k=1)
     assert found.items[0].chunk["text"] == "I adopted a cat named Miso."
