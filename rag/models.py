@@ -70,6 +70,10 @@ class Chunk(models.Model):
     meta = models.JSONField(default=dict, blank=True)
     created_ts = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(null=True, blank=True)
+    # In the HNSW index. Set for every chunk of a namespace once it outgrows an exact scan
+    # (rag.services.chunks_create keeps that true), so the many small namespaces never pay for
+    # HNSW inserts, the dominant cost of a write at scale.
+    in_hnsw = models.BooleanField(default=False)
 
     class Meta:
         indexes = [
@@ -82,13 +86,15 @@ class Chunk(models.Model):
             models.Index(fields=["tenant", "user_id"], name="chunk_user_idx"),
             # TTL cleanup.
             models.Index(fields=["expires_at"], name="chunk_expires_idx", condition=models.Q(expires_at__isnull=False)),
-            # Approximate nearest neighbours in large namespaces (cosine).
+            # Approximate nearest neighbours in large namespaces (cosine); small ones are scanned
+            # exactly through chunk_ns_id_idx.
             HnswIndex(
                 name="chunk_embedding_hnsw",
                 fields=["embedding"],
                 m=16,
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
+                condition=models.Q(in_hnsw=True),
             ),
         ]
 
@@ -115,3 +121,27 @@ class ChunkDeletion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.namespace}: chunk {self.chunk_id} deleted"
+
+
+class Namespace(models.Model):
+    """Bookkeeping of one namespace, written with its chunks under the namespace write lock.
+
+    A cached BM25 index catches up by comparing its own ids with `last_chunk_id` and
+    `last_deletion_id`: one unique-key read when nothing changed, and id ranges bounded on both
+    sides when something did (an open-ended "id > N" is planned as a walk of the whole primary
+    key when other namespaces hold the newer ids). `chunk_count` decides when the namespace's
+    chunks go into the HNSW index.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=200)
+    chunk_count = models.PositiveIntegerField(default=0)
+    last_chunk_id = models.BigIntegerField(default=0)
+    last_deletion_id = models.BigIntegerField(default=0)
+    in_hnsw = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="namespace_tenant_name_uniq")]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.chunk_count} chunks"

@@ -122,7 +122,7 @@ def chunks_search(
     # exact and an HNSW vector search without a COUNT query.
     t = time.perf_counter()
     indexes = [bm25_index.namespace_index(tenant_id, namespace) for namespace in namespaces]
-    namespace_size = sum(len(ix) for ix in indexes)
+    sizes = {namespace: len(ix) for namespace, ix in zip(namespaces, indexes, strict=True)}
     steps: list[str] = []
     if mode in ("hybrid", "bm25"):
         terms = analyze(query)
@@ -148,7 +148,7 @@ def chunks_search(
         timings["embed"] = _ms(t)
         t = time.perf_counter()
         queryset = filtered if filtered is not None else _live(base, now)
-        scores["vector"] = dict(vectors.nearest(queryset, vector, n_candidates, namespace_size=namespace_size))
+        scores["vector"] = dict(_nearest(queryset, vector, n_candidates, sizes))
         timings["vector"] = _ms(t)
 
     t = time.perf_counter()
@@ -184,6 +184,19 @@ def chunks_search(
     return SearchResult(items=items, mode=mode, fusion=fusion_method if mode == "hybrid" else mode,
                         took_ms=took, timings_ms=timings, candidates={n: len(s) for n, s in scores.items()},
                         llm_steps=steps)
+
+
+def _nearest(queryset: QuerySet[Chunk], vector: np.ndarray, n: int, sizes: dict[str, int]) -> list[tuple[int, float]]:
+    """Small namespaces are scanned exactly, in one query; large ones, whose chunks are all in the
+    partial HNSW index (Chunk.in_hnsw), go through it. The two lists merge by similarity."""
+    limit = vectors.EXACT_SCAN_MAX_ROWS
+    rows: list[tuple[int, float]] = []
+    for group in ([ns for ns, size in sizes.items() if 0 < size <= limit],
+                  [ns for ns, size in sizes.items() if size > limit]):
+        if group:
+            rows += vectors.nearest(queryset.filter(namespace__in=group), vector, n,
+                                    namespace_size=sum(sizes[ns] for ns in group), hnsw_filter=Q(in_hnsw=True))
+    return sorted(rows, key=lambda r: (-r[1], -r[0]))[:n]
 
 
 def _with_feedback(vector: np.ndarray, top_ids: list[int], weight: float) -> np.ndarray:

@@ -11,15 +11,17 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from memoryhub.embeddings import get_embedder, l2_normalize
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ArchivalJob, Message, Tenant
+from memoryhub.search import vectors
 from memoryhub.text import analyze_many, count_tokens
 from rag.chunking import split_document
-from rag.models import TENANT_NAMESPACE, Chunk, ChunkDeletion, Document, user_namespace
+from rag.models import TENANT_NAMESPACE, Chunk, ChunkDeletion, Document, Namespace, user_namespace
 
 logger = logging.getLogger(__name__)
 
@@ -74,15 +76,44 @@ def _embed(drafts: Sequence[ChunkDraft]) -> np.ndarray:
     return own
 
 
+def _hnsw_promote(namespace: Namespace, adding: int) -> None:
+    """Put the namespace into the HNSW index when this write takes it past the exact-scan limit.
+
+    A one-off cost per namespace (its existing chunks are inserted into the graph now); from then
+    on all its chunks are in the index, so a vector search of it can use the partial index alone."""
+    if namespace.in_hnsw or namespace.chunk_count + adding <= vectors.EXACT_SCAN_MAX_ROWS:
+        return
+    moved = Chunk.objects.filter(tenant_id=namespace.tenant_id, namespace=namespace.name, in_hnsw=False).update(
+        in_hnsw=True)
+    namespace.in_hnsw = True
+    logger.info("namespace %s of tenant %s moved into the HNSW index (%s chunks)",
+                namespace.name, namespace.tenant_id, moved)
+
+
+def _namespace_state(tenant: Tenant, namespace: str) -> Namespace:
+    """The namespace's row, created on its first write. Runs under the namespace write lock, so
+    no other writer can create it meanwhile. A row created anew (after an erasure removed the
+    old one) starts from the deletions already logged, so a cached index that still holds the
+    erased chunks sees their deletions."""
+    state = Namespace.objects.filter(tenant=tenant, name=namespace).first()
+    if state is None:
+        logged = (ChunkDeletion.objects.filter(tenant=tenant, namespace=namespace)
+                  .order_by("-id").values_list("id", flat=True).first())
+        state = Namespace.objects.create(tenant=tenant, name=namespace, last_deletion_id=logged or 0)
+    return state
+
+
 @transaction.atomic
 def chunks_create(*, tenant: Tenant, namespace: str, drafts: Sequence[ChunkDraft]) -> list[Chunk]:
     if not drafts:
         return []
     namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
+    state = _namespace_state(tenant, namespace)
+    _hnsw_promote(state, len(drafts))
     own_terms = analyze_many([f"{d.search_prefix} {d.text}" for d in drafts])
     context_terms = analyze_many([d.context_text for d in drafts])
     terms = [own * OWN_TERM_WEIGHT + ctx for own, ctx in zip(own_terms, context_terms, strict=True)]
-    vectors = _embed(drafts)
+    embeddings = _embed(drafts)
     now = timezone.now()
     rows = [
         Chunk(
@@ -104,10 +135,15 @@ def chunks_create(*, tenant: Tenant, namespace: str, drafts: Sequence[ChunkDraft
             meta=d.meta,
             created_ts=d.created_ts or now,
             expires_at=d.expires_at,
+            in_hnsw=state.in_hnsw,
         )
-        for d, term_list, vector in zip(drafts, terms, vectors, strict=True)
+        for d, term_list, vector in zip(drafts, terms, embeddings, strict=True)
     ]
-    return Chunk.objects.bulk_create(rows, batch_size=1000)
+    created = Chunk.objects.bulk_create(rows, batch_size=1000)
+    state.chunk_count += len(created)
+    state.last_chunk_id = max(c.pk for c in created)
+    state.save(update_fields=["chunk_count", "last_chunk_id", "in_hnsw"])
+    return created
 
 
 @transaction.atomic
@@ -116,12 +152,22 @@ def chunks_delete(*, tenant: Tenant, chunks: QuerySet[Chunk]) -> int:
     victims = list(chunks.filter(tenant=tenant).values_list("id", "namespace"))
     if not victims:
         return 0
-    for namespace in {ns for _, ns in victims}:
+    namespaces = sorted({ns for _, ns in victims})  # one lock order for every deleter
+    for namespace in namespaces:
         namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
-    ChunkDeletion.objects.bulk_create(
+    # Read again under the locks: a concurrent deleter may have taken some, and counting them
+    # twice would skew the namespace's chunk count.
+    victims = list(Chunk.objects.filter(pk__in=[pk for pk, _ in victims]).values_list("id", "namespace"))
+    if not victims:
+        return 0
+    logged = ChunkDeletion.objects.bulk_create(
         [ChunkDeletion(tenant=tenant, namespace=ns, chunk_id=pk) for pk, ns in victims], batch_size=5000
     )
     Chunk.objects.filter(pk__in=[pk for pk, _ in victims]).delete()
+    for namespace in {ns for _, ns in victims}:
+        mine = [entry.pk for entry in logged if entry.namespace == namespace]
+        Namespace.objects.filter(tenant=tenant, name=namespace).update(
+            chunk_count=Greatest(F("chunk_count") - len(mine), 0), last_deletion_id=max(mine))
     return len(victims)
 
 
@@ -297,6 +343,8 @@ def user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
     """Eraser: every chunk and document of the user."""
     chunks = chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(tenant=tenant, user_id=user_id))
     documents, _ = Document.objects.filter(tenant=tenant, user_id=user_id).delete()
+    # The bookkeeping row names the user; a cached index that outlives it is rebuilt (rag.index).
+    Namespace.objects.filter(tenant=tenant, name=user_namespace(user_id)).delete()
     return {"chunks": chunks, "documents": documents}
 
 

@@ -7,7 +7,9 @@ selective (the graph walk stops at `ef_search` candidates, most of them filtered
   ~15 ms for 5k, hence the low threshold);
 - a large namespace uses HNSW with `hnsw.iterative_scan = relaxed_order`, which keeps walking
   until enough rows pass the filter; if it still comes back short, the exact scan answers.
-Either way, k rows come back when k rows match.
+Either way, k rows come back when k rows match. An HNSW index may be partial (rag's covers
+only the chunks of large namespaces); `hnsw_filter` is then its condition, added to the
+approximate query so the planner can use it and dropped again for the exact fallback.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
 
 # Namespaces up to this size are scanned exactly: exact is then both faster and complete.
@@ -31,13 +33,15 @@ def nearest(
     *,
     namespace_size: int,
     field: str = "embedding",
+    hnsw_filter: Q | None = None,
 ) -> list[tuple[int, float]]:
     """Top-k `(id, cosine similarity)` of `queryset`, best first."""
     if k <= 0:
         return []
     vector = np.asarray(query_vector, dtype=np.float32)
     exact = namespace_size <= EXACT_SCAN_MAX_ROWS
-    rows = _query(queryset, vector, k, field=field, exact=exact)
+    approximate = queryset if exact or hnsw_filter is None else queryset.filter(hnsw_filter)
+    rows = _query(approximate, vector, k, field=field, exact=exact)
     if not exact and len(rows) < k:
         rows = _query(queryset, vector, k, field=field, exact=True)
     return rows

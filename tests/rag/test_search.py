@@ -5,13 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
+from pgvector.django import CosineDistance
 
 from memoryhub import events
 from memoryhub.search import vectors
 from rag import index as bm25_index
 from rag import selectors, services
-from rag.models import Chunk, ChunkDeletion, user_namespace
+from rag.models import Chunk, ChunkDeletion, Namespace, user_namespace
 from tests.factories import append_messages
 
 pytestmark = pytest.mark.django_db
@@ -126,18 +129,114 @@ def test_near_identical_results_are_deduplicated(tenant) -> None:
 
 
 def test_hnsw_path_returns_k_rows_under_a_selective_filter(tenant, monkeypatch) -> None:
+    monkeypatch.setattr(vectors, "EXACT_SCAN_MAX_ROWS", 0)  # every namespace counts as large
     other = [services.ChunkDraft(type="memory", text=f"noise {i} about gardening", source_id=f"memory:{i}")
              for i in range(400)]
     services.chunks_create(tenant=tenant, namespace="user:crowd", drafts=other)
     mine = [services.ChunkDraft(type="memory", text=f"note {i} about sailing", source_id=f"memory:m{i}",
                                 user_id="u1") for i in range(12)]
     services.chunks_create(tenant=tenant, namespace=user_namespace("u1"), drafts=mine)
-    monkeypatch.setattr(vectors, "EXACT_SCAN_MAX_ROWS", 0)  # force the HNSW path on a tiny namespace
     queryset = Chunk.objects.filter(tenant=tenant, namespace=user_namespace("u1"))
     rows = vectors.nearest(queryset, Chunk.objects.filter(text="noise 3 about gardening").get().embedding, 10,
-                           namespace_size=10**6)
+                           namespace_size=10**6, hnsw_filter=Q(in_hnsw=True))
     assert len(rows) == 10
     assert all(sim <= 1.0 for _, sim in rows) and rows == sorted(rows, key=lambda r: -r[1])
+
+
+def test_the_approximate_query_uses_the_partial_hnsw_index(tenant) -> None:
+    services.chunks_create(tenant=tenant, namespace="user:big", drafts=[
+        services.ChunkDraft(type="memory", text=f"note {i}", source_id=f"memory:{i}") for i in range(50)])
+    Chunk.objects.filter(tenant=tenant).update(in_hnsw=True)
+    vector = Chunk.objects.filter(tenant=tenant).first().embedding
+    ordered = Chunk.objects.filter(tenant=tenant, namespace="user:big", in_hnsw=True).annotate(
+        d=CosineDistance("embedding", vector)).order_by("d")[:10]
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Too few rows for the planner to want it; make sorting dear to see that it *can* use it.
+        cursor.execute("SET LOCAL enable_sort = off")
+        plan = ordered.explain()
+    assert "chunk_embedding_hnsw" in plan
+
+
+def test_a_namespace_enters_the_hnsw_index_whole_when_it_outgrows_an_exact_scan(tenant, monkeypatch) -> None:
+    monkeypatch.setattr(vectors, "EXACT_SCAN_MAX_ROWS", 5)
+
+    def write(namespace: str, n: int, start: int) -> None:
+        services.chunks_create(tenant=tenant, namespace=namespace, drafts=[
+            services.ChunkDraft(type="memory", text=f"sailing note {i}", source_id=f"memory:{i}")
+            for i in range(start, start + n)])
+
+    def flags(namespace: str) -> list[bool]:
+        return list(Chunk.objects.filter(tenant=tenant, namespace=namespace).order_by("id")
+                    .values_list("in_hnsw", flat=True))
+
+    write("user:a", 3, 0)
+    assert flags("user:a") == [False] * 3  # small: scanned exactly, no HNSW insert paid
+    write("user:a", 3, 3)
+    assert flags("user:a") == [True] * 6  # crossed the limit: the earlier chunks moved in too
+    services.chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(source_id__in=["memory:0", "memory:1"]))
+    write("user:a", 1, 6)
+    assert flags("user:a") == [True] * 5  # stays in once promoted
+    write("user:b", 2, 0)
+    assert flags("user:b") == [False] * 2  # other namespaces are unaffected
+
+
+def test_the_namespace_row_tracks_count_and_last_ids_of_chunks_and_deletions(tenant) -> None:
+    first = services.chunks_create(tenant=tenant, namespace="user:a", drafts=[
+        services.ChunkDraft(type="memory", text=f"note {i}", source_id=f"memory:{i}") for i in range(4)])
+    services.chunks_create(tenant=tenant, namespace="user:b", drafts=[
+        services.ChunkDraft(type="memory", text="other", source_id="memory:b")])
+    state = Namespace.objects.get(tenant=tenant, name="user:a")
+    assert (state.chunk_count, state.last_chunk_id, state.last_deletion_id) == (4, first[-1].pk, 0)
+    services.chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(pk__in=[first[0].pk, first[2].pk]))
+    state.refresh_from_db()
+    last_logged = ChunkDeletion.objects.filter(namespace="user:a").latest("id").pk
+    assert (state.chunk_count, state.last_deletion_id) == (2, last_logged)
+    # Deleting what is already gone changes nothing.
+    assert services.chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(pk=first[0].pk)) == 0
+    assert Namespace.objects.get(tenant=tenant, name="user:b").chunk_count == 1
+
+
+def test_catch_up_reads_only_between_the_watermarks(tenant, django_assert_max_num_queries) -> None:
+    append_messages(tenant, "u1", "s1", ["We hiked the Dolomites in July."], start=START)
+    search(tenant, "Dolomites")
+    with django_assert_max_num_queries(1):  # nothing changed: the namespace row alone
+        bm25_index.namespace_index(tenant.pk, user_namespace("u1"))
+
+
+def test_erasing_a_user_removes_chunks_documents_and_namespace_and_the_cache_follows(tenant, api_client_for) -> None:
+    client, tenant = api_client_for("tenant-erase")
+    append_messages(tenant, "u1", "s1", ["My locker code is 4711"], start=START)
+    append_messages(tenant, "u2", "s1", ["My locker is on the left"], start=START)
+    services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
+        text="Locker rules for u1.", title="Lockers"))
+    assert texts(search(tenant, "locker code", include_tenant_documents=False))  # caches the index
+    response = client.delete("/api/v1/users/u1")
+    assert response.status_code == 200, response.content
+    assert not Chunk.objects.filter(tenant=tenant, user_id="u1").exists()
+    assert not Namespace.objects.filter(tenant=tenant, name=user_namespace("u1")).exists()
+    assert len(bm25_index.namespace_index(tenant.pk, user_namespace("u1"))) == 0  # rebuilt, not stale
+    assert texts(search(tenant, "locker code")) == []
+    assert texts(search(tenant, "locker", user="u2")) == ["My locker is on the left"]
+    # The user comes back: a fresh namespace that a stale cache elsewhere could still follow.
+    append_messages(tenant, "u1", "s2", ["New locker, code 1234"], start=START + timedelta(days=1))
+    state = Namespace.objects.get(tenant=tenant, name=user_namespace("u1"))
+    assert state.chunk_count == 1
+    assert state.last_deletion_id == ChunkDeletion.objects.filter(namespace=user_namespace("u1")).latest("id").pk
+    assert texts(search(tenant, "locker code")) == ["New locker, code 1234"]
+
+
+def test_vector_search_spans_a_large_namespace_and_a_small_one(tenant, monkeypatch) -> None:
+    monkeypatch.setattr(vectors, "EXACT_SCAN_MAX_ROWS", 20)
+    services.chunks_create(tenant=tenant, namespace=user_namespace("u1"), drafts=[
+        services.ChunkDraft(type="memory", text=f"diary entry {i} about the garden", source_id=f"memory:{i}",
+                            user_id="u1") for i in range(30)])
+    services.document_ingest(tenant=tenant, user_id=None, document=services.DocumentInput(
+        text="Garden entry rules: the community garden opens at dawn.", title="Garden rules"))
+    assert set(Chunk.objects.filter(tenant=tenant).values_list("namespace", "in_hnsw").distinct()) == {
+        (user_namespace("u1"), True), ("tenant", False)}
+    result = search(tenant, "garden entry rules dawn", mode="vector", k=40)
+    found = texts(result)
+    assert len(found) == 31 and "the community garden opens at dawn" in found[0]
 
 
 def test_search_events_are_emitted(tenant) -> None:
