@@ -118,6 +118,7 @@ def copy_chunks(tenant: Tenant, rows: list[tuple[str, str, str]], start: datetim
                     ))
             pg.commit()
             bar.update(len(part))
+    rag_services.namespaces_recount(tenant=tenant)
 
 
 def drop_hnsw() -> str:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, QuerySet
+from django.db.models import Count, F, Max, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -169,6 +169,28 @@ def chunks_delete(*, tenant: Tenant, chunks: QuerySet[Chunk]) -> int:
         Namespace.objects.filter(tenant=tenant, name=namespace).update(
             chunk_count=Greatest(F("chunk_count") - len(mine), 0), last_deletion_id=max(mine))
     return len(victims)
+
+
+def namespaces_recount(*, tenant: Tenant) -> int:
+    """Recompute a tenant's namespace rows from its chunks and deletion log, moving namespaces
+    past the exact-scan limit into the HNSW index. For chunks loaded other than through
+    chunks_create (a bulk COPY); run it while nothing else writes to the tenant.
+    Returns the number of namespaces."""
+    chunks = {row["namespace"]: row for row in Chunk.objects.filter(tenant=tenant).values("namespace")
+              .annotate(n=Count("id"), last=Max("id")).order_by()}
+    deletions = dict(ChunkDeletion.objects.filter(tenant=tenant).values("namespace").annotate(last=Max("id"))
+                     .order_by().values_list("namespace", "last"))
+    rows = []
+    for name in chunks.keys() | deletions.keys():
+        count, last = (chunks[name]["n"], chunks[name]["last"]) if name in chunks else (0, 0)
+        rows.append(Namespace(tenant=tenant, name=name, chunk_count=count, last_chunk_id=last,
+                              last_deletion_id=deletions.get(name, 0), in_hnsw=count > vectors.EXACT_SCAN_MAX_ROWS))
+    with transaction.atomic():
+        Namespace.objects.bulk_create(rows, batch_size=1000, update_conflicts=True, unique_fields=["tenant", "name"],
+                                      update_fields=["chunk_count", "last_chunk_id", "last_deletion_id", "in_hnsw"])
+        large = [row.name for row in rows if row.in_hnsw]
+        Chunk.objects.filter(tenant=tenant, namespace__in=large, in_hnsw=False).update(in_hnsw=True)
+    return len(rows)
 
 
 # --- Dialogs --------------------------------------------------------------------------------

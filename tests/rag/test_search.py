@@ -263,3 +263,21 @@ def test_tenants_and_users_do_not_see_each_others_memories(tenant, api_client_fo
     assert texts(search(other, "PIN hint dog birthday")) == []
     assert texts(search(tenant, "PIN hint dog birthday", user="u2")) == []
     assert texts(search(tenant, "PIN hint dog birthday")) == ["My PIN hint is the dog's birthday"]
+
+
+def test_namespaces_recount_rebuilds_the_rows_of_bulk_loaded_chunks(tenant, monkeypatch) -> None:
+    monkeypatch.setattr(vectors, "EXACT_SCAN_MAX_ROWS", 3)
+    made = services.chunks_create(tenant=tenant, namespace="user:a", drafts=[
+        services.ChunkDraft(type="memory", text=f"note {i}", source_id=f"memory:{i}") for i in range(3)])
+    services.chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(pk=made[0].pk))
+    # A bulk load that bypasses chunks_create: rows copied, bookkeeping left behind.
+    copies = [Chunk(tenant=tenant, namespace="user:a", type="memory", source_id=f"copy:{i}", text=c.text,
+                    tokens=c.tokens, terms=c.terms, embedding=c.embedding) for i, c in enumerate(made * 2)]
+    Chunk.objects.bulk_create(copies)
+    Namespace.objects.filter(tenant=tenant).delete()
+    assert services.namespaces_recount(tenant=tenant) == 1
+    state = Namespace.objects.get(tenant=tenant, name="user:a")
+    assert state.chunk_count == 8 and state.in_hnsw
+    assert state.last_chunk_id == copies[-1].pk
+    assert state.last_deletion_id == ChunkDeletion.objects.get(tenant=tenant).pk
+    assert set(Chunk.objects.filter(tenant=tenant).values_list("in_hnsw", flat=True)) == {True}
