@@ -38,6 +38,7 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
+from django.db.models import Q  # noqa: E402
 from pgvector.psycopg import register_vector  # noqa: E402
 from psycopg.types.json import Jsonb  # noqa: E402
 from tqdm import tqdm  # noqa: E402
@@ -46,11 +47,12 @@ from memoryhub import services as kernel_services  # noqa: E402
 from memoryhub.celery import app as celery_app  # noqa: E402
 from memoryhub.embeddings import get_embedder  # noqa: E402
 from memoryhub.models import Tenant  # noqa: E402
+from memoryhub.search import vectors  # noqa: E402
 from memoryhub.search.vectors import EXACT_SCAN_MAX_ROWS  # noqa: E402
 from memoryhub.text import analyze_many, count_tokens  # noqa: E402
 from rag import index as bm25_index  # noqa: E402
 from rag import services as rag_services  # noqa: E402
-from rag.models import user_namespace  # noqa: E402
+from rag.models import Chunk, user_namespace  # noqa: E402
 from rag.selectors import chunks_search  # noqa: E402
 
 EVAL = ROOT.parent / "shared" / "eval" / "locomo_dev.json"
@@ -140,6 +142,20 @@ def build_hnsw(definition: str) -> float:
     return time.perf_counter() - started
 
 
+def hnsw_recall(tenant: Tenant, queries: list[str], rng: random.Random, n: int = 100) -> float:
+    """Share of the exact top 10 that the approximate search of the large namespace returns."""
+    chunks = Chunk.objects.filter(tenant=tenant, namespace=user_namespace("u0"))
+    size = chunks.count()
+    found = 0
+    for query in rng.sample(queries, min(n, len(queries))):
+        vector = get_embedder().embed_one(query)
+        approximate = vectors.nearest(chunks, vector, 10, namespace_size=size,
+                                      hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True)
+        exact = vectors.nearest(chunks, vector, 10, namespace_size=0)
+        found += len({pk for pk, _ in approximate} & {pk for pk, _ in exact})
+    return found / (10 * min(n, len(queries)))
+
+
 INGEST_BATCH = 20
 
 
@@ -214,6 +230,9 @@ def main() -> None:
         for mode, (times, stages) in measure(tenant, users, queries, rng, args.queries).items():
             breakdown = ", ".join(f"{stage} {ms:.1f}" for stage, ms in stages.items())
             print(f"  {mode:<7} {fmt(times)}   stages (median ms): {breakdown}")
+        if tenant is one:
+            print(f"  HNSW (halfvec, iterative scan) recall@10 against an exact scan: "
+                  f"{hnsw_recall(one, queries, rng):.3f}")
 
     # Search right after a write: each search is preceded by one new chunk in the namespace.
     times, write_times = [], []

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import OpClass
 from django.db import models
+from django.db.models.functions import Cast
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
 from memoryhub.models import Tenant
 
@@ -87,13 +89,14 @@ class Chunk(models.Model):
             # TTL cleanup.
             models.Index(fields=["expires_at"], name="chunk_expires_idx", condition=models.Q(expires_at__isnull=False)),
             # Approximate nearest neighbours in large namespaces (cosine); small ones are scanned
-            # exactly through chunk_ns_id_idx.
+            # exactly through chunk_ns_id_idx. Half precision: half the memory and ~20% cheaper
+            # inserts, for a similarity error far below what separates neighbours.
             HnswIndex(
+                OpClass(Cast("embedding", HalfVectorField(dimensions=settings.EMBEDDING_DIMENSIONS)),
+                        name="halfvec_cosine_ops"),
                 name="chunk_embedding_hnsw",
-                fields=["embedding"],
                 m=16,
                 ef_construction=64,
-                opclasses=["vector_cosine_ops"],
                 condition=models.Q(in_hnsw=True),
             ),
         ]

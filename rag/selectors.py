@@ -195,7 +195,8 @@ def _nearest(queryset: QuerySet[Chunk], vector: np.ndarray, n: int, sizes: dict[
                   [ns for ns, size in sizes.items() if size > limit]):
         if group:
             rows += vectors.nearest(queryset.filter(namespace__in=group), vector, n,
-                                    namespace_size=sum(sizes[ns] for ns in group), hnsw_filter=Q(in_hnsw=True))
+                                    namespace_size=sum(sizes[ns] for ns in group), hnsw_filter=Q(in_hnsw=True),
+                                    hnsw_halfvec=True)
     return sorted(rows, key=lambda r: (-r[1], -r[0]))[:n]
 
 

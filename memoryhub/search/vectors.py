@@ -9,7 +9,8 @@ selective (the graph walk stops at `ef_search` candidates, most of them filtered
   until enough rows pass the filter; if it still comes back short, the exact scan answers.
 Either way, k rows come back when k rows match. An HNSW index may be partial (rag's covers
 only the chunks of large namespaces); `hnsw_filter` is then its condition, added to the
-approximate query so the planner can use it and dropped again for the exact fallback.
+approximate query so the planner can use it and dropped again for the exact fallback; an index
+on `embedding::halfvec` is searched through that same expression (`hnsw_halfvec`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from collections.abc import Sequence
 import numpy as np
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
-from pgvector.django import CosineDistance
+from django.db.models.functions import Cast
+from pgvector import HalfVector
+from pgvector.django import CosineDistance, HalfVectorField
 
 # Namespaces up to this size are scanned exactly: exact is then both faster and complete.
 EXACT_SCAN_MAX_ROWS = 2_000
@@ -34,21 +37,33 @@ def nearest(
     namespace_size: int,
     field: str = "embedding",
     hnsw_filter: Q | None = None,
+    hnsw_halfvec: bool = False,
 ) -> list[tuple[int, float]]:
-    """Top-k `(id, cosine similarity)` of `queryset`, best first."""
+    """Top-k `(id, cosine similarity)` of `queryset`, best first. `hnsw_halfvec`: the HNSW index
+    is built on `field::halfvec(d)` (half the size, cheaper inserts), so the approximate query
+    orders by that expression; exact scans keep full precision."""
     if k <= 0:
         return []
     vector = np.asarray(query_vector, dtype=np.float32)
     exact = namespace_size <= EXACT_SCAN_MAX_ROWS
-    approximate = queryset if exact or hnsw_filter is None else queryset.filter(hnsw_filter)
-    rows = _query(approximate, vector, k, field=field, exact=exact)
-    if not exact and len(rows) < k:
-        rows = _query(queryset, vector, k, field=field, exact=True)
+    if exact:
+        return _query(queryset, cosine_distance(field, vector), k, exact=True)
+    approximate = queryset if hnsw_filter is None else queryset.filter(hnsw_filter)
+    rows = _query(approximate, cosine_distance(field, vector, halfvec=hnsw_halfvec), k, exact=False)
+    if len(rows) < k:
+        rows = _query(queryset, cosine_distance(field, vector), k, exact=True)
     return rows
 
 
-def _query(queryset: QuerySet, vector: np.ndarray, k: int, *, field: str, exact: bool) -> list[tuple[int, float]]:
-    ordered = queryset.annotate(_distance=CosineDistance(field, vector)).order_by("_distance")
+def cosine_distance(field: str, vector: np.ndarray, *, halfvec: bool = False) -> CosineDistance:
+    """`field <=> vector`, or the same over `field::halfvec(d)`, the expression of a half-precision index."""
+    if halfvec:
+        return CosineDistance(Cast(field, HalfVectorField(dimensions=vector.size)), HalfVector(vector))
+    return CosineDistance(field, vector)
+
+
+def _query(queryset: QuerySet, distance: CosineDistance, k: int, *, exact: bool) -> list[tuple[int, float]]:
+    ordered = queryset.annotate(_distance=distance).order_by("_distance")
     # SET LOCAL needs a transaction; inside an outer one this is a savepoint, which is cheap.
     with transaction.atomic(), connection.cursor() as cursor:
         if exact:

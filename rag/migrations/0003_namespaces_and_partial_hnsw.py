@@ -1,6 +1,9 @@
 """Namespace bookkeeping (rag.models.Namespace), and an HNSW index over large namespaces only."""
 
+import django.contrib.postgres.indexes
 import django.db.models.deletion
+import django.db.models.functions.comparison
+import pgvector.django.halfvec
 import pgvector.django.indexes
 from django.db import migrations, models
 
@@ -64,6 +67,6 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='chunk',
-            index=pgvector.django.indexes.HnswIndex(condition=models.Q(('in_hnsw', True)), ef_construction=64, fields=['embedding'], m=16, name='chunk_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            index=pgvector.django.indexes.HnswIndex(django.contrib.postgres.indexes.OpClass(django.db.models.functions.comparison.Cast('embedding', pgvector.django.halfvec.HalfVectorField(dimensions=384)), name='halfvec_cosine_ops'), condition=models.Q(('in_hnsw', True)), ef_construction=64, m=16, name='chunk_embedding_hnsw'),
         ),
     ]
