@@ -26,7 +26,9 @@ from pgvector.django import CosineDistance, HalfVectorField
 
 # Namespaces up to this size are scanned exactly: exact is then both faster and complete.
 EXACT_SCAN_MAX_ROWS = 2_000
-HNSW_EF_SEARCH = 100
+# Candidate list of the graph walk: measured on 100k hashing vectors (bench/search_latency.py), recall@10
+# against an exact scan is 0.85 at 100 and 0.94 at 200, for under a millisecond more.
+HNSW_EF_SEARCH = 200
 
 
 def nearest(
