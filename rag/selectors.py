@@ -187,16 +187,19 @@ def chunks_search(
 
 
 def _nearest(queryset: QuerySet[Chunk], vector: np.ndarray, n: int, sizes: dict[str, int]) -> list[tuple[int, float]]:
-    """Small namespaces are scanned exactly, in one query; large ones, whose chunks are all in the
+    """Small namespaces are scanned exactly, together; large ones, whose chunks are all in the
     partial HNSW index (Chunk.in_hnsw), go through it. The two lists merge by similarity."""
     limit = vectors.EXACT_SCAN_MAX_ROWS
+    small = [ns for ns, size in sizes.items() if 0 < size <= limit]
+    large = [ns for ns, size in sizes.items() if size > limit]
     rows: list[tuple[int, float]] = []
-    for group in ([ns for ns, size in sizes.items() if 0 < size <= limit],
-                  [ns for ns, size in sizes.items() if size > limit]):
-        if group:
-            rows += vectors.nearest(queryset.filter(namespace__in=group), vector, n,
-                                    namespace_size=sum(sizes[ns] for ns in group), hnsw_filter=Q(in_hnsw=True),
-                                    hnsw_halfvec=True)
+    if small:
+        # Each is small, so scan them exactly even when together they pass the limit.
+        rows += vectors.nearest(queryset.filter(namespace__in=small), vector, n, namespace_size=0)
+    if large:
+        rows += vectors.nearest(queryset.filter(namespace__in=large), vector, n,
+                                namespace_size=sum(sizes[ns] for ns in large), hnsw_filter=Q(in_hnsw=True),
+                                hnsw_halfvec=True)
     return sorted(rows, key=lambda r: (-r[1], -r[0]))[:n]
 
 
