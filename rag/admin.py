@@ -1,0 +1,55 @@
+"""Read-only views of what rag holds, for operators: namespaces (size, HNSW membership), documents
+and chunks. Everything here is derived from raw inputs or written through rag.services, which
+keeps the deletion log and namespace bookkeeping in step, so the admin neither adds, edits nor
+deletes (erasure is `DELETE /api/v1/users/{id}`; rebuilding is `manage.py reindex`)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from rag.models import Chunk, Document, Namespace
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(Namespace)
+class NamespaceAdmin(ReadOnlyAdmin):
+    list_display = ["name", "tenant", "chunk_count", "in_hnsw", "last_chunk_id", "last_deletion_id"]
+    list_filter = ["tenant", "in_hnsw"]
+    list_select_related = ["tenant"]
+    search_fields = ["name"]
+    ordering = ["-chunk_count"]
+
+
+@admin.register(Document)
+class DocumentAdmin(ReadOnlyAdmin):
+    list_display = ["__str__", "tenant", "namespace", "format", "importance", "created_at"]
+    list_filter = ["tenant", "format"]
+    list_select_related = ["tenant"]
+    search_fields = ["title", "external_id", "namespace"]
+    date_hierarchy = "created_at"
+
+
+@admin.register(Chunk)
+class ChunkAdmin(ReadOnlyAdmin):
+    list_display = ["id", "type", "namespace", "speaker", "short_text", "tokens", "importance", "created_ts"]
+    list_filter = ["tenant", "type", "in_hnsw"]
+    list_select_related = ["tenant"]
+    search_fields = ["=namespace", "=source_id", "=session_id"]
+    # The vector and analysed terms are for search, not for reading.
+    exclude = ["embedding", "terms"]
+    show_full_result_count = False  # no COUNT(*) over a large table on every page
+
+    @admin.display(description="text")
+    def short_text(self, chunk: Chunk) -> str:
+        return chunk.text if len(chunk.text) <= 100 else chunk.text[:99] + "…"
