@@ -34,5 +34,15 @@ worker: install
 beat: install
 	$(VENV)/bin/celery -A memoryhub beat -l INFO --schedule var/celerybeat-schedule
 
+# Retrieval quality on an eval file (FORMAT.md) in all three modes, and search latency and
+# ingest at 100k chunks (own database, memoryhub_bench). Figures are printed, not asserted.
+EVAL ?= ../shared/eval/locomo_dev.json
+eval: install
+	$(PY) manage.py migrate --noinput --verbosity 0
+	for mode in hybrid bm25 vector; do $(PY) manage.py eval_retrieval $(EVAL) --mode $$mode || exit 1; done
+
+bench: install
+	$(PY) bench/search_latency.py --chunks 100000 --eval $(EVAL)
+
 clean-db:
 	rm -rf var/pgdata

@@ -7,6 +7,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from rag import services
 from rag.models import Chunk
@@ -38,3 +39,14 @@ def test_reindex_rebuilds_every_chunk_from_raw_inputs(tenant, settings) -> None:
     assert set(Chunk.objects.filter(tenant=tenant, type="document").values_list("importance", flat=True)) == {0.9}
     found = chunks_search(tenant_id=tenant.pk, user_id="u1", query="cat named Miso", k=1)
     assert found.items[0].chunk["text"] == "I adopted a cat named Miso."
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("command", [["reindex"], ["eval_retrieval", "missing.json"]])
+def test_commands_refuse_an_unmigrated_database_with_a_clear_message(command) -> None:
+    call_command("migrate", "rag", "0002", verbosity=0)
+    try:
+        with pytest.raises(CommandError, match=r"lacks 1 migration\(s\) \(rag\.0003_.*manage\.py migrate"):
+            call_command(*command, stdout=StringIO())
+    finally:
+        call_command("migrate", verbosity=0)

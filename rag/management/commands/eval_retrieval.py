@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from memoryhub.management.base import require_migrated
 from rag.evaluation import Report, evaluate
 
 
@@ -25,6 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--plot", type=Path, help="draw recall@k per category into this PNG")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_migrated()
         try:
             data = json.loads(options["file"].read_text())
             ks = [int(k) for k in options["k"].split(",") if k.strip()]

@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from memoryhub import events
+from memoryhub.management.base import require_migrated
 from memoryhub.models import Message, Tenant
 from rag.models import Document
 from rag.services import reindex
@@ -26,6 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--user", help="one end user id (needs --tenant)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_migrated()
         if options["user"] and not options["tenant"]:
             raise CommandError("--user needs --tenant")
         tenants = Tenant.objects.order_by("id")
