@@ -1,4 +1,16 @@
-"""People settings, read from Django settings with these defaults (see the report for settings.py)."""
+"""People settings. Their defaults and validation live in memoryhub/settings.py (one place,
+overridable from the environment); this says what each means.
+
+PEOPLE_SEARCH_THRESHOLD, PEOPLE_SEARCH_MAX_RESULTS   SearchPeople (seed 000): minimum score, result count
+PEOPLE_RERANK_CANDIDATES, PEOPLE_RERANK_MAX_PEOPLE   reranker: candidates shown to the model, and the most
+                                                     it may choose (seed 000: 50 and 10)
+PEOPLE_RERANK_TIMEOUT, PEOPLE_RERANK_MAX_RETRIES     the reranker's own limits, below the global LLM ones
+PEOPLE_RERANK_MIN_SCORE                              candidates below it are not worth a reranker's attention
+PEOPLE_DEDUP_FUZZY_THRESHOLD, …_EMBEDDING_THRESHOLD  dedup: the weak rules' thresholds
+PEOPLE_ARCHIVIST_MAX_KNOWN, …_MAX_ADDED              archivist: known people listed in the prompt, and the
+                                                     Added ops one reply may make
+PEOPLE_BIO_MAX_CHARS, PEOPLE_INNER_CIRCLE_MAX        bio length; inner-circle people in a prompt
+"""
 
 from __future__ import annotations
 
@@ -6,28 +18,7 @@ from typing import Any
 
 from django.conf import settings
 
-DEFAULTS: dict[str, Any] = {
-    # SearchPeople (seed 000): minimum score, result count.
-    "PEOPLE_SEARCH_THRESHOLD": 0.65,
-    "PEOPLE_SEARCH_MAX_RESULTS": 10,
-    # Reranker: candidates shown to the model, and the most it may choose (seed 000: 50 and 10).
-    "PEOPLE_RERANK_CANDIDATES": 50,
-    "PEOPLE_RERANK_MAX_PEOPLE": 10,
-    # The reranker's own limits (seconds, retries), below the global LLM_TIMEOUT / LLM_MAX_RETRIES.
-    "PEOPLE_RERANK_TIMEOUT": 10.0,
-    "PEOPLE_RERANK_MAX_RETRIES": 0,
-    # Candidates below this score are not worth a reranker's attention.
-    "PEOPLE_RERANK_MIN_SCORE": 0.3,
-    # Dedup: the weak rules' thresholds.
-    "PEOPLE_DEDUP_FUZZY_THRESHOLD": 0.8,
-    "PEOPLE_DEDUP_EMBEDDING_THRESHOLD": 0.9,
-    # Archivist: how many known people the prompt lists, and how many Added ops one reply may make.
-    "PEOPLE_ARCHIVIST_MAX_KNOWN": 200,
-    "PEOPLE_ARCHIVIST_MAX_ADDED": 30,
-    "PEOPLE_BIO_MAX_CHARS": 1000,
-    "PEOPLE_INNER_CIRCLE_MAX": 20,
-}
-
 
 def get(name: str) -> Any:
-    return getattr(settings, name, DEFAULTS[name])
+    # Read at call time, so override_settings and a changed environment apply.
+    return getattr(settings, name)
