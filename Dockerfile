@@ -4,7 +4,8 @@ WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
-RUN useradd --create-home memoryhub && mkdir -p var && chown memoryhub var
+# var/prometheus exists in the image so the shared metrics volume starts out owned by memoryhub.
+RUN useradd --create-home memoryhub && mkdir -p var/prometheus && chown -R memoryhub var
 USER memoryhub
 EXPOSE 8000
 CMD ["gunicorn", "memoryhub.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "60"]

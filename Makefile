@@ -1,19 +1,38 @@
 # MemoryHub: `make run` starts the service with its embedded defaults; `make test` runs the suite.
+# Dependencies: requirements.txt is the runtime lock (what the Dockerfile installs), generated from
+# requirements.in; requirements-dev.txt pins the development and test tools on top of it (from
+# requirements-dev.in). `make lock` regenerates both; `make lock LOCK_ARGS=--upgrade` upgrades.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
+RUNTIME_STAMP := $(VENV)/.installed-runtime-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
+DEV_STAMP := $(VENV)/.installed-dev-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
+LOCK := $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 $(LOCK_ARGS)
 
-.PHONY: install run test lint worker beat bench eval clean-db
+.PHONY: install install-dev lock run test lint worker beat bench eval clean-db
 
-$(STAMP): requirements.txt
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
-	rm -f $(VENV)/.installed-*
-	touch $(STAMP)
 
-install: $(STAMP)
+$(RUNTIME_STAMP): requirements.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements.txt
+	rm -f $(VENV)/.installed-runtime-*
+	touch $(RUNTIME_STAMP)
+
+$(DEV_STAMP): requirements.txt requirements-dev.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	rm -f $(VENV)/.installed-dev-*
+	touch $(DEV_STAMP)
+
+# Runtime only (the service, its worker and beat); install-dev adds the test and lint tools.
+install: $(RUNTIME_STAMP)
+
+install-dev: $(DEV_STAMP)
+
+lock: install-dev
+	$(LOCK) requirements.in -o requirements.txt
+	$(LOCK) requirements-dev.in -o requirements-dev.txt
 
 run: install
 	$(PY) manage.py migrate --noinput
@@ -21,10 +40,10 @@ run: install
 	$(PY) manage.py demo_bootstrap
 	$(PY) manage.py runserver 127.0.0.1:8000
 
-test: install
+test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-lint: install
+lint: install-dev
 	$(VENV)/bin/ruff check .
 
 # With REDIS_URL set: a real worker and the beat scheduler (in-process mode needs neither).
@@ -37,11 +56,11 @@ beat: install
 # Retrieval quality on an eval file (FORMAT.md) in all three modes, and search latency and
 # ingest at 100k chunks (own database, memoryhub_bench). Figures are printed, not asserted.
 EVAL ?= ../shared/eval/locomo_dev.json
-eval: install
+eval: install-dev
 	$(PY) manage.py migrate --noinput --verbosity 0
 	for mode in hybrid bm25 vector; do $(PY) manage.py eval_retrieval $(EVAL) --mode $$mode || exit 1; done
 
-bench: install
+bench: install-dev
 	$(PY) bench/search_latency.py --chunks 100000 --eval $(EVAL)
 
 clean-db:

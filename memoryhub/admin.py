@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils import timezone
 
 from memoryhub import services
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
@@ -76,8 +77,9 @@ class MessageAdmin(admin.ModelAdmin):
 
 @admin.register(ArchivalJob)
 class ArchivalJobAdmin(admin.ModelAdmin):
-    list_display = ["id", "user_id", "status", "attempts", "auto_extract", "created_at", "finished_at", "tenant"]
-    list_filter = ["status", "auto_extract", "tenant"]
+    list_display = ["id", "user_id", "kind", "trigger", "status", "attempts", "next_attempt_at", "created_at",
+                    "finished_at", "tenant"]
+    list_filter = ["status", "kind", "trigger", "tenant"]
     list_select_related = ["tenant"]
     search_fields = ["user_id"]
     raw_id_fields = ["conversation"]
@@ -88,7 +90,8 @@ class ArchivalJobAdmin(admin.ModelAdmin):
     def run_again(self, request: HttpRequest, queryset: QuerySet[ArchivalJob]) -> None:
         count = 0
         for job in queryset.exclude(status=ArchivalJob.Status.DONE):
-            ArchivalJob.objects.filter(pk=job.pk).update(status=ArchivalJob.Status.PENDING)
+            ArchivalJob.objects.filter(pk=job.pk).update(status=ArchivalJob.Status.PENDING,
+                                                         next_attempt_at=timezone.now())
             services.archival_job_enqueue(job_id=job.pk)
             count += 1
         self.message_user(request, f"{count} job(s) enqueued")

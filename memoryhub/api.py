@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from django.conf import settings
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -12,7 +15,7 @@ from rest_framework.views import APIView
 from memoryhub import selectors, services
 from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
-from memoryhub.models import Message
+from memoryhub.models import ArchivalJob, Message
 from memoryhub.urls_common import CLIENT_ID
 
 CLIENT_ID_REGEX = rf"^{CLIENT_ID}$"
@@ -32,6 +35,13 @@ class MessageInputSerializer(serializers.Serializer):
     speaker = serializers.CharField(required=False, max_length=128, allow_blank=True, default="")
     emotion = serializers.CharField(required=False, max_length=32, allow_blank=True, default="")
     meta = serializers.DictField(required=False, default=dict)
+
+    def validate_created_at(self, value: datetime) -> datetime:
+        tolerance = timedelta(seconds=settings.MESSAGE_FUTURE_TOLERANCE_SECONDS)
+        if value > timezone.now() + tolerance:
+            raise serializers.ValidationError(
+                f"Must not be more than {settings.MESSAGE_FUTURE_TOLERANCE_SECONDS} s in the future.")
+        return value
 
     def validate_text(self, value: str) -> str:
         limit = settings.MESSAGE_MAX_CHARS
@@ -59,7 +69,11 @@ class SessionMessagesApi(APIView):
     class AcceptedSerializer(serializers.Serializer):
         accepted = serializers.IntegerField(help_text="Messages stored by this call.")
         duplicates = serializers.IntegerField(help_text="Messages skipped: their external_id was already stored.")
-        job_id = serializers.IntegerField(allow_null=True, help_text="The archival job, or null when nothing was new.")
+        job_id = serializers.IntegerField(allow_null=True,
+                                          help_text="The index job (searchable within a second), or null when "
+                                                    "nothing was new.")
+        extract_job_id = serializers.IntegerField(
+            allow_null=True, help_text="The session's extraction job when this batch requested or triggered one.")
         message_ids = serializers.ListField(child=serializers.IntegerField())
 
     class RecentSerializer(serializers.Serializer):
@@ -100,6 +114,7 @@ class SessionMessagesApi(APIView):
             "accepted": len(result.created),
             "duplicates": result.duplicates,
             "job_id": result.job.pk if result.job else None,
+            "extract_job_id": result.extract_job.pk if result.extract_job else None,
             "message_ids": [m.pk for m in result.created],
         }
         return Response(self.AcceptedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
@@ -124,6 +139,43 @@ class SessionMessagesApi(APIView):
         messages = selectors.session_recent_messages(conversation=conversation, limit=limit)
         body = {"user_id": user_id, "session_id": session_id, "messages": messages}
         return Response(self.RecentSerializer(body).data)
+
+
+class JobOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=ArchivalJob.Kind.choices)
+    trigger = serializers.ChoiceField(choices=ArchivalJob.Trigger.choices)
+    status = serializers.ChoiceField(choices=ArchivalJob.Status.choices)
+    attempts = serializers.IntegerField(help_text="Failed runs so far.")
+    next_attempt_at = serializers.DateTimeField(help_text="When it runs (again).")
+    message_count = serializers.SerializerMethodField()
+    error = serializers.CharField(help_text="The last failure, empty when none.")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_message_count(self, job: ArchivalJob) -> int:
+        return len(job.message_ids)
+
+
+class SessionExtractApi(APIView):
+    """Extract facts and people from a session now, instead of waiting for it to go idle."""
+
+    @extend_schema(operation_id="session_extract", request=None, responses={202: JobOutputSerializer})
+    def post(self, request: Request, user_id: str, session_id: str) -> Response:
+        job = services.session_extract(tenant=request_tenant(request), user_id=user_id, session_id=session_id)
+        job.refresh_from_db()
+        return Response(JobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class JobDetailApi(APIView):
+    """An archival job's state: what a client polls after a 202."""
+
+    @extend_schema(operation_id="job_get", responses={200: JobOutputSerializer})
+    def get(self, request: Request, job_id: int) -> Response:
+        job = ArchivalJob.objects.filter(tenant=request_tenant(request), pk=job_id).first()
+        if job is None:
+            raise NotFound("No such job.")
+        return Response(JobOutputSerializer(job).data)
 
 
 class UserEraseApi(APIView):

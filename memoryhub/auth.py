@@ -12,10 +12,12 @@ from rest_framework import authentication, exceptions, permissions, throttling
 from rest_framework.request import Request
 
 from memoryhub.models import ApiKey, Tenant
+from memoryhub.throttling import hit as rate_hit
 
 KEY_PREFIX = "mh_"
 # A key is touched at most this often, so authentication is not a write per request.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
+INVALID_KEY_MESSAGE = "Invalid API key."
 
 
 def hash_key(raw_key: str) -> str:
@@ -54,12 +56,11 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         scheme, _, raw = header.partition(" ")
         if scheme.lower() != self.keyword.lower() or not raw.strip():
             raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <api key>'.")
-        try:
-            key = ApiKey.objects.select_related("tenant").get(key_hash=hash_key(raw.strip()))
-        except ApiKey.DoesNotExist:
-            raise exceptions.AuthenticationFailed("Invalid API key.") from None
-        if not key.is_active or not key.tenant.is_active:
-            raise exceptions.AuthenticationFailed("API key revoked.")
+        key = ApiKey.objects.select_related("tenant").filter(key_hash=hash_key(raw.strip())).first()
+        # One answer for unknown, revoked and deactivated-tenant keys: a caller holding a leaked or
+        # guessed key learns nothing about its state.
+        if key is None or not key.is_active or not key.tenant.is_active:
+            raise exceptions.AuthenticationFailed(INVALID_KEY_MESSAGE)
         now = timezone.now()
         if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
             ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
@@ -77,12 +78,29 @@ class HasTenant(permissions.BasePermission):
 
 
 class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
+    """`API_THROTTLE_RATE` per API key, counted atomically (`memoryhub.throttling`), in Redis when
+    there is one, in-process otherwise. DRF's history in the cache lost counts under concurrency
+    and failed every request while Redis was away."""
+
     scope = "api_key"
 
     def get_cache_key(self, request: Request, view: object) -> str | None:
         if isinstance(request.user, TenantPrincipal):
             return self.cache_format % {"scope": self.scope, "ident": request.user.api_key.pk}
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+    def allow_request(self, request: Request, view: object) -> bool:
+        if self.rate is None:
+            return True
+        key = self.get_cache_key(request, view)
+        if key is None:
+            return True
+        hit = rate_hit(key, int(self.duration))
+        self.reset_in = hit.reset_in
+        return hit.count <= self.num_requests
+
+    def wait(self) -> float | None:
+        return getattr(self, "reset_in", None)
 
 
 def request_tenant(request: Request) -> Tenant:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
-from functools import cache
 from typing import Any
 
 import django.dispatch
 from django.conf import settings
+
+from memoryhub import redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -23,18 +24,14 @@ event_emitted = django.dispatch.Signal()  # kwargs: name, payload
 REDIS_CHANNEL = "memoryhub.events"
 
 
-@cache
-def _redis() -> Any:
-    import redis
-
-    return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=0.5, socket_timeout=0.5)
-
-
 def emit(name: str, payload: dict[str, Any]) -> None:
     payload = {"time": datetime.now(UTC).isoformat(), **payload}
     event_emitted.send(sender=None, name=name, payload=payload)
     if settings.REDIS_URL:
+        message = json.dumps({"event": name, **payload}, default=str)
         try:
-            _redis().publish(REDIS_CHANNEL, json.dumps({"event": name, **payload}, default=str))
-        except Exception as exc:
-            logger.warning("event %s not published: %s", name, exc)
+            # Short timeouts, and no attempt at all for a while after a failure: a hung Redis
+            # must not add its timeout to every search.
+            redis_client.run(lambda client: client.publish(REDIS_CHANNEL, message))
+        except redis_client.RedisUnavailable as exc:
+            logger.debug("event %s not published: %s", name, exc)

@@ -8,8 +8,10 @@ route or an unexpected exception.
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf_exceptions
@@ -84,6 +86,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         exc = drf_exceptions.PermissionDenied()
 
     response = drf_exception_handler(exc, context)
+    if response is None and _is_backend_outage(exc):
+        # A request that truly needed Redis (nothing does today: intake, reads and the rate limit
+        # all work without it) is refused for a while, not failed.
+        logger.warning("backend unavailable: %s: %s", type(exc).__name__, exc)
+        return Response(error_body("unavailable", "Temporarily unavailable, retry shortly."), status=503,
+                        headers={"Retry-After": str(max(1, round(settings.REDIS_RETRY_SECONDS)))})
     if response is None:
         logger.exception("unhandled API error", exc_info=exc)
         return Response(error_body("server_error", "Internal server error."), status=500)
@@ -97,6 +105,15 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         message = str(getattr(exc, "detail", exc))
         response.data = error_body(code if isinstance(code, str) else "error", message)
     return response
+
+
+def _is_backend_outage(exc: Exception) -> bool:
+    """Redis or the broker unreachable (their libraries are imported only if in use)."""
+    redis = sys.modules.get("redis.exceptions")
+    if redis is not None and isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
+        return True
+    kombu = sys.modules.get("kombu.exceptions")
+    return kombu is not None and isinstance(exc, kombu.OperationalError)
 
 
 def json_404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:

@@ -1,6 +1,17 @@
-"""Prometheus metrics of the kernel. Apps define theirs beside their code, all `memoryhub_`-prefixed."""
+"""Prometheus metrics of the kernel. Apps define theirs beside their code, all `memoryhub_`-prefixed.
 
-from prometheus_client import Counter, Gauge, Histogram
+Counters and histograms are written by whichever process counts them, to files in multiprocess
+mode (`memoryhub/multiprocess.py`). What describes the database's state (queue depth, people per
+circle) is not kept in gauges on write paths: it is read at scrape time by the functions apps
+register with `registry.register_scrape_metrics` (the kernel's own is `archival_queue_depth`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
 
 LLM_CALLS = Counter(
     "memoryhub_llm_calls_total", "LLM chat calls by agent and outcome", ["agent", "outcome"]
@@ -27,4 +38,25 @@ RETRIEVAL_LATENCY = Histogram(
 ARCHIVAL_JOBS = Counter(
     "memoryhub_archival_jobs_total", "Archival jobs by outcome", ["outcome"]
 )
-QUEUE_DEPTH = Gauge("memoryhub_archival_jobs_pending", "Archival jobs not yet done")
+HTTP_REQUESTS = Counter(
+    "memoryhub_http_requests_total", "HTTP requests by method, route template and status code",
+    ["method", "route", "status"],
+)
+HTTP_LATENCY = Histogram(
+    "memoryhub_http_request_duration_seconds", "HTTP request latency by method and route template",
+    ["method", "route"], buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+
+
+def archival_queue_depth() -> Iterator[GaugeMetricFamily]:
+    """Unfinished archival jobs by kind and status, read at scrape time."""
+    from memoryhub.models import ArchivalJob
+    from memoryhub.selectors import archival_jobs_unfinished_by_kind_status
+
+    counts = archival_jobs_unfinished_by_kind_status()
+    family = GaugeMetricFamily("memoryhub_archival_queue_depth", "Unfinished archival jobs by kind and status",
+                               labels=["kind", "status"])
+    for kind in ArchivalJob.Kind.values:
+        for status in (ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING, ArchivalJob.Status.FAILED):
+            family.add_metric([kind, status], counts.get((kind, status), 0))
+    yield family

@@ -109,42 +109,68 @@ class Message(models.Model):
 class ArchivalJob(models.Model):
     """The outbox row written in the same transaction as the messages it archives.
 
-    A job is enqueued after commit; if the broker is down it stays pending and the beat sweeper
-    enqueues it again, so nothing accepted is lost.
+    Two kinds: `index` (one per stored batch: chunks and vectors, never an LLM call) and `extract`
+    (one per session at a time: facts, people; LLM calls). A job is enqueued after commit; if the
+    broker is down, a worker dies or the LLM is away, it stays unfinished and the sweeper enqueues
+    it again when `next_attempt_at` comes, so nothing accepted is lost.
     """
+
+    class Kind(models.TextChoices):
+        INDEX = "index"
+        EXTRACT = "extract"
 
     class Status(models.TextChoices):
         PENDING = "pending"
         RUNNING = "running"
         DONE = "done"
+        # Gave up after ARCHIVAL_MAX_ATTEMPTS in a row; the sweeper still tries again, rarely.
         FAILED = "failed"
+
+    class Trigger(models.TextChoices):
+        BATCH = "batch"
+        AUTO_EXTRACT = "auto_extract"
+        SIZE = "size"
+        IDLE = "idle"
+        REQUEST = "request"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="jobs")
     user_id = models.CharField(max_length=128)
-    message_ids = ArrayField(models.BigIntegerField(), default=list)
-    auto_extract = models.BooleanField(default=False)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.INDEX)
+    trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.BATCH)
+    # Index: the batch. Extract: fixed when the job starts (the session's messages not yet extracted).
+    message_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    # Failed runs in a row; a success resets nothing (the job is done), a new failure adds one.
     attempts = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
+    # When the job may run (again): now for a new job, later after a failure (growing delay).
+    next_attempt_at = models.DateTimeField(default=timezone.now)
     enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
-    # What each pipeline step wrote ({"index": {"chunks": 3}, ...}), for the admin and audits.
+    # What each step wrote ({"steps": {"index": {"chunks": 3}}, ...}), for the admin, audits and
+    # resuming a job that stopped between two steps.
     result = models.JSONField(default=dict, blank=True)
 
     class Meta:
         indexes = [
-            # The sweeper: unfinished jobs by age.
+            # The sweeper: unfinished jobs that are due.
             models.Index(
-                fields=["status", "enqueued_at"],
-                condition=models.Q(status__in=["pending", "running"]),
+                fields=["next_attempt_at"],
+                condition=models.Q(status__in=["pending", "running", "failed"]),
                 name="archivaljob_unfinished_idx",
             ),
-            # Per-user ordering under the per-user lock.
-            models.Index(fields=["tenant", "user_id", "id"], name="archivaljob_user_idx"),
+            # A user's queue of one kind, in order, for the runner.
+            models.Index(fields=["tenant", "user_id", "kind", "id"], name="archivaljob_user_idx"),
+            # The session's waiting extraction (at most one), found when a batch arrives.
+            models.Index(
+                fields=["conversation"],
+                condition=models.Q(kind="extract", status__in=["pending", "failed"]),
+                name="archivaljob_waiting_extract",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"job {self.pk} ({self.status})"
+        return f"{self.kind} job {self.pk} ({self.status})"

@@ -1,24 +1,48 @@
 """Extension points the apps plug into, so the kernel never imports an app.
 
 Apps register in their `AppConfig.ready()`:
-- archival steps: run, in registration order, for every archival job of a user;
+- scrape metrics: functions yielding Prometheus metric families read at scrape time (state of the
+  database, such as people per circle), so no write path keeps a gauge in step;
+- job steps: run, in registration order, for every archival job of their kind (`index` for each
+  stored batch, `extract` for a session's extraction);
 - erasers: delete what the app holds for one user and return counts for the receipt.
+
+A step has up to three phases, so that no network call (LLM, remote embedder) and no sleep ever
+happens inside a transaction that holds a lock:
+- `prepare(job, messages)`: outside any transaction. Reads, LLM calls, embeddings. Returns
+  whatever `apply` needs. May raise `LLMUnavailable` / `LLMResponseError`: the kernel retries
+  the job later (with a growing delay) and nothing has been written.
+- `apply(job, messages, prepared)`: inside the kernel's short write transaction, which holds the
+  user's archival lock and the job row, and records the step as done in the same commit. Only
+  database work. Returns a JSON-serialisable summary, kept in `job.result["steps"][name]`. If
+  the user was erased meanwhile, the kernel never calls it (the job row is gone).
+- `after(job, summary)`: optional, after that commit, outside any transaction; network calls
+  allowed, writes in its own short transactions (e.g. embed the people `apply` touched). Must
+  tolerate rows that an erasure removed in between. The kernel records it as done (with what it
+  returns, in `job.result["after"][name]`), so a job that crashed after `apply` resumes here
+  without applying twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memoryhub.models import ArchivalJob, Message, Tenant
 
+INDEX = "index"
+EXTRACT = "extract"
+
 
 @dataclass(frozen=True)
-class ArchivalStep:
+class JobStep:
+    kind: str
     name: str
-    run: Callable[[ArchivalJob, Sequence[Message]], dict[str, Any]]
+    prepare: Callable[[ArchivalJob, Sequence[Message]], Any]
+    apply: Callable[[ArchivalJob, Sequence[Message], Any], dict[str, Any]]
+    after: Callable[[ArchivalJob, dict[str, Any]], dict[str, Any] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -27,17 +51,36 @@ class Eraser:
     run: Callable[[Tenant, str], dict[str, int]]
 
 
-archival_steps: list[ArchivalStep] = []
+job_steps: list[JobStep] = []
 erasers: list[Eraser] = []
+scrape_metrics: dict[str, Callable[[], Iterable[Any]]] = {}
 
 
-def register_archival_step(name: str, run: Callable[..., dict[str, Any]]) -> None:
-    if any(step.name == name for step in archival_steps):
+def register_job_step(
+    kind: str,
+    name: str,
+    *,
+    prepare: Callable[..., Any],
+    apply: Callable[..., dict[str, Any]],
+    after: Callable[..., dict[str, Any] | None] | None = None,
+) -> None:
+    if kind not in (INDEX, EXTRACT):
+        raise ValueError(f"unknown job kind {kind!r}")
+    if any(step.kind == kind and step.name == name for step in job_steps):
         return  # ready() can run twice under some test runners
-    archival_steps.append(ArchivalStep(name, run))
+    job_steps.append(JobStep(kind, name, prepare, apply, after))
+
+
+def steps_for(kind: str) -> list[JobStep]:
+    return [step for step in job_steps if step.kind == kind]
 
 
 def register_eraser(name: str, run: Callable[..., dict[str, int]]) -> None:
     if any(e.name == name for e in erasers):
         return
     erasers.append(Eraser(name, run))
+
+
+def register_scrape_metrics(name: str, collect: Callable[[], Iterable[Any]]) -> None:
+    """`collect()` yields prometheus_client metric families; it runs on every scrape of /metrics."""
+    scrape_metrics[name] = collect

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.db.models import Count
+
 from memoryhub.models import ArchivalJob, Conversation, Message, Tenant
 
 
@@ -18,5 +20,10 @@ def session_recent_messages(*, conversation: Conversation, limit: int) -> list[M
     return newest[::-1]
 
 
-def archival_jobs_unfinished_count() -> int:
-    return ArchivalJob.objects.filter(status__in=[ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING]).count()
+def archival_jobs_unfinished_by_kind_status() -> dict[tuple[str, str], int]:
+    """The queue depth: jobs not done, counted by (kind, status). The filter is the condition of
+    the partial index `archivaljob_unfinished_idx`, so a scrape never scans the done jobs."""
+    unfinished = [ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING, ArchivalJob.Status.FAILED]
+    rows = (ArchivalJob.objects.filter(status__in=unfinished)
+            .values_list("kind", "status").annotate(n=Count("id")).order_by())
+    return {(kind, status): n for kind, status, n in rows}

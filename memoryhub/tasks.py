@@ -5,18 +5,12 @@ from __future__ import annotations
 from celery import shared_task
 
 from memoryhub import services
-from memoryhub.llm import LLMUnavailable
 
 
-@shared_task(
-    bind=True,
-    autoretry_for=(LLMUnavailable,),
-    retry_backoff=5,
-    retry_backoff_max=600,
-    retry_jitter=True,
-    max_retries=5,
-)
-def archival_job_run_task(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
+# No Celery retries: a failed job records its next attempt on its row and the sweeper, the one
+# owner of retries, enqueues it then (two owners once pushed `attempts` past the maximum).
+@shared_task
+def archival_job_run_task(job_id: int) -> str:
     job = services.archival_job_run(job_id=job_id)
     return job.status if job else "missing"
 

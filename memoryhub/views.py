@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-import contextlib
+import glob
+import hmac
+import ipaddress
+import logging
+import os
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import prometheus_client
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
 
-from memoryhub import metrics
-from memoryhub.selectors import archival_jobs_unfinished_count
+from memoryhub import metrics, multiprocess, registry
+from memoryhub.exceptions import error_body
+
+logger = logging.getLogger(__name__)
 
 
 def _check_database() -> dict[str, object]:
@@ -48,9 +58,72 @@ def healthz(request: HttpRequest) -> JsonResponse:
                         status=200 if healthy else 503)
 
 
+class ProcessFilesCollector:
+    """Every process's counters and histograms: the files of every directory under METRICS_DIR
+    (one per process tree: gunicorn, Celery workers, ...), merged."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def collect(self) -> Any:
+        for _ in range(3):
+            files = glob.glob(os.path.join(self.root, "*", "*.db"))
+            try:
+                return MultiProcessCollector.merge(files, accumulate=True)
+            except FileNotFoundError:
+                continue  # a process tree that ended took its directory between glob and read
+        return []
+
+
+class ScrapeCollector:
+    """State read from the database at scrape time (queue depth, and what apps register). A
+    failing function (the database away) shows as memoryhub_metrics_collector_up 0 and does not
+    hide the rest."""
+
+    def collect(self) -> Iterator[Any]:
+        up = GaugeMetricFamily("memoryhub_metrics_collector_up",
+                               "1 when a scrape-time collector (database state) answered", labels=["collector"])
+        for name, collect in [("archival_queue", metrics.archival_queue_depth), *registry.scrape_metrics.items()]:
+            try:
+                families = list(collect())
+            except Exception as exc:
+                logger.warning("metrics collector %s failed: %s", name, exc)
+                up.add_metric([name], 0)
+                continue
+            up.add_metric([name], 1)
+            yield from families
+        yield up
+
+
+def _client_allowed(request: HttpRequest) -> bool:
+    token = settings.METRICS_TOKEN
+    header = request.headers.get("Authorization", "")
+    if token and hmac.compare_digest(header.encode(), f"Bearer {token}".encode()):
+        return True
+    # A request relayed by a proxy on this host arrives from loopback too; it is not local.
+    if any(h in request.headers for h in ("X-Forwarded-For", "Forwarded", "X-Real-IP")):
+        return False
+    try:
+        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return any(address in network for network in settings.METRICS_ALLOWED_NETWORKS)
+
+
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
-    # The queue depth is read at scrape time: cheaper than keeping a gauge in step on every write.
-    with contextlib.suppress(Exception):  # a database outage must not hide the other metrics
-        metrics.QUEUE_DEPTH.set(archival_jobs_unfinished_count())
-    return HttpResponse(prometheus_client.generate_latest(), content_type=prometheus_client.CONTENT_TYPE_LATEST)
+    """Prometheus text for every process (multiprocess mode), plus state read at scrape time.
+    Served to METRICS_ALLOWED_NETWORKS (default loopback) or with `Bearer METRICS_TOKEN`."""
+    if not _client_allowed(request):
+        return JsonResponse(error_body("forbidden", "Metrics are served to METRICS_ALLOWED_NETWORKS, or with "
+                                                    "'Authorization: Bearer <METRICS_TOKEN>'."), status=403)
+    scrape = prometheus_client.CollectorRegistry()
+    scrape.register(ScrapeCollector())
+    if multiprocess.active():
+        scrape.register(ProcessFilesCollector(str(settings.METRICS_DIR)))
+        body = prometheus_client.generate_latest(scrape)
+    else:  # multiprocess mode was not set up: this process's own metrics, from memory
+        body = prometheus_client.generate_latest() + prometheus_client.generate_latest(scrape)
+    return HttpResponse(body, content_type=prometheus_client.CONTENT_TYPE_LATEST)

@@ -8,7 +8,14 @@ class PeopleConfig(AppConfig):
     def ready(self) -> None:
         from memoryhub import registry
         from people import services
+        from people.metrics import people_by_circle
 
-        # After rag's indexing step (rag is listed before people in INSTALLED_APPS).
-        registry.register_archival_step("people", services.people_archival_step)
+        # After profiles' step (INSTALLED_APPS order): the archivist's prompt carries the facts the
+        # job has just saved. The LLM runs in prepare and the embedder in after, both outside any
+        # transaction; apply only writes.
+        registry.register_job_step(
+            registry.EXTRACT, "people", prepare=services.people_job_prepare, apply=services.people_job_apply,
+            after=services.people_job_after,
+        )
         registry.register_eraser("people", services.people_user_erase)
+        registry.register_scrape_metrics("people", people_by_circle)

@@ -4,7 +4,10 @@ Seed 000 labels them by user_id and person_id; here the label is the tenant, sin
 end user (or per person) would grow without bound in a multi-tenant service.
 """
 
-from prometheus_client import Counter, Gauge, Histogram
+from collections.abc import Iterator
+
+from prometheus_client import Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
 
 # People extraction
 EXTRACTED = Counter(
@@ -31,6 +34,21 @@ RERANKER_SELECTED = Histogram(
     "memoryhub_people_reranker_selected", "People chosen by the reranker per query", ["tenant"],
     buckets=(0, 1, 2, 3, 5, 10),
 )
-# People storage
-PEOPLE_TOTAL = Gauge("memoryhub_people_total", "Living people by circle", ["tenant", "circle"])
+# People storage (memoryhub_people_total is read at scrape time: people_by_circle below)
 MENTIONS = Counter("memoryhub_people_mentions_total", "Mentions recorded (the sum of mention_count)", ["tenant"])
+
+
+def people_by_circle() -> Iterator[GaugeMetricFamily]:
+    """Living people by tenant and circle, counted at scrape time (registered in PeopleConfig)."""
+    from django.db.models import Count
+
+    from people.models import Person
+
+    rows = (Person.objects.filter(status=Person.Status.ACTIVE).values_list("tenant_id", "circle")
+            .annotate(n=Count("id")).order_by())
+    counts = {(tenant_id, circle): n for tenant_id, circle, n in rows}
+    family = GaugeMetricFamily("memoryhub_people_total", "Living people by circle", labels=["tenant", "circle"])
+    for tenant_id in sorted({tenant_id for tenant_id, _ in counts}):
+        for circle in Person.Circle.values:
+            family.add_metric([str(tenant_id), circle], counts.get((tenant_id, circle), 0))
+    yield family

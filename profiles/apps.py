@@ -9,7 +9,9 @@ class ProfilesConfig(AppConfig):
         from memoryhub import registry
         from profiles import services
 
-        # After rag's indexing step (apps are ready in INSTALLED_APPS order): the batch is already
-        # searchable even when extraction fails.
-        registry.register_archival_step("profiles", services.facts_extract_for_job)
+        # Registered before people's step (INSTALLED_APPS order), so the archivist's prompt sees the
+        # facts this job has just saved. The LLM is asked in prepare, outside any transaction.
+        registry.register_job_step(
+            registry.EXTRACT, "profiles", prepare=services.facts_job_prepare, apply=services.facts_job_apply,
+        )
         registry.register_eraser("profiles", services.user_erase)

@@ -1,6 +1,7 @@
 """Candidate facts from messages: through the LLM ("fact_extractor" agent) or the rules.
 
-Nothing here writes: candidates go to `services.facts_save_candidates`, which validates each one,
+Nothing here writes or opens a transaction: the extract job calls this in its prepare phase, and
+the candidates go to `services.facts_save_candidates` (its apply phase), which validates each one,
 refuses sensitive numbers and records what it did.
 """
 

@@ -366,28 +366,45 @@ def user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
 
 
 # --- Extraction ---------------------------------------------------------------------------------
-def facts_extract_from_messages(*, tenant: Tenant, user_id: str, messages: Sequence[Message]) -> dict[str, Any]:
-    """Extract the user's facts from `messages` and save them; returns what happened, by fate.
+@dataclass(frozen=True)
+class FactCandidates:
+    """What the extractor proposed for one run: `prepare`'s result, `apply`'s input."""
 
-    Uses the LLM ("fact_extractor") when one is configured, the rule-based extractors otherwise.
-    Raises LLMUnavailable (transient: retry later) and LLMError/LLMResponseError (the model
-    failed; nothing was written). The archival step and the idle-session trigger both call this.
+    extractor: str  # "llm" or "rules"
+    candidates: list[extraction.Candidate]
+
+
+def facts_candidates_from_messages(*, tenant: Tenant, user_id: str, messages: Sequence[Message]) -> FactCandidates:
+    """The half of an extraction that may call the network: candidate facts of the user from
+    `messages`, through the LLM ("fact_extractor") when one is configured, the rules otherwise.
+    Writes nothing and opens no transaction, so a slow model holds no lock.
+
+    Every LLM failure raises, so the job is retried later: `LLMUnavailable` (the provider is away),
+    `LLMResponseError` (the reply was still malformed after its re-ask) and `LLMError` (the provider
+    refused the request). A malformed reply is not recorded as a finished extraction: that would mark
+    these messages extracted for good, and a model that answers well on the next attempt would never
+    see them again. After ARCHIVAL_MAX_ATTEMPTS the job shows as failed and the sweeper keeps retrying.
     """
     mine = [m for m in messages if m.tenant_id == tenant.pk and m.user_id == user_id]
     client = get_llm()
     if client is None:
-        extractor, candidates = "rules", extraction.rules_candidates(mine)
-    else:
-        extractor, candidates = "llm", extraction.llm_candidates(client, mine)
-    summary = facts_save_candidates(tenant=tenant, user_id=user_id, candidates=candidates, extractor=extractor)
-    metrics.EXTRACTIONS.labels(extractor, "ok").inc()
-    return summary
+        return FactCandidates("rules", extraction.rules_candidates(mine))
+    try:
+        return FactCandidates("llm", extraction.llm_candidates(client, mine))
+    except LLMError as exc:
+        outcome = ("unavailable" if isinstance(exc, LLMUnavailable)
+                   else "malformed" if isinstance(exc, LLMResponseError) else "error")
+        metrics.EXTRACTIONS.labels("llm", outcome).inc()
+        logger.warning("fact extraction for %s/%s failed (%s), to be retried: %s", tenant.pk, user_id, outcome, exc)
+        raise
 
 
 @transaction.atomic
 def facts_save_candidates(
     *, tenant: Tenant, user_id: str, candidates: Sequence[extraction.Candidate], extractor: str
 ) -> dict[str, Any]:
+    """The database half of an extraction: each candidate through `fact_upsert`; returns how many
+    met each fate. No network call, so it can run inside the kernel's job transaction."""
     fates: Counter[str] = Counter()
     for candidate in candidates:
         if candidate.drop_reason:
@@ -406,23 +423,28 @@ def facts_save_candidates(
                         Outcome.UNCHANGED: "unchanged"}.get(write.outcome, "saved")
         fates[fate] += 1
         metrics.CANDIDATES.labels(extractor, fate).inc()
+    metrics.EXTRACTIONS.labels(extractor, "ok").inc()
     return {"extractor": extractor, "candidates": len(candidates), **dict(sorted(fates.items()))}
 
 
-def facts_extract_for_job(job: ArchivalJob, messages: Sequence[Message]) -> dict[str, Any]:
-    """Archival step (after indexing, in the job's transaction): extraction for batches sent with
-    `enable_auto_extract`. A model that keeps answering badly is recorded in the job's result and
-    the job completes: the messages stay, so a later extraction can try again. A transient outage
-    raises, and the job is retried."""
-    if not job.auto_extract:
-        return {"skipped": "auto_extract is off"}
-    try:
-        return facts_extract_from_messages(tenant=job.tenant, user_id=job.user_id, messages=messages)
-    except LLMUnavailable:
-        metrics.EXTRACTIONS.labels("llm", "unavailable").inc()
-        raise
-    except LLMError as exc:
-        outcome = "malformed" if isinstance(exc, LLMResponseError) else "error"
-        metrics.EXTRACTIONS.labels("llm", outcome).inc()
-        logger.warning("fact extraction for job %s failed (%s): %s", job.pk, outcome, exc)
-        return {"extractor": "llm", "error": outcome, "detail": str(exc)[:500]}
+def facts_extract_from_messages(*, tenant: Tenant, user_id: str, messages: Sequence[Message]) -> dict[str, Any]:
+    """Extract the user's facts from `messages` and save them; returns what happened, by fate.
+
+    Both halves in a row, for a caller outside the kernel's jobs. Call it outside a transaction: the
+    LLM is asked before anything is written. Raises what `facts_candidates_from_messages` raises,
+    and then nothing was written.
+    """
+    found = facts_candidates_from_messages(tenant=tenant, user_id=user_id, messages=messages)
+    return facts_save_candidates(tenant=tenant, user_id=user_id, candidates=found.candidates,
+                                 extractor=found.extractor)
+
+
+# The extract job's step (registered in apps.py; the kernel runs prepare outside any transaction,
+# apply inside its short write transaction, which holds the user's archival lock).
+def facts_job_prepare(job: ArchivalJob, messages: Sequence[Message]) -> FactCandidates:
+    return facts_candidates_from_messages(tenant=job.tenant, user_id=job.user_id, messages=messages)
+
+
+def facts_job_apply(job: ArchivalJob, messages: Sequence[Message], prepared: FactCandidates) -> dict[str, Any]:
+    return facts_save_candidates(tenant=job.tenant, user_id=job.user_id, candidates=prepared.candidates,
+                                 extractor=prepared.extractor)

@@ -9,5 +9,9 @@ class RagConfig(AppConfig):
         from memoryhub import registry
         from rag import services
 
-        registry.register_archival_step("index", services.dialog_index_messages)
+        registry.register_job_step(
+            registry.INDEX, "index",
+            prepare=lambda job, messages: None,
+            apply=lambda job, messages, prepared: services.dialog_index_messages(job, messages),
+        )
         registry.register_eraser("rag", services.user_erase)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,13 +29,21 @@ _cache_lock = threading.Lock()
 
 @dataclass
 class _State:
+    # The id of the namespace row the index was built against: an erasure deletes the row and
+    # its deletion log, so a row with another id means "rebuild", never "catch up".
+    generation: int = 0
     last_deletion_id: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-# Catch-up bookkeeping per namespace, tied to the index object it describes: when the cache
-# evicted that index, the pair no longer matches and the namespace is loaded afresh.
-_states: dict[Hashable, tuple[SegmentedBM25Index, _State]] = {}
+# Catch-up bookkeeping per cached index object. Weak keys: once the cache evicts an index and
+# the last search using it returns, index and state are freed together (BM25_CACHE_MB holds).
+_states: weakref.WeakKeyDictionary[SegmentedBM25Index, _State] = weakref.WeakKeyDictionary()
+_states_lock = threading.Lock()
+
+# Single flight for cold builds: the first search of a namespace builds its index while the
+# others wait for it and then use it. Striped, so the locks never grow with the namespaces.
+_BUILD_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 
 def cache() -> IndexCache:
@@ -49,30 +58,46 @@ def _key(tenant_id: int, namespace: str) -> Hashable:
     return (tenant_id, namespace)
 
 
-def namespace_index(tenant_id: int, namespace: str) -> SegmentedBM25Index:
-    """The namespace's BM25 index, current with every committed chunk and deletion."""
-    key = _key(tenant_id, namespace)
+def _cached(key: Hashable, tenant_id: int, namespace: str) -> SegmentedBM25Index | None:
+    """The cached index brought up to date, or None when there is none or it must be rebuilt."""
     index = cache().get(key)
-    entry = _states.get(key)
-    if index is not None and entry is not None and entry[0] is index:
-        state = entry[1]
-        with state.lock:
-            current = _catch_up(index, state, tenant_id, namespace)
-        if current:
-            if index.needs_merge():
-                cache().schedule_merge(key, index)
-            return index
-    index, state = _build(tenant_id, namespace)
-    _states[key] = (index, state)
-    cache().put(key, index)
+    if index is None:
+        return None
+    with _states_lock:
+        state = _states.get(index)
+    if state is None:
+        return None
+    with state.lock:
+        current = _catch_up(index, state, tenant_id, namespace)
+    if not current:
+        return None
+    if index.needs_merge():
+        cache().schedule_merge(key, index)
     return index
 
 
-def _watermarks(tenant_id: int, namespace: str) -> tuple[int, int] | None:
-    """(last chunk id, last deletion id) of the namespace, None if it has no row."""
+def namespace_index(tenant_id: int, namespace: str) -> SegmentedBM25Index:
+    """The namespace's BM25 index, current with every committed chunk and deletion."""
+    key = _key(tenant_id, namespace)
+    index = _cached(key, tenant_id, namespace)
+    if index is not None:
+        return index
+    with _BUILD_LOCKS[hash(key) % len(_BUILD_LOCKS)]:
+        index = _cached(key, tenant_id, namespace)  # built by the search we waited for
+        if index is not None:
+            return index
+        index, state = _build(tenant_id, namespace)
+        with _states_lock:
+            _states[index] = state
+        cache().put(key, index)
+        return index
+
+
+def _watermarks(tenant_id: int, namespace: str) -> tuple[int, int, int] | None:
+    """(row id, last chunk id, last deletion id) of the namespace, None if it has no row."""
     return (
         Namespace.objects.filter(tenant_id=tenant_id, name=namespace)
-        .values_list("last_chunk_id", "last_deletion_id").first()
+        .values_list("id", "last_chunk_id", "last_deletion_id").first()
     )
 
 
@@ -81,8 +106,8 @@ def _build(tenant_id: int, namespace: str) -> tuple[SegmentedBM25Index, _State]:
     index = SegmentedBM25Index()
     # Read before the chunks: a deletion committed in between is applied again at the next
     # catch-up, which is harmless.
-    _, last_deletion_id = _watermarks(tenant_id, namespace) or (0, 0)
-    state = _State(last_deletion_id=last_deletion_id)
+    generation, _, last_deletion_id = _watermarks(tenant_id, namespace) or (0, 0, 0)
+    state = _State(generation=generation, last_deletion_id=last_deletion_id)
     rows = Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace).order_by("id").values_list("id", "terms")
     ids: list[int] = []
     terms: list[list[str]] = []
@@ -114,12 +139,15 @@ def _pages(queryset: QuerySet, after: int, upto: int, *fields: str) -> Iterator[
 
 
 def _catch_up(index: SegmentedBM25Index, state: _State, tenant_id: int, namespace: str) -> bool:
-    """Apply what was committed since the index last looked; False if it must be rebuilt instead
-    (the namespace's row is gone, as after an erasure, while the index still holds chunks)."""
+    """Apply what was committed since the index last looked; False if it must be rebuilt instead:
+    the namespace's row is gone while the index still holds chunks, or the row is a new one (the
+    namespace was erased, and perhaps written again, since the index was built)."""
     watermarks = _watermarks(tenant_id, namespace)
     if watermarks is None:
-        return len(index) == 0
-    last_chunk_id, last_deletion_id = watermarks
+        return len(index) == 0 and state.generation == 0
+    generation, last_chunk_id, last_deletion_id = watermarks
+    if generation != state.generation:
+        return False
     chunks = Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace)
     for rows in _pages(chunks, index.max_doc_id or 0, last_chunk_id, "id", "terms"):
         index.add([pk for pk, _ in rows], [terms for _, terms in rows])
@@ -133,11 +161,11 @@ def _catch_up(index: SegmentedBM25Index, state: _State, tenant_id: int, namespac
 def forget(tenant_id: int, namespace: str) -> None:
     """Drop a cached index (after a bulk rebuild, say); the next search loads it afresh."""
     cache().pop(_key(tenant_id, namespace))
-    _states.pop(_key(tenant_id, namespace), None)
 
 
 def clear() -> None:
     global _cache
     with _cache_lock:
         _cache = None
-    _states.clear()
+    with _states_lock:
+        _states.clear()

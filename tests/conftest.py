@@ -12,7 +12,7 @@ from memoryhub.celery import app as celery_app
 from memoryhub.models import Tenant
 from tests.factories import make_tenant
 
-pytest_plugins = ["tests.fixtures_llm"]
+pytest_plugins = ["tests.fixtures_llm", "tests.redis_server"]
 
 
 @pytest.fixture(autouse=True)

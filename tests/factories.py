@@ -24,8 +24,9 @@ def append_messages(
 ) -> services.AppendResult:
     """Append turns; a plain string is a user turn, a (role, text) pair sets the role.
 
-    Inside a test transaction on_commit never fires, so the archival job is run here directly,
-    as a worker would run it (`run_job=False` leaves it pending)."""
+    Inside a test transaction on_commit never fires, so the archival jobs (index, and extract when
+    one was requested) are run here directly, as a worker would run them (`run_job=False` leaves
+    them pending)."""
     from datetime import timedelta
 
     messages = []
@@ -36,6 +37,8 @@ def append_messages(
     result = services.messages_append(
         tenant=tenant, user_id=user_id, session_id=session_id, messages=messages, auto_extract=auto_extract
     )
-    if run_job and result.job is not None:
-        services.archival_job_run(job_id=result.job.pk)
+    if run_job:
+        for job in (result.job, result.extract_job):
+            if job is not None:
+                services.archival_job_run(job_id=job.pk)
     return result

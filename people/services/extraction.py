@@ -1,16 +1,31 @@
-"""The archivist's run: known people and facts in, operations out, applied through the services."""
+"""The archivist's run, in the extract job's three phases, so that no network call (the LLM, a
+remote embedder) ever happens inside a transaction that holds a lock:
+
+- prepare, `people_archivist_run`: outside any transaction. Reads the known people and the user's
+  facts (those the profiles step has just saved included), asks the LLM archivist (or runs the
+  rules). Writes nothing.
+- apply, `people_operations_apply`: one transaction (the kernel's, holding the user's archival
+  lock). Operations, relations, and the dedup that needs no vector. A person whose embedding text
+  changed gets a NULL vector ("to embed"); the embedder is not called.
+- after, `people_after_apply`: outside any transaction again. Embeds every vector the user lacks
+  and stores each in a short transaction, then runs the dedup's embedding rule for the people the
+  run touched. Idempotent, so the kernel can re-run it for a job that stopped before it ended.
+
+`people_extract_from_messages` and `people_apply_extraction` run the phases in a row, for callers
+outside the kernel's jobs.
+"""
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
 
-from memoryhub.llm import LLMError, LLMUnavailable, get_llm
+from memoryhub.llm import get_llm
 from memoryhub.models import ArchivalJob, Message, Tenant
 from people import conf, metrics, selectors
 from people.archivist import rules
@@ -21,17 +36,15 @@ from people.names import clean_name, name_key, name_terms, query_name_terms
 from people.ops import AddOp, Extraction, MergeOp, PersonDraft, RelationDraft, UpdateOp
 from people.services import merges
 from people.services.persons import (
+    active_person,
     apply_draft,
-    embed,
     find_identity,
     message_range,
-    people_gauges_refresh,
     person_create_from_draft,
     relation_upsert,
     user_lock,
 )
-
-logger = logging.getLogger(__name__)
+from people.services.vectors import WriteScope, job_scope, people_dedup_with_vectors, people_embed_pending
 
 
 def _known_facts(*, tenant_id: int, user_id: str, limit: int = 50) -> list[tuple[int, str]]:
@@ -68,26 +81,23 @@ def _fill_references(draft: PersonDraft, messages: Sequence[Message]) -> None:
     draft.last_seen = draft.last_seen or last
 
 
-def _active(person_id: int, tenant_id: int, user_id: str) -> Person | None:
-    """The living person an id stands for now: a tombstone's id leads to whom it was merged into."""
-    for _ in range(10):
-        person = Person.objects.filter(pk=person_id, tenant_id=tenant_id, user_id=user_id).first()
-        if person is None:
-            return None
-        if person.status == Person.Status.ACTIVE:
-            return person
-        if person.merged_into_id is None:
-            return None
-        person_id = person.merged_into_id
-    return None
+@dataclass
+class Applied:
+    """What `people_operations_apply` did: counts by operation, and the people it touched."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    person_ids: list[int] = field(default_factory=list)
 
 
 @transaction.atomic
-def people_apply_extraction(
+def people_operations_apply(
     *, tenant: Tenant, user_id: str, extraction: Extraction, messages: Sequence[Message]
-) -> dict[str, int]:
+) -> Applied:
     """Apply an archivist's operations: Added (or the known person it names), Updated, Merged (at once
-    when an exact key agrees, else a proposal), relations; then dedup every person touched."""
+    when an exact key agrees, else a proposal), relations; then dedup every person touched by names
+    and keys. Database work only: a person whose embedding text changed is left with a NULL vector
+    for `people_after_apply`, which embeds it after the commit and runs the embedding rule."""
+    user_lock(tenant_id=tenant.pk, user_id=user_id)
     counts: Counter[str] = Counter()
     touched: dict[int, Person] = {}
     old_texts: dict[int, str] = {}
@@ -123,7 +133,7 @@ def people_apply_extraction(
                 counts["updated"] += 1
             remember(person, draft)
         elif isinstance(op, UpdateOp):
-            found = _active(op.person_id, tenant.pk, user_id)
+            found = active_person(op.person_id, tenant.pk, user_id)
             if found is None:
                 counts["skipped"] += 1
                 continue
@@ -137,10 +147,9 @@ def people_apply_extraction(
         elif isinstance(op, MergeOp):
             counts[_apply_merge(op, tenant_id=tenant.pk, user_id=user_id, touched=touched)] += 1
 
-    changed = [p for pk, p in touched.items() if p.embedding_text() != old_texts.get(pk)]
-    embed(changed)
-    for person in changed:
-        person.save(update_fields=["embedding"])
+    # A stale vector would match the person as they were: none until after the commit.
+    changed = [pk for pk, p in touched.items() if p.embedding_text() != old_texts.get(pk)]
+    Person.objects.filter(pk__in=changed).update(embedding=None)
 
     for relation in extraction.relations:
         counts["relations"] += _apply_relation(relation, tenant_id=tenant.pk, user_id=user_id, by_name=by_name)
@@ -152,16 +161,50 @@ def people_apply_extraction(
             counts["merged"] += result["merged"]
             counts["proposed"] += result["proposed"]
 
-    tenant_label = str(tenant.pk)
+    _count(tenant.pk, counts)
+    return Applied(counts, sorted(touched))
+
+
+def _count(tenant_id: int, counts: Counter[str] | dict[str, int]) -> None:
     for op_type in ("added", "updated", "merged", "proposed"):
-        if counts[op_type]:
-            metrics.EXTRACTED.labels(tenant_label, op_type).inc(counts[op_type])
+        if counts.get(op_type):
+            metrics.EXTRACTED.labels(str(tenant_id), op_type).inc(counts[op_type])
+
+
+def people_after_apply(
+    *, tenant_id: int, user_id: str, person_ids: Collection[int], write: WriteScope | None = None
+) -> dict[str, int]:
+    """The after-phase: vectors for every person of the user who lacks one (those `apply` changed,
+    and any an earlier run or edit left behind), then the dedup with vectors for the people the run
+    touched and the people just embedded. Outside any transaction; writes in short ones. Safe to
+    run again: a vector present is not recomputed, a proposal is never opened twice."""
+    embedded = people_embed_pending(tenant_id=tenant_id, user_id=user_id, write=write)
+    counts = people_dedup_with_vectors(tenant_id=tenant_id, user_id=user_id, person_ids={*person_ids, *embedded},
+                                       auto_merge=True, write=write)
+    if counts["merged"]:
+        # A merge combined two people's text: the merged person's vector is due again.
+        embedded += people_embed_pending(tenant_id=tenant_id, user_id=user_id, write=write)
+    _count(tenant_id, counts)
+    return {"embedded": len(embedded), **counts}
+
+
+def people_apply_extraction(
+    *, tenant: Tenant, user_id: str, extraction: Extraction, messages: Sequence[Message]
+) -> dict[str, int]:
+    """Apply an archivist's operations (`people_operations_apply`), then, after its commit, embed and
+    dedup (`people_after_apply`). Call it outside a transaction; returns the counts of both."""
+    applied = people_operations_apply(tenant=tenant, user_id=user_id, extraction=extraction, messages=messages)
+    after = people_after_apply(tenant_id=tenant.pk, user_id=user_id, person_ids=applied.person_ids)
+    counts = applied.counts
+    for key in ("merged", "proposed"):
+        if after[key]:
+            counts[key] += after[key]
     return dict(counts)
 
 
 def _apply_merge(op: MergeOp, *, tenant_id: int, user_id: str, touched: dict[int, Person]) -> str:
-    source = _active(op.source_id, tenant_id, user_id)
-    target = _active(op.target_id, tenant_id, user_id)
+    source = active_person(op.source_id, tenant_id, user_id)
+    target = active_person(op.target_id, tenant_id, user_id)
     if source is None or target is None or source.pk == target.pk:
         return "skipped"
     exact = merges.dedup.exact_match(source, target)
@@ -185,10 +228,10 @@ def _apply_relation(relation: RelationDraft, *, tenant_id: int, user_id: str, by
     for end in (relation.subject, relation.object):
         person: Person | None = None
         if isinstance(end, int):
-            person = _active(end, tenant_id, user_id)
+            person = active_person(end, tenant_id, user_id)
         else:
             pk = by_name.get(name_key(end))
-            person = _active(pk, tenant_id, user_id) if pk else find_identity(
+            person = active_person(pk, tenant_id, user_id) if pk else find_identity(
                 tenant_id=tenant_id, user_id=user_id, draft=PersonDraft(display_name=end))
         if person is None:
             return 0
@@ -196,56 +239,86 @@ def _apply_relation(relation: RelationDraft, *, tenant_id: int, user_id: str, by
     return int(relation_upsert(subject=ends[0], object=ends[1], kind=relation.kind, label=relation.label) is not None)
 
 
-@transaction.atomic
-def people_extract_from_messages(*, tenant: Tenant, user_id: str, messages: Sequence[Message]) -> dict[str, Any]:
-    """Run the archivist over messages of one user and apply what it found.
+@dataclass
+class ArchivistRun:
+    """What the archivist proposed for one run: prepare's result, apply's input."""
 
-    The LLM archivist when a provider is configured, the rule-based one otherwise. A reply the model
-    cannot get right after its re-ask falls back to the rules (recorded in the result); a provider
-    outage (`LLMUnavailable`) propagates, so the caller's task retries later.
+    messages: list[Message]
+    extraction: Extraction | None  # None: no message of the user, nothing to do
+    started: float = field(default_factory=time.perf_counter)
+
+
+def people_archivist_run(*, tenant: Tenant, user_id: str, messages: Sequence[Message]) -> ArchivistRun:
+    """The archivist over messages of one user, outside any transaction: the LLM archivist when a
+    provider is configured, the rule-based one otherwise. Writes nothing.
+
+    Every LLM failure raises, and the job is retried later: an outage (`LLMUnavailable`), a reply
+    still malformed after its re-ask (`LLMResponseError`), a refused request (`LLMError`). A
+    malformed reply does not fall back to the rules: the job would then finish, these messages
+    would count as extracted for good by the weaker archivist, and the model would never see them
+    again. The profiles step does the same, so both treat one bad reply alike. After
+    ARCHIVAL_MAX_ATTEMPTS the job shows as failed, and the sweeper keeps retrying it.
     """
     started = time.perf_counter()
-    messages = sorted((m for m in messages if m.tenant_id == tenant.pk and m.user_id == user_id),
-                      key=lambda m: (m.created_at, m.pk))
-    if not messages:
-        return {"source": "none"}
-    user_lock(tenant_id=tenant.pk, user_id=user_id)
-    people = selectors.people_for_archivist(tenant_id=tenant.pk, user_id=user_id, messages=messages,
+    mine = sorted((m for m in messages if m.tenant_id == tenant.pk and m.user_id == user_id),
+                  key=lambda m: (m.created_at, m.pk))
+    if not mine:
+        return ArchivistRun(mine, None, started)
+    people = selectors.people_for_archivist(tenant_id=tenant.pk, user_id=user_id, messages=mine,
                                             limit=conf.get("PEOPLE_ARCHIVIST_MAX_KNOWN"))
     known = [KnownPerson(id=p.pk, display_name=p.display_name, aliases=tuple(p.aliases), username=p.username,
                          telegram_id=p.telegram_id) for p in people]
     client = get_llm()
-    fallback = ""
     if client is None:
-        extraction = rules.extract(messages, known)
-    else:
-        try:
-            extraction = extract_with_llm(
-                client=client, messages=messages, known=known, known_lines=[p.archivist_line() for p in people],
-                facts=_known_facts(tenant_id=tenant.pk, user_id=user_id),
-                max_added=conf.get("PEOPLE_ARCHIVIST_MAX_ADDED"),
-            )
-        except LLMUnavailable:
-            raise
-        except LLMError as exc:
-            logger.warning("archivist reply unusable for %s/%s, using the rules: %s", tenant.pk, user_id, exc)
-            fallback = f"{type(exc).__name__}: {exc}"[:300]
-            extraction = rules.extract(messages, known)
-    counts = people_apply_extraction(tenant=tenant, user_id=user_id, extraction=extraction, messages=messages)
-    metrics.EXTRACTION_DURATION.labels(str(tenant.pk)).observe(time.perf_counter() - started)
-    people_gauges_refresh(tenant_id=tenant.pk)
-    result: dict[str, Any] = {"source": extraction.source, **counts, "dropped": len(extraction.dropped)}
+        return ArchivistRun(mine, rules.extract(mine, known), started)
+    extraction = extract_with_llm(
+        client=client, messages=mine, known=known, known_lines=[p.archivist_line() for p in people],
+        facts=_known_facts(tenant_id=tenant.pk, user_id=user_id), max_added=conf.get("PEOPLE_ARCHIVIST_MAX_ADDED"),
+    )
+    return ArchivistRun(mine, extraction, started)
+
+
+def _applied_summary(tenant: Tenant, run: ArchivistRun, extraction: Extraction, applied: Applied) -> dict[str, Any]:
+    metrics.EXTRACTION_DURATION.labels(str(tenant.pk)).observe(time.perf_counter() - run.started)
+    result: dict[str, Any] = {"source": extraction.source, **applied.counts, "dropped": len(extraction.dropped)}
     if extraction.dropped:
         result["dropped_reasons"] = extraction.dropped[:10]
-    if fallback:
-        result["fallback"] = fallback
     return result
 
 
-def people_archival_step(job: ArchivalJob, messages: Sequence[Message]) -> dict[str, Any]:
-    """Archival step (registered with the kernel). Extraction runs for auto-extract jobs: a batch sent
-    with `enable_auto_extract`, or the job the kernel makes when a session reaches its size or goes
-    idle (covering every message not yet extracted). Plain batches are only indexed."""
-    if not job.auto_extract:
-        return {"skipped": "auto_extract off"}
-    return people_extract_from_messages(tenant=job.tenant, user_id=job.user_id, messages=messages)
+def people_extract_from_messages(*, tenant: Tenant, user_id: str, messages: Sequence[Message]) -> dict[str, Any]:
+    """Run the archivist over messages of one user and apply what it found: the three phases in a
+    row, for a caller outside the kernel's jobs. Call it outside a transaction. Raises what
+    `people_archivist_run` raises, and then nothing was written."""
+    run = people_archivist_run(tenant=tenant, user_id=user_id, messages=messages)
+    if run.extraction is None:
+        return {"source": "none"}
+    applied = people_operations_apply(tenant=tenant, user_id=user_id, extraction=run.extraction,
+                                      messages=run.messages)
+    after = people_after_apply(tenant_id=tenant.pk, user_id=user_id, person_ids=applied.person_ids)
+    for key in ("merged", "proposed"):
+        if after[key]:
+            applied.counts[key] += after[key]
+    return _applied_summary(tenant, run, run.extraction, applied)
+
+
+# The extract job's step (registered in apps.py).
+def people_job_prepare(job: ArchivalJob, messages: Sequence[Message]) -> ArchivistRun:
+    return people_archivist_run(tenant=job.tenant, user_id=job.user_id, messages=messages)
+
+
+def people_job_apply(job: ArchivalJob, messages: Sequence[Message], prepared: ArchivistRun) -> dict[str, Any]:
+    """Inside the kernel's write transaction. The summary keeps the ids the run touched, which the
+    after-phase needs, also when the kernel re-runs it after a stop."""
+    if prepared.extraction is None:
+        return {"source": "none"}
+    applied = people_operations_apply(tenant=job.tenant, user_id=job.user_id, extraction=prepared.extraction,
+                                      messages=prepared.messages)
+    return {**_applied_summary(job.tenant, prepared, prepared.extraction, applied), "person_ids": applied.person_ids}
+
+
+def people_job_after(job: ArchivalJob, summary: dict[str, Any]) -> dict[str, int]:
+    """After the kernel's commit; its writes go through `job_write`, so an erasure meanwhile makes
+    it write nothing."""
+    return people_after_apply(tenant_id=job.tenant_id, user_id=job.user_id,
+                              person_ids=summary.get("person_ids", []), write=job_scope(job.pk))

@@ -28,9 +28,8 @@ from people.services.persons import (
     combine_bio,
     default_bio,
     derive,
-    embed,
-    people_gauges_refresh,
 )
+from people.services.vectors import vectors_after_commit
 
 SNAPSHOT_FIELDS = tuple(f.attname for f in Person._meta.concrete_fields if f.attname != "id")
 _DATETIME_FIELDS = frozenset(
@@ -98,7 +97,10 @@ def person_merge(
 ) -> PersonMerge:
     """Merge `source` into `target`: aliases united, mention counts summed, bios combined, first/last
     seen widened, username and Telegram id inherited when the target has none, relations and
-    mentions moved. The source stays as a tombstone; the returned record can undo it all."""
+    mentions moved. The source stays as a tombstone; the returned record can undo it all.
+
+    When the merge changes the target's text its vector is cleared, and embedding it is left to the
+    caller, after its commit: `merge_proposal_approve` does, the archivist's after-phase does."""
     source, target = _lock_pair(source.pk, target.pk)
     if source.pk == target.pk:
         raise ApplicationError("A person cannot be merged into themselves.", code="same_person")
@@ -108,6 +110,7 @@ def person_merge(
         raise ApplicationError("One of the two people was already merged.", code="stale")
 
     source_before, target_before = snapshot(source), snapshot(target)
+    old_text = target.embedding_text()
     display = _merged_display_name(source, target)
     names = [target.display_name, *target.aliases, source.display_name, *source.aliases]
     aliases: list[str] = []
@@ -131,7 +134,10 @@ def person_merge(
     target.last_seen = max(target.last_seen, source.last_seen)
     target.updated_at = timezone.now()
     derive(target)
-    embed([target])
+    if target.embedding_text() != old_text:
+        # No embedder call here (a network call, and this runs inside the caller's transaction):
+        # NULL means "to embed", done after the commit by the caller (see services.vectors).
+        target.embedding = None
 
     moved: dict[str, list[int]] = {"relations_subject": [], "relations_object": [], "mentions": [],
                                    "proposals": []}
@@ -167,7 +173,6 @@ def person_merge(
     audit(person=target, action=action, actor=reviewer, actor_label=label, merge=merge, proposal=proposal,
           details={"rule": rule, "source": source.pk, "source_name": source.display_name})
     metrics.DUPLICATES_MERGED.labels(str(target.tenant_id), "reviewed" if proposal else "automatic").inc()
-    people_gauges_refresh(tenant_id=target.tenant_id)
     return merge
 
 
@@ -220,7 +225,10 @@ def person_merge_undo(
     audit(person=target, action=PeopleAuditEntry.Action.MERGE_UNDONE, actor=reviewer,
           actor_label=actor_label or actor_label_for(reviewer, "system"), merge=merge,
           details={"source": source.pk, "forced": bool(changed), "discarded": {k: current[k] for k in changed}})
-    people_gauges_refresh(tenant_id=target.tenant_id)
+    # The snapshots bring their vectors back, unless one was still waiting for it at the merge.
+    missing = [p.pk for p in (source, target) if p.embedding is None]
+    if missing:
+        vectors_after_commit(tenant_id=target.tenant_id, user_id=target.user_id, person_ids=missing)
     return merge
 
 
@@ -278,6 +286,7 @@ def merge_proposal_approve(
     proposal.status, proposal.merge = MergeProposal.Status.APPROVED, merge
     proposal.decided_at, proposal.decided_by = timezone.now(), reviewer
     proposal.save(update_fields=["status", "merge", "decided_at", "decided_by"])
+    vectors_after_commit(tenant_id=target.tenant_id, user_id=target.user_id, person_ids=[target.pk])
     return merge
 
 

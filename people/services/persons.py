@@ -73,7 +73,8 @@ def derive(person: Person) -> None:
 
 
 def embed(people: Iterable[Person]) -> None:
-    """Vectors for these people from seed 000's text (name, username, aliases, bio)."""
+    """Vectors for these people from seed 000's text (name, username, aliases, bio). The embedder
+    may be remote, a network call: never call this inside a transaction (see `services.vectors`)."""
     people = list(people)
     if not people:
         return
@@ -101,6 +102,20 @@ def actor_label_for(actor: AbstractBaseUser | None, fallback: str) -> str:
 
 
 # --- identity ------------------------------------------------------------------------------------------
+
+
+def active_person(person_id: int, tenant_id: int, user_id: str) -> Person | None:
+    """The living person an id stands for now: a tombstone's id leads to whom it was merged into."""
+    for _ in range(10):
+        person = Person.objects.filter(pk=person_id, tenant_id=tenant_id, user_id=user_id).first()
+        if person is None:
+            return None
+        if person.status == Person.Status.ACTIVE:
+            return person
+        if person.merged_into_id is None:
+            return None
+        person_id = person.merged_into_id
+    return None
 
 
 def _conflicts(person: Person, draft: PersonDraft) -> bool:
@@ -175,11 +190,13 @@ def _add_aliases(person: Person, names: Iterable[str]) -> None:
             keys.add(key)
 
 
-@transaction.atomic
 def person_create_from_draft(*, tenant_id: int, user_id: str, draft: PersonDraft, embed_now: bool = True) -> Person:
     """A new person from an archivist's draft. Seed 000: a nameless draft is skipped (an error here),
-    an empty bio is built from the name and aliases, no @username means NULL. `embed_now=False`
-    leaves the vector to the caller, which embeds a whole batch in one call."""
+    an empty bio is built from the name and aliases, no @username means NULL.
+
+    `embed_now` embeds before the row is written, so call it outside a transaction then; with
+    `embed_now=False` the vector stays NULL for `vectors.people_embed_pending` after the caller's
+    commit (the archivist's apply phase, which must not call the network)."""
     name = clean_name(draft.display_name)
     if not name:
         raise ApplicationError("A person needs a display name.", code="no_name", field="display_name")
@@ -193,9 +210,10 @@ def person_create_from_draft(*, tenant_id: int, user_id: str, draft: PersonDraft
     derive(person)
     if embed_now:
         embed([person])
-    person.save()
-    _record_mentions(person, draft)
-    person.save(update_fields=["mention_count"])
+    with transaction.atomic():
+        person.save()
+        _record_mentions(person, draft)
+        person.save(update_fields=["mention_count"])
     return person
 
 
@@ -265,9 +283,13 @@ def person_update(
 ) -> Person:
     """An edit by a client or an editor. A circle set here is locked against the archivist's
     "last wins"; a rename keeps the old name as an alias. Possible duplicates the edit reveals become
-    proposals (never automatic merges: an edit should not make a person disappear)."""
+    proposals (never automatic merges: an edit should not make a person disappear).
+
+    A changed text clears the vector; it is embedded after the commit, outside the transaction (the
+    embedder may be remote), and the dedup's embedding rule runs then."""
     from people.models import MergeProposal
     from people.services.merges import person_dedup
+    from people.services.vectors import vectors_after_commit
 
     person = Person.objects.select_for_update().get(pk=person.pk)
     if person.status != Person.Status.ACTIVE:
@@ -304,25 +326,20 @@ def person_update(
         return person
     person.updated_at = timezone.now()
     derive(person)
-    if person.embedding_text() != old_text:
-        embed([person])
+    embed_later = person.embedding_text() != old_text
+    if embed_later:
+        person.embedding = None
     person.save()
     audit(person=person, action=PeopleAuditEntry.Action.PERSON_EDITED, actor=actor, actor_label=actor_label,
           details={"changed": changed})
     person_dedup(person=person, auto_merge=False, origin=MergeProposal.Origin.EDIT)
+    if embed_later:
+        vectors_after_commit(tenant_id=person.tenant_id, user_id=person.user_id, person_ids=[person.pk],
+                             dedup_origin=MergeProposal.Origin.EDIT)
     return person
 
 
-# --- erasure and gauges -------------------------------------------------------------------------------------
-
-
-def people_gauges_refresh(*, tenant_id: int) -> None:
-    from django.db.models import Count
-
-    counts = dict(Person.objects.filter(tenant_id=tenant_id, status=Person.Status.ACTIVE)
-                  .values_list("circle").annotate(n=Count("id")).values_list("circle", "n"))
-    for circle in Person.Circle.values:
-        metrics.PEOPLE_TOTAL.labels(str(tenant_id), circle).set(counts.get(circle, 0))
+# --- erasure -------------------------------------------------------------------------------------------------
 
 
 def people_user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
@@ -338,7 +355,6 @@ def people_user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
     # merged_into points inside the same set; clear it so deletion order does not matter.
     Person.objects.filter(**scope).update(merged_into=None)
     counts["people"] = Person.objects.filter(**scope).delete()[0]
-    people_gauges_refresh(tenant_id=tenant.pk)
     return counts
 
 

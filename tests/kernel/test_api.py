@@ -35,13 +35,28 @@ def test_missing_or_wrong_key_is_401(header: str | None) -> None:
     assert response.json()["error"]["code"] in {"not_authenticated", "authentication_failed"}
 
 
-def test_revoked_key_is_401(client_a) -> None:
+def _unknown_key_answer() -> tuple[int, dict]:
+    unknown = APIClient()
+    unknown.credentials(HTTP_AUTHORIZATION="Bearer mh_0000_unknown")
+    response = unknown.get(url())
+    return response.status_code, response.json()
+
+
+def test_revoked_key_gets_the_same_answer_as_an_unknown_key(client_a) -> None:
     client, tenant = client_a
     assert post(client, TURNS).status_code == 202
     services.api_key_revoke(api_key=ApiKey.objects.get(tenant=tenant))
     response = client.get(url())
-    assert response.status_code == 401
-    assert response.json()["error"]["message"] == "API key revoked."
+    assert (response.status_code, response.json()) == _unknown_key_answer()
+    assert response.status_code == 401 and "revoked" not in response.content.decode().lower()
+
+
+def test_key_of_a_deactivated_tenant_gets_the_same_answer_as_an_unknown_key(client_a) -> None:
+    client, tenant = client_a
+    tenant.is_active = False
+    tenant.save(update_fields=["is_active"])
+    response = client.get(url())
+    assert (response.status_code, response.json()) == _unknown_key_answer()
 
 
 def test_key_is_stored_hashed_and_last_use_recorded(client_a) -> None:
@@ -84,10 +99,13 @@ def test_batch_is_stored_with_a_job_that_completes(client_a, django_capture_on_c
     assert response.status_code == 202
     body = response.json()
     assert body["accepted"] == 2 and body["duplicates"] == 0
-    assert len(callbacks) == 1
+    assert len(callbacks) == 2  # the batch's index job and the session's extraction
     job = ArchivalJob.objects.get(pk=body["job_id"])
-    assert job.status == ArchivalJob.Status.DONE and job.auto_extract
+    assert job.status == ArchivalJob.Status.DONE and job.kind == ArchivalJob.Kind.INDEX
     assert sorted(job.message_ids) == sorted(body["message_ids"])
+    extract = ArchivalJob.objects.get(pk=body["extract_job_id"])
+    assert extract.status == ArchivalJob.Status.DONE and extract.kind == ArchivalJob.Kind.EXTRACT
+    assert sorted(extract.message_ids) == sorted(body["message_ids"])
 
 
 def test_retried_batch_is_idempotent_on_external_ids(client_a) -> None:
@@ -97,7 +115,7 @@ def test_retried_batch_is_idempotent_on_external_ids(client_a) -> None:
     assert post(client, batch).json()["accepted"] == 2
     again = post(client, batch | {"messages": [*batch["messages"], {"role": "user", "text": "3", "external_id": "x3"}]})
     assert again.json() | {"job_id": None, "message_ids": []} == {
-        "accepted": 1, "duplicates": 2, "job_id": None, "message_ids": []}
+        "accepted": 1, "duplicates": 2, "job_id": None, "extract_job_id": None, "message_ids": []}
     assert Message.objects.count() == 3
     assert ArchivalJob.objects.count() == 2
 
@@ -179,13 +197,11 @@ def test_throttle_answers_429_in_the_one_format(client_a) -> None:
     client, _ = client_a
     old = ApiKeyRateThrottle.THROTTLE_RATES
     ApiKeyRateThrottle.THROTTLE_RATES = {"api_key": "2/min"}
-    from django.core.cache import cache
-
-    cache.clear()
     try:
-        codes = [client.get(url()).status_code for _ in range(3)]
+        responses = [client.get(url()) for _ in range(3)]
     finally:
         ApiKeyRateThrottle.THROTTLE_RATES = old
-        cache.clear()
-    assert codes[-1] == 429
+    assert responses[-1].status_code == 429
+    assert responses[-1].json()["error"]["code"] == "throttled"
+    assert 0 < int(responses[-1]["Retry-After"]) <= 60
     assert client.get(url()).status_code != 429

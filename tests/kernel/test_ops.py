@@ -22,10 +22,11 @@ def test_healthz_reports_database_with_pgvector() -> None:
 
 @pytest.mark.django_db
 def test_metrics_exposes_prometheus_text() -> None:
+    Client().get("/healthz")  # one request, so the HTTP series exist
     response = Client().get("/metrics")
     assert response.status_code == 200
     text = response.content.decode()
-    assert "memoryhub_archival_jobs_pending" in text and "memoryhub_retrieval_latency_seconds" in text
+    assert "memoryhub_archival_queue_depth" in text and "memoryhub_http_requests_total" in text
 
 
 @pytest.mark.django_db

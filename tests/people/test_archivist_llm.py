@@ -1,4 +1,4 @@
-"""The LLM archivist through the loopback OpenAI-compatible server: prompt, tolerant reply, fallbacks."""
+"""The LLM archivist through the loopback OpenAI-compatible server: prompt, tolerant reply, failures."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memoryhub.llm import LLMUnavailable
+from memoryhub.llm import LLMResponseError, LLMUnavailable
 from memoryhub.models import Tenant
 from people import services
 from people.archivist.llm import ArchivistReply, parse_id, read_reply
@@ -120,11 +120,14 @@ def test_a_reply_that_is_not_json_is_asked_again_once(tenant: Tenant, llm: OpenA
     assert "not valid" in llm.chat_requests[1]["messages"][-1]["content"]
 
 
-def test_an_unusable_reply_falls_back_to_the_rules(tenant: Tenant, llm: OpenAICompatServer) -> None:
+def test_an_unusable_reply_raises_so_the_job_retries_and_nothing_is_written(
+    tenant: Tenant, llm: OpenAICompatServer
+) -> None:
+    # Issue 9: no silent fallback to the rules, which would mark the messages extracted for good.
     llm.script_chat({"answer": "Tom"}, "still not it")
-    result = run(tenant, ["My boss Tom wants the report."])
-    assert result["source"] == "rules" and result["fallback"].startswith("LLMResponseError")
-    assert Person.objects.get().circle == "Work_Inner"
+    with pytest.raises(LLMResponseError, match="ArchivistReply"):
+        run(tenant, ["My boss Tom wants the report."])
+    assert len(llm.chat_requests) == 2 and not Person.objects.exists()
 
 
 def test_a_provider_outage_propagates_so_the_job_retries(tenant: Tenant, llm: OpenAICompatServer) -> None:

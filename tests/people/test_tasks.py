@@ -14,12 +14,13 @@ from people.models import Person
 pytestmark = pytest.mark.django_db
 
 
-def post(client: APIClient, texts: list[str], auto_extract: bool) -> int:
+def post(client: APIClient, texts: list[str], auto_extract: bool) -> int | None:
+    """Post a batch; the id of its extraction job (None when the batch asked for none)."""
     response = client.post("/api/v1/users/u1/sessions/s1/messages", {
         "messages": [{"role": "user", "text": t} for t in texts], "enable_auto_extract": auto_extract,
     }, format="json")
     assert response.status_code == 202
-    return response.json()["job_id"]
+    return response.json()["extract_job_id"]
 
 
 def test_an_auto_extract_batch_is_archived_into_people(client_a: tuple[APIClient, Tenant],
@@ -29,7 +30,7 @@ def test_an_auto_extract_batch_is_archived_into_people(client_a: tuple[APIClient
         job_id = post(client, ["Мой близкий коллега Петров ведёт со мной проект X."], auto_extract=True)
     job = ArchivalJob.objects.get(pk=job_id)
     assert job.status == ArchivalJob.Status.DONE
-    assert job.result["people"]["added"] == 1 and job.result["people"]["source"] == "rules"
+    assert job.result["steps"]["people"]["added"] == 1 and job.result["steps"]["people"]["source"] == "rules"
     assert Person.objects.get().circle == "Work_Inner"
 
 
@@ -38,7 +39,7 @@ def test_a_batch_without_auto_extract_waits_for_the_idle_trigger(client_a: tuple
     client, _ = client_a
     with django_capture_on_commit_callbacks(execute=True):
         job_id = post(client, ["Мой брат Дима купил машину."], auto_extract=False)
-    assert ArchivalJob.objects.get(pk=job_id).result["people"] == {"skipped": "auto_extract off"}
+    assert job_id is None and not ArchivalJob.objects.filter(kind=ArchivalJob.Kind.EXTRACT).exists()
     assert not Person.objects.exists()
 
 

@@ -4,10 +4,10 @@ LLM off, through the rules; sensitive numbers are dropped and counted either way
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from memoryhub import registry
 from memoryhub import services as kernel
-from memoryhub.llm import LLMUnavailable
 from memoryhub.models import ArchivalJob, Message
 from profiles import services
 from profiles.extraction import SYSTEM_PROMPT
@@ -21,17 +21,24 @@ URL = "/api/v1/users/u1/sessions/s1/messages"
 
 @pytest.fixture(autouse=True)
 def _only_indexing_and_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Other apps' archival steps may call the LLM too and would take the replies scripted here.
-    monkeypatch.setattr(registry, "archival_steps", [s for s in registry.archival_steps
-                                                     if s.name in ("index", "profiles")])
+    # Other apps' job steps may call the LLM too and would take the replies scripted here.
+    monkeypatch.setattr(registry, "job_steps", [s for s in registry.job_steps if s.name in ("index", "profiles")])
 
 
-def post_batch(client, texts: list[tuple[str, str]], *, auto_extract: bool = True, capture=None) -> ArchivalJob:
+def post_batch(client, texts: list[tuple[str, str]], *, auto_extract: bool = True, capture=None) -> ArchivalJob | None:
+    """Post a batch; its extraction job (None when the batch asked for none)."""
     body = {"messages": [{"role": role, "text": text} for role, text in texts], "enable_auto_extract": auto_extract}
     with capture(execute=True):
         response = client.post(URL, body, format="json")
     assert response.status_code == 202
-    return ArchivalJob.objects.get(pk=response.json()["job_id"])
+    assert ArchivalJob.objects.get(pk=response.json()["job_id"]).status == ArchivalJob.Status.DONE  # indexed
+    extract_job_id = response.json()["extract_job_id"]
+    return ArchivalJob.objects.get(pk=extract_job_id) if extract_job_id else None
+
+
+def steps(job: ArchivalJob) -> dict:
+    job.refresh_from_db()
+    return job.result.get("steps", {})
 
 
 def facts(tenant) -> dict[str, tuple[str, str, float]]:
@@ -49,13 +56,12 @@ def test_rules_extract_the_users_own_facts_when_auto_extract_is_on(
         ("assistant", "Nice to meet you! My name is MemoryBot and I live in the cloud."),
         ("user", "Please answer in Russian from now on."),
     ], capture=django_capture_on_commit_callbacks)
-    job.refresh_from_db()
+    assert steps(job)["profiles"] == {"extractor": "rules", "candidates": 4, "saved": 4}
     assert job.status == ArchivalJob.Status.DONE
     assert facts(tenant) == {
         "name=Anna": ("active", "rules", 0.9), "age=34": ("active", "rules", 0.85),
         "location=Berlin": ("active", "rules", 0.9), "language_preference=ru": ("active", "rules", 0.85),
     }
-    assert job.result["profiles"] == {"extractor": "rules", "candidates": 4, "saved": 4}
     anna = UserProfile.objects.get(key="name")
     assert anna.source_message.text.startswith("Hi! My name is Anna")
     assert anna.meta["extractor"] == "en.name.my_name_is" and anna.meta["evidence"] == "My name is Anna"
@@ -65,8 +71,7 @@ def test_without_auto_extract_the_job_extracts_nothing(client_a, django_capture_
     client, tenant = client_a
     job = post_batch(client, [("user", "My name is Anna.")], auto_extract=False,
                      capture=django_capture_on_commit_callbacks)
-    job.refresh_from_db()
-    assert job.status == ArchivalJob.Status.DONE and job.result["profiles"] == {"skipped": "auto_extract is off"}
+    assert job is None and not ArchivalJob.objects.filter(kind=ArchivalJob.Kind.EXTRACT).exists()
     assert facts(tenant) == {}
 
 
@@ -75,9 +80,8 @@ def test_rules_drop_sensitive_numbers_and_count_them(client_a, django_capture_on
     before = metric("memoryhub_profile_sensitive_refused_total", kind="card_number", source="rules")
     job = post_batch(client, [("user", "My card number is 4111 1111 1111 1111. My email is anna@example.com.")],
                      capture=django_capture_on_commit_callbacks)
-    job.refresh_from_db()
     assert facts(tenant) == {"email=anna@example.com": ("active", "rules", 0.8)}
-    assert job.result["profiles"] == {"extractor": "rules", "candidates": 2, "saved": 1, "sensitive": 1}
+    assert steps(job)["profiles"] == {"extractor": "rules", "candidates": 2, "saved": 1, "sensitive": 1}
     assert metric("memoryhub_profile_sensitive_refused_total", kind="card_number", source="rules") == before + 1
 
 
@@ -111,11 +115,10 @@ def test_llm_extracts_validated_facts_and_drops_sensitive_ones_and_the_bots_clai
     before = metric("memoryhub_profile_sensitive_refused_total", kind="card_number", source="llm")
     job = post_batch(client, [("user", "I'm Anna from Berlin, card 4111 1111 1111 1111"),
                               ("assistant", "Hi Anna, I'm an assistant.")], capture=django_capture_on_commit_callbacks)
-    job.refresh_from_db()
+    assert steps(job)["profiles"] == {"extractor": "llm", "candidates": 4, "saved": 2, "sensitive": 1,
+                                      "not_user": 1}
     assert job.status == ArchivalJob.Status.DONE
     assert facts(tenant) == {"name=Anna": ("active", "llm", 0.95), "location=Berlin": ("active", "llm", 0.8)}
-    assert job.result["profiles"] == {"extractor": "llm", "candidates": 4, "saved": 2, "sensitive": 1,
-                                      "not_user": 1}
     assert metric("memoryhub_profile_sensitive_refused_total", kind="card_number", source="llm") == before + 1
     (request,) = llm.chat_requests
     assert request["messages"][0]["content"].startswith(SYSTEM_PROMPT[:40])
@@ -131,18 +134,16 @@ def test_llm_malformed_reply_is_asked_again_once(client_a, llm, django_capture_o
     assert "name=Anna" in facts(tenant)
 
 
-def test_llm_still_malformed_after_the_retry_is_recorded_and_the_messages_are_kept(
+def test_llm_still_malformed_after_the_retry_fails_the_job_for_a_retry_and_the_messages_are_kept(
     client_a, llm, django_capture_on_commit_callbacks
 ) -> None:
     client, tenant = client_a
     llm.script_chat("not json", {"name": "Anna"})  # the second lacks "facts": invalid too
     before = metric("memoryhub_profile_extractions_total", extractor="llm", outcome="malformed")
     job = post_batch(client, [("user", "I'm Anna from Berlin")], capture=django_capture_on_commit_callbacks)
-    job.refresh_from_db()
-    assert job.status == ArchivalJob.Status.DONE
-    assert job.result["profiles"]["error"] == "malformed"
-    assert "ExtractionReply" in job.result["profiles"]["detail"]
-    assert job.result["index"]["chunks"] == 1  # the batch was still indexed
+    assert "profiles" not in steps(job)  # issue 9: retried like an outage, not finished with an error
+    assert job.status == ArchivalJob.Status.PENDING and job.attempts == 1
+    assert "LLMResponseError" in job.error and "ExtractionReply" in job.error
     assert len(llm.chat_requests) == 2
     assert facts(tenant) == {}
     assert Message.objects.filter(pk__in=job.message_ids).count() == 1
@@ -152,15 +153,15 @@ def test_llm_still_malformed_after_the_retry_is_recorded_and_the_messages_are_ke
 def test_llm_timeout_fails_the_job_for_a_retry_and_writes_nothing(tenant, llm) -> None:
     batch = append_messages(tenant, "u1", "s1", ["I'm Anna from Berlin"], auto_extract=True, run_job=False)
     llm.script_chat(Delay(2.0, VALID), Delay(2.0, VALID))  # LLM_TIMEOUT is 0.5 s, one retry
-    with pytest.raises(LLMUnavailable):
-        kernel.archival_job_run(job_id=batch.job.pk)
-    job = ArchivalJob.objects.get(pk=batch.job.pk)
+    kernel.archival_job_run(job_id=batch.extract_job.pk)
+    job = ArchivalJob.objects.get(pk=batch.extract_job.pk)
     assert job.status == ArchivalJob.Status.PENDING and job.attempts == 1 and "LLMUnavailable" in job.error
     assert len(llm.chat_requests) == 2
     assert facts(tenant) == {}
     assert Message.objects.filter(pk__in=job.message_ids).count() == 1
 
     llm.script_chat(VALID)  # the provider is back: the retried job extracts
-    kernel.archival_job_run(job_id=batch.job.pk)
+    ArchivalJob.objects.filter(pk=job.pk).update(next_attempt_at=timezone.now())  # its delay has passed
+    kernel.archival_job_run(job_id=job.pk)
     job.refresh_from_db()
     assert job.status == ArchivalJob.Status.DONE and "name=Anna" in facts(tenant)

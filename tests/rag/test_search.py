@@ -210,19 +210,26 @@ def test_erasing_a_user_removes_chunks_documents_and_namespace_and_the_cache_fol
     services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
         text="Locker rules for u1.", title="Lockers"))
     assert texts(search(tenant, "locker code", include_tenant_documents=False))  # caches the index
+    key = (tenant.pk, user_namespace("u1"))
+    stale = bm25_index.cache().get(key)
     response = client.delete("/api/v1/users/u1")
     assert response.status_code == 200, response.content
+    assert response.json()["deleted"]["chunk_deletions"] == 0 and response.json()["deleted"]["namespaces"] == 1
     assert not Chunk.objects.filter(tenant=tenant, user_id="u1").exists()
     assert not Namespace.objects.filter(tenant=tenant, name=user_namespace("u1")).exists()
+    assert not ChunkDeletion.objects.filter(tenant=tenant, namespace=user_namespace("u1")).exists()
+    # Another process still holds the index built before the erasure: it must rebuild.
+    bm25_index.cache().put(key, stale)
     assert len(bm25_index.namespace_index(tenant.pk, user_namespace("u1"))) == 0  # rebuilt, not stale
     assert texts(search(tenant, "locker code")) == []
     assert texts(search(tenant, "locker", user="u2")) == ["My locker is on the left"]
-    # The user comes back: a fresh namespace that a stale cache elsewhere could still follow.
+    # The user comes back while that stale index is cached again: the new namespace row tells it
+    # to rebuild, so the erased turn never reappears.
+    bm25_index.cache().put(key, stale)
     append_messages(tenant, "u1", "s2", ["New locker, code 1234"], start=START + timedelta(days=1))
     state = Namespace.objects.get(tenant=tenant, name=user_namespace("u1"))
     assert state.chunk_count == 1
-    assert state.last_deletion_id == ChunkDeletion.objects.filter(namespace=user_namespace("u1")).latest("id").pk
-    assert texts(search(tenant, "locker code")) == ["New locker, code 1234"]
+    assert texts(search(tenant, "locker code", include_tenant_documents=False)) == ["New locker, code 1234"]
 
 
 def test_vector_search_spans_a_large_namespace_and_a_small_one(tenant, monkeypatch) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,9 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if not ks or min(ks) < 1:
             raise CommandError("--k needs positive integers")
+        if options["plot"] and importlib.util.find_spec("matplotlib") is None:
+            # A development tool: the runtime lock (and the Docker image) lacks it.
+            raise CommandError("--plot needs matplotlib: pip install -r requirements-dev.txt")
 
         def bar(total: int, desc: str) -> tqdm:
             return tqdm(total=total, desc=desc, unit="it", file=self.stderr._out, leave=False)

@@ -1,0 +1,180 @@
+#!/usr/bin/env python
+"""HTTP load on loopback: req/s and p50/p95/p99 per endpoint and concurrency, through gunicorn.
+
+    .venv/bin/python bench/http_load.py                      # search and context, 4 and 16 clients
+    .venv/bin/python bench/http_load.py --seconds 20 --clients 1,4,16 --workers 2
+
+Seeds its own database (`memoryhub_load` on the embedded server, or DATABASE_URL's server) with
+conversation turns from the shared LoCoMo dev file (~9k chunks over 10 users) the first time,
+starts `gunicorn -w N` on 127.0.0.1 with the offline providers, and drives it with client
+threads on persistent HTTP/1.1 connections for a bounded time per step. The client, the server
+and the database share the machine, so compare figures from one run only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DB_NAME = "memoryhub_load"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
+os.environ.setdefault("MEMORYHUB_DB_NAME", DB_NAME)
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+os.environ["EMBEDDED_BEAT"] = "0"
+EVAL = ROOT.parent / "shared" / "eval" / "locomo_dev.json"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def seed(users: int) -> tuple[str, list[str], list[str]]:
+    """The load tenant's key, its users and some questions; messages are ingested once."""
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from memoryhub import services
+    from memoryhub.models import Tenant
+
+    call_command("migrate", verbosity=0)
+    data = json.loads(EVAL.read_text())
+    questions = [q["question"] for q in data["queries"]]
+    user_ids = [f"user{i}" for i in range(users)]
+    Tenant.objects.filter(name="load").delete()
+    tenant, key = services.tenant_create(name="load")
+    turns = [(t["speaker"], t["text"]) for c in data["conversations"] for s in c["sessions"] for t in s["turns"]]
+    per_user = max(1, 9000 // users)
+    from tqdm import tqdm
+
+    with tqdm(total=per_user * users, desc="seeding", unit="msg") as bar:
+        for n, user in enumerate(user_ids):
+            rng = random.Random(n)
+            picked = [turns[rng.randrange(len(turns))] for _ in range(per_user)]
+            for start in range(0, per_user, 100):
+                batch = [services.IncomingMessage(role="user" if i % 2 == 0 else "assistant", speaker=speaker,
+                                                  text=text)
+                         for i, (speaker, text) in enumerate(picked[start:start + 100])]
+                services.messages_append(tenant=tenant, user_id=user, session_id=f"s{start // 1000}",
+                                         messages=batch)
+                bar.update(len(batch))
+    return key, user_ids, questions
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, workers: int) -> subprocess.Popen:
+    env = os.environ | {"API_THROTTLE_RATE": "100000000/min", "DEBUG": "0", "ALLOWED_HOSTS": "127.0.0.1"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", str(workers), "--log-level", "warning"],
+        cwd=ROOT, env=env, start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return server
+        except OSError:
+            time.sleep(0.3)
+    server.kill()
+    raise SystemExit("gunicorn did not come up")
+
+
+def drive(port: int, key: str, path: str, bodies: list[dict], clients: int, seconds: float) -> dict[str, float]:
+    latencies: list[float] = []
+    errors: dict[int, int] = {}
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+
+    def client(n: int) -> None:
+        rng = random.Random(n)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        mine: list[float] = []
+        while time.monotonic() < stop_at:
+            body = json.dumps(bodies[rng.randrange(len(bodies))])
+            started = time.perf_counter()
+            try:
+                conn.request("POST", path, body, headers)
+                response = conn.getresponse()
+                response.read()
+                status = response.status
+            except OSError:
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                status = 599
+            elapsed = (time.perf_counter() - started) * 1000
+            if status == 200:
+                mine.append(elapsed)
+            else:
+                with lock:
+                    errors[status] = errors.get(status, 0) + 1
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    took = time.monotonic() - started
+    if not latencies:
+        return {"rps": 0.0, "p50": 0.0, "p95": 0.0, "p99": 0.0, "errors": sum(errors.values())}
+    return {"rps": len(latencies) / took, "p50": statistics.median(latencies), "p95": percentile(latencies, 0.95),
+            "p99": percentile(latencies, 0.99), "errors": sum(errors.values()), "by_status": errors}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", default="4,16", help="comma-separated concurrency levels")
+    parser.add_argument("--seconds", type=float, default=10.0, help="per endpoint and concurrency")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    parser.add_argument("--users", type=int, default=10)
+    args = parser.parse_args()
+    key, users, questions = seed(args.users)
+    rng = random.Random(7)
+    searches = [{"user_id": rng.choice(users), "query": q, "k": 10} for q in questions[:300]]
+    contexts = [{"user_id": rng.choice(users), "query": q} for q in questions[:300]]
+    port = free_port()
+    server = start_server(port, args.workers)
+    try:
+        # Warm every worker's BM25 caches so the first step does not measure cold builds.
+        drive(port, key, "/api/v1/search", searches, 4, 3.0)
+        print(f"gunicorn -w {args.workers}, {args.seconds:.0f} s per step, {len(users)} users")
+        for clients in [int(c) for c in args.clients.split(",")]:
+            for name, path, bodies in (("search", "/api/v1/search", searches),
+                                       ("context", "/api/v1/context", contexts)):
+                r = drive(port, key, path, bodies, clients, args.seconds)
+                print(f"  {name:<8} {clients:>3} clients  {r['rps']:7.1f} req/s  p50 {r['p50']:7.1f} ms  "
+                      f"p95 {r['p95']:7.1f} ms  p99 {r['p99']:7.1f} ms  errors {r['errors']}"
+                      + (f" {r['by_status']}" if r["errors"] else ""))
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(20)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+"""gunicorn reads this file from the working directory. Only the Prometheus multiprocess
+bookkeeping lives here (memoryhub/multiprocess.py); bind, workers and timeouts stay on the
+command line (Dockerfile, docker-compose.yml)."""
+
+from typing import Any
+
+# Underscore names: gunicorn reads this module's other globals as its settings.
+from memoryhub import multiprocess as _metrics
+
+
+def on_starting(server: object) -> None:
+    # The master owns the metrics directory of its workers: fresh at start, removed at exit.
+    _metrics.claim()
+
+
+def child_exit(server: object, worker: Any) -> None:
+    # A worker that exited (recycled, killed) keeps its counters in the totals; its live gauges go.
+    _metrics.mark_dead(worker.pid)
