@@ -18,22 +18,29 @@ from tests.factories import append_messages
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 
 
-@pytest.mark.django_db
-def test_the_cache_limit_frees_evicted_indexes(tenant, settings) -> None:
-    settings.BM25_CACHE_MB = 0  # every new index evicts the one before
+@pytest.fixture
+def fresh_cache():
+    """A cache created for the test and dropped after it, so its size limit leaves with it."""
     bm25_index.clear()
+    yield
+    bm25_index.clear()
+
+
+@pytest.mark.django_db
+def test_the_cache_limit_frees_evicted_indexes(tenant, settings, fresh_cache) -> None:
+    settings.BM25_CACHE_MB = 0  # every new index evicts the one before
     for n in range(5):
         append_messages(tenant, f"u{n}", "s1", [f"Note number {n} about apples"], start=START)
         assert len(bm25_index.namespace_index(tenant.pk, user_namespace(f"u{n}"))) == 1
     gc.collect()
     assert bm25_index.cache().stats()["entries"] == 1
-    alive = [o for o in gc.get_objects() if isinstance(o, SegmentedBM25Index)]
+    # type(), not isinstance(): gc also lists dead weak proxies, which raise on isinstance.
+    alive = [o for o in gc.get_objects() if type(o) is SegmentedBM25Index]
     assert len(alive) == 1 and len(bm25_index._states) == 1
-    bm25_index.clear()
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_searches_of_a_cold_namespace_build_its_index_once(tenant) -> None:
+def test_concurrent_searches_of_a_cold_namespace_build_its_index_once(tenant, fresh_cache) -> None:
     append_messages(tenant, "u1", "s1", [f"Line {n} of the ship's log" for n in range(50)], start=START)
     bm25_index.clear()
     builds: list[dict] = []
@@ -64,7 +71,6 @@ def test_concurrent_searches_of_a_cold_namespace_build_its_index_once(tenant) ->
             t.join(30)
     finally:
         events.event_emitted.disconnect(count)
-        bm25_index.clear()
     assert not errors and len(got) == 6
     assert len(builds) == 1 and builds[0]["count"] == 50
     assert len(set(got)) == 1
