@@ -9,7 +9,7 @@ RUNTIME_STAMP := $(VENV)/.installed-runtime-$(shell cat requirements.txt | cksum
 DEV_STAMP := $(VENV)/.installed-dev-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
 LOCK := $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 $(LOCK_ARGS)
 
-.PHONY: install install-dev lock run test lint worker beat bench eval clean-db
+.PHONY: install install-dev lock run stop test lint worker beat bench eval clean-db
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ run: install
 	$(PY) manage.py demo_bootstrap
 	$(PY) manage.py runserver 127.0.0.1:8000
 
+# The embedded PostgreSQL stops with the last process using it; this stops one left running.
+stop: install
+	$(PY) -m memoryhub.db stop var/pgdata
+
 test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
@@ -63,5 +67,5 @@ eval: install-dev
 bench: install-dev
 	$(PY) bench/search_latency.py --chunks 100000 --eval $(EVAL)
 
-clean-db:
+clean-db: stop
 	rm -rf var/pgdata

@@ -61,13 +61,26 @@ class ConversationAdmin(admin.ModelAdmin):
     readonly_fields = ["tenant", "created_at"]
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records written by the service only: an edit here would silently disagree with what was
+    indexed and extracted from them, so the admin shows them and changes nothing."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # erasure goes through DELETE /api/v1/users/{id}, which reaches every copy
+
+
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(ReadOnlyAdmin):
     list_display = ["id", "user_id", "role", "speaker", "short_text", "created_at", "tenant"]
     list_filter = ["role", "tenant"]
     list_select_related = ["tenant"]
     search_fields = ["user_id", "text", "external_id"]
-    raw_id_fields = ["conversation"]
     date_hierarchy = "created_at"
 
     @admin.display(description="text")
@@ -76,22 +89,22 @@ class MessageAdmin(admin.ModelAdmin):
 
 
 @admin.register(ArchivalJob)
-class ArchivalJobAdmin(admin.ModelAdmin):
+class ArchivalJobAdmin(ReadOnlyAdmin):
     list_display = ["id", "user_id", "kind", "trigger", "status", "attempts", "next_attempt_at", "created_at",
                     "finished_at", "tenant"]
     list_filter = ["status", "kind", "trigger", "tenant"]
     list_select_related = ["tenant"]
     search_fields = ["user_id"]
-    raw_id_fields = ["conversation"]
-    readonly_fields = ["result", "error", "message_ids"]
     actions = ["run_again"]
 
-    @admin.action(description="Enqueue again")
+    @admin.action(description="Run again (not done jobs; recorded in the history)")
     def run_again(self, request: HttpRequest, queryset: QuerySet[ArchivalJob]) -> None:
         count = 0
         for job in queryset.exclude(status=ArchivalJob.Status.DONE):
             ArchivalJob.objects.filter(pk=job.pk).update(status=ArchivalJob.Status.PENDING,
                                                          next_attempt_at=timezone.now())
             services.archival_job_enqueue(job_id=job.pk)
+            self.log_change(request, job, f"Run again by {request.user} (was {job.status}, "
+                                          f"{job.attempts} attempt(s))")
             count += 1
         self.message_user(request, f"{count} job(s) enqueued")

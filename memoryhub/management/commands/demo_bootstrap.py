@@ -1,21 +1,48 @@
-"""Used by `make run`: a demo tenant with a fresh key, an admin user, and a little data to try."""
+"""Used by `make run`: a demo tenant with its key, an admin user, and a little data to try."""
 
 from __future__ import annotations
 
 import secrets
 from datetime import timedelta
+from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
 from memoryhub import services
+from memoryhub.auth import hash_key
 from memoryhub.models import ApiKey, Conversation, Tenant
 
 DEMO_TENANT = "demo"
 DEMO_KEY_NAME = "make-run"
 DEMO_USER = "demo-user"
+
+
+def demo_key_file() -> Path:
+    return Path(settings.VAR_DIR) / "demo_api_key"
+
+
+def demo_key_store(raw: str) -> None:
+    """Keep the demo key's raw value beside the embedded database it opens (owner-only), so a
+    client configured with it keeps working across restarts until the key is rotated."""
+    path = demo_key_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600, exist_ok=True)
+    path.chmod(0o600)
+    path.write_text(raw + "\n")
+
+
+def demo_key_current(tenant: Tenant) -> str | None:
+    """The stored demo key if it still opens the demo tenant, else None."""
+    path = demo_key_file()
+    if not path.exists():
+        return None
+    raw = path.read_text().strip()
+    key = ApiKey.objects.filter(tenant=tenant, key_hash=hash_key(raw)).first()
+    return raw if key is not None and key.is_active else None
 
 DEMO_SESSIONS: list[tuple[str, list[tuple[str, str]]]] = [
     ("welcome", [
@@ -34,15 +61,20 @@ DEMO_SESSIONS: list[tuple[str, list[tuple[str, str]]]] = [
 
 
 class Command(BaseCommand):
-    help = "Create (once) the demo tenant, demo data and an admin user; print a fresh demo API key."
+    help = ("Create (once) the demo tenant, demo data and an admin user; print the demo API key "
+            "(the same one on every run until `manage.py apikey_rotate demo` replaces it).")
 
     def handle(self, *args: object, **options: object) -> None:
         with transaction.atomic():
             tenant, _ = Tenant.objects.get_or_create(name=DEMO_TENANT)
-            # A key is shown only once, so every `make run` prints a new one and retires the last.
-            for old in ApiKey.objects.filter(tenant=tenant, name=DEMO_KEY_NAME, revoked_at__isnull=True):
-                services.api_key_revoke(api_key=old)
-            _, raw = services.api_key_create(tenant=tenant, name=DEMO_KEY_NAME)
+            raw = demo_key_current(tenant)
+            if raw is None:
+                # No usable stored key (first run, or it was revoked): retire the demo keys whose
+                # value nobody can show any more and make one that is kept.
+                for old in ApiKey.objects.filter(tenant=tenant, name=DEMO_KEY_NAME, revoked_at__isnull=True):
+                    services.api_key_revoke(api_key=old)
+                _, raw = services.api_key_create(tenant=tenant, name=DEMO_KEY_NAME)
+                demo_key_store(raw)
         if not Conversation.objects.filter(tenant=tenant, user_id=DEMO_USER).exists():
             start = timezone.now() - timedelta(days=2)
             for day, (session_id, turns) in enumerate(DEMO_SESSIONS):
@@ -70,7 +102,8 @@ class Command(BaseCommand):
 
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS("MemoryHub is starting on http://127.0.0.1:8000"))
-        self.stdout.write(f"  demo API key: {raw}")
+        self.stdout.write(f"  demo API key: {raw}  (kept in var/demo_api_key; replace it with: "
+                          ".venv/bin/python manage.py apikey_rotate demo)")
         self.stdout.write(f"  {password_line}")
         self.stdout.write("  try: curl -H 'Authorization: Bearer <key>' "
                           f"http://127.0.0.1:8000/api/v1/users/{DEMO_USER}/sessions/welcome/messages")
