@@ -99,7 +99,7 @@ class UserProfileAdmin(admin.ModelAdmin):
     list_select_related = ["tenant", "source_message"]
     search_fields = ["user_id", "key", "value"]
     ordering = ["-updated_at"]
-    actions = ["approve", "reject", "edit_and_approve"]
+    actions = ["approve", "reject", "edit_and_approve", "reopen"]
     readonly_fields = ["tenant", "user_id", "key", "current_value_detail", "confidence", "status", "source",
                        "source_message_detail", "meta", "history", "created_at", "updated_at", "confirmed_at"]
     fieldsets = [
@@ -119,6 +119,21 @@ class UserProfileAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: UserProfile | None = None) -> bool:
         return False  # a wrong fact is rejected (kept, so it is not extracted again); erasure is per user
+
+    def has_change_permission(self, request: HttpRequest, obj: UserProfile | None = None) -> bool:
+        # A decided fact's page is read-only: saving it would re-decide it in one stray click.
+        # "Reopen for review" puts it back in the queue on purpose.
+        if obj is not None and obj.status != UserProfile.Status.PENDING:
+            return False
+        return super().has_change_permission(request, obj)
+
+    def get_fieldsets(self, request: HttpRequest, obj: UserProfile | None = None) -> list:
+        if obj is None or obj.status == UserProfile.Status.PENDING:
+            return self.fieldsets
+        decided = (f"Decided: {obj.get_status_display()}. To change it, select it in the list and use "
+                   "“Reopen for review”; it then waits in the queue like a new proposal.")
+        return [(name, {"fields": [], "description": decided}) if name == "Decision" else (name, options)
+                for name, options in self.fieldsets]
 
     # --- columns -----------------------------------------------------------------------------
     @admin.display(description="current value")
@@ -182,24 +197,40 @@ class UserProfileAdmin(admin.ModelAdmin):
         obj.pk = result.pk
 
     # --- actions -----------------------------------------------------------------------------
-    @admin.action(description="Approve selected facts")
+    def _skipped_decided(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> None:
+        decided = queryset.exclude(status=UserProfile.Status.PENDING).count()
+        if decided:
+            self.message_user(request, f"{decided} already decided fact(s) left as they are: reopen them first.",
+                              messages.WARNING)
+
+    @admin.action(description="Approve selected facts (pending ones)")
     def approve(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> None:
         count = 0
-        for fact in queryset.exclude(status=UserProfile.Status.ACTIVE):
+        for fact in queryset.filter(status=UserProfile.Status.PENDING):
             services.fact_approve(fact=fact, reviewer=request.user, reason="approved in the admin")
             count += 1
         self.message_user(request, f"{count} fact(s) approved")
+        self._skipped_decided(request, queryset)
 
-    @admin.action(description="Reject selected facts…")
+    @admin.action(description="Reopen for review (decided facts)")
+    def reopen(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> None:
+        count = 0
+        for fact in queryset.exclude(status=UserProfile.Status.PENDING):
+            services.fact_reopen(fact=fact, reviewer=request.user, reason="reopened in the admin")
+            count += 1
+        self.message_user(request, f"{count} fact(s) reopened for review")
+
+    @admin.action(description="Reject selected facts… (pending ones)")
     def reject(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> HttpResponse | None:
         form = RejectForm(request.POST if "apply" in request.POST else None)
         if "apply" in request.POST and form.is_valid():
             reason = form.cleaned_data["reason"] or "rejected in the admin"
             count = 0
-            for fact in queryset.exclude(status=UserProfile.Status.REJECTED):
+            for fact in queryset.filter(status=UserProfile.Status.PENDING):
                 services.fact_reject(fact=fact, reviewer=request.user, reason=reason)
                 count += 1
             self.message_user(request, f"{count} fact(s) rejected")
+            self._skipped_decided(request, queryset)
             return None
         context = {
             **self.admin_site.each_context(request), "title": "Reject facts", "opts": self.model._meta,

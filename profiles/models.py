@@ -93,6 +93,7 @@ class FactEvent(models.Model):
         APPROVED = "approved"
         EDITED = "edited", "edited and approved"
         REJECTED = "rejected"
+        REOPENED = "reopened", "reopened for review"
         DELETED = "deleted"
         DECAYED = "decayed"
 

@@ -268,6 +268,23 @@ def fact_reject(*, fact: UserProfile, reviewer: AbstractBaseUser, reason: str = 
 
 
 @transaction.atomic
+def fact_reopen(*, fact: UserProfile, reviewer: AbstractBaseUser, reason: str = "") -> UserProfile:
+    """Put a decided fact back in the review queue, on purpose: decided facts are read-only in the
+    admin, so a reviewer cannot re-decide one by a stray save. An active value leaves the prompt
+    until it is approved again."""
+    fact = _locked(fact)
+    if fact.status == Status.PENDING:
+        return fact
+    old = _state(fact)
+    fact.status, fact.updated_at = Status.PENDING, timezone.now()
+    fact.save(update_fields=["status", "updated_at"])
+    _event(fact, tenant_id=fact.tenant_id, user_id=fact.user_id, key=fact.key, action=Action.REOPENED,
+           actor=FactEvent.Actor.ADMIN, reviewer=reviewer, old=old, new=_state(fact), reason=reason)
+    metrics.REVIEWS.labels(Action.REOPENED).inc()
+    return fact
+
+
+@transaction.atomic
 def fact_edit_approve(*, fact: UserProfile, reviewer: AbstractBaseUser, value: str, reason: str = "") -> UserProfile:
     """Correct the value and approve it in one decision. When the corrected value is already held
     for the key, that row is approved and the proposal merged into it."""

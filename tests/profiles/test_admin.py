@@ -95,11 +95,31 @@ def test_reject_action_asks_for_a_reason_then_rejects_with_it(tenant, reviewer_c
     assert (event.action, event.reviewer, event.reason) == ("rejected", reviewer, "the user was joking")
 
 
-def test_reject_action_works_on_an_active_fact_from_the_all_view(tenant, reviewer_client) -> None:
+def test_a_decided_fact_is_changed_only_after_it_is_reopened(tenant, reviewer_client, reviewer) -> None:
     fact = save(tenant, "name", "Bob", 1.0, source=API)
+    act(reviewer_client, "reject", [fact], query="?status=all", apply="1")
+    assert status_of(fact)[1] == "active"  # decided: a stray action leaves it alone, and says so
+    messages = [str(m) for m in reviewer_client.get(CHANGELIST + "?status=all").context["messages"]]
+    assert "1 already decided fact(s) left as they are: reopen them first." in messages
+
+    act(reviewer_client, "reopen", [fact], query="?status=all")
+    assert status_of(fact)[1] == "pending"
+    reopened = FactEvent.objects.filter(key="name").latest("id")
+    assert (reopened.action, reopened.reason, reopened.reviewer) == ("reopened", "reopened in the admin", reviewer)
     act(reviewer_client, "reject", [fact], query="?status=all", apply="1")
     assert status_of(fact)[1] == "rejected"
     assert FactEvent.objects.filter(key="name").latest("id").reason == "rejected in the admin"
+
+
+def test_a_rejected_facts_page_is_read_only(tenant, reviewer_client) -> None:
+    fact = save(tenant, "hometown", "Kiev", 0.5)
+    act(reviewer_client, "reject", [fact], apply="1")
+    page = reviewer_client.get(change_url(fact))
+    assert page.status_code == 200
+    assert b'name="_save"' not in page.content and b"Saving approves" not in page.content
+    assert "Reopen for review" in page.content.decode()
+    assert reviewer_client.post(change_url(fact), {"value": "Kiev"}).status_code == 403
+    assert status_of(fact)[1] == "rejected"
 
 
 def test_edit_and_approve_action_opens_the_facts_change_form(tenant, reviewer_client) -> None:
