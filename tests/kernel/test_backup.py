@@ -1,0 +1,60 @@
+"""`manage.py backup` / `restore`: after a restore, search gives the same results as before."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from memoryhub import services
+from memoryhub.models import Message
+from profiles.models import UserProfile
+from rag import index as bm25_index
+from rag import selectors
+from tests.factories import append_messages
+
+START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def found(tenant, query: str) -> list[tuple[int, str]]:
+    result = selectors.chunks_search(tenant_id=tenant.pk, user_id="u1", query=query)
+    return [(item.chunk["id"], item.chunk["text"]) for item in result.items]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_restore_brings_back_the_data_and_the_same_search_results(tenant, settings, tmp_path) -> None:
+    settings.VAR_DIR = tmp_path / "var"
+    settings.VAR_DIR.mkdir()
+    (settings.VAR_DIR / "secret_key").write_text("s3cret\n")
+    append_messages(tenant, "u1", "s1", ["My name is Anna and I live in Lisbon.", "We adopted a cat named Miso."],
+                    start=START, auto_extract=True)
+    before = found(tenant, "where does Anna live")
+    facts = sorted(UserProfile.objects.filter(tenant=tenant).values_list("key", "value"))
+    assert before and facts
+
+    out = io.StringIO()
+    call_command("backup", "--output", str(tmp_path / "backups"), stdout=out)
+    [backup_dir] = list((tmp_path / "backups").iterdir())
+    assert "backup written to" in out.getvalue() and (backup_dir / "database.dump").stat().st_size > 0
+    assert oct(backup_dir.stat().st_mode & 0o777) == "0o700"
+
+    services.user_erase(tenant=tenant, user_id="u1")
+    (settings.VAR_DIR / "secret_key").unlink()
+    bm25_index.clear()
+    assert found(tenant, "where does Anna live") == []
+
+    call_command("restore", str(backup_dir), "--yes", stdout=io.StringIO())
+    bm25_index.clear()  # a restarted service starts with no cached index
+    assert found(tenant, "where does Anna live") == before
+    assert sorted(UserProfile.objects.filter(tenant=tenant).values_list("key", "value")) == facts
+    assert Message.objects.filter(tenant=tenant, user_id="u1").count() == 2
+    assert (settings.VAR_DIR / "secret_key").read_text() == "s3cret\n"
+
+
+def test_restore_refuses_a_directory_that_is_no_backup(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="is not a MemoryHub backup"):
+        call_command("restore", str(tmp_path), "--yes")
