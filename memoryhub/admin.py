@@ -8,6 +8,11 @@ from django.utils import timezone
 from memoryhub import services
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
 
+# The home page opens with the review dashboard: every registered queue's pending count and oldest
+# item, and today's decisions (memoryhub.registry.register_review_queue).
+admin.site.index_template = "admin/dashboard.html"
+admin.site.site_header = "MemoryHub review console"
+
 
 class ApiKeyInline(admin.TabularInline):
     model = ApiKey

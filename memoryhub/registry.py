@@ -5,7 +5,8 @@ Apps register in their `AppConfig.ready()`:
   database, such as people per circle), so no write path keeps a gauge in step;
 - job steps: run, in registration order, for every archival job of their kind (`index` for each
   stored batch, `extract` for a session's extraction);
-- erasers: delete what the app holds for one user and return counts for the receipt.
+- erasers: delete what the app holds for one user and return counts for the receipt;
+- review queues: what waits for an editor (the admin's dashboard lists them).
 
 A step has up to three phases, so that no network call (LLM, remote embedder) and no sleep ever
 happens inside a transaction that holds a lock:
@@ -30,6 +31,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from django.db.models import QuerySet
+
     from memoryhub.models import ArchivalJob, Message, Tenant
 
 INDEX = "index"
@@ -84,3 +89,34 @@ def register_eraser(name: str, run: Callable[..., dict[str, int]]) -> None:
 def register_scrape_metrics(name: str, collect: Callable[[], Iterable[Any]]) -> None:
     """`collect()` yields prometheus_client metric families; it runs on every scrape of /metrics."""
     scrape_metrics[name] = collect
+
+
+@dataclass(frozen=True)
+class Decision:
+    when: datetime
+    who: str
+    what: str
+
+
+@dataclass(frozen=True)
+class ReviewQueue:
+    """One kind of item waiting for an editor.
+
+    `pending()` is the queue as a queryset (counted, and its oldest item by `age_field` shown);
+    `describe(item)` is one line about an item; `url` opens the queue in the admin;
+    `decided_since(moment)` lists the decisions taken since then, newest first."""
+
+    name: str
+    label: str
+    pending: Callable[[], QuerySet]
+    describe: Callable[[Any], str]
+    url: str
+    decided_since: Callable[[datetime], list[Decision]]
+    age_field: str = "created_at"
+
+
+review_queues: dict[str, ReviewQueue] = {}
+
+
+def register_review_queue(queue: ReviewQueue) -> None:
+    review_queues[queue.name] = queue

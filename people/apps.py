@@ -7,7 +7,7 @@ class PeopleConfig(AppConfig):
 
     def ready(self) -> None:
         from memoryhub import registry
-        from people import services
+        from people import selectors, services
         from people.metrics import people_by_circle
 
         # After profiles' step (INSTALLED_APPS order): the archivist's prompt carries the facts the
@@ -19,3 +19,8 @@ class PeopleConfig(AppConfig):
         )
         registry.register_eraser("people", services.people_user_erase)
         registry.register_scrape_metrics("people", people_by_circle)
+        registry.register_review_queue(registry.ReviewQueue(
+            name="people", label="Merge proposals", pending=selectors.review_pending,
+            describe=selectors.review_describe, url="/admin/people/mergeproposal/?status__exact=pending",
+            decided_since=selectors.review_decided_since,
+        ))

@@ -15,6 +15,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 import numpy as np
@@ -24,10 +25,11 @@ from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message
+from memoryhub.registry import Decision
 from memoryhub.search.vectors import nearest
 from memoryhub.text import STOPWORDS, normalize
 from people import conf, metrics, reranker
-from people.models import Person, PersonRelation
+from people.models import MergeProposal, Person, PersonMerge, PersonRelation
 from people.names import (
     NAME_GRAMMEMES,
     concept_terms,
@@ -341,3 +343,27 @@ def relevant_people_for_context(*, tenant_id: int, user_id: str, query: str, lim
     """`<relevant_people>` lines for the prompt, in seed 000's line format."""
     return [r.person.context_line() for r in relevant_people(tenant_id=tenant_id, user_id=user_id, query=query,
                                                              limit=limit)]
+
+
+# --- The review queue (the admin's dashboard) ---------------------------------------------------
+def review_pending() -> QuerySet[MergeProposal]:
+    return MergeProposal.objects.filter(status=MergeProposal.Status.PENDING).select_related("source", "target")
+
+
+def review_describe(proposal: MergeProposal) -> str:
+    return (f"{proposal.user_id}: merge {proposal.source.display_name} into {proposal.target.display_name} "
+            f"({proposal.rule}, {proposal.score:.2f})")
+
+
+def review_decided_since(moment: datetime) -> list[Decision]:
+    proposals = (MergeProposal.objects.filter(decided_at__gte=moment).exclude(status=MergeProposal.Status.PENDING)
+                 .select_related("source", "target", "decided_by").order_by("-decided_at")[:50])
+    undone = (PersonMerge.objects.filter(undone_at__gte=moment).select_related("source", "target", "undone_by")
+              .order_by("-undone_at")[:50])
+    decided = [Decision(when=p.decided_at, who=p.decided_by.get_username() if p.decided_by else "—",
+                        what=f"merge proposal {p.get_status_display().lower()}: {p.user_id} "
+                             f"{p.source.display_name} → {p.target.display_name}") for p in proposals]
+    decided += [Decision(when=m.undone_at, who=m.undone_by.get_username() if m.undone_by else "—",
+                         what=f"merge undone: {m.user_id} {m.source.display_name} ↔ {m.target.display_name}")
+                for m in undone]
+    return sorted(decided, key=lambda d: d.when, reverse=True)

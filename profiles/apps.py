@@ -7,7 +7,7 @@ class ProfilesConfig(AppConfig):
 
     def ready(self) -> None:
         from memoryhub import registry
-        from profiles import services
+        from profiles import selectors, services
 
         # Registered before people's step (INSTALLED_APPS order), so the archivist's prompt sees the
         # facts this job has just saved. The LLM is asked in prepare, outside any transaction.
@@ -15,3 +15,9 @@ class ProfilesConfig(AppConfig):
             registry.EXTRACT, "profiles", prepare=services.facts_job_prepare, apply=services.facts_job_apply,
         )
         registry.register_eraser("profiles", services.user_erase)
+        registry.register_review_queue(registry.ReviewQueue(
+            name="profiles", label="Facts waiting for review (low confidence or conflicting)",
+            pending=selectors.review_pending,
+            describe=selectors.review_describe, url="/admin/profiles/userprofile/?status=pending",
+            decided_since=selectors.review_decided_since,
+        ))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db.models import OuterRef, QuerySet, Subquery
 
+from memoryhub.registry import Decision
 from profiles.conf import confidence_threshold
 from profiles.keys import KEY_ORDER
 from profiles.models import FactEvent, UserProfile
@@ -61,3 +64,24 @@ def profile_for_context(*, tenant_id: int, user_id: str) -> tuple[str, list[str]
     lines = [f"{key}: {', '.join(vals)}" for key, vals in values.items()]
     language = (values.get("language_preference") or [""])[0]
     return CONTEXT_HEADERS.get(language, CONTEXT_HEADERS["en"]), lines
+
+
+# --- The review queue (the admin's dashboard) ---------------------------------------------------
+REVIEW_DECISIONS = (FactEvent.Action.APPROVED, FactEvent.Action.EDITED, FactEvent.Action.REJECTED,
+                    FactEvent.Action.REOPENED)
+
+
+def review_pending() -> QuerySet[UserProfile]:
+    return UserProfile.objects.filter(status=UserProfile.Status.PENDING)
+
+
+def review_describe(fact: UserProfile) -> str:
+    return f"{fact.user_id}: {fact.key} = {fact.value} ({fact.confidence:.2f})"
+
+
+def review_decided_since(moment: datetime) -> list[Decision]:
+    events = (FactEvent.objects.filter(created_at__gte=moment, action__in=REVIEW_DECISIONS)
+              .order_by("-created_at", "-id")[:50])
+    return [Decision(when=e.created_at, who=e.reviewer_name or "—",
+                     what=f"fact {e.get_action_display().lower()}: {e.user_id} {e.key} = {e.new_value or e.old_value}")
+            for e in events]
