@@ -305,3 +305,20 @@ def test_erasure_while_a_document_job_embeds_removes_the_document_and_leaves_no_
     assert not Chunk.objects.filter(tenant=tenant).exists()
     assert not Document.objects.filter(tenant=tenant).exists()
     assert not Namespace.objects.filter(tenant=tenant).exists()
+
+
+@pytest.mark.django_db
+def test_reindex_leaves_a_document_being_indexed_to_its_job_and_doubles_nothing(tenant: Any, settings: Any) -> None:
+    settings.DOCUMENT_SYNC_MAX_CHARS = 1000
+    append_messages(tenant, "u1", "s1", ["I keep bees.", "How many hives?"])
+    document, _ = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
+        text=BIG_TEXT))
+    services.reindex(tenant=tenant, user_ids=["u1"], include_tenant_documents=False)
+    assert not Chunk.objects.filter(tenant=tenant, type="document").exists()  # not ready: its job's work
+    services.document_index(document_id=document.pk)
+    total = Document.objects.get(pk=document.pk).chunks_total
+    for _ in range(2):
+        services.reindex(tenant=tenant, user_ids=["u1"], include_tenant_documents=False)
+        sources = list(Chunk.objects.filter(tenant=tenant).values_list("source_id", flat=True))
+        assert len(sources) == total + 2
+        assert Namespace.objects.get(tenant=tenant, name=user_namespace("u1")).chunk_count == total + 2
