@@ -322,3 +322,12 @@ def test_reindex_leaves_a_document_being_indexed_to_its_job_and_doubles_nothing(
         sources = list(Chunk.objects.filter(tenant=tenant).values_list("source_id", flat=True))
         assert len(sources) == total + 2
         assert Namespace.objects.get(tenant=tenant, name=user_namespace("u1")).chunk_count == total + 2
+
+
+@pytest.mark.django_db
+def test_a_document_over_the_size_limit_is_refused_naming_the_field(client_a: Any) -> None:
+    client, _ = client_a
+    response = client.post("/api/v1/documents", {"text": "y" * 2_000_001}, format="json")
+    assert response.status_code == 400
+    assert "text" in response.json()["error"]["fields"]
+    assert not Document.objects.exists()
