@@ -197,6 +197,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300, help="searches per mode")
     parser.add_argument("--ingest-messages", type=int, default=3000)
     parser.add_argument("--eval", type=Path, default=EVAL, help="conversations to draw text and queries from")
+    parser.add_argument("--ingest-only", action="store_true",
+                        help="only the ingest into new users (no load, no search): quick before/after comparisons")
     args = parser.parse_args()
     rng = random.Random(7)
     celery_app.conf.task_always_eager = True
@@ -207,6 +209,13 @@ def main() -> None:
     turns, queries = load_corpus(args.eval)
     texts = synth_texts(turns, args.chunks, rng)
     start = datetime(2024, 1, 1, tzinfo=UTC)
+    if args.ingest_only:
+        ingest = Tenant.objects.create(name="bench-ingest")
+        rate = ingest_rate(ingest, lambda offset: f"u{offset // 400}", texts[:args.ingest_messages])
+        print(f"ingest: {args.ingest_messages} messages in batches of {INGEST_BATCH} into new users: "
+              f"{rate:.0f} messages/s")
+        Tenant.objects.filter(name__startswith="bench-").delete()
+        return
 
     print(f"MemoryHub search bench: {args.chunks:,} chunks, {args.queries} queries per mode, k=10, "
           f"offline providers ({get_embedder().name}, {get_embedder().dimensions} dims)")

@@ -247,7 +247,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"PersonCircleEnum": "people.models.Person.Circle"},
+    "ENUM_NAME_OVERRIDES": {"PersonCircleEnum": "people.models.Person.Circle",
+                            "DocumentStatusEnum": "rag.models.Document.Status"},
 }
 MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 16000, minimum=1)
 MESSAGE_BATCH_MAX = env_int("MESSAGE_BATCH_MAX", 500, minimum=1)
@@ -282,6 +283,7 @@ CELERY_BEAT_SCHEDULE = {
     "sessions-extract-idle": {"task": "memoryhub.tasks.sessions_extract_idle", "schedule": 300.0},
     "chunks-expire": {"task": "rag.tasks.chunks_expire", "schedule": 3600.0},
     "chunk-deletions-prune": {"task": "rag.tasks.chunk_deletions_prune", "schedule": 86400.0},
+    "documents-sweep": {"task": "rag.tasks.documents_sweep", "schedule": 60.0},
     "profiles-facts-decay": {"task": "profiles.tasks.facts_decay", "schedule": 86400.0},
     "people-vectors-fill": {"task": "people.tasks.people_vectors_fill", "schedule": 300.0},
 }
@@ -325,6 +327,11 @@ EMBEDDING_MODEL_PATH = env_str("EMBEDDING_MODEL_PATH")
 BM25_CACHE_MB = env_int("BM25_CACHE_MB", 1024, minimum=16)
 # Dialog chunks carry this many preceding turns of the session as search context.
 DIALOG_CONTEXT_TURNS = env_int("DIALOG_CONTEXT_TURNS", 2, minimum=0)
+# No chunk (document piece, dialog turn, its search context) is longer: longer text is cut at the
+# best boundary, so an embedding endpoint never refuses an input and BM25 never sees one huge term.
+CHUNK_MAX_CHARS = env_int("CHUNK_MAX_CHARS", 4000, minimum=200)
+# Documents longer than this are indexed by a background job (202 + status URL), not in the request.
+DOCUMENT_SYNC_MAX_CHARS = env_int("DOCUMENT_SYNC_MAX_CHARS", 100_000, minimum=1)
 
 # --- Profiles (profiles/conf.py documents each) ---------------------------------------------
 PROFILE_CONFIDENCE_THRESHOLD = env_float("PROFILE_CONFIDENCE_THRESHOLD", 0.7, minimum=0.0)

@@ -1,7 +1,9 @@
-"""Retrieval API: search, context assembly, document ingest."""
+"""Retrieval API: search, context assembly, document ingest and its status."""
 
 from __future__ import annotations
 
+from django.db.models.functions import Length
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -10,9 +12,10 @@ from rest_framework.views import APIView
 
 from memoryhub.api import CLIENT_ID_REGEX
 from memoryhub.auth import request_tenant
+from memoryhub.exceptions import NotFound
 from rag import context as rag_context
 from rag import selectors, services
-from rag.models import Chunk
+from rag.models import Chunk, Document
 
 
 class FiltersSerializer(serializers.Serializer):
@@ -176,7 +179,32 @@ class DocumentInputSerializer(serializers.Serializer):
 class DocumentOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     namespace = serializers.CharField()
-    chunks = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Document.Status.choices)
+    chunks = serializers.IntegerField(allow_null=True, help_text="Chunks indexed; null while a job indexes it.")
+    status_url = serializers.CharField(help_text="Where to follow the indexing: GET it until `ready`.")
+
+
+class DocumentStatusSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    namespace = serializers.CharField()
+    user_id = serializers.CharField(help_text="Empty for a tenant-wide document.")
+    title = serializers.CharField()
+    external_id = serializers.CharField()
+    chars = serializers.IntegerField(source="text_length")
+    status = serializers.ChoiceField(
+        choices=Document.Status.choices,
+        help_text="`pending`: stored, its job not started; `indexing`: the job is chunking and embedding it "
+                  "(`chunks_done` of `chunks_total`, searchable as far as done); `ready`: all chunks are "
+                  "searchable; `failed`: the last attempt failed (`error`), it is retried with a growing delay.")
+    chunks_total = serializers.IntegerField(help_text="0 until the job has chunked the document.")
+    chunks_done = serializers.IntegerField()
+    error = serializers.CharField()
+    attempts = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = serializers.DictField(help_text='{"code": "invalid", "message": "...", "fields": {"text": ["..."]}}')
 
 
 def _ingest(request: Request, user_id: str | None) -> Response:
@@ -185,20 +213,46 @@ def _ingest(request: Request, user_id: str | None) -> Response:
     document, chunks = services.document_ingest(
         tenant=request_tenant(request), user_id=user_id, document=services.DocumentInput(**serializer.validated_data)
     )
-    body = {"id": document.pk, "namespace": document.namespace, "chunks": chunks}
-    return Response(DocumentOutputSerializer(body).data, status=status.HTTP_201_CREATED)
+    body = {"id": document.pk, "namespace": document.namespace, "status": document.status, "chunks": chunks,
+            "status_url": reverse("document-detail", kwargs={"document_id": document.pk})}
+    code = status.HTTP_201_CREATED if chunks is not None else status.HTTP_202_ACCEPTED
+    return Response(DocumentOutputSerializer(body).data, status=code)
+
+
+_INGEST_DESCRIPTION = (
+    "A document up to `DOCUMENT_SYNC_MAX_CHARS` characters (default 100,000) is indexed in the request: "
+    "201, status `ready`, searchable at once. A longer one is stored and answered 202 with status `pending`; "
+    "a background job chunks and embeds it, and `status_url` shows its progress. Re-sending a document "
+    "with the same `external_id` replaces it (and stops the old one's job)."
+)
+_INGEST_RESPONSES = {201: DocumentOutputSerializer, 202: DocumentOutputSerializer, 400: ErrorSerializer}
+_INGEST_EXAMPLES = [OpenApiExample("Markdown", request_only=True, value={
+    "title": "Returns policy", "text": "# Returns\nWithin 30 days with the receipt.", "external_id": "faq-returns"})]
 
 
 class UserDocumentCreateApi(APIView):
     @extend_schema(operation_id="user_document_create", request=DocumentInputSerializer,
-                   responses={201: DocumentOutputSerializer})
+                   responses=_INGEST_RESPONSES, description=_INGEST_DESCRIPTION, examples=_INGEST_EXAMPLES)
     def post(self, request: Request, user_id: str) -> Response:
         return _ingest(request, user_id)
 
 
 class TenantDocumentCreateApi(APIView):
     @extend_schema(operation_id="tenant_document_create", request=DocumentInputSerializer,
-                   responses={201: DocumentOutputSerializer},
-                   description="A document every user of the tenant can retrieve (FAQ, manuals, rules).")
+                   responses=_INGEST_RESPONSES, examples=_INGEST_EXAMPLES,
+                   description="A document every user of the tenant can retrieve (FAQ, manuals, rules). "
+                               + _INGEST_DESCRIPTION)
     def post(self, request: Request) -> Response:
         return _ingest(request, None)
+
+
+class DocumentDetailApi(APIView):
+    """A document's indexing state: what a client polls after a 202."""
+
+    @extend_schema(operation_id="document_get", responses={200: DocumentStatusSerializer, 404: ErrorSerializer})
+    def get(self, request: Request, document_id: int) -> Response:
+        document = (Document.objects.filter(tenant=request_tenant(request), pk=document_id)
+                    .annotate(text_length=Length("text")).defer("text").first())
+        if document is None:
+            raise NotFound("No such document.")
+        return Response(DocumentStatusSerializer(document).data)

@@ -11,7 +11,7 @@ class RagConfig(AppConfig):
 
         registry.register_job_step(
             registry.INDEX, "index",
-            prepare=lambda job, messages: None,
-            apply=lambda job, messages, prepared: services.dialog_index_messages(job, messages),
+            prepare=services.dialog_index_prepare,
+            apply=lambda job, messages, prepared: services.dialog_index_apply(job, prepared),
         )
         registry.register_eraser("rag", services.user_erase)

@@ -16,12 +16,16 @@ class DocumentPiece:
     heading_path: tuple[str, ...]
 
 
-def split_document(text: str, *, target_tokens: int = 300, max_tokens: int = 500) -> list[DocumentPiece]:
+def split_document(
+    text: str, *, target_tokens: int = 300, max_tokens: int = 500, max_chars: int = 4000
+) -> list[DocumentPiece]:
     """Markdown → pieces of about `target_tokens`, never crossing a heading, each labelled with
     its heading path so a piece read alone still says what it is about.
 
     Paragraphs are packed together up to the target; a paragraph longer than `max_tokens` is
-    split at sentence ends.
+    split at sentence ends, and anything still longer than `max_chars` (a sentence without an
+    end, a run with no whitespace) is cut by `split_bounded`. Heading titles are clipped to a
+    quarter of `max_chars`, since every piece of their section repeats them.
     """
     sections: list[tuple[tuple[str, ...], list[str]]] = []
     path: list[tuple[int, str]] = []
@@ -45,7 +49,7 @@ def split_document(text: str, *, target_tokens: int = 300, max_tokens: int = 500
             flush_section()
             level = len(match.group(1))
             path[:] = [(lvl, title) for lvl, title in path if lvl < level]
-            path.append((level, match.group(2).strip()))
+            path.append((level, match.group(2).strip()[:max_chars // 4]))
         elif not line.strip():
             flush_paragraph()
         else:
@@ -56,7 +60,8 @@ def split_document(text: str, *, target_tokens: int = 300, max_tokens: int = 500
     for heading_path, paras in sections:
         current: list[str] = []
         current_tokens = 0
-        for para in _split_long(paras, max_tokens):
+        for para in (bounded for long in _split_long(paras, max_tokens)
+                     for bounded in split_bounded(long, max_chars)):
             tokens = count_tokens(para)
             if current and current_tokens + tokens > target_tokens:
                 pieces.append(DocumentPiece("\n\n".join(current), heading_path))
@@ -88,3 +93,38 @@ def _split_long(paragraphs: list[str], max_tokens: int) -> list[str]:
         if current:
             out.append(current)
     return out
+
+
+# Where a cut is least harmful, best first: a paragraph break, a line break, a sentence end, a
+# space. Each pattern's match end is the cut point.
+_CUT_POINTS = (re.compile(r"\n\s*\n"), re.compile(r"\n"), re.compile(r"[.!?。！？;；]\s*"), re.compile(r"\s+"))
+
+
+def split_bounded(text: str, max_chars: int) -> list[str]:
+    """`text` cut into pieces of at most `max_chars` characters, none empty.
+
+    Every cut is at the best boundary of the later half of the window (so no piece is shorter
+    than half the limit merely to reach a boundary), and a hard cut at the limit when the window
+    has none: a megabyte of one "word" still becomes bounded pieces, never one huge chunk that
+    an embedding endpoint would refuse and BM25 would treat as a single term."""
+    if max_chars < 1:
+        raise ValueError("max_chars must be positive")
+    pieces: list[str] = []
+    start, end = 0, len(text)
+    while start < end:
+        if text[start].isspace():
+            start += 1
+            continue
+        window = text[start:start + max_chars]
+        cut = len(window)
+        if start + max_chars < end:
+            for pattern in _CUT_POINTS:
+                ends = [m.end() for m in pattern.finditer(window, max_chars // 2)]
+                if ends:
+                    cut = ends[-1]
+                    break
+        piece = window[:cut].strip()
+        if piece:
+            pieces.append(piece)
+        start += cut
+    return pieces

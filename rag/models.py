@@ -21,7 +21,17 @@ TENANT_NAMESPACE = "tenant"
 
 
 class Document(models.Model):
-    """A raw document as the client sent it; its chunks can always be rebuilt from it."""
+    """A raw document as the client sent it; its chunks can always be rebuilt from it.
+
+    A small document is indexed in the request that stores it (`ready` at once); a large one is
+    stored `pending` and indexed by a background job (rag.tasks.document_index_task), whose
+    progress the status fields show."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        INDEXING = "indexing"
+        READY = "ready"
+        FAILED = "failed"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     namespace = models.CharField(max_length=200)
@@ -35,9 +45,23 @@ class Document(models.Model):
     # Kept so a re-index gives the chunks the importance the client asked for.
     importance = models.FloatField(default=0.5)
     created_at = models.DateTimeField(default=timezone.now)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.READY)
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    # The sweeper hands a job out again when it is due and was not enqueued since (see
+    # rag.services.documents_sweep), as memoryhub's archival sweep does for archival jobs.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        indexes = [models.Index(fields=["tenant", "namespace", "external_id"], name="document_ns_ext_idx")]
+        indexes = [
+            models.Index(fields=["tenant", "namespace", "external_id"], name="document_ns_ext_idx"),
+            # The sweep: documents whose indexing is not finished.
+            models.Index(fields=["next_attempt_at"], name="document_unfinished_idx",
+                         condition=~models.Q(status="ready")),
+        ]
 
     def __str__(self) -> str:
         return self.title or f"document {self.pk}"

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, Max, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -20,7 +21,7 @@ from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.search import vectors
 from memoryhub.text import analyze_many, count_tokens
-from rag.chunking import split_document
+from rag.chunking import split_bounded, split_document
 from rag.models import TENANT_NAMESPACE, Chunk, ChunkDeletion, Document, Namespace, user_namespace
 
 logger = logging.getLogger(__name__)
@@ -103,17 +104,48 @@ def _namespace_state(tenant: Tenant, namespace: str) -> Namespace:
     return state
 
 
-@transaction.atomic
-def chunks_create(*, tenant: Tenant, namespace: str, drafts: Sequence[ChunkDraft]) -> list[Chunk]:
+# Chunk.terms holds varchar(128): a longer "word" (a hash, a run without spaces) is noise to BM25.
+MAX_TERM_CHARS = 128
+
+
+@dataclass
+class PreparedChunks:
+    """Drafts with their BM25 terms and vectors: all a chunk write needs besides the database.
+    Built by `chunks_prepare` outside any transaction, since embedding may be a network call."""
+
+    drafts: list[ChunkDraft]
+    terms: list[list[str]]
+    embeddings: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.drafts)
+
+    def subset(self, keep: Sequence[int]) -> PreparedChunks:
+        return PreparedChunks([self.drafts[i] for i in keep], [self.terms[i] for i in keep],
+                              self.embeddings[list(keep)])
+
+
+def chunks_prepare(drafts: Sequence[ChunkDraft]) -> PreparedChunks:
+    """BM25 terms and embeddings of the drafts. Writes nothing and takes no lock: call it before
+    opening the transaction that inserts them."""
     if not drafts:
+        return PreparedChunks([], [], np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32))
+    own_terms = analyze_many([f"{d.search_prefix} {d.text}" for d in drafts])
+    context_terms = analyze_many([d.context_text for d in drafts])
+    terms = [[t for t in own * OWN_TERM_WEIGHT + ctx if len(t) <= MAX_TERM_CHARS]
+             for own, ctx in zip(own_terms, context_terms, strict=True)]
+    return PreparedChunks(list(drafts), terms, _embed(drafts))
+
+
+@transaction.atomic
+def chunks_insert(*, tenant: Tenant, namespace: str, prepared: PreparedChunks) -> list[Chunk]:
+    """Insert prepared chunks: the namespace lock (held to commit, see namespace_write_lock), the
+    namespace's bookkeeping and one bulk insert. Database work only, so the lock is short."""
+    if not prepared.drafts:
         return []
     namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
     state = _namespace_state(tenant, namespace)
-    _hnsw_promote(state, len(drafts))
-    own_terms = analyze_many([f"{d.search_prefix} {d.text}" for d in drafts])
-    context_terms = analyze_many([d.context_text for d in drafts])
-    terms = [own * OWN_TERM_WEIGHT + ctx for own, ctx in zip(own_terms, context_terms, strict=True)]
-    embeddings = _embed(drafts)
+    _hnsw_promote(state, len(prepared))
     now = timezone.now()
     rows = [
         Chunk(
@@ -137,13 +169,19 @@ def chunks_create(*, tenant: Tenant, namespace: str, drafts: Sequence[ChunkDraft
             expires_at=d.expires_at,
             in_hnsw=state.in_hnsw,
         )
-        for d, term_list, vector in zip(drafts, terms, embeddings, strict=True)
+        for d, term_list, vector in zip(prepared.drafts, prepared.terms, prepared.embeddings, strict=True)
     ]
     created = Chunk.objects.bulk_create(rows, batch_size=1000)
     state.chunk_count += len(created)
     state.last_chunk_id = max(c.pk for c in created)
     state.save(update_fields=["chunk_count", "last_chunk_id", "in_hnsw"])
     return created
+
+
+def chunks_create(*, tenant: Tenant, namespace: str, drafts: Sequence[ChunkDraft]) -> list[Chunk]:
+    """`chunks_prepare` then `chunks_insert`. For callers outside a transaction: inside one that
+    holds a lock, the embedding would run under that lock."""
+    return chunks_insert(tenant=tenant, namespace=namespace, prepared=chunks_prepare(drafts))
 
 
 @transaction.atomic
@@ -202,31 +240,39 @@ def dialog_drafts(messages: Sequence[Message], history: Sequence[Message], conte
     """One chunk per user/assistant turn. `history` holds the turns just before the batch, so the
     first turns of a batch get their context too. The chunk's text is the turn alone (what a
     prompt shows); its search text prefixes `context_turns` preceding turns, which lets a reply
-    like "Yes, last Friday!" be found by what it answers."""
+    like "Yes, last Friday!" be found by what it answers.
+
+    A turn longer than CHUNK_MAX_CHARS becomes several chunks (`meta.part`), each with the same
+    context; the context keeps its last CHUNK_MAX_CHARS characters, the words nearest the turn."""
+    max_chars = settings.CHUNK_MAX_CHARS
     turns = [m for m in (*history, *messages) if m.role != Message.Role.SYSTEM]
     first_new = len([m for m in history if m.role != Message.Role.SYSTEM])
     drafts = []
     for i in range(first_new, len(turns)):
         message = turns[i]
         context = turns[max(0, i - context_turns):i] if context_turns else []
-        drafts.append(ChunkDraft(
-            type=Chunk.Type.DIALOG,
-            text=message.text,
-            search_prefix=_speaker(message),
-            context_text="\n".join(f"{_speaker(m)}: {m.text}" for m in context),
-            source_id=f"message:{message.pk}",
-            user_id=message.user_id,
-            session_id=message.conversation.session_id,
-            role=message.role,
-            speaker=message.speaker,
-            created_ts=message.created_at,
-            meta={
-                "message_id": message.pk,
-                "external_id": message.external_id,
-                "context_message_ids": [m.pk for m in context],
-                **({"emotion_hint": message.emotion} if message.emotion else {}),
-            },
-        ))
+        context_text = "\n".join(f"{_speaker(m)}: {m.text}" for m in context)[-max_chars:]
+        pieces = [message.text] if len(message.text) <= max_chars else split_bounded(message.text, max_chars)
+        for part, piece in enumerate(pieces):
+            drafts.append(ChunkDraft(
+                type=Chunk.Type.DIALOG,
+                text=piece,
+                search_prefix=_speaker(message),
+                context_text=context_text,
+                source_id=f"message:{message.pk}",
+                user_id=message.user_id,
+                session_id=message.conversation.session_id,
+                role=message.role,
+                speaker=message.speaker,
+                created_ts=message.created_at,
+                meta={
+                    "message_id": message.pk,
+                    "external_id": message.external_id,
+                    "context_message_ids": [m.pk for m in context],
+                    **({"part": part, "parts": len(pieces)} if len(pieces) > 1 else {}),
+                    **({"emotion_hint": message.emotion} if message.emotion else {}),
+                },
+            ))
     return drafts
 
 
@@ -245,19 +291,40 @@ def _history_before(messages: Sequence[Message], count: int) -> list[Message]:
     return list(earlier)[::-1]
 
 
-def dialog_index_messages(job: ArchivalJob, messages: Sequence[Message]) -> dict[str, int]:
-    """Archival step: every stored batch becomes searchable dialog chunks at once."""
-    already = set(
-        Chunk.objects.filter(tenant_id=job.tenant_id, source_id__in=[f"message:{m.pk}" for m in messages])
-        .values_list("source_id", flat=True)
-    )
+def _indexed_sources(tenant_id: int, sources: Iterable[str]) -> set[str]:
+    return set(Chunk.objects.filter(tenant_id=tenant_id, source_id__in=list(sources))
+               .values_list("source_id", flat=True).distinct())
+
+
+def dialog_index_prepare(job: ArchivalJob, messages: Sequence[Message]) -> PreparedChunks:
+    """Index step, outside any transaction: the chunks of the batch's turns not yet indexed, with
+    their terms and vectors (the embedding may be a remote call)."""
+    already = _indexed_sources(job.tenant_id, [f"message:{m.pk}" for m in messages])
     fresh = [m for m in messages if f"message:{m.pk}" not in already]
     for m in fresh:
         m.conversation = job.conversation
     context_turns = settings.DIALOG_CONTEXT_TURNS
-    drafts = dialog_drafts(fresh, _history_before(fresh, context_turns), context_turns)
-    chunks = chunks_create(tenant=job.tenant, namespace=user_namespace(job.user_id), drafts=drafts)
+    return chunks_prepare(dialog_drafts(fresh, _history_before(fresh, context_turns), context_turns))
+
+
+@transaction.atomic
+def dialog_index_apply(job: ArchivalJob, prepared: PreparedChunks) -> dict[str, int]:
+    """Index step, in the kernel's write transaction: insert what `dialog_index_prepare` built.
+
+    Checked again under the namespace lock: a job retried after its first run committed (a worker
+    killed before recording the step), or a re-index, may have indexed some turns meanwhile, and
+    inserting them again would double them."""
+    namespace = user_namespace(job.user_id)
+    namespace_write_lock(tenant_id=job.tenant_id, namespace=namespace)
+    already = _indexed_sources(job.tenant_id, {d.source_id for d in prepared.drafts})
+    keep = [i for i, d in enumerate(prepared.drafts) if d.source_id not in already]
+    chunks = chunks_insert(tenant=job.tenant, namespace=namespace, prepared=prepared.subset(keep))
     return {"chunks": len(chunks)}
+
+
+def dialog_index_messages(job: ArchivalJob, messages: Sequence[Message]) -> dict[str, int]:
+    """Both phases of the index step at once, for callers outside a transaction."""
+    return dialog_index_apply(job, dialog_index_prepare(job, messages))
 
 
 # --- Documents ------------------------------------------------------------------------------
@@ -273,60 +340,222 @@ class DocumentInput:
 
 
 def _document_drafts(document: Document) -> list[ChunkDraft]:
-    pieces = split_document(document.text) if document.format == "markdown" else split_document(
-        document.text.replace("#", "\\#")
-    )
-    drafts = []
-    for n, piece in enumerate(pieces):
-        heading = " / ".join(p for p in (document.title, *piece.heading_path) if p)
-        drafts.append(ChunkDraft(
-            type=Chunk.Type.DOCUMENT,
-            text=f"{heading}\n{piece.text}" if heading else piece.text,
-            source_id=f"document:{document.pk}",
-            user_id=document.user_id,
-            created_ts=document.created_at,
-            importance=document.importance,
-            tags=list(document.tags),
-            meta={"document_id": document.pk, "part": n, "headings": list(piece.heading_path)},
-        ))
+    """The document's chunks, none longer than CHUNK_MAX_CHARS with its heading line included."""
+    max_chars = settings.CHUNK_MAX_CHARS
+    text = document.text if document.format == "markdown" else document.text.replace("#", "\\#")
+    drafts: list[ChunkDraft] = []
+    for piece in split_document(text, max_chars=max_chars):
+        # Clipped: a title or heading path near the limit would leave no room for the text.
+        heading = " / ".join(p for p in (document.title, *piece.heading_path) if p)[:max_chars // 4]
+        room = max_chars - len(heading) - 1 if heading else max_chars
+        for part_text in [piece.text] if len(piece.text) <= room else split_bounded(piece.text, room):
+            drafts.append(ChunkDraft(
+                type=Chunk.Type.DOCUMENT,
+                text=f"{heading}\n{part_text}" if heading else part_text,
+                source_id=f"document:{document.pk}",
+                user_id=document.user_id,
+                created_ts=document.created_at,
+                importance=document.importance,
+                tags=list(document.tags),
+                meta={"document_id": document.pk, "part": len(drafts), "headings": list(piece.heading_path)},
+            ))
     return drafts
 
 
-@transaction.atomic
-def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentInput) -> tuple[Document, int]:
-    """Store a document (replacing the one with the same external id) and index its chunks."""
+def _document_replace(tenant: Tenant, namespace: str, external_id: str) -> None:
+    """Delete the namespace's documents with this external id and their chunks. A job still
+    indexing one of them finds its row gone at its next insert and stops."""
+    for old in Document.objects.filter(tenant=tenant, namespace=namespace, external_id=external_id):
+        chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(source_id=f"document:{old.pk}"))
+        old.delete()
+
+
+def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentInput) -> tuple[Document, int | None]:
+    """Store a document (replacing the one with the same external id) and index its chunks.
+
+    Up to DOCUMENT_SYNC_MAX_CHARS it is chunked and embedded before any transaction opens, then
+    stored `ready` with its chunks in one short transaction; returns the chunk count. A longer
+    one is stored `pending` and handed to `document_index_task` after commit; the count is then
+    None, and the document's status shows the job's progress."""
     if not document.text.strip():
         raise ApplicationError("Document text must not be empty.", field="text")
     namespace = user_namespace(user_id) if user_id else TENANT_NAMESPACE
-    if document.external_id:
-        for old in Document.objects.filter(tenant=tenant, namespace=namespace, external_id=document.external_id):
-            chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(source_id=f"document:{old.pk}"))
-            old.delete()
-    stored = Document.objects.create(
+    stored = Document(
         tenant=tenant, namespace=namespace, user_id=user_id or "", title=document.title, text=document.text,
         format=document.format, external_id=document.external_id, tags=document.tags, meta=document.meta,
         importance=document.importance,
     )
-    chunks = chunks_create(tenant=tenant, namespace=namespace, drafts=_document_drafts(stored))
+    if len(document.text) > settings.DOCUMENT_SYNC_MAX_CHARS:
+        stored.status = Document.Status.PENDING
+        with transaction.atomic():
+            if document.external_id:
+                _document_replace(tenant, namespace, document.external_id)
+            stored.save()
+            transaction.on_commit(lambda: document_index_enqueue(document_id=stored.pk))
+        return stored, None
+    prepared = chunks_prepare(_document_drafts(stored))
+    with transaction.atomic():
+        if document.external_id:
+            _document_replace(tenant, namespace, document.external_id)
+        stored.chunks_total = stored.chunks_done = len(prepared)
+        stored.save()
+        # The drafts were made before the row had an id.
+        for draft in prepared.drafts:
+            draft.source_id = f"document:{stored.pk}"
+            draft.meta["document_id"] = stored.pk
+        chunks = chunks_insert(tenant=tenant, namespace=namespace, prepared=prepared)
     return stored, len(chunks)
+
+
+# --- Document jobs (large documents) ----------------------------------------------------------
+# Chunks embedded and inserted per round: the progress moves in steps of this size, and each
+# insert transaction stays short.
+DOCUMENT_INDEX_BATCH = 128
+
+
+def document_index_enqueue(*, document_id: int) -> bool:
+    """Hand a document job to the broker. A broker outage is logged, not raised: the row is
+    committed and `documents_sweep` enqueues it again."""
+    from rag.tasks import document_index_task
+
+    Document.objects.filter(pk=document_id).update(enqueued_at=timezone.now())
+    try:
+        document_index_task.delay(document_id)
+    except Exception as exc:  # kombu raises several types for an unreachable broker
+        logger.warning("document %s not enqueued, the sweeper will retry: %s", document_id, exc)
+        return False
+    return True
+
+
+@contextmanager
+def _document_runner(document_id: int) -> Iterator[bool]:
+    """One runner per document across processes (a session-level advisory lock that guards no
+    row, so holding it while embedding blocks nobody but a second runner of the same document,
+    which leaves the work to this one). A worker that dies drops the lock with its connection."""
+    key = f"document-job:{document_id}"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 3))", [key])
+        acquired = bool(cursor.fetchone()[0])
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 3))", [key])
+
+
+def _document_parts_done(document: Document) -> set[int]:
+    return set(Chunk.objects.filter(tenant_id=document.tenant_id, source_id=f"document:{document.pk}")
+               .values_list("meta__part", flat=True))
+
+
+@transaction.atomic
+def _document_chunks_insert(document_id: int, prepared: PreparedChunks) -> Document | None:
+    """One round of a document job: under the namespace lock and the document's row, insert the
+    parts not there yet. None if the document is gone (erased, replaced): nothing is written.
+    Lock order as in erasure and replacement: namespace first, then the row."""
+    head = Document.objects.filter(pk=document_id).values_list("tenant_id", "namespace").first()
+    if head is None:
+        return None
+    namespace_write_lock(tenant_id=head[0], namespace=head[1])
+    document = Document.objects.select_for_update(of=("self",)).select_related("tenant").filter(pk=document_id).first()
+    if document is None:
+        return None
+    done = _document_parts_done(document)
+    keep = [i for i, d in enumerate(prepared.drafts) if d.meta["part"] not in done]
+    chunks_insert(tenant=document.tenant, namespace=document.namespace, prepared=prepared.subset(keep))
+    document.chunks_done = len(done) + len(keep)
+    document.save(update_fields=["chunks_done"])
+    return document
+
+
+def _document_update(document_id: int, **fields: Any) -> bool:
+    return bool(Document.objects.filter(pk=document_id).update(**fields))
+
+
+def document_index(*, document_id: int) -> Document | None:
+    """The job of a large document: chunk it, then embed and insert its chunks in rounds of
+    DOCUMENT_INDEX_BATCH, each embedded outside any transaction and inserted in a short one.
+    Resumes after the parts already inserted (a worker killed midway), so running it twice
+    indexes nothing twice. A failure is recorded on the row (`failed`, the error, the next
+    attempt after a growing delay) for `documents_sweep` to retry."""
+    from memoryhub.services import archival_retry_delay
+
+    with _document_runner(document_id) as acquired:
+        document = Document.objects.filter(pk=document_id).first()
+        if not acquired or document is None or document.status == Document.Status.READY:
+            return document
+        try:
+            drafts = _document_drafts(document)
+            done = _document_parts_done(document)
+            if not _document_update(document_id, status=Document.Status.INDEXING, chunks_total=len(drafts),
+                                    chunks_done=len(done)):
+                return None
+            todo = [d for d in drafts if d.meta["part"] not in done]
+            for offset in range(0, len(todo), DOCUMENT_INDEX_BATCH):
+                prepared = chunks_prepare(todo[offset:offset + DOCUMENT_INDEX_BATCH])
+                if _document_chunks_insert(document_id, prepared) is None:
+                    return None  # erased or replaced meanwhile: what was embedded is dropped
+            _document_update(document_id, status=Document.Status.READY, error="")
+        except Exception as exc:
+            # Every failure is retried (an embedding endpoint away, a bug fixed by a deploy):
+            # the raw text is stored, so nothing accepted is lost.
+            attempts = document.attempts + 1
+            _document_update(document_id, status=Document.Status.FAILED, attempts=attempts,
+                             error=f"{type(exc).__name__}: {exc}"[:2000],
+                             next_attempt_at=timezone.now() + archival_retry_delay(attempts))
+            logger.warning("document %s failed to index (attempt %s): %s", document_id, attempts, exc)
+        return Document.objects.filter(pk=document_id).first()
+
+
+def documents_sweep(*, older_than: timedelta | None = None) -> int:
+    """Beat: enqueue every document not yet indexed that is due and not enqueued since: one the
+    broker never got, one whose worker died (still `pending` / `indexing` long after its
+    enqueue), a failed one whose retry delay has passed. Returns the count."""
+    older_than = older_than if older_than is not None else timedelta(seconds=settings.ARCHIVAL_SWEEP_AFTER_SECONDS)
+    now = timezone.now()
+    stale = list(
+        Document.objects.exclude(status=Document.Status.READY).filter(next_attempt_at__lte=now)
+        .filter(Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=F("next_attempt_at"))
+                | Q(enqueued_at__lt=now - older_than))
+        .order_by("id").values_list("id", flat=True)
+    )
+    for document_id in stale:
+        document_index_enqueue(document_id=document_id)
+    return len(stale)
 
 
 # --- Re-indexing from raw inputs -------------------------------------------------------------
 def _namespace_rebuild(*, tenant: Tenant, namespace: str, messages: Sequence[Message]) -> tuple[int, int]:
     """Replace a namespace's dialog and document chunks with ones rebuilt from the raw inputs.
-    Returns (chunks, documents)."""
-    derived = Chunk.objects.filter(tenant=tenant, namespace=namespace, type__in=[Chunk.Type.DIALOG,
-                                                                                 Chunk.Type.DOCUMENT])
-    chunks_delete(tenant=tenant, chunks=derived)
+    Returns (chunks, documents).
+
+    Embeds first, outside any transaction; then, under the namespace lock, replaces the chunks
+    of exactly the sources it rebuilt and drops drafts whose source went meanwhile (erased,
+    replaced). Turns that arrived after the read keep the chunks their index job writes, and
+    a document still being indexed is left to its job."""
     by_conversation: dict[int, list[Message]] = {}
     for m in messages:
         by_conversation.setdefault(m.conversation_id, []).append(m)
     drafts = [d for turns in by_conversation.values()
               for d in dialog_drafts(turns, [], settings.DIALOG_CONTEXT_TURNS)]
-    documents = list(Document.objects.filter(tenant=tenant, namespace=namespace))
+    documents = list(Document.objects.filter(tenant=tenant, namespace=namespace, status=Document.Status.READY))
     for document in documents:
         drafts.extend(_document_drafts(document))
-    return len(chunks_create(tenant=tenant, namespace=namespace, drafts=drafts)), len(documents)
+    prepared = chunks_prepare(drafts)
+    sources = {d.source_id for d in drafts}
+    with transaction.atomic():
+        namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
+        chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(
+            tenant=tenant, namespace=namespace, type__in=[Chunk.Type.DIALOG, Chunk.Type.DOCUMENT],
+            source_id__in=sources))
+        live = {f"message:{pk}" for pk in Message.objects.filter(pk__in=[m.pk for m in messages])
+                .values_list("pk", flat=True)}
+        live |= {f"document:{pk}" for pk in Document.objects.filter(pk__in=[d.pk for d in documents])
+                 .values_list("pk", flat=True)}
+        keep = [i for i, d in enumerate(prepared.drafts) if d.source_id in live]
+        chunks = chunks_insert(tenant=tenant, namespace=namespace, prepared=prepared.subset(keep))
+    return len(chunks), len(documents)
 
 
 def reindex(
@@ -337,7 +566,8 @@ def reindex(
     progress: Callable[[int], None] = lambda n: None,
 ) -> dict[str, int]:
     """Rebuild dialog and document chunks (terms and vectors) from the stored raw inputs, one user
-    at a time, each in its own transaction so a long re-index never holds one huge lock."""
+    at a time, each written in its own short transaction after its embedding, so a long re-index
+    never holds a lock while it embeds."""
     from rag import index
 
     totals = {"users": 0, "chunks": 0, "messages": 0, "documents": 0}
@@ -345,12 +575,11 @@ def reindex(
     if include_tenant_documents:
         work.append((TENANT_NAMESPACE, None))
     for namespace, user_id in work:
-        with transaction.atomic():
-            messages = list(
-                Message.objects.filter(tenant=tenant, user_id=user_id).select_related("conversation")
-                .order_by("conversation_id", "created_at", "id")
-            ) if user_id is not None else []
-            chunks, documents = _namespace_rebuild(tenant=tenant, namespace=namespace, messages=messages)
+        messages = list(
+            Message.objects.filter(tenant=tenant, user_id=user_id).select_related("conversation")
+            .order_by("conversation_id", "created_at", "id")
+        ) if user_id is not None else []
+        chunks, documents = _namespace_rebuild(tenant=tenant, namespace=namespace, messages=messages)
         index.forget(tenant.pk, namespace)
         totals["chunks"] += chunks
         totals["documents"] += documents

@@ -1,4 +1,5 @@
-"""Beat jobs of rag: TTL cleanup of expired chunks and pruning of the deletion log."""
+"""Tasks of rag: large documents' indexing jobs and their sweep; beat jobs: TTL cleanup of expired
+chunks and pruning of the deletion log."""
 
 from __future__ import annotations
 
@@ -25,3 +26,16 @@ def chunk_deletions_prune() -> int:
     cutoff = timezone.now() - timedelta(days=DELETION_LOG_DAYS)
     deleted, _ = ChunkDeletion.objects.filter(deleted_at__lt=cutoff).delete()
     return deleted
+
+
+# No Celery retries: a failed document records its next attempt on its row and the sweep, the one
+# owner of retries, enqueues it then (as for archival jobs).
+@shared_task
+def document_index_task(document_id: int) -> str:
+    document = services.document_index(document_id=document_id)
+    return document.status if document else "missing"
+
+
+@shared_task
+def documents_sweep() -> int:
+    return services.documents_sweep()

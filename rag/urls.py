@@ -7,5 +7,6 @@ urlpatterns = [
     path("search", api.SearchApi.as_view(), name="search"),
     path("context", api.ContextApi.as_view(), name="context"),
     path("documents", api.TenantDocumentCreateApi.as_view(), name="tenant-documents"),
+    path("documents/<int:document_id>", api.DocumentDetailApi.as_view(), name="document-detail"),
     re_path(rf"^users/(?P<user_id>{CLIENT_ID})/documents$", api.UserDocumentCreateApi.as_view(), name="user-documents"),
 ]
