@@ -17,6 +17,7 @@ from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
 from memoryhub.models import ArchivalJob, Message
 from memoryhub.urls_common import CLIENT_ID
+from memoryhub.validation import JSONObjectField
 
 CLIENT_ID_REGEX = rf"^{CLIENT_ID}$"
 
@@ -34,7 +35,7 @@ class MessageInputSerializer(serializers.Serializer):
     external_id = serializers.CharField(required=False, max_length=128, allow_blank=False)
     speaker = serializers.CharField(required=False, max_length=128, allow_blank=True, default="")
     emotion = serializers.CharField(required=False, max_length=32, allow_blank=True, default="")
-    meta = serializers.DictField(required=False, default=dict)
+    meta = JSONObjectField(required=False, default=dict)
 
     def validate_created_at(self, value: datetime) -> datetime:
         tolerance = timedelta(seconds=settings.MESSAGE_FUTURE_TOLERANCE_SECONDS)

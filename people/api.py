@@ -37,10 +37,11 @@ class PersonListApi(APIView):
     class FilterSerializer(serializers.Serializer):
         circle = serializers.ListField(child=serializers.ChoiceField(choices=Person.Circle.choices), required=False,
                                        default=list)
-        min_mentions = serializers.IntegerField(min_value=0, required=False)
+        min_mentions = serializers.IntegerField(min_value=0, max_value=1_000_000, required=False)
         q = serializers.CharField(max_length=200, required=False, default="", help_text="Part of a name or alias.")
         limit = serializers.IntegerField(min_value=1, max_value=500, default=50)
-        offset = serializers.IntegerField(min_value=0, default=0)
+        # PostgreSQL's OFFSET is a bigint: a larger one is refused here rather than failing there.
+        offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 
     class OutputSerializer(serializers.Serializer):
         count = serializers.IntegerField()

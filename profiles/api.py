@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -12,8 +14,34 @@ from memoryhub.auth import request_tenant
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message
 from profiles import selectors, services
-from profiles.keys import VALUE_MAX_CHARS, key_normalize
+from profiles.keys import KEY_MAX_CHARS, KEYS, VALUE_MAX_CHARS, key_normalize
 from profiles.models import FactEvent, UserProfile
+
+# What a key in a URL may be: words of Latin or Cyrillic letters and digits (starting with a letter,
+# joined by single spaces, "_" or "-"), or a registry synonym in another script ("姓名"). Anything
+# else is refused rather than rewritten: "ci\x00ty" used to become "ci_ty" and "a'--" "a".
+_CYRILLIC = "А-ЩЫЭ-Яа-щыэ-яЁёІіЇїЄєҐґЎў"  # no Ъ/Ь first: they transliterate to nothing
+_WORD = f"[A-Za-z0-9{_CYRILLIC}ЪЬъь]+"
+_OTHER_SCRIPT_SYNONYMS = sorted(
+    {alias for spec in KEYS for alias in spec.synonyms if not re.fullmatch(rf"[A-Za-z0-9 {_CYRILLIC}ЪЬъь-]+", alias)},
+    key=len, reverse=True,
+)
+KEY_PATTERN = (rf"^(?:[A-Za-z{_CYRILLIC}]{_WORD[:-1]}*(?:[ _-]{_WORD})*"
+               rf"|{'|'.join(re.escape(a) for a in _OTHER_SCRIPT_SYNONYMS)})$")
+KEY_PARAMETER = OpenApiParameter(
+    "key", str, OpenApiParameter.PATH, pattern=KEY_PATTERN,
+    description="A fact key: snake_case or words (\"favourite colour\"), Latin or Cyrillic (transliterated), "
+                "or a synonym of a registry key in any script (\"city\", \"город\", \"城市\" are all `location`). "
+                f"At most {KEY_MAX_CHARS} characters, also once normalised.",
+)
+
+
+def _canonical_key(raw: str) -> str:
+    if len(raw) > KEY_MAX_CHARS or not re.match(KEY_PATTERN, raw):
+        raise ApplicationError(
+            "Use a key of Latin or Cyrillic words (letters and digits, starting with a letter, joined by "
+            "single spaces, '_' or '-') or a known synonym of a registry key.", code="invalid_key", field="key")
+    return key_normalize(raw)
 
 
 # Nested serializers are all called Input/OutputSerializer; explicit component names keep them apart
@@ -90,6 +118,7 @@ class FactSaveApi(APIView):
 
     @extend_schema(
         operation_id="profile_fact_save",
+        parameters=[KEY_PARAMETER],
         request=InputSerializer,
         responses={200: OutputSerializer, 201: OutputSerializer},
         examples=[
@@ -98,6 +127,7 @@ class FactSaveApi(APIView):
         ],
     )
     def put(self, request: Request, user_id: str, key: str) -> Response:
+        key = _canonical_key(key)
         serializer = FactSaveApi.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -125,15 +155,22 @@ class FactDeleteApi(APIView):
         key = serializers.CharField()
         deleted = serializers.IntegerField()
 
+    @extend_schema_serializer(component_name="ProfileFactDeleteFilter")
+    class FilterSerializer(serializers.Serializer):
+        value = serializers.CharField(max_length=VALUE_MAX_CHARS * 4, required=False,
+                                      help_text="Delete only this value of the key.")
+
     @extend_schema(
         operation_id="profile_fact_delete",
-        parameters=[OpenApiParameter("value", str, description="Delete only this value of the key.")],
+        parameters=[KEY_PARAMETER, FilterSerializer],
         responses={200: OutputSerializer},
     )
     def delete(self, request: Request, user_id: str, key: str) -> Response:
-        canonical = key_normalize(key)
+        canonical = _canonical_key(key)
+        filters = FactDeleteApi.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         deleted = services.fact_delete(
-            tenant=request_tenant(request), user_id=user_id, key=canonical, value=request.query_params.get("value"),
+            tenant=request_tenant(request), user_id=user_id, key=canonical, value=filters.validated_data.get("value"),
         )
         body = {"user_id": user_id, "key": canonical, "deleted": deleted}
         return Response(FactDeleteApi.OutputSerializer(body).data)
@@ -163,9 +200,9 @@ class FactHistoryApi(APIView):
         key = serializers.CharField()
         events = EventSerializer(many=True)
 
-    @extend_schema(operation_id="profile_fact_history", responses={200: OutputSerializer})
+    @extend_schema(operation_id="profile_fact_history", parameters=[KEY_PARAMETER], responses={200: OutputSerializer})
     def get(self, request: Request, user_id: str, key: str) -> Response:
-        canonical = key_normalize(key)
+        canonical = _canonical_key(key)
         events = list(selectors.fact_history(tenant_id=request_tenant(request).pk, user_id=user_id, key=canonical))
         if not events:
             raise NotFound("No history for this key.")

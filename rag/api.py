@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from memoryhub.api import CLIENT_ID_REGEX
 from memoryhub.auth import request_tenant
+from memoryhub.validation import JSONObjectField
 from rag import context as rag_context
 from rag import selectors, services
 from rag.models import Chunk
@@ -70,7 +71,8 @@ class SearchApi(APIView):
         mode = serializers.ChoiceField(choices=["hybrid", "bm25", "vector"], default="hybrid")
         fusion = serializers.ChoiceField(choices=["rrf", "weighted"], required=False)
         rrf_k = serializers.IntegerField(min_value=1, max_value=1000, required=False)
-        weights = serializers.DictField(child=serializers.FloatField(min_value=0), required=False,
+        # Weights are relative shares; a bound keeps weight * score finite (1e308 overflowed to inf).
+        weights = serializers.DictField(child=serializers.FloatField(min_value=0, max_value=1000), required=False,
                                         help_text='Component weights, e.g. {"bm25": 0.4, "vector": 0.6}.')
         domain = serializers.ChoiceField(choices=["dialog", "document", "lore", "default"], default="dialog",
                                          help_text="Retrieval settings from config/knowledge.yaml.")
@@ -169,7 +171,7 @@ class DocumentInputSerializer(serializers.Serializer):
     external_id = serializers.CharField(max_length=128, required=False, default="",
                                         help_text="Re-sending a document with the same id replaces it.")
     tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
-    meta = serializers.DictField(required=False, default=dict)
+    meta = JSONObjectField(required=False, default=dict)
     importance = serializers.FloatField(min_value=0, max_value=1, default=0.5)
 
 

@@ -1,0 +1,143 @@
+"""Edges of the API found by fuzzing (issue 10): inputs that used to answer 500 now answer a 4xx
+naming the field, or a 200 with what can honestly be returned."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from django.test import override_settings
+
+from tests.factories import append_messages
+
+START = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
+MESSAGES = "/api/v1/users/alice/sessions/s1/messages"
+
+
+def _raw_post(client, url: str, body: str | bytes):
+    return client.generic("POST", url, body, content_type="application/json")
+
+
+# --- item 1: a query with no words --------------------------------------------------------------
+@pytest.mark.parametrize("query", ["🙂", "?", "...", " - "])
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "bm25"])
+def test_search_with_a_query_without_words_answers_200_with_nothing(client_a, query: str, mode: str) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["I moved to Lisbon last spring.", "My dog is called Pixel."], start=START)
+    response = client.post("/api/v1/search", {"query": query, "user_id": "alice", "mode": mode}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["items"] == []
+
+
+@pytest.mark.parametrize("query", ["🙂", "?", "..."])
+def test_context_with_a_query_without_words_still_gives_recent_turns(client_a, query: str) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["I moved to Lisbon last spring."], start=START)
+    response = client.post("/api/v1/context", {"query": query, "user_id": "alice", "session_id": "s1"},
+                           format="json")
+    assert response.status_code == 200, response.content
+    blocks = {b["name"]: b for b in response.json()["blocks"]}
+    assert "Lisbon" in blocks["recent_turns"]["text"]
+    assert blocks["memories"]["items"] == []
+
+
+# --- item 4: body size ------------------------------------------------------------------------
+def test_a_batch_at_the_documented_limits_is_accepted(client_a, settings) -> None:
+    client, _ = client_a
+    # 200 messages of 16,000 characters of two-byte UTF-8: 6.4 MB on the wire, past Django's 2.5 MiB.
+    settings.MESSAGE_BATCH_MAX = 200
+    text = "я" * settings.MESSAGE_MAX_CHARS
+    body = json.dumps({"messages": [{"role": "user", "text": text}] * 200}, ensure_ascii=False).encode()
+    assert len(body) > 2.5 * 1024 * 1024
+    response = _raw_post(client, MESSAGES, body)
+    assert response.status_code == 202, response.content[:300]
+    assert response.json()["accepted"] == 200
+
+
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=1000)
+def test_a_body_over_the_limit_answers_413_with_the_error_body(client_a) -> None:
+    client, _ = client_a
+    response = _raw_post(client, MESSAGES, json.dumps({"messages": [{"role": "user", "text": "x" * 2000}]}))
+    assert response.status_code == 413
+    error = response.json()["error"]
+    assert error["code"] == "too_large" and "1000" in error["message"]
+
+
+def test_upload_limit_covers_the_documented_limits(settings) -> None:
+    from memoryhub.settings import max_request_bytes
+
+    expected = max_request_bytes(settings.MESSAGE_BATCH_MAX, settings.MESSAGE_MAX_CHARS)
+    assert expected == settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    assert settings.DATA_UPLOAD_MAX_MEMORY_SIZE >= settings.MESSAGE_BATCH_MAX * settings.MESSAGE_MAX_CHARS * 4
+
+
+# --- item 5: what PostgreSQL or Python cannot take --------------------------------------------
+@pytest.mark.parametrize("meta", [
+    '{"a": "x\\u0000y"}', '{"a\\u0000": 1}', '{"a": "\\ud800"}', '{"a": ["\\udfff"]}', '{"a": 1e400}',
+    '{"a": ' + "[" * 40 + "]" * 40 + "}",
+])
+def test_message_meta_postgres_cannot_store_is_400_naming_meta(client_a, meta: str) -> None:
+    client, _ = client_a
+    response = _raw_post(client, MESSAGES, '{"messages": [{"role": "user", "text": "hi", "meta": ' + meta + "}]}")
+    assert response.status_code == 400, response.content
+    assert "meta" in response.json()["error"]["fields"]["messages"]["0"]
+
+
+def test_document_meta_with_nul_is_400_naming_meta(client_a) -> None:
+    client, _ = client_a
+    response = _raw_post(client, "/api/v1/users/alice/documents", '{"text": "# A\\nbody", "meta": {"k": "\\u0000"}}')
+    assert response.status_code == 400, response.content
+    assert "meta" in response.json()["error"]["fields"]
+
+
+def test_json_nested_a_thousand_deep_is_400(client_a) -> None:
+    client, _ = client_a
+    response = _raw_post(client, MESSAGES, "[" * 100_000 + "]" * 100_000)
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["error"]["code"] == "parse_error"
+
+
+def test_nul_in_the_value_query_parameter_is_400_naming_value(client_a) -> None:
+    client, _ = client_a
+    response = client.delete("/api/v1/users/alice/profile/city?value=a%00b")
+    assert response.status_code == 400, response.content
+    assert "value" in response.json()["error"]["fields"]
+
+
+@pytest.mark.parametrize("offset", ["100000000000000000000", "1e20"])
+def test_huge_offset_is_400_naming_offset(client_a, offset: str) -> None:
+    client, _ = client_a
+    response = client.get(f"/api/v1/users/alice/people?offset={offset}")
+    assert response.status_code == 400, response.content
+    assert "offset" in response.json()["error"]["fields"]
+
+
+def test_huge_fusion_weights_are_400_naming_weights(client_a) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["I moved to Lisbon last spring."], start=START)
+    response = client.post("/api/v1/search", {"query": "Lisbon", "user_id": "alice", "fusion": "weighted",
+                                              "weights": {"bm25": 1e308, "vector": 1e308}}, format="json")
+    assert response.status_code == 400, response.content
+    assert "weights" in response.json()["error"]["fields"]
+
+
+# --- item 6: profile keys ----------------------------------------------------------------------
+@pytest.mark.parametrize("key", ["ci%00ty", "a'--", "a%27--", "city;", "_", "a__b", "-city"])
+def test_invalid_profile_keys_are_refused_not_rewritten(client_a, key: str) -> None:
+    client, _ = client_a
+    response = client.put(f"/api/v1/users/alice/profile/{key}", {"value": "Berlin"}, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["fields"] == {"key": [response.json()["error"]["message"]]}
+    assert client.get("/api/v1/users/alice/profile").json()["facts"] == []
+
+
+@pytest.mark.parametrize(("key", "canonical"), [
+    ("city", "location"), ("Favourite Colour", "favourite_colour"), ("favourite-colour", "favourite_colour"),
+    ("любимый цвет", "lyubimyj_cvet"), ("姓名", "name"), ("Full_Name", "name"),
+])
+def test_valid_profile_keys_still_normalise(client_a, key: str, canonical: str) -> None:
+    client, _ = client_a
+    response = client.put(f"/api/v1/users/alice/profile/{key}", {"value": "Berlin"}, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["key"] == canonical
