@@ -82,3 +82,40 @@ class JSONObjectField(serializers.DictField):
         if problem:
             raise serializers.ValidationError(f"Invalid object: {problem}.")
         return value
+
+
+class _JSONType:
+    """DRF coerces: `"text": 123` became "123", `"k": "5"` became 5, `"flag": 1` became true. A JSON
+    API says what type each field has, and the schema promises it, so other types are refused."""
+
+    json_types: tuple[type, ...] = ()
+
+    def to_internal_value(self, data: Any) -> Any:
+        if (isinstance(data, bool) and bool not in self.json_types) or not isinstance(data, self.json_types):
+            expected = {str: "a string", bool: "a boolean", int: "an integer", float: "a number"}[self.json_types[-1]]
+            raise serializers.ValidationError(f"Must be {expected}, not {type(data).__name__}.", code="invalid")
+        return super().to_internal_value(data)  # type: ignore[misc]
+
+
+class StrictCharField(_JSONType, serializers.CharField):
+    json_types = (str,)
+
+
+class StrictRegexField(_JSONType, serializers.RegexField):
+    json_types = (str,)
+
+
+class StrictChoiceField(_JSONType, serializers.ChoiceField):
+    json_types = (str,)
+
+
+class StrictBooleanField(_JSONType, serializers.BooleanField):
+    json_types = (bool,)
+
+
+class StrictIntegerField(_JSONType, serializers.IntegerField):
+    json_types = (int,)
+
+
+class StrictFloatField(_JSONType, serializers.FloatField):
+    json_types = (int, float)

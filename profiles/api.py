@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from memoryhub.auth import request_tenant
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message
+from memoryhub.validation import StrictCharField, StrictFloatField, StrictIntegerField
 from profiles import selectors, services
 from profiles.keys import KEY_MAX_CHARS, KEYS, VALUE_MAX_CHARS, key_normalize
 from profiles.models import FactEvent, UserProfile
@@ -102,11 +103,11 @@ class FactSaveApi(APIView):
 
     @extend_schema_serializer(component_name="ProfileFactSave")
     class InputSerializer(serializers.Serializer):
-        value = serializers.CharField(max_length=VALUE_MAX_CHARS * 4, trim_whitespace=True)
-        confidence = serializers.FloatField(min_value=0.0, max_value=1.0, default=1.0)
-        source_message_id = serializers.IntegerField(required=False, min_value=1,
+        value = StrictCharField(max_length=VALUE_MAX_CHARS * 4, trim_whitespace=True)
+        confidence = StrictFloatField(min_value=0.0, max_value=1.0, default=1.0)
+        source_message_id = StrictIntegerField(required=False, min_value=1,
                                                      help_text="The message this fact comes from, if any.")
-        reason = serializers.CharField(max_length=500, required=False, default="",
+        reason = StrictCharField(max_length=500, required=False, default="",
                                        help_text="Why, for the fact's history.")
 
     @extend_schema_serializer(component_name="ProfileFactSaved")

@@ -10,19 +10,27 @@ from rest_framework.views import APIView
 
 from memoryhub.api import CLIENT_ID_REGEX
 from memoryhub.auth import request_tenant
-from memoryhub.validation import JSONObjectField
+from memoryhub.validation import (
+    JSONObjectField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictRegexField,
+)
 from rag import context as rag_context
 from rag import selectors, services
 from rag.models import Chunk
 
 
 class FiltersSerializer(serializers.Serializer):
-    types = serializers.ListField(child=serializers.ChoiceField(choices=Chunk.Type.choices), required=False,
+    types = serializers.ListField(child=StrictChoiceField(choices=Chunk.Type.choices), required=False,
                                   default=list)
-    kinds = serializers.ListField(child=serializers.CharField(max_length=32), required=False, default=list)
-    tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list,
+    kinds = serializers.ListField(child=StrictCharField(max_length=32), required=False, default=list)
+    tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list,
                                  help_text="Any of these tags.")
-    session_id = serializers.RegexField(CLIENT_ID_REGEX, required=False)
+    session_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
 
@@ -65,21 +73,21 @@ class SearchItemSerializer(serializers.Serializer):
 
 class SearchApi(APIView):
     class InputSerializer(serializers.Serializer):
-        query = serializers.CharField(max_length=4000)
-        user_id = serializers.RegexField(CLIENT_ID_REGEX)
-        k = serializers.IntegerField(min_value=1, max_value=100, default=10)
-        mode = serializers.ChoiceField(choices=["hybrid", "bm25", "vector"], default="hybrid")
-        fusion = serializers.ChoiceField(choices=["rrf", "weighted"], required=False)
-        rrf_k = serializers.IntegerField(min_value=1, max_value=1000, required=False)
+        query = StrictCharField(max_length=4000)
+        user_id = StrictRegexField(CLIENT_ID_REGEX)
+        k = StrictIntegerField(min_value=1, max_value=100, default=10)
+        mode = StrictChoiceField(choices=["hybrid", "bm25", "vector"], default="hybrid")
+        fusion = StrictChoiceField(choices=["rrf", "weighted"], required=False)
+        rrf_k = StrictIntegerField(min_value=1, max_value=1000, required=False)
         # Weights are relative shares; a bound keeps weight * score finite (1e308 overflowed to inf).
-        weights = serializers.DictField(child=serializers.FloatField(min_value=0, max_value=1000), required=False,
+        weights = serializers.DictField(child=StrictFloatField(min_value=0, max_value=1000), required=False,
                                         help_text='Component weights, e.g. {"bm25": 0.4, "vector": 0.6}.')
-        domain = serializers.ChoiceField(choices=["dialog", "document", "lore", "default"], default="dialog",
+        domain = StrictChoiceField(choices=["dialog", "document", "lore", "default"], default="dialog",
                                          help_text="Retrieval settings from config/knowledge.yaml.")
-        include_tenant_documents = serializers.BooleanField(default=True)
-        expand = serializers.BooleanField(required=False, allow_null=True, default=None,
+        include_tenant_documents = StrictBooleanField(default=True)
+        expand = StrictBooleanField(required=False, allow_null=True, default=None,
                                           help_text="LLM query expansion (default: the domain's setting).")
-        rerank = serializers.BooleanField(required=False, allow_null=True, default=None,
+        rerank = StrictBooleanField(required=False, allow_null=True, default=None,
                                           help_text="LLM rerank of the top 20 (default: the domain's setting).")
         filters = FiltersSerializer(required=False)
 
@@ -125,11 +133,11 @@ class SearchApi(APIView):
 
 class ContextApi(APIView):
     class InputSerializer(serializers.Serializer):
-        user_id = serializers.RegexField(CLIENT_ID_REGEX)
-        query = serializers.CharField(max_length=4000)
-        session_id = serializers.RegexField(CLIENT_ID_REGEX, required=False)
-        budget_tokens = serializers.IntegerField(min_value=50, max_value=200_000, required=False)
-        k = serializers.IntegerField(min_value=1, max_value=100, default=20)
+        user_id = StrictRegexField(CLIENT_ID_REGEX)
+        query = StrictCharField(max_length=4000)
+        session_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
+        budget_tokens = StrictIntegerField(min_value=50, max_value=200_000, required=False)
+        k = StrictIntegerField(min_value=1, max_value=100, default=20)
 
     class BlockSerializer(serializers.Serializer):
         name = serializers.CharField()
@@ -165,14 +173,14 @@ class ContextApi(APIView):
 
 
 class DocumentInputSerializer(serializers.Serializer):
-    text = serializers.CharField(max_length=2_000_000)
-    title = serializers.CharField(max_length=300, required=False, default="")
-    format = serializers.ChoiceField(choices=["markdown", "text"], default="markdown")
-    external_id = serializers.CharField(max_length=128, required=False, default="",
+    text = StrictCharField(max_length=2_000_000)
+    title = StrictCharField(max_length=300, required=False, default="")
+    format = StrictChoiceField(choices=["markdown", "text"], default="markdown")
+    external_id = StrictCharField(max_length=128, required=False, default="",
                                         help_text="Re-sending a document with the same id replaces it.")
-    tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
+    tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list)
     meta = JSONObjectField(required=False, default=dict)
-    importance = serializers.FloatField(min_value=0, max_value=1, default=0.5)
+    importance = StrictFloatField(min_value=0, max_value=1, default=0.5)
 
 
 class DocumentOutputSerializer(serializers.Serializer):

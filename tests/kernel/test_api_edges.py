@@ -141,3 +141,77 @@ def test_valid_profile_keys_still_normalise(client_a, key: str, canonical: str) 
     response = client.put(f"/api/v1/users/alice/profile/{key}", {"value": "Berlin"}, format="json")
     assert response.status_code == 201, response.content
     assert response.json()["key"] == canonical
+
+
+# --- item 7: the schema says what the API does ---------------------------------------------------
+@pytest.fixture
+def schema(client) -> dict:
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    return json.loads(response.content)
+
+
+def _operations(schema: dict):
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            yield path, method, operation
+
+
+@pytest.mark.django_db
+def test_every_operation_documents_its_errors_with_the_error_body(schema: dict) -> None:
+    error = schema["components"]["schemas"]["Error"]
+    assert error["properties"]["error"]["required"] == ["code", "message", "fields"]
+    operations = list(_operations(schema))
+    assert len(operations) >= 15
+    for path, method, operation in operations:
+        responses = operation["responses"]
+        for status in ("400", "401", "404", "429"):
+            ref = responses[status]["content"]["application/json"]["schema"]["$ref"]
+            assert ref == "#/components/schemas/Error", (path, method, status)
+        if "requestBody" in operation:
+            assert {"413", "415"} <= set(responses), (path, method)
+
+
+@pytest.mark.django_db
+def test_schema_carries_the_constraints_the_views_enforce(schema: dict) -> None:
+    from profiles.api import KEY_PATTERN
+
+    params = {(path, method, p["name"]): p["schema"] for path, method, op in _operations(schema)
+              for p in op.get("parameters", [])}
+    messages = "/api/v1/users/{user_id}/sessions/{session_id}/messages"
+    assert params[(messages, "get", "limit")] == {"type": "integer", "minimum": 1, "maximum": 200}
+    people = "/api/v1/users/{user_id}/people"
+    assert params[(people, "get", "min_mentions")]["minimum"] == 0
+    assert params[(people, "get", "offset")]["maximum"] == 1_000_000
+    for method in ("put", "delete"):
+        assert params[("/api/v1/users/{user_id}/profile/{key}", method, "key")]["pattern"] == KEY_PATTERN
+    assert params[("/api/v1/users/{user_id}/profile/{key}/history", "get", "key")]["pattern"] == KEY_PATTERN
+
+
+def test_schema_error_example_is_what_the_api_answers(client_a, schema: dict) -> None:
+    import jsonschema
+
+    client, _ = client_a
+    body = client.post("/api/v1/search", {"user_id": "alice"}, format="json").json()
+    jsonschema.validate(body, schema["components"]["schemas"]["Error"])
+
+
+@pytest.mark.parametrize(("url", "body", "path"), [
+    (MESSAGES, {"messages": [{"role": "user", "text": 123}]}, ("messages", "0", "text")),
+    (MESSAGES, {"messages": [{"role": "user", "text": "hi"}], "enable_auto_extract": 1}, ("enable_auto_extract",)),
+    ("/api/v1/search", {"query": "x", "user_id": "a", "filters": {"tags": [1]}}, ("filters", "tags")),
+    ("/api/v1/search", {"query": "x", "user_id": 123}, ("user_id",)),
+    ("/api/v1/search", {"query": "x", "user_id": "a", "k": "5"}, ("k",)),
+    ("/api/v1/search", {"query": "x", "user_id": "a", "k": True}, ("k",)),
+    ("/api/v1/context", {"query": 1.5, "user_id": "a"}, ("query",)),
+    ("/api/v1/users/a/documents", {"text": "# t", "tags": [7]}, ("tags",)),
+    ("/api/v1/users/a/people/search", {"query": ["x"]}, ("query",)),
+])
+def test_values_of_another_json_type_are_refused_not_coerced(client_a, url: str, body: dict, path: tuple) -> None:
+    client, _ = client_a
+    response = client.post(url, body, format="json")
+    assert response.status_code == 400, response.content
+    fields = response.json()["error"]["fields"]
+    for part in path:
+        fields = fields[part]
+    assert "Must be" in json.dumps(fields)
