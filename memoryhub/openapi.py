@@ -17,6 +17,14 @@ class AutoSchema(BaseAutoSchema):
             return cls.__qualname__.replace(".", "").replace("Serializer", "")
         return super().get_serializer_name(serializer, direction)
 
+    def _map_serializer(self, serializer: Any, direction: str, bypass_extensions: bool = False) -> dict[str, Any]:
+        # A serializer that refuses an empty object ("give at least one of ...") says so.
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        min_properties = getattr(serializer, "min_properties", None)
+        if min_properties and direction == "request":
+            schema["minProperties"] = min_properties
+        return schema
+
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     target_class = "memoryhub.auth.ApiKeyAuthentication"

@@ -237,7 +237,10 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "MemoryHub API",
-    "DESCRIPTION": "Long-term memory for LLM chatbots, agents and AI game masters.",
+    "DESCRIPTION": "Long-term memory for LLM chatbots, agents and AI game masters.\n\n"
+                   "Every error answers `{\"error\": {\"code\", \"message\", \"fields\"}}`, `fields` naming the "
+                   "input at fault. Strings never hold NUL (`\\u0000`) or unpaired surrogates: such input is "
+                   "refused with 400.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],

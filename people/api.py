@@ -78,6 +78,8 @@ class PersonDetailApi(APIView):
             return RelationOutputSerializer(selectors.person_relations(person=obj), many=True).data
 
     class PatchInputSerializer(serializers.Serializer):
+        min_properties = 1  # the schema says so too (memoryhub.openapi.AutoSchema)
+
         circle = StrictChoiceField(choices=Person.Circle.choices, required=False,
                                          help_text="Locks the circle: the archivist will not change it.")
         aliases = serializers.ListField(child=StrictCharField(max_length=200), max_length=50, required=False,

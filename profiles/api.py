@@ -159,7 +159,7 @@ class FactDeleteApi(APIView):
     @extend_schema_serializer(component_name="ProfileFactDeleteFilter")
     class FilterSerializer(serializers.Serializer):
         value = serializers.CharField(max_length=VALUE_MAX_CHARS * 4, required=False,
-                                      help_text="Delete only this value of the key.")
+                                      help_text="Delete only this value of the key (not blank).")
 
     @extend_schema(
         operation_id="profile_fact_delete",
@@ -168,7 +168,9 @@ class FactDeleteApi(APIView):
     )
     def delete(self, request: Request, user_id: str, key: str) -> Response:
         canonical = _canonical_key(key)
-        filters = FactDeleteApi.FilterSerializer(data=request.query_params)
+        # A plain dict, not the QueryDict: DRF reads a blank form value as "not given", and `?value=`
+        # would then delete every value of the key instead of being refused.
+        filters = FactDeleteApi.FilterSerializer(data=request.query_params.dict())
         filters.is_valid(raise_exception=True)
         deleted = services.fact_delete(
             tenant=request_tenant(request), user_id=user_id, key=canonical, value=filters.validated_data.get("value"),

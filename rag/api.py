@@ -49,6 +49,12 @@ class FiltersSerializer(serializers.Serializer):
         )
 
 
+class WeightsSerializer(serializers.Serializer):
+    # Relative shares; the bound keeps weight * score finite (1e308 overflowed to an infinite score).
+    bm25 = StrictFloatField(min_value=0, max_value=1000)
+    vector = StrictFloatField(min_value=0, max_value=1000)
+
+
 class SearchItemSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="chunk.id")
     type = serializers.CharField(source="chunk.type")
@@ -79,9 +85,7 @@ class SearchApi(APIView):
         mode = StrictChoiceField(choices=["hybrid", "bm25", "vector"], default="hybrid")
         fusion = StrictChoiceField(choices=["rrf", "weighted"], required=False)
         rrf_k = StrictIntegerField(min_value=1, max_value=1000, required=False)
-        # Weights are relative shares; a bound keeps weight * score finite (1e308 overflowed to inf).
-        weights = serializers.DictField(child=StrictFloatField(min_value=0, max_value=1000), required=False,
-                                        help_text='Component weights, e.g. {"bm25": 0.4, "vector": 0.6}.')
+        weights = WeightsSerializer(required=False, help_text='Component weights, e.g. {"bm25": 0.4, "vector": 0.6}.')
         domain = StrictChoiceField(choices=["dialog", "document", "lore", "default"], default="dialog",
                                          help_text="Retrieval settings from config/knowledge.yaml.")
         include_tenant_documents = StrictBooleanField(default=True)
@@ -90,12 +94,6 @@ class SearchApi(APIView):
         rerank = StrictBooleanField(required=False, allow_null=True, default=None,
                                           help_text="LLM rerank of the top 20 (default: the domain's setting).")
         filters = FiltersSerializer(required=False)
-
-        def validate_weights(self, value: dict) -> dict:
-            unknown = set(value) - {"bm25", "vector"}
-            if unknown or set(value) != {"bm25", "vector"}:
-                raise serializers.ValidationError("Give exactly the weights bm25 and vector.")
-            return value
 
     class OutputSerializer(serializers.Serializer):
         query = serializers.CharField()

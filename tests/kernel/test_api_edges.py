@@ -215,3 +215,18 @@ def test_values_of_another_json_type_are_refused_not_coerced(client_a, url: str,
     for part in path:
         fields = fields[part]
     assert "Must be" in json.dumps(fields)
+
+
+def test_a_blank_value_to_delete_is_refused_and_deletes_nothing(client_a) -> None:
+    client, _ = client_a
+    assert client.put("/api/v1/users/alice/profile/likes", {"value": "tea"}, format="json").status_code == 201
+    response = client.delete("/api/v1/users/alice/profile/likes?value=")
+    assert response.status_code == 400 and "value" in response.json()["error"]["fields"]
+    assert [f["value"] for f in client.get("/api/v1/users/alice/profile").json()["facts"]] == ["tea"]
+
+
+@pytest.mark.django_db
+def test_schema_says_a_person_patch_needs_a_field_and_weights_need_both(schema: dict) -> None:
+    components = schema["components"]["schemas"]
+    assert components["PatchedPersonDetailApiPatchInputRequest"]["minProperties"] == 1
+    assert set(components["WeightsRequest"]["required"]) == {"bm25", "vector"}
