@@ -158,7 +158,7 @@ class FactDeleteApi(APIView):
 
     @extend_schema_serializer(component_name="ProfileFactDeleteFilter")
     class FilterSerializer(serializers.Serializer):
-        value = serializers.CharField(max_length=VALUE_MAX_CHARS * 4, required=False,
+        value = serializers.CharField(max_length=VALUE_MAX_CHARS, required=False,
                                       help_text="Delete only this value of the key (not blank).")
 
     @extend_schema(
