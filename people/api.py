@@ -121,7 +121,8 @@ class PeopleSearchApi(APIView):
         exclude_circles = serializers.ListField(child=StrictChoiceField(choices=Person.Circle.choices),
                                                 required=False, default=list)
         mode = StrictChoiceField(choices=["hybrid", "vector"], default="hybrid",
-                                       help_text="vector: seed 000's cosine search; hybrid adds names and bios.")
+                                       help_text="vector: cosine similarity of the query's embedding to each person's "
+                                                 "(name, aliases and bio); hybrid also matches names and bio words.")
 
     class ResultSerializer(PersonOutputSerializer):
         score = serializers.FloatField()

@@ -94,7 +94,7 @@ class ProfileGetApi(APIView):
 
 
 class FactSaveApi(APIView):
-    """Save one fact by hand (seed 002's SaveLongTermMemory).
+    """Save one fact about the user by hand.
 
     A single-valued key (name, location…) takes the new value when its confidence is at least the
     current one's, otherwise the value waits for review; a multi-valued key (likes, pets…) adds it.
@@ -179,9 +179,37 @@ class FactDeleteApi(APIView):
         return Response(FactDeleteApi.OutputSerializer(body).data)
 
 
-class FactApi(FactSaveApi, FactDeleteApi):
-    """PUT and DELETE share one path and Django routes a path to one view, so this class only
-    joins the two operations; each keeps its own serializers above."""
+class FactGetApi(APIView):
+    """One key of a user: its values (several for a multi-valued key), active ones by default."""
+
+    @extend_schema_serializer(component_name="ProfileFactValues")
+    class OutputSerializer(serializers.Serializer):
+        user_id = serializers.CharField()
+        key = serializers.CharField(help_text="The canonical key.")
+        status = serializers.CharField()
+        facts = FactOutputSerializer(many=True)
+
+    @extend_schema(
+        operation_id="profile_fact_get",
+        parameters=[KEY_PARAMETER, ProfileGetApi.FilterSerializer],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request: Request, user_id: str, key: str) -> Response:
+        canonical = _canonical_key(key)
+        filters = ProfileGetApi.FilterSerializer(data=request.query_params.dict())
+        filters.is_valid(raise_exception=True)
+        wanted = filters.validated_data["status"]
+        facts = [f for f in selectors.profile_facts(tenant_id=request_tenant(request).pk, user_id=user_id,
+                                                    status=wanted) if f.key == canonical]
+        if not facts:
+            raise NotFound("No such fact.")
+        body = {"user_id": user_id, "key": canonical, "status": wanted, "facts": facts}
+        return Response(FactGetApi.OutputSerializer(body).data)
+
+
+class FactApi(FactGetApi, FactSaveApi, FactDeleteApi):
+    """GET, PUT and DELETE share one path and Django routes a path to one view, so this class only
+    joins the operations; each keeps its own serializers above."""
 
 
 class FactHistoryApi(APIView):

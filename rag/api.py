@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from memoryhub.api import CLIENT_ID_REGEX
 from memoryhub.auth import request_tenant
+from memoryhub.llm import get_llm
 from memoryhub.validation import (
     JSONObjectField,
     StrictBooleanField,
@@ -77,6 +78,30 @@ class SearchItemSerializer(serializers.Serializer):
     boosts = serializers.DictField(child=serializers.FloatField())
 
 
+class SkippedStepSerializer(serializers.Serializer):
+    step = serializers.ChoiceField(choices=["expand", "rerank"])
+    reason = serializers.ChoiceField(choices=["llm_off", "llm_failed", "not_applicable"],
+                                     help_text="llm_off: LLM_PROVIDER is off; llm_failed: the LLM did not answer "
+                                               "usably; not_applicable: this mode has no step to apply it to.")
+
+
+def _skipped_steps(data: dict, ran: list[str], found: int) -> list[dict[str, str]]:
+    """Steps the caller asked for explicitly that did not run: without this, `rerank: true` with no
+    LLM looked exactly like a rerank that changed nothing."""
+    skipped = []
+    for step in ("expand", "rerank"):
+        if data[step] is not True or step in ran:
+            continue
+        if (step == "expand" and data["mode"] == "vector") or (step == "rerank" and not found):
+            reason = "not_applicable"  # expansion adds BM25 terms; a rerank needs results
+        elif get_llm() is None:
+            reason = "llm_off"
+        else:
+            reason = "llm_failed"
+        skipped.append({"step": step, "reason": reason})
+    return skipped
+
+
 class SearchApi(APIView):
     class InputSerializer(serializers.Serializer):
         query = StrictCharField(max_length=4000)
@@ -103,6 +128,8 @@ class SearchApi(APIView):
         timings_ms = serializers.DictField(child=serializers.FloatField())
         candidates = serializers.DictField(child=serializers.IntegerField())
         llm_steps = serializers.ListField(child=serializers.CharField(), help_text="LLM steps that ran.")
+        skipped_steps = SkippedStepSerializer(many=True, help_text="LLM steps asked for (expand or rerank: true) "
+                                                                   "that did not run, and why.")
         items = SearchItemSerializer(many=True)
 
     @extend_schema(
@@ -125,7 +152,7 @@ class SearchApi(APIView):
         )
         body = {"query": data["query"], "mode": result.mode, "fusion": result.fusion, "took_ms": result.took_ms,
                 "timings_ms": result.timings_ms, "candidates": result.candidates, "llm_steps": result.llm_steps,
-                "items": result.items}
+                "skipped_steps": _skipped_steps(data, result.llm_steps, len(result.items)), "items": result.items}
         return Response(self.OutputSerializer(body).data)
 
 

@@ -230,3 +230,49 @@ def test_schema_says_a_person_patch_needs_a_field_and_weights_need_both(schema: 
     components = schema["components"]["schemas"]
     assert components["PatchedPersonDetailApiPatchInputRequest"]["minProperties"] == 1
     assert set(components["WeightsRequest"]["required"]) == {"bm25", "vector"}
+
+
+# --- also found -----------------------------------------------------------------------------------
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", ["/", "/api/"])
+def test_landing_page_links_docs_admin_health_and_metrics(client, url: str) -> None:
+    response = client.get(url)
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/html")
+    for link in ('href="/api/docs/"', 'href="/admin/"', 'href="/healthz"', 'href="/metrics"'):
+        assert link in response.content.decode()
+
+
+@pytest.mark.parametrize("body", [{"rerank": True}, {"expand": True, "rerank": True}])
+def test_search_says_which_requested_llm_steps_were_skipped_without_an_llm(client_a, body: dict) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["I moved to Lisbon last spring."], start=START)
+    response = client.post("/api/v1/search", {"query": "Lisbon", "user_id": "alice", **body}, format="json")
+    assert response.status_code == 200
+    assert response.json()["llm_steps"] == []
+    assert response.json()["skipped_steps"] == [{"step": s, "reason": "llm_off"} for s in body]
+
+
+def test_search_reports_no_skipped_steps_when_none_was_asked_for(client_a) -> None:
+    client, _ = client_a
+    response = client.post("/api/v1/search", {"query": "Lisbon", "user_id": "alice", "mode": "vector",
+                                              "expand": True}, format="json")
+    assert response.json()["skipped_steps"] == [{"step": "expand", "reason": "not_applicable"}]
+    response = client.post("/api/v1/search", {"query": "Lisbon", "user_id": "alice"}, format="json")
+    assert response.json()["skipped_steps"] == []
+
+
+def test_get_one_profile_key(client_a) -> None:
+    client, _ = client_a
+    client.put("/api/v1/users/alice/profile/likes", {"value": "tea"}, format="json")
+    client.put("/api/v1/users/alice/profile/loves", {"value": "chess"}, format="json")
+    response = client.get("/api/v1/users/alice/profile/likes")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["key"], sorted(f["value"] for f in body["facts"])) == ("likes", ["chess", "tea"])
+    assert client.get("/api/v1/users/alice/profile/city").status_code == 404
+    assert client.get("/api/v1/users/bob/profile/likes").status_code == 404
+
+
+@pytest.mark.django_db
+def test_public_api_docs_describe_operations_not_specifications(schema: dict) -> None:
+    assert "seed 0" not in json.dumps(schema).lower()
