@@ -9,7 +9,7 @@ RUNTIME_STAMP := $(VENV)/.installed-runtime-$(shell cat requirements.txt | cksum
 DEV_STAMP := $(VENV)/.installed-dev-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
 LOCK := $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 $(LOCK_ARGS)
 
-.PHONY: install install-dev lock run stop test lint worker beat bench eval clean-db
+.PHONY: install install-dev lock run stop test lint fuzz worker beat bench eval clean-db
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,12 @@ test: install-dev
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
+
+# A bounded schemathesis run over /api/schema/ against a server started for it (.ci/fuzz): every
+# check, a fixed seed, FUZZ_EXAMPLES cases per operation; fails on any server error or any answer
+# the schema does not document.
+fuzz: install-dev
+	.ci/fuzz
 
 # With REDIS_URL set: a real worker and the beat scheduler (in-process mode needs neither).
 worker: install

@@ -17,6 +17,7 @@ from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
 from memoryhub.models import ArchivalJob, Message
 from memoryhub.urls_common import CLIENT_ID
+from memoryhub.validation import JSONObjectField, StrictBooleanField, StrictCharField, StrictChoiceField
 
 CLIENT_ID_REGEX = rf"^{CLIENT_ID}$"
 
@@ -28,13 +29,13 @@ class MessageOutputSerializer(serializers.ModelSerializer):
 
 
 class MessageInputSerializer(serializers.Serializer):
-    role = serializers.ChoiceField(choices=Message.Role.choices)
-    text = serializers.CharField(trim_whitespace=True, allow_blank=False)
+    role = StrictChoiceField(choices=Message.Role.choices)
+    text = StrictCharField(trim_whitespace=True, allow_blank=False)
     created_at = serializers.DateTimeField(required=False)
-    external_id = serializers.CharField(required=False, max_length=128, allow_blank=False)
-    speaker = serializers.CharField(required=False, max_length=128, allow_blank=True, default="")
-    emotion = serializers.CharField(required=False, max_length=32, allow_blank=True, default="")
-    meta = serializers.DictField(required=False, default=dict)
+    external_id = StrictCharField(required=False, max_length=128, allow_blank=False)
+    speaker = StrictCharField(required=False, max_length=128, allow_blank=True, default="")
+    emotion = StrictCharField(required=False, max_length=32, allow_blank=True, default="")
+    meta = JSONObjectField(required=False, default=dict)
 
     def validate_created_at(self, value: datetime) -> datetime:
         tolerance = timedelta(seconds=settings.MESSAGE_FUTURE_TOLERANCE_SECONDS)
@@ -55,7 +56,7 @@ class SessionMessagesApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         messages = MessageInputSerializer(many=True, allow_empty=False)
-        enable_auto_extract = serializers.BooleanField(required=False, default=False)
+        enable_auto_extract = StrictBooleanField(required=False, default=False)
 
         def validate_messages(self, value: list) -> list:
             limit = settings.MESSAGE_BATCH_MAX
@@ -121,7 +122,10 @@ class SessionMessagesApi(APIView):
 
     @extend_schema(
         operation_id="messages_recent",
-        parameters=[OpenApiParameter("limit", int, description="Newest N messages (default 20, max 200).")],
+        parameters=[OpenApiParameter(
+            "limit", {"type": "integer", "minimum": 1, "maximum": settings.SESSION_RECENT_MAX},
+            description=f"Newest N messages (default {settings.SESSION_RECENT_DEFAULT}, "
+                        f"max {settings.SESSION_RECENT_MAX}).")],
         responses={200: RecentSerializer},
     )
     def get(self, request: Request, user_id: str, session_id: str) -> Response:

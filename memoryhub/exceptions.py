@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
@@ -80,6 +80,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         body = error_body(exc.code, exc.message, fields)
         body["error"].update(exc.extra)
         return Response(body, status=exc.status_code)
+    if isinstance(exc, RequestDataTooBig):
+        # Django raises it while DRF reads the body; unhandled it was a 500.
+        return Response(error_body("too_large", f"The request body is larger than "
+                                                f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes."), status=413)
     if isinstance(exc, Http404):
         exc = drf_exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

@@ -17,6 +17,14 @@ class AutoSchema(BaseAutoSchema):
             return cls.__qualname__.replace(".", "").replace("Serializer", "")
         return super().get_serializer_name(serializer, direction)
 
+    def _map_serializer(self, serializer: Any, direction: str, bypass_extensions: bool = False) -> dict[str, Any]:
+        # A serializer that refuses an empty object ("give at least one of ...") says so.
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        min_properties = getattr(serializer, "min_properties", None)
+        if min_properties and direction == "request":
+            schema["minProperties"] = min_properties
+        return schema
+
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     target_class = "memoryhub.auth.ApiKeyAuthentication"
@@ -24,3 +32,58 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
         return {"type": "http", "scheme": "bearer", "description": "Authorization: Bearer <API key>"}
+
+
+# Every failure has one body (memoryhub.exceptions.error_body); these are the statuses any
+# operation can answer, and why. Documented for every operation by the hook below, so a client
+# (and a schema-driven fuzzer) knows each of them.
+ERROR_STATUSES: dict[str, str] = {
+    "400": "Invalid input: `error.fields` names each field at fault (path, query or body).",
+    "401": "No API key, or an unknown, revoked or deactivated one.",
+    "404": "No such object for this tenant, or a path parameter outside its pattern.",
+    "406": "The Accept header asks for something other than JSON.",
+    "429": "Over `API_THROTTLE_RATE` for this key: retry after `Retry-After` seconds.",
+    "503": "A backend is briefly unavailable: retry after `Retry-After` seconds.",
+}
+BODY_ERROR_STATUSES: dict[str, str] = {
+    "413": "The request body is larger than `API_MAX_BODY_BYTES`.",
+    "415": "The body is not `application/json`.",
+}
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "fields"],
+            "properties": {
+                "code": {"type": "string", "description": "Machine-readable: invalid, not_found, too_large, ..."},
+                "message": {"type": "string"},
+                "fields": {"type": "object", "additionalProperties": True,
+                           "description": 'The fields at fault and their messages, nested like the input '
+                                          '(`{"messages": {"1": {"role": ["..."]}}}`).'},
+            },
+            "additionalProperties": True,
+        },
+    },
+}
+_RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait."}}
+
+
+def document_errors(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: the error responses of every operation."""
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for path_item in result.get("paths", {}).values():
+        for operation in path_item.values():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            statuses = dict(ERROR_STATUSES)
+            if "requestBody" in operation:
+                statuses.update(BODY_ERROR_STATUSES)
+            for status, description in statuses.items():
+                response: dict[str, Any] = {"description": description, "content": ref}
+                if status in ("429", "503"):
+                    response["headers"] = _RETRY_AFTER
+                operation["responses"].setdefault(status, response)
+    return result

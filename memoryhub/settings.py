@@ -230,14 +230,17 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["memoryhub.auth.ApiKeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"api_key": env_str("API_THROTTLE_RATE", "1200/min")},
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memoryhub.validation.JSONParser"],
     "EXCEPTION_HANDLER": "memoryhub.exceptions.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "memoryhub.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "MemoryHub API",
-    "DESCRIPTION": "Long-term memory for LLM chatbots, agents and AI game masters.",
+    "DESCRIPTION": "Long-term memory for LLM chatbots, agents and AI game masters.\n\n"
+                   "Every error answers `{\"error\": {\"code\", \"message\", \"fields\"}}`, `fields` naming the "
+                   "input at fault. Strings never hold NUL (`\\u0000`) or unpaired surrogates: such input is "
+                   "refused with 400.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
@@ -249,12 +252,26 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"PersonCircleEnum": "people.models.Person.Circle",
                             "DocumentStatusEnum": "rag.models.Document.Status"},
+    # Every operation's 4xx/503 answers with the one error body (memoryhub/openapi.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "memoryhub.openapi.document_errors"],
 }
 MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 16000, minimum=1)
 MESSAGE_BATCH_MAX = env_int("MESSAGE_BATCH_MAX", 500, minimum=1)
 # A message dated further ahead than this is refused: a clock error or a bogus 9999-12-31 would
 # otherwise stay "the newest message" for ever (recency, idle detection, recent turns).
 MESSAGE_FUTURE_TOLERANCE_SECONDS = env_int("MESSAGE_FUTURE_TOLERANCE_SECONDS", 300, minimum=0)
+
+
+def max_request_bytes(batch_max: int, message_max_chars: int) -> int:
+    """The largest body the documented limits allow: a full batch of the longest messages in UTF-8
+    (at most 4 bytes a character), plus room for each message's other fields and meta (16 KiB)."""
+    return batch_max * (message_max_chars * 4 + 20_000) + 65_536
+
+
+# Django's default (2.5 MiB) refused batches well within the message limits; beyond this the API
+# answers 413. A tenant-wide document (2,000,000 characters) fits within the default as well.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("API_MAX_BODY_BYTES", max_request_bytes(MESSAGE_BATCH_MAX, MESSAGE_MAX_CHARS),
+                                      minimum=1024)
 SESSION_RECENT_DEFAULT = env_int("SESSION_RECENT_DEFAULT", 20, minimum=1)
 SESSION_RECENT_MAX = env_int("SESSION_RECENT_MAX", 200, minimum=1)
 

@@ -1,4 +1,4 @@
-"""Operational endpoints: health and Prometheus metrics."""
+"""Operational endpoints: a landing page, health and Prometheus metrics."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import prometheus_client
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_GET
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -48,6 +50,26 @@ def _check_broker() -> dict[str, object]:
         return {"ok": True, "mode": "redis", "ms": round((time.monotonic() - started) * 1000, 1)}
     except Exception as exc:
         return {"ok": False, "mode": "redis", "error": str(exc)}
+
+
+LANDING_LINKS = (
+    ("API docs", "docs", "the operations, their inputs and errors; try them with an API key"),
+    ("OpenAPI schema", "schema", "for client generators"),
+    ("Admin", "admin:index", "review queues, keys, jobs (staff login)"),
+    ("Health", "healthz", "database and broker checks"),
+    ("Metrics", "metrics", "Prometheus, loopback or METRICS_TOKEN"),
+)
+
+
+@require_GET
+def landing(request: HttpRequest) -> HttpResponse:
+    """`/` and `/api/`: where things are, instead of a bare 404."""
+    items = format_html_join("\n", '<li><a href="{}">{}</a>: {}</li>',
+                             ((reverse(name), title, what) for title, name, what in LANDING_LINKS))
+    return HttpResponse(format_html(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>MemoryHub</title></head><body>"
+        "<h1>MemoryHub</h1><p>Long-term memory for LLM chat apps. The API lives under <code>/api/v1/</code> "
+        "(<code>Authorization: Bearer &lt;API key&gt;</code>).</p><ul>{}</ul></body></html>", items))
 
 
 @require_GET

@@ -6,13 +6,14 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memoryhub.auth import request_tenant
+from memoryhub.validation import StrictCharField, StrictChoiceField, StrictFloatField, StrictIntegerField
 from people import selectors, services
 from people.models import Person
 
@@ -36,11 +37,12 @@ class RelationOutputSerializer(serializers.Serializer):
 class PersonListApi(APIView):
     class FilterSerializer(serializers.Serializer):
         circle = serializers.ListField(child=serializers.ChoiceField(choices=Person.Circle.choices), required=False,
-                                       default=list)
-        min_mentions = serializers.IntegerField(min_value=0, required=False)
+                                       default=list, help_text="Repeat (or separate by commas) to OR.")
+        min_mentions = serializers.IntegerField(min_value=0, max_value=1_000_000, required=False)
         q = serializers.CharField(max_length=200, required=False, default="", help_text="Part of a name or alias.")
         limit = serializers.IntegerField(min_value=1, max_value=500, default=50)
-        offset = serializers.IntegerField(min_value=0, default=0)
+        # PostgreSQL's OFFSET is a bigint: a larger one is refused here rather than failing there.
+        offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 
     class OutputSerializer(serializers.Serializer):
         count = serializers.IntegerField()
@@ -48,11 +50,7 @@ class PersonListApi(APIView):
 
     @extend_schema(
         operation_id="people_list",
-        parameters=[
-            OpenApiParameter("circle", str, many=True, enum=Person.Circle.values, description="Repeat to OR."),
-            OpenApiParameter("min_mentions", int), OpenApiParameter("q", str),
-            OpenApiParameter("limit", int), OpenApiParameter("offset", int),
-        ],
+        parameters=[FilterSerializer],
         responses={200: OutputSerializer},
     )
     def get(self, request: Request, user_id: str) -> Response:
@@ -80,11 +78,13 @@ class PersonDetailApi(APIView):
             return RelationOutputSerializer(selectors.person_relations(person=obj), many=True).data
 
     class PatchInputSerializer(serializers.Serializer):
-        circle = serializers.ChoiceField(choices=Person.Circle.choices, required=False,
+        min_properties = 1  # the schema says so too (memoryhub.openapi.AutoSchema)
+
+        circle = StrictChoiceField(choices=Person.Circle.choices, required=False,
                                          help_text="Locks the circle: the archivist will not change it.")
-        aliases = serializers.ListField(child=serializers.CharField(max_length=200), max_length=50, required=False,
+        aliases = serializers.ListField(child=StrictCharField(max_length=200), max_length=50, required=False,
                                         help_text="Replaces the aliases.")
-        bio = serializers.CharField(max_length=5000, allow_blank=True, required=False,
+        bio = StrictCharField(max_length=5000, allow_blank=True, required=False,
                                     help_text="Replaces the bio; empty rebuilds it from the name and aliases.")
 
         def validate(self, attrs: dict) -> dict:
@@ -114,14 +114,15 @@ class PersonDetailApi(APIView):
 
 class PeopleSearchApi(APIView):
     class InputSerializer(serializers.Serializer):
-        query = serializers.CharField(max_length=4000)
-        threshold = serializers.FloatField(min_value=0, max_value=1, required=False,
+        query = StrictCharField(max_length=4000)
+        threshold = StrictFloatField(min_value=0, max_value=1, required=False,
                                            help_text="Minimum score (default 0.65).")
-        max_results = serializers.IntegerField(min_value=1, max_value=100, required=False)
-        exclude_circles = serializers.ListField(child=serializers.ChoiceField(choices=Person.Circle.choices),
+        max_results = StrictIntegerField(min_value=1, max_value=100, required=False)
+        exclude_circles = serializers.ListField(child=StrictChoiceField(choices=Person.Circle.choices),
                                                 required=False, default=list)
-        mode = serializers.ChoiceField(choices=["hybrid", "vector"], default="hybrid",
-                                       help_text="vector: seed 000's cosine search; hybrid adds names and bios.")
+        mode = StrictChoiceField(choices=["hybrid", "vector"], default="hybrid",
+                                       help_text="vector: cosine similarity of the query's embedding to each person's "
+                                                 "(name, aliases and bio); hybrid also matches names and bio words.")
 
     class ResultSerializer(PersonOutputSerializer):
         score = serializers.FloatField()

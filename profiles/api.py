@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -11,9 +13,36 @@ from rest_framework.views import APIView
 from memoryhub.auth import request_tenant
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message
+from memoryhub.validation import StrictCharField, StrictFloatField, StrictIntegerField
 from profiles import selectors, services
-from profiles.keys import VALUE_MAX_CHARS, key_normalize
+from profiles.keys import KEY_MAX_CHARS, KEYS, VALUE_MAX_CHARS, key_normalize
 from profiles.models import FactEvent, UserProfile
+
+# What a key in a URL may be: words of Latin or Cyrillic letters and digits (starting with a letter,
+# joined by single spaces, "_" or "-"), or a registry synonym in another script ("姓名"). Anything
+# else is refused rather than rewritten: "ci\x00ty" used to become "ci_ty" and "a'--" "a".
+_CYRILLIC = "А-ЩЫЭ-Яа-щыэ-яЁёІіЇїЄєҐґЎў"  # no Ъ/Ь first: they transliterate to nothing
+_WORD = f"[A-Za-z0-9{_CYRILLIC}ЪЬъь]+"
+_OTHER_SCRIPT_SYNONYMS = sorted(
+    {alias for spec in KEYS for alias in spec.synonyms if not re.fullmatch(rf"[A-Za-z0-9 {_CYRILLIC}ЪЬъь-]+", alias)},
+    key=len, reverse=True,
+)
+KEY_PATTERN = (rf"^(?:[A-Za-z{_CYRILLIC}]{_WORD[:-1]}*(?:[ _-]{_WORD})*"
+               rf"|{'|'.join(re.escape(a) for a in _OTHER_SCRIPT_SYNONYMS)})$")
+KEY_PARAMETER = OpenApiParameter(
+    "key", str, OpenApiParameter.PATH, pattern=KEY_PATTERN,
+    description="A fact key: snake_case or words (\"favourite colour\"), Latin or Cyrillic (transliterated), "
+                "or a synonym of a registry key in any script (\"city\", \"город\", \"城市\" are all `location`). "
+                f"At most {KEY_MAX_CHARS} characters, also once normalised.",
+)
+
+
+def _canonical_key(raw: str) -> str:
+    if len(raw) > KEY_MAX_CHARS or not re.match(KEY_PATTERN, raw):
+        raise ApplicationError(
+            "Use a key of Latin or Cyrillic words (letters and digits, starting with a letter, joined by "
+            "single spaces, '_' or '-') or a known synonym of a registry key.", code="invalid_key", field="key")
+    return key_normalize(raw)
 
 
 # Nested serializers are all called Input/OutputSerializer; explicit component names keep them apart
@@ -65,7 +94,7 @@ class ProfileGetApi(APIView):
 
 
 class FactSaveApi(APIView):
-    """Save one fact by hand (seed 002's SaveLongTermMemory).
+    """Save one fact about the user by hand.
 
     A single-valued key (name, location…) takes the new value when its confidence is at least the
     current one's, otherwise the value waits for review; a multi-valued key (likes, pets…) adds it.
@@ -74,11 +103,11 @@ class FactSaveApi(APIView):
 
     @extend_schema_serializer(component_name="ProfileFactSave")
     class InputSerializer(serializers.Serializer):
-        value = serializers.CharField(max_length=VALUE_MAX_CHARS * 4, trim_whitespace=True)
-        confidence = serializers.FloatField(min_value=0.0, max_value=1.0, default=1.0)
-        source_message_id = serializers.IntegerField(required=False, min_value=1,
+        value = StrictCharField(max_length=VALUE_MAX_CHARS * 4, trim_whitespace=True)
+        confidence = StrictFloatField(min_value=0.0, max_value=1.0, default=1.0)
+        source_message_id = StrictIntegerField(required=False, min_value=1,
                                                      help_text="The message this fact comes from, if any.")
-        reason = serializers.CharField(max_length=500, required=False, default="",
+        reason = StrictCharField(max_length=500, required=False, default="",
                                        help_text="Why, for the fact's history.")
 
     @extend_schema_serializer(component_name="ProfileFactSaved")
@@ -90,6 +119,7 @@ class FactSaveApi(APIView):
 
     @extend_schema(
         operation_id="profile_fact_save",
+        parameters=[KEY_PARAMETER],
         request=InputSerializer,
         responses={200: OutputSerializer, 201: OutputSerializer},
         examples=[
@@ -98,6 +128,7 @@ class FactSaveApi(APIView):
         ],
     )
     def put(self, request: Request, user_id: str, key: str) -> Response:
+        key = _canonical_key(key)
         serializer = FactSaveApi.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -125,23 +156,60 @@ class FactDeleteApi(APIView):
         key = serializers.CharField()
         deleted = serializers.IntegerField()
 
+    @extend_schema_serializer(component_name="ProfileFactDeleteFilter")
+    class FilterSerializer(serializers.Serializer):
+        value = serializers.CharField(max_length=VALUE_MAX_CHARS, required=False,
+                                      help_text="Delete only this value of the key (not blank).")
+
     @extend_schema(
         operation_id="profile_fact_delete",
-        parameters=[OpenApiParameter("value", str, description="Delete only this value of the key.")],
+        parameters=[KEY_PARAMETER, FilterSerializer],
         responses={200: OutputSerializer},
     )
     def delete(self, request: Request, user_id: str, key: str) -> Response:
-        canonical = key_normalize(key)
+        canonical = _canonical_key(key)
+        # A plain dict, not the QueryDict: DRF reads a blank form value as "not given", and `?value=`
+        # would then delete every value of the key instead of being refused.
+        filters = FactDeleteApi.FilterSerializer(data=request.query_params.dict())
+        filters.is_valid(raise_exception=True)
         deleted = services.fact_delete(
-            tenant=request_tenant(request), user_id=user_id, key=canonical, value=request.query_params.get("value"),
+            tenant=request_tenant(request), user_id=user_id, key=canonical, value=filters.validated_data.get("value"),
         )
         body = {"user_id": user_id, "key": canonical, "deleted": deleted}
         return Response(FactDeleteApi.OutputSerializer(body).data)
 
 
-class FactApi(FactSaveApi, FactDeleteApi):
-    """PUT and DELETE share one path and Django routes a path to one view, so this class only
-    joins the two operations; each keeps its own serializers above."""
+class FactGetApi(APIView):
+    """One key of a user: its values (several for a multi-valued key), active ones by default."""
+
+    @extend_schema_serializer(component_name="ProfileFactValues")
+    class OutputSerializer(serializers.Serializer):
+        user_id = serializers.CharField()
+        key = serializers.CharField(help_text="The canonical key.")
+        status = serializers.CharField()
+        facts = FactOutputSerializer(many=True)
+
+    @extend_schema(
+        operation_id="profile_fact_get",
+        parameters=[KEY_PARAMETER, ProfileGetApi.FilterSerializer],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request: Request, user_id: str, key: str) -> Response:
+        canonical = _canonical_key(key)
+        filters = ProfileGetApi.FilterSerializer(data=request.query_params.dict())
+        filters.is_valid(raise_exception=True)
+        wanted = filters.validated_data["status"]
+        facts = [f for f in selectors.profile_facts(tenant_id=request_tenant(request).pk, user_id=user_id,
+                                                    status=wanted) if f.key == canonical]
+        if not facts:
+            raise NotFound("No such fact.")
+        body = {"user_id": user_id, "key": canonical, "status": wanted, "facts": facts}
+        return Response(FactGetApi.OutputSerializer(body).data)
+
+
+class FactApi(FactGetApi, FactSaveApi, FactDeleteApi):
+    """GET, PUT and DELETE share one path and Django routes a path to one view, so this class only
+    joins the operations; each keeps its own serializers above."""
 
 
 class FactHistoryApi(APIView):
@@ -163,9 +231,9 @@ class FactHistoryApi(APIView):
         key = serializers.CharField()
         events = EventSerializer(many=True)
 
-    @extend_schema(operation_id="profile_fact_history", responses={200: OutputSerializer})
+    @extend_schema(operation_id="profile_fact_history", parameters=[KEY_PARAMETER], responses={200: OutputSerializer})
     def get(self, request: Request, user_id: str, key: str) -> Response:
-        canonical = key_normalize(key)
+        canonical = _canonical_key(key)
         events = list(selectors.fact_history(tenant_id=request_tenant(request).pk, user_id=user_id, key=canonical))
         if not events:
             raise NotFound("No history for this key.")

@@ -13,18 +13,28 @@ from rest_framework.views import APIView
 from memoryhub.api import CLIENT_ID_REGEX
 from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
+from memoryhub.llm import get_llm
+from memoryhub.validation import (
+    JSONObjectField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictRegexField,
+)
 from rag import context as rag_context
 from rag import selectors, services
 from rag.models import Chunk, Document
 
 
 class FiltersSerializer(serializers.Serializer):
-    types = serializers.ListField(child=serializers.ChoiceField(choices=Chunk.Type.choices), required=False,
+    types = serializers.ListField(child=StrictChoiceField(choices=Chunk.Type.choices), required=False,
                                   default=list)
-    kinds = serializers.ListField(child=serializers.CharField(max_length=32), required=False, default=list)
-    tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list,
+    kinds = serializers.ListField(child=StrictCharField(max_length=32), required=False, default=list)
+    tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list,
                                  help_text="Any of these tags.")
-    session_id = serializers.RegexField(CLIENT_ID_REGEX, required=False)
+    session_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
 
@@ -41,6 +51,12 @@ class FiltersSerializer(serializers.Serializer):
             session_id=data.get("session_id"), created_after=data.get("created_after"),
             created_before=data.get("created_before"),
         )
+
+
+class WeightsSerializer(serializers.Serializer):
+    # Relative shares; the bound keeps weight * score finite (1e308 overflowed to an infinite score).
+    bm25 = StrictFloatField(min_value=0, max_value=1000)
+    vector = StrictFloatField(min_value=0, max_value=1000)
 
 
 class SearchItemSerializer(serializers.Serializer):
@@ -65,30 +81,47 @@ class SearchItemSerializer(serializers.Serializer):
     boosts = serializers.DictField(child=serializers.FloatField())
 
 
+class SkippedStepSerializer(serializers.Serializer):
+    step = serializers.ChoiceField(choices=["expand", "rerank"])
+    reason = serializers.ChoiceField(choices=["llm_off", "llm_failed", "not_applicable"],
+                                     help_text="llm_off: LLM_PROVIDER is off; llm_failed: the LLM did not answer "
+                                               "usably; not_applicable: this mode has no step to apply it to.")
+
+
+def _skipped_steps(data: dict, ran: list[str], found: int) -> list[dict[str, str]]:
+    """Steps the caller asked for explicitly that did not run: without this, `rerank: true` with no
+    LLM looked exactly like a rerank that changed nothing."""
+    skipped = []
+    for step in ("expand", "rerank"):
+        if data[step] is not True or step in ran:
+            continue
+        if (step == "expand" and data["mode"] == "vector") or (step == "rerank" and not found):
+            reason = "not_applicable"  # expansion adds BM25 terms; a rerank needs results
+        elif get_llm() is None:
+            reason = "llm_off"
+        else:
+            reason = "llm_failed"
+        skipped.append({"step": step, "reason": reason})
+    return skipped
+
+
 class SearchApi(APIView):
     class InputSerializer(serializers.Serializer):
-        query = serializers.CharField(max_length=4000)
-        user_id = serializers.RegexField(CLIENT_ID_REGEX)
-        k = serializers.IntegerField(min_value=1, max_value=100, default=10)
-        mode = serializers.ChoiceField(choices=["hybrid", "bm25", "vector"], default="hybrid")
-        fusion = serializers.ChoiceField(choices=["rrf", "weighted"], required=False)
-        rrf_k = serializers.IntegerField(min_value=1, max_value=1000, required=False)
-        weights = serializers.DictField(child=serializers.FloatField(min_value=0), required=False,
-                                        help_text='Component weights, e.g. {"bm25": 0.4, "vector": 0.6}.')
-        domain = serializers.ChoiceField(choices=["dialog", "document", "lore", "default"], default="dialog",
+        query = StrictCharField(max_length=4000)
+        user_id = StrictRegexField(CLIENT_ID_REGEX)
+        k = StrictIntegerField(min_value=1, max_value=100, default=10)
+        mode = StrictChoiceField(choices=["hybrid", "bm25", "vector"], default="hybrid")
+        fusion = StrictChoiceField(choices=["rrf", "weighted"], required=False)
+        rrf_k = StrictIntegerField(min_value=1, max_value=1000, required=False)
+        weights = WeightsSerializer(required=False, help_text='Component weights, e.g. {"bm25": 0.4, "vector": 0.6}.')
+        domain = StrictChoiceField(choices=["dialog", "document", "lore", "default"], default="dialog",
                                          help_text="Retrieval settings from config/knowledge.yaml.")
-        include_tenant_documents = serializers.BooleanField(default=True)
-        expand = serializers.BooleanField(required=False, allow_null=True, default=None,
+        include_tenant_documents = StrictBooleanField(default=True)
+        expand = StrictBooleanField(required=False, allow_null=True, default=None,
                                           help_text="LLM query expansion (default: the domain's setting).")
-        rerank = serializers.BooleanField(required=False, allow_null=True, default=None,
+        rerank = StrictBooleanField(required=False, allow_null=True, default=None,
                                           help_text="LLM rerank of the top 20 (default: the domain's setting).")
         filters = FiltersSerializer(required=False)
-
-        def validate_weights(self, value: dict) -> dict:
-            unknown = set(value) - {"bm25", "vector"}
-            if unknown or set(value) != {"bm25", "vector"}:
-                raise serializers.ValidationError("Give exactly the weights bm25 and vector.")
-            return value
 
     class OutputSerializer(serializers.Serializer):
         query = serializers.CharField()
@@ -98,6 +131,8 @@ class SearchApi(APIView):
         timings_ms = serializers.DictField(child=serializers.FloatField())
         candidates = serializers.DictField(child=serializers.IntegerField())
         llm_steps = serializers.ListField(child=serializers.CharField(), help_text="LLM steps that ran.")
+        skipped_steps = SkippedStepSerializer(many=True, help_text="LLM steps asked for (expand or rerank: true) "
+                                                                   "that did not run, and why.")
         items = SearchItemSerializer(many=True)
 
     @extend_schema(
@@ -120,17 +155,17 @@ class SearchApi(APIView):
         )
         body = {"query": data["query"], "mode": result.mode, "fusion": result.fusion, "took_ms": result.took_ms,
                 "timings_ms": result.timings_ms, "candidates": result.candidates, "llm_steps": result.llm_steps,
-                "items": result.items}
+                "skipped_steps": _skipped_steps(data, result.llm_steps, len(result.items)), "items": result.items}
         return Response(self.OutputSerializer(body).data)
 
 
 class ContextApi(APIView):
     class InputSerializer(serializers.Serializer):
-        user_id = serializers.RegexField(CLIENT_ID_REGEX)
-        query = serializers.CharField(max_length=4000)
-        session_id = serializers.RegexField(CLIENT_ID_REGEX, required=False)
-        budget_tokens = serializers.IntegerField(min_value=50, max_value=200_000, required=False)
-        k = serializers.IntegerField(min_value=1, max_value=100, default=20)
+        user_id = StrictRegexField(CLIENT_ID_REGEX)
+        query = StrictCharField(max_length=4000)
+        session_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
+        budget_tokens = StrictIntegerField(min_value=50, max_value=200_000, required=False)
+        k = StrictIntegerField(min_value=1, max_value=100, default=20)
 
     class BlockSerializer(serializers.Serializer):
         name = serializers.CharField()
@@ -166,14 +201,14 @@ class ContextApi(APIView):
 
 
 class DocumentInputSerializer(serializers.Serializer):
-    text = serializers.CharField(max_length=2_000_000)
-    title = serializers.CharField(max_length=300, required=False, default="")
-    format = serializers.ChoiceField(choices=["markdown", "text"], default="markdown")
-    external_id = serializers.CharField(max_length=128, required=False, default="",
-                                        help_text="Re-sending a document with the same id replaces it.")
-    tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
-    meta = serializers.DictField(required=False, default=dict)
-    importance = serializers.FloatField(min_value=0, max_value=1, default=0.5)
+    text = StrictCharField(max_length=2_000_000)
+    title = StrictCharField(max_length=300, required=False, default="")
+    format = StrictChoiceField(choices=["markdown", "text"], default="markdown")
+    external_id = StrictCharField(max_length=128, required=False, default="",
+                              help_text="Re-sending a document with the same id replaces it.")
+    tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list)
+    meta = JSONObjectField(required=False, default=dict)
+    importance = StrictFloatField(min_value=0, max_value=1, default=0.5)
 
 
 class DocumentOutputSerializer(serializers.Serializer):

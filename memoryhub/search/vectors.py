@@ -44,9 +44,11 @@ def nearest(
     """Top-k `(id, cosine similarity)` of `queryset`, best first. `hnsw_halfvec`: the HNSW index
     is built on `field::halfvec(d)` (half the size, cheaper inserts), so the approximate query
     orders by that expression; exact scans keep full precision."""
-    if k <= 0:
-        return []
     vector = np.asarray(query_vector, dtype=np.float32)
+    # A text without features ("🙂", "...") embeds to the zero vector: it has no direction, and
+    # pgvector's cosine distance to it is NaN, which would rank at random and cannot be rendered.
+    if k <= 0 or not np.any(vector):
+        return []
     exact = namespace_size <= EXACT_SCAN_MAX_ROWS
     if exact:
         return _query(queryset, cosine_distance(field, vector), k, exact=True)

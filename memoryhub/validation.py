@@ -1,0 +1,121 @@
+"""Input the API must refuse before it reaches PostgreSQL or Python's limits.
+
+DRF's `CharField` already refuses NUL and lone surrogates; free-form JSON (`meta`) and the JSON
+parser did not, and the database or the interpreter turned them into 500s:
+- PostgreSQL's `jsonb` stores neither `\\u0000` nor a lone surrogate, nor `Infinity` (which
+  Python's `json` makes of `1e400`);
+- Python's `json` raises `RecursionError`, not `ValueError`, on nesting about 1,000 deep.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser as BaseJSONParser
+
+# Deep enough for any real metadata, far from the interpreter's recursion limit.
+META_MAX_DEPTH = 16
+META_MAX_BYTES = 16_384
+
+
+class JSONParser(BaseJSONParser):
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError("JSON parse error - nested too deeply.") from None
+
+
+def _bad_string(text: str) -> str | None:
+    if "\x00" in text:
+        return "must not contain NUL (\\u0000) characters"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "must not contain unpaired surrogates (\\ud800-\\udfff)"
+    return None
+
+
+def json_value_problem(value: Any, *, max_depth: int = META_MAX_DEPTH) -> str | None:
+    """Why `value` (parsed JSON) cannot be stored as `jsonb`, or None. Walks without recursion, so
+    depth itself cannot exhaust the stack."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > max_depth:
+                return f"is nested more than {max_depth} levels deep"
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    problem = _bad_string(str(key))
+                    if problem:
+                        return f"keys {problem}"
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in item)
+        elif isinstance(item, str):
+            problem = _bad_string(item)
+            if problem:
+                return f"strings {problem}"
+        elif isinstance(item, float) and not math.isfinite(item):
+            return "numbers must be finite (1e400 is out of range)"
+    return None
+
+
+class JSONObjectField(serializers.DictField):
+    """A JSON object stored as `jsonb`: refuses what PostgreSQL cannot store, and bounds its size."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", f"Any JSON object, at most {META_MAX_DEPTH} levels deep and "
+                                       f"{META_MAX_BYTES} bytes; strings without NUL or unpaired surrogates.")
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> dict:
+        value = super().to_internal_value(data)
+        problem = json_value_problem(value)
+        if problem is None and len(json.dumps(value, ensure_ascii=False).encode()) > META_MAX_BYTES:
+            problem = f"must be at most {META_MAX_BYTES} bytes as JSON"
+        if problem:
+            raise serializers.ValidationError(f"Invalid object: {problem}.")
+        return value
+
+
+class _JSONType:
+    """DRF coerces: `"text": 123` became "123", `"k": "5"` became 5, `"flag": 1` became true. A JSON
+    API says what type each field has, and the schema promises it, so other types are refused."""
+
+    json_types: tuple[type, ...] = ()
+
+    def to_internal_value(self, data: Any) -> Any:
+        if (isinstance(data, bool) and bool not in self.json_types) or not isinstance(data, self.json_types):
+            expected = {str: "a string", bool: "a boolean", int: "an integer", float: "a number"}[self.json_types[-1]]
+            raise serializers.ValidationError(f"Must be {expected}, not {type(data).__name__}.", code="invalid")
+        return super().to_internal_value(data)  # type: ignore[misc]
+
+
+class StrictCharField(_JSONType, serializers.CharField):
+    json_types = (str,)
+
+
+class StrictRegexField(_JSONType, serializers.RegexField):
+    json_types = (str,)
+
+
+class StrictChoiceField(_JSONType, serializers.ChoiceField):
+    json_types = (str,)
+
+
+class StrictBooleanField(_JSONType, serializers.BooleanField):
+    json_types = (bool,)
+
+
+class StrictIntegerField(_JSONType, serializers.IntegerField):
+    json_types = (int,)
+
+
+class StrictFloatField(_JSONType, serializers.FloatField):
+    json_types = (int, float)

@@ -1,0 +1,278 @@
+"""Edges of the API found by fuzzing (issue 10): inputs that used to answer 500 now answer a 4xx
+naming the field, or a 200 with what can honestly be returned."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from django.test import override_settings
+
+from tests.factories import append_messages
+
+START = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
+MESSAGES = "/api/v1/users/alice/sessions/s1/messages"
+
+
+def _raw_post(client, url: str, body: str | bytes):
+    return client.generic("POST", url, body, content_type="application/json")
+
+
+# --- item 1: a query with no words --------------------------------------------------------------
+@pytest.mark.parametrize("query", ["🙂", "?", "...", " - "])
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "bm25"])
+def test_search_with_a_query_without_words_answers_200_with_nothing(client_a, query: str, mode: str) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["I moved to Lisbon last spring.", "My dog is called Pixel."], start=START)
+    response = client.post("/api/v1/search", {"query": query, "user_id": "alice", "mode": mode}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["items"] == []
+
+
+@pytest.mark.parametrize("query", ["🙂", "?", "..."])
+def test_context_with_a_query_without_words_still_gives_recent_turns(client_a, query: str) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["I moved to Lisbon last spring."], start=START)
+    response = client.post("/api/v1/context", {"query": query, "user_id": "alice", "session_id": "s1"},
+                           format="json")
+    assert response.status_code == 200, response.content
+    blocks = {b["name"]: b for b in response.json()["blocks"]}
+    assert "Lisbon" in blocks["recent_turns"]["text"]
+    assert blocks["memories"]["items"] == []
+
+
+# --- item 4: body size ------------------------------------------------------------------------
+def test_a_batch_at_the_documented_limits_is_accepted(client_a, settings) -> None:
+    client, _ = client_a
+    # 200 messages of 16,000 characters of two-byte UTF-8: 6.4 MB on the wire, past Django's 2.5 MiB.
+    settings.MESSAGE_BATCH_MAX = 200
+    text = "я" * settings.MESSAGE_MAX_CHARS
+    body = json.dumps({"messages": [{"role": "user", "text": text}] * 200}, ensure_ascii=False).encode()
+    assert len(body) > 2.5 * 1024 * 1024
+    response = _raw_post(client, MESSAGES, body)
+    assert response.status_code == 202, response.content[:300]
+    assert response.json()["accepted"] == 200
+
+
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=1000)
+def test_a_body_over_the_limit_answers_413_with_the_error_body(client_a) -> None:
+    client, _ = client_a
+    response = _raw_post(client, MESSAGES, json.dumps({"messages": [{"role": "user", "text": "x" * 2000}]}))
+    assert response.status_code == 413
+    error = response.json()["error"]
+    assert error["code"] == "too_large" and "1000" in error["message"]
+
+
+def test_upload_limit_covers_the_documented_limits(settings) -> None:
+    from memoryhub.settings import max_request_bytes
+
+    expected = max_request_bytes(settings.MESSAGE_BATCH_MAX, settings.MESSAGE_MAX_CHARS)
+    assert expected == settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    assert settings.DATA_UPLOAD_MAX_MEMORY_SIZE >= settings.MESSAGE_BATCH_MAX * settings.MESSAGE_MAX_CHARS * 4
+
+
+# --- item 5: what PostgreSQL or Python cannot take --------------------------------------------
+@pytest.mark.parametrize("meta", [
+    '{"a": "x\\u0000y"}', '{"a\\u0000": 1}', '{"a": "\\ud800"}', '{"a": ["\\udfff"]}', '{"a": 1e400}',
+    '{"a": ' + "[" * 40 + "]" * 40 + "}",
+])
+def test_message_meta_postgres_cannot_store_is_400_naming_meta(client_a, meta: str) -> None:
+    client, _ = client_a
+    response = _raw_post(client, MESSAGES, '{"messages": [{"role": "user", "text": "hi", "meta": ' + meta + "}]}")
+    assert response.status_code == 400, response.content
+    assert "meta" in response.json()["error"]["fields"]["messages"]["0"]
+
+
+def test_document_meta_with_nul_is_400_naming_meta(client_a) -> None:
+    client, _ = client_a
+    response = _raw_post(client, "/api/v1/users/alice/documents", '{"text": "# A\\nbody", "meta": {"k": "\\u0000"}}')
+    assert response.status_code == 400, response.content
+    assert "meta" in response.json()["error"]["fields"]
+
+
+def test_json_nested_a_thousand_deep_is_400(client_a) -> None:
+    client, _ = client_a
+    response = _raw_post(client, MESSAGES, "[" * 100_000 + "]" * 100_000)
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["error"]["code"] == "parse_error"
+
+
+def test_nul_in_the_value_query_parameter_is_400_naming_value(client_a) -> None:
+    client, _ = client_a
+    response = client.delete("/api/v1/users/alice/profile/city?value=a%00b")
+    assert response.status_code == 400, response.content
+    assert "value" in response.json()["error"]["fields"]
+
+
+@pytest.mark.parametrize("offset", ["100000000000000000000", "1e20"])
+def test_huge_offset_is_400_naming_offset(client_a, offset: str) -> None:
+    client, _ = client_a
+    response = client.get(f"/api/v1/users/alice/people?offset={offset}")
+    assert response.status_code == 400, response.content
+    assert "offset" in response.json()["error"]["fields"]
+
+
+def test_huge_fusion_weights_are_400_naming_weights(client_a) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["I moved to Lisbon last spring."], start=START)
+    response = client.post("/api/v1/search", {"query": "Lisbon", "user_id": "alice", "fusion": "weighted",
+                                              "weights": {"bm25": 1e308, "vector": 1e308}}, format="json")
+    assert response.status_code == 400, response.content
+    assert "weights" in response.json()["error"]["fields"]
+
+
+# --- item 6: profile keys ----------------------------------------------------------------------
+@pytest.mark.parametrize("key", ["ci%00ty", "a'--", "a%27--", "city;", "_", "a__b", "-city"])
+def test_invalid_profile_keys_are_refused_not_rewritten(client_a, key: str) -> None:
+    client, _ = client_a
+    response = client.put(f"/api/v1/users/alice/profile/{key}", {"value": "Berlin"}, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["fields"] == {"key": [response.json()["error"]["message"]]}
+    assert client.get("/api/v1/users/alice/profile").json()["facts"] == []
+
+
+@pytest.mark.parametrize(("key", "canonical"), [
+    ("city", "location"), ("Favourite Colour", "favourite_colour"), ("favourite-colour", "favourite_colour"),
+    ("любимый цвет", "lyubimyj_cvet"), ("姓名", "name"), ("Full_Name", "name"),
+])
+def test_valid_profile_keys_still_normalise(client_a, key: str, canonical: str) -> None:
+    client, _ = client_a
+    response = client.put(f"/api/v1/users/alice/profile/{key}", {"value": "Berlin"}, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["key"] == canonical
+
+
+# --- item 7: the schema says what the API does ---------------------------------------------------
+@pytest.fixture
+def schema(client) -> dict:
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    return json.loads(response.content)
+
+
+def _operations(schema: dict):
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            yield path, method, operation
+
+
+@pytest.mark.django_db
+def test_every_operation_documents_its_errors_with_the_error_body(schema: dict) -> None:
+    error = schema["components"]["schemas"]["Error"]
+    assert error["properties"]["error"]["required"] == ["code", "message", "fields"]
+    operations = list(_operations(schema))
+    assert len(operations) >= 15
+    for path, method, operation in operations:
+        responses = operation["responses"]
+        for status in ("400", "401", "404", "429"):
+            ref = responses[status]["content"]["application/json"]["schema"]["$ref"]
+            assert ref == "#/components/schemas/Error", (path, method, status)
+        if "requestBody" in operation:
+            assert {"413", "415"} <= set(responses), (path, method)
+
+
+@pytest.mark.django_db
+def test_schema_carries_the_constraints_the_views_enforce(schema: dict) -> None:
+    from profiles.api import KEY_PATTERN
+
+    params = {(path, method, p["name"]): p["schema"] for path, method, op in _operations(schema)
+              for p in op.get("parameters", [])}
+    messages = "/api/v1/users/{user_id}/sessions/{session_id}/messages"
+    assert params[(messages, "get", "limit")] == {"type": "integer", "minimum": 1, "maximum": 200}
+    people = "/api/v1/users/{user_id}/people"
+    assert params[(people, "get", "min_mentions")]["minimum"] == 0
+    assert params[(people, "get", "offset")]["maximum"] == 1_000_000
+    for method in ("put", "delete"):
+        assert params[("/api/v1/users/{user_id}/profile/{key}", method, "key")]["pattern"] == KEY_PATTERN
+    assert params[("/api/v1/users/{user_id}/profile/{key}/history", "get", "key")]["pattern"] == KEY_PATTERN
+
+
+def test_schema_error_example_is_what_the_api_answers(client_a, schema: dict) -> None:
+    import jsonschema
+
+    client, _ = client_a
+    body = client.post("/api/v1/search", {"user_id": "alice"}, format="json").json()
+    jsonschema.validate(body, schema["components"]["schemas"]["Error"])
+
+
+@pytest.mark.parametrize(("url", "body", "path"), [
+    (MESSAGES, {"messages": [{"role": "user", "text": 123}]}, ("messages", "0", "text")),
+    (MESSAGES, {"messages": [{"role": "user", "text": "hi"}], "enable_auto_extract": 1}, ("enable_auto_extract",)),
+    ("/api/v1/search", {"query": "x", "user_id": "a", "filters": {"tags": [1]}}, ("filters", "tags")),
+    ("/api/v1/search", {"query": "x", "user_id": 123}, ("user_id",)),
+    ("/api/v1/search", {"query": "x", "user_id": "a", "k": "5"}, ("k",)),
+    ("/api/v1/search", {"query": "x", "user_id": "a", "k": True}, ("k",)),
+    ("/api/v1/context", {"query": 1.5, "user_id": "a"}, ("query",)),
+    ("/api/v1/users/a/documents", {"text": "# t", "tags": [7]}, ("tags",)),
+    ("/api/v1/users/a/people/search", {"query": ["x"]}, ("query",)),
+])
+def test_values_of_another_json_type_are_refused_not_coerced(client_a, url: str, body: dict, path: tuple) -> None:
+    client, _ = client_a
+    response = client.post(url, body, format="json")
+    assert response.status_code == 400, response.content
+    fields = response.json()["error"]["fields"]
+    for part in path:
+        fields = fields[part]
+    assert "Must be" in json.dumps(fields)
+
+
+def test_a_blank_value_to_delete_is_refused_and_deletes_nothing(client_a) -> None:
+    client, _ = client_a
+    assert client.put("/api/v1/users/alice/profile/likes", {"value": "tea"}, format="json").status_code == 201
+    response = client.delete("/api/v1/users/alice/profile/likes?value=")
+    assert response.status_code == 400 and "value" in response.json()["error"]["fields"]
+    assert [f["value"] for f in client.get("/api/v1/users/alice/profile").json()["facts"]] == ["tea"]
+
+
+@pytest.mark.django_db
+def test_schema_says_a_person_patch_needs_a_field_and_weights_need_both(schema: dict) -> None:
+    components = schema["components"]["schemas"]
+    assert components["PatchedPersonDetailApiPatchInputRequest"]["minProperties"] == 1
+    assert set(components["WeightsRequest"]["required"]) == {"bm25", "vector"}
+
+
+# --- also found -----------------------------------------------------------------------------------
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", ["/", "/api/"])
+def test_landing_page_links_docs_admin_health_and_metrics(client, url: str) -> None:
+    response = client.get(url)
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/html")
+    for link in ('href="/api/docs/"', 'href="/admin/"', 'href="/healthz"', 'href="/metrics"'):
+        assert link in response.content.decode()
+
+
+@pytest.mark.parametrize("body", [{"rerank": True}, {"expand": True, "rerank": True}])
+def test_search_says_which_requested_llm_steps_were_skipped_without_an_llm(client_a, body: dict) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["I moved to Lisbon last spring."], start=START)
+    response = client.post("/api/v1/search", {"query": "Lisbon", "user_id": "alice", **body}, format="json")
+    assert response.status_code == 200
+    assert response.json()["llm_steps"] == []
+    assert response.json()["skipped_steps"] == [{"step": s, "reason": "llm_off"} for s in body]
+
+
+def test_search_reports_no_skipped_steps_when_none_was_asked_for(client_a) -> None:
+    client, _ = client_a
+    response = client.post("/api/v1/search", {"query": "Lisbon", "user_id": "alice", "mode": "vector",
+                                              "expand": True}, format="json")
+    assert response.json()["skipped_steps"] == [{"step": "expand", "reason": "not_applicable"}]
+    response = client.post("/api/v1/search", {"query": "Lisbon", "user_id": "alice"}, format="json")
+    assert response.json()["skipped_steps"] == []
+
+
+def test_get_one_profile_key(client_a) -> None:
+    client, _ = client_a
+    client.put("/api/v1/users/alice/profile/likes", {"value": "tea"}, format="json")
+    client.put("/api/v1/users/alice/profile/loves", {"value": "chess"}, format="json")
+    response = client.get("/api/v1/users/alice/profile/likes")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["key"], sorted(f["value"] for f in body["facts"])) == ("likes", ["chess", "tea"])
+    assert client.get("/api/v1/users/alice/profile/city").status_code == 404
+    assert client.get("/api/v1/users/bob/profile/likes").status_code == 404
+
+
+@pytest.mark.django_db
+def test_public_api_docs_describe_operations_not_specifications(schema: dict) -> None:
+    assert "seed 0" not in json.dumps(schema).lower()
