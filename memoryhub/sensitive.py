@@ -148,8 +148,8 @@ _INN = re.compile(r"(?<!\d)(?:\d{12}|\d{10})(?!\d)")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
 _PASSPORT_WORDS = re.compile(r"passport|паспорт|серия|series|护照", re.IGNORECASE)
 _SNILS_WORDS = re.compile(r"snils|снилс|страхов", re.IGNORECASE)
-_SSN_WORDS = re.compile(r"\bssn\b|social security|soc\.? ?sec", re.IGNORECASE)
-_INN_WORDS = re.compile(r"\binn\b|инн|taxpayer|налогоплательщик", re.IGNORECASE)
+_SSN_WORDS = re.compile(r"(?<![a-z])ssn(?![a-z])|social[ _]security|soc\.? ?sec", re.IGNORECASE)
+_INN_WORDS = re.compile(r"(?<![a-z])inn(?![a-z])|инн|taxpayer|налогоплательщик", re.IGNORECASE)
 # How far before a number a naming word may stand ("passport: series 4506, number 123456").
 _WORD_WINDOW = 40
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from memoryhub import metrics, registry
+from memoryhub import metrics, registry, sensitive
 from memoryhub.auth import generate_key, hash_key
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
@@ -71,6 +72,8 @@ class AppendResult:
     duplicates: int
     job: ArchivalJob | None
     extract_job: ArchivalJob | None = None
+    # Sensitive numbers masked in the stored messages, by kind (empty under SENSITIVE_POLICY=keep).
+    masked: Counter[str] = field(default_factory=Counter)
 
 
 @transaction.atomic
@@ -103,6 +106,12 @@ def messages_append(
     ) if ids else set()
 
     now = timezone.now()
+    new = [m for m in messages if not (m.external_id and m.external_id in existing)]
+    masked: Counter[str] = Counter()
+    if sensitive.masking_at_intake():
+        # Masked before the first write, so the raw number is never stored: not in the table,
+        # the WAL or a backup (SENSITIVE_POLICY=keep leaves that to what is derived).
+        new = [_masked(m, masked) for m in new]
     rows = [
         Message(
             tenant=tenant,
@@ -117,8 +126,7 @@ def messages_append(
             emotion=m.emotion,
             meta=m.meta,
         )
-        for m in messages
-        if not (m.external_id and m.external_id in existing)
+        for m in new
     ]
     created = Message.objects.bulk_create(rows)
     job = extract_job = None
@@ -138,7 +146,17 @@ def messages_append(
         elif _unextracted_count(conversation) >= settings.ARCHIVAL_SESSION_SIZE:
             extract_job, _ = _extraction_request(conversation, trigger=ArchivalJob.Trigger.SIZE)
     return AppendResult(conversation=conversation, created=created, duplicates=len(messages) - len(created),
-                        job=job, extract_job=extract_job)
+                        job=job, extract_job=extract_job, masked=masked)
+
+
+def _masked(message: IncomingMessage, counts: Counter[str]) -> IncomingMessage:
+    text, found = sensitive.mask_text(message.text, where="message")
+    meta, found_meta = sensitive.mask_json(message.meta, where="meta")
+    counts.update(found)
+    counts.update(found_meta)
+    return IncomingMessage(role=message.role, text=text, created_at=message.created_at,
+                           external_id=message.external_id, speaker=message.speaker, emotion=message.emotion,
+                           meta=meta)
 
 
 def _enqueue_on_commit(job_id: int) -> None:

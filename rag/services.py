@@ -19,6 +19,7 @@ from memoryhub.embeddings import get_embedder, l2_normalize
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.search import vectors
+from memoryhub.sensitive import redact
 from memoryhub.text import analyze_many, count_tokens
 from rag.chunking import split_document
 from rag.models import TENANT_NAMESPACE, Chunk, ChunkDeletion, Document, Namespace, user_namespace
@@ -211,9 +212,9 @@ def dialog_drafts(messages: Sequence[Message], history: Sequence[Message], conte
         context = turns[max(0, i - context_turns):i] if context_turns else []
         drafts.append(ChunkDraft(
             type=Chunk.Type.DIALOG,
-            text=message.text,
+            text=redact(message.text, where="chunk"),
             search_prefix=_speaker(message),
-            context_text="\n".join(f"{_speaker(m)}: {m.text}" for m in context),
+            context_text=redact("\n".join(f"{_speaker(m)}: {m.text}" for m in context), where=""),
             source_id=f"message:{message.pk}",
             user_id=message.user_id,
             session_id=message.conversation.session_id,
@@ -303,7 +304,8 @@ def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentIn
             chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(source_id=f"document:{old.pk}"))
             old.delete()
     stored = Document.objects.create(
-        tenant=tenant, namespace=namespace, user_id=user_id or "", title=document.title, text=document.text,
+        tenant=tenant, namespace=namespace, user_id=user_id or "", title=document.title,
+        text=redact(document.text, where="document"),
         format=document.format, external_id=document.external_id, tags=document.tags, meta=document.meta,
         importance=document.importance,
     )

@@ -3,8 +3,11 @@ misses and ordinary numbers (phones, dates, order numbers) left alone."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from memoryhub.models import Message
 from memoryhub.sensitive import (
     CARD,
     CN_RESIDENT_ID,
@@ -23,6 +26,8 @@ from memoryhub.sensitive import (
     mask_text,
     snils_valid,
 )
+from rag.models import Chunk, Document
+from tests.profiles.conftest import metric
 
 
 @pytest.mark.parametrize(("text", "kind"), [
@@ -123,3 +128,88 @@ def test_json_meta_is_masked_in_strings_and_numbers_keys_untouched() -> None:
     assert masked == {"note": "IBAN [iban •••• 5432]", "card": "[card •••• 1111]", "order": 100234567890,
                       "mentions": [{"telegram_id": 123456789, "name": "Bob"}], "ok": True}
     assert counts == {IBAN: 1, CARD: 1}
+
+
+# --- through the API: intake, messages, search, context, documents ----------------------------
+URL = "/api/v1/users/u1/sessions/s1/messages"
+CARD_TEXT = ("Pay with my card 4242 4242 4242 4242, ssn 536-90-4399, call me at +1 415 555 0132 "
+             "about order 100234567890.")
+RU_TEXT = "Мой паспорт 45 06 123456, СНИЛС 112-233-445 95, телефон +7 916 123-45-67, встреча 15.01.2024."
+ZH_TEXT = "我的身份证号是11010519491231002X，银行卡6250941006528599，电话13800138000。"
+RAW = ("4242 4242 4242 4242", "536-90-4399", "45 06 123456", "112-233-445 95", "11010519491231002X",
+       "6250941006528599", "AB 12 34 56 C")
+ORDINARY = ("+1 415 555 0132", "100234567890", "+7 916 123-45-67", "15.01.2024", "13800138000")
+
+
+def _post(client, django_capture_on_commit_callbacks, texts, meta=None) -> dict:
+    body = {"messages": [{"role": "user", "text": t, "meta": meta or {}} for t in texts]}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(URL, body, format="json")
+    assert response.status_code == 202, response.content
+    return response.json()
+
+
+def _leaks(payload: object) -> list[str]:
+    text = json.dumps(payload, ensure_ascii=False)
+    return [raw for raw in RAW if raw in text]
+
+
+def _search_and_context(client) -> tuple[dict, dict]:
+    search = client.post("/api/v1/search", {"query": "card ssn паспорт 身份证", "user_id": "u1", "k": 20},
+                         format="json")
+    context = client.post("/api/v1/context", {"query": "card паспорт 身份证", "user_id": "u1", "session_id": "s1"},
+                          format="json")
+    assert search.status_code == 200 and context.status_code == 200
+    return search.json(), context.json()
+
+
+def test_under_mask_messages_are_stored_masked_and_counts_are_reported(
+        client_a, django_capture_on_commit_callbacks) -> None:
+    client, _ = client_a
+    before = metric("memoryhub_sensitive_masked_total", kind="card_number", where="message")
+    body = _post(client, django_capture_on_commit_callbacks, [CARD_TEXT, RU_TEXT, ZH_TEXT],
+                 meta={"note": "NINO AB 12 34 56 C", "order": 100234567890})
+    assert body["masked"] == {CARD: 2, US_SSN: 1, RU_PASSPORT: 1, RU_SNILS: 1, CN_RESIDENT_ID: 1, UK_NINO: 3}
+    assert metric("memoryhub_sensitive_masked_total", kind="card_number", where="message") == before + 2
+
+    stored = client.get(URL).json()["messages"]
+    assert [m["text"] for m in stored] == [
+        "Pay with my card [card •••• 4242], ssn [us_ssn], call me at +1 415 555 0132 about order 100234567890.",
+        "Мой паспорт [ru_passport], СНИЛС [ru_snils], телефон +7 916 123-45-67, встреча 15.01.2024.",
+        "我的身份证号是[cn_resident_id]，银行卡[card •••• 8599]，电话13800138000。",
+    ]
+    assert stored[0]["meta"] == {"note": "NINO [uk_nino]", "order": 100234567890}
+    assert not _leaks(list(Message.objects.values_list("text", "meta")))
+    search, context = _search_and_context(client)
+    assert search["items"] and not _leaks(search) and "[card •••• 4242]" in json.dumps(search, ensure_ascii=False)
+    assert not _leaks(context) and "[ru_passport]" in context["text"]
+    for ordinary in ORDINARY:
+        assert ordinary in json.dumps(stored, ensure_ascii=False)
+
+
+def test_under_keep_the_message_stays_raw_but_chunks_and_context_are_masked(
+        client_a, django_capture_on_commit_callbacks, settings) -> None:
+    settings.SENSITIVE_POLICY = "keep"
+    client, tenant = client_a
+    body = _post(client, django_capture_on_commit_callbacks, [CARD_TEXT, RU_TEXT, ZH_TEXT])
+    assert body["masked"] == {}
+    stored = client.get(URL).json()["messages"]
+    assert [m["text"] for m in stored] == [CARD_TEXT, RU_TEXT, ZH_TEXT]
+
+    chunks = list(Chunk.objects.filter(tenant=tenant).values_list("text", flat=True))
+    assert len(chunks) == 3 and not _leaks(chunks)
+    assert "[card •••• 4242]" in chunks[0] and "100234567890" in chunks[0]
+    search, context = _search_and_context(client)
+    assert search["items"] and not _leaks(search)
+    recent = next(b for b in context["blocks"] if b["name"] == "recent_turns")
+    assert "[cn_resident_id]" in recent["text"] and not _leaks(context)
+
+
+def test_documents_are_masked_at_intake(client_a) -> None:
+    client, _ = client_a
+    text = "# Billing\n\nRefunds go to IBAN DE89 3704 0044 0532 0130 00; questions to +49 30 1234567."
+    response = client.post("/api/v1/users/u1/documents", {"text": text}, format="json")
+    assert response.status_code == 201
+    assert Document.objects.get().text == (
+        "# Billing\n\nRefunds go to IBAN [iban •••• 3000]; questions to +49 30 1234567.")
+    assert all("DE89" not in c for c in Chunk.objects.values_list("text", flat=True))
