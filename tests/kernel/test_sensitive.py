@@ -196,7 +196,7 @@ def test_under_keep_the_message_stays_raw_but_chunks_and_context_are_masked(
     stored = client.get(URL).json()["messages"]
     assert [m["text"] for m in stored] == [CARD_TEXT, RU_TEXT, ZH_TEXT]
 
-    chunks = list(Chunk.objects.filter(tenant=tenant).values_list("text", flat=True))
+    chunks = list(Chunk.objects.filter(tenant=tenant).order_by("id").values_list("text", flat=True))
     assert len(chunks) == 3 and not _leaks(chunks)
     assert "[card •••• 4242]" in chunks[0] and "100234567890" in chunks[0]
     search, context = _search_and_context(client)
@@ -213,3 +213,13 @@ def test_documents_are_masked_at_intake(client_a) -> None:
     assert Document.objects.get().text == (
         "# Billing\n\nRefunds go to IBAN [iban •••• 3000]; questions to +49 30 1234567.")
     assert all("DE89" not in c for c in Chunk.objects.values_list("text", flat=True))
+
+
+def test_a_retried_batch_counts_nothing_masked_twice(client_a, django_capture_on_commit_callbacks) -> None:
+    client, _ = client_a
+    body = {"messages": [{"role": "user", "text": CARD_TEXT, "external_id": "m1"}]}
+    with django_capture_on_commit_callbacks(execute=True):
+        first = client.post(URL, body, format="json").json()
+        again = client.post(URL, body, format="json").json()
+    assert (first["accepted"], first["masked"]) == (1, {CARD: 1, US_SSN: 1})
+    assert (again["accepted"], again["duplicates"], again["masked"]) == (0, 1, {})
