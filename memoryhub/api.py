@@ -76,6 +76,10 @@ class SessionMessagesApi(APIView):
         extract_job_id = serializers.IntegerField(
             allow_null=True, help_text="The session's extraction job when this batch requested or triggered one.")
         message_ids = serializers.ListField(child=serializers.IntegerField())
+        masked = serializers.DictField(
+            child=serializers.IntegerField(),
+            help_text='Sensitive numbers masked in the stored messages, by kind, e.g. {"card_number": 1}; '
+                      "empty under SENSITIVE_POLICY=keep.")
 
     class RecentSerializer(serializers.Serializer):
         user_id = serializers.CharField()
@@ -117,6 +121,7 @@ class SessionMessagesApi(APIView):
             "job_id": result.job.pk if result.job else None,
             "extract_job_id": result.extract_job.pk if result.extract_job else None,
             "message_ids": [m.pk for m in result.created],
+            "masked": dict(result.masked),
         }
         return Response(self.AcceptedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 

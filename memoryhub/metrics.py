@@ -38,6 +38,11 @@ RETRIEVAL_LATENCY = Histogram(
 ARCHIVAL_JOBS = Counter(
     "memoryhub_archival_jobs_total", "Archival jobs by outcome", ["outcome"]
 )
+SENSITIVE_MASKED = Counter(
+    "memoryhub_sensitive_masked_total",
+    "Sensitive numbers masked, by kind and where (message, meta, document, chunk, context, bio, llm_prompt)",
+    ["kind", "where"],
+)
 HTTP_REQUESTS = Counter(
     "memoryhub_http_requests_total", "HTTP requests by method, route template and status code",
     ["method", "route", "status"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from memoryhub import metrics, registry
+from memoryhub import metrics, registry, sensitive
 from memoryhub.auth import generate_key, hash_key
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
@@ -84,9 +85,10 @@ class AppendResult:
     duplicates: int
     job: ArchivalJob | None
     extract_job: ArchivalJob | None = None
+    # Sensitive numbers masked in the stored messages, by kind (empty under SENSITIVE_POLICY=keep).
+    masked: Counter[str] = field(default_factory=Counter)
 
 
-@transaction.atomic
 def messages_append(
     *,
     tenant: Tenant,
@@ -97,6 +99,9 @@ def messages_append(
 ) -> AppendResult:
     """Store a batch and its jobs in one transaction; enqueue them after commit.
 
+    Under SENSITIVE_POLICY=mask the batch is masked first, before the transaction: a large batch
+    costs tens of milliseconds of regexes, which must not be spent holding the session's row.
+
     Every batch gets an index job (searchable within a second, no LLM). Extraction is one job per
     session: requested at once by `auto_extract`, or when the session's unextracted messages reach
     ARCHIVAL_SESSION_SIZE; a waiting one is reused, so work never multiplies.
@@ -104,6 +109,18 @@ def messages_append(
     Idempotent on `external_id`: messages whose id is already stored in this session are skipped,
     so a client may retry a batch after a timeout without duplicating anything.
     """
+    found: list[Counter[str]] = [Counter() for _ in messages]
+    if sensitive.masking_at_intake():
+        messages = [_masked(m, counts) for m, counts in zip(messages, found, strict=True)]
+    return _messages_store(tenant=tenant, user_id=user_id, session_id=session_id, messages=messages,
+                           found=found, auto_extract=auto_extract)
+
+
+@transaction.atomic
+def _messages_store(
+    *, tenant: Tenant, user_id: str, session_id: str, messages: Sequence[IncomingMessage],
+    found: Sequence[Counter[str]], auto_extract: bool,
+) -> AppendResult:
     conversation, _ = Conversation.objects.get_or_create(tenant=tenant, user_id=user_id, session_id=session_id)
     # Serialise appends to one session, so two concurrent retries of one batch cannot both pass
     # the duplicate check and then collide on the unique constraint. Only the session's row:
@@ -116,6 +133,9 @@ def messages_append(
     ) if ids else set()
 
     now = timezone.now()
+    new = [i for i, m in enumerate(messages) if not (m.external_id and m.external_id in existing)]
+    # What the stored messages had masked; a skipped duplicate was counted when first stored.
+    masked: Counter[str] = sum((found[i] for i in new), Counter())
     rows = [
         Message(
             tenant=tenant,
@@ -130,8 +150,7 @@ def messages_append(
             emotion=m.emotion,
             meta=m.meta,
         )
-        for m in messages
-        if not (m.external_id and m.external_id in existing)
+        for m in (messages[i] for i in new)
     ]
     created = Message.objects.bulk_create(rows)
     job = extract_job = None
@@ -151,7 +170,19 @@ def messages_append(
         elif _unextracted_count(conversation) >= settings.ARCHIVAL_SESSION_SIZE:
             extract_job, _ = _extraction_request(conversation, trigger=ArchivalJob.Trigger.SIZE)
     return AppendResult(conversation=conversation, created=created, duplicates=len(messages) - len(created),
-                        job=job, extract_job=extract_job)
+                        job=job, extract_job=extract_job, masked=masked)
+
+
+def _masked(message: IncomingMessage, counts: Counter[str]) -> IncomingMessage:
+    """The message with its sensitive numbers masked, before anything is written: the raw number is
+    never stored, not in the table, its WAL or a backup."""
+    text, found = sensitive.mask_text(message.text, where="message")
+    meta, found_meta = sensitive.mask_json(message.meta, where="meta")
+    counts.update(found)
+    counts.update(found_meta)
+    return IncomingMessage(role=message.role, text=text, created_at=message.created_at,
+                           external_id=message.external_id, speaker=message.speaker, emotion=message.emotion,
+                           meta=meta)
 
 
 def _enqueue_on_commit(job_id: int) -> None:

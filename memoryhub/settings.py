@@ -319,6 +319,10 @@ ARCHIVAL_RETRY_MAX_SECONDS = env_float("ARCHIVAL_RETRY_MAX_SECONDS", 3600.0, min
 ARCHIVAL_IDLE_SECONDS = env_int("ARCHIVAL_IDLE_SECONDS", 3600, minimum=1)
 ARCHIVAL_SESSION_SIZE = env_int("ARCHIVAL_SESSION_SIZE", 400, minimum=1)
 
+# Sensitive numbers (cards, IBANs, national IDs; memoryhub/sensitive.py): `mask` stores messages and
+# documents masked; `keep` stores messages as sent and masks only what is derived from them.
+SENSITIVE_POLICY = env_choice("SENSITIVE_POLICY", "mask", {"mask", "keep"})
+
 # --- Providers -------------------------------------------------------------------------------
 LLM_API_KEY = env_str("LLM_API_KEY")
 LLM_PROVIDER = env_choice("LLM_PROVIDER", "openai" if LLM_API_KEY else "off", {"openai", "off"})

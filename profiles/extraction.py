@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from memoryhub.llm import LLMClient
 from memoryhub.models import Message
+from memoryhub.sensitive import redact
 from memoryhub.text import count_tokens, normalize
 from profiles import rules
 from profiles.conf import extract_window_tokens, llm_default_confidence
@@ -103,7 +104,9 @@ def llm_candidates(client: LLMClient, messages: Sequence[Message]) -> list[Candi
     budget, default_confidence = extract_window_tokens(), llm_default_confidence()
     out: list[Candidate] = []
     for window in _windows(messages, budget):
-        transcript = "\n".join(f"[{i}] {m.role}: {m.text}" for i, m in enumerate(window))
+        # Masked even when the messages are kept raw: the numbers would only be refused as facts,
+        # and the provider has no need to see them.
+        transcript = redact("\n".join(f"[{i}] {m.role}: {m.text}" for i, m in enumerate(window)), where="llm_prompt")
         reply, _result = client.chat_json(
             "fact_extractor",
             [{"role": "system", "content": SYSTEM_PROMPT.format(keys=_key_list())},

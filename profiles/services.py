@@ -24,7 +24,7 @@ from profiles import extraction, metrics
 from profiles.conf import confidence_threshold, decay_after_days, decay_factor, decay_interval_days
 from profiles.keys import is_multi, key_normalize, value_clean, value_norm
 from profiles.models import FactEvent, UserProfile
-from profiles.sensitive import find_sensitive
+from profiles.sensitive import find_masked, find_sensitive
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +98,9 @@ def fact_value_check(*, key: str, value: str, source: str) -> tuple[str, str]:
     Sensitive numbers are looked for first, in the raw value, so they are refused and counted
     whatever else is wrong with the fact.
     """
-    findings = find_sensitive(str(value or ""), context=str(key or ""))
+    # A placeholder counts too: under SENSITIVE_POLICY=mask the extractors only ever see
+    # "[card •••• 4242]", and a fact holding it would still say "the user gave a card number here".
+    findings = find_sensitive(str(value or ""), context=str(key or "")) or find_masked(str(value or ""))
     if findings:
         for finding in findings:
             metrics.SENSITIVE_REFUSED.labels(finding.kind, source).inc()

@@ -17,6 +17,7 @@ from django.conf import settings
 
 from memoryhub.models import Conversation, Message
 from memoryhub.selectors import session_recent_messages
+from memoryhub.sensitive import redact
 from memoryhub.text import count_tokens
 from people.selectors import inner_circle_for_context, relevant_people_for_context
 from profiles.selectors import profile_for_context
@@ -74,7 +75,8 @@ def _fmt_time(item_time: Any) -> str:
 
 
 def _turn_line(message: Message) -> str:
-    return f"[{_fmt_time(message.created_at)}] {message.speaker or message.role}: {message.text}"
+    text = redact(message.text, where="context")
+    return f"[{_fmt_time(message.created_at)}] {message.speaker or message.role}: {text}"
 
 
 def _memory_line(item: SearchItem) -> str:

@@ -20,6 +20,7 @@ from memoryhub.embeddings import get_embedder, l2_normalize
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.search import vectors
+from memoryhub.sensitive import redact
 from memoryhub.text import analyze_many, count_tokens
 from rag.chunking import split_bounded, split_document
 from rag.models import TENANT_NAMESPACE, Chunk, ChunkDeletion, Document, Namespace, user_namespace
@@ -251,8 +252,10 @@ def dialog_drafts(messages: Sequence[Message], history: Sequence[Message], conte
     for i in range(first_new, len(turns)):
         message = turns[i]
         context = turns[max(0, i - context_turns):i] if context_turns else []
-        context_text = "\n".join(f"{_speaker(m)}: {m.text}" for m in context)[-max_chars:]
-        pieces = [message.text] if len(message.text) <= max_chars else split_bounded(message.text, max_chars)
+        # Masked whatever SENSITIVE_POLICY is: a message kept raw must not leak through search.
+        context_text = redact("\n".join(f"{_speaker(m)}: {m.text}" for m in context), where="")[-max_chars:]
+        text = redact(message.text, where="chunk")
+        pieces = [text] if len(text) <= max_chars else split_bounded(text, max_chars)
         for part, piece in enumerate(pieces):
             drafts.append(ChunkDraft(
                 type=Chunk.Type.DIALOG,
@@ -381,7 +384,8 @@ def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentIn
         raise ApplicationError("Document text must not be empty.", field="text")
     namespace = user_namespace(user_id) if user_id else TENANT_NAMESPACE
     stored = Document(
-        tenant=tenant, namespace=namespace, user_id=user_id or "", title=document.title, text=document.text,
+        tenant=tenant, namespace=namespace, user_id=user_id or "", title=document.title,
+        text=redact(document.text, where="document"),
         format=document.format, external_id=document.external_id, tags=document.tags, meta=document.meta,
         importance=document.importance,
     )

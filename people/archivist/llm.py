@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, model_validator
 
 from memoryhub.llm import LLMClient
+from memoryhub.sensitive import redact
 from people.archivist.tokens import KnownPerson, MessageLike
 from people.names import clean_name, clean_username
 from people.ops import AddOp, Extraction, MergeOp, PersonDraft, PersonOp, RelationDraft, UpdateOp
@@ -242,7 +243,8 @@ def conversation_line(message: MessageLike) -> str:
     at = message.created_at.strftime("%Y-%m-%d %H:%M") if message.created_at else ""
     speaker = getattr(message, "speaker", "") or ""
     who = f"{message.role} ({speaker})" if speaker else message.role
-    return f"[{at}] {who}: {message.text}"
+    # Masked even when messages are kept raw: the archivist needs no card number to know a person.
+    return f"[{at}] {who}: {redact(message.text, where='llm_prompt')}"
 
 
 def build_messages(*, messages: Sequence[MessageLike], known_lines: Sequence[str],

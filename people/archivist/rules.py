@@ -286,8 +286,19 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
 # --- messages → people ---------------------------------------------------------------------------------
 
 
+# E-mail addresses and links name no one: "anna@example.com" is not a mention of @example, nor
+# "medium.com/@jake" of @jake. They are blanked before the tokenizers see the sentence.
+# ASCII classes, not \w: Chinese has no spaces, and "张伟的邮箱是zw@qq.com" must keep 张伟.
+_ADDRESSES = re.compile(
+    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"  # e-mail
+    r"|(?<![A-Za-z0-9.-])(?:https?://|www\.)[^\s，。！？、]+"  # link with a scheme
+    r"|(?<![A-Za-z0-9.-])[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/[^\s，。！？、]*",  # domain/path
+    re.IGNORECASE)
+
+
 def sentence_mentions(sentence: str, known: KnownIndex) -> tuple[list[Mention], list[RelationDraft]]:
-    toks = tokens_zh(sentence, known) if HAN.search(sentence) else _tokens_en_ru(sentence, known)
+    scan = _ADDRESSES.sub(" ", sentence)
+    toks = tokens_zh(scan, known) if HAN.search(scan) else _tokens_en_ru(scan, known)
     relations = tie(toks)
     affiliations(toks)
     aliases(toks)

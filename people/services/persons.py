@@ -14,6 +14,7 @@ from django.utils import timezone
 from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Message, Tenant
+from memoryhub.sensitive import redact
 from memoryhub.text import analyze, normalize
 from people import conf, metrics
 from people.archivist.tokens import split_sentences
@@ -46,6 +47,9 @@ def combine_bio(old: str, new: str, *, limit: int | None = None) -> str:
     """Old bio plus the new sentences it does not already say; over the limit, the oldest sentences
     after the first go, so the bio keeps who the person is and what is newest."""
     limit = limit or conf.get("PEOPLE_BIO_MAX_CHARS")
+    # Every bio an archivist writes passes here: a sentence quoted from a message kept raw
+    # (SENSITIVE_POLICY=keep) or an LLM's paraphrase must not carry a card or ID number.
+    new = redact(new, where="bio") if new else new
     sentences = split_sentences(old) if old else []
     seen = [set(analyze(s)) for s in sentences]
     for sentence in split_sentences(new) if new else []:
@@ -317,7 +321,7 @@ def person_update(
         person.circle = circle
         person.circle_locked = True
     if bio is not None:
-        person.bio = bio.strip() or default_bio(person.display_name, person.aliases)
+        person.bio = redact(bio.strip(), where="bio") or default_bio(person.display_name, person.aliases)
     elif had_default_bio:
         person.bio = default_bio(person.display_name, person.aliases)
     changed = {f: {"from": before[f], "to": getattr(person, f)} for f in (*EDITABLE, "circle_locked")

@@ -115,7 +115,7 @@ def test_retried_batch_is_idempotent_on_external_ids(client_a) -> None:
     assert post(client, batch).json()["accepted"] == 2
     again = post(client, batch | {"messages": [*batch["messages"], {"role": "user", "text": "3", "external_id": "x3"}]})
     assert again.json() | {"job_id": None, "message_ids": []} == {
-        "accepted": 1, "duplicates": 2, "job_id": None, "extract_job_id": None, "message_ids": []}
+        "accepted": 1, "duplicates": 2, "job_id": None, "extract_job_id": None, "message_ids": [], "masked": {}}
     assert Message.objects.count() == 3
     assert ArchivalJob.objects.count() == 2
 

@@ -118,6 +118,13 @@ SENSITIVE = [
     ("ru_snils", "112-233-445 95"),
     ("iban", "DE89 3704 0044 0532 0130 00"),
     ("iban", "GB82WEST12345698765432"),
+    ("us_ssn", "536-90-4399"),
+    ("uk_nino", "AB 12 34 56 C"),
+    ("ru_inn", "ИНН 7707083893"),
+    ("ru_inn", "500100732259"),
+    # What intake masking left: a fact holding it would still say "a card number was given here".
+    ("card_number", "[card •••• 1111]"),
+    ("us_ssn", "[us_ssn]"),
 ]
 NEAR_MISSES = [
     ("order", "1234 5678 1234 5678"),  # 16 digits, fails Luhn
@@ -126,6 +133,9 @@ NEAR_MISSES = [
     ("phone", "4506123456"),  # ten bare digits without a word about a passport
     ("code", "112-233-445 96"),  # SNILS shape, wrong check number
     ("ref", "DE88 3704 0044 0532 0130 00"),  # IBAN shape, fails mod-97
+    ("zip", "941071234"),  # nine bare digits, nothing says SSN
+    ("ref", "666-12-3456"),  # SSN shape, area 666 never issued
+    ("phone", "+1 415 555 0132"),
 ]
 
 
@@ -140,6 +150,15 @@ def test_sensitive_numbers_are_refused_and_counted(client_a, kind: str, value: s
     assert list(error["fields"]) == ["value"] and "never stored" in error["message"]
     assert not UserProfile.objects.exists() and not FactEvent.objects.exists()
     assert metric("memoryhub_profile_sensitive_refused_total", kind=kind, source="api") == before + 1
+
+
+@pytest.mark.parametrize(("key", "kind", "value"), [("ssn", "us_ssn", "536904399"),
+                                                     ("social_security_number", "us_ssn", "536 90 4399"),
+                                                     ("inn", "ru_inn", "7707083893")])
+def test_the_key_names_a_number_that_has_no_format_of_its_own(client_a, key: str, kind: str, value: str) -> None:
+    client, _ = client_a
+    response = put(client, key, {"value": value})
+    assert (response.status_code, response.json()["error"]["kind"]) == (400, kind)
 
 
 @pytest.mark.parametrize(("key", "value"), NEAR_MISSES)

@@ -75,14 +75,24 @@ def test_without_auto_extract_the_job_extracts_nothing(client_a, django_capture_
     assert facts(tenant) == {}
 
 
-def test_rules_drop_sensitive_numbers_and_count_them(client_a, django_capture_on_commit_callbacks) -> None:
+def test_rules_drop_sensitive_numbers_and_count_them(client_a, django_capture_on_commit_callbacks, settings) -> None:
+    settings.SENSITIVE_POLICY = "keep"  # the rules see the raw number; the guard refuses it
     client, tenant = client_a
     before = metric("memoryhub_profile_sensitive_refused_total", kind="card_number", source="rules")
+    job = post_batch(client, [("user", "My card number is 4111 1111 1111 1111. My email is anna@example.com. "
+                                       "My social security number is 536-90-4399.")],
+                     capture=django_capture_on_commit_callbacks)
+    assert facts(tenant) == {"email=anna@example.com": ("active", "rules", 0.8)}
+    assert steps(job)["profiles"] == {"extractor": "rules", "candidates": 3, "saved": 1, "sensitive": 2}
+    assert metric("memoryhub_profile_sensitive_refused_total", kind="card_number", source="rules") == before + 1
+
+
+def test_under_mask_the_rules_never_see_the_number(client_a, django_capture_on_commit_callbacks) -> None:
+    client, tenant = client_a
     job = post_batch(client, [("user", "My card number is 4111 1111 1111 1111. My email is anna@example.com.")],
                      capture=django_capture_on_commit_callbacks)
     assert facts(tenant) == {"email=anna@example.com": ("active", "rules", 0.8)}
-    assert steps(job)["profiles"] == {"extractor": "rules", "candidates": 2, "saved": 1, "sensitive": 1}
-    assert metric("memoryhub_profile_sensitive_refused_total", kind="card_number", source="rules") == before + 1
+    assert steps(job)["profiles"] == {"extractor": "rules", "candidates": 1, "saved": 1}
 
 
 def test_the_extraction_service_can_be_called_by_the_idle_session_trigger(tenant) -> None:
