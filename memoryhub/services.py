@@ -26,22 +26,28 @@ logger = logging.getLogger(__name__)
 
 # --- Tenants and keys -----------------------------------------------------------------------
 @transaction.atomic
-def api_key_create(*, tenant: Tenant, name: str = "default") -> tuple[ApiKey, str]:
+def api_key_create(*, tenant: Tenant, name: str = "default", scopes: Sequence[str] = ("memory",)
+                   ) -> tuple[ApiKey, str]:
     """Create a key and return it with its raw value, which is not stored and cannot be shown again."""
+    unknown = sorted(set(scopes) - set(ApiKey.Scope.values))
+    if unknown or not scopes:
+        raise ApplicationError(f"Unknown or no scopes {unknown}; use {', '.join(ApiKey.Scope.values)}.",
+                               field="scopes")
     raw, prefix = generate_key()
-    key = ApiKey.objects.create(tenant=tenant, name=name, prefix=prefix, key_hash=hash_key(raw))
+    key = ApiKey.objects.create(tenant=tenant, name=name, prefix=prefix, key_hash=hash_key(raw),
+                                scopes=list(dict.fromkeys(scopes)))
     return key, raw
 
 
 @transaction.atomic
-def tenant_create(*, name: str) -> tuple[Tenant, str]:
+def tenant_create(*, name: str, scopes: Sequence[str] = ("memory",)) -> tuple[Tenant, str]:
     name = name.strip()
     if not name:
         raise ApplicationError("Tenant name must not be empty.", field="name")
     if Tenant.objects.filter(name=name).exists():
         raise ApplicationError(f"Tenant {name!r} already exists.", code="exists", field="name")
     tenant = Tenant.objects.create(name=name)
-    _, raw = api_key_create(tenant=tenant)
+    _, raw = api_key_create(tenant=tenant, scopes=scopes)
     return tenant, raw
 
 

@@ -247,7 +247,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"PersonCircleEnum": "people.models.Person.Circle"},
+    "ENUM_NAME_OVERRIDES": {"PersonCircleEnum": "people.models.Person.Circle",
+                            "KnowledgeDomainEnum": "lore.models.Domain"},
 }
 MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 16000, minimum=1)
 MESSAGE_BATCH_MAX = env_int("MESSAGE_BATCH_MAX", 500, minimum=1)

@@ -42,7 +42,7 @@ class Command(BaseCommand):
             # A key is shown only once, so every `make run` prints a new one and retires the last.
             for old in ApiKey.objects.filter(tenant=tenant, name=DEMO_KEY_NAME, revoked_at__isnull=True):
                 services.api_key_revoke(api_key=old)
-            _, raw = services.api_key_create(tenant=tenant, name=DEMO_KEY_NAME)
+            _, raw = services.api_key_create(tenant=tenant, name=DEMO_KEY_NAME, scopes=ApiKey.Scope.values)
         if not Conversation.objects.filter(tenant=tenant, user_id=DEMO_USER).exists():
             start = timezone.now() - timedelta(days=2)
             for day, (session_id, turns) in enumerate(DEMO_SESSIONS):
