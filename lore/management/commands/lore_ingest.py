@@ -45,7 +45,8 @@ class Command(BaseCommand):
         parser.add_argument("--language", default="")
         parser.add_argument("--create", action="store_true", help="Create the world if it does not exist.")
         parser.add_argument("--languages", default="en", help="Languages of a world created by --create.")
-        parser.add_argument("--as-version", dest="as_version", default=None, help="SemVer of the new version (default: next minor).")
+        parser.add_argument("--as-version", dest="as_version", default=None,
+                            help="SemVer of the new version (default: next minor).")
         parser.add_argument("--replace-all", action="store_true",
                             help="Build only from these files, not also from the previous version's sources.")
         parser.add_argument("--preset", choices=PRESETS, default=PRESETS[0])
