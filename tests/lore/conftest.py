@@ -71,7 +71,8 @@ def golden_dir(tmp_path, settings):  # type: ignore[no-untyped-def]
          "expected": ["Spells/fireball"]},
         {"id": "en-2", "language": "en", "split": "test", "query": "teleport 30 feet in mist",
          "expected": ["Spells/misty-step"]},
-        {"id": "ru-1", "language": "ru", "split": "test", "query": "существо не видит", "expected": ["Conditions/blinded"]},
+        {"id": "ru-1", "language": "ru", "split": "test", "query": "существо не видит",
+         "expected": ["Conditions/blinded"]},
     ])
     return write
 

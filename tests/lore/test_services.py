@@ -82,7 +82,7 @@ def test_long_entry_is_split_at_its_headings_and_every_piece_keeps_the_entry(wor
     assert len(surprise) > 1  # long: split
     assert all(c.meta["title"] == "Surprise" for c in surprise)
     assert any(c.meta["heading_path"][-1] == "Ambush" for c in surprise)
-    assert [c for c in chunks if c.meta["entry_id"] == "rules/combat/initiative"][0].text.endswith("Short.")
+    assert next(c for c in chunks if c.meta["entry_id"] == "rules/combat/initiative").text.endswith("Short.")
     assert all(c.meta["line"] for c in chunks)
 
 
