@@ -27,6 +27,10 @@ _RETRIEVAL = {
         "fuse": {"enum": ["rrf"]},
         "rrf_k": {"type": "integer", "minimum": 1},
         "k": {"type": "integer", "minimum": 1, "maximum": 100},
+        "weights": {
+            "type": "object", "additionalProperties": False, "required": ["bm25", "vector"],
+            "properties": {"bm25": {"type": "number", "minimum": 0}, "vector": {"type": "number", "minimum": 0}},
+        },
         "filter": {"type": "object"},
     },
     # Hybrid and keyword modes need their keyword depth spelled out.
@@ -74,6 +78,7 @@ class DomainConfig:
     min_hit_at_5: float
     min_mrr: float
     embedding: str
+    weights: tuple[tuple[str, float], ...] = (("bm25", 1.0), ("vector", 1.0))
 
 
 def _path(error: jsonschema.ValidationError) -> str:
@@ -101,6 +106,7 @@ def validate(data: Any) -> dict[str, DomainConfig]:
             k_keyword=retrieval.get("k_keyword", 0), rrf_k=retrieval.get("rrf_k", 60), k=retrieval.get("k", 10),
             min_hit_at_5=float(smoke.get("min_hit_at_5", 0.0)), min_mrr=float(smoke.get("min_mrr", 0.0)),
             embedding=raw["embedding"],
+            weights=tuple(sorted((retrieval.get("weights") or {"bm25": 1.0, "vector": 1.0}).items())),
         )
     return configs
 

@@ -114,7 +114,8 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
         scores["vector"] = dict(vectors.nearest(
             chunks, fit_dims(query_vector, cfg.dims)[0], cfg.k_vector, namespace_size=len(index),
             hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True))
-    return fuse(scores, method="rrf", weights=dict.fromkeys(scores, 1.0), rrf_k=cfg.rrf_k)
+    weights = dict(cfg.weights)
+    return fuse(scores, method="rrf", weights={name: weights[name] for name in scores}, rrf_k=cfg.rrf_k)
 
 
 def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: int | None = None,
