@@ -27,8 +27,8 @@ class Command(BaseCommand):
         srd = settings.BASE_DIR / "data" / "srd"
         if world is None or not Alias.objects.filter(world=world, domain="srd", name="stage").exists():
             # The language directories only: the licence and notice next to them are not rules text.
-            call_command("lore_ingest", DEMO_WORLD, "srd", str(srd / "en"), str(srd / "ru"), "--create", "--languages", "en,ru",
-                         "--tenant", DEMO_TENANT, stdout=self.stdout, stderr=self.stderr)
+            call_command("lore_ingest", DEMO_WORLD, "srd", str(srd / "en"), str(srd / "ru"), "--create",
+                         "--languages", "en,ru", "--tenant", DEMO_TENANT, stdout=self.stdout, stderr=self.stderr)
         call_command("lore_smoke", DEMO_WORLD, "srd", "stage", "--tenant", DEMO_TENANT, stdout=self.stdout,
                      stderr=self.stderr)
         call_command("lore_publish", DEMO_WORLD, "srd", "stage", "--tenant", DEMO_TENANT, stdout=self.stdout,
