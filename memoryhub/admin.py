@@ -17,7 +17,7 @@ admin.site.site_header = "MemoryHub review console"
 class ApiKeyInline(admin.TabularInline):
     model = ApiKey
     extra = 0
-    fields = ["name", "prefix", "created_at", "last_used_at", "revoked_at"]
+    fields = ["name", "prefix", "scopes", "created_at", "last_used_at", "revoked_at"]
     readonly_fields = fields
     can_delete = False
 
@@ -35,15 +35,19 @@ class TenantAdmin(admin.ModelAdmin):
     @admin.action(description="Create an API key (shown once)")
     def create_api_key(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
         for tenant in queryset:
-            _, raw = services.api_key_create(tenant=tenant, name=f"admin:{request.user}")
+            # Every scope: the operator narrows it on the key's page if the client needs less.
+            _, raw = services.api_key_create(tenant=tenant, name=f"admin:{request.user}",
+                                             scopes=ApiKey.Scope.values)
             self.message_user(request, f"{tenant.name}: {raw}  (copy it now: it is not stored)", messages.WARNING)
 
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["prefix", "name", "tenant", "created_at", "last_used_at", "revoked_at"]
+    list_display = ["prefix", "name", "tenant", "scopes", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["tenant", ("revoked_at", admin.EmptyFieldListFilter)]
     list_select_related = ["tenant"]
+    # Scopes stay editable: an operator widens or narrows what a key may do without a new key.
+    fields = ["tenant", "name", "prefix", "scopes", "key_hash", "created_at", "last_used_at", "revoked_at"]
     readonly_fields = ["tenant", "prefix", "key_hash", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke"]
 

@@ -73,8 +73,16 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 
 
 class HasTenant(permissions.BasePermission):
+    """A tenant's key holding one of the view's `required_scopes` (default: `memory`)."""
+
     def has_permission(self, request: Request, view: object) -> bool:
-        return isinstance(request.user, TenantPrincipal)
+        if not isinstance(request.user, TenantPrincipal):
+            return False
+        wanted = getattr(view, "required_scopes", (ApiKey.Scope.MEMORY,))
+        if not set(wanted) & set(request.user.api_key.scopes):
+            names = " or ".join(f"'{scope}'" for scope in wanted)
+            raise exceptions.PermissionDenied(f"This API key lacks the {names} scope.", code="missing_scope")
+        return True
 
 
 class ApiKeyRateThrottle(throttling.SimpleRateThrottle):

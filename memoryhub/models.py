@@ -18,8 +18,18 @@ class Tenant(models.Model):
         return self.name
 
 
+def default_scopes() -> list[str]:
+    return ["memory"]
+
+
 class ApiKey(models.Model):
     """A bearer key. Only its SHA-256 is stored: the key itself is shown once, at creation."""
+
+    class Scope(models.TextChoices):
+        MEMORY = "memory"  # chat memory: today's routes; the default, so older keys keep working
+        EDITOR = "editor"  # lore sources, edits, publish and rollback
+        ENGINE = "engine"  # episodes, NPCs, art cards written by a game engine
+        TOOLS = "tools"  # read-only tools (knowledge search)
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=100, default="default")
@@ -29,6 +39,7 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    scopes = ArrayField(models.CharField(max_length=16, choices=Scope.choices), default=default_scopes)
 
     class Meta:
         verbose_name = "API key"

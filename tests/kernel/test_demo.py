@@ -9,6 +9,9 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
+from memoryhub.auth import hash_key
+from memoryhub.models import ApiKey
+
 pytestmark = pytest.mark.django_db
 
 
@@ -40,6 +43,17 @@ def test_the_demo_key_survives_restarts_until_rotated(settings, tmp_path) -> Non
     new = printed_key(rotated)
     assert new != first and opens_the_api(first) == 401 and opens_the_api(new) == 200
     assert printed_key(bootstrap()) == new
+    # The replacement keeps what the old key could do: the demo key opens every part of the demo.
+    assert sorted(ApiKey.objects.get(key_hash=hash_key(new)).scopes) == sorted(ApiKey.Scope.values)
+
+
+def test_a_stored_key_without_every_scope_is_replaced(settings, tmp_path) -> None:
+    settings.VAR_DIR = tmp_path
+    first = printed_key(bootstrap())
+    ApiKey.objects.filter(key_hash=hash_key(first)).update(scopes=["memory"])  # made before lore existed
+    second = printed_key(bootstrap())
+    assert second != first and sorted(ApiKey.objects.get(key_hash=hash_key(second)).scopes) == sorted(
+        ApiKey.Scope.values)
 
 
 def test_a_lost_key_file_gives_a_new_key_and_retires_the_old(settings, tmp_path) -> None:

@@ -42,7 +42,9 @@ def demo_key_current(tenant: Tenant) -> str | None:
         return None
     raw = path.read_text().strip()
     key = ApiKey.objects.filter(tenant=tenant, key_hash=hash_key(raw)).first()
-    return raw if key is not None and key.is_active else None
+    # A key made before a scope existed lacks it: the demo key opens every part of the demo.
+    usable = key is not None and key.is_active and set(ApiKey.Scope.values) <= set(key.scopes)
+    return raw if usable else None
 
 DEMO_SESSIONS: list[tuple[str, list[tuple[str, str]]]] = [
     ("welcome", [
@@ -73,7 +75,7 @@ class Command(BaseCommand):
                 # value nobody can show any more and make one that is kept.
                 for old in ApiKey.objects.filter(tenant=tenant, name=DEMO_KEY_NAME, revoked_at__isnull=True):
                     services.api_key_revoke(api_key=old)
-                _, raw = services.api_key_create(tenant=tenant, name=DEMO_KEY_NAME)
+                _, raw = services.api_key_create(tenant=tenant, name=DEMO_KEY_NAME, scopes=ApiKey.Scope.values)
                 demo_key_store(raw)
         if not Conversation.objects.filter(tenant=tenant, user_id=DEMO_USER).exists():
             start = timezone.now() - timedelta(days=2)

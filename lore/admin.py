@@ -1,0 +1,99 @@
+"""Lore in the admin: worlds, versions with publish / rollback actions, the changelog (read-only)."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from lore import services
+from lore.models import Alias, KnowledgeChange, KnowledgeVersion, Source, World
+from memoryhub.exceptions import ApplicationError
+
+
+@admin.register(World)
+class WorldAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "tenant", "languages", "created_at"]
+    list_filter = ["tenant"]
+    list_select_related = ["tenant"]
+    search_fields = ["slug", "name"]
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    list_display = ["filename", "language", "domain", "world", "format", "sha256", "uploaded_by", "created_at"]
+    list_filter = ["domain", "language", "format"]
+    list_select_related = ["world"]
+    # Sources are the raw record versions are rebuilt from: never edited in place.
+    exclude = ["content"]
+    readonly_fields = ["tenant", "world", "domain", "filename", "language", "format", "options", "sha256",
+                       "uploaded_by", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(KnowledgeVersion)
+class KnowledgeVersionAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "status", "entry_count", "chunk_count", "reused_chunks", "smoke_hit5", "created_at"]
+    list_filter = ["status", "domain", "world"]
+    list_select_related = ["world"]
+    readonly_fields = ["tenant", "world", "domain", "version", "status", "namespace", "sources", "edits",
+                       "entry_count", "chunk_count", "reused_chunks", "smoke", "created_by", "created_at"]
+    actions = ["publish", "rollback"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.display(description="smoke hit@5 by language")
+    def smoke_hit5(self, obj: KnowledgeVersion) -> str:
+        by_language = (obj.smoke or {}).get("by_language") or {}
+        return ", ".join(f"{lang} {f['hit@5']:.2f}" for lang, f in by_language.items()) or "-"
+
+    @admin.action(description="Publish (move latest here; needs a passing smoke run)")
+    def publish(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> None:
+        done = 0
+        for version in queryset.select_related("world"):
+            try:
+                services.lore_version_publish(version=version, actor=f"admin:{request.user}")
+                done += 1
+            except ApplicationError as exc:
+                self.message_user(request, f"{version}: {exc.message}", messages.ERROR)
+        self.message_user(request, f"{done} version(s) published")
+
+    @admin.action(description="Roll latest back to the previous live version")
+    def rollback(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> None:
+        done = 0
+        for world, domain in {(v.world, v.domain) for v in queryset.select_related("world")}:
+            try:
+                services.lore_version_rollback(world=world, domain=domain, actor=f"admin:{request.user}")
+                done += 1
+            except ApplicationError as exc:
+                self.message_user(request, f"{world}/{domain}: {exc.message}", messages.ERROR)
+        self.message_user(request, f"{done} rollback(s)")
+
+
+@admin.register(Alias)
+class AliasAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "version", "updated_at"]
+    list_select_related = ["world", "version"]
+    readonly_fields = ["world", "domain", "name", "version", "updated_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # aliases move only through publish and rollback, which audit
+
+
+@admin.register(KnowledgeChange)
+class KnowledgeChangeAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "world", "domain", "action", "from_version", "to_version", "actor", "reason"]
+    list_filter = ["action", "domain", "world"]
+    list_select_related = ["world", "from_version", "to_version"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False

@@ -1,0 +1,292 @@
+"""Lore API: worlds, source upload (a new staged version), knowledge search, smoke, publish, rollback."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from lore import selectors, services, smoke
+from lore.models import Alias, Domain, KnowledgeChange, KnowledgeVersion
+from lore.normalize import PRESETS, SourceOptions
+from memoryhub.auth import TenantPrincipal, request_tenant
+from memoryhub.exceptions import ApplicationError, NotFound
+from memoryhub.models import ApiKey
+
+EDITOR = (ApiKey.Scope.EDITOR,)
+READERS = (ApiKey.Scope.TOOLS, ApiKey.Scope.ENGINE, ApiKey.Scope.EDITOR)
+
+ERRORS = {
+    400: OpenApiResponse(description="Invalid input; `error.fields` names the field (and for a source the "
+                                     "file and JSON path or line)."),
+    401: OpenApiResponse(description="No or invalid API key."),
+    403: OpenApiResponse(description="The key lacks the scope this operation needs (named in the message)."),
+    404: OpenApiResponse(description="Unknown world, alias or version (another tenant's world is unknown)."),
+}
+
+
+def _actor(request: Request) -> str:
+    user = request.user
+    assert isinstance(user, TenantPrincipal)
+    return f"api-key:{user.api_key.prefix} ({user.api_key.name})"
+
+
+class VersionSerializer(serializers.ModelSerializer):
+    sources = serializers.SerializerMethodField()
+    aliases = serializers.SerializerMethodField()
+
+    class Meta:
+        model = KnowledgeVersion
+        fields = ["domain", "version", "status", "namespace", "entry_count", "chunk_count", "reused_chunks",
+                  "sources", "aliases", "smoke", "created_by", "created_at"]
+
+    def get_sources(self, obj: KnowledgeVersion) -> list[str]:
+        return [f"{s.language}/{s.filename}" for s in obj.sources.all()]
+
+    def get_aliases(self, obj: KnowledgeVersion) -> list[str]:
+        return [a.name for a in obj.aliases.all()]
+
+
+class ChangeSerializer(serializers.ModelSerializer):
+    from_version = serializers.CharField(source="from_version.version", allow_null=True, default=None)
+    to_version = serializers.CharField(source="to_version.version")
+
+    class Meta:
+        model = KnowledgeChange
+        fields = ["domain", "action", "from_version", "to_version", "actor", "reason", "smoke", "took_ms",
+                  "created_at"]
+
+
+class WorldCreateApi(APIView):
+    required_scopes = EDITOR
+
+    class InputSerializer(serializers.Serializer):
+        slug = serializers.SlugField(max_length=64)
+        name = serializers.CharField(max_length=200, required=False, default="")
+        languages = serializers.ListField(child=serializers.CharField(max_length=8), min_length=1, default=["en"])
+
+    class OutputSerializer(serializers.Serializer):
+        slug = serializers.CharField()
+        name = serializers.CharField()
+        languages = serializers.ListField(child=serializers.CharField())
+
+    @extend_schema(operation_id="world_create", request=InputSerializer,
+                   responses={201: OutputSerializer, 409: OpenApiResponse(description="The slug is taken."), **ERRORS},
+                   examples=[OpenApiExample("A world", request_only=True,
+                                            value={"slug": "dnd5e", "name": "D&D 5e", "languages": ["en", "ru"]})])
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        world = services.world_create(tenant=request_tenant(request), **serializer.validated_data)
+        return Response(self.OutputSerializer(world).data, status=status.HTTP_201_CREATED)
+
+
+class WorldVersionsApi(APIView):
+    required_scopes = READERS
+
+    class OutputSerializer(serializers.Serializer):
+        world = serializers.CharField()
+        languages = serializers.ListField(child=serializers.CharField())
+        versions = VersionSerializer(many=True)
+        changes = ChangeSerializer(many=True)
+
+    @extend_schema(operation_id="world_versions", responses={200: OutputSerializer, **ERRORS})
+    def get(self, request: Request, world: str) -> Response:
+        found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
+        versions = found.versions.order_by("domain", "-id").prefetch_related("sources", "aliases")
+        changes = found.changes.order_by("-id").select_related("from_version", "to_version")[:50]
+        return Response(self.OutputSerializer({"world": found.slug, "languages": found.languages,
+                                               "versions": versions, "changes": changes}).data)
+
+
+class SourceUploadApi(APIView):
+    """Upload source files; they become a new staged version (aliased `stage`) of the domain."""
+
+    required_scopes = (ApiKey.Scope.EDITOR, ApiKey.Scope.ENGINE)
+    parser_classes = [MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        files = serializers.ListField(child=serializers.FileField(), min_length=1,
+                                      help_text="JSON (an array of entries) or Markdown (.md) files.")
+        domain = serializers.ChoiceField(choices=Domain.choices)
+        language = serializers.CharField(max_length=8, required=False, default="",
+                                         help_text="Language of the files (default: the world's first).")
+        preset = serializers.ChoiceField(choices=PRESETS, default=PRESETS[0])
+        id_field = serializers.CharField(max_length=64, default="index")
+        title_field = serializers.CharField(max_length=64, default="name")
+        text_fields = serializers.CharField(required=False, default="",
+                                            help_text="Comma-separated fields holding the text (JSON); default: all.")
+        id_prefix = serializers.CharField(max_length=64, required=False, default="",
+                                          help_text="Entry ids are '<prefix>/<id>'; default: the file name.")
+        entry_level = serializers.IntegerField(min_value=1, max_value=6, default=2,
+                                               help_text="Markdown: headings down to this level start an entry.")
+        version = serializers.CharField(max_length=32, required=False, help_text="SemVer; default: next minor.")
+        replace_all = serializers.BooleanField(default=False,
+                                               help_text="Build only from these files, not also from the "
+                                                         "previous version's other sources.")
+
+    @extend_schema(operation_id="world_sources_upload", request={"multipart/form-data": InputSerializer},
+                   responses={201: VersionSerializer, 409: OpenApiResponse(description="The version exists."),
+                              **ERRORS})
+    def post(self, request: Request, world: str) -> Response:
+        found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        uploads = []
+        for upload in data["files"]:
+            if upload.size > settings.LORE_MAX_UPLOAD_BYTES:
+                raise ApplicationError(f"{upload.name}: larger than {settings.LORE_MAX_UPLOAD_BYTES} bytes.",
+                                       field="files")
+            uploads.append(services.UploadedFile(upload.name, upload.read(), data["language"]))
+        options = SourceOptions(
+            preset=data["preset"], id_field=data["id_field"], title_field=data["title_field"],
+            text_fields=tuple(f.strip() for f in data["text_fields"].split(",") if f.strip()),
+            id_prefix=data["id_prefix"], entry_level=data["entry_level"],
+        )
+        version = services.knowledge_ingest(world=found, domain=data["domain"], files=uploads, options=options,
+                                            actor=_actor(request), version=data.get("version"),
+                                            replace_all=data["replace_all"])
+        return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+
+class KnowledgeSearchApi(APIView):
+    required_scopes = READERS
+
+    class FiltersSerializer(serializers.Serializer):
+        languages = serializers.ListField(child=serializers.CharField(max_length=8), required=False, default=list)
+        categories = serializers.ListField(child=serializers.CharField(max_length=64), required=False,
+                                           default=list, help_text='Entry id prefixes, e.g. ["Spells"].')
+
+    class InputSerializer(serializers.Serializer):
+        query = serializers.CharField(max_length=2000)
+        domains = serializers.ListField(child=serializers.ChoiceField(choices=Domain.choices), min_length=1,
+                                        default=["srd"])
+        k = serializers.IntegerField(min_value=1, max_value=50, required=False)
+        alias = serializers.ChoiceField(choices=Alias.Name.choices, required=False)
+        version = serializers.RegexField(r"^\d+\.\d+\.\d+$", required=False)
+        filters = serializers.DictField(required=False)
+
+        def validate(self, attrs: dict) -> dict:
+            if "alias" in attrs and "version" in attrs:
+                raise serializers.ValidationError({"version": ["Give an alias or a version, not both."]})
+            filters = KnowledgeSearchApi.FiltersSerializer(data=attrs.get("filters", {}))
+            if not filters.is_valid():
+                raise serializers.ValidationError({"filters": filters.errors})
+            unknown = set(attrs.get("filters", {})) - set(filters.fields)
+            if unknown:
+                raise serializers.ValidationError({"filters": [f"Unknown filter(s): {sorted(unknown)}."]})
+            attrs["filters"] = filters.validated_data
+            return attrs
+
+    class HitSerializer(serializers.Serializer):
+        entry_id = serializers.CharField()
+        title = serializers.CharField()
+        heading_path = serializers.ListField(child=serializers.CharField())
+        language = serializers.CharField()
+        domain = serializers.CharField()
+        version = serializers.CharField()
+        text = serializers.CharField()
+        score = serializers.FloatField(help_text="RRF score.")
+        components = serializers.DictField(child=serializers.FloatField(), help_text="bm25, vector (cosine).")
+        ranks = serializers.DictField(child=serializers.IntegerField(), help_text="1-based rank per component.")
+
+    class OutputSerializer(serializers.Serializer):
+        query = serializers.CharField()
+        versions = serializers.DictField(child=serializers.CharField(), help_text="Version searched per domain.")
+        took_ms = serializers.FloatField()
+        items = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(operation_id="world_search", request=InputSerializer, responses={200: OutputSerializer, **ERRORS},
+                   examples=[OpenApiExample("Rules question", request_only=True,
+                                            value={"query": "how far does a fireball reach?", "domains": ["srd"],
+                                                   "k": 5})])
+    def post(self, request: Request, world: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        tenant_id = request_tenant(request).pk
+        targets = selectors.targets_resolve(tenant_id=tenant_id, world_slug=world,
+                                            domains=list(dict.fromkeys(data["domains"])),
+                                            alias=data.get("alias"), version=data.get("version"))
+        filters = selectors.KnowledgeFilters(languages=tuple(data["filters"]["languages"]),
+                                             categories=tuple(data["filters"]["categories"]))
+        result = selectors.knowledge_search(tenant_id=tenant_id, targets=targets, query=data["query"],
+                                            k=data.get("k"), filters=filters)
+        items = [self.HitSerializer(hit).data for hit in result.hits]
+        return Response({"query": data["query"], "versions": result.versions, "took_ms": result.took_ms,
+                         "items": items})
+
+
+def _version(request: Request, world: str, domain: str, number: str) -> KnowledgeVersion:
+    found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
+    version = KnowledgeVersion.objects.filter(world=found, domain=domain, version=number).select_related(
+        "world").first()
+    if version is None:
+        raise NotFound(f"World {world!r} has no {domain} version {number!r}.")
+    return version
+
+
+class VersionSmokeApi(APIView):
+    required_scopes = EDITOR
+
+    class InputSerializer(serializers.Serializer):
+        split = serializers.ChoiceField(choices=["test", "tune", "all"], default="test")
+
+    @extend_schema(operation_id="world_version_smoke", request=InputSerializer,
+                   responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description="No golden file."),
+                              **ERRORS})
+    def post(self, request: Request, world: str, domain: str, version: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        split = serializer.validated_data["split"]
+        found = _version(request, world, domain, version)
+        result = smoke.version_smoke(version=found, split=None if split == "all" else split)
+        return Response(result)
+
+
+class VersionPublishApi(APIView):
+    required_scopes = EDITOR
+
+    class InputSerializer(serializers.Serializer):
+        version = serializers.RegexField(r"^\d+\.\d+\.\d+$")
+        force = serializers.BooleanField(default=False, help_text="Publish despite a failed smoke run.")
+        reason = serializers.CharField(max_length=2000, required=False, default="",
+                                       help_text="Required with force; recorded in the changelog.")
+
+    @extend_schema(operation_id="world_publish", request=InputSerializer,
+                   responses={200: ChangeSerializer,
+                              409: OpenApiResponse(description="Smoke failed or missing (figures in "
+                                                               "`error.smoke`), or already live."),
+                              **ERRORS})
+    def post(self, request: Request, world: str, domain: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        version = _version(request, world, domain, data["version"])
+        change = services.lore_version_publish(version=version, actor=_actor(request), force=data["force"],
+                                               reason=data["reason"])
+        return Response(ChangeSerializer(change).data)
+
+
+class VersionRollbackApi(APIView):
+    required_scopes = EDITOR
+
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(max_length=2000, required=False, default="")
+
+    @extend_schema(operation_id="world_rollback", request=InputSerializer,
+                   responses={200: ChangeSerializer,
+                              409: OpenApiResponse(description="Nothing to roll back to."), **ERRORS})
+    def post(self, request: Request, world: str, domain: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
+        change = services.lore_version_rollback(world=found, domain=domain, actor=_actor(request),
+                                                reason=serializer.validated_data["reason"])
+        return Response(ChangeSerializer(change).data)

@@ -1,0 +1,38 @@
+"""Used by `make run`: the SRD 5.1 (data/srd, en + ru) as the demo tenant's world `dnd5e`, published."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from lore.models import Alias, World
+from memoryhub.models import Tenant
+
+DEMO_TENANT = "demo"
+DEMO_WORLD = "dnd5e"
+
+
+class Command(BaseCommand):
+    help = "Load the bundled SRD into the demo tenant's world 'dnd5e', smoke-test it and publish it (once)."
+
+    def handle(self, *args: object, **options: object) -> None:
+        tenant = Tenant.objects.filter(name=DEMO_TENANT).first()
+        if tenant is None:
+            raise CommandError("Run manage.py demo_bootstrap first (it creates the demo tenant).")
+        world = World.objects.filter(tenant=tenant, slug=DEMO_WORLD).first()
+        if world is not None and Alias.objects.filter(world=world, domain="srd", name="latest").exists():
+            self.stdout.write(f"world {DEMO_WORLD!r} already published")
+            return
+        srd = settings.BASE_DIR / "data" / "srd"
+        if world is None or not Alias.objects.filter(world=world, domain="srd", name="stage").exists():
+            # The language directories only: the licence and notice next to them are not rules text.
+            call_command("lore_ingest", DEMO_WORLD, "srd", str(srd / "en"), str(srd / "ru"), "--create",
+                         "--languages", "en,ru", "--tenant", DEMO_TENANT, stdout=self.stdout, stderr=self.stderr)
+        call_command("lore_smoke", DEMO_WORLD, "srd", "stage", "--tenant", DEMO_TENANT, stdout=self.stdout,
+                     stderr=self.stderr)
+        call_command("lore_publish", DEMO_WORLD, "srd", "stage", "--tenant", DEMO_TENANT, stdout=self.stdout,
+                     stderr=self.stderr)
+        self.stdout.write(
+            "  try: curl -s -X POST http://127.0.0.1:8000/api/v1/worlds/dnd5e/search -H 'Authorization: Bearer <key>' "
+            "-H 'Content-Type: application/json' -d '{\"query\": \"how big is a fireball?\", \"k\": 3}'")

@@ -1,0 +1,148 @@
+"""Game-master knowledge (seed 003): worlds, raw sources, immutable knowledge versions, aliases.
+
+The text itself lives in `rag` chunks, in one namespace per version (`KnowledgeVersion.namespace`),
+so BM25 indexes and vector scans are per version and a version never changes once built.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.utils import timezone
+
+from memoryhub.models import Tenant
+
+
+class Domain(models.TextChoices):
+    SRD = "srd"
+    LORE = "lore"
+
+
+class World(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    slug = models.SlugField(max_length=64)
+    name = models.CharField(max_length=200)
+    # The languages its knowledge is written in; the first is the default of a source.
+    languages = ArrayField(models.CharField(max_length=8), default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "slug"], name="world_tenant_slug_uniq")]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Source(models.Model):
+    """One uploaded file, kept byte for byte, so any version built from it can be rebuilt."""
+
+    class Format(models.TextChoices):
+        JSON = "json"
+        MARKDOWN = "markdown"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="sources")
+    domain = models.CharField(max_length=16, choices=Domain.choices)
+    filename = models.CharField(max_length=255)
+    language = models.CharField(max_length=8)
+    format = models.CharField(max_length=16, choices=Format.choices)
+    # How entries are read from it (lore.normalize.SourceOptions as a dict).
+    options = models.JSONField(default=dict, blank=True)
+    content = models.BinaryField()
+    sha256 = models.CharField(max_length=64)
+    uploaded_by = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.world}/{self.domain}/{self.language}/{self.filename}"
+
+
+class KnowledgeVersion(models.Model):
+    class Status(models.TextChoices):
+        STAGED = "staged"
+        LIVE = "live"
+        RETIRED = "retired"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="versions")
+    domain = models.CharField(max_length=16, choices=Domain.choices)
+    version = models.CharField(max_length=32)  # SemVer
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.STAGED)
+    namespace = models.CharField(max_length=200)
+    sources = models.ManyToManyField(Source, related_name="versions")
+    # Lore edits it includes (ids), for the editors' review built on top of this.
+    edits = models.JSONField(default=list, blank=True)
+    entry_count = models.PositiveIntegerField(default=0)
+    chunk_count = models.PositiveIntegerField(default=0)
+    # Chunks whose vector came from an earlier version (same text, same embedding space).
+    reused_chunks = models.PositiveIntegerField(default=0)
+    # The last smoke run: {"passed": bool, "by_language": {...}, "overall": {...}, "golden": path, ...}.
+    smoke = models.JSONField(default=dict, blank=True)
+    created_by = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["world", "domain", "version"], name="knowledgeversion_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.world}:{self.domain}:{self.version}"
+
+    @property
+    def semver(self) -> tuple[int, int, int]:
+        major, minor, patch = (int(part) for part in self.version.split("."))
+        return major, minor, patch
+
+
+class Alias(models.Model):
+    class Name(models.TextChoices):
+        LATEST = "latest"
+        STAGE = "stage"
+
+    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="aliases")
+    domain = models.CharField(max_length=16, choices=Domain.choices)
+    name = models.CharField(max_length=16, choices=Name.choices)
+    version = models.ForeignKey(KnowledgeVersion, on_delete=models.PROTECT, related_name="aliases")
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "aliases"
+        constraints = [
+            # Also the index of a search's alias resolution (world, domain, name).
+            models.UniqueConstraint(fields=["world", "domain", "name"], name="alias_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.world}:{self.domain}@{self.name}"
+
+
+class KnowledgeChange(models.Model):
+    """The changelog: one row per publish or rollback of `latest`, with who, why and the smoke figures."""
+
+    class Action(models.TextChoices):
+        PUBLISH = "publish"
+        FORCED_PUBLISH = "forced_publish"
+        ROLLBACK = "rollback"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="changes")
+    domain = models.CharField(max_length=16, choices=Domain.choices)
+    action = models.CharField(max_length=16, choices=Action.choices)
+    from_version = models.ForeignKey(KnowledgeVersion, null=True, blank=True, on_delete=models.PROTECT,
+                                     related_name="+")
+    to_version = models.ForeignKey(KnowledgeVersion, on_delete=models.PROTECT, related_name="+")
+    actor = models.CharField(max_length=200)
+    reason = models.TextField(blank=True)
+    smoke = models.JSONField(default=dict, blank=True)
+    took_ms = models.FloatField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            # Rollback: the latest change of a (world, domain).
+            models.Index(fields=["world", "domain", "-id"], name="knowledgechange_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.world}:{self.domain} {self.from_version_id} -> {self.to_version_id}"

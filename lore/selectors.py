@@ -1,0 +1,158 @@
+"""Reads of lore: worlds and versions by alias, and hybrid knowledge search (seed 003 §8.3, §8.7)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.db.models import Q
+
+from lore import config as lore_config
+from lore.models import Alias, KnowledgeVersion, World
+from lore.services import fit_dims
+from memoryhub import metrics
+from memoryhub.embeddings import get_embedder
+from memoryhub.exceptions import ApplicationError, NotFound
+from memoryhub.search import vectors
+from memoryhub.search.fusion import fuse
+from memoryhub.text import analyze
+from rag import index as bm25_index
+from rag.models import Chunk
+
+
+def world_get(*, tenant_id: int, slug: str) -> World:
+    world = World.objects.filter(tenant_id=tenant_id, slug=slug).first()
+    if world is None:
+        raise NotFound(f"No world {slug!r}.")
+    return world
+
+
+@dataclass(frozen=True)
+class Target:
+    """One version a search reads: resolved from an alias or a version number."""
+
+    domain: str
+    version: str
+    namespace: str
+
+
+def targets_resolve(*, tenant_id: int, world_slug: str, domains: list[str], alias: str | None = None,
+                    version: str | None = None) -> list[Target]:
+    """The namespaces to search, in one query: an alias's row joined with its version, so a search
+    running during a publish reads either the old version or the new one, never a mix."""
+    if version is not None:
+        rows = (KnowledgeVersion.objects.filter(world__tenant_id=tenant_id, world__slug=world_slug,
+                                                domain__in=domains, version=version)
+                .values_list("domain", "version", "namespace"))
+    else:
+        rows = (Alias.objects.filter(world__tenant_id=tenant_id, world__slug=world_slug, domain__in=domains,
+                                     name=alias or Alias.Name.LATEST)
+                .values_list("domain", "version__version", "version__namespace"))
+    found = {domain: Target(domain, number, namespace) for domain, number, namespace in rows}
+    missing = [d for d in domains if d not in found]
+    if missing:
+        world_get(tenant_id=tenant_id, slug=world_slug)  # 404 for an unknown or foreign world
+        what = f"version {version!r}" if version is not None else f"alias {alias or 'latest'!r}"
+        raise NotFound(f"World {world_slug!r} has no {what} for domain(s) {', '.join(missing)}.")
+    return [found[d] for d in domains]
+
+
+@dataclass(frozen=True)
+class KnowledgeFilters:
+    languages: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()  # entry id prefixes such as "Spells"
+
+    def __bool__(self) -> bool:
+        return bool(self.languages or self.categories)
+
+    def q(self) -> Q:
+        q = Q()
+        if self.languages:
+            q &= Q(kind__in=self.languages)
+        if self.categories:
+            q &= Q(tags__overlap=list(self.categories))
+        return q
+
+
+@dataclass
+class KnowledgeHit:
+    entry_id: str
+    title: str
+    heading_path: list[str]
+    language: str
+    domain: str
+    version: str
+    text: str
+    score: float
+    components: dict[str, float]
+    ranks: dict[str, int]
+    chunk_id: int
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class KnowledgeResult:
+    hits: list[KnowledgeHit]
+    took_ms: float
+    versions: dict[str, str]
+
+
+def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.ndarray,
+                filters: KnowledgeFilters) -> dict[int, Any]:
+    cfg = lore_config.domain_config(target.domain)
+    index = bm25_index.namespace_index(tenant_id, target.namespace)
+    chunks = Chunk.objects.filter(tenant_id=tenant_id, namespace=target.namespace)
+    if filters:
+        chunks = chunks.filter(filters.q())
+    scores: dict[str, dict[int, float]] = {}
+    if cfg.mode in ("hybrid", "bm25"):
+        allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64) if filters else None
+        scores["bm25"] = dict(index.search(analyze(query), cfg.k_keyword, allowed=allowed))
+    if cfg.mode in ("hybrid", "vector"):
+        scores["vector"] = dict(vectors.nearest(
+            chunks, fit_dims(query_vector, cfg.dims)[0], cfg.k_vector, namespace_size=len(index),
+            hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True))
+    weights = dict(cfg.weights)
+    return fuse(scores, method="rrf", weights={name: weights[name] for name in scores}, rrf_k=cfg.rrf_k)
+
+
+def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: int | None = None,
+                     filters: KnowledgeFilters | None = None) -> KnowledgeResult:
+    """Hybrid BM25 + vector search of each target version with its domain's k's, fused by RRF;
+    the chunks of one entry count once (its best), and domains merge by fused score."""
+    started = time.perf_counter()
+    filters = filters or KnowledgeFilters()
+    k = k or lore_config.domain_config(targets[0].domain).k
+    query_vector = get_embedder().embed_one(query)
+    fused_by_target = [(target, _search_one(tenant_id, target, query, query_vector, filters)) for target in targets]
+    ids = [pk for _, fused in fused_by_target for pk in fused]
+    rows = {row["id"]: row for row in Chunk.objects.filter(tenant_id=tenant_id, id__in=ids)
+            .values("id", "text", "meta", "kind")}
+    best: dict[tuple[str, str, str], KnowledgeHit] = {}
+    for target, fused in fused_by_target:
+        for pk, score in fused.items():
+            row = rows.get(pk)
+            if row is None:
+                continue
+            meta = row["meta"]
+            key = (target.domain, row["kind"], meta.get("entry_id", ""))
+            if key in best and best[key].score >= score.score:
+                continue
+            best[key] = KnowledgeHit(
+                entry_id=meta.get("entry_id", ""), title=meta.get("title", ""),
+                heading_path=meta.get("heading_path", []), language=row["kind"], domain=target.domain,
+                version=target.version, text=row["text"], score=score.score, components=score.components,
+                ranks=score.ranks, chunk_id=pk, meta=meta,
+            )
+    hits = sorted(best.values(), key=lambda h: (-h.score, min(h.ranks.values(), default=0), h.entry_id))[:k]
+    took = round((time.perf_counter() - started) * 1000, 3)
+    metrics.RETRIEVAL_LATENCY.labels("lore").observe(took / 1000)
+    return KnowledgeResult(hits=hits, took_ms=took, versions={t.domain: t.version for t in targets})
+
+
+def validate_domains(domains: list[str]) -> None:
+    unknown = [d for d in domains if d not in ("srd", "lore")]
+    if unknown:
+        raise ApplicationError(f"Unknown domain(s) {unknown}; use srd or lore.", field="domains")

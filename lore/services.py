@@ -1,0 +1,338 @@
+"""Writes of lore: worlds, ingest into a staged version, publish and rollback of `latest`."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from lore import config as lore_config
+from lore.chunking import Piece, entry_pieces
+from lore.models import Alias, Domain, KnowledgeChange, KnowledgeVersion, Source, World
+from lore.normalize import Entry, SourceOptions, detect_format, normalize
+from memoryhub.embeddings import get_embedder, l2_normalize
+from memoryhub.exceptions import ApplicationError
+from memoryhub.models import Tenant
+from memoryhub.text import analyze
+from rag.models import Chunk
+from rag.prebuilt import chunks_insert_prebuilt
+from rag.services import ChunkDraft
+
+SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+LANGUAGE = re.compile(r"^[a-z]{2,3}$")
+EMBED_BATCH = 256
+
+
+def namespace_for(world: World, domain: str, version: str) -> str:
+    return f"lore:{world.slug}:{domain}:{version}"
+
+
+def namespace_prefix(world: World, domain: str) -> str:
+    return f"lore:{world.slug}:{domain}:"
+
+
+# --- Worlds ----------------------------------------------------------------------------------
+@transaction.atomic
+def world_create(*, tenant: Tenant, slug: str, name: str = "", languages: Sequence[str] = ("en",)) -> World:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,63}", slug):
+        raise ApplicationError("Use lowercase letters, digits and hyphens.", field="slug")
+    bad = [lang for lang in languages if not LANGUAGE.fullmatch(lang)]
+    if bad or not languages:
+        raise ApplicationError(f"Languages are ISO 639 codes such as 'en', 'ru'; got {bad or 'none'}.",
+                               field="languages")
+    if World.objects.filter(tenant=tenant, slug=slug).exists():
+        raise ApplicationError(f"World {slug!r} already exists.", code="exists", field="slug", status_code=409)
+    return World.objects.create(tenant=tenant, slug=slug, name=name or slug, languages=list(dict.fromkeys(languages)))
+
+
+# --- Vectors at the domain's dimension ---------------------------------------------------------
+def fit_dims(vectors: np.ndarray, dims: int) -> np.ndarray:
+    """Matryoshka truncation to the domain's `dims`, re-normalised, then zero-padded back to the
+    column's width: cosine similarity between padded vectors equals that between the truncated
+    ones, so every domain shares the one vector column and its HNSW index."""
+    vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+    width = vectors.shape[1]
+    if dims >= width:
+        return vectors
+    out = np.zeros_like(vectors)
+    out[:, :dims] = l2_normalize(vectors[:, :dims])
+    return out
+
+
+# --- Ingest ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class UploadedFile:
+    filename: str
+    content: bytes
+    language: str = ""
+
+
+@dataclass(frozen=True)
+class _Normalized:
+    filename: str
+    language: str
+    format: str
+    options: SourceOptions
+    content: bytes
+    entries: list[Entry]
+    stored: Source | None = None  # carried over from the previous version
+
+
+def _check_domain(domain: str) -> None:
+    if domain not in Domain.values:
+        raise ApplicationError(f"Unknown domain {domain!r}; use one of {', '.join(Domain.values)}.", field="domain")
+
+
+def _next_version(world: World, domain: str) -> str:
+    versions = [v.semver for v in KnowledgeVersion.objects.filter(world=world, domain=domain).only("version")]
+    if not versions:
+        return "1.0.0"
+    major, minor, _ = max(versions)
+    return f"{major}.{minor + 1}.0"
+
+
+def _base_version(world: World, domain: str) -> KnowledgeVersion | None:
+    """What a new ingest builds on: the staged version if there is one, else the live one."""
+    for name in (Alias.Name.STAGE, Alias.Name.LATEST):
+        alias = Alias.objects.filter(world=world, domain=domain, name=name).select_related("version").first()
+        if alias is not None:
+            return alias.version
+    return None
+
+
+def _content_key(embedder_name: str, dims: int, piece: Piece) -> str:
+    # What decides a chunk's vector: its text, the embedding space and the dimension. Equal keys
+    # mean the vector of an earlier version can be copied instead of embedding again.
+    digest = hashlib.sha256(f"{embedder_name}\x00{dims}\x00{piece.text}".encode()).hexdigest()
+    return f"lore:{digest[:40]}"
+
+
+def knowledge_ingest(
+    *,
+    world: World,
+    domain: str,
+    files: Sequence[UploadedFile],
+    options: SourceOptions | None = None,
+    actor: str = "",
+    version: str | None = None,
+    replace_all: bool = False,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+) -> KnowledgeVersion:
+    """Build a new staged version of (world, domain) from `files` plus, unless `replace_all`, the
+    sources of the version it builds on that these files do not replace (same language and file
+    name). Everything is read, chunked and embedded before one short transaction writes the
+    sources, the version, its chunks and the `stage` alias, so a failure leaves nothing behind and
+    no embedding call happens while the namespace lock is held. `progress(done, total)` counts
+    chunks as they get their vectors."""
+    _check_domain(domain)
+    if not files:
+        raise ApplicationError("Give at least one file.", field="files")
+    if version is not None and not SEMVER.fullmatch(version):
+        raise ApplicationError(f"{version!r} is not a SemVer version (MAJOR.MINOR.PATCH).", field="version")
+    options = options or SourceOptions()
+    cfg = lore_config.domain_config(domain)
+    parsed: list[_Normalized] = []
+    for upload in files:
+        language = upload.language or world.languages[0]
+        if language not in world.languages:
+            raise ApplicationError(f"{upload.filename}: language {language!r} is not one of the world's "
+                                   f"{world.languages}.", field="language")
+        fmt = detect_format(upload.filename)
+        entries = normalize(content=upload.content, filename=upload.filename, language=language, options=options,
+                            fmt=fmt)
+        parsed.append(_Normalized(upload.filename, language, fmt, options, upload.content, entries))
+    names = [(p.language, p.filename) for p in parsed]
+    if len(set(names)) != len(names):
+        raise ApplicationError("The same file name is given twice for one language.", field="files")
+    base = _base_version(world, domain)
+    if base is not None and not replace_all:
+        for stored in base.sources.all().order_by("id"):
+            if (stored.language, stored.filename) in names:
+                continue
+            stored_options = SourceOptions.from_dict(stored.options)
+            parsed.append(_Normalized(stored.filename, stored.language, stored.format, stored_options,
+                                      bytes(stored.content), normalize(
+                                          content=bytes(stored.content), filename=stored.filename,
+                                          language=stored.language, options=stored_options, fmt=stored.format),
+                                      stored=stored))
+    seen: dict[tuple[str, str], str] = {}
+    clashes = []
+    for p in parsed:
+        for entry in p.entries:
+            other = seen.setdefault((entry.language, entry.entry_id), p.filename)
+            if other != p.filename:
+                clashes.append(f"{entry.entry_id} ({entry.language}: {other}, {p.filename})")
+    if clashes:
+        raise ApplicationError(f"Duplicate entry ids across files: {', '.join(clashes[:50])}",
+                               code="duplicate_entries", field="files", extra={"duplicates": clashes})
+
+    pieces = [piece for p in parsed for entry in p.entries for piece in entry_pieces(entry)]
+    embedder = get_embedder()
+    keys = [_content_key(embedder.name, cfg.dims, piece) for piece in pieces]
+    known: dict[str, tuple[np.ndarray, list[str]]] = {}
+    for source_id, vector, terms in (
+        Chunk.objects.filter(tenant=world.tenant, source_id__in=set(keys),
+                             namespace__startswith=namespace_prefix(world, domain))
+        .values_list("source_id", "embedding", "terms").iterator(chunk_size=2000)
+    ):
+        known.setdefault(source_id, (np.asarray(vector, dtype=np.float32), terms))
+    missing = sorted({i for i, key in enumerate(keys) if key not in known}, key=keys.__getitem__)
+    first_of_key = {}
+    for i in missing:
+        first_of_key.setdefault(keys[i], i)
+    todo = list(first_of_key.values())
+    total, done = len(pieces), len(pieces) - len(todo)
+    progress(done, total)
+    for start in range(0, len(todo), EMBED_BATCH):
+        batch = todo[start:start + EMBED_BATCH]
+        vectors = fit_dims(embedder.embed([pieces[i].text for i in batch]), cfg.dims)
+        for i, vector in zip(batch, vectors, strict=True):
+            # BM25 sees the title twice: a question naming a spell should find that spell first.
+            terms = analyze(pieces[i].entry.title) + analyze(pieces[i].text)
+            known[keys[i]] = (vector, terms)
+        done += len(batch)
+        progress(done, total)
+    reused = len(pieces) - len(todo)
+
+    drafts = [
+        ChunkDraft(
+            type=Chunk.Type.DOCUMENT, text=piece.text, source_id=key, kind=piece.entry.language,
+            tags=[piece.entry.category],
+            meta={"entry_id": piece.entry.entry_id, "title": piece.entry.title,
+                  "heading_path": list(piece.heading_path), "part": piece.part,
+                  "language": piece.entry.language, "file": piece.entry.source_file, **piece.entry.meta},
+        )
+        for piece, key in zip(pieces, keys, strict=True)
+    ]
+    try:
+        with transaction.atomic():
+            number = version or _next_version(world, domain)
+            knowledge = KnowledgeVersion.objects.create(
+                tenant=world.tenant, world=world, domain=domain, version=number,
+                namespace=namespace_for(world, domain, number), entry_count=sum(len(p.entries) for p in parsed),
+                chunk_count=len(drafts), reused_chunks=reused, created_by=actor,
+                edits=list(base.edits) if base is not None and not replace_all else [],
+            )
+            sources = [p.stored or Source.objects.create(
+                tenant=world.tenant, world=world, domain=domain, filename=p.filename, language=p.language,
+                format=p.format, options=p.options.as_dict(), content=p.content,
+                sha256=hashlib.sha256(p.content).hexdigest(), uploaded_by=actor,
+            ) for p in parsed]
+            knowledge.sources.set(sources)
+            chunks_insert_prebuilt(
+                tenant=world.tenant, namespace=knowledge.namespace, drafts=drafts,
+                embeddings=np.stack([known[key][0] for key in keys]), terms=[known[key][1] for key in keys],
+            )
+            Alias.objects.update_or_create(world=world, domain=domain, name=Alias.Name.STAGE,
+                                           defaults={"version": knowledge, "updated_at": timezone.now()})
+    except IntegrityError as exc:
+        raise ApplicationError(f"Version {number} of {world.slug}/{domain} already exists.", code="conflict",
+                               field="version", status_code=409) from exc
+    return knowledge
+
+
+# --- Publish and rollback ------------------------------------------------------------------------
+def _lock_latest(world: World, domain: str) -> Alias | None:
+    return Alias.objects.select_for_update().filter(world=world, domain=domain, name=Alias.Name.LATEST).first()
+
+
+def smoke_failures(version: KnowledgeVersion) -> list[str]:
+    """Why the version's last smoke run does not allow a publish (empty: it does)."""
+    cfg = lore_config.domain_config(version.domain)
+    smoke = version.smoke or {}
+    if not smoke:
+        return ["no smoke run (manage.py lore_smoke)"]
+    failures = []
+    for language, figures in (smoke.get("by_language") or {}).items():
+        if figures["hit@5"] < cfg.min_hit_at_5:
+            failures.append(f"{language}: hit@5 {figures['hit@5']:.3f} < {cfg.min_hit_at_5}")
+        if figures["mrr"] < cfg.min_mrr:
+            failures.append(f"{language}: MRR {figures['mrr']:.3f} < {cfg.min_mrr}")
+    if not smoke.get("by_language"):
+        failures.append("the smoke run had no queries")
+    return failures
+
+
+def lore_version_publish(*, version: KnowledgeVersion, actor: str, force: bool = False,
+                         reason: str = "") -> KnowledgeChange:
+    """Point `latest` at `version` in one transaction. The version must have passed its smoke run,
+    unless `force` (with a reason, recorded as a forced publish)."""
+    started = time.perf_counter()
+    if force and not reason.strip():
+        raise ApplicationError("A forced publish needs a reason.", field="reason")
+    failures = smoke_failures(version)
+    if failures and not force:
+        raise ApplicationError(
+            f"Version {version.version} did not pass its smoke run: {'; '.join(failures)}.",
+            code="smoke_failed", status_code=409, extra={"smoke": version.smoke, "failures": failures},
+        )
+    with transaction.atomic():
+        # The alias row lock orders concurrent publishes and rollbacks of one (world, domain).
+        latest = _lock_latest(version.world, version.domain)
+        version = KnowledgeVersion.objects.select_for_update().get(pk=version.pk)
+        if latest is not None and latest.version_id == version.pk:
+            raise ApplicationError(f"Version {version.version} is already live.", code="conflict",
+                                   field="version", status_code=409)
+        previous = latest.version if latest is not None else None
+        _swap(version.world, version.domain, latest, previous, version)
+        Alias.objects.filter(world=version.world, domain=version.domain, name=Alias.Name.STAGE,
+                             version=version).delete()
+        return KnowledgeChange.objects.create(
+            tenant=version.tenant, world=version.world, domain=version.domain,
+            action=KnowledgeChange.Action.FORCED_PUBLISH if failures else KnowledgeChange.Action.PUBLISH,
+            from_version=previous, to_version=version, actor=actor, reason=reason, smoke=version.smoke,
+            took_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+
+def _swap(world: World, domain: str, latest: Alias | None, previous: KnowledgeVersion | None,
+          target: KnowledgeVersion) -> None:
+    if previous is not None:
+        KnowledgeVersion.objects.filter(pk=previous.pk).update(status=KnowledgeVersion.Status.RETIRED)
+    KnowledgeVersion.objects.filter(pk=target.pk).update(status=KnowledgeVersion.Status.LIVE)
+    if latest is None:
+        Alias.objects.create(world=world, domain=domain, name=Alias.Name.LATEST, version=target)
+    else:
+        latest.version = target
+        latest.updated_at = timezone.now()
+        latest.save(update_fields=["version", "updated_at"])
+
+
+@transaction.atomic
+def lore_version_rollback(*, world: World, domain: str, actor: str, reason: str = "") -> KnowledgeChange:
+    """Point `latest` back at the version it held before its current one was published."""
+    started = time.perf_counter()
+    _check_domain(domain)
+    latest = _lock_latest(world, domain)
+    if latest is None:
+        raise ApplicationError(f"{world.slug}/{domain} has no live version.", code="nothing_to_roll_back",
+                               status_code=409)
+    # The publish that made the current version live names the one before it (a rollback's own
+    # row is not followed, so two rollbacks in a row walk back, they do not undo each other).
+    arrival = (KnowledgeChange.objects.filter(world=world, domain=domain, to_version=latest.version,
+                                              action__in=[KnowledgeChange.Action.PUBLISH,
+                                                          KnowledgeChange.Action.FORCED_PUBLISH])
+               .order_by("-id").select_related("from_version").first())
+    target = arrival.from_version if arrival is not None else None
+    if target is None:
+        raise ApplicationError(f"{world.slug}/{domain} {latest.version.version} has no earlier live version to "
+                               "roll back to.", code="nothing_to_roll_back", status_code=409)
+    current = latest.version
+    _swap(world, domain, latest, current, target)
+    return KnowledgeChange.objects.create(
+        tenant=world.tenant, world=world, domain=domain, action=KnowledgeChange.Action.ROLLBACK,
+        from_version=current, to_version=target, actor=actor, reason=reason, smoke=target.smoke,
+        took_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+
+
+def version_smoke_save(*, version: KnowledgeVersion, smoke: dict) -> None:
+    KnowledgeVersion.objects.filter(pk=version.pk).update(smoke=smoke)
+    version.smoke = smoke
+

@@ -1,0 +1,126 @@
+"""Smoke retrieval with golden queries (seed 003 §8.11, §8.15): hit@1/5/10 and MRR per language.
+
+A golden file `qa/memory_retrieval_golden/<world>/<domain>.json` holds queries phrased as a player
+or a game master would ask, each with the entry ids that answer it and a `split`: `tune` (used
+while choosing the retrieval settings) or `test` (held out; what the publish gate and the reported
+figures use by default).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from django.conf import settings
+from django.utils import timezone
+
+from lore.models import KnowledgeVersion
+from lore.selectors import Target, knowledge_search
+from memoryhub.exceptions import ApplicationError
+
+KS = (1, 5, 10)
+
+GOLDEN_SCHEMA = {
+    "type": "object",
+    "required": ["queries"],
+    "properties": {
+        "world": {"type": "string"},
+        "domain": {"type": "string"},
+        "queries": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["id", "language", "query", "expected"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "language": {"type": "string"},
+                    "split": {"enum": ["tune", "test"]},
+                    "query": {"type": "string", "minLength": 1},
+                    "expected": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+                    "note": {"type": "string"},
+                },
+            },
+        },
+    },
+}
+
+
+@dataclass(frozen=True)
+class GoldenQuery:
+    id: str
+    language: str
+    query: str
+    expected: tuple[str, ...]
+    split: str
+
+
+def golden_path(world_slug: str, domain: str) -> Path:
+    return Path(settings.LORE_GOLDEN_DIR) / world_slug / f"{domain}.json"
+
+
+def golden_load(path: Path) -> list[GoldenQuery]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ApplicationError(f"No golden queries at {path}.", code="no_golden", status_code=409) from exc
+    except json.JSONDecodeError as exc:
+        raise ApplicationError(f"{path}: line {exc.lineno} column {exc.colno}: {exc.msg}",
+                               code="invalid_golden") from exc
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(GOLDEN_SCHEMA).iter_errors(data))
+    if error is not None:
+        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        raise ApplicationError(f"{path}: {where}: {error.message}", code="invalid_golden")
+    return [GoldenQuery(q["id"], q["language"], q["query"], tuple(q["expected"]), q.get("split", "test"))
+            for q in data["queries"]]
+
+
+def _figures(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks)
+    figures: dict[str, float] = {"n": n}
+    for k in KS:
+        figures[f"hit@{k}"] = round(sum(1 for r in ranks if r is not None and r <= k) / n, 4) if n else 0.0
+    figures["mrr"] = round(sum(1 / r for r in ranks if r is not None) / n, 4) if n else 0.0
+    return figures
+
+
+def smoke_run(
+    *, version: KnowledgeVersion, queries: list[GoldenQuery], split: str | None = "test", golden: str = "",
+    progress: Callable[[int], None] = lambda n: None,
+) -> dict[str, Any]:
+    """Search the version itself (not an alias) with every golden query of `split` (None: all)."""
+    chosen = [q for q in queries if split is None or q.split == split]
+    target = Target(version.domain, version.version, version.namespace)
+    ranks_by_language: dict[str, list[int | None]] = {}
+    misses = []
+    for query in chosen:
+        hits = knowledge_search(tenant_id=version.tenant_id, targets=[target], query=query.query, k=max(KS)).hits
+        rank = next((i for i, hit in enumerate(hits, start=1) if hit.entry_id in query.expected), None)
+        ranks_by_language.setdefault(query.language, []).append(rank)
+        if rank is None or rank > 5:
+            misses.append({"id": query.id, "rank": rank, "top": [h.entry_id for h in hits[:3]]})
+        progress(1)
+    return {
+        "golden": golden,
+        "split": split or "all",
+        "by_language": {lang: _figures(ranks) for lang, ranks in sorted(ranks_by_language.items())},
+        "overall": _figures([r for ranks in ranks_by_language.values() for r in ranks]),
+        "misses": misses,
+        "ran_at": timezone.now().isoformat(),
+    }
+
+
+def version_smoke(*, version: KnowledgeVersion, split: str | None = "test", golden_file: Path | None = None,
+                  progress: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+    """Run the smoke queries against `version` and record the figures on it (the publish gate)."""
+    from lore.services import version_smoke_save
+
+    path = golden_file or golden_path(version.world.slug, version.domain)
+    result = smoke_run(version=version, queries=golden_load(path), split=split, golden=str(path), progress=progress)
+    version_smoke_save(version=version, smoke=result)
+    return result

@@ -1,0 +1,17 @@
+from django.urls import path, re_path
+
+from lore import api
+
+WORLD = r"(?P<world>[a-z0-9][a-z0-9-]{0,63})"
+DOMAIN = r"(?P<domain>srd|lore)"
+
+urlpatterns = [
+    path("worlds", api.WorldCreateApi.as_view(), name="world-create"),
+    re_path(rf"^worlds/{WORLD}/versions$", api.WorldVersionsApi.as_view(), name="world-versions"),
+    re_path(rf"^worlds/{WORLD}/sources$", api.SourceUploadApi.as_view(), name="world-sources"),
+    re_path(rf"^worlds/{WORLD}/search$", api.KnowledgeSearchApi.as_view(), name="world-search"),
+    re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/versions/(?P<version>\d+\.\d+\.\d+)/smoke$",
+            api.VersionSmokeApi.as_view(), name="world-version-smoke"),
+    re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/publish$", api.VersionPublishApi.as_view(), name="world-publish"),
+    re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/rollback$", api.VersionRollbackApi.as_view(), name="world-rollback"),
+]

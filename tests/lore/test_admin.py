@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from lore import smoke
+from lore.models import KnowledgeChange, KnowledgeVersion
+
+
+def test_admin_publish_action_moves_latest_and_audits_the_reviewer(staged, golden_dir):
+    smoke.version_smoke(version=staged)
+    admin_user = get_user_model().objects.create_superuser("ed", "ed@example.com", "pw-123456")
+    client = Client()
+    client.force_login(admin_user)
+    assert client.get("/admin/lore/knowledgeversion/").status_code == 200
+    response = client.post("/admin/lore/knowledgeversion/",
+                           {"action": "publish", "_selected_action": [staged.pk]}, follow=True)
+    assert response.status_code == 200
+    staged.refresh_from_db()
+    assert staged.status == KnowledgeVersion.Status.LIVE
+    change = KnowledgeChange.objects.get()
+    assert change.actor == "admin:ed" and change.action == "publish"
+    # Nothing to roll back to: reported, not raised.
+    response = client.post("/admin/lore/knowledgeversion/",
+                           {"action": "rollback", "_selected_action": [staged.pk]}, follow=True)
+    assert "no earlier live version" in response.content.decode()
+    assert client.get("/admin/lore/knowledgechange/").status_code == 200

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from lore.models import Alias, KnowledgeChange
+from memoryhub import services as kernel_services
+
+
+def test_demo_loads_the_bundled_srd_passes_smoke_and_publishes(db):
+    kernel_services.tenant_create(name="demo")
+    out = io.StringIO()
+    call_command("lore_demo", stdout=out, stderr=io.StringIO())
+    text = out.getvalue()
+    assert "staged:" in text and "entries/s" in text and "passes the publish gate" in text
+    latest = Alias.objects.get(world__slug="dnd5e", domain="srd", name="latest").version
+    assert latest.entry_count > 1400 and latest.sources.count() == 25
+    assert KnowledgeChange.objects.get().action == "publish"
+    out = io.StringIO()
+    call_command("lore_demo", stdout=out)
+    assert "already published" in out.getvalue()
+    with pytest.raises(CommandError, match="no earlier live version"):
+        call_command("lore_rollback", "dnd5e", "srd", "--tenant", "demo")

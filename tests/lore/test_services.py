@@ -1,0 +1,240 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from lore import config as lore_config
+from lore import selectors, services, smoke
+from lore.models import Alias, KnowledgeChange, KnowledgeVersion, Source, World
+from lore.normalize import SourceOptions
+from memoryhub.exceptions import ApplicationError
+from rag.models import Chunk
+from tests.lore.conftest import SPELLS, as_bytes
+
+
+def _search(version: KnowledgeVersion, query: str, **kwargs: object) -> selectors.KnowledgeResult:
+    targets = selectors.targets_resolve(tenant_id=version.tenant_id, world_slug=version.world.slug,
+                                        domains=[version.domain], **kwargs)  # type: ignore[arg-type]
+    return selectors.knowledge_search(tenant_id=version.tenant_id, targets=targets, query=query, k=5)
+
+
+def test_ingest_builds_a_staged_version_whose_chunks_carry_entry_id_title_and_heading_path(staged):
+    assert staged.status == KnowledgeVersion.Status.STAGED
+    assert staged.version == "1.0.0" and staged.namespace == "lore:dnd5e:srd:1.0.0"
+    assert staged.entry_count == 6 and staged.chunk_count == 6
+    assert Alias.objects.get(world=staged.world, domain="srd", name="stage").version == staged
+    chunk = Chunk.objects.get(namespace=staged.namespace, meta__entry_id="Spells/fireball")
+    assert chunk.meta["title"] == "Fireball"
+    assert chunk.meta["heading_path"] == ["Spells", "Fireball"]
+    assert chunk.kind == "en" and chunk.tags == ["Spells"]
+    # Nested fields are rendered into searchable text, references by their name.
+    assert "Range: 150 feet" in chunk.text and "School: Evocation" in chunk.text
+    ru = Chunk.objects.get(namespace=staged.namespace, meta__entry_id="Conditions/blinded", kind="ru")
+    assert ru.meta["title"] == "Ослепление"
+    # Sources are kept byte for byte, so the version can be rebuilt.
+    stored = staged.sources.get(filename="Spells.json")
+    assert bytes(stored.content) == as_bytes(SPELLS)
+
+
+def test_reingest_reuses_vectors_of_unchanged_entries_and_embeds_only_the_changed_one(staged, monkeypatch):
+    embedded: list[str] = []
+    real = services.get_embedder
+
+    class Counting:
+        def __init__(self) -> None:
+            self.inner = real()
+            self.name = self.inner.name
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            embedded.extend(texts)
+            return self.inner.embed(texts)
+
+    monkeypatch.setattr(services, "get_embedder", Counting)
+    changed = [dict(SPELLS[0], desc=["A much smaller explosion of flame now."]), *SPELLS[1:]]
+    second = services.knowledge_ingest(world=staged.world, domain="srd",
+                                       files=[services.UploadedFile("Spells.json", as_bytes(changed), "en")])
+    assert second.version == "1.1.0"
+    assert second.chunk_count == 6  # the conditions were carried over from 1.0.0's sources
+    assert second.reused_chunks == 5
+    assert len(embedded) == 1 and "much smaller explosion" in embedded[0]
+    old = Chunk.objects.get(namespace=staged.namespace, meta__entry_id="Spells/misty-step")
+    new = Chunk.objects.get(namespace=second.namespace, meta__entry_id="Spells/misty-step")
+    assert np.allclose(old.embedding, new.embedding) and old.terms == new.terms
+    assert Alias.objects.get(world=staged.world, domain="srd", name="stage").version == second
+
+
+def test_long_entry_is_split_at_its_headings_and_every_piece_keeps_the_entry(world, settings):
+    settings.LORE_CHUNK_MAX_TOKENS = 60
+    settings.LORE_CHUNK_TARGET_TOKENS = 40
+    sentence = "The party rests by the fire and tells stories of old battles. "
+    text = (f"# Combat\n\nIntro.\n\n## Surprise\n\n{sentence * 8}\n\n### Ambush\n\n{sentence * 8}\n\n"
+            f"## Initiative\n\nShort.\n")
+    version = services.knowledge_ingest(world=world, domain="lore",
+                                        files=[services.UploadedFile("rules.md", text.encode(), "en")],
+                                        options=SourceOptions(entry_level=2))
+    chunks = list(Chunk.objects.filter(namespace=version.namespace).order_by("id"))
+    ids = {c.meta["entry_id"] for c in chunks}
+    assert ids == {"rules/combat", "rules/combat/surprise", "rules/combat/initiative"}
+    surprise = [c for c in chunks if c.meta["entry_id"] == "rules/combat/surprise"]
+    assert len(surprise) > 1  # long: split
+    assert all(c.meta["title"] == "Surprise" for c in surprise)
+    assert any(c.meta["heading_path"][-1] == "Ambush" for c in surprise)
+    assert next(c for c in chunks if c.meta["entry_id"] == "rules/combat/initiative").text.endswith("Short.")
+    assert all(c.meta["line"] for c in chunks)
+
+
+@pytest.mark.parametrize(("content", "location"), [
+    (b'[{"index": "a", "name": "A", "desc": "x"},\n {"index": "b", "name": }]', "line 2 column"),
+    (b'{"index": "a"}', "$"),
+    (b'[{"index": "a", "desc": "x"}, {"name": "B", "desc": "y"}]', "$[1].index"),
+    (b'[{"index": "a", "name": "A", "desc": "x"}, "oops"]', "$[1]"),
+    (b'\xff\xfe[', "line 1"),
+])
+def test_malformed_source_is_refused_naming_the_file_and_where(world, content, location):
+    with pytest.raises(ApplicationError) as caught:
+        services.knowledge_ingest(world=world, domain="srd", files=[services.UploadedFile("Bad.json", content, "en")])
+    assert caught.value.status_code == 400
+    assert caught.value.message.startswith("Bad.json ") and location in caught.value.message
+    assert caught.value.extra["file"] == "Bad.json"
+
+
+def test_duplicate_entry_ids_are_listed(world):
+    data = [{"index": "a", "name": "A", "desc": "x"}, {"index": "a", "name": "A2", "desc": "y"},
+            {"index": "b", "name": "B", "desc": "z"}, {"index": "b", "name": "B2", "desc": "w"}]
+    with pytest.raises(ApplicationError) as caught:
+        services.knowledge_ingest(world=world, domain="srd", files=[services.UploadedFile("X.json", as_bytes(data))])
+    assert caught.value.extra["duplicates"] == ["X/a", "X/b"]
+
+
+def test_a_failed_ingest_leaves_no_version_sources_or_chunks(staged):
+    chunks_before = Chunk.objects.count()
+    good = services.UploadedFile("Spells.json", as_bytes(SPELLS[:1]), "en")
+    with pytest.raises(ApplicationError):  # fails while reading the second file
+        services.knowledge_ingest(world=staged.world, domain="srd",
+                                  files=[good, services.UploadedFile("Bad.json", b"[", "en")])
+    with pytest.raises(ApplicationError) as caught:  # fails inside the write transaction
+        services.knowledge_ingest(world=staged.world, domain="srd", files=[good], version="1.0.0")
+    assert caught.value.status_code == 409
+    assert KnowledgeVersion.objects.count() == 1 and Source.objects.count() == 3
+    assert Chunk.objects.count() == chunks_before
+
+
+def test_search_by_alias_returns_entries_with_version_and_component_scores(staged):
+    result = _search(staged, "explosion of flame in a sphere", alias="stage")
+    top = result.hits[0]
+    assert top.entry_id == "Spells/fireball" and top.title == "Fireball" and top.version == "1.0.0"
+    assert top.heading_path == ["Spells", "Fireball"]
+    assert set(top.components) == {"bm25", "vector"} and set(top.ranks) == {"bm25", "vector"}
+    ru = _search(staged, "существо не видит", alias="stage").hits[0]
+    assert (ru.entry_id, ru.language) == ("Conditions/blinded", "ru")
+
+
+def test_search_filters_by_language_and_category(staged):
+    targets = selectors.targets_resolve(tenant_id=staged.tenant_id, world_slug="dnd5e", domains=["srd"], alias="stage")
+    only_ru = selectors.knowledge_search(tenant_id=staged.tenant_id, targets=targets, query="blinded creature",
+                                         filters=selectors.KnowledgeFilters(languages=("ru",)))
+    assert {h.language for h in only_ru.hits} == {"ru"}
+    spells = selectors.knowledge_search(tenant_id=staged.tenant_id, targets=targets, query="creature",
+                                        filters=selectors.KnowledgeFilters(categories=("Spells",)))
+    assert spells.hits and all(h.entry_id.startswith("Spells/") for h in spells.hits)
+
+
+def test_unknown_world_alias_or_another_tenants_world_is_404(staged, api_client_for):
+    _, other = api_client_for("tenant-b")
+    for kwargs in ({"tenant_id": other.pk, "world_slug": "dnd5e", "domains": ["srd"], "alias": "stage"},
+                   {"tenant_id": staged.tenant_id, "world_slug": "nope", "domains": ["srd"], "alias": "stage"},
+                   {"tenant_id": staged.tenant_id, "world_slug": "dnd5e", "domains": ["srd"], "alias": "latest"}):
+        with pytest.raises(ApplicationError) as caught:
+            selectors.targets_resolve(**kwargs)
+        assert caught.value.status_code == 404
+
+
+def test_publish_needs_a_passing_smoke_run_and_a_forced_publish_needs_a_reason(staged, golden_dir):
+    with pytest.raises(ApplicationError) as caught:
+        services.lore_version_publish(version=staged, actor="ed")
+    assert caught.value.status_code == 409 and caught.value.code == "smoke_failed"
+    golden_dir([{"id": "x", "language": "en", "query": "zzz qqq", "expected": ["Spells/nope"]}])
+    result = smoke.version_smoke(version=staged)
+    assert result["by_language"]["en"]["hit@10"] == 0.0
+    with pytest.raises(ApplicationError) as caught:
+        services.lore_version_publish(version=staged, actor="ed")
+    assert caught.value.extra["smoke"]["by_language"]["en"]["hit@5"] == 0.0
+    with pytest.raises(ApplicationError) as caught:
+        services.lore_version_publish(version=staged, actor="ed", force=True)
+    assert caught.value.field == "reason"
+    change = services.lore_version_publish(version=staged, actor="ed", force=True, reason="hotfix before session")
+    assert change.action == KnowledgeChange.Action.FORCED_PUBLISH and change.reason == "hotfix before session"
+
+
+def test_publish_then_rollback_moves_latest_and_writes_the_changelog(staged, golden_dir):
+    figures = smoke.version_smoke(version=staged)
+    assert figures["overall"]["hit@5"] == 1.0
+    first = services.lore_version_publish(version=staged, actor="ed")
+    assert first.from_version is None and first.smoke["overall"]["hit@5"] == 1.0
+    edited = [SPELLS[0], dict(SPELLS[1], desc=["Touch heals 2d8 hit points."]), SPELLS[2]]
+    second = services.knowledge_ingest(world=staged.world, domain="srd",
+                                       files=[services.UploadedFile("Spells.json", as_bytes(edited), "en")])
+    smoke.version_smoke(version=second)
+    services.lore_version_publish(version=second, actor="ed")
+    assert _search(staged, "flame", alias="latest").versions == {"srd": "1.1.0"}
+    assert not Alias.objects.filter(world=staged.world, name="stage").exists()
+    staged.refresh_from_db()
+    assert staged.status == KnowledgeVersion.Status.RETIRED
+    back = services.lore_version_rollback(world=staged.world, domain="srd", actor="ed", reason="bad text")
+    assert (back.from_version, back.to_version) == (second, staged)
+    assert _search(staged, "flame", alias="latest").versions == {"srd": "1.0.0"}
+    assert [c.action for c in KnowledgeChange.objects.order_by("id")] == ["publish", "publish", "rollback"]
+    with pytest.raises(ApplicationError) as caught:  # 1.0.0 was the first live version
+        services.lore_version_rollback(world=staged.world, domain="srd", actor="ed")
+    assert caught.value.status_code == 409
+
+
+def test_fit_dims_keeps_cosine_of_the_truncated_vectors():
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(2, 384)).astype(np.float32)
+    fa, fb = services.fit_dims(np.stack([a, b]), 128)
+    expected = a[:128] @ b[:128] / np.linalg.norm(a[:128]) / np.linalg.norm(b[:128])
+    assert fa.shape == (384,) and not fa[128:].any()
+    assert float(fa @ fb) == pytest.approx(float(expected), abs=1e-5)
+
+
+def test_knowledge_config_errors_name_the_key(settings, tmp_path):
+    good = lore_config._load()
+    assert good["srd"].k_vector == 12 and good["srd"].k_keyword == 50
+    raw = {name: {"store": "pgvector", "embedding": "default", "dims": 64,
+                  "retrieval": {"mode": "vector", "k_vector": 8}} for name in ("srd", "lore", "episode", "artcards")}
+    raw["lore"]["retrieval"]["k_vector"] = "ten"
+    with pytest.raises(ImproperlyConfigured, match=r"knowledge\.lore\.retrieval\.k_vector"):
+        lore_config.validate(raw)
+    raw["lore"]["retrieval"]["k_vector"] = 10
+    raw["srd"]["retrieval"]["mode"] = "hybrid"  # hybrid needs k_keyword
+    with pytest.raises(ImproperlyConfigured, match=r"knowledge\.srd\.retrieval"):
+        lore_config.validate(raw)
+    raw["srd"]["retrieval"]["k_keyword"] = 50
+    raw["episode"]["dims"] = 4096
+    with pytest.raises(ImproperlyConfigured, match=r"knowledge\.episode\.dims"):
+        lore_config.validate(raw)
+    path = tmp_path / "k.yaml"
+    path.write_text(json.dumps({"knowledge": {"srd": {}}}))
+    settings.KNOWLEDGE_CONFIG = path
+    lore_config.reload()
+    try:
+        with pytest.raises(ImproperlyConfigured, match="knowledge"):
+            lore_config._load()
+    finally:
+        del settings.KNOWLEDGE_CONFIG
+        lore_config.reload()
+
+
+def test_world_slug_and_languages_are_validated(tenant):
+    with pytest.raises(ApplicationError) as caught:
+        services.world_create(tenant=tenant, slug="Bad Slug")
+    assert caught.value.field == "slug"
+    with pytest.raises(ApplicationError) as caught:
+        services.world_create(tenant=tenant, slug="ok", languages=["english"])
+    assert caught.value.field == "languages"
+    services.world_create(tenant=tenant, slug="ok")
+    assert World.objects.get(slug="ok").languages == ["en"]
