@@ -12,13 +12,13 @@ from memoryhub.api import CLIENT_ID_REGEX
 from memoryhub.auth import request_tenant
 from rag import context as rag_context
 from rag import selectors, services
+from rag.memories.api import MemoryFiltersSerializer
 from rag.models import Chunk
 
 
-class FiltersSerializer(serializers.Serializer):
+class FiltersSerializer(MemoryFiltersSerializer):
     types = serializers.ListField(child=serializers.ChoiceField(choices=Chunk.Type.choices), required=False,
                                   default=list)
-    kinds = serializers.ListField(child=serializers.CharField(max_length=32), required=False, default=list)
     tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list,
                                  help_text="Any of these tags.")
     session_id = serializers.RegexField(CLIENT_ID_REGEX, required=False)
@@ -36,7 +36,9 @@ class FiltersSerializer(serializers.Serializer):
         return selectors.SearchFilters(
             types=tuple(data["types"]), kinds=tuple(data["kinds"]), tags=tuple(data["tags"]),
             session_id=data.get("session_id"), created_after=data.get("created_after"),
-            created_before=data.get("created_before"),
+            created_before=data.get("created_before"), categories=tuple(data["categories"]),
+            emotions=tuple(data["emotions"]), conf_uids=tuple(data["conf_uids"]),
+            history_uids=tuple(data["history_uids"]),
         )
 
 
