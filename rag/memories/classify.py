@@ -106,11 +106,14 @@ def calculate_importance(text: str) -> float:
       loves and hates, fears, losses),
     + 0.1 when it carries a number or date (ages, dates, amounts are what people ask back),
     + 0.1 when it expresses an emotion from the vocabulary,
-    - 0.2 when it is only small talk ("ok", "спасибо", "哈哈") or shorter than three words.
+    - 0.2 when it is shorter than three words;
+    and small talk only ("ok thanks", "спасибо", "哈哈") is 0.1 whatever else it shows.
     Clamped to 0..1 and rounded to two decimals, so the same text always scores the same.
     """
     tokens = _tokens(text)
     present = set(tokens)
+    if tokens and present <= TRIVIAL:
+        return 0.1
     score = 0.4
     if present & EMPHASIS:
         score += 0.3
@@ -120,7 +123,7 @@ def calculate_importance(text: str) -> float:
         score += 0.1
     if detect_emotions(text):
         score += 0.1
-    if len(tokens) < 3 or (tokens and present <= TRIVIAL):
+    if len(tokens) < 3:
         score -= 0.2
     return round(min(1.0, max(0.0, score)), 2)
 
