@@ -83,7 +83,8 @@ EMPHASIS = _set(
     "重要 记住 别忘了 永远 从不 一定 答应",
 )
 PERSONAL = _set(
-    "name born birthday live moved work job married divorced pregnant allergic allergy diagnosed love hate "
+    "name born birthday live lives lived moved work works job married divorced pregnant allergic allergy "
+    "diagnosed love hate "
     "favorite favourite dream afraid sick died graduated",
     "зовут родился родилась живу переехал переехала работаю женат замужем аллергия люблю ненавижу любимый "
     "любимая мечтаю боюсь болею умер умерла окончил",

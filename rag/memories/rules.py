@@ -5,8 +5,8 @@ It reads the window sentence by sentence, keeping who said each one:
 - anyone telling something that happened (past markers: "yesterday", "вчера", "昨天", past-tense
   verbs) → past_events;
 - the character's "I think / I believe" → self_beliefs, its "I will / let's" → objectives;
-- any sentence whose importance (classify.calculate_importance) reaches KEY_FACT_IMPORTANCE →
-  key_facts, with topic tags;
+- any sentence whose importance (classify.calculate_importance) reaches KEY_FACT_IMPORTANCE, and
+  the user's facts about other people ("my sister lives in Madrid") → key_facts, with topic tags;
 - emotions detected in the user's words → emotions, scored intensity × valence (-1..1).
 Memory texts keep the speaker ("Anna: I moved to Lisbon"), so the user's words and the
 character's are never confused downstream. Each item carries a confidence: lower for the
@@ -122,7 +122,9 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             if not placed and _is_past(tokens) and (first_person or about == "third_party"):
                 out["past_events"].append({**item, "confidence": 0.7})
                 placed = True
-            if importance >= KEY_FACT_IMPORTANCE and not placed:
+            # What the user tells about the people in their life is worth keeping too.
+            third_party_fact = about == "third_party" and not turn.is_character and bool(present & PERSONAL)
+            if (importance >= KEY_FACT_IMPORTANCE or third_party_fact) and not placed:
                 out["key_facts"].append({**item, "confidence": 0.6})
                 placed = True
             if placed:
