@@ -130,6 +130,7 @@ class ContextApi(APIView):
         session_id = serializers.RegexField(CLIENT_ID_REGEX, required=False)
         budget_tokens = serializers.IntegerField(min_value=50, max_value=200_000, required=False)
         k = serializers.IntegerField(min_value=1, max_value=100, default=20)
+        memory_filters = MemoryFiltersSerializer(required=False, help_text="Filters of the typed_memories block.")
 
     class BlockSerializer(serializers.Serializer):
         name = serializers.CharField()
@@ -160,8 +161,17 @@ class ContextApi(APIView):
         ctx = rag_context.context_assemble(
             tenant_id=request_tenant(request).pk, user_id=data["user_id"], query=data["query"],
             session_id=data.get("session_id"), budget_tokens=data.get("budget_tokens"), k=data["k"],
+            memory_filters=_memory_filters(data.get("memory_filters")),
         )
         return Response(self.OutputSerializer(ctx).data)
+
+
+def _memory_filters(data: dict | None) -> selectors.SearchFilters | None:
+    if not data:
+        return None
+    return selectors.SearchFilters(kinds=tuple(data["kinds"]), categories=tuple(data["categories"]),
+                                   emotions=tuple(data["emotions"]), conf_uids=tuple(data["conf_uids"]),
+                                   history_uids=tuple(data["history_uids"]))
 
 
 class DocumentInputSerializer(serializers.Serializer):
