@@ -14,6 +14,7 @@ from django.db import models
 from django.utils import timezone
 
 from memoryhub.models import Conversation, Tenant
+from rag.models import Chunk
 
 
 class Character(models.Model):
@@ -144,3 +145,11 @@ class CharacterMood(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} ↔ {self.conf_uid}: mood {self.mood:+.2f}"
+
+
+class TypedMemory(Chunk):
+    """Chunks of type `memory`, for the admin's list of typed memories."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "typed memory"

@@ -171,4 +171,5 @@ from rag.memory_models import (  # noqa: E402,F401
     CharacterMood,
     MemoryConsolidation,
     MemoryReview,
+    TypedMemory,
 )

@@ -82,6 +82,18 @@ class Migration(migrations.Migration):
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
             ],
         ),
+        migrations.CreateModel(
+            name='TypedMemory',
+            fields=[
+            ],
+            options={
+                'verbose_name': 'typed memory',
+                'proxy': True,
+                'indexes': [],
+                'constraints': [],
+            },
+            bases=('rag.chunk',),
+        ),
         migrations.AddField(
             model_name='chunk',
             name='category',
