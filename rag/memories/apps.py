@@ -15,11 +15,6 @@ def ready() -> None:
         prepare=lambda job, messages: None,
         apply=lambda job, messages, prepared: consolidation.consolidation_request_if_due(job.conversation),
     )
-    # A session's extraction (its end, its size, or an explicit request) consolidates it too.
-    registry.register_job_step(
-        registry.EXTRACT, "memories_trigger",
-        prepare=lambda job, messages: None,
-        apply=lambda job, messages, prepared: consolidation.consolidation_request(
-            job.conversation, trigger="extract"),
-    )
+    # A session's end is the beat's idle check (memories_consolidate_due), not a step of the
+    # extract job: a consolidation costs its own LLM call and must not hold up facts and people.
     registry.register_eraser("memories", services.user_erase)

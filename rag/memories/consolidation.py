@@ -2,7 +2,7 @@
 memories, a mood update and an insight (seed 001: summary + novelty_score).
 
 When: every MEMORY_CONSOLIDATION_EVERY new messages of a session (checked by each index job), at
-the session's end (its extraction job, and the beat for sessions idle MEMORY_CONSOLIDATION_IDLE_
+the session's end (the beat, for sessions idle MEMORY_CONSOLIDATION_IDLE_
 SECONDS), and on the beat schedule, which also retries failed runs. One `MemoryConsolidation` row
 per run is the job record; at most one waits per session.
 
