@@ -304,6 +304,8 @@ CELERY_BEAT_SCHEDULE = {
     "documents-sweep": {"task": "rag.tasks.documents_sweep", "schedule": 60.0},
     "profiles-facts-decay": {"task": "profiles.tasks.facts_decay", "schedule": 86400.0},
     "people-vectors-fill": {"task": "people.tasks.people_vectors_fill", "schedule": 300.0},
+    "memories-consolidate-due": {"task": "rag.memories.tasks.memories_consolidate_due", "schedule": 300.0},
+    "memories-forget": {"task": "rag.memories.tasks.memories_forget", "schedule": 3600.0},
 }
 
 # Without a broker nobody runs `celery beat`: the web process runs the schedule on a thread.
@@ -377,6 +379,48 @@ PEOPLE_ARCHIVIST_MAX_KNOWN = env_int("PEOPLE_ARCHIVIST_MAX_KNOWN", 200, minimum=
 PEOPLE_ARCHIVIST_MAX_ADDED = env_int("PEOPLE_ARCHIVIST_MAX_ADDED", 30, minimum=1)
 PEOPLE_BIO_MAX_CHARS = env_int("PEOPLE_BIO_MAX_CHARS", 1000, minimum=1)
 PEOPLE_INNER_CIRCLE_MAX = env_int("PEOPLE_INNER_CIRCLE_MAX", 20, minimum=0)
+
+# --- Typed memories and consolidation (rag/memories, seed 004) ------------------------------
+# Character id used when a session's messages name none (message meta "conf_uid").
+MEMORY_DEFAULT_CONF_UID = env_str("MEMORY_DEFAULT_CONF_UID", "default") or "default"
+# Consolidation: at most this many messages per run; a run every N new messages of a session,
+# when it has been idle this long (its end), and on the beat schedule.
+MEMORY_CONSOLIDATION_WINDOW = env_int("MEMORY_CONSOLIDATION_WINDOW", 120, minimum=1)
+MEMORY_CONSOLIDATION_EVERY = env_int("MEMORY_CONSOLIDATION_EVERY", 30, minimum=1)
+MEMORY_CONSOLIDATION_IDLE_SECONDS = env_int("MEMORY_CONSOLIDATION_IDLE_SECONDS", 900, minimum=1)
+# Consolidated memories below this confidence wait for an editor in the admin.
+MEMORY_REVIEW_CONFIDENCE = env_float("MEMORY_REVIEW_CONFIDENCE", 0.6, minimum=0.0)
+# Cosine similarity at which a new memory counts as one already held (its importance rises instead).
+MEMORY_DUPLICATE_SIMILARITY = env_float("MEMORY_DUPLICATE_SIMILARITY", 0.9, minimum=0.0)
+MEMORY_DUPLICATE_IMPORTANCE_STEP = env_float("MEMORY_DUPLICATE_IMPORTANCE_STEP", 0.1, minimum=0.0)
+# Ranking of typed memories: score *= 1 + W_imp * (importance - 0.5), and
+# score *= (1 - W_rec) + W_rec * 0.5 ** (age_days / half_life[category]).
+MEMORY_IMPORTANCE_WEIGHT = env_float("MEMORY_IMPORTANCE_WEIGHT", 1.0, minimum=0.0)
+MEMORY_RECENCY_WEIGHT = env_float("MEMORY_RECENCY_WEIGHT", 0.5, minimum=0.0)
+if MEMORY_RECENCY_WEIGHT > 1:
+    raise ImproperlyConfigured("MEMORY_RECENCY_WEIGHT must be <= 1")
+MEMORY_HALF_LIFE_DAYS = {
+    "FactsAboutUser": 180.0, "PastEvents": 30.0, "SelfBeliefs": 180.0, "Objectives": 14.0, "KeyFacts": 90.0,
+    "Emotions": 7.0, "Mood": 3.0, "chat": 7.0, "SessionEvent": 3.0,
+}
+_unknown = set(env_json("MEMORY_HALF_LIFE_DAYS", {})) - set(MEMORY_HALF_LIFE_DAYS)
+if _unknown:
+    raise ImproperlyConfigured(f"MEMORY_HALF_LIFE_DAYS: unknown categories {sorted(_unknown)}; "
+                               f"allowed: {sorted(MEMORY_HALF_LIFE_DAYS)}")
+MEMORY_HALF_LIFE_DAYS.update(env_json("MEMORY_HALF_LIFE_DAYS", {}))
+for _category, _days in MEMORY_HALF_LIFE_DAYS.items():
+    if not isinstance(_days, (int, float)) or _days <= 0:
+        raise ImproperlyConfigured(f"MEMORY_HALF_LIFE_DAYS[{_category!r}] must be a positive number of days")
+# Forgetting (beat): session memories after N days unless their history is active; long-term
+# memories older than N days and below the floor; never anything at or above the protected level.
+MEMORY_SESSION_TTL_DAYS = env_int("MEMORY_SESSION_TTL_DAYS", 7, minimum=1)
+MEMORY_PRUNE_AFTER_DAYS = env_int("MEMORY_PRUNE_AFTER_DAYS", 30, minimum=1)
+MEMORY_PRUNE_IMPORTANCE_FLOOR = env_float("MEMORY_PRUNE_IMPORTANCE_FLOOR", 0.25, minimum=0.0)
+MEMORY_PROTECTED_IMPORTANCE = env_float("MEMORY_PROTECTED_IMPORTANCE", 0.8, minimum=0.0)
+if MEMORY_PRUNE_IMPORTANCE_FLOOR > MEMORY_PROTECTED_IMPORTANCE:
+    raise ImproperlyConfigured("MEMORY_PRUNE_IMPORTANCE_FLOOR must not exceed MEMORY_PROTECTED_IMPORTANCE")
+# Affinity and trust drift halfway back to neutral after this many days without interaction.
+MEMORY_RELATION_HALF_LIFE_DAYS = env_float("MEMORY_RELATION_HALF_LIFE_DAYS", 14.0, minimum=0.1)
 
 # --- Metrics (memoryhub/multiprocess.py): each process tree writes its files under METRICS_DIR,
 # /metrics merges them all. Claimed before any metric exists, so children inherit the directory.

@@ -53,3 +53,5 @@ class ChunkAdmin(ReadOnlyAdmin):
     @admin.display(description="text")
     def short_text(self, chunk: Chunk) -> str:
         return chunk.text if len(chunk.text) <= 100 else chunk.text[:99] + "…"
+
+from rag.memories import admin as _memories_admin  # noqa: E402,F401  (typed memories' admin)

@@ -25,13 +25,13 @@ from memoryhub.validation import (
 )
 from rag import context as rag_context
 from rag import selectors, services
+from rag.memories.api import MemoryFiltersSerializer
 from rag.models import Chunk, Document
 
 
-class FiltersSerializer(serializers.Serializer):
+class FiltersSerializer(MemoryFiltersSerializer):
     types = serializers.ListField(child=StrictChoiceField(choices=Chunk.Type.choices), required=False,
                                   default=list)
-    kinds = serializers.ListField(child=StrictCharField(max_length=32), required=False, default=list)
     tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list,
                                  help_text="Any of these tags.")
     session_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
@@ -49,7 +49,9 @@ class FiltersSerializer(serializers.Serializer):
         return selectors.SearchFilters(
             types=tuple(data["types"]), kinds=tuple(data["kinds"]), tags=tuple(data["tags"]),
             session_id=data.get("session_id"), created_after=data.get("created_after"),
-            created_before=data.get("created_before"),
+            created_before=data.get("created_before"), categories=tuple(data["categories"]),
+            emotions=tuple(data["emotions"]), conf_uids=tuple(data["conf_uids"]),
+            history_uids=tuple(data["history_uids"]),
         )
 
 
@@ -166,6 +168,7 @@ class ContextApi(APIView):
         session_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
         budget_tokens = StrictIntegerField(min_value=50, max_value=200_000, required=False)
         k = StrictIntegerField(min_value=1, max_value=100, default=20)
+        memory_filters = MemoryFiltersSerializer(required=False, help_text="Filters of the typed_memories block.")
 
     class BlockSerializer(serializers.Serializer):
         name = serializers.CharField()
@@ -196,8 +199,17 @@ class ContextApi(APIView):
         ctx = rag_context.context_assemble(
             tenant_id=request_tenant(request).pk, user_id=data["user_id"], query=data["query"],
             session_id=data.get("session_id"), budget_tokens=data.get("budget_tokens"), k=data["k"],
+            memory_filters=_memory_filters(data.get("memory_filters")),
         )
         return Response(self.OutputSerializer(ctx).data)
+
+
+def _memory_filters(data: dict | None) -> selectors.SearchFilters | None:
+    if not data:
+        return None
+    return selectors.SearchFilters(kinds=tuple(data["kinds"]), categories=tuple(data["categories"]),
+                                   emotions=tuple(data["emotions"]), conf_uids=tuple(data["conf_uids"]),
+                                   history_uids=tuple(data["history_uids"]))
 
 
 class DocumentInputSerializer(serializers.Serializer):

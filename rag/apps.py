@@ -15,3 +15,7 @@ class RagConfig(AppConfig):
             apply=lambda job, messages, prepared: services.dialog_index_apply(job, prepared),
         )
         registry.register_eraser("rag", services.user_erase)
+
+        from rag.memories import apps as memories
+
+        memories.ready()

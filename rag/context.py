@@ -21,7 +21,8 @@ from memoryhub.sensitive import redact
 from memoryhub.text import count_tokens
 from people.selectors import inner_circle_for_context, relevant_people_for_context
 from profiles.selectors import profile_for_context
-from rag.selectors import SearchItem, chunks_search
+from rag.memories.context import typed_memories_block
+from rag.selectors import SearchFilters, SearchItem, chunks_search
 
 
 @dataclass
@@ -107,6 +108,7 @@ def context_assemble(
     session_id: str | None,
     budget_tokens: int | None = None,
     k: int = 20,
+    memory_filters: SearchFilters | None = None,
 ) -> Context:
     config = budgets()
     budget = budget_tokens or int(config["default_budget_tokens"])
@@ -146,11 +148,21 @@ def context_assemble(
         recent_ids = {int(i.ref.split(":")[1]) for i in block.items}
     blocks.append(block)
 
+    # Typed memories of characters (rag.memories), within their own share.
+    typed_cap = min(remaining, int(budget * shares.get("typed_memories", {"max_share": 0.0})["max_share"]))
+    block, typed_ids = typed_memories_block(tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k,
+                                            filters=memory_filters)
+    remaining -= block.tokens
+    blocks.append(block)
+
     # Retrieved memories, best first; turns already shown as recent are not repeated.
     block = Block("memories")
     result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k)
     candidates = []
     for item in result.items:
+        if item.chunk["id"] in typed_ids:
+            block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_typed_memories"})
+            continue
         if item.chunk["meta"].get("message_id") in recent_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_recent_turns"})
             continue

@@ -100,9 +100,24 @@ class Chunk(models.Model):
     # (rag.services.chunks_create keeps that true), so the many small namespaces never pay for
     # HNSW inserts, the dominant cost of a write at scale.
     in_hnsw = models.BooleanField(default=False)
+    # Typed memories (seed 004's MemoryItemTyped; rag.memories). Real columns, not meta keys,
+    # because search, the memories API and the forgetting beat filter on them. db_default keeps
+    # bulk loads that name only the older columns (the bench's COPY) working.
+    memory_uid = models.UUIDField(null=True, blank=True, unique=True)
+    category = models.CharField(max_length=32, blank=True, db_default="", default="")
+    conf_uid = models.CharField(max_length=128, blank=True, db_default="", default="")
+    history_uid = models.CharField(max_length=128, blank=True, db_default="", default="")
+    emotion = models.CharField(max_length=32, blank=True, db_default="", default="")
+    context_window = models.CharField(max_length=200, blank=True, db_default="", default="")
+    # When a near-identical memory was last seen again (consolidation raises it instead of
+    # adding a copy); recency decay and forgetting count age from it when set.
+    last_seen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [
+            # A character's typed memories (the memories API, forgetting): few rows of a large table.
+            models.Index(fields=["tenant", "conf_uid", "category"], name="chunk_memory_idx",
+                         condition=models.Q(type="memory")),
             # BM25 catch-up ("chunks of this namespace newer than the index") and exact vector
             # scans of one namespace.
             models.Index(fields=["tenant", "namespace", "id"], name="chunk_ns_id_idx"),
@@ -172,3 +187,13 @@ class Namespace(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: {self.chunk_count} chunks"
+
+
+# Models of typed memories live in their own module; importing them here registers them with rag.
+from rag.memory_models import (  # noqa: E402,F401
+    Character,
+    CharacterMood,
+    MemoryConsolidation,
+    MemoryReview,
+    TypedMemory,
+)

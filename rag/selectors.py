@@ -19,6 +19,7 @@ from memoryhub.search.fusion import FusedScore, fuse
 from memoryhub.text import analyze, words
 from rag import index as bm25_index
 from rag import llm_steps
+from rag.memories.ranking import memory_boosts
 from rag.models import TENANT_NAMESPACE, Chunk, user_namespace
 
 Mode = Literal["hybrid", "bm25", "vector"]
@@ -26,6 +27,8 @@ Mode = Literal["hybrid", "bm25", "vector"]
 ITEM_FIELDS = (
     "id", "namespace", "type", "kind", "source_id", "session_id", "role", "speaker", "text", "tokens",
     "importance", "tags", "meta", "created_ts", "expires_at",
+    # typed memories (rag.memories)
+    "memory_uid", "category", "conf_uid", "history_uid", "emotion", "context_window", "last_seen_at",
 )
 
 
@@ -37,10 +40,16 @@ class SearchFilters:
     session_id: str | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
+    # Typed memories: category, emotion, character (conf_uid), history.
+    categories: tuple[str, ...] = ()
+    emotions: tuple[str, ...] = ()
+    conf_uids: tuple[str, ...] = ()
+    history_uids: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.types or self.kinds or self.tags or self.session_id or self.created_after
-                    or self.created_before)
+                    or self.created_before or self.categories or self.emotions or self.conf_uids
+                    or self.history_uids)
 
     def q(self) -> Q:
         q = Q()
@@ -56,6 +65,10 @@ class SearchFilters:
             q &= Q(created_ts__gte=self.created_after)
         if self.created_before:
             q &= Q(created_ts__lte=self.created_before)
+        for column, values in (("category", self.categories), ("emotion", self.emotions),
+                               ("conf_uid", self.conf_uids), ("history_uid", self.history_uids)):
+            if values:
+                q &= Q(**{f"{column}__in": values})
         return q
 
 
@@ -219,6 +232,8 @@ def _ms(since: float) -> float:
 
 
 def _boosts(chunk: dict[str, Any], config: RetrievalConfig, now: datetime) -> dict[str, float]:
+    if chunk["type"] == Chunk.Type.MEMORY:
+        return memory_boosts(chunk, now)
     boosts = {}
     if config.importance_boost:
         boosts["importance"] = 1 + config.importance_boost * (chunk["importance"] - 0.5)

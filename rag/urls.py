@@ -1,4 +1,4 @@
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 
 from memoryhub.urls_common import CLIENT_ID
 from rag import api
@@ -9,4 +9,5 @@ urlpatterns = [
     path("documents", api.TenantDocumentCreateApi.as_view(), name="tenant-documents"),
     path("documents/<int:document_id>", api.DocumentDetailApi.as_view(), name="document-detail"),
     re_path(rf"^users/(?P<user_id>{CLIENT_ID})/documents$", api.UserDocumentCreateApi.as_view(), name="user-documents"),
+    path("", include("rag.memories.urls")),
 ]

@@ -1,0 +1,86 @@
+"""Admin of typed memories: the review queue of unsure consolidated memories, editable memories
+(kind, importance, tags), consolidation runs. Imported by rag/admin.py."""
+
+from __future__ import annotations
+
+import logging
+
+from django import forms
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from rag.memories import services
+from rag.memories.vocab import CATEGORIES, KINDS
+from rag.models import Chunk, MemoryConsolidation, MemoryReview, TypedMemory
+
+logger = logging.getLogger(__name__)
+
+
+class _KindForm(forms.ModelForm):
+    kind = forms.ChoiceField(choices=[(k, k) for k in KINDS])
+    category = forms.ChoiceField(choices=[(c, c) for c in CATEGORIES])
+    importance = forms.FloatField(min_value=0.0, max_value=1.0)
+
+
+@admin.register(MemoryReview)
+class MemoryReviewAdmin(admin.ModelAdmin):
+    form = _KindForm
+    list_display = ("text", "kind", "category", "importance", "confidence", "conf_uid", "user_id", "status",
+                    "created_at")
+    list_filter = ("status", "category", "kind")
+    search_fields = ("text", "user_id", "conf_uid")
+    fields = ("text", "kind", "category", "importance", "tags", "emotion", "context_window", "confidence",
+              "conf_uid", "user_id", "history_uid", "status", "reviewer", "decided_at", "chunk_id")
+    readonly_fields = ("text", "confidence", "conf_uid", "user_id", "history_uid", "status", "reviewer",
+                       "decided_at", "chunk_id", "emotion", "context_window")
+    actions = ("approve", "reject")
+
+    @admin.action(description="Approve: write as typed memories")
+    def approve(self, request: HttpRequest, queryset: QuerySet[MemoryReview]) -> None:
+        done = sum(services.memory_review_approve(review=r, reviewer=request.user) is not None for r in queryset)
+        self.message_user(request, f"{done} memory item(s) approved")
+
+    @admin.action(description="Reject")
+    def reject(self, request: HttpRequest, queryset: QuerySet[MemoryReview]) -> None:
+        done = sum(services.memory_review_reject(review=r, reviewer=request.user) for r in queryset)
+        self.message_user(request, f"{done} memory item(s) rejected")
+
+
+@admin.register(TypedMemory)
+class TypedMemoryAdmin(admin.ModelAdmin):
+    """Editors may correct kind, category, importance and tags; the text is what was said (changing
+    it would need a new vector), so it is read-only."""
+
+    form = _KindForm
+    list_display = ("text", "kind", "category", "importance", "emotion", "conf_uid", "user_id", "created_ts")
+    list_filter = ("category", "kind", "emotion")
+    search_fields = ("text", "conf_uid", "user_id", "memory_uid")
+    fields = ("memory_uid", "text", "kind", "category", "importance", "tags", "emotion", "context_window",
+              "conf_uid", "history_uid", "user_id", "created_ts", "last_seen_at")
+    readonly_fields = ("memory_uid", "text", "emotion", "context_window", "conf_uid", "history_uid", "user_id",
+                       "created_ts", "last_seen_at")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Chunk]:
+        return super().get_queryset(request).filter(type=Chunk.Type.MEMORY).defer("embedding", "terms")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Chunk, form: forms.ModelForm, change: bool) -> None:
+        # Only typed columns change (no text, no vector), so the BM25 index needs no update.
+        obj.save(update_fields=[f for f in ("kind", "category", "importance", "tags") if f in form.changed_data]
+                 or ["importance"])
+        logger.info("typed memory %s edited by %s: %s", obj.memory_uid, request.user, form.changed_data)
+
+
+@admin.register(MemoryConsolidation)
+class MemoryConsolidationAdmin(admin.ModelAdmin):
+    list_display = ("id", "user_id", "conf_uid", "trigger", "status", "consolidator", "attempts",
+                    "novelty_score", "created_at", "finished_at")
+    list_filter = ("status", "consolidator", "trigger")
+    raw_id_fields = ("conversation",)
+    readonly_fields = [f.name for f in MemoryConsolidation._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

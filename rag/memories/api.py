@@ -1,0 +1,175 @@
+"""Typed memories API: `/api/v1/characters/{conf_uid}/memories` (write, list) and `/mood`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memoryhub.api import CLIENT_ID_REGEX
+from memoryhub.auth import request_tenant
+from rag.memories import mood as mood_service
+from rag.memories import selectors, services
+from rag.memories.vocab import CATEGORIES, EMOTIONS, KINDS, canonical_emotion
+
+EMOTION_IDS = list(EMOTIONS)
+
+
+class NamedChoiceField(serializers.ChoiceField):
+    """A choice field whose error names the allowed values, so a client can correct itself."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error_messages["invalid_choice"] = (
+            '"{input}" is not a valid choice; allowed: ' + ", ".join(str(c) for c in self.choices) + "."
+        )
+
+
+class EmotionField(serializers.CharField):
+    """An emotion of seed 004's vocabulary, by id or by its Russian / Chinese name (→ the id)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        emotion = canonical_emotion(value)
+        if emotion is None:
+            raise serializers.ValidationError(
+                f'"{value}" is not a valid emotion; allowed: {", ".join(EMOTION_IDS)} (or their ru/zh names).')
+        return emotion
+
+
+class MemoryFiltersSerializer(serializers.Serializer):
+    """Filters of typed memories, shared by search and context (`filters`)."""
+
+    kinds = serializers.ListField(child=NamedChoiceField(choices=KINDS), required=False, default=list)
+    categories = serializers.ListField(child=NamedChoiceField(choices=CATEGORIES), required=False, default=list)
+    emotions = serializers.ListField(child=EmotionField(max_length=32), required=False, default=list)
+    conf_uids = serializers.ListField(child=serializers.RegexField(CLIENT_ID_REGEX), required=False, default=list,
+                                      help_text="Characters.")
+    history_uids = serializers.ListField(child=serializers.RegexField(CLIENT_ID_REGEX), required=False,
+                                         default=list)
+
+
+class MemoryOutputSerializer(serializers.Serializer):
+    id = serializers.UUIDField(source="memory_uid", help_text="The memory's own unique id.")
+    chunk_id = serializers.IntegerField(source="pk")
+    user_id = serializers.CharField()
+    conf_uid = serializers.CharField()
+    history_uid = serializers.CharField()
+    text = serializers.CharField()
+    kind = serializers.CharField()
+    category = serializers.CharField()
+    importance = serializers.FloatField()
+    timestamp = serializers.DateTimeField(source="created_ts")
+    last_seen_at = serializers.DateTimeField(allow_null=True)
+    tags = serializers.ListField(child=serializers.CharField())
+    emotion = serializers.CharField()
+    context_window = serializers.CharField()
+
+
+def _timestamp(value: float | None) -> datetime | None:
+    # Seed 004 writes timestamp 0.0 for "unknown"; that must never become 1970-01-01.
+    return datetime.fromtimestamp(value, tz=UTC) if value else None
+
+
+class CharacterMemoriesApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        user_id = serializers.RegexField(CLIENT_ID_REGEX, help_text="Whose memory (its namespace).")
+        text = serializers.CharField(max_length=4000)
+        kind = NamedChoiceField(choices=KINDS)
+        category = NamedChoiceField(choices=CATEGORIES, default="KeyFacts")
+        history_uid = serializers.RegexField(CLIENT_ID_REGEX, required=False, default="")
+        importance = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True,
+                                            default=None, help_text="0..1; computed from the text when absent.")
+        timestamp = serializers.FloatField(min_value=0.0, required=False, allow_null=True, default=None,
+                                           help_text="Unix seconds; absent or 0 = unknown (stored as now).")
+        tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list,
+                                     max_length=32)
+        emotion = EmotionField(max_length=32, required=False, default="", allow_blank=True)
+        context_window = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+
+    class ListParams(serializers.Serializer):
+        user_id = serializers.RegexField(CLIENT_ID_REGEX, required=False)
+        kind = NamedChoiceField(choices=KINDS, required=False)
+        category = NamedChoiceField(choices=CATEGORIES, required=False)
+        emotion = EmotionField(max_length=32, required=False)
+        history_uid = serializers.RegexField(CLIENT_ID_REGEX, required=False)
+        tag = serializers.CharField(max_length=64, required=False)
+        limit = serializers.IntegerField(min_value=1, max_value=500, default=100)
+        offset = serializers.IntegerField(min_value=0, default=0)
+
+    @extend_schema(
+        operation_id="character_memory_create", request=InputSerializer, responses={201: MemoryOutputSerializer},
+        description="Write one typed memory (seed 004's MemoryItemTyped). Unknown kind, category or emotion "
+                    "and importance outside 0..1 are 400 with the field and the allowed values.",
+        examples=[OpenApiExample("A fact about a viewer", request_only=True, value={
+            "user_id": "alex", "text": "Alex loves rock music", "kind": "user", "category": "FactsAboutUser",
+            "history_uid": "stream_2024_01_15", "importance": 0.7, "tags": ["music"], "emotion": "interest",
+            "context_window": "talking about music"})],
+    )
+    def post(self, request: Request, conf_uid: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        [memory] = services.memories_create(
+            tenant=request_tenant(request), user_id=data["user_id"], conf_uid=conf_uid,
+            items=[services.MemoryInput(
+                text=data["text"], kind=data["kind"], category=data["category"], history_uid=data["history_uid"],
+                importance=data["importance"], occurred_at=_timestamp(data["timestamp"]), tags=data["tags"],
+                emotion=data["emotion"], context_window=data["context_window"])],
+        )
+        return Response(MemoryOutputSerializer(memory).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        operation_id="character_memory_list", parameters=[ListParams],
+        responses={200: MemoryOutputSerializer(many=True)},
+        description="A character's typed memories, most important first. 404 for a character this tenant "
+                    "has never written.",
+    )
+    def get(self, request: Request, conf_uid: str) -> Response:
+        params = self.ListParams(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        tenant = request_tenant(request)
+        services.character_get(tenant=tenant, conf_uid=conf_uid)
+        rows = selectors.memories_list(tenant_id=tenant.pk, conf_uid=conf_uid, **params.validated_data)
+        return Response(MemoryOutputSerializer(rows, many=True).data)
+
+
+class RelationshipSerializer(serializers.Serializer):
+    user_id = serializers.CharField()
+    mood = serializers.FloatField(help_text="Moving average of detected emotions, -1..1.")
+    affinity = serializers.FloatField(help_text="-100..100, decays to 0 over inactivity.")
+    trust = serializers.FloatField(help_text="0..100, decays to 50 over inactivity.")
+    emotions = serializers.DictField(child=serializers.FloatField(), help_text="Last detected emotion scores.")
+    interactions = serializers.IntegerField()
+    last_interaction_at = serializers.DateTimeField()
+
+
+class CharacterMoodApi(APIView):
+    class Params(serializers.Serializer):
+        user_id = serializers.RegexField(CLIENT_ID_REGEX, required=False)
+
+    class OutputSerializer(serializers.Serializer):
+        conf_uid = serializers.CharField()
+        mood = serializers.FloatField(help_text="Aggregated mood over the character's users (seed 004's Mood).")
+        users = serializers.IntegerField()
+        relationships = RelationshipSerializer(many=True)
+
+    @extend_schema(
+        operation_id="character_mood",
+        parameters=[OpenApiParameter("user_id", OpenApiTypes.STR, description="Only this user's figures.")],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request: Request, conf_uid: str) -> Response:
+        params = self.Params(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        user_id = params.validated_data.get("user_id")
+        tenant = request_tenant(request)
+        services.character_get(tenant=tenant, conf_uid=conf_uid)
+        summary = mood_service.character_mood(tenant_id=tenant.pk, conf_uid=conf_uid, user_id=user_id)
+        return Response(self.OutputSerializer(summary).data)

@@ -1,0 +1,221 @@
+"""Who a memory is about (`determine_memory_kind`), how much it matters (`calculate_importance`),
+and which emotions a text shows (`detect_emotions`), by rules, in English, Russian and Chinese.
+
+Everything matches whole words from `memoryhub.text.words` (Unicode word split, casefolded, ё→е,
+Chinese segmented), never substrings: "вдруг" (suddenly) is not "друг" (friend), "mother" is
+not in "smothered", and "我们" (we) is not "我" (I).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from memoryhub.text import words
+from rag.memories.vocab import MemoryKind
+
+
+def _set(*groups: str) -> frozenset[str]:
+    return frozenset(w for group in groups for w in group.split())
+
+
+FIRST_PERSON = _set(
+    "i me my mine myself i'm i've i'll i'd im ive",
+    "я меня мне мной мой моя мое моё мои моего моей моих моим себя сам сама",
+    "我 我的 本人 自己",
+)
+SECOND_PERSON = _set(
+    "you your yours yourself you're you've you'll u ur",
+    "ты тебя тебе тобой твой твоя твое твои вы вас вам вами ваш ваша ваше ваши",
+    "你 你的 您 您的",
+)
+# Other people: relatives, friends, colleagues, and third-person pronouns.
+THIRD_PARTY = _set(
+    "friend friends mom mum mother dad father brother sister son daughter wife husband girlfriend boyfriend "
+    "grandma grandmother grandpa grandfather aunt uncle cousin colleague colleagues coworker boss neighbour "
+    "neighbor teacher he she him her his hers they them their",
+    "друг друга другу другом друзья друзей друзьями подруга подруги подруге подругой подругу "
+    "мама мамы маме мамой маму мать отец отца папа папы папой "
+    "брат брата братом сестра сестры сестрой сын сына дочь жена жены муж мужа "
+    "бабушка дедушка тетя дядя коллега коллеги "
+    "начальник сосед соседка учитель он она его ее её ему ей они их им",
+    "朋友 妈妈 母亲 爸爸 父亲 哥哥 弟弟 姐姐 妹妹 儿子 女儿 妻子 老婆 丈夫 老公 女朋友 男朋友 "
+    "奶奶 爷爷 同事 老板 邻居 老师 他 她 他们 她们",
+)
+
+
+def _tokens(text: str) -> list[str]:
+    # "friend's" is the word "friend"; "i'm" stays as it is (it is listed).
+    return [w[:-2] if w.endswith("'s") else w for w in words(text)]
+
+
+def determine_memory_kind(text: str, speaker: str, character: str = "") -> MemoryKind:
+    """Whom a memory is about, from who said it and whom the words point at.
+
+    `speaker` is "user"/"assistant" (or "USER"/"AI"), or a display name: the character's own name
+    (`character`) counts as the assistant. Rules, first match wins:
+    1. other people (family, friends, colleagues, he/she/they) → third_party;
+    2. a speaker talking to the other side ("you" without "I") → the other side: the user's
+       "you are funny" is about the character (self), the character's "you like rock" about the user;
+    3. the character naming itself → self, even in the user's mouth;
+    4. otherwise the speaker talks about themselves: the user → user, the character → self.
+    """
+    tokens = _tokens(text)
+    present = set(tokens)
+    role = speaker.strip().casefold()
+    is_character = role in {"assistant", "ai", "character", "bot"} or (
+        bool(character) and role == character.strip().casefold())
+    if present & THIRD_PARTY:
+        return MemoryKind.THIRD_PARTY
+    if present & SECOND_PERSON and not present & FIRST_PERSON:
+        return MemoryKind.USER if is_character else MemoryKind.SELF
+    if character and set(_tokens(character)) and set(_tokens(character)) <= present:
+        return MemoryKind.SELF
+    return MemoryKind.SELF if is_character else MemoryKind.USER
+
+
+# --- Importance -----------------------------------------------------------------------------
+# Words that make a memory worth keeping: explicit asks to remember, identity and life facts,
+# strong preferences, health, and milestones. Matched as whole words (stems by prefix for Russian).
+EMPHASIS = _set(
+    "important remember never always forget promise must essential",
+    "важно важный важная запомни запомнить помни никогда всегда обещаю обещай обязательно",
+    "重要 记住 别忘了 永远 从不 一定 答应",
+)
+PERSONAL = _set(
+    "name born birthday live lives lived moved work works job married divorced pregnant allergic allergy "
+    "diagnosed love hate "
+    "favorite favourite dream afraid sick died graduated",
+    "зовут родился родилась живу переехал переехала работаю женат замужем аллергия люблю ненавижу любимый "
+    "любимая мечтаю боюсь болею умер умерла окончил",
+    "名字 叫 出生 生日 住 搬 工作 结婚 过敏 喜欢 讨厌 最 梦想 害怕 生病 去世 毕业",
+)
+TRIVIAL = _set(
+    "hi hello hey ok okay lol haha thanks thx yes no yeah yep bye hmm",
+    "привет ок ладно спасибо да нет пока хм ага лол",
+    "你好 好的 谢谢 是 不 哈哈 嗯 再见",
+)
+_NUMBER = re.compile(r"\d")
+
+
+def calculate_importance(text: str) -> float:
+    """Importance 0..1 of a memory the writer gave none for, by a transparent additive rule.
+
+    Start at 0.4 (a little under the neutral 0.5, since most chat lines are not worth much), then
+    + 0.3 when the text asks to be remembered or is absolute ("important", "никогда", "记住"),
+    + 0.2 when it states a personal fact (name, birthday, where one lives or works, allergies,
+      loves and hates, fears, losses),
+    + 0.1 when it carries a number or date (ages, dates, amounts are what people ask back),
+    + 0.1 when it expresses an emotion from the vocabulary,
+    - 0.2 when it is shorter than three words;
+    and small talk only ("ok thanks", "спасибо", "哈哈") is 0.1 whatever else it shows.
+    Clamped to 0..1 and rounded to two decimals, so the same text always scores the same.
+    """
+    tokens = _tokens(text)
+    present = set(tokens)
+    if tokens and present <= TRIVIAL:
+        return 0.1
+    score = 0.4
+    if present & EMPHASIS:
+        score += 0.3
+    if present & PERSONAL or any(t.startswith(("люб", "ненавид", "переех", "работа", "жив")) for t in tokens):
+        score += 0.2
+    if _NUMBER.search(text):
+        score += 0.1
+    if detect_emotions(text):
+        score += 0.1
+    if len(tokens) < 3:
+        score -= 0.2
+    return round(min(1.0, max(0.0, score)), 2)
+
+
+# --- Emotions -------------------------------------------------------------------------------
+# Cue words per emotion id (rag.memories.vocab). Russian cues are matched as word prefixes
+# (inflection), the others as whole words.
+_CUES_EN: dict[str, tuple[str, ...]] = {
+    "joy": ("happy", "glad", "joy", "delighted", "great", "awesome", "yay", "wonderful"),
+    "sadness": ("sad", "unhappy", "depressed", "miserable", "cry", "crying", "lonely"),
+    "anger": ("angry", "mad", "furious", "annoyed", "hate", "pissed"),
+    "fear": ("afraid", "scared", "terrified", "anxious", "worried", "fear"),
+    "surprise": ("surprised", "wow", "unexpected", "shocked"),
+    "disgust": ("disgusting", "gross", "disgusted"),
+    "calm": ("calm", "relaxed", "peaceful"),
+    "excitement": ("excited", "thrilled", "can't", "cannot"),
+    "love": ("love", "adore"),
+    "shame": ("ashamed", "embarrassed"),
+    "nostalgia": ("nostalgic", "miss"),
+    "pride": ("proud",),
+    "envy": ("jealous", "envy", "envious"),
+    "gratitude": ("thank", "thanks", "grateful", "appreciate"),
+    "disappointment": ("disappointed", "letdown"),
+    "hope": ("hope", "hopefully", "hoping"),
+    "boredom": ("bored", "boring"),
+    "interest": ("interesting", "curious", "interested"),
+}
+_CUES_RU: dict[str, tuple[str, ...]] = {
+    "joy": ("рад", "счастл", "радост", "ура", "здорово", "отлично"),
+    "sadness": ("грустн", "груст", "печал", "тоскл", "плач", "одинок"),
+    "anger": ("злюсь", "злой", "зла", "бесит", "раздраж", "ненавиж"),
+    "fear": ("боюсь", "страшн", "страх", "тревож", "волнуюсь"),
+    "surprise": ("удивл", "ого", "неожидан"),
+    "disgust": ("отвратит", "мерзк", "противн"),
+    "calm": ("спокойн", "спокоен"),
+    "excitement": ("жду", "не терпится", "взволнов"),
+    "love": ("люблю", "обожаю"),
+    "shame": ("стыдно", "стыд", "неловко"),
+    "nostalgia": ("скучаю", "ностальг"),
+    "pride": ("горжусь", "горд"),
+    "envy": ("завидую", "завист"),
+    "gratitude": ("спасибо", "благодар"),
+    "disappointment": ("разочаров",),
+    "hope": ("надеюсь", "надежд"),
+    "boredom": ("скучно", "скука"),
+    "interest": ("интересно", "любопытно"),
+}
+_CUES_ZH: dict[str, tuple[str, ...]] = {
+    "joy": ("开心", "高兴", "快乐", "幸福", "太好了"),
+    "sadness": ("难过", "伤心", "悲伤", "哭", "孤独"),
+    "anger": ("生气", "愤怒", "气死", "讨厌"),
+    "fear": ("害怕", "担心", "恐惧", "紧张"),
+    "surprise": ("惊讶", "没想到", "哇"),
+    "disgust": ("恶心",),
+    "calm": ("平静", "放松"),
+    "excitement": ("兴奋", "激动", "期待"),
+    "love": ("爱", "喜欢"),
+    "shame": ("丢脸", "尴尬", "羞"),
+    "nostalgia": ("怀念", "想念"),
+    "pride": ("骄傲", "自豪"),
+    "envy": ("嫉妒", "羡慕"),
+    "gratitude": ("谢谢", "感谢", "感激"),
+    "disappointment": ("失望",),
+    "hope": ("希望",),
+    "boredom": ("无聊",),
+    "interest": ("有趣", "好奇", "感兴趣"),
+}
+_NEGATIONS = _set("not no never don't didn't isn't wasn't", "не нет никогда", "不 没 没有 别")
+_INTENSIFIERS = _set("very so really extremely super", "очень так сильно ужасно", "很 非常 太 特别 超")
+
+
+def _hits(tokens: Iterable[str], cues: dict[str, tuple[str, ...]], prefix: bool) -> dict[str, int]:
+    tokens = list(tokens)
+    found: dict[str, int] = {}
+    for emotion, words_ in cues.items():
+        for i, token in enumerate(tokens):
+            if any(token.startswith(c) if prefix else token == c for c in words_):
+                found.setdefault(emotion, i)
+    return found
+
+
+def detect_emotions(text: str) -> dict[str, float]:
+    """Emotions a text shows, each with an intensity 0..1: 0.6 for a cue, 0.9 when an intensifier
+    ("very", "очень", "很") precedes it. A negation right before the cue ("not happy", "не рад",
+    "不开心") drops it: inverting an emotion by rule guesses wrong too often to be worth it."""
+    tokens = _tokens(text)
+    found: dict[str, float] = {}
+    for cues, prefix in ((_CUES_EN, False), (_CUES_RU, True), (_CUES_ZH, False)):
+        for emotion, at in _hits(tokens, cues, prefix).items():
+            before = tokens[max(0, at - 2):at]
+            if set(before) & _NEGATIONS:
+                continue
+            found[emotion] = max(found.get(emotion, 0.0), 0.9 if set(before) & _INTENSIFIERS else 0.6)
+    return found

@@ -1,0 +1,423 @@
+"""Consolidation: a window of a session's messages → seed 004's consolidation JSON → typed
+memories, a mood update and an insight (seed 001: summary + novelty_score).
+
+When: every MEMORY_CONSOLIDATION_EVERY new messages of a session (checked by each index job), at
+the session's end (the beat, for sessions idle MEMORY_CONSOLIDATION_IDLE_
+SECONDS), and on the beat schedule, which also retries failed runs. One `MemoryConsolidation` row
+per run is the job record; at most one waits per session.
+
+How a run goes, with no network call under a lock:
+1. claim (short transaction): fix the window, the messages after the session's last consolidated
+   one, at most MEMORY_CONSOLIDATION_WINDOW of them;
+2. prepare (no transaction): the LLM ("consolidator" agent; its JSON validated against
+   CONSOLIDATION_SCHEMA with jsonschema, a malformed reply re-asked once) or the rules; embed the
+   candidate memories and look for near-duplicates among those already held;
+3. apply (one transaction under the user's write lock): reinforce duplicates, write new
+   memories (low-confidence ones as review items), the insight and the mood, mark the run done.
+A failure in 2 is recorded on the run (attempts, error, next attempt with a growing delay) and the
+beat retries it; messages are never touched.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import jsonschema
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Max, OuterRef, Subquery
+from django.utils import timezone
+from pydantic import RootModel, model_validator
+
+from memoryhub.llm import get_llm, llm_enabled
+from memoryhub.models import Conversation, Message
+from memoryhub.services import archival_retry_delay, user_write_lock
+from rag.memories import mood, rules, services
+from rag.memories.classify import calculate_importance, determine_memory_kind
+from rag.memories.vocab import Category, canonical_emotion
+from rag.models import Chunk, MemoryConsolidation, MemoryReview, user_namespace
+from rag.services import ChunkDraft, chunks_create
+
+logger = logging.getLogger(__name__)
+
+_ITEM = {
+    "oneOf": [
+        {"type": "string", "minLength": 1, "maxLength": 1000},
+        {"type": "object", "required": ["text"], "properties": {
+            "text": {"type": "string", "minLength": 1, "maxLength": 1000},
+            "about": {"enum": ["self", "user", "third_party"]},
+            "importance": {"type": "number", "minimum": 0, "maximum": 1},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "tags": {"type": "array", "items": {"type": "string", "maxLength": 64}, "maxItems": 16},
+        }},
+    ],
+}
+# Seed 004's consolidation format; objects in the lists (with who it is about, importance,
+# confidence, tags) are accepted besides plain strings, and `summary` feeds the insight.
+CONSOLIDATION_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["facts_about_user", "past_events", "self_beliefs", "objectives", "emotions", "key_facts"],
+    "properties": {
+        **{key: {"type": "array", "items": _ITEM, "maxItems": 100}
+           for key in ("facts_about_user", "past_events", "self_beliefs", "objectives")},
+        "emotions": {"type": "array", "maxItems": 30, "items": {
+            "type": "object", "required": ["name", "score"],
+            "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 32},
+                           "score": {"type": "number", "minimum": -1, "maximum": 1}}}},
+        "key_facts": {"type": "array", "maxItems": 100, "items": {
+            "type": "object", "required": ["text", "importance"],
+            "properties": {**_ITEM["oneOf"][1]["properties"], "importance": {"type": "number", "minimum": 0,
+                                                                             "maximum": 1}}}},
+        "summary": {"type": "string", "maxLength": 2000},
+    },
+}
+_VALIDATOR = jsonschema.Draft202012Validator(CONSOLIDATION_SCHEMA)
+
+
+def validate_consolidation(value: Any) -> list[str]:
+    """Every schema violation, as short messages with their JSON path (empty when valid)."""
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
+            for e in sorted(_VALIDATOR.iter_errors(value), key=lambda e: list(e.absolute_path))][:10]
+
+
+class ConsolidationReply(RootModel[dict[str, Any]]):
+    """Lets `LLMClient.chat_json` validate with jsonschema: its errors are shown back to the model."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _schema(cls, value: Any) -> Any:
+        errors = validate_consolidation(value)
+        if errors:
+            raise ValueError("; ".join(errors))
+        return value
+
+
+SYSTEM_PROMPT = """You consolidate the long-term memory of the character {character}.
+The transcript labels every line with who said it: USER lines are the user's words, CHARACTER lines
+are {character}'s. Never attribute the character's words to the user or the reverse.
+
+Reply with JSON only, exactly these keys:
+{{"facts_about_user": [...], "past_events": [...], "self_beliefs": [...], "objectives": [...],
+  "emotions": [{{"name": "joy", "score": 0.8}}],
+  "key_facts": [{{"text": "...", "importance": 0.9, "tags": ["music"]}}],
+  "summary": "two sentences on what this conversation added"}}
+facts_about_user: what the user said about themselves; past_events: what happened;
+self_beliefs: what {character} believes about itself; objectives: goals {character} set;
+emotions: from {emotions}, score -1 (very negative) .. 1 (very positive);
+key_facts: anything important for future conversations, importance 0..1.
+List items may be strings or objects {{"text": ..., "about": "self"|"user"|"third_party",
+"importance": 0..1, "confidence": 0..1, "tags": [...]}}. Write each item as a full sentence that names
+who it is about. Use empty lists when there is nothing."""
+
+
+def _label(message: Message, character: str) -> str:
+    if message.role == Message.Role.ASSISTANT:
+        return f"CHARACTER ({message.speaker or character})"
+    return f"USER ({message.speaker})" if message.speaker else "USER"
+
+
+def consolidate_llm(messages: Sequence[Message], character: str) -> dict[str, Any]:
+    from rag.memories.vocab import EMOTIONS
+
+    client = get_llm()
+    assert client is not None
+    transcript = "\n".join(f"[{i}] {_label(m, character)}: {m.text}" for i, m in enumerate(messages))
+    reply, _ = client.chat_json(
+        "consolidator",
+        [{"role": "system", "content": SYSTEM_PROMPT.format(character=character, emotions=", ".join(EMOTIONS))},
+         {"role": "user", "content": transcript}],
+        ConsolidationReply, parse_retries=1,
+    )
+    return reply.root
+
+
+def _turns(messages: Sequence[Message], character: str) -> list[rules.Turn]:
+    return [rules.Turn(speaker=(m.speaker or character) if m.role == Message.Role.ASSISTANT else (m.speaker or "User"),
+                       text=m.text, is_character=m.role == Message.Role.ASSISTANT)
+            for m in messages if m.role != Message.Role.SYSTEM]
+
+
+# --- From the JSON to memories --------------------------------------------------------------
+_LISTS = (
+    ("facts_about_user", Category.FACTS_ABOUT_USER, "user"),
+    ("past_events", Category.PAST_EVENTS, ""),
+    ("self_beliefs", Category.SELF_BELIEFS, "self"),
+    ("objectives", Category.OBJECTIVES, "self"),
+    ("key_facts", Category.KEY_FACTS, ""),
+)
+LLM_DEFAULT_CONFIDENCE = 0.8
+
+
+def memory_candidates(output: dict[str, Any], *, character: str, history_uid: str, session_id: str,
+                      default_confidence: float) -> list[tuple[services.MemoryInput, float]]:
+    """Typed memory inputs with their confidence, from a validated consolidation JSON."""
+    out: list[tuple[services.MemoryInput, float]] = []
+    for key, category, default_kind in _LISTS:
+        for raw in output.get(key, []):
+            item = {"text": raw} if isinstance(raw, str) else raw
+            text = item["text"].strip()
+            kind = item.get("about") or default_kind or determine_memory_kind(text, "user", character).value
+            out.append((services.MemoryInput(
+                text=text, kind=kind, category=category.value, history_uid=history_uid, session_id=session_id,
+                importance=item.get("importance", calculate_importance(text)), tags=list(item.get("tags", [])),
+            ), float(item.get("confidence", default_confidence))))
+    emotions = emotion_scores(output)
+    if emotions:
+        dominant = max(emotions, key=lambda name: abs(emotions[name]))
+        listing = ", ".join(f"{name} {score:+.1f}" for name, score in emotions.items())
+        out.append((services.MemoryInput(
+            text=f"The user's emotions in this conversation: {listing}.", kind="user",
+            category=Category.EMOTIONS.value, history_uid=history_uid, session_id=session_id,
+            importance=0.4, emotion=dominant, tags=["emotions"]), 1.0))
+    return out
+
+
+def emotion_scores(output: dict[str, Any]) -> dict[str, float]:
+    """Emotions of the vocabulary with their scores; names outside it are dropped (a model's
+    invented emotion cannot be filtered or aggregated)."""
+    scores: dict[str, float] = {}
+    for entry in output.get("emotions", []):
+        name = canonical_emotion(entry["name"])
+        if name is not None:
+            scores[name] = float(entry["score"])
+    return scores
+
+
+# --- Requests -------------------------------------------------------------------------------
+def _consolidated_until(conversation: Conversation) -> int:
+    last = (MemoryConsolidation.objects.filter(conversation=conversation, status=MemoryConsolidation.Status.DONE)
+            .aggregate(last=Max("last_message_id"))["last"])
+    return last or 0
+
+
+def _conf_uid(messages: Sequence[Message]) -> str:
+    for message in reversed(messages):
+        if message.meta.get("conf_uid"):
+            return str(message.meta["conf_uid"])[:128]
+    return settings.MEMORY_DEFAULT_CONF_UID
+
+
+def consolidation_request(conversation: Conversation, *, trigger: str) -> dict[str, Any]:
+    """The session's waiting run, created (and enqueued after commit) if there is none.
+    Runs in the caller's transaction; the session row's lock makes "at most one" hold."""
+    Conversation.objects.select_for_update(of=("self",)).filter(pk=conversation.pk).first()
+    waiting = MemoryConsolidation.objects.filter(
+        conversation=conversation, status__in=[MemoryConsolidation.Status.PENDING, MemoryConsolidation.Status.FAILED]
+    ).order_by("id").first()
+    if waiting is not None:
+        return {"consolidation": waiting.pk, "created": False}
+    recent = list(Message.objects.filter(conversation=conversation).order_by("-id")[:20])
+    run = MemoryConsolidation.objects.create(
+        tenant_id=conversation.tenant_id, conversation=conversation, user_id=conversation.user_id,
+        conf_uid=_conf_uid(recent[::-1]), trigger=trigger)
+    transaction.on_commit(lambda: _enqueue(run.pk))
+    return {"consolidation": run.pk, "created": True}
+
+
+def consolidation_request_if_due(conversation: Conversation) -> dict[str, Any]:
+    """Index-job hook: a run once MEMORY_CONSOLIDATION_EVERY messages wait unconsolidated."""
+    waiting = Message.objects.filter(conversation=conversation, pk__gt=_consolidated_until(conversation)).count()
+    if waiting < settings.MEMORY_CONSOLIDATION_EVERY:
+        return {"waiting": waiting}
+    return {"waiting": waiting, **consolidation_request(conversation, trigger="size")}
+
+
+def _enqueue(run_id: int) -> None:
+    from rag.memories.tasks import memories_consolidate
+
+    try:
+        memories_consolidate.delay(run_id)
+    except Exception as exc:  # a broker outage: the beat sweep enqueues it later
+        logger.warning("consolidation %s not enqueued, the sweep will retry: %s", run_id, exc)
+
+
+def consolidations_due(*, now: Any = None) -> dict[str, int]:
+    """Beat: sessions idle MEMORY_CONSOLIDATION_IDLE_SECONDS with unconsolidated messages get a
+    run (the session's end); runs that are due (new, or failed and waited their delay) are enqueued."""
+    now = now or timezone.now()
+    cutoff = now - timezone.timedelta(seconds=settings.MEMORY_CONSOLIDATION_IDLE_SECONDS)
+    last_done = (MemoryConsolidation.objects.filter(conversation=OuterRef("pk"), status="done")
+                 .order_by("-last_message_id").values("last_message_id")[:1])
+    requested = 0
+    idle = (Conversation.objects.filter(last_message_at__lt=cutoff, last_message_at__gte=cutoff - timezone.timedelta(
+        days=settings.MEMORY_SESSION_TTL_DAYS))
+        .annotate(done_until=Subquery(last_done)).values_list("pk", "done_until"))
+    for pk, done_until in idle.iterator():
+        if not Message.objects.filter(conversation_id=pk, pk__gt=done_until or 0).exists():
+            continue
+        with transaction.atomic():
+            conversation = Conversation.objects.get(pk=pk)
+            requested += consolidation_request(conversation, trigger="idle")["created"]
+    due = list(MemoryConsolidation.objects.filter(
+        status__in=[MemoryConsolidation.Status.PENDING, MemoryConsolidation.Status.FAILED],
+        next_attempt_at__lte=now).values_list("pk", flat=True)[:500])
+    for run_id in due:
+        _enqueue(run_id)
+    return {"requested": requested, "enqueued": len(due)}
+
+
+# --- A run ----------------------------------------------------------------------------------
+@contextmanager
+def _run_lock(run_id: int) -> Iterator[bool]:
+    """One runner per consolidation run across processes. Session-level: it guards no row, so
+    holding it across the LLM call blocks nobody but a second runner of the same run."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 3))", [f"consolidation:{run_id}"])
+        acquired = bool(cursor.fetchone()[0])
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 3))", [f"consolidation:{run_id}"])
+
+
+def _claim(run_id: int) -> tuple[MemoryConsolidation, list[Message]] | None:
+    with transaction.atomic():
+        run = (MemoryConsolidation.objects.select_for_update(of=("self",)).select_related("conversation", "tenant")
+               .filter(pk=run_id).first())
+        if run is None or run.status == MemoryConsolidation.Status.DONE:
+            return None
+        if run.last_message_id is None:
+            start = _consolidated_until(run.conversation)
+            ids = list(Message.objects.filter(conversation=run.conversation, pk__gt=start)
+                       .order_by("id").values_list("id", flat=True)[:settings.MEMORY_CONSOLIDATION_WINDOW])
+            run.first_message_id, run.last_message_id = (ids[0], ids[-1]) if ids else (start, start)
+        run.status = MemoryConsolidation.Status.RUNNING
+        run.save(update_fields=["first_message_id", "last_message_id", "status"])
+    messages = list(Message.objects.filter(conversation=run.conversation, pk__gte=run.first_message_id or 0,
+                                           pk__lte=run.last_message_id or 0).order_by("created_at", "id"))
+    return run, messages
+
+
+def _character(messages: Sequence[Message], conf_uid: str) -> str:
+    for message in messages:
+        if message.role == Message.Role.ASSISTANT and message.speaker:
+            return message.speaker
+    return conf_uid
+
+
+def consolidation_run(*, run_id: int) -> MemoryConsolidation | None:
+    with _run_lock(run_id) as acquired:
+        if not acquired:
+            return None
+        claimed = _claim(run_id)
+        if claimed is None:
+            return MemoryConsolidation.objects.filter(pk=run_id).first()
+        run, messages = claimed
+        try:
+            prepared = _prepare(run, messages)
+        except Exception as exc:
+            # A malformed reply (after its re-ask), an outage or a bug: recorded on the run and
+            # retried by the beat with a growing delay; the messages stay as they are.
+            _record_failure(run_id, exc)
+            return MemoryConsolidation.objects.filter(pk=run_id).first()
+        return _apply(run, prepared)
+
+
+def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str, Any]:
+    started = time.perf_counter()
+    character = _character(messages, run.conf_uid)
+    history = run.conversation.session_id
+    if not messages:
+        return {"output": {}, "consolidator": "", "candidates": [], "duplicates": [], "novelty": 0.0,
+                "character": character, "seconds": 0.0}
+    if llm_enabled():
+        output, consolidator, confidence = consolidate_llm(messages, character), "llm", LLM_DEFAULT_CONFIDENCE
+    else:
+        output, consolidator, confidence = rules.consolidate_rules(_turns(messages, character), character), "rules", 0.7
+        errors = validate_consolidation(output)
+        if errors:  # the rules must honour the same contract as the model
+            raise ValueError(f"rule consolidator produced invalid JSON: {errors}")
+    candidates = memory_candidates(output, character=character, history_uid=history, session_id=history,
+                                   default_confidence=confidence)
+    duplicates, _ = services.find_duplicates(tenant_id=run.tenant_id, user_id=run.user_id, conf_uid=run.conf_uid,
+                                             texts=[c[0].text for c in candidates])
+    # Novelty (seed 001's insight): the share of this window's memories not already held.
+    novelty = round(sum(d is None for d in duplicates) / len(duplicates), 3) if duplicates else 0.0
+    return {"output": output, "consolidator": consolidator, "candidates": candidates, "duplicates": duplicates,
+            "novelty": novelty, "character": character, "seconds": time.perf_counter() - started}
+
+
+def _apply(run: MemoryConsolidation, prepared: dict[str, Any]) -> MemoryConsolidation | None:
+    now = timezone.now()
+    with transaction.atomic():
+        user_write_lock(tenant_id=run.tenant_id, user_id=run.user_id)
+        locked = MemoryConsolidation.objects.select_for_update(of=("self",)).filter(pk=run.pk).first()
+        if locked is None or locked.status == MemoryConsolidation.Status.DONE:
+            return locked  # erased meanwhile, or another runner finished it
+        reinforce, create, review = [], [], []
+        for (item, confidence), duplicate in zip(prepared["candidates"], prepared["duplicates"], strict=True):
+            if duplicate is not None:
+                duplicate.importance = item.importance
+                reinforce.append(duplicate)
+            elif confidence < settings.MEMORY_REVIEW_CONFIDENCE:
+                review.append((item, confidence))
+            else:
+                create.append(item)
+        reinforced = services.memories_reinforce(tenant=run.tenant, reinforcements=reinforce, now=now)
+        created = services.memories_create(tenant=run.tenant, user_id=run.user_id, conf_uid=run.conf_uid,
+                                           items=create) if create else []
+        MemoryReview.objects.bulk_create([MemoryReview(
+            tenant=run.tenant, user_id=run.user_id, conf_uid=run.conf_uid, history_uid=item.history_uid,
+            consolidation=locked, text=item.text, kind=item.kind, category=item.category,
+            importance=item.importance if item.importance is not None else 0.5, confidence=confidence,
+            tags=item.tags, emotion=item.emotion, context_window=item.context_window,
+        ) for item, confidence in review])
+        emotions = emotion_scores(prepared["output"])
+        if prepared["candidates"] or emotions:
+            services.character_ensure(tenant=run.tenant, conf_uid=run.conf_uid)
+            mood.mood_update(tenant=run.tenant, user_id=run.user_id, conf_uid=run.conf_uid, emotions=emotions,
+                             now=now)
+        insight = _insight(locked, prepared, now) if prepared["candidates"] else None
+        locked.status, locked.finished_at, locked.error = MemoryConsolidation.Status.DONE, now, ""
+        locked.consolidator, locked.novelty_score = prepared["consolidator"], prepared["novelty"]
+        locked.output = prepared["output"]
+        locked.result = {"created": len(created), "reinforced": reinforced, "review": len(review),
+                         "insight_chunk": insight, "messages": _window_size(locked),
+                         "prepare_seconds": round(prepared["seconds"], 4)}
+        locked.save()
+        # More messages than one window: the next run picks up where this one stopped.
+        if Message.objects.filter(conversation_id=locked.conversation_id, pk__gt=locked.last_message_id or 0).count() \
+                >= settings.MEMORY_CONSOLIDATION_EVERY:
+            consolidation_request(locked.conversation, trigger="size")
+    logger.info("consolidation %s done: %s", locked.pk, locked.result)
+    return locked
+
+
+def _window_size(run: MemoryConsolidation) -> int:
+    return Message.objects.filter(conversation_id=run.conversation_id, pk__gte=run.first_message_id or 0,
+                                  pk__lte=run.last_message_id or 0).count() if run.last_message_id else 0
+
+
+def _insight(run: MemoryConsolidation, prepared: dict[str, Any], now: Any) -> int:
+    """Seed 001's insight: what this consolidation added, and how new it was."""
+    output = prepared["output"]
+    summary = (output.get("summary") or "").strip() or "; ".join(c[0].text for c in prepared["candidates"][:3])
+    [chunk] = chunks_create(tenant=run.tenant, namespace=user_namespace(run.user_id), drafts=[ChunkDraft(
+        type=Chunk.Type.INSIGHT, text=summary, source_id=f"consolidation:{run.pk}", user_id=run.user_id,
+        session_id=run.conversation.session_id, created_ts=now,
+        meta={"summary": summary, "novelty_score": prepared["novelty"], "consolidation_id": run.pk,
+              "conf_uid": run.conf_uid},
+    )])
+    Chunk.objects.filter(pk=chunk.pk).update(conf_uid=run.conf_uid, history_uid=run.conversation.session_id)
+    return chunk.pk
+
+
+def _record_failure(run_id: int, error: Exception) -> None:
+    with transaction.atomic():
+        run = MemoryConsolidation.objects.select_for_update().filter(pk=run_id).first()
+        if run is None:
+            return
+        run.attempts += 1
+        run.error = f"{type(error).__name__}: {error}"[:2000]
+        run.status = (MemoryConsolidation.Status.FAILED if run.attempts >= settings.ARCHIVAL_MAX_ATTEMPTS
+                      else MemoryConsolidation.Status.PENDING)
+        run.next_attempt_at = timezone.now() + archival_retry_delay(run.attempts)
+        run.save(update_fields=["attempts", "error", "status", "next_attempt_at"])
+    logger.warning("consolidation %s failed (attempt %s): %s", run_id, run.attempts, run.error)

@@ -1,0 +1,47 @@
+"""The typed-memories block of the context (rag.context): a character's memories relevant to the
+query, ordered by the adjusted score (fusion × importance × recency), each on one compact line
+with its kind, category, emotion and context window."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from memoryhub.text import count_tokens
+from rag.selectors import SearchFilters, SearchItem, chunks_search
+
+if TYPE_CHECKING:
+    from rag.context import Block
+
+
+def typed_memory_line(item: SearchItem) -> str:
+    chunk = item.chunk
+    when = chunk["created_ts"].strftime("%Y-%m-%d") if chunk["created_ts"] else ""
+    details = [f"{chunk['kind']}/{chunk['category']}"]
+    if chunk["emotion"]:
+        details.append(f"emotion: {chunk['emotion']}")
+    if chunk["context_window"]:
+        details.append(f"context: {chunk['context_window']}")
+    return f"- [{when}] {chunk['text']} ({'; '.join(details)})"
+
+
+def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, k: int,
+                         filters: SearchFilters | None = None) -> tuple[Block, set[int]]:
+    """The block, packed within `cap` tokens, and the ids of the chunks it shows (so the general
+    memories block does not repeat them)."""
+    from rag.context import Block, BlockItem, _pack
+
+    block = Block("typed_memories")
+    wanted = replace(filters or SearchFilters(), types=("memory",))
+    # RRF, not the dialog domain's min-max fusion: a character's memories matching a query are
+    # few, and min-max over a few candidates pins the last one at 0, where no importance can lift it.
+    result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k, filters=wanted,
+                           include_tenant_documents=False, fusion="rrf")
+    candidates = []
+    for item in result.items:
+        line = typed_memory_line(item)
+        candidates.append(BlockItem(line, count_tokens(line), f"chunk:{item.chunk['id']}",
+                                    {"score": round(item.score, 6), "type": "memory",
+                                     "memory_id": str(item.chunk["memory_uid"])}))
+    _pack(block, candidates, max(cap, 0))
+    return block, {int(i.ref.split(":")[1]) for i in block.items}

@@ -1,0 +1,81 @@
+"""Mood, affinity and trust of a user towards a character (seed 004's Emotions and Mood).
+
+mood      = 0.7 * previous + 0.3 * new, where new is the mean of the signed emotion scores of
+            a consolidation (-1..1; the rules score intensity times the emotion's valence);
+affinity  -100..100, moves by 10 * new per consolidation;
+trust     0..100, +2 per consolidation with a non-negative mood signal, -5 with a negative one
+          (trust is slow to win and quick to lose).
+Affinity and trust drift back to neutral (0 and 50) with a half-life of
+MEMORY_RELATION_HALF_LIFE_DAYS of inactivity; the drift is applied when the figures are read and
+before each update, so no beat job has to touch every row.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Avg
+from django.utils import timezone
+
+from memoryhub.models import Tenant
+from rag.models import CharacterMood
+
+MOOD_KEEP = 0.7
+NEUTRAL_AFFINITY = 0.0
+NEUTRAL_TRUST = 50.0
+
+
+def emotion_signal(emotions: dict[str, float]) -> float | None:
+    """The mean of a consolidation's emotion scores (signed, -1..1, seed 004), or None."""
+    if not emotions:
+        return None
+    return sum(emotions.values()) / len(emotions)
+
+
+def _decayed(value: float, neutral: float, since: datetime, now: datetime) -> float:
+    days = max(0.0, (now - since).total_seconds() / 86400)
+    return neutral + (value - neutral) * 0.5 ** (days / settings.MEMORY_RELATION_HALF_LIFE_DAYS)
+
+
+def _figures(row: CharacterMood, now: datetime) -> dict[str, Any]:
+    return {
+        "user_id": row.user_id, "mood": round(row.mood, 4),
+        "affinity": round(_decayed(row.affinity, NEUTRAL_AFFINITY, row.last_interaction_at, now), 2),
+        "trust": round(_decayed(row.trust, NEUTRAL_TRUST, row.last_interaction_at, now), 2),
+        "emotions": row.emotions, "interactions": row.interactions, "last_interaction_at": row.last_interaction_at,
+    }
+
+
+def mood_update(*, tenant: Tenant, user_id: str, conf_uid: str, emotions: dict[str, float],
+                now: datetime | None = None) -> CharacterMood:
+    """Fold one consolidation's emotions into the user's figures. Runs in the caller's transaction."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        row, created = CharacterMood.objects.select_for_update().get_or_create(
+            tenant=tenant, user_id=user_id, conf_uid=conf_uid, defaults={"last_interaction_at": now})
+        signal = emotion_signal(emotions)
+        row.affinity = _decayed(row.affinity, NEUTRAL_AFFINITY, row.last_interaction_at, now)
+        row.trust = _decayed(row.trust, NEUTRAL_TRUST, row.last_interaction_at, now)
+        if signal is not None:
+            row.mood = signal if created else MOOD_KEEP * row.mood + (1 - MOOD_KEEP) * signal
+            row.affinity = min(100.0, max(-100.0, row.affinity + 10 * signal))
+            row.trust = min(100.0, max(0.0, row.trust + (2.0 if signal >= 0 else -5.0)))
+            row.emotions = {name: round(score, 3) for name, score in emotions.items()}
+        row.interactions += 1
+        row.last_interaction_at = now
+        row.save()
+    return row
+
+
+def character_mood(*, tenant_id: int, conf_uid: str, user_id: str | None = None) -> dict[str, Any]:
+    now = timezone.now()
+    rows = CharacterMood.objects.filter(tenant_id=tenant_id, conf_uid=conf_uid)
+    if user_id:
+        rows = rows.filter(user_id=user_id)
+    aggregate = rows.aggregate(mood=Avg("mood"))
+    listed = list(rows.order_by("-last_interaction_at")[:200])
+    return {"conf_uid": conf_uid, "mood": round(aggregate["mood"] or 0.0, 4), "users": rows.count(),
+            "relationships": [_figures(r, now) for r in listed]}

@@ -1,0 +1,10 @@
+from django.urls import re_path
+
+from memoryhub.urls_common import CLIENT_ID
+from rag.memories import api
+
+urlpatterns = [
+    re_path(rf"^characters/(?P<conf_uid>{CLIENT_ID})/memories$", api.CharacterMemoriesApi.as_view(),
+            name="character-memories"),
+    re_path(rf"^characters/(?P<conf_uid>{CLIENT_ID})/mood$", api.CharacterMoodApi.as_view(), name="character-mood"),
+]

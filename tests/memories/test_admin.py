@@ -1,0 +1,54 @@
+"""Review of unsure consolidated memories and editing of typed memories in the admin."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from rag.memories.services import MemoryInput, memories_create
+from rag.models import Chunk, MemoryReview
+
+
+@pytest.fixture
+def editor_client(db: None) -> tuple[Client, object]:
+    user = get_user_model().objects.create_superuser("editor", "editor@example.com", "pw")
+    client = Client()
+    client.force_login(user)
+    return client, user
+
+
+def _review(tenant, text: str) -> MemoryReview:
+    return MemoryReview.objects.create(tenant=tenant, user_id="anna", conf_uid="neiri", text=text, kind="user",
+                                       category="Objectives", importance=0.5, confidence=0.3)
+
+
+def test_editor_approves_and_rejects_pending_memories_with_an_audit(tenant, editor_client) -> None:
+    client, user = editor_client
+    keep, drop = _review(tenant, "Neiri wants to learn jazz."), _review(tenant, "Neiri is a toaster.")
+    url = "/admin/rag/memoryreview/"
+    assert client.get(url).status_code == 200
+    client.post(url, {"action": "approve", "_selected_action": [keep.pk]})
+    client.post(url, {"action": "reject", "_selected_action": [drop.pk]})
+    keep.refresh_from_db()
+    drop.refresh_from_db()
+    assert (keep.status, keep.reviewer_id, drop.status, drop.reviewer_id) == ("approved", user.pk, "rejected", user.pk)
+    assert keep.decided_at and Chunk.objects.get(pk=keep.chunk_id).text == "Neiri wants to learn jazz."
+    assert not Chunk.objects.filter(text="Neiri is a toaster.").exists()
+
+
+def test_editor_edits_kind_importance_and_tags_of_a_memory(tenant, editor_client) -> None:
+    client, _ = editor_client
+    [memory] = memories_create(tenant=tenant, user_id="anna", conf_uid="neiri", items=[
+        MemoryInput(text="Anna's brother plays chess", kind="user", category="KeyFacts", importance=0.5)])
+    url = f"/admin/rag/typedmemory/{memory.pk}/change/"
+    assert client.get(url).status_code == 200
+    response = client.post(url, {"kind": "third_party", "category": "KeyFacts", "importance": "0.8",
+                                 "tags": "family,chess"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    memory.refresh_from_db()
+    assert (memory.kind, memory.importance, memory.tags) == ("third_party", 0.8, ["family", "chess"])
+    bad = client.post(url, {"kind": "robot", "category": "KeyFacts", "importance": "2", "tags": ""})
+    assert bad.status_code == 200  # the form shows its errors; nothing saved
+    memory.refresh_from_db()
+    assert memory.kind == "third_party"

@@ -1,0 +1,119 @@
+"""The typed memories API: write, list, filters in search, validation naming fields and values."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from rag.models import Chunk
+
+MEMORY = {"user_id": "alex", "text": "Alex loves rock music", "kind": "user", "category": "FactsAboutUser",
+          "history_uid": "stream1", "importance": 0.7, "tags": ["music"], "emotion": "интерес",
+          "context_window": "talking about music"}
+
+
+def test_memory_is_written_with_its_own_id_and_typed_columns(client_a) -> None:
+    client, tenant = client_a
+    first = client.post("/api/v1/characters/neiri/memories", MEMORY, format="json")
+    second = client.post("/api/v1/characters/neiri/memories", MEMORY, format="json")
+    assert first.status_code == 201, first.content
+    body = first.json()
+    # The same text twice is two memories: ids never collide and nothing is overwritten.
+    assert body["id"] != second.json()["id"]
+    assert body["emotion"] == "interest" and body["category"] == "FactsAboutUser" and body["conf_uid"] == "neiri"
+    chunk = Chunk.objects.get(pk=body["chunk_id"])
+    assert (chunk.type, chunk.kind, chunk.category, chunk.history_uid, chunk.context_window) == (
+        "memory", "user", "FactsAboutUser", "stream1", "talking about music")
+    assert chunk.namespace == "user:alex" and chunk.tenant_id == tenant.pk
+
+    listed = client.get("/api/v1/characters/neiri/memories", {"category": "FactsAboutUser"}).json()
+    assert len(listed) == 2 and {m["id"] for m in listed} == {body["id"], second.json()["id"]}
+
+
+def test_missing_timestamp_is_stored_as_now_not_1970(client_a) -> None:
+    client, _ = client_a
+    body = client.post("/api/v1/characters/neiri/memories", {**MEMORY, "timestamp": 0}, format="json").json()
+    chunk = Chunk.objects.get(pk=body["chunk_id"])
+    assert abs((timezone.now() - chunk.created_ts).total_seconds()) < 60
+    assert chunk.meta["timestamp_given"] is False
+
+
+def test_importance_is_calculated_when_not_given(client_a) -> None:
+    client, _ = client_a
+    body = client.post("/api/v1/characters/neiri/memories",
+                       {**MEMORY, "importance": None, "text": "ok"}, format="json").json()
+    assert body["importance"] < 0.5
+
+
+@pytest.mark.parametrize(("patch", "field", "allowed"), [
+    ({"kind": "friend"}, "kind", "third_party"),
+    ({"category": "Gossip"}, "category", "SessionEvent"),
+    ({"emotion": "smug"}, "emotion", "gratitude"),
+    ({"importance": 1.5}, "importance", None),
+    ({"importance": -0.1}, "importance", None),
+])
+def test_bad_memory_is_400_naming_the_field_and_allowed_values(client_a, patch: dict, field: str,
+                                                               allowed: str | None) -> None:
+    client, _ = client_a
+    response = client.post("/api/v1/characters/neiri/memories", {**MEMORY, **patch}, format="json")
+    assert response.status_code == 400
+    message = " ".join(response.json()["error"]["fields"][field])
+    if allowed:
+        assert allowed in message
+
+
+def test_bad_list_filter_is_400(client_a) -> None:
+    client, _ = client_a
+    client.post("/api/v1/characters/neiri/memories", MEMORY, format="json")
+    response = client.get("/api/v1/characters/neiri/memories", {"kind": "alien"})
+    assert response.status_code == 400 and "kind" in response.json()["error"]["fields"]
+
+
+def test_another_tenants_character_is_404(client_a, client_b) -> None:
+    client, _ = client_a
+    other, _ = client_b
+    client.post("/api/v1/characters/neiri/memories", MEMORY, format="json")
+    assert other.get("/api/v1/characters/neiri/memories").status_code == 404
+    assert other.get("/api/v1/characters/neiri/mood").status_code == 404
+    assert client.get("/api/v1/characters/neiri/mood").status_code == 200
+
+
+def test_search_filters_by_kind_category_emotion_character_and_history(client_a) -> None:
+    client, _ = client_a
+    client.post("/api/v1/characters/neiri/memories", MEMORY, format="json")
+    client.post("/api/v1/characters/neiri/memories",
+                {**MEMORY, "text": "Neiri loves rock music too", "kind": "self", "category": "SelfBeliefs",
+                 "emotion": "joy", "history_uid": "stream2"}, format="json")
+    client.post("/api/v1/characters/other/memories", {**MEMORY, "text": "Alex loves rock music a lot"}, format="json")
+
+    def search(filters: dict) -> list[str]:
+        response = client.post("/api/v1/search", {"query": "rock music", "user_id": "alex", "filters": filters},
+                               format="json")
+        assert response.status_code == 200, response.content
+        return [i["text"] for i in response.json()["items"]]
+
+    assert search({"kinds": ["self"]}) == ["Neiri loves rock music too"]
+    assert search({"categories": ["FactsAboutUser"], "conf_uids": ["neiri"]}) == ["Alex loves rock music"]
+    assert search({"emotions": ["радость"]}) == ["Neiri loves rock music too"]
+    assert search({"history_uids": ["stream1"], "conf_uids": ["other"]}) == ["Alex loves rock music a lot"]
+    bad = client.post("/api/v1/search", {"query": "x", "user_id": "alex", "filters": {"categories": ["Nope"]}},
+                      format="json")
+    assert bad.status_code == 400 and "KeyFacts" in str(bad.json()["error"]["fields"])
+
+
+def test_memories_are_erased_with_the_user(client_a) -> None:
+    client, tenant = client_a
+    client.post("/api/v1/characters/neiri/memories", MEMORY, format="json")
+    assert client.delete("/api/v1/users/alex").status_code == 200
+    assert not Chunk.objects.filter(tenant=tenant, type="memory").exists()
+
+
+def test_old_list_order_is_importance_first(client_a) -> None:
+    client, _ = client_a
+    old = (timezone.now() - timedelta(days=3)).timestamp()
+    client.post("/api/v1/characters/neiri/memories", {**MEMORY, "importance": 0.2, "text": "minor"}, format="json")
+    client.post("/api/v1/characters/neiri/memories", {**MEMORY, "importance": 0.9, "timestamp": old,
+                                                      "text": "major"}, format="json")
+    assert [m["text"] for m in client.get("/api/v1/characters/neiri/memories").json()] == ["major", "minor"]

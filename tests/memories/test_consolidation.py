@@ -1,0 +1,143 @@
+"""Consolidation: offline rules (en/ru/zh), the LLM path with jsonschema validation and retries,
+near-duplicates reinforcing instead of copying, insights with novelty, review of unsure memories."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rag.memories import consolidation
+from rag.memories.rules import Turn, consolidate_rules
+from rag.memories.services import memory_review_approve
+from rag.models import CharacterMood, Chunk, MemoryConsolidation, MemoryReview
+from tests.factories import append_messages
+
+START = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
+CHAT = [
+    "I moved to Lisbon last spring.",
+    ("assistant", "That sounds exciting! I think I am a good listener."),
+    "My favourite band is Muse, remember that, it is important.",
+    "Yesterday I went hiking with my brother.",
+    "I am so happy today!",
+]
+
+
+def _run(conversation) -> MemoryConsolidation:
+    """Request a run for the session and run it (on_commit does not fire inside a test)."""
+    run_id = consolidation.consolidation_request(conversation, trigger="request")["consolidation"]
+    consolidation.consolidation_run(run_id=run_id)
+    return MemoryConsolidation.objects.get(pk=run_id)
+
+
+def test_rules_write_key_facts_past_events_and_emotions_in_three_languages() -> None:
+    for turns in (
+        [Turn("Anna", "Yesterday I visited my mother. It is important, remember it. I am so happy.", False)],
+        [Turn("Анна", "Вчера я ходила к маме. Это важно, запомни. Мне очень радостно, я счастлива.", False)],
+        [Turn("安娜", "昨天我去看了妈妈。这很重要，记住。我今天很开心。", False)],
+    ):
+        output = consolidate_rules(turns, "Neiri")
+        assert consolidation.validate_consolidation(output) == []
+        assert output["past_events"], turns
+        assert output["key_facts"], turns
+        assert output["emotions"] and output["emotions"][0]["score"] > 0, turns
+
+
+def test_rules_keep_who_said_it() -> None:
+    output = consolidate_rules([Turn("Anna", "I love jazz and I live in Porto.", False),
+                                Turn("Neiri", "I think I love jazz too.", True)], "Neiri")
+    assert [i["text"] for i in output["facts_about_user"]] == ["Anna: I love jazz and I live in Porto."]
+    assert [i["text"] for i in output["self_beliefs"]] == ["Neiri: I think I love jazz too."]
+
+
+def test_offline_consolidation_writes_typed_memories_an_insight_and_mood(tenant) -> None:
+    result = append_messages(tenant, "anna", "s1", CHAT, start=START)
+    run = _run(result.conversation)
+    assert run.status == "done" and run.consolidator == "rules", run.error
+    memories = Chunk.objects.filter(tenant=tenant, type="memory")
+    categories = set(memories.values_list("category", flat=True))
+    assert {"FactsAboutUser", "PastEvents", "Emotions"} <= categories
+    assert all(m.memory_uid and m.conf_uid == "default" and m.history_uid == "s1" for m in memories)
+    assert memories.get(category="PastEvents").kind == "third_party"  # hiking with a brother
+    insight = Chunk.objects.get(tenant=tenant, type="insight")
+    assert insight.meta["novelty_score"] == 1.0 and run.novelty_score == 1.0
+    mood = CharacterMood.objects.get(tenant=tenant, user_id="anna", conf_uid="default")
+    assert mood.mood > 0 and mood.emotions["joy"] > 0
+
+
+def test_near_duplicate_raises_importance_instead_of_copying(tenant) -> None:
+    first = append_messages(tenant, "anna", "s1", CHAT, start=START)
+    _run(first.conversation)
+    before = {m.text: m.importance for m in Chunk.objects.filter(tenant=tenant, type="memory",
+                                                                 category="FactsAboutUser")}
+    count = Chunk.objects.filter(tenant=tenant, type="memory").count()
+    second = append_messages(tenant, "anna", "s2", ["I moved to Lisbon last spring."], start=START)
+    run = _run(second.conversation)
+    assert Chunk.objects.filter(tenant=tenant, type="memory").count() == count
+    moved = Chunk.objects.get(tenant=tenant, type="memory", text="User: I moved to Lisbon last spring.")
+    assert moved.importance > before[moved.text] and moved.last_seen_at is not None
+    assert run.result["reinforced"] >= 1 and run.novelty_score == 0.0
+
+
+def test_second_run_takes_only_new_messages_and_is_idempotent(tenant) -> None:
+    result = append_messages(tenant, "anna", "s1", CHAT, start=START)
+    run = _run(result.conversation)
+    consolidation.consolidation_run(run_id=run.pk)  # again: nothing more
+    assert MemoryConsolidation.objects.filter(conversation=result.conversation).count() == 1
+    written = Chunk.objects.filter(tenant=tenant, type="memory").count()
+    append_messages(tenant, "anna", "s1", ["My sister Kate lives in Madrid."], start=START)
+    run2 = _run(result.conversation)
+    assert run2.first_message_id > run.last_message_id
+    assert Chunk.objects.filter(tenant=tenant, type="memory").count() > written
+
+
+def test_thirty_new_messages_request_a_consolidation(tenant, settings, django_capture_on_commit_callbacks) -> None:
+    settings.MEMORY_CONSOLIDATION_EVERY = 6
+    with django_capture_on_commit_callbacks(execute=True):
+        result = append_messages(tenant, "anna", "s1", CHAT, start=START)
+    assert not MemoryConsolidation.objects.filter(conversation=result.conversation).exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        append_messages(tenant, "anna", "s1", ["I work as a nurse in Lisbon."], start=START)
+    run = MemoryConsolidation.objects.get(conversation=result.conversation)
+    assert run.trigger == "size" and run.status == "done"
+
+
+VALID = {"facts_about_user": ["Anna lives in Lisbon."], "past_events": [], "self_beliefs": [],
+         "objectives": [{"text": "Neiri wants to learn Anna's favourite songs.", "about": "self",
+                         "confidence": 0.3}],
+         "emotions": [{"name": "радость", "score": 0.8}],
+         "key_facts": [{"text": "Anna's favourite band is Muse.", "importance": 0.9, "tags": ["music"]}],
+         "summary": "Anna lives in Lisbon and loves Muse."}
+
+
+def test_llm_consolidation_is_validated_and_labels_speakers(tenant, llm) -> None:
+    llm.script_chat(VALID)
+    result = append_messages(tenant, "anna", "s1", CHAT, start=START)
+    run = _run(result.conversation)
+    assert run.status == "done" and run.consolidator == "llm"
+    transcript = llm.chat_requests[-1]["messages"][-1]["content"]
+    assert "USER: I moved to Lisbon" in transcript and "CHARACTER (default): That sounds" in transcript
+    key = Chunk.objects.get(tenant=tenant, type="memory", category="KeyFacts")
+    assert key.importance == 0.9 and key.tags == ["music"]
+    assert Chunk.objects.get(tenant=tenant, type="memory", category="Emotions").emotion == "joy"
+    assert Chunk.objects.get(tenant=tenant, type="insight").text == "Anna lives in Lisbon and loves Muse."
+    # The unsure objective waits for review and is not searchable until approved.
+    review = MemoryReview.objects.get(tenant=tenant)
+    assert review.category == "Objectives" and review.status == "pending"
+    assert not Chunk.objects.filter(tenant=tenant, category="Objectives").exists()
+    chunk = memory_review_approve(review=review, reviewer=None)
+    assert chunk is not None and chunk.category == "Objectives" and chunk.kind == "self"
+
+
+def test_malformed_llm_reply_is_retried_then_recorded_and_messages_kept(tenant, llm) -> None:
+    bad = {**VALID, "emotions": [{"name": "joy", "score": 3}]}  # score out of -1..1
+    llm.script_chat("not json at all", bad)
+    result = append_messages(tenant, "anna", "s1", CHAT, start=START)
+    run = _run(result.conversation)
+    assert len(llm.chat_requests) == 2  # asked, then re-asked with the errors
+    assert "not valid" in llm.chat_requests[1]["messages"][-1]["content"]
+    assert run.status == "pending" and run.attempts == 1 and "emotions/0/score" in run.error
+    assert not Chunk.objects.filter(tenant=tenant, type="memory").exists()
+    assert result.conversation.messages.count() == len(CHAT)
+    llm.script_chat(VALID)
+    consolidation.consolidation_run(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "done" and Chunk.objects.filter(tenant=tenant, type="memory").exists()
