@@ -40,6 +40,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
 ERROR_STATUSES: dict[str, str] = {
     "400": "Invalid input: `error.fields` names each field at fault (path, query or body).",
     "401": "No API key, or an unknown, revoked or deactivated one.",
+    "403": "The API key lacks the scope this operation needs (`error.message` names it).",
     "404": "No such object for this tenant, or a path parameter outside its pattern.",
     "406": "The Accept header asks for something other than JSON.",
     "429": "Over `API_THROTTLE_RATE` for this key: retry after `Retry-After` seconds.",
@@ -86,4 +87,9 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
                 if status in ("429", "503"):
                     response["headers"] = _RETRY_AFTER
                 operation["responses"].setdefault(status, response)
+            # A view may declare an error status of its own (a 409 with its reason): it answers
+            # with the same body, so it gets the same schema.
+            for status, declared in operation["responses"].items():
+                if status[0] in "45" and "content" not in declared:
+                    declared["content"] = ref
     return result

@@ -105,8 +105,9 @@ class CharacterMemoriesApi(APIView):
 
     @extend_schema(
         operation_id="character_memory_create", request=InputSerializer, responses={201: MemoryOutputSerializer},
-        description="Write one typed memory (seed 004's MemoryItemTyped). Unknown kind, category or emotion "
-                    "and importance outside 0..1 are 400 with the field and the allowed values.",
+        description="Write one typed memory (text, kind, category, importance, emotion, tags, context window). "
+                    "Unknown kind, category or emotion and importance outside 0..1 are 400 with the field and the "
+                    "allowed values.",
         examples=[OpenApiExample("A fact about a viewer", request_only=True, value={
             "user_id": "alex", "text": "Alex loves rock music", "kind": "user", "category": "FactsAboutUser",
             "history_uid": "stream_2024_01_15", "importance": 0.7, "tags": ["music"], "emotion": "interest",
@@ -156,7 +157,7 @@ class CharacterMoodApi(APIView):
 
     class OutputSerializer(serializers.Serializer):
         conf_uid = serializers.CharField()
-        mood = serializers.FloatField(help_text="Aggregated mood over the character's users (seed 004's Mood).")
+        mood = serializers.FloatField(help_text="The character's mood over all its users (a moving average, -1..1).")
         users = serializers.IntegerField()
         relationships = RelationshipSerializer(many=True)
 
