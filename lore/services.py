@@ -21,8 +21,7 @@ from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Tenant
 from memoryhub.text import analyze
 from rag.models import Chunk
-from rag.prebuilt import chunks_insert_prebuilt
-from rag.services import ChunkDraft
+from rag.services import ChunkDraft, PreparedChunks, chunks_insert
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 LANGUAGE = re.compile(r"^[a-z]{2,3}$")
@@ -225,10 +224,10 @@ def knowledge_ingest(
                 sha256=hashlib.sha256(p.content).hexdigest(), uploaded_by=actor,
             ) for p in parsed]
             knowledge.sources.set(sources)
-            chunks_insert_prebuilt(
-                tenant=world.tenant, namespace=knowledge.namespace, drafts=drafts,
-                embeddings=np.stack([known[key][0] for key in keys]), terms=[known[key][1] for key in keys],
-            )
+            # Vectors and terms were computed (or copied from an earlier version) before the
+            # transaction opened: the namespace lock is held for the insert alone.
+            chunks_insert(tenant=world.tenant, namespace=knowledge.namespace, prepared=PreparedChunks(
+                list(drafts), [known[key][1] for key in keys], np.stack([known[key][0] for key in keys])))
             Alias.objects.update_or_create(world=world, domain=domain, name=Alias.Name.STAGE,
                                            defaults={"version": knowledge, "updated_at": timezone.now()})
     except IntegrityError as exc:
