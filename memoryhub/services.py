@@ -294,10 +294,11 @@ def user_write_lock(*, tenant_id: int, user_id: str) -> None:
 
 
 @contextmanager
-def job_write(job_id: int) -> Iterator[ArchivalJob | None]:
+def job_write(job_id: int, *, owner: tuple[int, str] | None = None) -> Iterator[ArchivalJob | None]:
     """A short transaction holding the user's write lock and the job's row; yields None when the
-    job is gone (its user was erased), and then the caller must write nothing."""
-    head = ArchivalJob.objects.filter(pk=job_id).values_list("tenant_id", "user_id").first()
+    job is gone (its user was erased), and then the caller must write nothing. `owner` (tenant
+    id, user id) saves a read when the caller knows whose job it is."""
+    head = owner or ArchivalJob.objects.filter(pk=job_id).values_list("tenant_id", "user_id").first()
     with transaction.atomic():
         if head is None:
             yield None
@@ -368,7 +369,15 @@ def _runnable(tenant_id: int, user_id: str, kind: str) -> list[int]:
 
 
 def _archival_job_claim(job_id: int) -> ArchivalJob | None:
-    with job_write(job_id) as job:
+    job = ArchivalJob.objects.select_related("tenant", "conversation").filter(pk=job_id).first()
+    if job is None or job.status == ArchivalJob.Status.DONE:
+        return None
+    if job.kind == ArchivalJob.Kind.INDEX:
+        # An index job has nothing to fix at claim time and runs in one write: it goes from
+        # pending to done in that transaction (the runner lock keeps a second runner out, and
+        # its step skips turns already indexed), which saves a commit per stored batch.
+        return job
+    with job_write(job_id, owner=(job.tenant_id, job.user_id)) as job:
         if job is None or job.status == ArchivalJob.Status.DONE:
             return None
         if job.kind == ArchivalJob.Kind.EXTRACT and not job.result.get("steps"):
@@ -391,37 +400,45 @@ def _archival_job_run_one(job_id: int) -> bool:
     try:
         messages = list(Message.objects.filter(pk__in=job.message_ids, tenant_id=job.tenant_id)
                         .select_related("conversation").order_by("created_at", "id"))
-        for step in registry.steps_for(job.kind):
-            summary = job.result.get("steps", {}).get(step.name)
-            if summary is None:
-                prepared = step.prepare(job, messages)
-                with job_write(job_id) as locked:
+        steps = registry.steps_for(job.kind)
+        # Index steps do not read each other's writes, so they are all prepared first and
+        # applied in one transaction; extraction steps run one after the other (people's prompt
+        # carries the facts profiles' step has just saved).
+        groups = [steps] if job.kind == ArchivalJob.Kind.INDEX else [[step] for step in steps]
+        finished = False
+        for n, group in enumerate(groups):
+            todo = [step for step in group if step.name not in job.result.get("steps", {})]
+            if todo:
+                prepared = [step.prepare(job, messages) for step in todo]
+                with job_write(job_id, owner=(job.tenant_id, job.user_id)) as locked:
                     if locked is None:
                         return True  # erased meanwhile: what was prepared is dropped
-                    summary = step.apply(locked, messages, prepared)
-                    locked.result = {**locked.result, "steps": {**locked.result.get("steps", {}), step.name: summary}}
-                    locked.save(update_fields=["result"])
+                    done = dict(locked.result.get("steps", {}))
+                    for step, ready in zip(todo, prepared, strict=True):
+                        done[step.name] = step.apply(locked, messages, ready)
+                    locked.result = {**locked.result, "steps": done}
+                    # The last write also closes the job: one commit less per job.
+                    finished = n == len(groups) - 1 and all(step.after is None for step in group)
+                    if finished:
+                        _archival_job_finish(locked, started)
+                    locked.save(update_fields=["result", *(_FINISH_FIELDS if finished else [])])
                     job = locked
-            if step.after is not None and step.name not in job.result.get("after", []):
-                after = step.after(job, summary) or {}
-                with job_write(job_id) as locked:
-                    if locked is None:
-                        return True
-                    locked.result = {**locked.result, "after": {**locked.result.get("after", {}), step.name: after}}
-                    locked.save(update_fields=["result"])
-                    job = locked
-        with job_write(job_id) as locked:
-            if locked is None:
-                return True
-            locked.status = ArchivalJob.Status.DONE
-            locked.finished_at = timezone.now()
-            locked.error = ""
-            locked.result = {**locked.result, "duration_ms": round((time.monotonic() - started) * 1000, 1)}
-            locked.save(update_fields=["status", "finished_at", "error", "result"])
-            if locked.kind == ArchivalJob.Kind.EXTRACT and locked.message_ids:
-                Conversation.objects.filter(
-                    pk=locked.conversation_id, extracted_until_message_id__lt=max(locked.message_ids)
-                ).update(extracted_until_message_id=max(locked.message_ids))
+            for step in group:
+                if step.after is not None and step.name not in job.result.get("after", []):
+                    after = step.after(job, job.result["steps"][step.name]) or {}
+                    with job_write(job_id, owner=(job.tenant_id, job.user_id)) as locked:
+                        if locked is None:
+                            return True
+                        locked.result = {**locked.result,
+                                         "after": {**locked.result.get("after", {}), step.name: after}}
+                        locked.save(update_fields=["result"])
+                        job = locked
+        if not finished:
+            with job_write(job_id, owner=(job.tenant_id, job.user_id)) as locked:
+                if locked is None:
+                    return True
+                _archival_job_finish(locked, started)
+                locked.save(update_fields=_FINISH_FIELDS)
         metrics.ARCHIVAL_JOBS.labels("done").inc()
         return True
     except Exception as exc:
@@ -429,6 +446,24 @@ def _archival_job_run_one(job_id: int) -> bool:
         # next time, and a bug fixed by a deploy must not have lost the messages meanwhile.
         _archival_job_record_failure(job_id=job_id, error=exc)
         return False
+
+
+_FINISH_FIELDS = ["status", "started_at", "finished_at", "error", "result"]
+
+
+def _archival_job_finish(job: ArchivalJob, started: float) -> None:
+    """Mark a locked job done (the caller saves `_FINISH_FIELDS`); an extraction also moves its
+    session's extracted-until mark, in the same transaction."""
+    elapsed = time.monotonic() - started
+    job.status = ArchivalJob.Status.DONE
+    job.finished_at = timezone.now()
+    job.started_at = job.started_at or job.finished_at - timedelta(seconds=elapsed)  # index jobs skip the claim
+    job.error = ""
+    job.result = {**job.result, "duration_ms": round(elapsed * 1000, 1)}
+    if job.kind == ArchivalJob.Kind.EXTRACT and job.message_ids:
+        Conversation.objects.filter(
+            pk=job.conversation_id, extracted_until_message_id__lt=max(job.message_ids)
+        ).update(extracted_until_message_id=max(job.message_ids))
 
 
 def archival_retry_delay(attempts: int) -> timedelta:

@@ -8,6 +8,8 @@ not in "smothered", and "我们" (we) is not "我" (I).
 
 from __future__ import annotations
 
+import functools
+
 import re
 from collections.abc import Iterable
 
@@ -192,16 +194,31 @@ _CUES_ZH: dict[str, tuple[str, ...]] = {
     "boredom": ("无聊",),
     "interest": ("有趣", "好奇", "感兴趣"),
 }
+_CUE_TABLES = {id(table): table for table in (_CUES_EN, _CUES_RU, _CUES_ZH)}
 _NEGATIONS = _set("not no never don't didn't isn't wasn't", "не нет никогда", "不 没 没有 别")
 _INTENSIFIERS = _set("very so really extremely super", "очень так сильно ужасно", "很 非常 太 特别 超")
 
 
-def _hits(tokens: Iterable[str], cues: dict[str, tuple[str, ...]], prefix: bool) -> dict[str, int]:
-    tokens = list(tokens)
-    found: dict[str, int] = {}
+@functools.cache
+def _cue_index(cues_id: int, prefix: bool) -> tuple[dict[str, tuple[str, ...]], int]:
+    """cue -> the emotions it signals, and the longest cue: a token is looked up once (or, for
+    prefix cues, once per prefix length) instead of being compared with every cue."""
+    cues = _CUE_TABLES[cues_id]
+    index: dict[str, list[str]] = {}
     for emotion, words_ in cues.items():
-        for i, token in enumerate(tokens):
-            if any(token.startswith(c) if prefix else token == c for c in words_):
+        for cue in words_:
+            index.setdefault(cue, []).append(emotion)
+    return {cue: tuple(emotions) for cue, emotions in index.items()}, max(map(len, index)) if prefix else 0
+
+
+def _hits(tokens: Iterable[str], cues: dict[str, tuple[str, ...]], prefix: bool) -> dict[str, int]:
+    """Emotion -> position of its first cue among `tokens` (whole tokens, or their beginnings)."""
+    index, longest = _cue_index(id(cues), prefix)
+    found: dict[str, int] = {}
+    for i, token in enumerate(tokens):
+        keys = (token[:n] for n in range(1, min(len(token), longest) + 1)) if prefix else (token,)
+        for key in keys:
+            for emotion in index.get(key, ()):
                 found.setdefault(emotion, i)
     return found
 
