@@ -220,6 +220,9 @@ REDIS_URL = env_str("REDIS_URL")
 # for REDIS_RETRY_SECONDS in that process (memoryhub/redis_client.py).
 REDIS_SOCKET_TIMEOUT = env_float("REDIS_SOCKET_TIMEOUT", 0.5, minimum=0.01)
 REDIS_RETRY_SECONDS = env_float("REDIS_RETRY_SECONDS", 5.0, minimum=0.0)
+# A valid API key is remembered per process this long (memoryhub/auth.py): a key revoked or a
+# tenant deactivated in another process is refused at most this many seconds later. 0 = no cache.
+API_KEY_CACHE_SECONDS = env_float("API_KEY_CACHE_SECONDS", 10.0, minimum=0.0)
 # No request path uses the cache today (rate limits count through memoryhub/throttling.py); any
 # use must survive Redis being away, and short timeouts keep a hung Redis from hanging it.
 if REDIS_URL:

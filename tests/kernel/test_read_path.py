@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from memoryhub import auth, services
+from memoryhub.models import ApiKey, Tenant
 
 
 def test_database_connections_are_kept_between_requests_with_a_health_check() -> None:
@@ -10,3 +19,63 @@ def test_database_connections_are_kept_between_requests_with_a_health_check() ->
     db = settings.DATABASES["default"]
     assert db["CONN_MAX_AGE"] > 0
     assert db["CONN_HEALTH_CHECKS"] is True
+
+
+# --- API key cache ------------------------------------------------------------------------------
+SEARCH = {"query": "anything", "user_id": "alice"}
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
+    now = [1000.0]
+    monkeypatch.setattr(auth, "_clock", lambda: now[0])
+    auth.key_cache.clear()
+    yield now
+    auth.key_cache.clear()
+
+
+def test_a_known_key_costs_no_query_while_cached(client_a, clock) -> None:
+    client, _ = client_a
+    assert client.post("/api/v1/search", SEARCH, format="json").status_code == 200
+    with CaptureQueriesContext(connection) as captured:
+        assert client.post("/api/v1/search", SEARCH, format="json").status_code == 200
+    assert not [q for q in captured.captured_queries if "memoryhub_apikey" in q["sql"]]
+
+
+@pytest.mark.parametrize("how", ["revoke_elsewhere", "deactivate_tenant"])
+def test_revocation_elsewhere_takes_effect_within_the_cache_time(client_a, clock, settings, how: str) -> None:
+    settings.API_KEY_CACHE_SECONDS = 10
+    client, tenant = client_a
+    assert client.post("/api/v1/search", SEARCH, format="json").status_code == 200
+    if how == "revoke_elsewhere":  # the admin, another process: this process's cache is not told
+        ApiKey.objects.filter(tenant=tenant).update(revoked_at=timezone.now())
+    else:
+        Tenant.objects.filter(pk=tenant.pk).update(is_active=False)
+    clock[0] += 9.9
+    assert client.post("/api/v1/search", SEARCH, format="json").status_code == 200  # the documented bound
+    clock[0] += 0.2
+    response = client.post("/api/v1/search", SEARCH, format="json")
+    assert response.status_code == 401 and response.json()["error"]["message"] == auth.INVALID_KEY_MESSAGE
+
+
+def test_revocation_through_the_service_takes_effect_at_once_in_this_process(client_a, clock) -> None:
+    client, tenant = client_a
+    assert client.post("/api/v1/search", SEARCH, format="json").status_code == 200
+    services.api_key_revoke(api_key=ApiKey.objects.get(tenant=tenant))
+    assert client.post("/api/v1/search", SEARCH, format="json").status_code == 401
+
+
+def test_unknown_keys_are_not_cached(client_a, clock, django_assert_num_queries) -> None:
+    client, _ = client_a
+    client.credentials(HTTP_AUTHORIZATION="Bearer mh_0000_unknown")
+    for _ in range(2):
+        with django_assert_num_queries(1):
+            assert client.post("/api/v1/search", SEARCH, format="json").status_code == 401
+
+
+def test_cache_time_zero_looks_the_key_up_every_time(client_a, clock, settings, django_assert_num_queries) -> None:
+    settings.API_KEY_CACHE_SECONDS = 0
+    client, tenant = client_a
+    assert client.post("/api/v1/search", SEARCH, format="json").status_code == 200
+    ApiKey.objects.filter(tenant=tenant).update(revoked_at=timezone.now())
+    assert client.post("/api/v1/search", SEARCH, format="json").status_code == 401
