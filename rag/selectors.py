@@ -121,7 +121,7 @@ def chunks_search(
     # The cached BM25 indexes are caught up even in vector mode: their sizes choose between an
     # exact and an HNSW vector search without a COUNT query.
     t = time.perf_counter()
-    indexes = [bm25_index.namespace_index(tenant_id, namespace) for namespace in namespaces]
+    indexes = bm25_index.namespace_indexes(tenant_id, namespaces)
     sizes = {namespace: len(ix) for namespace, ix in zip(namespaces, indexes, strict=True)}
     steps: list[str] = []
     if mode in ("hybrid", "bm25"):
