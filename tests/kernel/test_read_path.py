@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from django.conf import settings
@@ -12,6 +13,7 @@ from django.utils import timezone
 
 from memoryhub import auth, services
 from memoryhub.models import ApiKey, Tenant
+from tests.factories import append_messages
 
 
 def test_database_connections_are_kept_between_requests_with_a_health_check() -> None:
@@ -79,3 +81,20 @@ def test_cache_time_zero_looks_the_key_up_every_time(client_a, clock, settings, 
     assert client.post("/api/v1/search", SEARCH, format="json").status_code == 200
     ApiKey.objects.filter(tenant=tenant).update(revoked_at=timezone.now())
     assert client.post("/api/v1/search", SEARCH, format="json").status_code == 401
+
+
+# --- queries per request ------------------------------------------------------------------------
+START = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
+TURNS = ["I moved to Lisbon last spring.", "My dog is called Pixel.", "Pixel loves the beach in Cascais."]
+
+
+def test_a_search_costs_four_queries(client_a, clock, django_assert_num_queries) -> None:
+    """Namespace watermarks (user + tenant, one query), the feedback hits' vectors, the vector
+    scan (one statement, no transaction), the rows of the results. The key is cached."""
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", TURNS, start=START)
+    body = {"query": "where does Pixel like to go?", "user_id": "alice", "k": 2}
+    assert client.post("/api/v1/search", body, format="json").status_code == 200  # builds the BM25 index
+    with django_assert_num_queries(4):
+        response = client.post("/api/v1/search", body, format="json")
+    assert response.status_code == 200 and len(response.json()["items"]) == 2
