@@ -12,7 +12,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memoryhub import events, metrics
-from memoryhub.embeddings import get_embedder
+from memoryhub.embeddings import embed_query
 from memoryhub.search import vectors
 from memoryhub.search.config import RetrievalConfig, retrieval_config
 from memoryhub.search.fusion import FusedScore, fuse
@@ -142,7 +142,7 @@ def chunks_search(
 
     if mode in ("hybrid", "vector"):
         t = time.perf_counter()
-        vector = get_embedder().embed_one(query)
+        vector = embed_query(query)  # cached: context embeds the same query for people search
         if mode == "hybrid" and config.feedback_docs and scores.get("bm25"):
             vector = _with_feedback(vector, list(scores["bm25"])[: config.feedback_docs], config.feedback_weight)
         timings["embed"] = _ms(t)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memoryhub import auth, services
+from memoryhub import auth, embeddings, events, services
 from memoryhub.models import ApiKey, Tenant
 from tests.factories import append_messages
 
@@ -98,3 +99,58 @@ def test_a_search_costs_four_queries(client_a, clock, django_assert_num_queries)
     with django_assert_num_queries(4):
         response = client.post("/api/v1/search", body, format="json")
     assert response.status_code == 200 and len(response.json()["items"]) == 2
+
+
+# --- query embeddings ---------------------------------------------------------------------------
+def test_a_query_is_embedded_once_per_embedder_and_the_shared_vector_is_read_only(monkeypatch) -> None:
+    embeddings.reset_providers()
+    embedder = embeddings.get_embedder()
+    calls: list[str] = []
+    original = embedder.embed_one
+    monkeypatch.setattr(embedder, "embed_one", lambda text: calls.append(text) or original(text))
+    first = embeddings.embed_query("where does Pixel like to go?")
+    again = embeddings.embed_query("where does Pixel like to go?")
+    assert calls == ["where does Pixel like to go?"] and again is first
+    assert not first.flags.writeable
+    np.testing.assert_allclose(first, original("where does Pixel like to go?"))
+    embeddings.reset_providers()  # another embedder (settings changed): its own vectors
+    assert embeddings.embed_query("where does Pixel like to go?") is not first
+
+
+# --- events -------------------------------------------------------------------------------------
+def test_events_are_not_published_while_nobody_subscribes(monkeypatch, settings) -> None:
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    now = [500.0]
+    monkeypatch.setattr(events, "_clock", lambda: now[0])
+    monkeypatch.setattr(events, "_idle_until", 0.0)
+    subscribers = [0]
+    published: list[str] = []
+
+    def run(operation):  # stands in for Redis: PUBLISH answers the number of subscribers
+        published.append("x")
+        return subscribers[0]
+
+    monkeypatch.setattr(events.redis_client, "run", run)
+    events.emit("RAG.QueryRequested", {"query": "q"})
+    events.emit("RAG.QueryRequested", {"query": "q"})
+    assert len(published) == 1  # nobody listened: the second one was not sent
+    subscribers[0] = 1
+    now[0] += events.IDLE_RECHECK_SECONDS
+    events.emit("RAG.QueryRequested", {"query": "q"})
+    events.emit("RAG.QueryRequested", {"query": "q"})
+    assert len(published) == 3  # checked again after the interval; a subscriber now gets every event
+
+
+def test_in_process_receivers_get_events_without_redis(settings) -> None:
+    settings.REDIS_URL = ""
+    got: list[str] = []
+
+    def listener(sender, name, payload, **kwargs) -> None:
+        got.append(name)
+
+    events.event_emitted.connect(listener)
+    try:
+        events.emit("RAG.ResultsReady", {"items": []})
+    finally:
+        events.event_emitted.disconnect(listener)
+    assert got == ["RAG.ResultsReady"]
