@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from memoryhub.api import CLIENT_ID_REGEX
 from memoryhub.auth import request_tenant
 from rag import context as rag_context
-from rag import selectors, services
+from rag import output, selectors, services
 from rag.models import Chunk
 
 
@@ -115,10 +115,8 @@ class SearchApi(APIView):
             domain=data["domain"], fusion=data.get("fusion"), rrf_k=data.get("rrf_k"), weights=data.get("weights"),
             expand=data["expand"], rerank=data["rerank"],
         )
-        body = {"query": data["query"], "mode": result.mode, "fusion": result.fusion, "took_ms": result.took_ms,
-                "timings_ms": result.timings_ms, "candidates": result.candidates, "llm_steps": result.llm_steps,
-                "items": result.items}
-        return Response(self.OutputSerializer(body).data)
+        # Built as OutputSerializer would, without its per-item field copies (rag/output.py).
+        return Response(output.search_response(data["query"], result))
 
 
 class ContextApi(APIView):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -154,3 +155,33 @@ def test_in_process_receivers_get_events_without_redis(settings) -> None:
     finally:
         events.event_emitted.disconnect(listener)
     assert got == ["RAG.ResultsReady"]
+
+
+@pytest.mark.django_db
+def test_chunk_vectors_are_stored_inline() -> None:
+    # Out of line (pgvector's EXTERNAL default), each distance of an exact scan read the TOAST table.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT attstorage FROM pg_attribute WHERE attrelid = 'rag_chunk'::regclass "
+                       "AND attname = 'embedding'")
+        assert cursor.fetchone() == ("m",)
+
+
+# --- search output ------------------------------------------------------------------------------
+@pytest.mark.django_db
+def test_search_output_is_what_the_documented_serializer_gives(tenant) -> None:
+    from rag.api import SearchApi
+    from rag.output import search_response
+    from rag.selectors import chunks_search
+
+    append_messages(tenant, "alice", "s1", TURNS, start=START)
+    result = chunks_search(tenant_id=tenant.pk, user_id="alice", query="where does Pixel like to go?", k=3)
+    assert len(result.items) == 3
+    result.items[0].chunk.update(speaker=None, meta={"message_id": 7, "nested": {"a": [1, None]}, "n": None})
+    result.items[1].chunk.update(tags=["x", "y"])
+    query = "where does Pixel like to go?"
+    body = {"query": query, "mode": result.mode, "fusion": result.fusion, "took_ms": result.took_ms,
+            "timings_ms": result.timings_ms, "candidates": result.candidates, "llm_steps": result.llm_steps,
+            "items": result.items}
+    expected = json.loads(json.dumps(SearchApi.OutputSerializer(body).data))
+    assert json.loads(json.dumps(search_response(query, result))) == expected
+    assert search_response(query, result) == SearchApi.OutputSerializer(body).data
