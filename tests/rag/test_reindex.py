@@ -44,9 +44,9 @@ def test_reindex_rebuilds_every_chunk_from_raw_inputs(tenant, settings) -> None:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("command", [["reindex"], ["eval_retrieval", "missing.json"]])
 def test_commands_refuse_an_unmigrated_database_with_a_clear_message(command) -> None:
-    call_command("migrate", "rag", "0002", verbosity=0)
+    call_command("migrate", "rag", "0003", verbosity=0)
     try:
-        with pytest.raises(CommandError, match=r"lacks 1 migration\(s\) \(rag\.0003_.*manage\.py migrate"):
+        with pytest.raises(CommandError, match=r"lacks \d+ migration\(s\) \(rag\.0004_.*manage\.py migrate"):
             call_command(*command, stdout=StringIO())
     finally:
         call_command("migrate", verbosity=0)
