@@ -185,3 +185,17 @@ def test_search_output_is_what_the_documented_serializer_gives(tenant) -> None:
     expected = json.loads(json.dumps(SearchApi.OutputSerializer(body).data))
     assert json.loads(json.dumps(search_response(query, result))) == expected
     assert search_response(query, result) == SearchApi.OutputSerializer(body).data
+
+
+def test_a_context_costs_eight_queries(client_a, clock, django_assert_num_queries) -> None:
+    """Profile facts, inner circle, the session's recent turns (one join), the search's four, and
+    people search, which stops after counting when the user has nobody (the LLM is off here)."""
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", TURNS, start=START)
+    body = {"query": "where does Pixel like to go?", "user_id": "alice", "session_id": "s1", "k": 5}
+    assert client.post("/api/v1/context", body, format="json").status_code == 200  # builds the BM25 index
+    with django_assert_num_queries(8):
+        response = client.post("/api/v1/context", body, format="json")
+    assert response.status_code == 200
+    blocks = {b["name"]: b for b in response.json()["blocks"]}
+    assert len(blocks["recent_turns"]["items"]) == 3
