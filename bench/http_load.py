@@ -3,6 +3,11 @@
 
     .venv/bin/python bench/http_load.py                      # search and context, 4 and 16 clients
     .venv/bin/python bench/http_load.py --seconds 20 --clients 1,4,16 --workers 2
+    .venv/bin/python bench/http_load.py --app-dir /tmp/base --app-dir .   # before/after, alternating
+
+`--app-dir` (repeatable) serves from another checkout of the code (its own gunicorn.conf.py) on the
+same database, so a before/after comparison runs in one session under the same machine load; the
+steps alternate between the checkouts, and each line says which one it measured.
 
 Seeds its own database (`memoryhub_load` on the embedded server, or DATABASE_URL's server) with
 conversation turns from the shared LoCoMo dev file (~9k chunks over 10 users) the first time,
@@ -42,7 +47,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def seed(users: int) -> tuple[str, list[str], list[str]]:
+def seed(users: int, reseed: bool) -> tuple[str, list[str], list[str]]:
     """The load tenant's key, its users and some questions; messages are ingested once."""
     import django
 
@@ -56,6 +61,10 @@ def seed(users: int) -> tuple[str, list[str], list[str]]:
     data = json.loads(EVAL.read_text())
     questions = [q["question"] for q in data["queries"]]
     user_ids = [f"user{i}" for i in range(users)]
+    existing = Tenant.objects.filter(name="load").first()
+    if existing is not None and not reseed and existing.conversations.count() > 0:
+        _, key = services.api_key_create(tenant=existing, name="http_load")
+        return key, user_ids, questions
     Tenant.objects.filter(name="load").delete()
     tenant, key = services.tenant_create(name="load")
     turns = [(t["speaker"], t["text"]) for c in data["conversations"] for s in c["sessions"] for t in s["turns"]]
@@ -82,12 +91,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, workers: int) -> subprocess.Popen:
-    env = os.environ | {"API_THROTTLE_RATE": "100000000/min", "DEBUG": "0", "ALLOWED_HOSTS": "127.0.0.1"}
+def start_server(port: int, workers: int, app_dir: Path = ROOT) -> subprocess.Popen:
+    env = os.environ | {"API_THROTTLE_RATE": "100000000/min", "DEBUG": "0", "ALLOWED_HOSTS": "127.0.0.1",
+                        # Another checkout uses this one's embedded server and database.
+                        "MEMORYHUB_VAR_DIR": os.environ.get("MEMORYHUB_VAR_DIR") or str(ROOT / "var")}
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application", "--bind", f"127.0.0.1:{port}",
          "--workers", str(workers), "--log-level", "warning"],
-        cwd=ROOT, env=env, start_new_session=True,
+        cwd=app_dir, env=env, start_new_session=True,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -153,27 +164,33 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="per endpoint and concurrency")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument("--users", type=int, default=10)
+    parser.add_argument("--app-dir", action="append", type=Path,
+                        help="serve from this checkout (repeat to compare; default: this one)")
+    parser.add_argument("--reseed", action="store_true", help="ingest the messages again")
     args = parser.parse_args()
-    key, users, questions = seed(args.users)
+    key, users, questions = seed(args.users, args.reseed)
     rng = random.Random(7)
     searches = [{"user_id": rng.choice(users), "query": q, "k": 10} for q in questions[:300]]
     contexts = [{"user_id": rng.choice(users), "query": q} for q in questions[:300]]
-    port = free_port()
-    server = start_server(port, args.workers)
-    try:
-        # Warm every worker's BM25 caches so the first step does not measure cold builds.
-        drive(port, key, "/api/v1/search", searches, 4, 3.0)
-        print(f"gunicorn -w {args.workers}, {args.seconds:.0f} s per step, {len(users)} users")
-        for clients in [int(c) for c in args.clients.split(",")]:
-            for name, path, bodies in (("search", "/api/v1/search", searches),
-                                       ("context", "/api/v1/context", contexts)):
-                r = drive(port, key, path, bodies, clients, args.seconds)
+    app_dirs = [d.resolve() for d in args.app_dir or [ROOT]]
+    print(f"gunicorn -w {args.workers}, {args.seconds:.0f} s per step, {len(users)} users")
+    for clients in [int(c) for c in args.clients.split(",")]:
+        for name, path, bodies in (("search", "/api/v1/search", searches),
+                                   ("context", "/api/v1/context", contexts)):
+            for app_dir in app_dirs:
+                port = free_port()
+                server = start_server(port, args.workers, app_dir)
+                try:
+                    # Warm every worker's BM25 caches so a step does not measure cold builds.
+                    drive(port, key, "/api/v1/search", searches, 4, 3.0)
+                    r = drive(port, key, path, bodies, clients, args.seconds)
+                finally:
+                    os.killpg(server.pid, signal.SIGTERM)
+                    server.wait(20)
+                label = f"  [{app_dir.name}]" if len(app_dirs) > 1 else ""
                 print(f"  {name:<8} {clients:>3} clients  {r['rps']:7.1f} req/s  p50 {r['p50']:7.1f} ms  "
                       f"p95 {r['p95']:7.1f} ms  p99 {r['p99']:7.1f} ms  errors {r['errors']}"
-                      + (f" {r['by_status']}" if r["errors"] else ""))
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(20)
+                      + (f" {r['by_status']}" if r["errors"] else "") + label, flush=True)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import re
 import threading
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -37,6 +38,7 @@ __all__ = [
     "HashingEmbedder",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
+    "embed_query",
     "get_embedder",
     "l2_normalize",
 ]
@@ -310,6 +312,55 @@ _cache: dict[str, Embedder] = {}
 def _clear_cache() -> None:
     with _lock:
         _cache.clear()
+    _query_vectors.clear()
+
+
+class _QueryVectors:
+    """The vectors of recent search queries, least recently used evicted.
+
+    A context request searches chunks and people with the same query: two embeddings of one text,
+    a second network call with a remote provider. Clients also repeat queries. Keyed by the
+    embedder's name (its vector space) and dimensions as well as the text; the arrays are shared,
+    so they are read-only."""
+
+    MAX_ENTRIES = 1024  # ~1.5 MB of 384-d vectors, plus the texts (at most 4,000 characters each)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._vectors: OrderedDict[tuple[str, int, str], np.ndarray] = OrderedDict()
+
+    def get(self, key: tuple[str, int, str]) -> np.ndarray | None:
+        with self._lock:
+            vector = self._vectors.get(key)
+            if vector is not None:
+                self._vectors.move_to_end(key)
+            return vector
+
+    def put(self, key: tuple[str, int, str], vector: np.ndarray) -> None:
+        with self._lock:
+            self._vectors[key] = vector
+            self._vectors.move_to_end(key)
+            while len(self._vectors) > self.MAX_ENTRIES:
+                self._vectors.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+
+
+_query_vectors = _QueryVectors()
+
+
+def embed_query(text: str) -> np.ndarray:
+    """The process-wide embedder's vector for a search query, cached (read-only array)."""
+    embedder = get_embedder()
+    key = (embedder.name, embedder.dimensions, text)
+    vector = _query_vectors.get(key)
+    if vector is None:
+        vector = np.array(embedder.embed_one(text), dtype=np.float32)
+        vector.flags.writeable = False
+        _query_vectors.put(key, vector)
+    return vector
 
 
 register_reset_hook(_clear_cache)

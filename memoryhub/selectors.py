@@ -20,6 +20,17 @@ def session_recent_messages(*, conversation: Conversation, limit: int) -> list[M
     return newest[::-1]
 
 
+def session_recent_messages_by_ids(*, tenant_id: int, user_id: str, session_id: str, limit: int) -> list[Message]:
+    """`session_recent_messages` of the session the client's ids name, in one query (the join
+    finds the conversation by its unique key, `message_recent_idx` gives the newest); [] if none."""
+    newest = list(
+        Message.objects.filter(tenant_id=tenant_id, conversation__tenant_id=tenant_id,
+                               conversation__user_id=user_id, conversation__session_id=session_id)
+        .order_by("-created_at", "-id")[:limit]
+    )
+    return newest[::-1]
+
+
 def archival_jobs_unfinished_by_kind_status() -> dict[tuple[str, str], int]:
     """The queue depth: jobs not done, counted by (kind, status). The filter is the condition of
     the partial index `archivaljob_unfinished_idx`, so a scrape never scans the done jobs."""

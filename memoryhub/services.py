@@ -18,7 +18,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from memoryhub import metrics, registry, sensitive
-from memoryhub.auth import generate_key, hash_key
+from memoryhub.auth import generate_key, hash_key, key_cache
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
 
@@ -56,6 +56,8 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     if api_key.revoked_at is None:
         api_key.revoked_at = timezone.now()
         api_key.save(update_fields=["revoked_at"])
+    # Refused at once by this process; other processes drop it within API_KEY_CACHE_SECONDS.
+    key_cache.forget(api_key.key_hash)
     return api_key
 
 

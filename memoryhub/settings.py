@@ -169,13 +169,19 @@ _DB_NAME_OVERRIDE = env_str("MEMORYHUB_DB_NAME")
 if DATABASE_URL:
     import dj_database_url
 
-    _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0))
+    _db = dj_database_url.parse(DATABASE_URL)
 else:
     from memoryhub.db import embedded_database_settings
 
     _db = embedded_database_settings(VAR_DIR / "pgdata", _DB_NAME_OVERRIDE or "memoryhub")
 if _DB_NAME_OVERRIDE:
     _db["NAME"] = _DB_NAME_OVERRIDE
+# Keep a worker's connection between requests, embedded server included. A fresh connection is a
+# new PostgreSQL backend with cold catalog caches: it took a search from ~18 to ~40 ms in process
+# (bench/request_cost.py). The health check (a `SELECT 1` before a request's first query on a
+# reused connection) lets a worker survive a database restart without one failed request.
+_db["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
+_db["CONN_HEALTH_CHECKS"] = True
 _db.setdefault("TEST", {})
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -214,6 +220,9 @@ REDIS_URL = env_str("REDIS_URL")
 # for REDIS_RETRY_SECONDS in that process (memoryhub/redis_client.py).
 REDIS_SOCKET_TIMEOUT = env_float("REDIS_SOCKET_TIMEOUT", 0.5, minimum=0.01)
 REDIS_RETRY_SECONDS = env_float("REDIS_RETRY_SECONDS", 5.0, minimum=0.0)
+# A valid API key is remembered per process this long (memoryhub/auth.py): a key revoked or a
+# tenant deactivated in another process is refused at most this many seconds later. 0 = no cache.
+API_KEY_CACHE_SECONDS = env_float("API_KEY_CACHE_SECONDS", 10.0, minimum=0.0)
 # No request path uses the cache today (rate limits count through memoryhub/throttling.py); any
 # use must survive Redis being away, and short timeouts keep a hung Redis from hanging it.
 if REDIS_URL:

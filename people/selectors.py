@@ -22,7 +22,7 @@ import numpy as np
 from django.db import connection, transaction
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
-from memoryhub.embeddings import get_embedder
+from memoryhub.embeddings import embed_query
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message
 from memoryhub.registry import Decision
@@ -267,7 +267,7 @@ def people_search(
         timings[name] = round((now - mark) * 1000, 3)
         mark = now
 
-    vector = get_embedder().embed_one(query)
+    vector = embed_query(query)  # context search has just embedded the same query
     if population and np.any(vector):
         k = max(max_results * 3, 20)
         pool = base.filter(embedding__isnull=False)

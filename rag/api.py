@@ -24,7 +24,7 @@ from memoryhub.validation import (
     StrictRegexField,
 )
 from rag import context as rag_context
-from rag import selectors, services
+from rag import output, selectors, services
 from rag.memories.api import MemoryFiltersSerializer
 from rag.models import Chunk, Document
 
@@ -155,10 +155,9 @@ class SearchApi(APIView):
             domain=data["domain"], fusion=data.get("fusion"), rrf_k=data.get("rrf_k"), weights=data.get("weights"),
             expand=data["expand"], rerank=data["rerank"],
         )
-        body = {"query": data["query"], "mode": result.mode, "fusion": result.fusion, "took_ms": result.took_ms,
-                "timings_ms": result.timings_ms, "candidates": result.candidates, "llm_steps": result.llm_steps,
-                "skipped_steps": _skipped_steps(data, result.llm_steps, len(result.items)), "items": result.items}
-        return Response(self.OutputSerializer(body).data)
+        # Built as OutputSerializer would, without its per-item field copies (rag/output.py).
+        return Response(output.search_response(data["query"], result,
+                                               _skipped_steps(data, result.llm_steps, len(result.items))))
 
 
 class ContextApi(APIView):

@@ -58,8 +58,13 @@ def _key(tenant_id: int, namespace: str) -> Hashable:
     return (tenant_id, namespace)
 
 
-def _cached(key: Hashable, tenant_id: int, namespace: str) -> SegmentedBM25Index | None:
-    """The cached index brought up to date, or None when there is none or it must be rebuilt."""
+Watermarks = tuple[int, int, int]  # (namespace row id, last chunk id, last deletion id)
+_READ = object()  # "read the watermarks now" (versus ones a caller read for several namespaces)
+
+
+def _cached(key: Hashable, tenant_id: int, namespace: str, watermarks: Any = _READ) -> SegmentedBM25Index | None:
+    """The cached index brought up to date, or None when there is none or it must be rebuilt.
+    `watermarks`: the namespace's row as read just before (None: no row), or read here."""
     index = cache().get(key)
     if index is None:
         return None
@@ -68,7 +73,9 @@ def _cached(key: Hashable, tenant_id: int, namespace: str) -> SegmentedBM25Index
     if state is None:
         return None
     with state.lock:
-        current = _catch_up(index, state, tenant_id, namespace)
+        if watermarks is _READ:
+            watermarks = _watermarks(tenant_id, namespace)
+        current = _catch_up(index, state, tenant_id, namespace, watermarks)
     if not current:
         return None
     if index.needs_merge():
@@ -78,8 +85,23 @@ def _cached(key: Hashable, tenant_id: int, namespace: str) -> SegmentedBM25Index
 
 def namespace_index(tenant_id: int, namespace: str) -> SegmentedBM25Index:
     """The namespace's BM25 index, current with every committed chunk and deletion."""
+    return namespace_indexes(tenant_id, [namespace])[0]
+
+
+def namespace_indexes(tenant_id: int, namespaces: list[str]) -> list[SegmentedBM25Index]:
+    """The BM25 indexes of several namespaces (a search's user and tenant ones), current with every
+    committed chunk and deletion. Their watermarks are read in one query: it is the one query a
+    search pays here when nothing changed."""
+    rows = (Namespace.objects.filter(tenant_id=tenant_id, name__in=namespaces)
+            .values_list("name", "id", "last_chunk_id", "last_deletion_id"))
+    marks: dict[str, Watermarks] = {name: (pk, last_chunk, last_deletion)
+                                    for name, pk, last_chunk, last_deletion in rows}
+    return [_current(tenant_id, namespace, marks.get(namespace)) for namespace in namespaces]
+
+
+def _current(tenant_id: int, namespace: str, watermarks: Watermarks | None) -> SegmentedBM25Index:
     key = _key(tenant_id, namespace)
-    index = _cached(key, tenant_id, namespace)
+    index = _cached(key, tenant_id, namespace, watermarks)
     if index is not None:
         return index
     with _BUILD_LOCKS[hash(key) % len(_BUILD_LOCKS)]:
@@ -93,7 +115,7 @@ def namespace_index(tenant_id: int, namespace: str) -> SegmentedBM25Index:
         return index
 
 
-def _watermarks(tenant_id: int, namespace: str) -> tuple[int, int, int] | None:
+def _watermarks(tenant_id: int, namespace: str) -> Watermarks | None:
     """(row id, last chunk id, last deletion id) of the namespace, None if it has no row."""
     return (
         Namespace.objects.filter(tenant_id=tenant_id, name=namespace)
@@ -138,11 +160,12 @@ def _pages(queryset: QuerySet, after: int, upto: int, *fields: str) -> Iterator[
         after = page[-1][0]
 
 
-def _catch_up(index: SegmentedBM25Index, state: _State, tenant_id: int, namespace: str) -> bool:
-    """Apply what was committed since the index last looked; False if it must be rebuilt instead:
-    the namespace's row is gone while the index still holds chunks, or the row is a new one (the
-    namespace was erased, and perhaps written again, since the index was built)."""
-    watermarks = _watermarks(tenant_id, namespace)
+def _catch_up(index: SegmentedBM25Index, state: _State, tenant_id: int, namespace: str,
+              watermarks: Watermarks | None) -> bool:
+    """Apply what was committed up to `watermarks` (the namespace's row, read just before) since
+    the index last looked; False if it must be rebuilt instead: the namespace's row is gone while
+    the index still holds chunks, or the row is a new one (the namespace was erased, and perhaps
+    written again, since the index was built)."""
     if watermarks is None:
         return len(index) == 0 and state.generation == 0
     generation, last_chunk_id, last_deletion_id = watermarks

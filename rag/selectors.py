@@ -12,7 +12,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memoryhub import events, metrics
-from memoryhub.embeddings import get_embedder
+from memoryhub.embeddings import embed_query
 from memoryhub.search import vectors
 from memoryhub.search.config import RetrievalConfig, retrieval_config
 from memoryhub.search.fusion import FusedScore, fuse
@@ -134,7 +134,7 @@ def chunks_search(
     # The cached BM25 indexes are caught up even in vector mode: their sizes choose between an
     # exact and an HNSW vector search without a COUNT query.
     t = time.perf_counter()
-    indexes = [bm25_index.namespace_index(tenant_id, namespace) for namespace in namespaces]
+    indexes = bm25_index.namespace_indexes(tenant_id, namespaces)
     sizes = {namespace: len(ix) for namespace, ix in zip(namespaces, indexes, strict=True)}
     steps: list[str] = []
     if mode in ("hybrid", "bm25"):
@@ -155,7 +155,7 @@ def chunks_search(
 
     if mode in ("hybrid", "vector"):
         t = time.perf_counter()
-        vector = get_embedder().embed_one(query)
+        vector = embed_query(query)  # cached: context embeds the same query for people search
         if mode == "hybrid" and config.feedback_docs and scores.get("bm25"):
             vector = _with_feedback(vector, list(scores["bm25"])[: config.feedback_docs], config.feedback_weight)
         timings["embed"] = _ms(t)

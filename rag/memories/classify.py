@@ -9,7 +9,6 @@ not in "smothered", and "我们" (we) is not "我" (I).
 from __future__ import annotations
 
 import functools
-
 import re
 from collections.abc import Iterable
 
