@@ -144,13 +144,6 @@ def test_valid_profile_keys_still_normalise(client_a, key: str, canonical: str) 
 
 
 # --- item 7: the schema says what the API does ---------------------------------------------------
-@pytest.fixture
-def schema(client) -> dict:
-    response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
-    assert response.status_code == 200
-    return json.loads(response.content)
-
-
 def _operations(schema: dict):
     for path, item in schema["paths"].items():
         for method, operation in item.items():
