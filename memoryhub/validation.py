@@ -17,10 +17,11 @@ from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser as BaseJSONParser
 
-# A string field trims whitespace and then refuses a blank value: this pattern (a character that is
-# not whitespace, in Python's sense, which is also what `str.strip` removes) puts that in the schema
-# (memoryhub.openapi.AutoSchema), so "\u00a0" is not a value the schema allows and the API refuses.
-NOT_BLANK_REGEX = r"\S"
+# A string field trims whitespace and then refuses a blank value: this pattern (a character that
+# `str.strip` does not remove) puts that in the schema (memoryhub.openapi.AutoSchema), so "\u00a0"
+# is not a value the schema allows and the API refuses. Not `\S`: Python's whitespace includes
+# \x1c-\x1f and \x85, ECMA's (what a schema-driven client may use) does not, and includes \ufeff.
+NOT_BLANK_REGEX = r"[^\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 # Deep enough for any real metadata, far from the interpreter's recursion limit.
 META_MAX_DEPTH = 16
