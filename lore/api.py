@@ -180,6 +180,8 @@ class KnowledgeSearchApi(APIView):
     required_scopes = READERS
 
     class InputSerializer(serializers.Serializer):
+        mutually_exclusive = ("alias", "version")  # the schema says so too (memoryhub.openapi.AutoSchema)
+
         query = StrictCharField(max_length=2000)
         domains = serializers.ListField(child=StrictChoiceField(choices=Domain.choices), min_length=1,
                                         default=["srd"])

@@ -39,6 +39,10 @@ class AutoSchema(BaseAutoSchema):
             schema["minProperties"] = min_properties
         if getattr(serializer, "additional_properties", True) is False and direction == "request":
             schema["additionalProperties"] = False
+        # Properties of which a request may give one but not all ("an alias or a version").
+        exclusive = getattr(serializer, "mutually_exclusive", None)
+        if exclusive and direction == "request":
+            schema["not"] = {"required": list(exclusive)}
         return schema
 
     def _get_request_for_media_type(self, serializer: Any, direction: str = "request") -> tuple[Any, bool]:

@@ -50,7 +50,7 @@ class EmotionField(StrictChoiceField):
 
     def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
-        return canonical_emotion(value) or "" if value else value
+        return (canonical_emotion(value) or "") if value else ""
 
 
 class MemoryFiltersSerializer(serializers.Serializer):

@@ -208,3 +208,14 @@ def test_upload_version_pattern_is_the_semver_the_api_takes(editor_client, world
     response = _upload(client, ("Spells.json", as_bytes(SPELLS)), version="0")
     assert response.status_code == 400 and "version" in response.json()["error"]["fields"]
     assert _upload(client, ("Spells.json", as_bytes(SPELLS)), version="2.10.0").status_code == 201
+
+
+def test_search_schema_forbids_an_alias_with_a_version_as_the_api_does(editor_client, staged, schema,
+                                                                       schema_allows) -> None:
+    client, _ = editor_client()
+    body = {"query": "fireball", "alias": "stage", "version": "1.0.0"}
+    search = schema_body(schema, "/api/v1/worlds/{world}/search", "post")
+    assert not schema_allows(search, body)
+    assert schema_allows(search, {"query": "fireball", "alias": "stage"})
+    response = client.post("/api/v1/worlds/dnd5e/search", body, format="json")
+    assert response.status_code == 400 and "version" in response.json()["error"]["fields"]
