@@ -14,10 +14,20 @@ from rest_framework.views import APIView
 from lore import selectors, services, smoke
 from lore.models import Alias, Domain, KnowledgeChange, KnowledgeVersion
 from lore.normalize import PRESETS, SourceOptions
+from lore.services import LANGUAGE_PATTERN, SEMVER_PATTERN, SLUG_PATTERN
 from memoryhub.auth import TenantPrincipal, request_tenant
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ApiKey
+from memoryhub.validation import (
+    ClosedSerializerMixin,
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictIntegerField,
+    StrictRegexField,
+)
 
+OPTIONAL_LANGUAGE_PATTERN = r"^(?:[a-z]{2,3})?$"
 EDITOR = (ApiKey.Scope.EDITOR,)
 READERS = (ApiKey.Scope.TOOLS, ApiKey.Scope.ENGINE, ApiKey.Scope.EDITOR)
 
@@ -66,9 +76,10 @@ class WorldCreateApi(APIView):
     required_scopes = EDITOR
 
     class InputSerializer(serializers.Serializer):
-        slug = serializers.SlugField(max_length=64)
-        name = serializers.CharField(max_length=200, required=False, default="")
-        languages = serializers.ListField(child=serializers.CharField(max_length=8), min_length=1, default=["en"])
+        slug = StrictRegexField(SLUG_PATTERN, help_text="Lowercase letters, digits and hyphens.")
+        name = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
+        languages = serializers.ListField(child=StrictRegexField(LANGUAGE_PATTERN), min_length=1, default=["en"],
+                                          help_text="ISO 639 codes.")
 
     class OutputSerializer(serializers.Serializer):
         slug = serializers.CharField()
@@ -114,8 +125,9 @@ class SourceUploadApi(APIView):
         files = serializers.ListField(child=serializers.FileField(), min_length=1,
                                       help_text="JSON (an array of entries) or Markdown (.md) files.")
         domain = serializers.ChoiceField(choices=Domain.choices)
-        language = serializers.CharField(max_length=8, required=False, default="",
-                                         help_text="Language of the files (default: the world's first).")
+        language = serializers.RegexField(OPTIONAL_LANGUAGE_PATTERN, required=False, default="", allow_blank=True,
+                                          help_text="Language of the files, one of the world's "
+                                                    "(default: the world's first).")
         preset = serializers.ChoiceField(choices=PRESETS, default=PRESETS[0])
         id_field = serializers.CharField(max_length=64, default="index")
         title_field = serializers.CharField(max_length=64, default="name")
@@ -125,7 +137,8 @@ class SourceUploadApi(APIView):
                                           help_text="Entry ids are '<prefix>/<id>'; default: the file name.")
         entry_level = serializers.IntegerField(min_value=1, max_value=6, default=2,
                                                help_text="Markdown: headings down to this level start an entry.")
-        version = serializers.CharField(max_length=32, required=False, help_text="SemVer; default: next minor.")
+        version = serializers.RegexField(SEMVER_PATTERN, max_length=32, required=False,
+                                         help_text="SemVer (MAJOR.MINOR.PATCH); default: next minor.")
         replace_all = serializers.BooleanField(default=False,
                                                help_text="Build only from these files, not also from the "
                                                          "previous version's other sources.")
@@ -155,33 +168,32 @@ class SourceUploadApi(APIView):
         return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
 
+class KnowledgeFiltersSerializer(ClosedSerializerMixin, serializers.Serializer):
+    """Filters of a knowledge search; an unknown filter is refused."""
+
+    languages = serializers.ListField(child=StrictRegexField(LANGUAGE_PATTERN), required=False, default=list)
+    categories = serializers.ListField(child=StrictCharField(max_length=64), required=False,
+                                       default=list, help_text='Entry id prefixes, e.g. ["Spells"].')
+
+
 class KnowledgeSearchApi(APIView):
     required_scopes = READERS
 
-    class FiltersSerializer(serializers.Serializer):
-        languages = serializers.ListField(child=serializers.CharField(max_length=8), required=False, default=list)
-        categories = serializers.ListField(child=serializers.CharField(max_length=64), required=False,
-                                           default=list, help_text='Entry id prefixes, e.g. ["Spells"].')
-
     class InputSerializer(serializers.Serializer):
-        query = serializers.CharField(max_length=2000)
-        domains = serializers.ListField(child=serializers.ChoiceField(choices=Domain.choices), min_length=1,
+        mutually_exclusive = ("alias", "version")  # the schema says so too (memoryhub.openapi.AutoSchema)
+
+        query = StrictCharField(max_length=2000)
+        domains = serializers.ListField(child=StrictChoiceField(choices=Domain.choices), min_length=1,
                                         default=["srd"])
-        k = serializers.IntegerField(min_value=1, max_value=50, required=False)
-        alias = serializers.ChoiceField(choices=Alias.Name.choices, required=False)
-        version = serializers.RegexField(r"^\d+\.\d+\.\d+$", required=False)
-        filters = serializers.DictField(required=False)
+        k = StrictIntegerField(min_value=1, max_value=50, required=False)
+        alias = StrictChoiceField(choices=Alias.Name.choices, required=False)
+        version = StrictRegexField(SEMVER_PATTERN, required=False)
+        filters = KnowledgeFiltersSerializer(required=False, help_text="Unknown filters are refused.")
 
         def validate(self, attrs: dict) -> dict:
             if "alias" in attrs and "version" in attrs:
                 raise serializers.ValidationError({"version": ["Give an alias or a version, not both."]})
-            filters = KnowledgeSearchApi.FiltersSerializer(data=attrs.get("filters", {}))
-            if not filters.is_valid():
-                raise serializers.ValidationError({"filters": filters.errors})
-            unknown = set(attrs.get("filters", {})) - set(filters.fields)
-            if unknown:
-                raise serializers.ValidationError({"filters": [f"Unknown filter(s): {sorted(unknown)}."]})
-            attrs["filters"] = filters.validated_data
+            attrs.setdefault("filters", {"languages": [], "categories": []})
             return attrs
 
     class HitSerializer(serializers.Serializer):
@@ -236,7 +248,7 @@ class VersionSmokeApi(APIView):
     required_scopes = EDITOR
 
     class InputSerializer(serializers.Serializer):
-        split = serializers.ChoiceField(choices=["test", "tune", "all"], default="test")
+        split = StrictChoiceField(choices=["test", "tune", "all"], default="test")
 
     @extend_schema(operation_id="world_version_smoke", request=InputSerializer,
                    responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description="No golden file."),
@@ -254,9 +266,9 @@ class VersionPublishApi(APIView):
     required_scopes = EDITOR
 
     class InputSerializer(serializers.Serializer):
-        version = serializers.RegexField(r"^\d+\.\d+\.\d+$")
-        force = serializers.BooleanField(default=False, help_text="Publish despite a failed smoke run.")
-        reason = serializers.CharField(max_length=2000, required=False, default="",
+        version = StrictRegexField(SEMVER_PATTERN)
+        force = StrictBooleanField(default=False, help_text="Publish despite a failed smoke run.")
+        reason = StrictCharField(max_length=2000, required=False, default="",
                                        help_text="Required with force; recorded in the changelog.")
 
     @extend_schema(operation_id="world_publish", request=InputSerializer,
@@ -278,7 +290,7 @@ class VersionRollbackApi(APIView):
     required_scopes = EDITOR
 
     class InputSerializer(serializers.Serializer):
-        reason = serializers.CharField(max_length=2000, required=False, default="")
+        reason = StrictCharField(max_length=2000, required=False, default="")
 
     @extend_schema(operation_id="world_rollback", request=InputSerializer,
                    responses={200: ChangeSerializer,

@@ -23,8 +23,11 @@ from memoryhub.text import analyze
 from rag.models import Chunk
 from rag.services import ChunkDraft, PreparedChunks, chunks_insert
 
-SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
-LANGUAGE = re.compile(r"^[a-z]{2,3}$")
+SEMVER_PATTERN = r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$"
+SEMVER = re.compile(SEMVER_PATTERN)
+LANGUAGE_PATTERN = r"^[a-z]{2,3}$"
+LANGUAGE = re.compile(LANGUAGE_PATTERN)
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
 EMBED_BATCH = 256
 
 
@@ -39,7 +42,7 @@ def namespace_prefix(world: World, domain: str) -> str:
 # --- Worlds ----------------------------------------------------------------------------------
 @transaction.atomic
 def world_create(*, tenant: Tenant, slug: str, name: str = "", languages: Sequence[str] = ("en",)) -> World:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,63}", slug):
+    if not re.fullmatch(SLUG_PATTERN, slug):
         raise ApplicationError("Use lowercase letters, digits and hyphens.", field="slug")
     bad = [lang for lang in languages if not LANGUAGE.fullmatch(lang)]
     if bad or not languages:

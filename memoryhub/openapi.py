@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema as BaseAutoSchema
+from rest_framework import serializers
+
+from memoryhub.validation import NOT_BLANK_REGEX
 
 
 class AutoSchema(BaseAutoSchema):
@@ -17,13 +21,35 @@ class AutoSchema(BaseAutoSchema):
             return cls.__qualname__.replace(".", "").replace("Serializer", "")
         return super().get_serializer_name(serializer, direction)
 
+    def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> dict[str, Any]:
+        # A CharField trims whitespace and then refuses a blank value: " " and "\u00a0" are refused
+        # although `minLength: 1` allows them. The pattern says what the field does.
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if (direction == "request" and isinstance(field, serializers.CharField) and field.trim_whitespace
+                and not field.allow_blank and schema.get("type") == "string" and "pattern" not in schema
+                and not any(isinstance(v, RegexValidator) for v in field.validators)):
+            schema["pattern"] = NOT_BLANK_REGEX
+        return schema
+
     def _map_serializer(self, serializer: Any, direction: str, bypass_extensions: bool = False) -> dict[str, Any]:
         # A serializer that refuses an empty object ("give at least one of ...") says so.
         schema = super()._map_serializer(serializer, direction, bypass_extensions)
         min_properties = getattr(serializer, "min_properties", None)
         if min_properties and direction == "request":
             schema["minProperties"] = min_properties
+        if getattr(serializer, "additional_properties", True) is False and direction == "request":
+            schema["additionalProperties"] = False
+        # Properties of which a request may give one but not all ("an alias or a version").
+        exclusive = getattr(serializer, "mutually_exclusive", None)
+        if exclusive and direction == "request":
+            schema["not"] = {"required": list(exclusive)}
         return schema
+
+    def _get_request_for_media_type(self, serializer: Any, direction: str = "request") -> tuple[Any, bool]:
+        # drf-spectacular marks a body required only when a property is; one that needs "at least
+        # one of" its optional properties cannot be left out either.
+        schema, required = super()._get_request_for_media_type(serializer, direction)
+        return schema, required or bool(getattr(serializer, "min_properties", None))
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):

@@ -261,7 +261,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"PersonCircleEnum": "people.models.Person.Circle",
                             "DocumentStatusEnum": "rag.models.Document.Status",
-                            "KnowledgeDomainEnum": "lore.models.Domain"},
+                            "KnowledgeDomainEnum": "lore.models.Domain",
+                            "MemoryKindEnum": "rag.memories.vocab.KINDS",
+                            "MemoryCategoryEnum": "rag.memories.vocab.CATEGORIES",
+                            "EmotionEnum": "rag.memories.vocab.EMOTION_NAMES"},
     # Every operation's 4xx/503 answers with the one error body (memoryhub/openapi.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "memoryhub.openapi.document_errors"],
 }

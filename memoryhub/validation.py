@@ -17,6 +17,12 @@ from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser as BaseJSONParser
 
+# A string field trims whitespace and then refuses a blank value: this pattern (a character that
+# `str.strip` does not remove) puts that in the schema (memoryhub.openapi.AutoSchema), so "\u00a0"
+# is not a value the schema allows and the API refuses. Not `\S`: Python's whitespace includes
+# \x1c-\x1f and \x85, ECMA's (what a schema-driven client may use) does not, and includes \ufeff.
+NOT_BLANK_REGEX = r"[^\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
 # Deep enough for any real metadata, far from the interpreter's recursion limit.
 META_MAX_DEPTH = 16
 META_MAX_BYTES = 16_384
@@ -119,3 +125,25 @@ class StrictIntegerField(_JSONType, serializers.IntegerField):
 
 class StrictFloatField(_JSONType, serializers.FloatField):
     json_types = (int, float)
+
+
+class ClosedSerializerMixin:
+    """An object that refuses keys it does not define, and whose schema says so
+    (`additionalProperties: false`, memoryhub.openapi.AutoSchema): a misspelt filter is an error,
+    not a filter silently dropped."""
+
+    additional_properties = False
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))  # type: ignore[attr-defined]
+            if unknown:
+                raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
+        return super().to_internal_value(data)  # type: ignore[misc]
+
+
+def query_data(query_params: Any) -> dict[str, str]:
+    """Query parameters as plain data for a serializer. Given the `QueryDict` itself, DRF reads it
+    like an HTML form and turns an empty optional value (`?status=`) into "absent", so the default
+    was used for a value the schema forbids; as a dict, `""` is validated like any other value."""
+    return {key: query_params.get(key) for key in query_params}

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from memoryhub.auth import request_tenant
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message
-from memoryhub.validation import StrictCharField, StrictFloatField, StrictIntegerField
+from memoryhub.validation import StrictCharField, StrictFloatField, StrictIntegerField, query_data
 from profiles import selectors, services
 from profiles.keys import KEY_MAX_CHARS, KEYS, VALUE_MAX_CHARS, key_normalize
 from profiles.models import FactEvent, UserProfile
@@ -86,7 +86,7 @@ class ProfileGetApi(APIView):
         responses={200: OutputSerializer},
     )
     def get(self, request: Request, user_id: str) -> Response:
-        filters = self.FilterSerializer(data=request.query_params)
+        filters = self.FilterSerializer(data=query_data(request.query_params))
         filters.is_valid(raise_exception=True)
         wanted = filters.validated_data["status"]
         facts = selectors.profile_facts(tenant_id=request_tenant(request).pk, user_id=user_id, status=wanted)

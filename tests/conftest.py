@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
@@ -60,3 +62,28 @@ def client_a(api_client_for: Callable[[str], tuple[APIClient, Tenant]]) -> tuple
 @pytest.fixture
 def client_b(api_client_for: Callable[[str], tuple[APIClient, Tenant]]) -> tuple[APIClient, Tenant]:
     return api_client_for("tenant-b")
+
+
+@pytest.fixture
+def schema(db: None) -> dict:
+    """The OpenAPI schema as served."""
+    response = APIClient().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    return json.loads(response.content)
+
+
+@pytest.fixture
+def schema_allows(schema: dict) -> Callable[[dict, Any], bool]:
+    """Whether a value is valid for a part of the schema (its `$ref`s resolved), as a
+    schema-driven client or fuzzer would judge it."""
+    import jsonschema
+
+    def allows(part: dict, value: Any) -> bool:
+        try:
+            jsonschema.validate(value, {**part, "components": schema["components"]})
+        except jsonschema.ValidationError:
+            return False
+        return True
+
+    return allows
+

@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,14 +13,23 @@ from rest_framework.views import APIView
 
 from memoryhub.api import CLIENT_ID_REGEX
 from memoryhub.auth import request_tenant
+from memoryhub.validation import (
+    StrictCharField,
+    StrictChoiceField,
+    StrictFloatField,
+    StrictRegexField,
+    query_data,
+)
 from rag.memories import mood as mood_service
 from rag.memories import selectors, services
-from rag.memories.vocab import CATEGORIES, EMOTIONS, KINDS, canonical_emotion
+from rag.memories.vocab import CATEGORIES, EMOTION_NAMES, EMOTIONS, KINDS, canonical_emotion
 
 EMOTION_IDS = list(EMOTIONS)
+# `_timestamp` makes a datetime of it, and forgetting adds days to that: far below datetime's limit.
+TIMESTAMP_MAX = 32_503_680_000.0  # 3000-01-01T00:00:00Z
 
 
-class NamedChoiceField(serializers.ChoiceField):
+class NamedChoiceField(StrictChoiceField):
     """A choice field whose error names the allowed values, so a client can correct itself."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -31,16 +39,18 @@ class NamedChoiceField(serializers.ChoiceField):
         )
 
 
-class EmotionField(serializers.CharField):
-    """An emotion of seed 004's vocabulary, by id or by its Russian / Chinese name (→ the id)."""
+class EmotionField(StrictChoiceField):
+    """An emotion by id or by its Russian / Chinese name (→ the id). The names are the schema's enum,
+    so a value the schema allows is one the API takes."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=EMOTION_NAMES, **kwargs)
+        self.error_messages["invalid_choice"] = (
+            f'"{{input}}" is not a valid emotion; allowed: {", ".join(EMOTION_IDS)} (or their ru/zh names).')
 
     def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
-        emotion = canonical_emotion(value)
-        if emotion is None:
-            raise serializers.ValidationError(
-                f'"{value}" is not a valid emotion; allowed: {", ".join(EMOTION_IDS)} (or their ru/zh names).')
-        return emotion
+        return (canonical_emotion(value) or "") if value else ""
 
 
 class MemoryFiltersSerializer(serializers.Serializer):
@@ -48,10 +58,10 @@ class MemoryFiltersSerializer(serializers.Serializer):
 
     kinds = serializers.ListField(child=NamedChoiceField(choices=KINDS), required=False, default=list)
     categories = serializers.ListField(child=NamedChoiceField(choices=CATEGORIES), required=False, default=list)
-    emotions = serializers.ListField(child=EmotionField(max_length=32), required=False, default=list)
-    conf_uids = serializers.ListField(child=serializers.RegexField(CLIENT_ID_REGEX), required=False, default=list,
+    emotions = serializers.ListField(child=EmotionField(), required=False, default=list)
+    conf_uids = serializers.ListField(child=StrictRegexField(CLIENT_ID_REGEX), required=False, default=list,
                                       help_text="Characters.")
-    history_uids = serializers.ListField(child=serializers.RegexField(CLIENT_ID_REGEX), required=False,
+    history_uids = serializers.ListField(child=StrictRegexField(CLIENT_ID_REGEX), required=False,
                                          default=list)
 
 
@@ -79,27 +89,29 @@ def _timestamp(value: float | None) -> datetime | None:
 
 class CharacterMemoriesApi(APIView):
     class InputSerializer(serializers.Serializer):
-        user_id = serializers.RegexField(CLIENT_ID_REGEX, help_text="Whose memory (its namespace).")
-        text = serializers.CharField(max_length=4000)
+        user_id = StrictRegexField(CLIENT_ID_REGEX, help_text="Whose memory (its namespace).")
+        text = StrictCharField(max_length=4000)
         kind = NamedChoiceField(choices=KINDS)
         category = NamedChoiceField(choices=CATEGORIES, default="KeyFacts")
-        history_uid = serializers.RegexField(CLIENT_ID_REGEX, required=False, default="")
-        importance = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True,
-                                            default=None, help_text="0..1; computed from the text when absent.")
-        timestamp = serializers.FloatField(min_value=0.0, required=False, allow_null=True, default=None,
-                                           help_text="Unix seconds; absent or 0 = unknown (stored as now).")
-        tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list,
+        history_uid = StrictRegexField(CLIENT_ID_REGEX, required=False, default="")
+        importance = StrictFloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True,
+                                      default=None, help_text="0..1; computed from the text when absent.")
+        timestamp = StrictFloatField(min_value=0.0, max_value=TIMESTAMP_MAX, required=False, allow_null=True,
+                                     default=None,
+                                     help_text="Unix seconds, before the year 3000; absent or 0 = unknown "
+                                               "(stored as now).")
+        tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list,
                                      max_length=32)
-        emotion = EmotionField(max_length=32, required=False, default="", allow_blank=True)
-        context_window = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+        emotion = EmotionField(required=False, default="", allow_blank=True)
+        context_window = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
 
     class ListParams(serializers.Serializer):
-        user_id = serializers.RegexField(CLIENT_ID_REGEX, required=False)
+        user_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
         kind = NamedChoiceField(choices=KINDS, required=False)
         category = NamedChoiceField(choices=CATEGORIES, required=False)
-        emotion = EmotionField(max_length=32, required=False)
-        history_uid = serializers.RegexField(CLIENT_ID_REGEX, required=False)
-        tag = serializers.CharField(max_length=64, required=False)
+        emotion = EmotionField(required=False)
+        history_uid = StrictRegexField(CLIENT_ID_REGEX, required=False)
+        tag = StrictCharField(max_length=64, required=False)
         limit = serializers.IntegerField(min_value=1, max_value=500, default=100)
         offset = serializers.IntegerField(min_value=0, default=0)
 
@@ -133,7 +145,7 @@ class CharacterMemoriesApi(APIView):
                     "has never written.",
     )
     def get(self, request: Request, conf_uid: str) -> Response:
-        params = self.ListParams(data=request.query_params)
+        params = self.ListParams(data=query_data(request.query_params))
         params.is_valid(raise_exception=True)
         tenant = request_tenant(request)
         services.character_get(tenant=tenant, conf_uid=conf_uid)
@@ -153,7 +165,7 @@ class RelationshipSerializer(serializers.Serializer):
 
 class CharacterMoodApi(APIView):
     class Params(serializers.Serializer):
-        user_id = serializers.RegexField(CLIENT_ID_REGEX, required=False)
+        user_id = StrictRegexField(CLIENT_ID_REGEX, required=False, help_text="Only this user's figures.")
 
     class OutputSerializer(serializers.Serializer):
         conf_uid = serializers.CharField()
@@ -163,11 +175,11 @@ class CharacterMoodApi(APIView):
 
     @extend_schema(
         operation_id="character_mood",
-        parameters=[OpenApiParameter("user_id", OpenApiTypes.STR, description="Only this user's figures.")],
+        parameters=[Params],
         responses={200: OutputSerializer},
     )
     def get(self, request: Request, conf_uid: str) -> Response:
-        params = self.Params(data=request.query_params)
+        params = self.Params(data=query_data(request.query_params))
         params.is_valid(raise_exception=True)
         user_id = params.validated_data.get("user_id")
         tenant = request_tenant(request)

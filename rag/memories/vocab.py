@@ -58,6 +58,8 @@ COMPLEX_EMOTIONS: dict[str, tuple[float, tuple[str, ...]]] = {
 }
 EMOTIONS = {**BASIC_EMOTIONS, **COMPLEX_EMOTIONS}
 _ALIASES = {alias: name for name, (_, aliases) in EMOTIONS.items() for alias in (name, *aliases)}
+# Every name the API takes for an emotion: the ids, then their aliases.
+EMOTION_NAMES = [*EMOTIONS, *(alias for alias in _ALIASES if alias not in EMOTIONS)]
 
 
 def canonical_emotion(name: str) -> str | None:

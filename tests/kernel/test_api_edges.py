@@ -144,13 +144,6 @@ def test_valid_profile_keys_still_normalise(client_a, key: str, canonical: str) 
 
 
 # --- item 7: the schema says what the API does ---------------------------------------------------
-@pytest.fixture
-def schema(client) -> dict:
-    response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
-    assert response.status_code == 200
-    return json.loads(response.content)
-
-
 def _operations(schema: dict):
     for path, item in schema["paths"].items():
         for method, operation in item.items():
@@ -276,3 +269,24 @@ def test_get_one_profile_key(client_a) -> None:
 @pytest.mark.django_db
 def test_public_api_docs_describe_operations_not_specifications(schema: dict) -> None:
     assert "seed 0" not in json.dumps(schema).lower()
+
+
+def test_the_not_blank_pattern_matches_what_strip_keeps_in_python_and_ecma_regexes() -> None:
+    import re
+
+    import jsonschema_rs
+
+    from memoryhub.validation import NOT_BLANK_REGEX
+
+    ecma = jsonschema_rs.validator_for({"type": "string", "pattern": NOT_BLANK_REGEX})
+    for code in [*range(0xD800), *range(0xE000, 0x30000)]:
+        char = chr(code)
+        assert bool(re.search(NOT_BLANK_REGEX, char)) is (char.strip() != "") is ecma.is_valid(char), hex(code)
+
+
+@pytest.mark.django_db
+def test_a_string_that_trims_to_nothing_is_outside_the_schema(schema: dict, schema_allows) -> None:
+    text = schema["components"]["schemas"]["DocumentInputRequest"]["properties"]["text"]
+    for blank in (" ", "\u001d", "\u00a0", "\u3000\n"):
+        assert not schema_allows(text, blank), repr(blank)
+    assert schema_allows(text, "\ufeffa") and schema_allows(text, " a ")

@@ -10,6 +10,7 @@ from lore import selectors, services, smoke
 from lore.models import KnowledgeVersion
 from memoryhub import services as kernel_services
 from tests.lore.conftest import CONDITIONS_EN, SPELLS, as_bytes
+from tests.openapi import schema_body
 
 
 def _upload(client: APIClient, *files: tuple[str, bytes], **fields: str):  # type: ignore[no-untyped-def]
@@ -158,3 +159,63 @@ def test_searches_during_alias_swaps_each_see_exactly_one_version(golden_dir):
     allowed = [{"1.0.0", "revised=False"}, {"1.1.0", "revised=True"}]
     assert all(s in allowed for s in seen), [s for s in seen if s not in allowed][:3]
     assert swaps == 12
+
+
+# --- the schema and the validation agree (found by `make fuzz`) -------------------------------------
+@pytest.mark.parametrize(("body", "field"), [
+    ({"slug": 0}, "slug"),
+    ({"slug": "Dnd 5e"}, "slug"),
+    ({"slug": "dnd", "languages": ["\u00a0"]}, "languages"),
+    ({"slug": "dnd", "languages": ["english"]}, "languages"),
+    ({"slug": "dnd", "name": 5}, "name"),
+])
+def test_world_the_schema_forbids_is_400_naming_the_field(editor_client, schema, schema_allows, body: dict,
+                                                          field: str) -> None:
+    client, _ = editor_client()
+    assert not schema_allows(schema_body(schema, "/api/v1/worlds", "post"), body)
+    response = client.post("/api/v1/worlds", body, format="json")
+    assert response.status_code == 400 and field in response.json()["error"]["fields"]
+
+
+def test_world_the_schema_allows_is_created(editor_client, schema, schema_allows) -> None:
+    client, _ = editor_client()
+    body = {"slug": "dnd-5e", "name": " ", "languages": ["en", "ru"]}
+    assert schema_allows(schema_body(schema, "/api/v1/worlds", "post"), body)
+    assert client.post("/api/v1/worlds", body, format="json").status_code == 201
+
+
+@pytest.mark.parametrize(("filters", "allowed"), [
+    ({"x-schemathesis-additional": {}}, False), ({"languages": [1]}, False), ({"languages": ["en"]}, True),
+    ({"categories": ["Spells"]}, True),
+])
+def test_search_filters_the_schema_forbids_are_refused(editor_client, staged, schema, schema_allows,
+                                                       filters: dict, allowed: bool) -> None:
+    client, _ = editor_client()
+    body = {"query": "fireball", "alias": "stage", "filters": filters}
+    assert schema_allows(schema_body(schema, "/api/v1/worlds/{world}/search", "post"), body) is allowed
+    response = client.post("/api/v1/worlds/dnd5e/search", body, format="json")
+    assert response.status_code == (200 if allowed else 400), response.content
+    if not allowed:
+        assert "filters" in response.json()["error"]["fields"]
+
+
+def test_upload_version_pattern_is_the_semver_the_api_takes(editor_client, world, schema, schema_allows) -> None:
+    client, _ = editor_client()
+    body = schema_body(schema, "/api/v1/worlds/{world}/sources", "post", "multipart/form-data")
+    version = body["properties"]["version"]
+    assert not schema_allows(version, "0") and not schema_allows(version, "01.0.0")
+    assert schema_allows(version, "2.10.0")
+    response = _upload(client, ("Spells.json", as_bytes(SPELLS)), version="0")
+    assert response.status_code == 400 and "version" in response.json()["error"]["fields"]
+    assert _upload(client, ("Spells.json", as_bytes(SPELLS)), version="2.10.0").status_code == 201
+
+
+def test_search_schema_forbids_an_alias_with_a_version_as_the_api_does(editor_client, staged, schema,
+                                                                       schema_allows) -> None:
+    client, _ = editor_client()
+    body = {"query": "fireball", "alias": "stage", "version": "1.0.0"}
+    search = schema_body(schema, "/api/v1/worlds/{world}/search", "post")
+    assert not schema_allows(search, body)
+    assert schema_allows(search, {"query": "fireball", "alias": "stage"})
+    response = client.post("/api/v1/worlds/dnd5e/search", body, format="json")
+    assert response.status_code == 400 and "version" in response.json()["error"]["fields"]

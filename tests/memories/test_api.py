@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from rag.models import Chunk
+from tests.openapi import schema_body, schema_parameter
 
 MEMORY = {"user_id": "alex", "text": "Alex loves rock music", "kind": "user", "category": "FactsAboutUser",
           "history_uid": "stream1", "importance": 0.7, "tags": ["music"], "emotion": "интерес",
@@ -117,3 +118,77 @@ def test_old_list_order_is_importance_first(client_a) -> None:
     client.post("/api/v1/characters/neiri/memories", {**MEMORY, "importance": 0.9, "timestamp": old,
                                                       "text": "major"}, format="json")
     assert [m["text"] for m in client.get("/api/v1/characters/neiri/memories").json()] == ["major", "minor"]
+
+
+# --- the schema and the validation agree (found by `make fuzz`) -------------------------------------
+MEMORIES = "/api/v1/characters/{conf_uid}/memories"
+
+
+@pytest.mark.parametrize(("name", "good", "bad"), [
+    ("emotion", "радость", "0"), ("kind", "third_party", "friend"), ("category", "PastEvents", "Gossip"),
+    ("emotion", "joy", ""), ("tag", "music", " "),
+])
+def test_list_parameters_allow_in_the_schema_what_the_api_takes(client_a, schema, schema_allows, name: str,
+                                                                good: str, bad: str) -> None:
+    client, _ = client_a
+    client.post("/api/v1/characters/neiri/memories", MEMORY, format="json")
+    part = schema_parameter(schema, MEMORIES, "get", name)
+    assert schema_allows(part, good) and not schema_allows(part, bad)
+    assert client.get("/api/v1/characters/neiri/memories", {name: good}).status_code == 200
+    response = client.get("/api/v1/characters/neiri/memories", {name: bad})
+    assert response.status_code == 400 and name in response.json()["error"]["fields"]
+
+
+def test_mood_user_id_pattern_is_in_the_schema(client_a, schema, schema_allows) -> None:
+    client, _ = client_a
+    client.post("/api/v1/characters/neiri/memories", MEMORY, format="json")
+    part = schema_parameter(schema, "/api/v1/characters/{conf_uid}/mood", "get", "user_id")
+    assert not schema_allows(part, ",") and schema_allows(part, "alex")
+    assert client.get("/api/v1/characters/neiri/mood", {"user_id": ","}).status_code == 400
+    assert client.get("/api/v1/characters/neiri/mood", {"user_id": "alex"}).status_code == 200
+
+
+@pytest.mark.parametrize(("patch", "field"), [
+    ({"context_window": 0}, "context_window"),
+    ({"text": 5}, "text"),
+    ({"importance": "0.5"}, "importance"),
+    ({"tags": [" "]}, "tags"),
+    ({"tags": ["\u00a0"]}, "tags"),
+    ({"timestamp": 5e16}, "timestamp"),
+    ({"emotion": 0}, "emotion"),
+    ({"history_uid": 7}, "history_uid"),
+])
+def test_memory_the_schema_forbids_is_400_naming_the_field(client_a, schema, schema_allows, patch: dict,
+                                                           field: str) -> None:
+    client, _ = client_a
+    body = {**MEMORY, **patch}
+    assert not schema_allows(schema_body(schema, MEMORIES, "post"), body)
+    response = client.post("/api/v1/characters/neiri/memories", body, format="json")
+    assert response.status_code == 400, response.content
+    assert field in response.json()["error"]["fields"]
+
+
+@pytest.mark.parametrize("patch", [{"emotion": ""}, {"emotion": "兴趣"}, {"timestamp": 4102444800.0},
+                                   {"tags": ["music", "🎸"]}])
+def test_memory_the_schema_allows_is_written(client_a, schema, schema_allows, patch: dict) -> None:
+    client, _ = client_a
+    body = {**MEMORY, **patch}
+    assert schema_allows(schema_body(schema, MEMORIES, "post"), body)
+    response = client.post("/api/v1/characters/neiri/memories", body, format="json")
+    assert response.status_code == 201, response.content
+
+
+@pytest.mark.parametrize(("url", "key"), [("/api/v1/context", "memory_filters"), ("/api/v1/search", "filters")])
+@pytest.mark.parametrize(("filters", "allowed"), [
+    ({"history_uids": [0]}, False), ({"conf_uids": [1.5]}, False), ({"emotions": ["smug"]}, False),
+    ({"emotions": ["joy", "гнев"]}, True), ({"history_uids": ["stream1"]}, True),
+])
+def test_memory_filters_the_schema_forbids_are_refused(client_a, schema, schema_allows, url: str, key: str,
+                                                       filters: dict, allowed: bool) -> None:
+    client, _ = client_a
+    body = {"user_id": "alex", "query": "music", key: filters}
+    assert schema_allows(schema_body(schema, url, "post"), body) is allowed
+    response = client.post(url, body, format="json")
+    assert response.status_code == (200 if allowed else 400), response.content
+    if not allowed:
+        assert key in response.json()["error"]["fields"]

@@ -133,6 +133,14 @@ def test_patch_validates_its_input(client_a: ClientAndTenant, people: dict[str, 
     assert client.patch("/api/v1/users/u1/people/999999", {"bio": "x"}, format="json").status_code == 404
 
 
+def test_patch_without_a_body_is_refused_and_the_schema_requires_one(client_a: ClientAndTenant,
+                                                                     people: dict[str, Person], schema: dict) -> None:
+    client, _ = client_a
+    response = client.patch(f"/api/v1/users/u1/people/{people['maria'].pk}")
+    assert response.status_code == 400
+    assert schema["paths"]["/api/v1/users/{user_id}/people/{person_id}"]["patch"]["requestBody"]["required"] is True
+
+
 def test_erasing_a_user_removes_their_people(client_a: ClientAndTenant, people: dict[str, Person],
                                              make_person: MakePerson) -> None:
     client, tenant = client_a

@@ -102,9 +102,11 @@ def test_invalid_saves_are_refused_with_the_field_at_fault(client_a, key: str, b
     assert not UserProfile.objects.exists()
 
 
-def test_get_with_an_unknown_status_is_refused(client_a) -> None:
+@pytest.mark.parametrize("status", ["maybe", ""])
+def test_get_with_an_unknown_status_is_refused(client_a, status: str) -> None:
+    # An empty value is a value outside the documented enum too, not "the default".
     client, _ = client_a
-    response = client.get("/api/v1/users/u1/profile", {"status": "maybe"})
+    response = client.get("/api/v1/users/u1/profile", {"status": status})
     assert response.status_code == 400 and "status" in response.json()["error"]["fields"]
 
 
