@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db.models import F, QuerySet
 
+from memoryhub.registry import Decision
+from rag.memory_models import MemoryReview
 from rag.models import Chunk
 
 
@@ -30,3 +34,20 @@ def memories_list(
     if tag:
         rows = rows.filter(tags__contains=[tag])
     return rows.order_by(F("importance").desc(), F("created_ts").desc(), "-id")[offset:offset + limit]
+
+
+# --- The review queue (the admin's dashboard) ---------------------------------------------------
+def review_pending() -> QuerySet[MemoryReview]:
+    return MemoryReview.objects.filter(status=MemoryReview.Status.PENDING)
+
+
+def review_describe(item: MemoryReview) -> str:
+    return f"{item.user_id} / {item.conf_uid}: {item.category} “{item.text[:80]}” ({item.confidence:.2f})"
+
+
+def review_decided_since(moment: datetime) -> list[Decision]:
+    decided = (MemoryReview.objects.filter(decided_at__gte=moment).exclude(status=MemoryReview.Status.PENDING)
+               .select_related("reviewer").order_by("-decided_at")[:50])
+    return [Decision(when=item.decided_at, who=item.reviewer.get_username() if item.reviewer else "—",
+                     what=f"typed memory {item.status}: {item.user_id} {item.category} “{item.text[:60]}”")
+            for item in decided]

@@ -52,3 +52,15 @@ def test_the_dashboard_counts_each_queue_shows_the_oldest_and_todays_decisions(a
     assert rows(home)["Merge proposals"] == "0"
     assert re.search(r"<td>admin</td><td>fact approved: u1 pets = cat</td>", home)
     assert "merge proposal rejected: u1 Маша → Мария" in home
+
+
+def test_unsure_typed_memories_are_a_queue_of_the_dashboard(admin_client, tenant) -> None:
+    from rag.memory_models import MemoryReview
+
+    MemoryReview.objects.create(tenant=tenant, user_id="alex", conf_uid="neiri", text="Alex might move to Oslo",
+                                kind="user", category="FactsAboutUser", confidence=0.4)
+    home = admin_client.get("/admin/").content.decode()
+    assert rows(home)["Typed memories waiting for review (low confidence)"] == "1"
+    assert "alex / neiri: FactsAboutUser “Alex might move to Oslo” (0.40)" in home
+    assert 'href="/admin/rag/memoryreview/?status__exact=pending"' in home
+    assert admin_client.get("/admin/rag/memoryreview/?status__exact=pending").status_code == 200
