@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,7 +17,7 @@ from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
 from memoryhub.models import ArchivalJob, Message
 from memoryhub.urls_common import CLIENT_ID
-from memoryhub.validation import JSONObjectField, StrictBooleanField, StrictCharField, StrictChoiceField
+from memoryhub.validation import JSONObjectField, StrictBooleanField, StrictCharField, StrictChoiceField, query_data
 
 CLIENT_ID_REGEX = rf"^{CLIENT_ID}$"
 
@@ -85,6 +85,8 @@ class SessionMessagesApi(APIView):
         user_id = serializers.CharField()
         session_id = serializers.CharField()
         messages = MessageOutputSerializer(many=True)
+        next_before_id = serializers.IntegerField(allow_null=True,
+                                                  help_text="`before_id` of the next, older page; null on the oldest.")
 
     @extend_schema(
         operation_id="messages_append",
@@ -125,29 +127,73 @@ class SessionMessagesApi(APIView):
         }
         return Response(self.AcceptedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 
+    class PageQuerySerializer(serializers.Serializer):
+        limit = serializers.IntegerField(min_value=1, max_value=settings.SESSION_RECENT_MAX,
+                                         default=settings.SESSION_RECENT_DEFAULT,
+                                         help_text=f"Messages per page (default {settings.SESSION_RECENT_DEFAULT}, "
+                                                   f"max {settings.SESSION_RECENT_MAX}).")
+        before_id = serializers.IntegerField(min_value=1, max_value=2**63 - 1, required=False,
+                                             help_text="The page older than this message (the previous page's "
+                                                       "`next_before_id`); without it, the newest messages.")
+
     @extend_schema(
         operation_id="messages_recent",
-        parameters=[OpenApiParameter(
-            "limit", {"type": "integer", "minimum": 1, "maximum": settings.SESSION_RECENT_MAX},
-            description=f"Newest N messages (default {settings.SESSION_RECENT_DEFAULT}, "
-                        f"max {settings.SESSION_RECENT_MAX}).")],
+        parameters=[PageQuerySerializer],
         responses={200: RecentSerializer},
+        description="A session's messages a page at a time, oldest first within the page: the newest `limit`, "
+                    "then, with `before_id`, the ones before them. `next_before_id` is null on the oldest page.",
     )
     def get(self, request: Request, user_id: str, session_id: str) -> Response:
-        limit_field = serializers.IntegerField(min_value=1, max_value=settings.SESSION_RECENT_MAX)
-        raw_limit = request.query_params.get("limit", settings.SESSION_RECENT_DEFAULT)
-        try:
-            limit = limit_field.run_validation(raw_limit)
-        except serializers.ValidationError as exc:
-            raise serializers.ValidationError({"limit": exc.detail}) from None
+        query = self.PageQuerySerializer(data=query_data(request.query_params))
+        query.is_valid(raise_exception=True)
+        limit, before_id = query.validated_data["limit"], query.validated_data.get("before_id")
         conversation = selectors.conversation_get(
             tenant=request_tenant(request), user_id=user_id, session_id=session_id
         )
         if conversation is None:
             raise NotFound("No such session.")
-        messages = selectors.session_recent_messages(conversation=conversation, limit=limit)
-        body = {"user_id": user_id, "session_id": session_id, "messages": messages}
+        if before_id is None:
+            messages = selectors.session_recent_messages(conversation=conversation, limit=limit + 1)
+        else:
+            before = Message.objects.filter(conversation=conversation, pk=before_id).first()
+            if before is None:
+                raise serializers.ValidationError({"before_id": ["No message with this id in the session."]})
+            messages = selectors.session_messages_before(conversation=conversation, before=before, limit=limit + 1)
+        # One more than asked tells whether an older page exists, without a count.
+        more = len(messages) > limit
+        messages = messages[-limit:]
+        body = {"user_id": user_id, "session_id": session_id, "messages": messages,
+                "next_before_id": messages[0].pk if more and messages else None}
         return Response(self.RecentSerializer(body).data)
+
+
+class UserSessionSerializer(serializers.Serializer):
+    session_id = serializers.CharField()
+    message_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    last_message_at = serializers.DateTimeField(allow_null=True)
+
+
+class UserSessionsApi(APIView):
+    """The sessions MemoryHub holds for one user, the most recently active first."""
+
+    class QuerySerializer(serializers.Serializer):
+        limit = serializers.IntegerField(min_value=1, max_value=500, default=50)
+        offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
+
+    class OutputSerializer(serializers.Serializer):
+        user_id = serializers.CharField()
+        count = serializers.IntegerField(help_text="All the user's sessions.")
+        sessions = UserSessionSerializer(many=True)
+
+    @extend_schema(operation_id="sessions_list", parameters=[QuerySerializer], responses={200: OutputSerializer})
+    def get(self, request: Request, user_id: str) -> Response:
+        query = self.QuerySerializer(data=query_data(request.query_params))
+        query.is_valid(raise_exception=True)
+        sessions, count = selectors.user_sessions(tenant=request_tenant(request), user_id=user_id,
+                                                  limit=query.validated_data["limit"],
+                                                  offset=query.validated_data["offset"])
+        return Response(self.OutputSerializer({"user_id": user_id, "count": count, "sessions": sessions}).data)
 
 
 class JobOutputSerializer(serializers.Serializer):

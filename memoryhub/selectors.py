@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Count
+from django.db.models import Count, F, Q
 
 from memoryhub.models import ArchivalJob, Conversation, Message, Tenant
 
@@ -18,6 +18,24 @@ def session_recent_messages(*, conversation: Conversation, limit: int) -> list[M
         .order_by("-created_at", "-id")[:limit]
     )
     return newest[::-1]
+
+
+def session_messages_before(*, conversation: Conversation, before: Message, limit: int) -> list[Message]:
+    """The `limit` messages just older than `before` (by time, then id), oldest first: the next
+    page back through a session, on the same index as the newest turns."""
+    older = list(
+        Message.objects.filter(conversation=conversation, tenant_id=conversation.tenant_id)
+        .filter(Q(created_at__lt=before.created_at) | Q(created_at=before.created_at, id__lt=before.pk))
+        .order_by("-created_at", "-id")[:limit]
+    )
+    return older[::-1]
+
+
+def user_sessions(*, tenant: Tenant, user_id: str, limit: int, offset: int) -> tuple[list[Conversation], int]:
+    """A user's sessions, the most recently active first, and how many there are."""
+    sessions = Conversation.objects.filter(tenant=tenant, user_id=user_id)
+    page = list(sessions.order_by(F("last_message_at").desc(nulls_last=True), "-id")[offset:offset + limit])
+    return page, sessions.count()
 
 
 def session_recent_messages_by_ids(*, tenant_id: int, user_id: str, session_id: str, limit: int) -> list[Message]:

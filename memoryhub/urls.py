@@ -11,6 +11,7 @@ kernel_api = [
     re_path(rf"^users/(?P<user_id>{CLIENT_ID})/sessions/(?P<session_id>{CLIENT_ID})/extract$",
             api.SessionExtractApi.as_view(), name="session-extract"),
     path("jobs/<int:job_id>", api.JobDetailApi.as_view(), name="job-detail"),
+    re_path(rf"^users/(?P<user_id>{CLIENT_ID})/sessions$", api.UserSessionsApi.as_view(), name="user-sessions"),
     re_path(rf"^users/(?P<user_id>{CLIENT_ID})$", api.UserEraseApi.as_view(), name="user-erase"),
 ]
 

@@ -172,7 +172,7 @@ def test_schema_carries_the_constraints_the_views_enforce(schema: dict) -> None:
     params = {(path, method, p["name"]): p["schema"] for path, method, op in _operations(schema)
               for p in op.get("parameters", [])}
     messages = "/api/v1/users/{user_id}/sessions/{session_id}/messages"
-    assert params[(messages, "get", "limit")] == {"type": "integer", "minimum": 1, "maximum": 200}
+    assert params[(messages, "get", "limit")] == {"type": "integer", "minimum": 1, "maximum": 200, "default": 20}
     people = "/api/v1/users/{user_id}/people"
     assert params[(people, "get", "min_mentions")]["minimum"] == 0
     assert params[(people, "get", "offset")]["maximum"] == 1_000_000
