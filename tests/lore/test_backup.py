@@ -110,3 +110,17 @@ def test_import_refuses_an_existing_world_and_a_tampered_source(staged, tmp_path
     path.write_text('{"format": "something else"}')
     with pytest.raises(CommandError, match="Not a knowledge export"):
         call_command("knowledge_import", str(path), tenant="tenant-a")
+
+
+def test_reindex_rebuilds_a_version_from_its_sources_and_edits(staged, capsys):
+    world = staged.world
+    edit = edits.knowledge_edit_propose(world=world, domain="srd", action="delete", language="en",
+                                        entry_id="Spells/fireball", reason="r", actor="a")
+    produced = edits.knowledge_edit_approve(edit=edit, actor="b").produced_version
+    call_command("lore_reindex", "dnd5e", "srd", "1.0.1", tenant="tenant-a", as_version="2.0.0")
+    rebuilt = KnowledgeVersion.objects.get(world=world, version="2.0.0")
+    assert (rebuilt.entry_count, rebuilt.chunk_count, rebuilt.edits) == (
+        produced.entry_count, produced.chunk_count, [edit.pk])
+    assert rebuilt.reused_chunks == rebuilt.chunk_count  # same embedder and dims: nothing embedded again
+    assert "1.0.1 -> 2.0.0 (staged)" in capsys.readouterr().out
+    assert Alias.objects.get(world=world, domain="srd", name="stage").version == rebuilt
