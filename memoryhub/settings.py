@@ -252,7 +252,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"PersonCircleEnum": "people.models.Person.Circle",
                             "DocumentStatusEnum": "rag.models.Document.Status",
-                            "KnowledgeDomainEnum": "lore.models.Domain"},
+                            "KnowledgeDomainEnum": "lore.models.Domain",
+                            "KnowledgeEditActionEnum": "lore.edit_models.KnowledgeEdit.Action"},
     # Every operation's 4xx/503 answers with the one error body (memoryhub/openapi.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "memoryhub.openapi.document_errors"],
 }

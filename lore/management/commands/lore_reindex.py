@@ -1,4 +1,4 @@
-"""manage.py lore_reindex WORLD DOMAIN [VERSION]: rebuild a version from its kept sources and edits as a new staged one."""
+"""manage.py lore_reindex WORLD DOMAIN [VERSION]: rebuild a version from its kept sources and edits."""
 
 from __future__ import annotations
 
