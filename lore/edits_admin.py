@@ -81,6 +81,8 @@ class KnowledgeEditAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request: HttpRequest, obj: KnowledgeEdit, form: Any, change: bool) -> None:
+        if change:
+            return  # a proposal is read-only under review; decisions are the actions
         # New edits go through the service, which checks the entry and writes the audit row.
         created = edits.knowledge_edit_propose(
             world=obj.world, domain=obj.domain, action=obj.action, language=obj.language, entry_id=obj.entry_id,

@@ -189,3 +189,24 @@ def test_admin_shows_diff_and_approves_and_rejects(live):
                                                           "apply": "1", "reason": "keep it"}, follow=True)
     assert b"1 edit(s) rejected" in rejected.content
     assert KnowledgeEdit.objects.get(pk=delete.pk).decision_reason == "keep it"
+
+
+def test_admin_proposal_is_checked_and_audited(live):
+    admin = User.objects.create_superuser("editor", "e@example.org", "pw")
+    client = Client()
+    client.force_login(admin)
+    form = {"world": live.world.pk, "domain": "srd", "action": "update", "language": "en",
+            "entry_id": "Spells/wish", "title": "", "text": "x", "reason": "r",
+            "events-TOTAL_FORMS": "0", "events-INITIAL_FORMS": "0"}
+    refused = client.post("/admin/lore/knowledgeedit/add/", form)
+    assert refused.status_code == 200 and b"no en entry" in refused.content
+    assert not KnowledgeEdit.objects.exists()
+    created = client.post("/admin/lore/knowledgeedit/add/", {**form, "entry_id": "Spells/fireball"})
+    assert created.status_code == 302, created.content[:2000]
+    edit = KnowledgeEdit.objects.get()
+    assert (edit.proposed_by, edit.status, "8d6" in edit.old_text) == ("admin:editor", "pending", True)
+    assert list(edit.events.values_list("action", "actor")) == [("proposed", "admin:editor")]
+    saved = client.post(f"/admin/lore/knowledgeedit/{edit.pk}/change/", {
+        "events-TOTAL_FORMS": "1", "events-INITIAL_FORMS": "1", "events-0-id": edit.events.get().pk,
+        "events-0-edit": edit.pk})
+    assert saved.status_code == 302 and KnowledgeEdit.objects.count() == 1
