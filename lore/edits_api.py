@@ -63,7 +63,8 @@ class EditListProposeApi(APIView):
     @extend_schema(operation_id="world_edits_list", parameters=[FilterSerializer],
                    responses={200: ListSerializer, **ERRORS})
     def get(self, request: Request, world: str) -> Response:
-        filters = self.FilterSerializer(data=request.query_params)
+        # A plain dict: an empty `?status=` is then refused like any value outside the enum.
+        filters = self.FilterSerializer(data=request.query_params.dict())
         filters.is_valid(raise_exception=True)
         found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
         items = edits.edits_list(world=found, **filters.validated_data)[:500]

@@ -210,3 +210,10 @@ def test_admin_proposal_is_checked_and_audited(live):
         "events-TOTAL_FORMS": "1", "events-INITIAL_FORMS": "1", "events-0-id": edit.events.get().pk,
         "events-0-edit": edit.pk})
     assert saved.status_code == 302 and KnowledgeEdit.objects.count() == 1
+
+
+def test_api_list_refuses_an_empty_or_unknown_status(editor_client, live):
+    client, _ = editor_client()
+    for value in ("", "done"):
+        refused = client.get("/api/v1/worlds/dnd5e/edits", {"status": value})
+        assert refused.status_code == 400 and "status" in refused.json()["error"]["fields"]
