@@ -73,9 +73,11 @@ def main() -> None:
                 p50, p95 = np.percentile(values, [50, 95])
                 print(f"search {language}: n={len(values)} p50 {_ms(p50)} p95 {_ms(p95)}")
 
+        started = time.perf_counter()
         edit = edits.knowledge_edit_propose(world=world, domain="srd", action="update", language="en",
                                             entry_id="Spells/fireball", text="A bench edit: 6d6 fire damage.",
                                             reason="bench", actor="bench")
+        print(f"edit propose (entry checked against 1.0.0): {_ms(time.perf_counter() - started)}")
         started = time.perf_counter()
         second = edits.knowledge_edit_approve(edit=edit, actor="bench").produced_version
         print(f"edit approve -> {second.version}: {time.perf_counter() - started:.2f} s "

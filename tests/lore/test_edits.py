@@ -217,3 +217,16 @@ def test_api_list_refuses_an_empty_or_unknown_status(editor_client, live):
     for value in ("", "done"):
         refused = client.get("/api/v1/worlds/dnd5e/edits", {"status": value})
         assert refused.status_code == 400 and "status" in refused.json()["error"]["fields"]
+
+
+def test_admin_dashboard_lists_the_lore_edit_queue(live):
+    admin = User.objects.create_superuser("editor", "e@example.org", "pw")
+    client = Client()
+    client.force_login(admin)
+    edit = edits.knowledge_edit_propose(world=live.world, domain="srd", action="delete", language="en",
+                                        entry_id="Spells/fireball", reason="r", actor="alice")
+    page = client.get("/admin/")
+    assert b"Lore edits waiting for an editor" in page.content
+    assert b"/admin/lore/knowledgeedit/?status__exact=pending" in page.content
+    edits.knowledge_edit_reject(edit=edit, actor="bob", reason="keep")
+    assert b"lore edit rejected: delete Spells/fireball (keep)" in client.get("/admin/").content
