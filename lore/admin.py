@@ -97,3 +97,6 @@ class KnowledgeChangeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+# The lore edit queue lives in its own module; importing it registers it with the admin.
+from lore import edits_admin  # noqa: E402, F401

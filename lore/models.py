@@ -146,3 +146,7 @@ class KnowledgeChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.world}:{self.domain} {self.from_version_id} -> {self.to_version_id}"
+
+
+# Models kept in their own module (lore edits); imported here so Django registers them.
+from lore.edit_models import KnowledgeEdit, KnowledgeEditEvent  # noqa: E402, F401

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from lore import config as lore_config
 from lore.chunking import Piece, entry_pieces
+from lore.edit_apply import entries_apply_edits
 from lore.models import Alias, Domain, KnowledgeChange, KnowledgeVersion, Source, World
 from lore.normalize import Entry, SourceOptions, detect_format, normalize
 from memoryhub.embeddings import get_embedder, l2_normalize
@@ -124,6 +125,8 @@ def knowledge_ingest(
     actor: str = "",
     version: str | None = None,
     replace_all: bool = False,
+    add_edits: Sequence[int] = (),
+    from_sources: Sequence[Source] | None = None,
     progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> KnowledgeVersion:
     """Build a new staged version of (world, domain) from `files` plus, unless `replace_all`, the
@@ -131,9 +134,14 @@ def knowledge_ingest(
     name). Everything is read, chunked and embedded before one short transaction writes the
     sources, the version, its chunks and the `stage` alias, so a failure leaves nothing behind and
     no embedding call happens while the namespace lock is held. `progress(done, total)` counts
-    chunks as they get their vectors."""
+    chunks as they get their vectors.
+
+    Approved lore edits (`lore.edit_models.KnowledgeEdit`) apply on top of the entries read from
+    the sources, in order: the base version's edits (unless `replace_all`), then `add_edits`.
+    `from_sources` builds from exactly those stored sources (plus `files`) and only `add_edits`:
+    how a rebuild from a backup replays a version."""
     _check_domain(domain)
-    if not files:
+    if not files and not add_edits and not from_sources:
         raise ApplicationError("Give at least one file.", field="files")
     if version is not None and not SEMVER.fullmatch(version):
         raise ApplicationError(f"{version!r} is not a SemVer version (MAJOR.MINOR.PATCH).", field="version")
@@ -153,8 +161,12 @@ def knowledge_ingest(
     if len(set(names)) != len(names):
         raise ApplicationError("The same file name is given twice for one language.", field="files")
     base = _base_version(world, domain)
-    if base is not None and not replace_all:
-        for stored in base.sources.all().order_by("id"):
+    if from_sources is not None:
+        replace_all, carried = False, list(from_sources)
+    else:
+        carried = list(base.sources.all().order_by("id")) if base is not None and not replace_all else []
+    if carried:
+        for stored in carried:
             if (stored.language, stored.filename) in names:
                 continue
             stored_options = SourceOptions.from_dict(stored.options)
@@ -174,7 +186,10 @@ def knowledge_ingest(
         raise ApplicationError(f"Duplicate entry ids across files: {', '.join(clashes[:50])}",
                                code="duplicate_entries", field="files", extra={"duplicates": clashes})
 
-    pieces = [piece for p in parsed for entry in p.entries for piece in entry_pieces(entry)]
+    carry_edits = from_sources is None and base is not None and not replace_all
+    edit_ids = [*(base.edits if carry_edits and base is not None else []), *add_edits]
+    entries = entries_apply_edits([entry for p in parsed for entry in p.entries], edit_ids)
+    pieces = [piece for entry in entries for piece in entry_pieces(entry)]
     embedder = get_embedder()
     keys = [_content_key(embedder.name, cfg.dims, piece) for piece in pieces]
     known: dict[str, tuple[np.ndarray, list[str]]] = {}
@@ -217,9 +232,9 @@ def knowledge_ingest(
             number = version or _next_version(world, domain)
             knowledge = KnowledgeVersion.objects.create(
                 tenant=world.tenant, world=world, domain=domain, version=number,
-                namespace=namespace_for(world, domain, number), entry_count=sum(len(p.entries) for p in parsed),
+                namespace=namespace_for(world, domain, number), entry_count=len(entries),
                 chunk_count=len(drafts), reused_chunks=reused, created_by=actor,
-                edits=list(base.edits) if base is not None and not replace_all else [],
+                edits=edit_ids,
             )
             sources = [p.stored or Source.objects.create(
                 tenant=world.tenant, world=world, domain=domain, filename=p.filename, language=p.language,

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from lore import api
+from lore import api, edits_api
 
 WORLD = r"(?P<world>[a-z0-9][a-z0-9-]{0,63})"
 DOMAIN = r"(?P<domain>srd|lore)"
@@ -14,4 +14,9 @@ urlpatterns = [
             api.VersionSmokeApi.as_view(), name="world-version-smoke"),
     re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/publish$", api.VersionPublishApi.as_view(), name="world-publish"),
     re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/rollback$", api.VersionRollbackApi.as_view(), name="world-rollback"),
+    re_path(rf"^worlds/{WORLD}/edits$", edits_api.EditListProposeApi.as_view(), name="world-edits"),
+    re_path(rf"^worlds/{WORLD}/edits/(?P<edit_id>\d{{1,18}})/approve$", edits_api.EditApproveApi.as_view(),
+            name="world-edit-approve"),
+    re_path(rf"^worlds/{WORLD}/edits/(?P<edit_id>\d{{1,18}})/reject$", edits_api.EditRejectApi.as_view(),
+            name="world-edit-reject"),
 ]

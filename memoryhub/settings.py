@@ -264,7 +264,8 @@ SPECTACULAR_SETTINGS = {
                             "KnowledgeDomainEnum": "lore.models.Domain",
                             "MemoryKindEnum": "rag.memories.vocab.KINDS",
                             "MemoryCategoryEnum": "rag.memories.vocab.CATEGORIES",
-                            "EmotionEnum": "rag.memories.vocab.EMOTION_NAMES"},
+                            "EmotionEnum": "rag.memories.vocab.EMOTION_NAMES",
+                            "KnowledgeEditActionEnum": "lore.edit_models.KnowledgeEdit.Action"},
     # Every operation's 4xx/503 answers with the one error body (memoryhub/openapi.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "memoryhub.openapi.document_errors"],
 }

@@ -1,0 +1,232 @@
+"""Lore edits reviewed by editors: propose, approve into a new staged version, reject; API and admin."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from lore import edits, selectors, services
+from lore.edit_models import KnowledgeEdit, KnowledgeEditEvent
+from lore.models import Alias, KnowledgeVersion
+from memoryhub import registry
+from memoryhub.exceptions import ApplicationError
+
+NEW_FIREBALL = "A tiny ember drifts from your fingertip and sets one candle alight. No damage."
+
+
+def _search(tenant_id: int, query: str, alias: str = "latest", version: str | None = None) -> list:
+    targets = selectors.targets_resolve(tenant_id=tenant_id, world_slug="dnd5e", domains=["srd"],
+                                        alias=None if version else alias, version=version)
+    return selectors.knowledge_search(tenant_id=tenant_id, targets=targets, query=query, k=5).hits
+
+
+@pytest.fixture
+def live(staged: KnowledgeVersion) -> KnowledgeVersion:
+    services.lore_version_publish(version=staged, actor="test", force=True, reason="fixture")
+    staged.refresh_from_db()
+    return staged
+
+
+def test_approved_update_builds_staged_version_while_latest_keeps_old_text(live):
+    world = live.world
+    edit = edits.knowledge_edit_propose(world=world, domain="srd", action="update", language="en",
+                                        entry_id="Spells/fireball", text=NEW_FIREBALL, reason="house rule",
+                                        actor="alice")
+    assert edit.status == "pending" and "8d6 fire damage" in edit.old_text and edit.base_version == live
+    assert "8d6" in edits.edit_diff_html(edit) and "ember" in edits.edit_diff_html(edit)
+    approved = edits.knowledge_edit_approve(edit=edit, actor="bob")
+    produced = approved.produced_version
+    assert (approved.status, approved.decided_by, produced.version, produced.status) == (
+        "approved", "bob", "1.0.1", "staged")
+    assert produced.edits == [edit.pk] and produced.entry_count == live.entry_count
+    # Every other chunk keeps its vector: only the edited entry is embedded again.
+    assert produced.reused_chunks == produced.chunk_count - 1
+    assert Alias.objects.get(world=world, domain="srd", name="stage").version == produced
+    stage_hit = _search(world.tenant_id, "ember candle fingertip", alias="stage")[0]
+    assert (stage_hit.entry_id, stage_hit.version) == ("Spells/fireball", "1.0.1") and "ember" in stage_hit.text
+    live_hit = _search(world.tenant_id, "fireball explosion", alias="latest")[0]
+    assert (live_hit.entry_id, live_hit.version) == ("Spells/fireball", "1.0.0") and "8d6" in live_hit.text
+    assert list(KnowledgeEditEvent.objects.filter(edit=edit).values_list("action", "actor", "version")) == [
+        ("proposed", "alice", ""), ("approved", "bob", "1.0.1")]
+    # The edit stays in the versions built on top of it (a later ingest keeps it).
+    later = services.knowledge_ingest(world=world, domain="srd", files=[services.UploadedFile(
+        "Extra.json", b'[{"index": "x", "name": "X", "desc": ["Something else."]}]', "en")], actor="t")
+    assert later.edits == [edit.pk]
+    assert "ember" in _search(world.tenant_id, "fireball", version=later.version)[0].text
+
+
+def test_approved_delete_and_create(live):
+    world = live.world
+    delete = edits.knowledge_edit_propose(world=world, domain="srd", action="delete", language="en",
+                                          entry_id="Spells/misty-step", reason="not in this world", actor="a")
+    first = edits.knowledge_edit_approve(edit=delete, actor="b").produced_version
+    assert first.entry_count == live.entry_count - 1
+    assert "Spells/misty-step" not in {h.entry_id for h in _search(world.tenant_id, "teleport mist", version="1.0.1")}
+    assert "Spells/misty-step" in {h.entry_id for h in _search(world.tenant_id, "teleport mist")}
+    create = edits.knowledge_edit_propose(world=world, domain="srd", action="create", language="en",
+                                          entry_id="Spells/ember-bolt", title="Ember Bolt",
+                                          text="Hurl a glowing ember; 2d4 fire damage.", reason="new spell", actor="a")
+    second = edits.knowledge_edit_approve(edit=create, actor="b").produced_version
+    assert second.version == "1.0.2" and second.edits == [delete.pk, create.pk]
+    hit = _search(world.tenant_id, "glowing ember", version="1.0.2")[0]
+    assert (hit.entry_id, hit.title, hit.heading_path) == ("Spells/ember-bolt", "Ember Bolt", ["Spells", "Ember Bolt"])
+
+
+def test_reject_needs_reason_and_is_final(live):
+    edit = edits.knowledge_edit_propose(world=live.world, domain="srd", action="update", language="en",
+                                        entry_id="Spells/fireball", text="Nerfed.", reason="balance", actor="a")
+    with pytest.raises(ApplicationError) as missing:
+        edits.knowledge_edit_reject(edit=edit, actor="b", reason=" ")
+    assert missing.value.field == "reason"
+    rejected = edits.knowledge_edit_reject(edit=edit, actor="b", reason="contradicts canon")
+    assert (rejected.status, rejected.decision_reason, rejected.produced_version) == (
+        "rejected", "contradicts canon", None)
+    with pytest.raises(ApplicationError) as again:
+        edits.knowledge_edit_approve(edit=edit, actor="c")
+    assert again.value.status_code == 409
+    assert KnowledgeVersion.objects.filter(world=live.world).count() == 1
+    assert [d.what for d in edits.review_decided_since(rejected.decided_at)] == [
+        "lore edit rejected: update Spells/fireball (contradicts canon)"]
+
+
+def test_proposal_checks_the_entry(live):
+    kwargs = {"world": live.world, "domain": "srd", "language": "en", "reason": "r", "actor": "a"}
+    with pytest.raises(ApplicationError) as unknown:
+        edits.knowledge_edit_propose(action="update", entry_id="Spells/wish", text="x", **kwargs)
+    assert unknown.value.field == "entry_id" and "no en entry 'Spells/wish'" in unknown.value.message
+    with pytest.raises(ApplicationError) as exists:
+        edits.knowledge_edit_propose(action="create", entry_id="Spells/fireball", text="x", **kwargs)
+    assert exists.value.field == "entry_id"
+    with pytest.raises(ApplicationError) as no_text:
+        edits.knowledge_edit_propose(action="update", entry_id="Spells/fireball", text="", **kwargs)
+    assert no_text.value.field == "text"
+
+
+def test_review_queue_is_on_the_dashboard(live):
+    edits.knowledge_edit_propose(world=live.world, domain="srd", action="delete", language="en",
+                                 entry_id="Spells/fireball", reason="r", actor="alice")
+    queue = registry.review_queues["lore_edits"]
+    assert queue.pending().count() == 1
+    assert queue.describe(queue.pending().first()) == "dnd5e/srd: delete en Spells/fireball (alice)"
+
+
+# --- API -----------------------------------------------------------------------------------------
+def test_api_propose_list_approve_reject(editor_client, live):
+    client, tenant = editor_client()
+    assert live.tenant == tenant
+    proposed = client.post("/api/v1/worlds/dnd5e/edits", {
+        "domain": "srd", "action": "update", "language": "en", "entry_id": "Spells/fireball",
+        "text": NEW_FIREBALL, "reason": "house rule"}, format="json")
+    assert proposed.status_code == 201, proposed.json()
+    body = proposed.json()
+    assert body["status"] == "pending" and body["proposed_by"].startswith("api-key:") and "8d6" in body["old_text"]
+    other = client.post("/api/v1/worlds/dnd5e/edits", {
+        "domain": "srd", "action": "delete", "entry_id": "Spells/misty-step", "reason": "no"}, format="json")
+    assert other.status_code == 201
+    listing = client.get("/api/v1/worlds/dnd5e/edits", {"status": "pending"})
+    assert [e["entry_id"] for e in listing.json()["items"]] == ["Spells/fireball", "Spells/misty-step"]
+    approved = client.post(f"/api/v1/worlds/dnd5e/edits/{body['id']}/approve", {}, format="json")
+    assert approved.status_code == 200 and approved.json()["produced_version"] == "1.0.1"
+    again = client.post(f"/api/v1/worlds/dnd5e/edits/{body['id']}/approve", {}, format="json")
+    assert again.status_code == 409 and again.json()["error"]["code"] == "already_decided"
+    no_reason = client.post(f"/api/v1/worlds/dnd5e/edits/{other.json()['id']}/reject", {}, format="json")
+    assert no_reason.status_code == 400 and "reason" in no_reason.json()["error"]["fields"]
+    rejected = client.post(f"/api/v1/worlds/dnd5e/edits/{other.json()['id']}/reject", {"reason": "canon"},
+                           format="json")
+    assert rejected.status_code == 200 and rejected.json()["status"] == "rejected"
+    latest = client.post("/api/v1/worlds/dnd5e/search", {"query": "fireball", "k": 1}, format="json").json()
+    assert latest["versions"] == {"srd": "1.0.0"} and "8d6" in latest["items"][0]["text"]
+
+
+def test_api_bad_input_names_the_field(editor_client, live):
+    client, _ = editor_client()
+    bad = client.post("/api/v1/worlds/dnd5e/edits", {"domain": "srd", "action": "rename", "entry_id": 5,
+                                                     "reason": "r"}, format="json")
+    assert bad.status_code == 400 and {"action", "entry_id"} <= set(bad.json()["error"]["fields"])
+    unknown = client.post("/api/v1/worlds/dnd5e/edits", {"domain": "srd", "action": "update", "entry_id": "Spells/x",
+                                                         "text": "t", "reason": "r"}, format="json")
+    assert unknown.status_code == 400 and "entry_id" in unknown.json()["error"]["fields"]
+    assert client.post("/api/v1/worlds/dnd5e/edits/999999/approve", {}, format="json").status_code == 404
+
+
+def test_api_scope_and_tenant_isolation(editor_client, live):
+    reader, _ = editor_client(scopes=("memory",))
+    refused = reader.get("/api/v1/worlds/dnd5e/edits")
+    assert refused.status_code == 403 and "editor" in refused.json()["error"]["message"]
+    assert reader.post("/api/v1/worlds/dnd5e/edits", {}, format="json").status_code == 403
+    stranger, _ = editor_client(name="tenant-b")
+    assert stranger.get("/api/v1/worlds/dnd5e/edits").status_code == 404
+    proposal = stranger.post("/api/v1/worlds/dnd5e/edits", {"domain": "srd", "action": "delete",
+                                                             "entry_id": "Spells/fireball", "reason": "r"},
+                             format="json")
+    assert proposal.status_code == 404
+    edit = edits.knowledge_edit_propose(world=live.world, domain="srd", action="delete", language="en",
+                                        entry_id="Spells/fireball", reason="r", actor="a")
+    assert stranger.post(f"/api/v1/worlds/dnd5e/edits/{edit.pk}/approve", {}, format="json").status_code == 404
+    assert KnowledgeEdit.objects.get(pk=edit.pk).status == "pending"
+
+
+# --- Admin ---------------------------------------------------------------------------------------
+def test_admin_shows_diff_and_approves_and_rejects(live):
+    admin = User.objects.create_superuser("editor", "e@example.org", "pw")
+    client = Client()
+    client.force_login(admin)
+    update = edits.knowledge_edit_propose(world=live.world, domain="srd", action="update", language="en",
+                                          entry_id="Spells/fireball", text=NEW_FIREBALL, reason="r", actor="a")
+    delete = edits.knowledge_edit_propose(world=live.world, domain="srd", action="delete", language="en",
+                                          entry_id="Spells/misty-step", reason="r", actor="a")
+    listing = client.get("/admin/lore/knowledgeedit/?status__exact=pending")
+    assert listing.status_code == 200 and b"Spells/fireball" in listing.content and b"2 pending" in listing.content
+    page = client.get(f"/admin/lore/knowledgeedit/{update.pk}/change/")
+    assert page.status_code == 200 and b"<table class=\"diff\"" in page.content
+    assert b"ember" in page.content and b"8d6" in page.content
+    done = client.post("/admin/lore/knowledgeedit/", {"action": "approve", "_selected_action": [update.pk]},
+                       follow=True)
+    assert b"1 edit(s) approved" in done.content
+    assert KnowledgeEdit.objects.get(pk=update.pk).decided_by == "admin:editor"
+    rejected = client.post("/admin/lore/knowledgeedit/", {"action": "reject", "_selected_action": [delete.pk],
+                                                          "apply": "1", "reason": "keep it"}, follow=True)
+    assert b"1 edit(s) rejected" in rejected.content
+    assert KnowledgeEdit.objects.get(pk=delete.pk).decision_reason == "keep it"
+
+
+def test_admin_proposal_is_checked_and_audited(live):
+    admin = User.objects.create_superuser("editor", "e@example.org", "pw")
+    client = Client()
+    client.force_login(admin)
+    form = {"world": live.world.pk, "domain": "srd", "action": "update", "language": "en",
+            "entry_id": "Spells/wish", "title": "", "text": "x", "reason": "r",
+            "events-TOTAL_FORMS": "0", "events-INITIAL_FORMS": "0"}
+    refused = client.post("/admin/lore/knowledgeedit/add/", form)
+    assert refused.status_code == 200 and b"no en entry" in refused.content
+    assert not KnowledgeEdit.objects.exists()
+    created = client.post("/admin/lore/knowledgeedit/add/", {**form, "entry_id": "Spells/fireball"})
+    assert created.status_code == 302, created.content[:2000]
+    edit = KnowledgeEdit.objects.get()
+    assert (edit.proposed_by, edit.status, "8d6" in edit.old_text) == ("admin:editor", "pending", True)
+    assert list(edit.events.values_list("action", "actor")) == [("proposed", "admin:editor")]
+    saved = client.post(f"/admin/lore/knowledgeedit/{edit.pk}/change/", {
+        "events-TOTAL_FORMS": "1", "events-INITIAL_FORMS": "1", "events-0-id": edit.events.get().pk,
+        "events-0-edit": edit.pk})
+    assert saved.status_code == 302 and KnowledgeEdit.objects.count() == 1
+
+
+def test_api_list_refuses_an_empty_or_unknown_status(editor_client, live):
+    client, _ = editor_client()
+    for value in ("", "done"):
+        refused = client.get("/api/v1/worlds/dnd5e/edits", {"status": value})
+        assert refused.status_code == 400 and "status" in refused.json()["error"]["fields"]
+
+
+def test_admin_dashboard_lists_the_lore_edit_queue(live):
+    admin = User.objects.create_superuser("editor", "e@example.org", "pw")
+    client = Client()
+    client.force_login(admin)
+    edit = edits.knowledge_edit_propose(world=live.world, domain="srd", action="delete", language="en",
+                                        entry_id="Spells/fireball", reason="r", actor="alice")
+    page = client.get("/admin/")
+    assert b"Lore edits waiting for an editor" in page.content
+    assert b"/admin/lore/knowledgeedit/?status__exact=pending" in page.content
+    edits.knowledge_edit_reject(edit=edit, actor="bob", reason="keep")
+    assert b"lore edit rejected: delete Spells/fireball (keep)" in client.get("/admin/").content
