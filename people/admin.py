@@ -7,12 +7,17 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db import transaction
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
 from memoryhub.exceptions import ApplicationError
 from people import selectors, services
-from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMerge, PersonRelation
+from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMention, PersonMerge, PersonRelation
+
+MENTIONS_SHOWN = 20
 
 
 class MentionCountFilter(admin.SimpleListFilter):
@@ -68,10 +73,12 @@ class PersonAdmin(admin.ModelAdmin):
     raw_id_fields = ["merged_into"]
     # Editable here: display name, aliases, circle, bio; saved through people.services.person_update.
     fields = ["tenant", "user_id", "display_name", "aliases", "username", "telegram_id", "circle", "circle_locked",
-              "bio", "mention_count", "first_seen", "last_seen", "status", "merged_into", "relations_summary"]
+              "bio", "mention_count", "first_seen", "last_seen", "status", "merged_into", "relations_summary",
+              "mentions_detail"]
     readonly_fields = ["tenant", "user_id", "username", "telegram_id", "circle_locked", "mention_count",
-                       "first_seen", "last_seen", "status", "merged_into", "relations_summary"]
+                       "first_seen", "last_seen", "status", "merged_into", "relations_summary", "mentions_detail"]
     inlines = [RelationInline]
+    actions = ["propose_merge"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Person]:
         return super().get_queryset(request).defer("embedding", "name_terms", "search_terms")
@@ -84,14 +91,58 @@ class PersonAdmin(admin.ModelAdmin):
         rels = selectors.person_relations(person=obj) if obj.pk else []
         return "; ".join(f"{r['kind']} ({r['direction']}) {r['display_name']}" for r in rels) or "—"
 
+    @admin.display(description="mentioned in (newest first)")
+    def mentions_detail(self, obj: Person) -> str:
+        """The evidence an editor decides on: the messages that mention this person."""
+        mentions = (PersonMention.objects.filter(person=obj).select_related("message", "message__conversation")
+                    .order_by("-message__created_at")[:MENTIONS_SHOWN]) if obj.pk else []
+        rows = format_html_join(
+            "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            ((m.message.created_at.strftime("%Y-%m-%d %H:%M"), m.message.conversation.session_id, m.message.role,
+              m.message.text[:300]) for m in mentions))
+        if not rows:
+            return "—"
+        return format_html("<table><tr><th>when</th><th>session</th><th>who</th><th>message</th></tr>{}</table>",
+                           rows)
+
+    @admin.action(description="Propose merging the two selected people (fewer mentions into more)")
+    def propose_merge(self, request: HttpRequest, queryset: QuerySet[Person]) -> None:
+        people = list(queryset.order_by("mention_count", "id"))
+        if len(people) != 2 or people[0].user_id != people[1].user_id or people[0].tenant_id != people[1].tenant_id:
+            self.message_user(request, "Select exactly two people of the same user.", messages.WARNING)
+            return
+        source, target = people
+        with transaction.atomic():
+            proposal = services.merge_proposal_create(
+                source=source, target=target, rule="manual", score=1.0, origin=MergeProposal.Origin.EDIT,
+                evidence=[{"rule": "manual", "reason": f"proposed in the admin by {request.user}"}])
+        if proposal is None:
+            self.message_user(request, f"No proposal: {source} and {target} were already judged different, or one "
+                                       "is merged.", messages.WARNING)
+            return
+        url = reverse("admin:people_mergeproposal_change", args=[proposal.pk])
+        self.message_user(request, format_html('Merge proposal <a href="{}">#{}</a>: {} into {}, waiting for review.',
+                                               url, proposal.pk, source, target))
+
     def save_model(self, request: HttpRequest, obj: Person, form: Any, change: bool) -> None:
         data = {name: form.cleaned_data[name] for name in ("display_name", "aliases", "bio", "circle")
                 if name in form.changed_data}
         if data:
+            pair = Q(source=obj) | Q(target=obj)
+            before = set(MergeProposal.objects.filter(pair, status=MergeProposal.Status.PENDING)
+                         .values_list("pk", flat=True))
             try:
                 services.person_update(person=obj, actor=request.user, actor_label=f"admin:{request.user}", **data)
             except ApplicationError as exc:
                 self.message_user(request, exc.message, messages.ERROR)
+                return
+            # A renamed person may now look like someone else: say so where the editor looks.
+            for proposal in (MergeProposal.objects.filter(pair, status=MergeProposal.Status.PENDING)
+                             .exclude(pk__in=before).select_related("source", "target")):
+                url = reverse("admin:people_mergeproposal_change", args=[proposal.pk])
+                self.message_user(request, format_html(
+                    'The change opened merge proposal <a href="{}">#{}</a>: {} into {}.', url, proposal.pk,
+                    proposal.source, proposal.target), messages.WARNING)
 
 
 def _profile(person: Person) -> dict[str, Any]:
@@ -128,8 +179,10 @@ class MergeProposalAdmin(_ReviewActions, admin.ModelAdmin):
     list_select_related = ["source", "target", "tenant"]
     search_fields = ["source__display_name", "target__display_name", "user_id"]
     raw_id_fields = ["source", "target", "merge"]
-    readonly_fields = ["tenant", "user_id", "source", "target", "rule", "score", "evidence", "origin", "status",
-                       "merge", "created_at", "decided_at", "decided_by"]
+    # The evidence is shown once, by the template beside both profiles, not again as a raw field.
+    fields = ["tenant", "user_id", "source", "target", "rule", "score", "origin", "status", "merge", "created_at",
+              "decided_at", "decided_by"]
+    readonly_fields = fields
     actions = ["approve", "reject", "undo"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[MergeProposal]:

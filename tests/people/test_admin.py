@@ -96,3 +96,47 @@ def test_an_editor_setting_the_circle_locks_it_and_is_audited(admin_client: Clie
     assert (person.circle, person.circle_locked, person.aliases) == ("Friends", True, ["Tommy"])
     entry = PeopleAuditEntry.objects.get()
     assert (entry.action, entry.actor_label) == ("person_edited", "admin:admin")
+
+
+def test_the_evidence_of_a_proposal_is_shown_once(admin_client: Client, proposal: MergeProposal) -> None:
+    page = admin_client.get(f"{QUEUE}{proposal.pk}/change/").content.decode()
+    assert "diminutive" in page  # by the template, beside both profiles
+    assert "field-evidence" not in page  # and not again as a raw JSON field
+
+
+def test_a_persons_page_shows_the_messages_that_mention_them(admin_client: Client, make_person: MakePerson,
+                                                              tenant) -> None:
+    from people.models import PersonMention
+    from tests.factories import append_messages
+
+    person = make_person("Lena", bio="Sister.")
+    message = append_messages(tenant, "u1", "s9", ["Lena moved to Porto last spring."]).created[0]
+    PersonMention.objects.create(tenant=tenant, user_id="u1", person=person, message=message)
+    page = admin_client.get(f"/admin/people/person/{person.pk}/change/").content.decode()
+    assert "Lena moved to Porto last spring." in page and "s9" in page
+
+
+def test_an_editor_proposes_merging_two_chosen_people(admin_client: Client, make_person: MakePerson) -> None:
+    kept = make_person("Elena Petrova", mentions=6)
+    other = make_person("Helen P.", mentions=1)
+    response = admin_client.post("/admin/people/person/", {"action": "propose_merge",
+                                                           "_selected_action": [kept.pk, other.pk]}, follow=True)
+    proposal = MergeProposal.objects.get()
+    assert (proposal.source_id, proposal.target_id, proposal.origin) == (other.pk, kept.pk, "edit")
+    assert f"Merge proposal <a href=\"/admin/people/mergeproposal/{proposal.pk}/change/\">#{proposal.pk}</a>" \
+        in response.content.decode()
+    response = admin_client.post("/admin/people/person/", {"action": "propose_merge",
+                                                           "_selected_action": [kept.pk]}, follow=True)
+    assert "Select exactly two people of the same user." in response.content.decode()
+
+
+def test_saving_a_person_says_when_it_opened_a_merge_proposal(admin_client: Client, make_person: MakePerson) -> None:
+    make_person("Мария", bio="Подруга с университета.", mentions=5)
+    other = make_person("Тамара", bio="Соседка.")
+    form = {"display_name": "Маша", "aliases": "", "circle": other.circle, "bio": "Соседка.",
+            "relations_out-TOTAL_FORMS": "0", "relations_out-INITIAL_FORMS": "0"}
+    response = admin_client.post(f"/admin/people/person/{other.pk}/change/", form, follow=True)
+    proposal = MergeProposal.objects.get()
+    assert (proposal.source_id, proposal.status) == (other.pk, "pending")
+    assert f"The change opened merge proposal <a href=\"/admin/people/mergeproposal/{proposal.pk}/change/\">" \
+        in response.content.decode()
