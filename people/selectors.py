@@ -300,12 +300,17 @@ def people_search(
 
 
 def inner_circle_for_context(*, tenant_id: int, user_id: str) -> list[str]:
-    """Family and Work_Inner, always in the prompt (`<inner_circle>`), with their full bio, in seed
-    000's line format; family first, then by mentions."""
+    """Family and Work_Inner, always in the prompt (`<inner_circle>`), with their full bio, in the
+    people line format; family first, then by mentions."""
+    return [line for _, line in inner_circle_context_items(tenant_id=tenant_id, user_id=user_id)]
+
+
+def inner_circle_context_items(*, tenant_id: int, user_id: str) -> list[tuple[str, str]]:
+    """`inner_circle_for_context` with each line's reference, `person:<id>`."""
     order = Case(When(circle=Person.Circle.FAMILY, then=Value(0)), default=Value(1), output_field=IntegerField())
     people = (living(tenant_id=tenant_id, user_id=user_id).filter(circle__in=Person.INNER_CIRCLES).defer("embedding")
               .annotate(_order=order).order_by("_order", "-mention_count", "display_name", "pk"))
-    return [p.context_line() for p in people[: conf.get("PEOPLE_INNER_CIRCLE_MAX")]]
+    return [(f"person:{p.pk}", p.context_line()) for p in people[: conf.get("PEOPLE_INNER_CIRCLE_MAX")]]
 
 
 @dataclass
@@ -340,9 +345,16 @@ def relevant_people(*, tenant_id: int, user_id: str, query: str, limit: int = 5)
 
 
 def relevant_people_for_context(*, tenant_id: int, user_id: str, query: str, limit: int = 5) -> list[str]:
-    """`<relevant_people>` lines for the prompt, in seed 000's line format."""
-    return [r.person.context_line() for r in relevant_people(tenant_id=tenant_id, user_id=user_id, query=query,
-                                                             limit=limit)]
+    """`<relevant_people>` lines for the prompt, in the people line format."""
+    return [line for _, line in relevant_people_context_items(tenant_id=tenant_id, user_id=user_id, query=query,
+                                                              limit=limit)]
+
+
+def relevant_people_context_items(*, tenant_id: int, user_id: str, query: str,
+                                  limit: int = 5) -> list[tuple[str, str]]:
+    """`relevant_people_for_context` with each line's reference, `person:<id>`."""
+    return [(f"person:{r.person.pk}", r.person.context_line())
+            for r in relevant_people(tenant_id=tenant_id, user_id=user_id, query=query, limit=limit)]
 
 
 # --- The review queue (the admin's dashboard) ---------------------------------------------------

@@ -52,18 +52,26 @@ def profile_for_context(*, tenant_id: int, user_id: str) -> tuple[str, list[str]
     facts never reach a prompt. Multi-valued keys are joined on one line ("likes: jazz, tea").
     The header follows the user's language preference when it is known, English otherwise.
     """
+    header, items = profile_context_items(tenant_id=tenant_id, user_id=user_id)
+    return header, [line for _, line in items]
+
+
+def profile_context_items(*, tenant_id: int, user_id: str) -> tuple[str, list[tuple[str, str]]]:
+    """`profile_for_context` with each line's reference: `fact:<id>[,<id>…]`, the facts it shows,
+    so a client told that a line was cut knows which facts were left out."""
     facts = _ordered(list(
         UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, status=UserProfile.Status.ACTIVE,
                                    confidence__gte=confidence_threshold())
     ))
     if not facts:
         return "", []
-    values: dict[str, list[str]] = {}
+    by_key: dict[str, list[UserProfile]] = {}
     for fact in facts:
-        values.setdefault(fact.key, []).append(fact.value)
-    lines = [f"{key}: {', '.join(vals)}" for key, vals in values.items()]
-    language = (values.get("language_preference") or [""])[0]
-    return CONTEXT_HEADERS.get(language, CONTEXT_HEADERS["en"]), lines
+        by_key.setdefault(fact.key, []).append(fact)
+    items = [(f"fact:{','.join(str(f.pk) for f in group)}", f"{key}: {', '.join(f.value for f in group)}")
+             for key, group in by_key.items()]
+    language = by_key["language_preference"][0].value if "language_preference" in by_key else ""
+    return CONTEXT_HEADERS.get(language, CONTEXT_HEADERS["en"]), items
 
 
 # --- The review queue (the admin's dashboard) ---------------------------------------------------

@@ -19,8 +19,8 @@ from memoryhub import text
 from memoryhub.models import Message
 from memoryhub.selectors import session_recent_messages_by_ids
 from memoryhub.sensitive import redact
-from people.selectors import inner_circle_for_context, relevant_people_for_context
-from profiles.selectors import profile_for_context
+from people.selectors import inner_circle_context_items, relevant_people_context_items
+from profiles.selectors import profile_context_items
 from rag.memories.context import typed_memories_block
 from rag.selectors import SearchFilters, SearchItem, chunks_search
 
@@ -121,16 +121,16 @@ def context_assemble(
     blocks: list[Block] = []
 
     # Who the user is: active profile facts above the confidence threshold, always first.
-    header, lines = profile_for_context(tenant_id=tenant_id, user_id=user_id)
+    header, lines = profile_context_items(tenant_id=tenant_id, user_id=user_id)
     block = Block("profile", header=header)
     cap = min(remaining, int(budget * shares["profile"]["max_share"])) - count_tokens(header)
-    _pack(block, _lines(lines, "fact"), cap)
+    _pack(block, _lines(lines), cap)
     remaining -= block.tokens
     blocks.append(block)
 
     # The inner circle (Family, Work_Inner) always reaches the prompt, with full bios.
     block = Block("inner_circle")
-    remaining -= _pack(block, _lines(inner_circle_for_context(tenant_id=tenant_id, user_id=user_id), "person"),
+    remaining -= _pack(block, _lines(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id)),
                        min(remaining, int(budget * shares["inner_circle"]["max_share"])))
     blocks.append(block)
 
@@ -174,8 +174,7 @@ def context_assemble(
     # reserved before the memories are packed, so memories cannot crowd them out.
     people_cap = min(remaining, int(budget * shares["relevant_people"]["max_share"]))
     people = Block("relevant_people")
-    people_candidates = _lines(relevant_people_for_context(tenant_id=tenant_id, user_id=user_id, query=query),
-                               "person")
+    people_candidates = _lines(relevant_people_context_items(tenant_id=tenant_id, user_id=user_id, query=query))
     people_used = _pack(people, people_candidates, people_cap)
     remaining -= _pack(block, candidates,
                        min(remaining - people_used, int(budget * shares["memories"]["max_share"])))
@@ -183,5 +182,7 @@ def context_assemble(
     return Context(budget=budget, blocks=blocks)
 
 
-def _lines(lines: list[str], kind: str) -> list[BlockItem]:
-    return [BlockItem(line, count_tokens(line), f"{kind}:{n}") for n, line in enumerate(lines)]
+def _lines(items: list[tuple[str, str]]) -> list[BlockItem]:
+    """(reference, line) pairs as block items; the reference names the rows shown (`fact:12`,
+    `person:7`), like `chunk:<id>` and `message:<id>` do, never a position."""
+    return [BlockItem(line, count_tokens(line), ref) for ref, line in items]

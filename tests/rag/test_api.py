@@ -109,3 +109,20 @@ def test_context_reports_what_the_budget_cut(client_a) -> None:
     memories = next(b for b in body["blocks"] if b["name"] == "memories")
     assert body["used_tokens"] <= 60 and memories["items"]
     assert any(c["reason"] == "budget" for c in memories["cut"])
+
+
+def test_context_references_name_the_rows_shown_or_cut(client_a) -> None:
+    from profiles import services as profile_services
+    from profiles.models import UserProfile
+
+    client, tenant = client_a
+    facts = [profile_services.fact_upsert(tenant=tenant, user_id="alice", key=key, value=value, confidence=1.0,
+                                          source=UserProfile.Source.API).fact
+             for key, value in (("name", "Alice"), ("location", "Lisbon"), ("occupation", "marine biologist"))]
+    append_messages(tenant, "alice", "s1", ["Hello there."], start=START)
+    body = client.post("/api/v1/context", {"user_id": "alice", "query": "who am I", "budget_tokens": 50},
+                       format="json").json()
+    profile = next(b for b in body["blocks"] if b["name"] == "profile")
+    refs = [i["ref"] for i in profile["items"]] + [c["ref"] for c in profile["cut"]]
+    assert sorted(refs) == sorted(f"fact:{f.pk}" for f in facts)  # ids, not positions
+    assert profile["cut"]  # the budget left some out, and says which
