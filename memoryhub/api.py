@@ -157,7 +157,8 @@ class SessionMessagesApi(APIView):
         else:
             before = Message.objects.filter(conversation=conversation, pk=before_id).first()
             if before is None:
-                raise serializers.ValidationError({"before_id": ["No message with this id in the session."]})
+                # A well-formed id that names nothing here: not found, like a path id would be.
+                raise NotFound("before_id: no message with this id in the session.")
             messages = selectors.session_messages_before(conversation=conversation, before=before, limit=limit + 1)
         # One more than asked tells whether an older page exists, without a count.
         more = len(messages) > limit

@@ -29,12 +29,12 @@ def test_paging_back_through_a_session_returns_every_message_once(client_a) -> N
     assert [m["text"] for m in newest["messages"]] == ["turn 4", "turn 5", "turn 6"]
 
 
-def test_a_page_before_an_unknown_message_is_400_naming_before_id(client_a) -> None:
+def test_a_page_before_another_sessions_message_is_404_naming_before_id(client_a) -> None:
     client, tenant = client_a
     append_messages(tenant, "alice", "s1", ["hello"], start=START)
     other = append_messages(tenant, "alice", "s2", ["elsewhere"], start=START).created[0]
     response = client.get("/api/v1/users/alice/sessions/s1/messages", {"before_id": other.pk})
-    assert response.status_code == 400 and "before_id" in response.json()["error"]["fields"]
+    assert response.status_code == 404 and response.json()["error"]["message"].startswith("before_id:")
     response = client.get("/api/v1/users/alice/sessions/s1/messages", {"limit": 0})
     assert response.status_code == 400 and "limit" in response.json()["error"]["fields"]
 
