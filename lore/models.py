@@ -146,3 +146,16 @@ class KnowledgeChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.world}:{self.domain} {self.from_version_id} -> {self.to_version_id}"
+
+
+# Campaign memory lives in its own module; imported here so Django registers its models with `lore`.
+from lore.campaigns.models import (  # noqa: E402,F401
+    NPC,
+    ArtCard,
+    Campaign,
+    Disposition,
+    DispositionChange,
+    EpisodicSummary,
+    Party,
+    PartyFlagChange,
+)

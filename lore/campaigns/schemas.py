@@ -1,0 +1,69 @@
+"""The game-master documents of seed 003 §8.5 (`schemas/*.schema.json`, JSON Schema draft 2020-12).
+
+Every engine write is checked here before anything else; a refusal names each JSON path at fault
+(`/relations_delta/0/delta`), so the engine can fix the field without guessing.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+import jsonschema
+from django.conf import settings
+
+from memoryhub.exceptions import ApplicationError
+
+SCHEMAS = {
+    "episodic_summary": "episodic_summary.schema.json",
+    "npc_profile": "npc_profile.schema.json",
+    "artcard": "artcard.schema.json",
+}
+
+_FORMATS = jsonschema.FormatChecker(formats=())
+
+
+@_FORMATS.checks("date-time", raises=ValueError)
+def _date_time(value: object) -> bool:
+    # RFC 3339 needs a date, a time and an offset; fromisoformat alone would take a bare date.
+    if not isinstance(value, str):
+        return True
+    if "T" not in value.upper() or not (value.endswith(("Z", "z")) or value[-6] in "+-"):
+        raise ValueError("not an RFC 3339 date-time with an offset")
+    datetime.fromisoformat(value[:-1] + "+00:00" if value[-1] in "Zz" else value)
+    return True
+
+
+@cache
+def validator(name: str) -> jsonschema.Draft202012Validator:
+    schema = json.loads((settings.BASE_DIR / "schemas" / SCHEMAS[name]).read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema, format_checker=_FORMATS)
+
+
+def _path(error: jsonschema.ValidationError) -> str:
+    path = "/" + "/".join(str(part) for part in error.absolute_path)
+    # A missing or unexpected property belongs to the object it is missing from; name it precisely.
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else ""
+        return f"{path.rstrip('/')}/{missing}" if missing else path
+    return path
+
+
+def document_errors(name: str, document: Any) -> dict[str, list[str]]:
+    """JSON path → messages; empty when the document is valid."""
+    errors: dict[str, list[str]] = {}
+    for error in sorted(validator(name).iter_errors(document), key=lambda e: list(map(str, e.absolute_path))):
+        errors.setdefault(_path(error), []).append(error.message)
+    return errors
+
+
+def document_validate(name: str, document: Any) -> None:
+    errors = document_errors(name, document)
+    if errors:
+        first = next(iter(errors))
+        raise ApplicationError(f"The {name.replace('_', ' ')} does not match schemas/{SCHEMAS[name]}: "
+                               f"{first}: {errors[first][0]}", code="schema_invalid",
+                               extra={"fields": errors})
