@@ -85,7 +85,7 @@ class PartyFlagChange(models.Model):
     summary = models.ForeignKey(EpisodicSummary, on_delete=models.CASCADE, related_name="flag_changes")
     key = models.CharField(max_length=64)
     value = models.CharField(max_length=64)
-    previous = models.CharField(max_length=64, null=True, blank=True)
+    previous = models.CharField(max_length=64, blank=True)  # empty: the flag was not set
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -93,6 +93,9 @@ class PartyFlagChange(models.Model):
             # A flag's history within a party, newest first.
             models.Index(fields=["party", "key", "-id"], name="flagchange_party_key_idx"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.previous or '∅'} → {self.value}"
 
 
 class NPC(models.Model):
@@ -143,6 +146,9 @@ class DispositionChange(models.Model):
             # An NPC profile's latest changes towards a party.
             models.Index(fields=["disposition", "-id"], name="dispchange_recent_idx"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.delta:+d} ({self.reason})"
 
 
 class ArtCard(models.Model):

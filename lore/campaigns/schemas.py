@@ -15,6 +15,7 @@ import jsonschema
 from django.conf import settings
 
 from memoryhub.exceptions import ApplicationError
+from memoryhub.validation import json_value_problem
 
 SCHEMAS = {
     "episodic_summary": "episodic_summary.schema.json",
@@ -62,6 +63,10 @@ def document_errors(name: str, document: Any) -> dict[str, list[str]]:
 
 def document_validate(name: str, document: Any) -> None:
     errors = document_errors(name, document)
+    # What jsonb cannot store (NUL, lone surrogates) would otherwise surface as a database error.
+    problem = None if errors else json_value_problem(document, max_depth=8)
+    if problem:
+        errors = {"/": [f"Invalid document: {problem}."]}
     if errors:
         first = next(iter(errors))
         raise ApplicationError(f"The {name.replace('_', ' ')} does not match schemas/{SCHEMAS[name]}: "
