@@ -97,3 +97,7 @@ class KnowledgeChangeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+
+# Campaign memory registers its own (read-only) admin pages.
+import lore.campaigns.admin  # noqa: E402,F401

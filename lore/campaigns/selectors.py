@@ -98,8 +98,8 @@ def npc_profile(npc_id: str, party: Party, campaign: Campaign | None = None) -> 
 def art_suggest(campaign: Campaign, scene_id: str | None = None, location: str | None = None,
                 npcs: Sequence[str] = (), limit: int = 8) -> dict[str, Any]:
     """Cards of the scene, else of the location or NPCs, newest first. Markers (seed §8.14): a tag
-    recurring on the safe cards (at least half of them: the scar, the palette, not one night's mist)
-    must be kept; a tag seen only on cards moderation refused is to be avoided."""
+    recurring on the safe cards (more than half of them, or the only one: the scar, the palette, not
+    one night's mist) must be kept; a tag seen only on cards moderation refused is to be avoided."""
     cards = list(ArtCard.objects.filter(campaign=campaign).order_by("-created_at", "-id"))
     if scene_id:
         chosen = [c for c in cards if c.scene_id == scene_id]
@@ -116,6 +116,6 @@ def art_suggest(campaign: Campaign, scene_id: str | None = None, location: str |
                    "style": c.document.get("style", {}), "safe": c.safe} for c in chosen],
         "visual_tags": [tag for tag, _ in safe_tags.most_common()],
         "style": styles.most_common(1)[0][0] if styles else None,
-        "keep": sorted(tag for tag, n in safe_tags.items() if 2 * n >= safe_count),
+        "keep": sorted(tag for tag, n in safe_tags.items() if safe_count == 1 or 2 * n > safe_count),
         "avoid": sorted(unsafe_tags - set(safe_tags)),
     }
