@@ -265,3 +265,19 @@ def test_admin_shows_dispositions_read_only(engine):
     client.post(f"/admin/lore/npc/{npc.pk}/change/", {"dispositions-0-value": "9", "dispositions-0-id": change.pk})
     assert Disposition.objects.get().value == 1
     assert client.get("/admin/lore/disposition/add/").status_code in (403, 404)
+
+
+def test_demo_campaign_is_created_once_and_assembles_a_scene(world):
+    from lore.campaigns.demo import DEMO_CAMPAIGN, DEMO_PARTY, demo_campaign_create
+
+    assert demo_campaign_create(world=world) is not None
+    assert demo_campaign_create(world=world) is None
+    client = _client(world.tenant, "tools")
+    scene = client.post(f"/api/v1/campaigns/{DEMO_CAMPAIGN}/scene-context",
+                        {"party": DEMO_PARTY, "location": "loc_swamp_hut", "npcs": ["npc_Vasilisa", "npc_LiShen"],
+                         "user_input": "Я делаю проверку убеждения"}, format="json").json()
+    blocks = {b["name"]: b for b in scene["blocks"]}
+    assert scene["rules_needed"] and "Василиса" in blocks["npc"]["items"][0]["text"]
+    assert "-2" in blocks["npc"]["items"][0]["text"] and "witch_favour=owed" in scene["prompt"]
+    assert "melancholic wuxia" in blocks["system"]["items"][0]["text"]
+    assert "болото" in blocks["art"]["items"][0]["text"]
