@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
+from lore import services as lore_services
+from lore import smoke
 from lore.campaigns import services
 from lore.campaigns.models import Campaign
-from lore.models import World
+from lore.models import Alias, KnowledgeVersion, World
 
 DEMO_CAMPAIGN = "demo_moon"
 DEMO_PARTY = "pty_demo"
@@ -75,6 +79,20 @@ ARTCARDS = [
      "style": {"preset": "ukiyo-e-modern", "seed": 4242}, "moderation": {"safe": True},
      "created_at": "2025-08-28T19:06:00Z"},
 ]
+
+
+def demo_lore_publish(*, world: World) -> KnowledgeVersion | None:
+    """Moon Valley's world notes (data/demo/lore, en + ru) as the world's live `lore`, through the
+    smoke gate (qa/memory_retrieval_golden/<world>/lore.json); None when a lore version is live."""
+    if Alias.objects.filter(world=world, domain="lore", name=Alias.Name.LATEST).exists():
+        return None
+    root = settings.BASE_DIR / "data" / "demo" / "lore"
+    files = [lore_services.UploadedFile(path.name, path.read_bytes(), language)
+             for language in ("en", "ru") for path in sorted((root / language).glob("*.md"))]
+    version = lore_services.knowledge_ingest(world=world, domain="lore", files=files, actor="lore_demo")
+    smoke.version_smoke(version=version)
+    lore_services.lore_version_publish(version=version, actor="lore_demo")
+    return version
 
 
 def demo_campaign_create(*, world: World) -> Campaign | None:

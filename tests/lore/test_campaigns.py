@@ -268,8 +268,13 @@ def test_admin_shows_dispositions_read_only(engine):
 
 
 def test_demo_campaign_is_created_once_and_assembles_a_scene(world):
-    from lore.campaigns.demo import DEMO_CAMPAIGN, DEMO_PARTY, demo_campaign_create
+    from lore.campaigns.demo import DEMO_CAMPAIGN, DEMO_PARTY, demo_campaign_create, demo_lore_publish
 
+    lore = demo_lore_publish(world=world)
+    assert lore is not None
+    lore.refresh_from_db()
+    assert lore.status == "live"
+    assert lore.smoke["overall"]["hit@5"] == 1.0 and demo_lore_publish(world=world) is None
     assert demo_campaign_create(world=world) is not None
     assert demo_campaign_create(world=world) is None
     client = _client(world.tenant, "tools")
@@ -281,3 +286,9 @@ def test_demo_campaign_is_created_once_and_assembles_a_scene(world):
     assert "-2" in blocks["npc"]["items"][0]["text"] and "witch_favour=owed" in scene["prompt"]
     assert "melancholic wuxia" in blocks["system"]["items"][0]["text"]
     assert "болото" in blocks["art"]["items"][0]["text"]
+    # Lore is live now: entries for the NPCs named (in either language) come back; not degraded.
+    assert not scene["degraded"]
+    sources = {i["source"].split("@")[0] for i in blocks["lore"]["items"]}
+    assert {"lore:MoonValley/лунная-долина/изба-на-болоте",
+            "lore:MoonValley/moon-valley/li-shen-the-ronin-of-the-bridge"} <= sources
+    assert scene["tokens"]["without_user"] <= 1800

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from lore.campaigns.demo import DEMO_CAMPAIGN, DEMO_PARTY, demo_campaign_create
+from lore.campaigns.demo import DEMO_CAMPAIGN, DEMO_PARTY, demo_campaign_create, demo_lore_publish
 from lore.models import Alias, World
 from memoryhub.models import Tenant
 
@@ -41,6 +41,10 @@ class Command(BaseCommand):
         self._campaign(World.objects.get(tenant=tenant, slug=DEMO_WORLD))
 
     def _campaign(self, world: World) -> None:
+        lore = demo_lore_publish(world=world)
+        if lore is not None:
+            self.stdout.write(f"lore {lore.version}: {lore.entry_count} entries of data/demo/lore published "
+                              f"(smoke hit@5 {lore.smoke.get('overall', {}).get('hit@5')})")
         campaign = demo_campaign_create(world=world)
         if campaign is None:
             self.stdout.write(f"campaign {DEMO_CAMPAIGN!r} already there")
