@@ -139,7 +139,7 @@ def _summary_answer(summary: EpisodicSummary) -> dict[str, Any]:
 
 
 class SummaryRecordApi(APIView):
-    """Record an episodic summary (seed 003 §8.5.1) after a turn or on an event. Idempotent by
+    """Record an episodic summary after a turn or on an event. Idempotent by
     `summary_id`: the same body answers 200 with the first answer; another body is a 409. Flags,
     disposition changes (`relations_delta`, bounded by GM_DISPOSITION_MAX_DELTA) and the `episode`
     chunk commit together."""
@@ -151,7 +151,7 @@ class SummaryRecordApi(APIView):
                    description="Body: a document of `schemas/episodic_summary.schema.json`.",
                    responses={201: OpenApiTypes.OBJECT, 200: OpenApiResponse(description="A replay: the first answer."),
                               **CONFLICT, **ERRORS},
-                   examples=[OpenApiExample("Seed §8.5.1", request_only=True, value=SUMMARY_EXAMPLE)])
+                   examples=[OpenApiExample("A summary", request_only=True, value=SUMMARY_EXAMPLE)])
     def post(self, request: Request, campaign: str) -> Response:
         result = services.summary_record(campaign=_campaign(request, campaign), document=_document(request))
         return Response(_summary_answer(result.summary),
@@ -159,7 +159,7 @@ class SummaryRecordApi(APIView):
 
 
 class NpcUpsertApi(APIView):
-    """Create or replace an NPC's static part (seed 003 §8.5.2). `dynamic` is refused: dispositions
+    """Create or replace an NPC's static part. `dynamic` is refused: dispositions
     change only through summaries."""
 
     required_scopes = ENGINE
@@ -167,7 +167,7 @@ class NpcUpsertApi(APIView):
     @extend_schema(operation_id="campaign_npc_upsert", request={"application/json": OpenApiTypes.OBJECT},
                    description="Body: a document of `schemas/npc_profile.schema.json` without `dynamic`.",
                    responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ERRORS},
-                   examples=[OpenApiExample("Seed §8.5.2", request_only=True, value=NPC_EXAMPLE)])
+                   examples=[OpenApiExample("An NPC", request_only=True, value=NPC_EXAMPLE)])
     def post(self, request: Request, campaign: str) -> Response:
         found = _campaign(request, campaign)
         npc: NPC
@@ -177,14 +177,14 @@ class NpcUpsertApi(APIView):
 
 
 class ArtCardRecordApi(APIView):
-    """Record an image's art card (seed 003 §8.5.3); idempotent by `image_id`."""
+    """Record an image's art card; idempotent by `image_id`."""
 
     required_scopes = ENGINE
 
     @extend_schema(operation_id="campaign_artcard_record", request={"application/json": OpenApiTypes.OBJECT},
                    description="Body: a document of `schemas/artcard.schema.json`.",
                    responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **CONFLICT, **ERRORS},
-                   examples=[OpenApiExample("Seed §8.5.3", request_only=True, value=ARTCARD_EXAMPLE)])
+                   examples=[OpenApiExample("An art card", request_only=True, value=ARTCARD_EXAMPLE)])
     def post(self, request: Request, campaign: str) -> Response:
         card: ArtCard
         card, created = services.artcard_record(campaign=_campaign(request, campaign), document=_document(request))
@@ -199,7 +199,7 @@ class SceneBlockSerializer(serializers.Serializer):
 
 
 class SceneContextApi(APIView):
-    """Assemble a scene's prompt context (seed 003 §8.6) within `config/prompt_budgets.yaml`."""
+    """Assemble a scene's prompt context within `config/prompt_budgets.yaml`."""
 
     required_scopes = SCENE_READERS
 
@@ -213,11 +213,12 @@ class SceneContextApi(APIView):
     class OutputSerializer(serializers.Serializer):
         campaign = serializers.CharField()
         party = serializers.CharField()
-        blocks = SceneBlockSerializer(many=True, help_text="In the seed's order, each with its token count.")
+        blocks = SceneBlockSerializer(many=True,
+                                      help_text="system, rules, lore, episode, npc, art, user; with token counts.")
         tokens = serializers.DictField(child=serializers.IntegerField())
         rules_needed = serializers.BooleanField()
         rules_trigger = serializers.CharField(allow_null=True)
-        degraded = serializers.BooleanField(help_text="No lore retrieved: SRD and engine state only (§8.14).")
+        degraded = serializers.BooleanField(help_text="No lore retrieved: SRD and engine state only.")
         notes = serializers.ListField(child=serializers.CharField())
         cut = serializers.ListField(child=serializers.DictField(), help_text="What did not fit, and why.")
         art = serializers.DictField()
