@@ -6,6 +6,8 @@ For the tools (seed 003 §8.12), each returns JSON-ready dicts:
   documents) and its current flags with when each was last set.
 - `npc_profile(npc_id, party, campaign=None)`: the seed's NPC profile (§8.5.2), its dynamic part for
   that party only (disposition, the summaries that moved it), plus the latest changes.
+- `episode_search(campaign, party, query, k=None)`: the party's summaries nearest to a query, by
+  vector over their `episode` chunks (seed §8.13.1: vector mode, filtered by party).
 - `art_suggest(campaign, scene_id=None, location=None, npcs=())`: visual tags and style of the
   matching art cards, and the canon markers a new image must keep or avoid (§8.14).
 
@@ -19,8 +21,15 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from django.db.models import Q
+
+from lore import config as lore_config
 from lore.campaigns.models import NPC, ArtCard, Campaign, DispositionChange, EpisodicSummary, Party
+from lore.services import fit_dims
+from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError
+from memoryhub.search import vectors
+from rag.models import Chunk, Namespace
 
 LATEST_CHANGES = 3
 
@@ -66,6 +75,20 @@ def session_fetch(campaign: Campaign, party: Party, k: int = 2) -> dict[str, Any
                  .order_by("-when", "-id").values_list("document", flat=True)[:k])
     return {"campaign_id": campaign.slug, "party_id": party.slug, "summaries": list(summaries),
             "flags": party_flags(party)}
+
+
+def episode_search(campaign: Campaign, party: Party, query: str, k: int | None = None) -> list[dict[str, Any]]:
+    cfg = lore_config.domain_config("episode")
+    chunks = Chunk.objects.filter(tenant_id=campaign.tenant_id, namespace=campaign.episode_namespace,
+                                  session_id=party.slug)
+    size = (Namespace.objects.filter(tenant_id=campaign.tenant_id, name=campaign.episode_namespace)
+            .values_list("chunk_count", flat=True).first() or 0)
+    vector = fit_dims(get_embedder().embed_one(query), cfg.dims)[0]
+    ranked = vectors.nearest(chunks, vector, k or cfg.k_vector, namespace_size=size, hnsw_filter=Q(in_hnsw=True),
+                             hnsw_halfvec=True)
+    by_chunk = {s.chunk_id: s for s in EpisodicSummary.objects.filter(chunk_id__in=[pk for pk, _ in ranked])}
+    return [{"summary_id": by_chunk[pk].summary_id, "score": round(score, 4), "document": by_chunk[pk].document}
+            for pk, score in ranked if pk in by_chunk]
 
 
 def _changes(npc: NPC, party: Party, limit: int | None) -> list[dict[str, Any]]:

@@ -292,3 +292,17 @@ def test_demo_campaign_is_created_once_and_assembles_a_scene(world):
     assert {"lore:MoonValley/лунная-долина/изба-на-болоте",
             "lore:MoonValley/moon-valley/li-shen-the-ronin-of-the-bridge"} <= sources
     assert scene["tokens"]["without_user"] <= 1800
+
+
+def test_episode_search_finds_the_partys_summary_by_meaning_and_not_another_partys(engine):
+    engine.post(f"{BASE}/parties", {"party_id": "pty_002"}, format="json")
+    engine.post(f"{BASE}/summaries", _summary("s_bridge"), format="json")
+    forge = _summary("s_forge", where={"location_id": "loc_forge", "tags": ["smoke"]}, relations_delta=[],
+                     what={"event": "repair", "outcome": "success", "rolls": [], "loot": []},
+                     notes="The dwarf mended the katana at the anvil.")
+    engine.post(f"{BASE}/summaries", forge, format="json")
+    engine.post(f"{BASE}/summaries", {**forge, "summary_id": "s_other", "party_id": "pty_002"}, format="json")
+    party = Party.objects.get(slug="pty_001")
+    hits = selectors.episode_search(party.campaign, party, "dwarf mended the katana at the anvil", k=5)
+    assert [h["summary_id"] for h in hits][:1] == ["s_forge"]
+    assert {h["summary_id"] for h in hits} == {"s_forge", "s_bridge"}
