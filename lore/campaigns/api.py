@@ -16,6 +16,7 @@ from lore import selectors as lore_selectors
 from lore.campaigns import selectors, services
 from lore.campaigns.models import NPC, ArtCard, Campaign, EpisodicSummary, Party
 from lore.campaigns.scene import SceneRequest, scene_context
+from lore.campaigns.schemas import openapi_schema
 from memoryhub.auth import request_tenant
 from memoryhub.models import ApiKey
 from memoryhub.validation import StrictCharField, StrictRegexField
@@ -147,8 +148,11 @@ class SummaryRecordApi(APIView):
     required_scopes = ENGINE
 
     @extend_schema(operation_id="campaign_summary_record",
-                   request={"application/json": OpenApiTypes.OBJECT},
-                   description="Body: a document of `schemas/episodic_summary.schema.json`.",
+                   request={"application/json": openapi_schema("episodic_summary")},
+                   description="Body: a document of `schemas/episodic_summary.schema.json`. Besides the schema: "
+                               "`campaign_id` is the path's campaign, `notes` at most GM_NOTES_MAX_TOKENS "
+                               "tokens, each `delta` within ±GM_DISPOSITION_MAX_DELTA, flag names "
+                               "letters, digits and _ . : -; the party and the NPCs must exist (404).",
                    responses={201: OpenApiTypes.OBJECT, 200: OpenApiResponse(description="A replay: the first answer."),
                               **CONFLICT, **ERRORS},
                    examples=[OpenApiExample("A summary", request_only=True, value=SUMMARY_EXAMPLE)])
@@ -164,8 +168,9 @@ class NpcUpsertApi(APIView):
 
     required_scopes = ENGINE
 
-    @extend_schema(operation_id="campaign_npc_upsert", request={"application/json": OpenApiTypes.OBJECT},
-                   description="Body: a document of `schemas/npc_profile.schema.json` without `dynamic`.",
+    @extend_schema(operation_id="campaign_npc_upsert", request={"application/json": openapi_schema("npc_profile")},
+                   description="Body: a document of `schemas/npc_profile.schema.json` without `dynamic` "
+                               "(read-only: changed only by summaries).",
                    responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ERRORS},
                    examples=[OpenApiExample("An NPC", request_only=True, value=NPC_EXAMPLE)])
     def post(self, request: Request, campaign: str) -> Response:
@@ -181,7 +186,7 @@ class ArtCardRecordApi(APIView):
 
     required_scopes = ENGINE
 
-    @extend_schema(operation_id="campaign_artcard_record", request={"application/json": OpenApiTypes.OBJECT},
+    @extend_schema(operation_id="campaign_artcard_record", request={"application/json": openapi_schema("artcard")},
                    description="Body: a document of `schemas/artcard.schema.json`.",
                    responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **CONFLICT, **ERRORS},
                    examples=[OpenApiExample("An art card", request_only=True, value=ARTCARD_EXAMPLE)])

@@ -44,6 +44,36 @@ def validator(name: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema, format_checker=_FORMATS)
 
 
+def _to_openapi(node: Any, defs: dict[str, Any]) -> Any:
+    """Draft 2020-12 → the OpenAPI 3.0 subset: `$defs` references inlined, `const` as a one-value
+    enum; what 3.0 cannot say (`propertyNames`, a list of types) is left out of the published
+    schema, still enforced by the validator, and named in the operation's description."""
+    if isinstance(node, list):
+        return [_to_openapi(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _to_openapi(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("$schema", "$id", "$defs", "title", "propertyNames") or (key == "type" and isinstance(value, list)):
+            continue
+        if key == "const":
+            out["enum"] = [value]
+        elif key in ("properties", "$defs"):
+            out[key] = {name: _to_openapi(child, defs) for name, child in value.items()}
+        else:
+            out[key] = _to_openapi(value, defs)
+    return out
+
+
+@cache
+def openapi_schema(name: str) -> dict[str, Any]:
+    """The document's schema as an OpenAPI 3.0 request body, for the API's published schema."""
+    schema = json.loads((settings.BASE_DIR / "schemas" / SCHEMAS[name]).read_text())
+    return _to_openapi(schema, schema.get("$defs", {}))
+
+
 def _path(error: jsonschema.ValidationError) -> str:
     path = "/" + "/".join(str(part) for part in error.absolute_path)
     # A missing or unexpected property belongs to the object it is missing from; name it precisely.

@@ -63,3 +63,18 @@ def test_nul_in_a_string_is_refused_not_stored():
     with pytest.raises(ApplicationError) as caught:
         document_validate("npc_profile", document)
     assert "/" in caught.value.extra["fields"]
+
+
+def test_published_request_schemas_are_openapi_30_without_references():
+    import json
+
+    from lore.campaigns.schemas import openapi_schema
+
+    summary = openapi_schema("episodic_summary")
+    text = json.dumps(summary)
+    assert "$ref" not in text and "$defs" not in text and "const" not in text and "seed 0" not in text
+    delta = summary["properties"]["relations_delta"]["items"]["properties"]
+    assert delta["towards"] == {"enum": ["party"], "description": "The summary's party."}
+    assert summary["properties"]["party_id"]["pattern"].startswith("^[A-Za-z0-9]")
+    vec = openapi_schema("artcard")["properties"]["embedding"]["properties"]["vec"]
+    assert "type" not in vec
