@@ -62,6 +62,12 @@ ARTCARD_EXAMPLE = {
 }
 
 
+# The NPC write takes the static part only: `dynamic` is derived from summaries and refused here.
+NPC_REQUEST_SCHEMA = {**openapi_schema("npc_profile"),
+                      "properties": {k: v for k, v in openapi_schema("npc_profile")["properties"].items()
+                                     if k != "dynamic"}}
+
+
 def _campaign(request: Request, campaign: str) -> Campaign:
     return selectors.campaign_get(tenant_id=request_tenant(request).pk, slug=campaign)
 
@@ -168,7 +174,7 @@ class NpcUpsertApi(APIView):
 
     required_scopes = ENGINE
 
-    @extend_schema(operation_id="campaign_npc_upsert", request={"application/json": openapi_schema("npc_profile")},
+    @extend_schema(operation_id="campaign_npc_upsert", request={"application/json": NPC_REQUEST_SCHEMA},
                    description="Body: a document of `schemas/npc_profile.schema.json` without `dynamic` "
                                "(read-only: changed only by summaries).",
                    responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ERRORS},
