@@ -123,13 +123,15 @@ def art_suggest(campaign: Campaign, scene_id: str | None = None, location: str |
     """Cards of the scene, else of the location or NPCs, newest first. Markers (seed §8.14): a tag
     recurring on the safe cards (more than half of them, or the only one: the scar, the palette, not
     one night's mist) must be kept; a tag seen only on cards moderation refused is to be avoided."""
-    cards = list(ArtCard.objects.filter(campaign=campaign).order_by("-created_at", "-id"))
     if scene_id:
-        chosen = [c for c in cards if c.scene_id == scene_id]
+        match = Q(scene_id=scene_id)
     else:
-        chosen = [c for c in cards
-                  if (location and location in c.locations) or set(npcs) & set(c.npcs)]
-    chosen = chosen[:limit]
+        match = Q(pk__in=[])
+        if location:
+            match |= Q(locations__contains=[location])
+        for npc_id in npcs:
+            match |= Q(npcs__contains=[npc_id])
+    chosen = list(ArtCard.objects.filter(match, campaign=campaign).order_by("-created_at", "-id")[:limit])
     safe_tags: Counter[str] = Counter(tag for c in chosen if c.safe for tag in c.visual_tags)
     unsafe_tags = {tag for c in chosen if not c.safe for tag in c.visual_tags}
     safe_count = sum(1 for c in chosen if c.safe)
