@@ -19,6 +19,7 @@ from lore.campaigns.scene import SceneRequest, scene_context
 from lore.campaigns.schemas import openapi_schema
 from memoryhub.auth import request_tenant
 from memoryhub.models import ApiKey
+from memoryhub.openapi import AutoSchema
 from memoryhub.validation import StrictCharField, StrictRegexField
 
 ENGINE = (ApiKey.Scope.ENGINE,)
@@ -66,6 +67,15 @@ ARTCARD_EXAMPLE = {
 NPC_REQUEST_SCHEMA = {**openapi_schema("npc_profile"),
                       "properties": {k: v for k, v in openapi_schema("npc_profile")["properties"].items()
                                      if k != "dynamic"}}
+
+
+class DocumentSchema(AutoSchema):
+    """A document body given as a raw JSON Schema is required (drf-spectacular marks raw schemas
+    optional): an empty body is a 400, and the published schema should say so."""
+
+    def _get_request_for_media_type(self, serializer: Any, direction: str = "request") -> tuple[Any, bool]:
+        schema, required = super()._get_request_for_media_type(serializer, direction)
+        return schema, required or isinstance(serializer, dict)
 
 
 def _campaign(request: Request, campaign: str) -> Campaign:
@@ -152,6 +162,7 @@ class SummaryRecordApi(APIView):
     chunk commit together."""
 
     required_scopes = ENGINE
+    schema = DocumentSchema()
 
     @extend_schema(operation_id="campaign_summary_record",
                    request={"application/json": openapi_schema("episodic_summary")},
@@ -173,6 +184,7 @@ class NpcUpsertApi(APIView):
     change only through summaries."""
 
     required_scopes = ENGINE
+    schema = DocumentSchema()
 
     @extend_schema(operation_id="campaign_npc_upsert", request={"application/json": NPC_REQUEST_SCHEMA},
                    description="Body: a document of `schemas/npc_profile.schema.json` without `dynamic` "
@@ -191,6 +203,7 @@ class ArtCardRecordApi(APIView):
     """Record an image's art card; idempotent by `image_id`."""
 
     required_scopes = ENGINE
+    schema = DocumentSchema()
 
     @extend_schema(operation_id="campaign_artcard_record", request={"application/json": openapi_schema("artcard")},
                    description="Body: a document of `schemas/artcard.schema.json`.",

@@ -306,3 +306,12 @@ def test_episode_search_finds_the_partys_summary_by_meaning_and_not_another_part
     hits = selectors.episode_search(party.campaign, party, "dwarf mended the katana at the anvil", k=5)
     assert [h["summary_id"] for h in hits][:1] == ["s_forge"]
     assert {h["summary_id"] for h in hits} == {"s_forge", "s_bridge"}
+
+
+def test_a_long_version_is_a_400_not_a_database_error(engine):
+    response = engine.post(f"{BASE}/npcs", {**NPC_EXAMPLE, "version": "417997.0.6847351877454911233454640"},
+                           format="json")
+    assert response.status_code == 400 and "/version" in response.json()["error"]["fields"]
+    card = {**ARTCARD_EXAMPLE, "embedding": {"model": "m", "dims": 3, "vec": None}}
+    assert "/embedding/vec" in engine.post(f"{BASE}/artcards", card, format="json").json()["error"]["fields"]
+    assert "/npc_id" in engine.post(f"{BASE}/npcs", {}, format="json").json()["error"]["fields"]
