@@ -99,4 +99,6 @@ class KnowledgeChangeAdmin(admin.ModelAdmin):
         return False
 
 # The lore edit queue lives in its own module; importing it registers it with the admin.
+# Campaign memory registers its own (read-only) admin pages.
+import lore.campaigns.admin  # noqa: E402,F401
 from lore import edits_admin  # noqa: E402, F401

@@ -149,4 +149,15 @@ class KnowledgeChange(models.Model):
 
 
 # Models kept in their own module (lore edits); imported here so Django registers them.
+# Campaign memory lives in its own module; imported here so Django registers its models with `lore`.
+from lore.campaigns.models import (  # noqa: E402,F401
+    NPC,
+    ArtCard,
+    Campaign,
+    Disposition,
+    DispositionChange,
+    EpisodicSummary,
+    Party,
+    PartyFlagChange,
+)
 from lore.edit_models import KnowledgeEdit, KnowledgeEditEvent  # noqa: E402, F401

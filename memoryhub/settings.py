@@ -468,3 +468,11 @@ if LORE_CHUNK_TARGET_TOKENS > LORE_CHUNK_MAX_TOKENS:
 LORE_MAX_UPLOAD_BYTES = env_int("LORE_MAX_UPLOAD_BYTES", 20 * 1024 * 1024, minimum=1024)
 # Golden queries of the smoke run: <dir>/<world>/<domain>.json.
 LORE_GOLDEN_DIR = Path(env_str("LORE_GOLDEN_DIR", str(BASE_DIR / "qa" / "memory_retrieval_golden")))
+
+# --- Campaign memory (lore/campaigns/) --------------------------------------------------------
+# A summary's relations_delta may move a disposition by at most GM_DISPOSITION_MAX_DELTA per NPC
+# (a larger one is a 400); the disposition itself stays within ±GM_DISPOSITION_RANGE (clamped).
+GM_DISPOSITION_MAX_DELTA = env_int("GM_DISPOSITION_MAX_DELTA", 3, minimum=1)
+GM_DISPOSITION_RANGE = env_int("GM_DISPOSITION_RANGE", 10, minimum=1)
+# Seed 003 §8.5.1: a summary's notes are "short prose, ≤40 tokens".
+GM_NOTES_MAX_TOKENS = env_int("GM_NOTES_MAX_TOKENS", 40, minimum=1)

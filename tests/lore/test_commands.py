@@ -18,9 +18,11 @@ def test_demo_loads_the_bundled_srd_passes_smoke_and_publishes(db):
     assert "staged:" in text and "entries/s" in text and "passes the publish gate" in text
     latest = Alias.objects.get(world__slug="dnd5e", domain="srd", name="latest").version
     assert latest.entry_count > 1400 and latest.sources.count() == 25
-    assert KnowledgeChange.objects.get().action == "publish"
+    assert KnowledgeChange.objects.get(domain="srd").action == "publish"
+    assert "lore 1.0.0: 7 entries of data/demo/lore published" in text
+    assert "campaign 'demo_moon': party 'pty_demo', 3 NPCs" in text and "scene-context" in text
     out = io.StringIO()
     call_command("lore_demo", stdout=out)
-    assert "already published" in out.getvalue()
+    assert "already published" in out.getvalue() and "campaign 'demo_moon' already there" in out.getvalue()
     with pytest.raises(CommandError, match="no earlier live version"):
         call_command("lore_rollback", "dnd5e", "srd", "--tenant", "demo")

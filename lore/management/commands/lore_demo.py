@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from lore.campaigns.demo import DEMO_CAMPAIGN, DEMO_PARTY, demo_campaign_create, demo_lore_publish
 from lore.models import Alias, World
 from memoryhub.models import Tenant
 
@@ -23,6 +24,7 @@ class Command(BaseCommand):
         world = World.objects.filter(tenant=tenant, slug=DEMO_WORLD).first()
         if world is not None and Alias.objects.filter(world=world, domain="srd", name="latest").exists():
             self.stdout.write(f"world {DEMO_WORLD!r} already published")
+            self._campaign(world)
             return
         srd = settings.BASE_DIR / "data" / "srd"
         if world is None or not Alias.objects.filter(world=world, domain="srd", name="stage").exists():
@@ -36,3 +38,20 @@ class Command(BaseCommand):
         self.stdout.write(
             "  try: curl -s -X POST http://127.0.0.1:8000/api/v1/worlds/dnd5e/search -H 'Authorization: Bearer <key>' "
             "-H 'Content-Type: application/json' -d '{\"query\": \"how big is a fireball?\", \"k\": 3}'")
+        self._campaign(World.objects.get(tenant=tenant, slug=DEMO_WORLD))
+
+    def _campaign(self, world: World) -> None:
+        lore = demo_lore_publish(world=world)
+        if lore is not None:
+            self.stdout.write(f"lore {lore.version}: {lore.entry_count} entries of data/demo/lore published "
+                              f"(smoke hit@5 {lore.smoke.get('overall', {}).get('hit@5')})")
+        campaign = demo_campaign_create(world=world)
+        if campaign is None:
+            self.stdout.write(f"campaign {DEMO_CAMPAIGN!r} already there")
+            return
+        self.stdout.write(f"campaign {DEMO_CAMPAIGN!r}: party {DEMO_PARTY!r}, 3 NPCs, 3 summaries, 3 art cards")
+        self.stdout.write(
+            f"  try: curl -s -X POST http://127.0.0.1:8000/api/v1/campaigns/{DEMO_CAMPAIGN}/scene-context "
+            "-H 'Authorization: Bearer <key>' -H 'Content-Type: application/json' "
+            f"-d '{{\"party\": \"{DEMO_PARTY}\", \"location\": \"loc_moon_bridge\", "
+            "\"npcs\": [\"npc_LiShen\"], \"user_input\": \"I roll insight on Li Shen\"}'")

@@ -1,0 +1,261 @@
+"""Campaign memory API: engine-only writes (campaigns, parties, summaries, NPCs, art cards) and the
+scene assembly, which the `tools` scope may also call (seed 003 §8.4.2, §8.6, §8.9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from lore import selectors as lore_selectors
+from lore.campaigns import selectors, services
+from lore.campaigns.models import NPC, ArtCard, Campaign, EpisodicSummary, Party
+from lore.campaigns.scene import SceneRequest, scene_context
+from lore.campaigns.schemas import openapi_schema
+from memoryhub.auth import request_tenant
+from memoryhub.models import ApiKey
+from memoryhub.openapi import AutoSchema
+from memoryhub.validation import StrictCharField, StrictRegexField
+
+ENGINE = (ApiKey.Scope.ENGINE,)
+SCENE_READERS = (ApiKey.Scope.ENGINE, ApiKey.Scope.TOOLS)
+ID = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
+
+ERRORS = {
+    400: OpenApiResponse(description="Invalid input; `error.fields` maps each JSON path at fault "
+                                     "(`/relations_delta/0/delta`) or field to its messages."),
+    401: OpenApiResponse(description="No or invalid API key."),
+    403: OpenApiResponse(description="The key lacks the scope this operation needs (named in the message)."),
+    404: OpenApiResponse(description="Unknown world, campaign, party or NPC (another tenant's is unknown too); "
+                                     "`error.fields` names the path."),
+}
+CONFLICT = {409: OpenApiResponse(description="The id was recorded with a different body.")}
+
+SUMMARY_EXAMPLE = {
+    "summary_id": "sum_2025_08_27_0142", "campaign_id": "camp_123", "party_id": "pty_001", "scene_id": "scn_042",
+    "when": "2025-08-27T11:42:00Z", "who": {"players": ["p_A", "p_B"], "npcs": ["npc_LiShen"]},
+    "where": {"location_id": "loc_moon_bridge", "tags": ["night", "mist"]},
+    "what": {"event": "bargain", "outcome": "partial_success",
+             "rolls": [{"who": "p_A", "d20": 14, "dc": 12, "effect": "+2 insight"}],
+             "loot": [{"item_id": "amulet_moon", "qty": 1}]},
+    "flags": {"quest_moon_key": "obtained", "gate_moon_door": "open"},
+    "relations_delta": [{"npc_id": "npc_LiShen", "towards": "party", "delta": 1, "reason": "kept promise"}],
+    "notes": "Li Shen let them cross after the amulet changed hands.", "version": "1.0.0",
+}
+NPC_EXAMPLE = {
+    "npc_id": "npc_LiShen",
+    "static": {"name": "Li Shen", "archetype": "ronin", "voice_tts": "asian_male_light_smoke",
+               "secrets": ["scar_left_cheek_reason"], "lore_refs": ["lore_ronin_code"]},
+    "version": "1.1.0",
+}
+ARTCARD_EXAMPLE = {
+    "image_id": "img_8f3c", "scene_id": "scn_042", "cdn_url": "https://cdn.example.com/img_8f3c.webp",
+    "prompt_text": "moonlit bridge, mist, ronin with scar on left cheek",
+    "entities": {"npc": ["npc_LiShen"], "location": ["loc_moon_bridge"]},
+    "visual_tags": ["moonlight", "mist", "blue-gold", "katana", "scar_left_cheek"],
+    "style": {"preset": "ukiyo-e-modern", "seed": 12345}, "moderation": {"safe": True},
+    "created_at": "2025-08-27T11:42:05Z",
+}
+
+
+# The NPC write takes the static part only: `dynamic` is derived from summaries and refused here.
+NPC_REQUEST_SCHEMA = {**openapi_schema("npc_profile"),
+                      "properties": {k: v for k, v in openapi_schema("npc_profile")["properties"].items()
+                                     if k != "dynamic"}}
+
+
+class DocumentSchema(AutoSchema):
+    """A document body given as a raw JSON Schema is required (drf-spectacular marks raw schemas
+    optional): an empty body is a 400, and the published schema should say so."""
+
+    def _get_request_for_media_type(self, serializer: Any, direction: str = "request") -> tuple[Any, bool]:
+        schema, required = super()._get_request_for_media_type(serializer, direction)
+        return schema, required or isinstance(serializer, dict)
+
+
+def _campaign(request: Request, campaign: str) -> Campaign:
+    return selectors.campaign_get(tenant_id=request_tenant(request).pk, slug=campaign)
+
+
+class CampaignSerializer(serializers.Serializer):
+    campaign_id = serializers.CharField(source="slug")
+    world = serializers.CharField(source="world.slug")
+    name = serializers.CharField()
+    tone_rules = serializers.CharField()
+
+
+class CampaignCreateApi(APIView):
+    required_scopes = ENGINE
+
+    class InputSerializer(serializers.Serializer):
+        campaign_id = StrictRegexField(ID, help_text="The documents' campaign_id; unique per tenant.")
+        name = StrictCharField(max_length=200, required=False, default="")
+        tone_rules = StrictCharField(max_length=4000, required=False, default="", allow_blank=True,
+                                     help_text="The scene's system block; empty: config's default tone.")
+
+    @extend_schema(operation_id="campaign_create", request=InputSerializer,
+                   responses={201: CampaignSerializer, **CONFLICT, **ERRORS},
+                   examples=[OpenApiExample("A campaign", request_only=True,
+                                            value={"campaign_id": "camp_123", "name": "Moon Bridge"})])
+    def post(self, request: Request, world: str) -> Response:
+        found = lore_selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        campaign = services.campaign_create(tenant=request_tenant(request), world=found, slug=data["campaign_id"],
+                                            name=data["name"], tone_rules=data["tone_rules"])
+        return Response(CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
+
+
+class PartyCreateApi(APIView):
+    required_scopes = ENGINE
+
+    class InputSerializer(serializers.Serializer):
+        party_id = StrictRegexField(ID)
+        name = StrictCharField(max_length=200, required=False, default="")
+
+    class OutputSerializer(serializers.Serializer):
+        party_id = serializers.CharField(source="slug")
+        name = serializers.CharField()
+        flags = serializers.DictField(child=serializers.CharField())
+
+    @extend_schema(operation_id="campaign_party_create", request=InputSerializer,
+                   responses={201: OutputSerializer, **CONFLICT, **ERRORS})
+    def post(self, request: Request, campaign: str) -> Response:
+        found = _campaign(request, campaign)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        party: Party = services.party_create(campaign=found, slug=serializer.validated_data["party_id"],
+                                             name=serializer.validated_data["name"])
+        return Response(self.OutputSerializer(party).data, status=status.HTTP_201_CREATED)
+
+
+def _document(request: Request) -> Any:
+    # The document is checked against its JSON Schema by the service (every path at fault named).
+    return request.data
+
+
+def _summary_answer(summary: EpisodicSummary) -> dict[str, Any]:
+    """Built from the summary's own rows, so a replay answers exactly as the first write did."""
+    return {
+        "summary_id": summary.summary_id,
+        "campaign_id": summary.campaign.slug,
+        "party_id": summary.party.slug,
+        "chunk_id": summary.chunk_id,
+        "flag_changes": [{"key": c.key, "value": c.value, "previous": c.previous or None}
+                         for c in summary.flag_changes.order_by("id")],
+        "disposition_changes": [{"npc_id": c.disposition.npc.npc_id, "delta": c.delta, "applied": c.applied,
+                                 "value_after": c.value_after, "reason": c.reason}
+                                for c in summary.disposition_changes.order_by("id").select_related("disposition__npc")],
+    }
+
+
+class SummaryRecordApi(APIView):
+    """Record an episodic summary after a turn or on an event. Idempotent by
+    `summary_id`: the same body answers 200 with the first answer; another body is a 409. Flags,
+    disposition changes (`relations_delta`, bounded by GM_DISPOSITION_MAX_DELTA) and the `episode`
+    chunk commit together."""
+
+    required_scopes = ENGINE
+    schema = DocumentSchema()
+
+    @extend_schema(operation_id="campaign_summary_record",
+                   request={"application/json": openapi_schema("episodic_summary")},
+                   description="Body: a document of `schemas/episodic_summary.schema.json`. Besides the schema: "
+                               "`campaign_id` is the path's campaign, `notes` at most GM_NOTES_MAX_TOKENS "
+                               "tokens, each `delta` within ±GM_DISPOSITION_MAX_DELTA, flag names "
+                               "letters, digits and _ . : -; the party and the NPCs must exist (404).",
+                   responses={201: OpenApiTypes.OBJECT, 200: OpenApiResponse(description="A replay: the first answer."),
+                              **CONFLICT, **ERRORS},
+                   examples=[OpenApiExample("A summary", request_only=True, value=SUMMARY_EXAMPLE)])
+    def post(self, request: Request, campaign: str) -> Response:
+        result = services.summary_record(campaign=_campaign(request, campaign), document=_document(request))
+        return Response(_summary_answer(result.summary),
+                        status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+class NpcUpsertApi(APIView):
+    """Create or replace an NPC's static part. `dynamic` is refused: dispositions
+    change only through summaries."""
+
+    required_scopes = ENGINE
+    schema = DocumentSchema()
+
+    @extend_schema(operation_id="campaign_npc_upsert", request={"application/json": NPC_REQUEST_SCHEMA},
+                   description="Body: a document of `schemas/npc_profile.schema.json` without `dynamic` "
+                               "(read-only: changed only by summaries).",
+                   responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ERRORS},
+                   examples=[OpenApiExample("An NPC", request_only=True, value=NPC_EXAMPLE)])
+    def post(self, request: Request, campaign: str) -> Response:
+        found = _campaign(request, campaign)
+        npc: NPC
+        npc, created = services.npc_upsert(campaign=found, document=_document(request))
+        body = {"npc_id": npc.npc_id, "static": npc.static, "version": npc.version}
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class ArtCardRecordApi(APIView):
+    """Record an image's art card; idempotent by `image_id`."""
+
+    required_scopes = ENGINE
+    schema = DocumentSchema()
+
+    @extend_schema(operation_id="campaign_artcard_record", request={"application/json": openapi_schema("artcard")},
+                   description="Body: a document of `schemas/artcard.schema.json`.",
+                   responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **CONFLICT, **ERRORS},
+                   examples=[OpenApiExample("An art card", request_only=True, value=ARTCARD_EXAMPLE)])
+    def post(self, request: Request, campaign: str) -> Response:
+        card: ArtCard
+        card, created = services.artcard_record(campaign=_campaign(request, campaign), document=_document(request))
+        return Response(card.document, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class SceneBlockSerializer(serializers.Serializer):
+    name = serializers.ChoiceField(choices=["system", "rules", "lore", "episode", "npc", "art", "user"])
+    tokens = serializers.IntegerField()
+    budget = serializers.IntegerField(allow_null=True, help_text="null: the player's input goes as is.")
+    items = serializers.ListField(child=serializers.DictField(), help_text="source, tokens, text.")
+
+
+class SceneContextApi(APIView):
+    """Assemble a scene's prompt context within `config/prompt_budgets.yaml`."""
+
+    required_scopes = SCENE_READERS
+
+    class InputSerializer(serializers.Serializer):
+        party = StrictRegexField(ID)
+        location = StrictRegexField(ID, required=False, default="")
+        npcs = serializers.ListField(child=StrictRegexField(ID), required=False, default=list, max_length=10)
+        scene_text = StrictCharField(max_length=4000, required=False, default="", allow_blank=True)
+        user_input = StrictCharField(max_length=2000, required=False, default="", allow_blank=True)
+
+    class OutputSerializer(serializers.Serializer):
+        campaign = serializers.CharField()
+        party = serializers.CharField()
+        blocks = SceneBlockSerializer(many=True,
+                                      help_text="system, rules, lore, episode, npc, art, user; with token counts.")
+        tokens = serializers.DictField(child=serializers.IntegerField())
+        rules_needed = serializers.BooleanField()
+        rules_trigger = serializers.CharField(allow_null=True)
+        degraded = serializers.BooleanField(help_text="No lore retrieved: SRD and engine state only.")
+        notes = serializers.ListField(child=serializers.CharField())
+        cut = serializers.ListField(child=serializers.DictField(), help_text="What did not fit, and why.")
+        art = serializers.DictField()
+        prompt = serializers.CharField()
+        took_ms = serializers.FloatField()
+
+    @extend_schema(operation_id="campaign_scene_context", request=InputSerializer,
+                   responses={200: OutputSerializer, **ERRORS},
+                   examples=[OpenApiExample("A scene", request_only=True, value={
+                       "party": "pty_001", "location": "loc_moon_bridge", "npcs": ["npc_LiShen"],
+                       "scene_text": "Mist on the moon bridge.", "user_input": "I roll insight on Li Shen."})])
+    def post(self, request: Request, campaign: str) -> Response:
+        found = _campaign(request, campaign)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return Response(scene_context(campaign=found, request=SceneRequest(**serializer.validated_data)))

@@ -1,0 +1,240 @@
+"""Scene assembly (seed 003 §8.6, §8.13.2): one call builds a scene's prompt context within budget.
+
+Blocks, in the seed's order: system (tone rules), rules (1–2 SRD chunks, only when the player's
+input needs a rule), lore (top-N for the location and NPCs), episode (the party's last summaries and
+the flags that bear on the scene), npc (profiles with their latest disposition changes), art (canon
+markers and style), user (the input, as is). Budgets come from `config/prompt_budgets.yaml`
+(`scene:`). With nothing retrieved it degrades as §8.14 says (engine state and SRD only, no lore)
+and says so in `degraded` / `notes`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from lore import selectors as lore_selectors
+from lore.campaigns import selectors
+from lore.campaigns.models import Campaign, EpisodicSummary, Party
+from lore.campaigns.services import summary_text
+from memoryhub.exceptions import NotFound
+from memoryhub.text import count_tokens, truncate_to_tokens
+
+ORDER = ("system", "rules", "lore", "episode", "npc", "art", "user")
+ROLE = ("You are the narrator of this scene. Rules, rolls and outcomes belong to the game engine: "
+        "describe them, never decide them.")
+DEGRADED_LINE = ("No lore was retrieved for this scene: say nothing new about the world; rely on the rules "
+                 "and the engine's state below.")
+
+# Words that mean the input asks for a rule (seed §8.6.2: SRD only when terms are needed), in
+# English and Russian stems. A miss costs only the rules block; a false hit costs ~2 chunks.
+RULE_TRIGGERS = re.compile(
+    r"\b(roll|check|save|saving throw|attack|cast|spell|dc|advantage|disadvantage|damage|initiative|grapple|"
+    r"stealth|hide|perception|persuasion|insight|condition|opportunity|reaction|bonus action|"
+    r"бросо?к|кида|провер|спасбросок|атак|заклинан|колду|урон|инициатив|преимуществ|помех|скрыт|"
+    r"незамет|восприят|убежд|проницат|состояни)\w*",
+    re.IGNORECASE,
+)
+
+_BLOCK = {
+    "type": "object", "additionalProperties": False, "required": ["max_tokens"],
+    "properties": {"max_tokens": {"type": "integer", "minimum": 0}, "max_items": {"type": "integer", "minimum": 1},
+                   "item_tokens": {"type": "integer", "minimum": 1}},
+}
+_CONFIG = {
+    "type": "object", "additionalProperties": False, "required": ["total_tokens", "blocks", "default_tone"],
+    "properties": {
+        "total_tokens": {"type": "integer", "minimum": 100},
+        "default_tone": {"type": "string"},
+        "blocks": {"type": "object", "additionalProperties": False,
+                   "required": ["system", "rules", "lore", "episode", "npc", "art"],
+                   "properties": dict.fromkeys(ORDER[:-1], _BLOCK)},
+    },
+}
+
+
+@cache
+def scene_config() -> dict[str, Any]:
+    path = Path(getattr(settings, "PROMPT_BUDGETS_CONFIG", settings.BASE_DIR / "config" / "prompt_budgets.yaml"))
+    data = (yaml.safe_load(path.read_text()) or {}).get("scene")
+    errors = sorted(jsonschema.Draft202012Validator(_CONFIG).iter_errors(data), key=lambda e: list(e.path))
+    if errors:
+        where = ".".join(str(p) for p in errors[0].absolute_path)
+        raise ImproperlyConfigured(f"{path} scene.{where}: {errors[0].message}")
+    return data
+
+
+@dataclass
+class Item:
+    source: str
+    text: str
+
+    @property
+    def tokens(self) -> int:
+        return count_tokens(self.text)
+
+
+@dataclass
+class Block:
+    name: str
+    budget: int | None
+    items: list[Item] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(item.tokens for item in self.items)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "tokens": self.tokens, "budget": self.budget,
+                "items": [{"source": i.source, "tokens": i.tokens, "text": i.text} for i in self.items]}
+
+
+@dataclass
+class SceneRequest:
+    party: str
+    location: str = ""
+    npcs: list[str] = field(default_factory=list)
+    scene_text: str = ""
+    user_input: str = ""
+
+
+@dataclass
+class _Packer:
+    remaining: int
+    cut: list[dict[str, Any]] = field(default_factory=list)
+
+    def pack(self, name: str, candidates: list[Item], cfg: dict[str, Any]) -> Block:
+        block = Block(name, cfg["max_tokens"])
+        for index, item in enumerate(candidates):
+            if "max_items" in cfg and index >= cfg["max_items"]:
+                self.cut.append({"block": name, "source": item.source, "reason": "max_items"})
+                continue
+            if "item_tokens" in cfg and item.tokens > cfg["item_tokens"]:
+                original = item.tokens
+                item = Item(item.source, truncate_to_tokens(item.text, cfg["item_tokens"]))
+                self.cut.append({"block": name, "source": item.source, "reason": "truncated",
+                                 "tokens_before": original, "tokens_after": item.tokens})
+            room = min(cfg["max_tokens"] - block.tokens, self.remaining)
+            if item.tokens > room:
+                self.cut.append({"block": name, "source": item.source,
+                                 "reason": "block_budget" if room < self.remaining else "total_budget"})
+                continue
+            block.items.append(item)
+            self.remaining -= item.tokens
+        return block
+
+
+def _hits(tenant_id: int, world: str, domain: str, query: str, k: int) -> list[Item]:
+    try:
+        targets = lore_selectors.targets_resolve(tenant_id=tenant_id, world_slug=world, domains=[domain])
+    except NotFound:
+        return []  # nothing published in this domain yet
+    result = lore_selectors.knowledge_search(tenant_id=tenant_id, targets=targets, query=query, k=k)
+    return [Item(f"{domain}:{hit.entry_id}@{hit.version}", f"{hit.title}: {hit.text}") for hit in result.hits]
+
+
+def _flags_line(party: Party, summaries: list[EpisodicSummary], words: set[str]) -> Item | None:
+    """Flags the scene may need: those set by the summaries shown, and those whose key shares a word
+    with the location, the NPCs or the input (quest_moon_key for 'the moon door')."""
+    recent = {key for s in summaries for key in s.document["flags"]}
+    chosen = [(k, v) for k, v in sorted(party.flags.items())
+              if k in recent or set(re.split(r"[_.:-]", k.lower())) & words]
+    if not chosen:
+        return None
+    return Item(f"flags:{party.slug}", "Flags: " + ", ".join(f"{k}={v}" for k, v in chosen) + ".")
+
+
+def _npc_text(profile: dict[str, Any], party: Party) -> str:
+    static = profile["static"]
+    value = profile["dynamic"]["disposition"][f"party_id:{party.slug}"]
+    parts = [f"{static['name']} ({profile['npc_id']}, {static['archetype']}"
+             + (f", voice {static['voice_tts']}" if static.get("voice_tts") else "") + ")."]
+    latest = "; ".join(f"{c['applied']:+d} {c['reason']} [{c['summary_id']}]" for c in profile["latest_changes"])
+    parts.append(f"Disposition towards the party: {value:+d}" + (f" (latest: {latest})." if latest else "."))
+    if static.get("secrets"):
+        parts.append("Secrets (hidden from players): " + ", ".join(static["secrets"]) + ".")
+    if static.get("lore_refs"):
+        parts.append("Lore: " + ", ".join(static["lore_refs"]) + ".")
+    return " ".join(parts)
+
+
+def scene_context(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any]:
+    started = time.perf_counter()
+    cfg = scene_config()
+    blocks_cfg = cfg["blocks"]
+    party = selectors.party_get(campaign=campaign, slug=request.party)
+    npcs = selectors.npcs_get(campaign=campaign, npc_ids=list(dict.fromkeys(request.npcs)))
+    tenant_id, world = campaign.tenant_id, campaign.world.slug
+    packer = _Packer(remaining=cfg["total_tokens"])
+    notes: list[str] = []
+
+    # Retrieval first: whether lore came back decides what the system block says.
+    trigger = RULE_TRIGGERS.search(request.user_input)
+    rules_items: list[Item] = []
+    if trigger:
+        rules_items = _hits(tenant_id, world, "srd", request.user_input, blocks_cfg["rules"].get("max_items", 2))
+        if not rules_items:
+            notes.append("The input needs a rule but no SRD chunk was found.")
+    lore_query = " ".join([request.location.replace("_", " "), *(n.name for n in npcs), request.scene_text]).strip()
+    lore_items = (_hits(tenant_id, world, "lore", lore_query, blocks_cfg["lore"].get("max_items", 3))
+                  if lore_query else [])
+    degraded = not lore_items
+    if degraded:
+        notes.append("Degraded (seed §8.14): no lore retrieved; the scene rests on the SRD and the engine's state "
+                     "(summaries, flags, dispositions).")
+
+    system_text = "\n".join([ROLE, campaign.tone_rules or cfg["default_tone"], *([DEGRADED_LINE] if degraded else [])])
+    blocks = [packer.pack("system", [Item("config:tone" if not campaign.tone_rules else f"campaign:{campaign.slug}",
+                                          system_text)], blocks_cfg["system"])]
+    blocks.append(packer.pack("rules", rules_items, blocks_cfg["rules"]))
+    blocks.append(packer.pack("lore", lore_items, blocks_cfg["lore"]))
+
+    max_summaries = max(1, blocks_cfg["episode"].get("max_items", 3) - 1)
+    summaries = list(EpisodicSummary.objects.filter(party=party).order_by("-when", "-id")[:max_summaries])
+    words = {w for w in re.split(r"[^\w]+", " ".join([request.location, *request.npcs, request.scene_text,
+                                                      request.user_input]).lower()) if len(w) > 2}
+    episode_items = [Item(f"summary:{s.summary_id}", summary_text(s.document)) for s in summaries]
+    flags = _flags_line(party, summaries, words)
+    # Flags first: they are the hard facts the engine guarantees, worth more than older prose.
+    blocks.append(packer.pack("episode", ([flags] if flags else []) + episode_items, blocks_cfg["episode"]))
+
+    profiles = [selectors.npc_profile(npc.npc_id, party, campaign) for npc in npcs]
+    blocks.append(packer.pack("npc", [Item(f"npc:{p['npc_id']}", _npc_text(p, party)) for p in profiles],
+                              blocks_cfg["npc"]))
+
+    art = selectors.art_suggest(campaign, location=request.location or None, npcs=request.npcs)
+    art_items = []
+    if art["cards"]:
+        text = (f"Art: style {art['style'] or 'any'}; keep {', '.join(art['keep']) or '-'}"
+                + (f"; avoid {', '.join(art['avoid'])}" if art["avoid"] else "")
+                + f"; tags {', '.join(art['visual_tags'][:8])}.")
+        art_items.append(Item("art:" + ",".join(c["image_id"] for c in art["cards"]), text))
+    blocks.append(packer.pack("art", art_items, blocks_cfg["art"]))
+
+    user = Block("user", None, [Item("user", request.user_input)] if request.user_input else [])
+    blocks.append(user)
+    prompt = "\n\n".join(f"## {b.name}\n" + "\n".join(i.text for i in b.items) for b in blocks if b.items)
+    total = sum(b.tokens for b in blocks)
+    return {
+        "campaign": campaign.slug,
+        "party": party.slug,
+        "blocks": [b.as_dict() for b in blocks],
+        "tokens": {"total": total, "without_user": total - user.tokens, "budget": cfg["total_tokens"]},
+        "rules_needed": bool(trigger),
+        "rules_trigger": trigger.group(0) if trigger else None,
+        "degraded": degraded,
+        "notes": notes,
+        "cut": packer.cut,
+        "art": {"keep": art["keep"], "avoid": art["avoid"], "style": art["style"]},
+        "prompt": prompt,
+        "took_ms": round((time.perf_counter() - started) * 1000, 3),
+    }

@@ -1,0 +1,146 @@
+"""Reads of campaign memory, plain functions shared by the scene assembly and the read tools.
+
+For the tools (seed 003 §8.12), each returns JSON-ready dicts:
+
+- `session_fetch(campaign, party, k)`: the party's last `k` summaries (newest first, the seed's
+  documents) and its current flags with when each was last set.
+- `npc_profile(npc_id, party, campaign=None)`: the seed's NPC profile (§8.5.2), its dynamic part for
+  that party only (disposition, the summaries that moved it), plus the latest changes.
+- `episode_search(campaign, party, query, k=None)`: the party's summaries nearest to a query, by
+  vector over their `episode` chunks (seed §8.13.1: vector mode, filtered by party).
+- `art_suggest(campaign, scene_id=None, location=None, npcs=())`: visual tags and style of the
+  matching art cards, and the canon markers a new image must keep or avoid (§8.14).
+
+`campaign`, `party` are model instances already checked against the caller's tenant (use
+`campaign_get` / `party_get`, which raise 404 for unknown or foreign ids).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from django.db.models import Q
+
+from lore import config as lore_config
+from lore.campaigns.models import NPC, ArtCard, Campaign, DispositionChange, EpisodicSummary, Party
+from lore.services import fit_dims
+from memoryhub.embeddings import get_embedder
+from memoryhub.exceptions import ApplicationError
+from memoryhub.search import vectors
+from rag.models import Chunk, Namespace
+
+LATEST_CHANGES = 3
+
+
+def _not_found(message: str, field: str) -> ApplicationError:
+    return ApplicationError(message, code="not_found", field=field, status_code=404)
+
+
+def campaign_get(*, tenant_id: int, slug: str) -> Campaign:
+    campaign = Campaign.objects.filter(tenant_id=tenant_id, slug=slug).select_related("world", "tenant").first()
+    if campaign is None:
+        raise _not_found(f"No campaign {slug!r}.", "campaign")
+    return campaign
+
+
+def party_get(*, campaign: Campaign, slug: str, field: str = "party") -> Party:
+    party = Party.objects.filter(campaign=campaign, slug=slug).first()
+    if party is None:
+        raise _not_found(f"Campaign {campaign.slug!r} has no party {slug!r}.", field)
+    return party
+
+
+def npcs_get(*, campaign: Campaign, npc_ids: Sequence[str], field: str = "npcs") -> list[NPC]:
+    found = {npc.npc_id: npc for npc in NPC.objects.filter(campaign=campaign, npc_id__in=list(npc_ids))}
+    for i, npc_id in enumerate(npc_ids):
+        if npc_id not in found:
+            raise _not_found(f"Campaign {campaign.slug!r} has no NPC {npc_id!r}.", f"{field}/{i}" if
+                             len(npc_ids) > 1 or field == "npcs" else field)
+    return [found[npc_id] for npc_id in npc_ids]
+
+
+def party_flags(party: Party) -> list[dict[str, Any]]:
+    last_set = {}
+    for key, summary_id, created in (party.flag_changes.order_by("id")
+                                     .values_list("key", "summary__summary_id", "created_at")):
+        last_set[key] = (summary_id, created)
+    return [{"key": key, "value": value, "set_by": last_set.get(key, ("", None))[0]}
+            for key, value in sorted(party.flags.items())]
+
+
+def session_fetch(campaign: Campaign, party: Party, k: int = 2) -> dict[str, Any]:
+    summaries = (EpisodicSummary.objects.filter(campaign=campaign, party=party)
+                 .order_by("-when", "-id").values_list("document", flat=True)[:k])
+    return {"campaign_id": campaign.slug, "party_id": party.slug, "summaries": list(summaries),
+            "flags": party_flags(party)}
+
+
+def episode_search(campaign: Campaign, party: Party, query: str, k: int | None = None) -> list[dict[str, Any]]:
+    cfg = lore_config.domain_config("episode")
+    chunks = Chunk.objects.filter(tenant_id=campaign.tenant_id, namespace=campaign.episode_namespace,
+                                  session_id=party.slug)
+    size = (Namespace.objects.filter(tenant_id=campaign.tenant_id, name=campaign.episode_namespace)
+            .values_list("chunk_count", flat=True).first() or 0)
+    vector = fit_dims(get_embedder().embed_one(query), cfg.dims)[0]
+    ranked = vectors.nearest(chunks, vector, k or cfg.k_vector, namespace_size=size, hnsw_filter=Q(in_hnsw=True),
+                             hnsw_halfvec=True)
+    by_chunk = {s.chunk_id: s for s in EpisodicSummary.objects.filter(chunk_id__in=[pk for pk, _ in ranked])}
+    return [{"summary_id": by_chunk[pk].summary_id, "score": round(score, 4), "document": by_chunk[pk].document}
+            for pk, score in ranked if pk in by_chunk]
+
+
+def _changes(npc: NPC, party: Party, limit: int | None) -> list[dict[str, Any]]:
+    rows = (DispositionChange.objects.filter(disposition__npc=npc, disposition__party=party)
+            .order_by("-id").select_related("summary"))
+    if limit is not None:
+        rows = rows[:limit]
+    return [{"summary_id": c.summary.summary_id, "delta": c.delta, "applied": c.applied, "value_after": c.value_after,
+             "reason": c.reason, "at": c.created_at.isoformat()} for c in rows]
+
+
+def npc_profile(npc_id: str, party: Party, campaign: Campaign | None = None) -> dict[str, Any]:
+    campaign = campaign or party.campaign
+    [npc] = npcs_get(campaign=campaign, npc_ids=[npc_id], field="npc_id")
+    disposition = npc.dispositions.filter(party=party).first()
+    history = _changes(npc, party, None)
+    return {
+        "npc_id": npc.npc_id,
+        "static": npc.static,
+        "dynamic": {
+            "disposition": {f"party_id:{party.slug}": disposition.value if disposition else 0},
+            "memory": [{"summary_id": c["summary_id"], "impact": f"disposition{c['applied']:+d}: {c['reason']}"}
+                       for c in reversed(history)],
+        },
+        "version": npc.version,
+        "latest_changes": history[:LATEST_CHANGES],
+    }
+
+
+def art_suggest(campaign: Campaign, scene_id: str | None = None, location: str | None = None,
+                npcs: Sequence[str] = (), limit: int = 8) -> dict[str, Any]:
+    """Cards of the scene, else of the location or NPCs, newest first. Markers (seed §8.14): a tag
+    recurring on the safe cards (more than half of them, or the only one: the scar, the palette, not
+    one night's mist) must be kept; a tag seen only on cards moderation refused is to be avoided."""
+    if scene_id:
+        match = Q(scene_id=scene_id)
+    else:
+        match = Q(pk__in=[])
+        if location:
+            match |= Q(locations__contains=[location])
+        for npc_id in npcs:
+            match |= Q(npcs__contains=[npc_id])
+    chosen = list(ArtCard.objects.filter(match, campaign=campaign).order_by("-created_at", "-id")[:limit])
+    safe_tags: Counter[str] = Counter(tag for c in chosen if c.safe for tag in c.visual_tags)
+    unsafe_tags = {tag for c in chosen if not c.safe for tag in c.visual_tags}
+    safe_count = sum(1 for c in chosen if c.safe)
+    styles = Counter(c.style_preset for c in chosen if c.safe)
+    return {
+        "cards": [{"image_id": c.image_id, "scene_id": c.scene_id, "visual_tags": c.visual_tags,
+                   "style": c.document.get("style", {}), "safe": c.safe} for c in chosen],
+        "visual_tags": [tag for tag, _ in safe_tags.most_common()],
+        "style": styles.most_common(1)[0][0] if styles else None,
+        "keep": sorted(tag for tag, n in safe_tags.items() if safe_count == 1 or 2 * n > safe_count),
+        "avoid": sorted(unsafe_tags - set(safe_tags)),
+    }

@@ -1,0 +1,248 @@
+"""Writes of campaign memory, all by the game engine (seed 003 §8.4.2, §8.8, §8.14).
+
+`summary_record` is the one place a disposition changes: a summary, the flags it sets, the
+disposition changes its `relations_delta` asks and its `episode` chunk commit together. The
+embedding is computed before the transaction opens, so no network call runs under the party lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from lore import config as lore_config
+from lore.campaigns.models import (
+    NPC,
+    ArtCard,
+    Campaign,
+    Disposition,
+    DispositionChange,
+    EpisodicSummary,
+    Party,
+    PartyFlagChange,
+)
+from lore.campaigns.schemas import document_validate
+from lore.models import World
+from lore.services import fit_dims
+from memoryhub.embeddings import get_embedder
+from memoryhub.exceptions import ApplicationError
+from memoryhub.models import Tenant
+from memoryhub.text import analyze, count_tokens
+from rag.models import Chunk
+from rag.services import ChunkDraft, PreparedChunks, chunks_insert
+
+SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+
+
+def _not_found(message: str, path: str) -> ApplicationError:
+    return ApplicationError(message, code="not_found", field=path, status_code=404)
+
+
+def _canonical_sha256(document: dict[str, Any]) -> str:
+    body = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def _parse_time(value: str) -> datetime:
+    return datetime.fromisoformat(value[:-1] + "+00:00" if value[-1] in "Zz" else value)
+
+
+# --- Campaigns and parties -------------------------------------------------------------------
+@transaction.atomic
+def campaign_create(*, tenant: Tenant, world: World, slug: str, name: str = "", tone_rules: str = "") -> Campaign:
+    if not SLUG.fullmatch(slug):
+        raise ApplicationError("Use letters, digits and _ . : - (at most 64).", field="slug")
+    if Campaign.objects.filter(tenant=tenant, slug=slug).exists():
+        raise ApplicationError(f"Campaign {slug!r} already exists.", code="exists", field="slug", status_code=409)
+    return Campaign.objects.create(tenant=tenant, world=world, slug=slug, name=name or slug, tone_rules=tone_rules)
+
+
+@transaction.atomic
+def party_create(*, campaign: Campaign, slug: str, name: str = "") -> Party:
+    if not SLUG.fullmatch(slug):
+        raise ApplicationError("Use letters, digits and _ . : - (at most 64).", field="party_id")
+    if Party.objects.filter(campaign=campaign, slug=slug).exists():
+        raise ApplicationError(f"Party {slug!r} already exists.", code="exists", field="party_id", status_code=409)
+    return Party.objects.create(tenant_id=campaign.tenant_id, campaign=campaign, slug=slug, name=name or slug)
+
+
+# --- Episodic summaries ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class SummaryResult:
+    summary: EpisodicSummary
+    created: bool
+
+
+def summary_text(document: dict[str, Any]) -> str:
+    """The prose an `episode` chunk holds: what search and the scene's episode block read."""
+    what, where, who = document["what"], document["where"], document["who"]
+    parts = [f"Scene {document['scene_id']} at {where['location_id']}"
+             + (f" ({', '.join(where['tags'])})" if where["tags"] else "")
+             + f": {what['event']} → {what['outcome']}."]
+    if who["npcs"] or who["players"]:
+        parts.append(f"Who: {', '.join(who['players'] + who['npcs'])}.")
+    if what["rolls"]:
+        parts.append("Rolls: " + "; ".join(
+            f"{r['who']} d20={r['d20']}" + (f" vs DC {r['dc']}" if "dc" in r else "")
+            + (f" ({r['effect']})" if r.get("effect") else "") for r in what["rolls"]) + ".")
+    if what["loot"]:
+        parts.append("Loot: " + ", ".join(f"{item['item_id']}×{item['qty']}" for item in what["loot"]) + ".")
+    if document["flags"]:
+        parts.append("Flags: " + ", ".join(f"{k}={v}" for k, v in document["flags"].items()) + ".")
+    for change in document["relations_delta"]:
+        parts.append(f"{change['npc_id']} {change['delta']:+d} towards the party: {change['reason']}.")
+    if document["notes"]:
+        parts.append(document["notes"])
+    return " ".join(parts)
+
+
+def _summary_checks(campaign: Campaign, document: dict[str, Any]) -> None:
+    """What JSON Schema cannot say: the campaign of the path, the token bound, the delta bound."""
+    if document["campaign_id"] != campaign.slug:
+        raise ApplicationError(f"The summary belongs to campaign {document['campaign_id']!r}, not {campaign.slug!r}.",
+                               field="/campaign_id")
+    notes_tokens = count_tokens(document["notes"])
+    if notes_tokens > settings.GM_NOTES_MAX_TOKENS:
+        raise ApplicationError(f"Notes are {notes_tokens} tokens; at most {settings.GM_NOTES_MAX_TOKENS}.",
+                               field="/notes")
+    bound = settings.GM_DISPOSITION_MAX_DELTA
+    for i, change in enumerate(document["relations_delta"]):
+        if abs(change["delta"]) > bound:
+            raise ApplicationError(f"A disposition moves by at most ±{bound} per summary; got {change['delta']:+d}.",
+                                   code="delta_out_of_bounds", field=f"/relations_delta/{i}/delta")
+
+
+def _existing(campaign: Campaign, summary_id: str, sha: str) -> EpisodicSummary | None:
+    found = EpisodicSummary.objects.filter(campaign=campaign, summary_id=summary_id).first()
+    if found is not None and found.body_sha256 != sha:
+        raise ApplicationError(f"Summary {summary_id!r} was recorded with a different body; a summary never "
+                               f"changes: post a new summary_id.", code="conflict", field="/summary_id",
+                               status_code=409)
+    return found
+
+
+def summary_record(*, campaign: Campaign, document: Any) -> SummaryResult:
+    """Record one episodic summary (idempotent by `summary_id`): same body → the same summary,
+    another body under the same id → 409."""
+    document_validate("episodic_summary", document)
+    _summary_checks(campaign, document)
+    sha = _canonical_sha256(document)
+    found = _existing(campaign, document["summary_id"], sha)
+    if found is not None:
+        return SummaryResult(found, created=False)
+    party = Party.objects.filter(campaign=campaign, slug=document["party_id"]).first()
+    if party is None:
+        raise _not_found(f"Campaign {campaign.slug!r} has no party {document['party_id']!r}.", "/party_id")
+    npc_ids = list(dict.fromkeys(change["npc_id"] for change in document["relations_delta"]))
+    npcs = {npc.npc_id: npc for npc in NPC.objects.filter(campaign=campaign, npc_id__in=npc_ids)}
+    for i, change in enumerate(document["relations_delta"]):
+        if change["npc_id"] not in npcs:
+            raise _not_found(f"Campaign {campaign.slug!r} has no NPC {change['npc_id']!r}.",
+                             f"/relations_delta/{i}/npc_id")
+    text = summary_text(document)
+    # Embedded before the transaction: the embedding provider may be a network call.
+    vector = fit_dims(get_embedder().embed_one(text), lore_config.domain_config("episode").dims)
+    try:
+        return _summary_write(campaign, party, npcs, document, sha, text, vector)
+    except IntegrityError:
+        # The same summary_id raced in for another party of the campaign: answer as a replay would.
+        found = _existing(campaign, document["summary_id"], sha)
+        if found is None:
+            raise
+        return SummaryResult(found, created=False)
+
+
+@transaction.atomic
+def _summary_write(campaign: Campaign, party: Party, npcs: dict[str, NPC], document: dict[str, Any], sha: str,
+                   text: str, vector: Any) -> SummaryResult:
+    # The party row serialises its summaries: flags and dispositions read-modify-write under it.
+    party = Party.objects.select_for_update().get(pk=party.pk)
+    found = _existing(campaign, document["summary_id"], sha)
+    if found is not None:
+        return SummaryResult(found, created=False)
+    now = timezone.now()
+    summary = EpisodicSummary.objects.create(
+        tenant_id=campaign.tenant_id, campaign=campaign, party=party, summary_id=document["summary_id"],
+        scene_id=document["scene_id"], location_id=document["where"]["location_id"],
+        when=_parse_time(document["when"]), document=document, body_sha256=sha, created_at=now)
+    flags = dict(party.flags)
+    for key, value in document["flags"].items():
+        previous = flags.get(key)
+        if previous != value:
+            PartyFlagChange.objects.create(party=party, summary=summary, key=key, value=value, previous=previous or "",
+                                           created_at=now)
+            flags[key] = value
+    if flags != party.flags:
+        party.flags = flags
+        party.save(update_fields=["flags"])
+    limit = settings.GM_DISPOSITION_RANGE
+    for change in document["relations_delta"]:
+        disposition, _ = Disposition.objects.select_for_update().get_or_create(npc=npcs[change["npc_id"]],
+                                                                               party=party)
+        after = max(-limit, min(limit, disposition.value + change["delta"]))
+        DispositionChange.objects.create(disposition=disposition, summary=summary, delta=change["delta"],
+                                         applied=after - disposition.value, value_after=after,
+                                         reason=change["reason"], created_at=now)
+        disposition.value, disposition.updated_at = after, now
+        disposition.save(update_fields=["value", "updated_at"])
+    draft = ChunkDraft(type=Chunk.Type.DOCUMENT, kind="episode", text=text, source_id=f"summary:{summary.pk}",
+                       session_id=party.slug, created_ts=summary.when, tags=[f"party:{party.slug}"],
+                       meta={"summary_id": summary.summary_id, "party_id": party.slug, "scene_id": summary.scene_id,
+                             "location_id": summary.location_id, "campaign_id": campaign.slug})
+    [chunk] = chunks_insert(tenant=campaign.tenant, namespace=campaign.episode_namespace,
+                            prepared=PreparedChunks([draft], [analyze(text)], vector))
+    summary.chunk = chunk
+    summary.save(update_fields=["chunk"])
+    return SummaryResult(summary, created=True)
+
+
+# --- NPCs -------------------------------------------------------------------------------------
+@transaction.atomic
+def npc_upsert(*, campaign: Campaign, document: Any) -> tuple[NPC, bool]:
+    """Create or replace an NPC's static part. The dynamic part is derived from summaries only."""
+    document_validate("npc_profile", document)
+    if "dynamic" in document:
+        raise ApplicationError("The dynamic part is read-only: dispositions change only through an episodic "
+                               "summary's relations_delta.", code="read_only", field="/dynamic")
+    static = document["static"]
+    npc, created = NPC.objects.select_for_update().get_or_create(
+        campaign=campaign, npc_id=document["npc_id"],
+        defaults={"tenant_id": campaign.tenant_id, "name": static["name"], "archetype": static["archetype"],
+                  "static": static, "version": document["version"]})
+    if not created:
+        npc.name, npc.archetype, npc.static, npc.version = static["name"], static["archetype"], static, \
+            document["version"]
+        npc.updated_at = timezone.now()
+        npc.save(update_fields=["name", "archetype", "static", "version", "updated_at"])
+    return npc, created
+
+
+# --- Art cards --------------------------------------------------------------------------------
+@transaction.atomic
+def artcard_record(*, campaign: Campaign, document: Any) -> tuple[ArtCard, bool]:
+    """Record an image's card (idempotent by `image_id`, like summaries: an image never changes)."""
+    document_validate("artcard", document)
+    stored = {k: v for k, v in document.items() if k != "embedding"}
+    if "embedding" in document:
+        # The vector is the engine's business; model and dims say which space it came from.
+        stored["embedding"] = {k: v for k, v in document["embedding"].items() if k != "vec"}
+    existing = ArtCard.objects.filter(campaign=campaign, image_id=document["image_id"]).first()
+    if existing is not None:
+        if existing.document != stored:
+            raise ApplicationError(f"Art card {document['image_id']!r} was recorded with a different body.",
+                                   code="conflict", field="/image_id", status_code=409)
+        return existing, False
+    card = ArtCard.objects.create(
+        tenant_id=campaign.tenant_id, campaign=campaign, image_id=document["image_id"],
+        scene_id=document["scene_id"], npcs=document["entities"]["npc"], locations=document["entities"]["location"],
+        visual_tags=document["visual_tags"], style_preset=document["style"]["preset"],
+        safe=document["moderation"]["safe"], document=stored, created_at=_parse_time(document["created_at"]))
+    return card, True

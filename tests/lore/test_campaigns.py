@@ -1,0 +1,317 @@
+"""Campaign memory: engine-only writes, idempotent summaries, bounded dispositions, scene assembly."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from lore import services as lore_services
+from lore.campaigns import selectors, services
+from lore.campaigns.api import ARTCARD_EXAMPLE, NPC_EXAMPLE, SUMMARY_EXAMPLE
+from lore.campaigns.models import Disposition, DispositionChange, EpisodicSummary, Party, PartyFlagChange
+from lore.models import KnowledgeVersion, World
+from memoryhub import services as kernel_services
+from memoryhub.models import Tenant
+from rag.models import Chunk
+
+BASE = "/api/v1/campaigns/camp_123"
+
+
+def _client(tenant: Tenant, *scopes: str) -> APIClient:
+    _, raw = kernel_services.api_key_create(tenant=tenant, name="t", scopes=scopes)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client
+
+
+@pytest.fixture
+def engine(world: World) -> APIClient:
+    client = _client(world.tenant, "engine")
+    assert client.post("/api/v1/worlds/dnd5e/campaigns", {"campaign_id": "camp_123", "name": "Moon"},
+                       format="json").status_code == 201
+    assert client.post(f"{BASE}/parties", {"party_id": "pty_001"}, format="json").status_code == 201
+    assert client.post(f"{BASE}/npcs", NPC_EXAMPLE, format="json").status_code == 201
+    return client
+
+
+def _summary(summary_id: str = "sum_1", **changes: Any) -> dict[str, Any]:
+    document = copy.deepcopy(SUMMARY_EXAMPLE)
+    document["summary_id"] = summary_id
+    document.update(changes)
+    return document
+
+
+def test_summary_records_flags_disposition_history_and_episode_chunk(engine):
+    response = engine.post(f"{BASE}/summaries", _summary(), format="json")
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["flag_changes"] == [{"key": "quest_moon_key", "value": "obtained", "previous": None},
+                                    {"key": "gate_moon_door", "value": "open", "previous": None}]
+    assert body["disposition_changes"] == [{"npc_id": "npc_LiShen", "delta": 1, "applied": 1, "value_after": 1,
+                                            "reason": "kept promise"}]
+    chunk = Chunk.objects.get(pk=body["chunk_id"])
+    assert chunk.namespace.startswith("campaign:") and chunk.kind == "episode" and chunk.session_id == "pty_001"
+    assert "bargain" in chunk.text and chunk.meta["summary_id"] == "sum_1"
+    # A flag changed later keeps its history; an unchanged one writes nothing.
+    later = _summary("sum_2", flags={"gate_moon_door": "closed", "quest_moon_key": "obtained"},
+                     when="2025-08-27T12:00:00Z")
+    assert engine.post(f"{BASE}/summaries", later, format="json").status_code == 201
+    party = Party.objects.get(slug="pty_001")
+    assert party.flags == {"quest_moon_key": "obtained", "gate_moon_door": "closed"}
+    history = list(PartyFlagChange.objects.filter(party=party, key="gate_moon_door").values_list("previous", "value"))
+    assert history == [("", "open"), ("open", "closed")]
+    assert Disposition.objects.get().value == 2
+
+
+def test_same_summary_replays_the_same_answer_and_another_body_is_409(engine):
+    first = engine.post(f"{BASE}/summaries", _summary(), format="json")
+    replay = engine.post(f"{BASE}/summaries", _summary(), format="json")
+    assert (first.status_code, replay.status_code) == (201, 200)
+    assert replay.json() == first.json()
+    changed = engine.post(f"{BASE}/summaries", _summary(notes="something else"), format="json")
+    assert changed.status_code == 409 and "/summary_id" in changed.json()["error"]["fields"]
+    assert EpisodicSummary.objects.count() == 1 and DispositionChange.objects.count() == 1
+    assert Disposition.objects.get().value == 1 and Chunk.objects.filter(kind="episode").count() == 1
+
+
+def test_delta_beyond_the_bound_is_400_and_the_range_clamps(engine, settings):
+    too_big = _summary(relations_delta=[{"npc_id": "npc_LiShen", "towards": "party", "delta": 4, "reason": "x"}])
+    refused = engine.post(f"{BASE}/summaries", too_big, format="json")
+    assert refused.status_code == 400 and "/relations_delta/0/delta" in refused.json()["error"]["fields"]
+    assert not EpisodicSummary.objects.exists()
+    settings.GM_DISPOSITION_RANGE = 4
+    for i in range(2):
+        delta = [{"npc_id": "npc_LiShen", "towards": "party", "delta": 3, "reason": f"gift {i}"}]
+        assert engine.post(f"{BASE}/summaries", _summary(f"s{i}", relations_delta=delta),
+                           format="json").status_code == 201
+    rows = list(DispositionChange.objects.order_by("id").values_list("delta", "applied", "value_after"))
+    assert rows == [(3, 3, 3), (3, 1, 4)]
+
+
+def test_schema_errors_and_notes_bound_name_the_path(engine):
+    bad = _summary()
+    bad["what"]["rolls"][0]["d20"] = 0
+    bad["version"] = "1.0"
+    response = engine.post(f"{BASE}/summaries", bad, format="json")
+    assert response.status_code == 400
+    assert {"/what/rolls/0/d20", "/version"} <= set(response.json()["error"]["fields"])
+    long_notes = engine.post(f"{BASE}/summaries", _summary(notes=" ".join(["word"] * 60)), format="json")
+    assert long_notes.status_code == 400 and "/notes" in long_notes.json()["error"]["fields"]
+    wrong_campaign = engine.post(f"{BASE}/summaries", _summary(campaign_id="other"), format="json")
+    assert wrong_campaign.status_code == 400 and "/campaign_id" in wrong_campaign.json()["error"]["fields"]
+
+
+def test_nothing_is_half_written_when_the_chunk_fails(engine, monkeypatch):
+    def broken(**kwargs: Any) -> None:
+        raise RuntimeError("index down")
+
+    monkeypatch.setattr("lore.campaigns.services.chunks_insert", broken)
+    with pytest.raises(RuntimeError):
+        services.summary_record(campaign=selectors.campaign_get(tenant_id=Party.objects.get().tenant_id,
+                                                                slug="camp_123"), document=_summary())
+    assert not EpisodicSummary.objects.exists() and not PartyFlagChange.objects.exists()
+    assert not DispositionChange.objects.exists() and Party.objects.get().flags == {}
+
+
+def test_unknown_and_foreign_ids_are_404(engine, world):
+    unknown_party = engine.post(f"{BASE}/summaries", _summary(party_id="pty_nope"), format="json")
+    assert unknown_party.status_code == 404 and "/party_id" in unknown_party.json()["error"]["fields"]
+    delta = [{"npc_id": "npc_ghost", "towards": "party", "delta": 1, "reason": "x"}]
+    unknown_npc = engine.post(f"{BASE}/summaries", _summary(relations_delta=delta), format="json")
+    assert unknown_npc.status_code == 404 and "/relations_delta/0/npc_id" in unknown_npc.json()["error"]["fields"]
+    assert engine.post("/api/v1/campaigns/nope/scene-context", {"party": "pty_001"}, format="json").status_code == 404
+    scene = engine.post(f"{BASE}/scene-context", {"party": "pty_001", "npcs": ["npc_ghost"]}, format="json")
+    assert scene.status_code == 404 and "npcs/0" in scene.json()["error"]["fields"]
+    other_tenant, _ = kernel_services.tenant_create(name="tenant-b")
+    other = _client(other_tenant, "engine", "tools")
+    assert other.post(f"{BASE}/scene-context", {"party": "pty_001"}, format="json").status_code == 404
+    assert other.post(f"{BASE}/summaries", _summary(), format="json").status_code == 404
+    assert other.post("/api/v1/worlds/dnd5e/campaigns", {"campaign_id": "c2"}, format="json").status_code == 404
+
+
+WRITES = [
+    ("/api/v1/worlds/dnd5e/campaigns", {"campaign_id": "camp_9"}),
+    (f"{BASE}/parties", {"party_id": "pty_9"}),
+    (f"{BASE}/summaries", SUMMARY_EXAMPLE),
+    (f"{BASE}/npcs", NPC_EXAMPLE),
+    (f"{BASE}/artcards", ARTCARD_EXAMPLE),
+]
+
+
+@pytest.mark.parametrize("scope", ["memory", "editor", "tools"])
+def test_every_write_route_refuses_non_engine_keys(engine, world, scope):
+    client = _client(world.tenant, scope)
+    for path, body in WRITES:
+        response = client.post(path, body, format="json")
+        assert response.status_code == 403, (scope, path, response.status_code)
+        assert response.json()["error"]["code"] == "missing_scope"
+    assert not EpisodicSummary.objects.exists() and Disposition.objects.count() == 0
+    scene = client.post(f"{BASE}/scene-context", {"party": "pty_001"}, format="json")
+    assert scene.status_code == (200 if scope == "tools" else 403)
+
+
+def test_npc_dynamic_part_is_read_only(engine):
+    document = {**NPC_EXAMPLE, "dynamic": {"disposition": {"party_id:pty_001": 5}, "memory": []}}
+    response = engine.post(f"{BASE}/npcs", document, format="json")
+    assert response.status_code == 400 and "/dynamic" in response.json()["error"]["fields"]
+    renamed = engine.post(f"{BASE}/npcs", {**NPC_EXAMPLE, "version": "1.2.0"}, format="json")
+    assert renamed.status_code == 200 and renamed.json()["version"] == "1.2.0"
+    assert not Disposition.objects.exists()
+
+
+def test_art_cards_are_idempotent_and_give_keep_and_avoid_markers(engine):
+    assert engine.post(f"{BASE}/artcards", ARTCARD_EXAMPLE, format="json").status_code == 201
+    assert engine.post(f"{BASE}/artcards", ARTCARD_EXAMPLE, format="json").status_code == 200
+    changed = engine.post(f"{BASE}/artcards", {**ARTCARD_EXAMPLE, "visual_tags": ["red"]}, format="json")
+    assert changed.status_code == 409
+    second = {**ARTCARD_EXAMPLE, "image_id": "img_2", "visual_tags": ["scar_left_cheek", "katana", "dawn"]}
+    refused = {**ARTCARD_EXAMPLE, "image_id": "img_3", "visual_tags": ["scar_right_cheek", "katana"],
+               "moderation": {"safe": False}}
+    for card in (second, refused):
+        assert engine.post(f"{BASE}/artcards", card, format="json").status_code == 201
+    campaign = selectors.campaign_get(tenant_id=Party.objects.get().tenant_id, slug="camp_123")
+    art = selectors.art_suggest(campaign, npcs=["npc_LiShen"])
+    assert art["keep"] == ["katana", "scar_left_cheek"]
+    assert art["avoid"] == ["scar_right_cheek"] and art["style"] == "ukiyo-e-modern"
+    assert selectors.art_suggest(campaign, scene_id="scn_999")["cards"] == []
+
+
+def test_session_fetch_and_npc_profile_for_the_tools(engine):
+    for i in range(3):
+        delta = [{"npc_id": "npc_LiShen", "towards": "party", "delta": -1, "reason": f"lie {i}"}]
+        engine.post(f"{BASE}/summaries", _summary(f"s{i}", when=f"2025-08-2{i}T10:00:00Z", relations_delta=delta),
+                    format="json")
+    party = Party.objects.get()
+    fetched = selectors.session_fetch(party.campaign, party, k=2)
+    assert [s["summary_id"] for s in fetched["summaries"]] == ["s2", "s1"]
+    assert {"key": "gate_moon_door", "value": "open", "set_by": "s0"} in fetched["flags"]
+    profile = selectors.npc_profile("npc_LiShen", party)
+    assert profile["dynamic"]["disposition"] == {"party_id:pty_001": -3}
+    assert [m["summary_id"] for m in profile["dynamic"]["memory"]] == ["s0", "s1", "s2"]
+    assert profile["latest_changes"][0]["reason"] == "lie 2"
+
+
+# --- Scene assembly ----------------------------------------------------------------------------
+@pytest.fixture
+def published(staged: KnowledgeVersion) -> KnowledgeVersion:
+    lore_services.lore_version_publish(version=staged, actor="test", force=True, reason="test fixture")
+    return staged
+
+
+def test_scene_context_blocks_in_order_within_budget_and_degraded_without_lore(engine, published):
+    engine.post(f"{BASE}/summaries", _summary(), format="json")
+    engine.post(f"{BASE}/artcards", ARTCARD_EXAMPLE, format="json")
+    body = {"party": "pty_001", "location": "loc_moon_bridge", "npcs": ["npc_LiShen"],
+            "scene_text": "Mist over the moon bridge.",
+            "user_input": "I make a dexterity saving throw against the fireball"}
+    response = engine.post(f"{BASE}/scene-context", body, format="json")
+    assert response.status_code == 200, response.json()
+    scene = response.json()
+    assert [b["name"] for b in scene["blocks"]] == ["system", "rules", "lore", "episode", "npc", "art", "user"]
+    blocks = {b["name"]: b for b in scene["blocks"]}
+    assert scene["rules_needed"] and 1 <= len(blocks["rules"]["items"]) <= 2
+    assert blocks["rules"]["items"][0]["source"].startswith("srd:Spells/fireball")
+    # No lore published: degraded, said in notes and in the system block.
+    assert scene["degraded"] and blocks["lore"]["items"] == [] and "No lore was retrieved" in scene["prompt"]
+    assert "Flags:" in blocks["episode"]["items"][0]["text"] and "summary:sum_1" in \
+        [i["source"] for i in blocks["episode"]["items"]]
+    assert "Disposition towards the party: +1" in blocks["npc"]["items"][0]["text"]
+    assert "scar_left_cheek" in blocks["art"]["items"][0]["text"]
+    assert blocks["user"]["items"][0]["text"] == body["user_input"]
+    for block in scene["blocks"]:
+        assert block["tokens"] == sum(i["tokens"] for i in block["items"])
+        assert block["budget"] is None or block["tokens"] <= block["budget"]
+    assert scene["tokens"]["without_user"] <= scene["tokens"]["budget"] == 1800
+    calm = engine.post(f"{BASE}/scene-context", {**body, "user_input": "I wave at the ferryman."},
+                       format="json").json()
+    assert not calm["rules_needed"] and calm["blocks"][1]["items"] == []
+
+
+def test_scene_context_reports_what_was_cut(engine, settings, tmp_path):
+    for npc_id in ("npc_A", "npc_B"):
+        engine.post(f"{BASE}/npcs", {**NPC_EXAMPLE, "npc_id": npc_id}, format="json")
+    scene = engine.post(f"{BASE}/scene-context", {"party": "pty_001", "npcs": ["npc_LiShen", "npc_A", "npc_B"]},
+                        format="json").json()
+    npc_block = scene["blocks"][4]
+    assert [i["source"] for i in npc_block["items"]] == ["npc:npc_LiShen", "npc:npc_A"]
+    assert {"block": "npc", "source": "npc:npc_B", "reason": "max_items"} in scene["cut"]
+
+
+def test_scene_context_validates_input(engine):
+    response = engine.post(f"{BASE}/scene-context", {"party": 5, "npcs": "npc_LiShen"}, format="json")
+    assert response.status_code == 400 and {"party", "npcs"} <= set(response.json()["error"]["fields"])
+    assert connection.vendor == "postgresql"
+
+
+def test_admin_shows_dispositions_read_only(engine):
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    engine.post(f"{BASE}/summaries", _summary(), format="json")
+    admin_user = get_user_model().objects.create_superuser("ops", "ops@example.com", "pw-123456")
+    client = Client()
+    client.force_login(admin_user)
+    npc = Disposition.objects.get().npc
+    page = client.get(f"/admin/lore/npc/{npc.pk}/change/")
+    assert page.status_code == 200 and "pty_001" in page.content.decode()
+    for path in ("npc", "party", "episodicsummary", "dispositionchange", "artcard", "campaign"):
+        assert client.get(f"/admin/lore/{path}/").status_code == 200
+    # The change view is a view: posting a new disposition value changes nothing.
+    change = Disposition.objects.get()
+    client.post(f"/admin/lore/npc/{npc.pk}/change/", {"dispositions-0-value": "9", "dispositions-0-id": change.pk})
+    assert Disposition.objects.get().value == 1
+    assert client.get("/admin/lore/disposition/add/").status_code in (403, 404)
+
+
+def test_demo_campaign_is_created_once_and_assembles_a_scene(world):
+    from lore.campaigns.demo import DEMO_CAMPAIGN, DEMO_PARTY, demo_campaign_create, demo_lore_publish
+
+    lore = demo_lore_publish(world=world)
+    assert lore is not None
+    lore.refresh_from_db()
+    assert lore.status == "live"
+    assert lore.smoke["overall"]["hit@5"] == 1.0 and demo_lore_publish(world=world) is None
+    assert demo_campaign_create(world=world) is not None
+    assert demo_campaign_create(world=world) is None
+    client = _client(world.tenant, "tools")
+    scene = client.post(f"/api/v1/campaigns/{DEMO_CAMPAIGN}/scene-context",
+                        {"party": DEMO_PARTY, "location": "loc_swamp_hut", "npcs": ["npc_Vasilisa", "npc_LiShen"],
+                         "user_input": "Я делаю проверку убеждения"}, format="json").json()
+    blocks = {b["name"]: b for b in scene["blocks"]}
+    assert scene["rules_needed"] and "Василиса" in blocks["npc"]["items"][0]["text"]
+    assert "-2" in blocks["npc"]["items"][0]["text"] and "witch_favour=owed" in scene["prompt"]
+    assert "melancholic wuxia" in blocks["system"]["items"][0]["text"]
+    assert "болото" in blocks["art"]["items"][0]["text"]
+    # Lore is live now: entries for the NPCs named (in either language) come back; not degraded.
+    assert not scene["degraded"]
+    sources = {i["source"].split("@")[0] for i in blocks["lore"]["items"]}
+    assert {"lore:MoonValley/лунная-долина/изба-на-болоте",
+            "lore:MoonValley/moon-valley/li-shen-the-ronin-of-the-bridge"} <= sources
+    assert scene["tokens"]["without_user"] <= 1800
+
+
+def test_episode_search_finds_the_partys_summary_by_meaning_and_not_another_partys(engine):
+    engine.post(f"{BASE}/parties", {"party_id": "pty_002"}, format="json")
+    engine.post(f"{BASE}/summaries", _summary("s_bridge"), format="json")
+    forge = _summary("s_forge", where={"location_id": "loc_forge", "tags": ["smoke"]}, relations_delta=[],
+                     what={"event": "repair", "outcome": "success", "rolls": [], "loot": []},
+                     notes="The dwarf mended the katana at the anvil.")
+    engine.post(f"{BASE}/summaries", forge, format="json")
+    engine.post(f"{BASE}/summaries", {**forge, "summary_id": "s_other", "party_id": "pty_002"}, format="json")
+    party = Party.objects.get(slug="pty_001")
+    hits = selectors.episode_search(party.campaign, party, "dwarf mended the katana at the anvil", k=5)
+    assert [h["summary_id"] for h in hits][:1] == ["s_forge"]
+    assert {h["summary_id"] for h in hits} == {"s_forge", "s_bridge"}
+
+
+def test_a_long_version_is_a_400_not_a_database_error(engine):
+    response = engine.post(f"{BASE}/npcs", {**NPC_EXAMPLE, "version": "417997.0.6847351877454911233454640"},
+                           format="json")
+    assert response.status_code == 400 and "/version" in response.json()["error"]["fields"]
+    card = {**ARTCARD_EXAMPLE, "embedding": {"model": "m", "dims": 3, "vec": None}}
+    assert "/embedding/vec" in engine.post(f"{BASE}/artcards", card, format="json").json()["error"]["fields"]
+    assert "/npc_id" in engine.post(f"{BASE}/npcs", {}, format="json").json()["error"]["fields"]
