@@ -126,6 +126,7 @@ INSTALLED_APPS = [
     "profiles",
     "people",
     "lore",
+    "tools",
 ]
 
 MIDDLEWARE = [
@@ -455,3 +456,7 @@ if LORE_CHUNK_TARGET_TOKENS > LORE_CHUNK_MAX_TOKENS:
 LORE_MAX_UPLOAD_BYTES = env_int("LORE_MAX_UPLOAD_BYTES", 20 * 1024 * 1024, minimum=1024)
 # Golden queries of the smoke run: <dir>/<world>/<domain>.json.
 LORE_GOLDEN_DIR = Path(env_str("LORE_GOLDEN_DIR", str(BASE_DIR / "qa" / "memory_retrieval_golden")))
+
+# --- Read-only tools (tools/: DRF and the MCP server) ----------------------------------------
+# The world rules_lookup, lore_search and lore_assert read when a call names none.
+TOOLS_DEFAULT_WORLD = env_str("TOOLS_DEFAULT_WORLD", "dnd5e")
