@@ -36,6 +36,7 @@ NEGATIONS = {
 }
 # A number, a die expression (8d6) or an ordinal (3rd, 5-го): the value, without the suffix.
 NUMBER = re.compile(r"\b(\d+d\d+|\d+)(?:st|nd|rd|th|-?(?:го|й|м|х|ого|ий|ая|ое|ей))?\b", re.IGNORECASE)
+CONJUNCTIONS = {"and", "or", "but", "then", "и", "или", "а", "но", "затем"}
 WORD = re.compile(r"[\w']+", re.UNICODE)
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 WINDOW = 3  # a negation applies to this many words after it
@@ -63,7 +64,12 @@ def _negated_terms(text: str) -> set[str]:
     out: set[str] = set()
     for i, word in enumerate(words):
         if word in NEGATIONS or word.endswith("n't"):
-            out |= _terms(" ".join(words[i + 1:i + 1 + WINDOW]))
+            scope = []
+            for following in words[i + 1:i + 1 + WINDOW]:
+                if following in CONJUNCTIONS:  # "can't see and automatically fails": "fails" is not negated
+                    break
+                scope.append(following)
+            out |= _terms(" ".join(scope))
     return out
 
 
@@ -71,7 +77,10 @@ def _sentences(text: str) -> list[str]:
     return [s for s in SENTENCE.split(text) if s.strip()]
 
 
-def offline_check(fact: str, hits: list[lore_selectors.KnowledgeHit]) -> tuple[Check, list[lore_selectors.KnowledgeHit]]:
+Hit = lore_selectors.KnowledgeHit
+
+
+def offline_check(fact: str, hits: list[Hit]) -> tuple[Check, list[Hit]]:
     """The verdict and the hits it rests on (the subject entry first)."""
     fact_terms = _terms(fact)
     if not hits or not fact_terms:
@@ -86,8 +95,8 @@ def offline_check(fact: str, hits: list[lore_selectors.KnowledgeHit]) -> tuple[C
     cover = coverage(subject)
     if cover < COVERAGE_UNKNOWN:
         missing = sorted(fact_terms - _terms(f"{subject.title} {subject.text}"))
-        return Check("unknown", f"The closest entry ({subject.entry_id}) does not speak of: {', '.join(missing[:6])}."), [
-            subject]
+        hint = f"The closest entry ({subject.entry_id}) does not speak of: {', '.join(missing[:6])}."
+        return Check("unknown", hint), [subject]
     subject_terms = _terms(f"{subject.title} {subject.text}")
 
     # Names: another entry's title in the fact that the subject entry never mentions
