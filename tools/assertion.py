@@ -108,11 +108,12 @@ def offline_check(fact: str, hits: list[Hit]) -> tuple[Check, list[Hit]]:
             return Check("contradicted", f"{subject.entry_id} does not mention {other.title}."), [subject, other]
 
     # The sentence (or "Range: 150 feet" line) closest to the fact.
-    # Scored without the title's words, which the heading line repeats; with numbers in the fact, a
-    # line giving numbers wins a tie.
+    # Scored without the title's words, which the heading line repeats; on a tie, the line giving the
+    # fact's own values wins, then any line giving values ("within 20 feet" vs "Range: 90 feet").
     asked = fact_terms - _terms(subject.title) or fact_terms
     best = max(_sentences(subject.text) or [subject.text],
-               key=lambda s: (len(asked & _terms(s)), bool(_numbers(fact)) and bool(_numbers(s))))
+               key=lambda s: (len(asked & _terms(s)), len(_numbers(fact) & _numbers(s)),
+                              bool(_numbers(fact)) and bool(_numbers(s))))
 
     # Numbers: every value in the fact must appear in that sentence, or at least in the entry.
     fact_numbers = _numbers(fact)
