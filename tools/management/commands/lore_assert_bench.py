@@ -43,7 +43,8 @@ class Command(BaseCommand):
                                                 "use_llm": not options["offline"]})
             ok = result["verdict"] == item["expected"]
             confusion[(item["expected"], result["verdict"])] += 1
-            for key in ("all", f"lang:{item['language']}", f"expected:{item['expected']}"):
+            for key in ("all", f"lang:{item['language']}", f"expected:{item['expected']}",
+                        f"split:{item.get('split', 'dev')}"):
                 total[key] += 1
                 right[key] += ok
             if not ok:
