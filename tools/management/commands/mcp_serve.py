@@ -22,7 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--tenant", help="stdio: serve this tenant (an operator on the host).")
         parser.add_argument("--api-key", help="stdio: serve the tenant of this key (default MEMORYHUB_API_KEY).")
         parser.add_argument("--host", default="127.0.0.1")
-        parser.add_argument("--port", type=int, default=8765)
+        parser.add_argument("--port", type=int, default=8790)
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["transport"] == "http":
