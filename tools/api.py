@@ -45,7 +45,8 @@ class ToolCallApi(APIView):
 
     @extend_schema(
         operation_id="tool_call",
-        parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, pattern=registry.NAME_PATTERN,
+        # The names registered when the schema is built (apps register in ready(), before urls load).
+        parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, enum=[t.name for t in registry.tools_all()],
                                      description="A tool name from GET /api/v1/tools.")],
         request=OpenApiTypes.OBJECT,
         responses={
