@@ -13,14 +13,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Tenant
+from memoryhub.validation import json_value_problem
 
 ToolFunction = Callable[[Tenant, dict[str, Any]], dict[str, Any]]
 NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+
+
+# JSON Schema counts 5.0 as an integer; the tools slice and count with these values, so only real
+# integers pass (booleans never did).
+_TYPES = Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool))
+StrictValidator = validators.extend(Draft202012Validator, type_checker=_TYPES)
 
 
 @dataclass(frozen=True)
@@ -33,7 +41,7 @@ class Tool:
     read_only: bool = True
 
     def validator(self) -> Draft202012Validator:
-        return Draft202012Validator(self.input_schema)
+        return StrictValidator(self.input_schema)
 
 
 _REGISTRY: dict[str, Tool] = {}
@@ -90,6 +98,9 @@ def arguments_validate(tool: Tool, arguments: Any) -> dict[str, Any]:
     400 naming the argument."""
     if not isinstance(arguments, dict):
         raise ApplicationError("Tool arguments must be a JSON object.", field="arguments")
+    problem = json_value_problem(arguments)
+    if problem:
+        raise ApplicationError(f"Arguments: {problem}.", field="arguments")
     errors = sorted(tool.validator().iter_errors(arguments), key=lambda e: (list(map(str, e.absolute_path)),
                                                                             e.validator))
     if errors:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Tenant
+from memoryhub.validation import json_value_problem
 from tools.models import ToolCall
 from tools.registry import arguments_validate, tool_get
 
@@ -46,7 +46,8 @@ def tool_call(*, tenant: Tenant, name: str, arguments: Any, transport: str) -> d
 
 def tool_call_log(*, tenant: Tenant, tool: str, transport: str, arguments: dict[str, Any], sources: list[str],
                   outcome: str, error: str, latency_ms: float) -> ToolCall:
-    # PostgreSQL's jsonb refuses NUL characters, which a caller may send inside a string.
-    arguments = json.loads(json.dumps(arguments).replace("\\u0000", ""))
+    if json_value_problem(arguments) is not None:
+        # Refused arguments jsonb cannot hold (NUL, unpaired surrogates, 1e400) are kept as their repr.
+        arguments = {"_unstorable": repr(arguments)[:2000]}
     return ToolCall.objects.create(tenant=tenant, tool=tool, transport=transport, arguments=arguments,
                                    sources=sources, outcome=outcome, error=error[:2000], latency_ms=latency_ms)

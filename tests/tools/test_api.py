@@ -108,6 +108,7 @@ def test_memory_tools(tools_client: tuple[APIClient, Tenant]) -> None:
     ("lore_search", {}, "query"),
     ("lore_search", {"query": "x", "k": 0}, "k"),
     ("lore_search", {"query": "x", "k": "5"}, "k"),
+    ("lore_search", {"query": "x", "k": 5.0}, "k"),
     ("lore_search", {"query": "x", "filters": {"languages": ["EN!"]}}, "filters.languages.0"),
     ("lore_search", {"query": "x", "filters": {"domains": ["maps"]}}, "filters.domains.0"),
     ("lore_search", {"query": "x", "colour": "red"}, "colour"),
@@ -116,6 +117,7 @@ def test_memory_tools(tools_client: tuple[APIClient, Tenant]) -> None:
     ("memory_search", {"user_id": "bad id!", "query": "x"}, "user_id"),
     ("lore_assert", {"fact": 42}, "fact"),
     ("lore_search", [1, 2], "arguments"),
+    ("lore_search", {"query": "fire\u0000ball"}, "arguments"),
 ])
 def test_bad_arguments_name_the_field(tools_client: tuple[APIClient, Tenant], name: str, args: object,
                                       field: str) -> None:
@@ -147,6 +149,9 @@ def test_every_call_is_logged(tools_client: tuple[APIClient, Tenant]) -> None:
         "lore_search", "api", "ok", {"query": "explosion of flame", "k": 1})
     assert ok.sources == ["srd:Spells/fireball@1.0.0"] and ok.latency_ms > 0
     assert (invalid.outcome, invalid.sources) == ("invalid", []) and "k" in invalid.error
+    # Arguments jsonb cannot store are refused, and logged as their repr.
+    assert call(client, "lore_search", {"query": "nul\u0000"})[0] == 400
+    assert "nul" in ToolCall.objects.filter(tenant=tenant).latest("id").arguments["_unstorable"]
 
 
 def test_call_log_is_read_only_in_admin(tools_client: tuple[APIClient, Tenant], client) -> None:  # type: ignore[no-untyped-def]
