@@ -126,6 +126,7 @@ INSTALLED_APPS = [
     "profiles",
     "people",
     "lore",
+    "tools",
 ]
 
 MIDDLEWARE = [
@@ -476,3 +477,7 @@ GM_DISPOSITION_MAX_DELTA = env_int("GM_DISPOSITION_MAX_DELTA", 3, minimum=1)
 GM_DISPOSITION_RANGE = env_int("GM_DISPOSITION_RANGE", 10, minimum=1)
 # Seed 003 §8.5.1: a summary's notes are "short prose, ≤40 tokens".
 GM_NOTES_MAX_TOKENS = env_int("GM_NOTES_MAX_TOKENS", 40, minimum=1)
+
+# --- Read-only tools (tools/: DRF and the MCP server) ----------------------------------------
+# The world rules_lookup, lore_search and lore_assert read when a call names none.
+TOOLS_DEFAULT_WORLD = env_str("TOOLS_DEFAULT_WORLD", "dnd5e")

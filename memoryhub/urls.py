@@ -23,6 +23,7 @@ urlpatterns = [
     path("api/v1/", include("people.urls")),
     path("api/v1/", include("lore.urls")),
     path("api/v1/", include("lore.campaigns.urls")),
+    path("api/v1/", include("tools.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("admin/", admin.site.urls),

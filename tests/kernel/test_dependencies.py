@@ -14,7 +14,7 @@ from django.conf import settings
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVICE = ["memoryhub", "rag", "profiles", "people", "lore", "manage.py", "gunicorn.conf.py"]
+SERVICE = ["memoryhub", "rag", "profiles", "people", "lore", "tools", "manage.py", "gunicorn.conf.py"]
 # Modules imported only on request, each with its own install instructions.
 OPTIONAL = {"sentence_transformers": "requirements-sentence-transformers.txt", "matplotlib": "requirements-dev.txt"}
 DEV_TOOLS = {"pytest", "pytest-django", "pytest-xdist", "ruff", "matplotlib", "schemathesis"}
@@ -52,7 +52,7 @@ def top_level_imports(paths: list[str]) -> set[str]:
 
 
 def distributions(modules: set[str]) -> set[str]:
-    local = {"memoryhub", "rag", "profiles", "people", "lore", "tests", "bench"}
+    local = {"memoryhub", "rag", "profiles", "people", "lore", "tools", "tests", "bench"}
     owners = importlib.metadata.packages_distributions()
     found = set()
     for module in modules - set(sys.stdlib_module_names) - local:

@@ -1,0 +1,167 @@
+"""The tools over DRF: listing, each tool, argument validation naming the field, scopes, the call log."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import User
+from rest_framework.test import APIClient
+
+from memoryhub.models import Tenant
+from profiles.services import fact_upsert
+from tests.factories import append_messages
+from tools.models import ToolCall
+
+pytestmark = pytest.mark.django_db
+
+
+def call(client: APIClient, name: str, args: object) -> tuple[int, dict]:
+    response = client.post(f"/api/v1/tools/{name}", args, format="json")
+    return response.status_code, response.json()
+
+
+def test_list_names_descriptions_and_schemas(tools_client: tuple[APIClient, Tenant]) -> None:
+    client, _ = tools_client
+    response = client.get("/api/v1/tools")
+    assert response.status_code == 200
+    tools = {t["name"]: t for t in response.json()["tools"]}
+    assert set(tools) == {"rules_lookup", "lore_search", "lore_assert", "memory_search", "memory_context",
+                          "profile_get"}
+    assert tools["lore_search"]["input_schema"]["required"] == ["query"]
+    assert all(t["read_only"] and t["description"] for t in tools.values())
+
+
+def test_scope_and_authentication(key_for: Callable[..., tuple[str, Tenant]]) -> None:
+    client = APIClient()
+    assert client.get("/api/v1/tools").status_code == 401
+    raw, _ = key_for(scopes=("memory",))
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    response = client.post("/api/v1/tools/lore_search", {"query": "fire"}, format="json")
+    assert response.status_code == 403
+    assert "'tools'" in response.json()["error"]["message"]
+
+
+def test_rules_lookup_by_id_and_term(tools_client: tuple[APIClient, Tenant]) -> None:
+    client, _ = tools_client
+    status, body = call(client, "rules_lookup", {"rule_id": "Conditions/blinded"})
+    assert status == 200 and body["matched_by"] == "rule_id"
+    assert {r["language"] for r in body["rules"]} == {"en", "ru"}
+    assert body["sources"] == ["srd:Conditions/blinded@1.0.0", "srd:Conditions/blinded@1.0.0"]
+    status, body = call(client, "rules_lookup", {"term": "misty step", "language": "en"})
+    assert status == 200 and body["matched_by"] == "title"
+    assert [r["rule_id"] for r in body["rules"]] == ["Spells/misty-step"]
+    assert "30 feet" in body["rules"][0]["text"]
+    status, body = call(client, "rules_lookup", {"term": "teleport in silvery mist"})
+    assert body["matched_by"] == "search" and body["rules"][0]["rule_id"] == "Spells/misty-step"
+
+
+def test_lore_search_ranks_and_filters(tools_client: tuple[APIClient, Tenant]) -> None:
+    client, _ = tools_client
+    status, body = call(client, "lore_search", {"query": "explosion of flame", "k": 2})
+    assert status == 200
+    assert body["items"][0]["entry_id"] == "Spells/fireball" and len(body["items"]) <= 2
+    assert body["versions"] == {"srd": "1.0.0"}
+    status, body = call(client, "lore_search", {"query": "существо не видит", "filters": {"languages": ["ru"]}})
+    assert status == 200 and {i["language"] for i in body["items"]} == {"ru"}
+
+
+@pytest.mark.parametrize(("fact", "verdict"), [
+    ("Fireball deals 8d6 fire damage.", "supported"),
+    ("Fireball has a range of 150 feet.", "supported"),
+    ("Fireball has a range of 60 feet.", "contradicted"),
+    ("A blinded creature can see.", "contradicted"),
+    ("Misty Step is an evocation spell.", "contradicted"),
+    ("Ослеплённое существо не видит.", "supported"),
+    ("Gandalf the Grey is a wizard of the Istari.", "unknown"),
+])
+def test_lore_assert_offline(tools_client: tuple[APIClient, Tenant], fact: str, verdict: str) -> None:
+    client, _ = tools_client
+    status, body = call(client, "lore_assert", {"fact": fact})
+    assert status == 200, body
+    assert (body["verdict"], body["method"]) == (verdict, "offline"), body["hint"]
+    assert body["hint"]
+    if verdict != "unknown":
+        assert body["sources"]
+
+
+def test_memory_tools(tools_client: tuple[APIClient, Tenant]) -> None:
+    client, tenant = tools_client
+    append_messages(tenant, "u1", "s1", ["I adopted a grey cat named Pixel last spring."])
+    fact_upsert(tenant=tenant, user_id="u1", key="name", value="Dana", confidence=0.95, source="test")
+    status, body = call(client, "memory_search", {"user_id": "u1", "query": "cat Pixel", "k": 3})
+    assert status == 200 and "Pixel" in body["items"][0]["text"]
+    assert body["sources"][0] == f"chunk:{body['items'][0]['id']}"
+    status, body = call(client, "profile_get", {"user_id": "u1"})
+    assert status == 200 and {"key": "name", "value": "Dana", "confidence": 0.95} in body["facts"]
+    status, body = call(client, "memory_context", {"user_id": "u1", "query": "what pet do I have?",
+                                                   "session_id": "s1", "budget_tokens": 500})
+    assert status == 200 and "Pixel" in body["text"] and "Dana" in body["text"]
+    assert body["used_tokens"] <= 500 and any(s.startswith("fact:") or s.startswith("chunk:") or
+                                               s.startswith("message:") for s in body["sources"])
+    # Another user's memory stays out.
+    status, body = call(client, "memory_search", {"user_id": "u2", "query": "cat Pixel"})
+    assert status == 200 and body["items"] == []
+
+
+@pytest.mark.parametrize(("name", "args", "field"), [
+    ("lore_search", {}, "query"),
+    ("lore_search", {"query": "x", "k": 0}, "k"),
+    ("lore_search", {"query": "x", "k": "5"}, "k"),
+    ("lore_search", {"query": "x", "k": 5.0}, "k"),
+    ("lore_search", {"query": "x", "filters": {"languages": ["EN!"]}}, "filters.languages.0"),
+    ("lore_search", {"query": "x", "filters": {"domains": ["maps"]}}, "filters.domains.0"),
+    ("lore_search", {"query": "x", "colour": "red"}, "colour"),
+    ("rules_lookup", {}, "term"),
+    ("rules_lookup", {"rule_id": "no-slash"}, "rule_id"),
+    ("memory_search", {"user_id": "bad id!", "query": "x"}, "user_id"),
+    ("lore_assert", {"fact": 42}, "fact"),
+    ("lore_search", [1, 2], "arguments"),
+    ("lore_search", {"query": "fire\u0000ball"}, "arguments"),
+])
+def test_bad_arguments_name_the_field(tools_client: tuple[APIClient, Tenant], name: str, args: object,
+                                      field: str) -> None:
+    client, _ = tools_client
+    status, body = call(client, name, args)
+    assert status == 400, body
+    assert list(body["error"]["fields"]) == [field]
+
+
+def test_unknown_tool_and_world_are_404(tools_client: tuple[APIClient, Tenant],
+                                        key_for: Callable[..., tuple[str, Tenant]]) -> None:
+    client, _ = tools_client
+    assert call(client, "session_teleport", {})[0] == 404
+    status, body = call(client, "lore_search", {"query": "fire", "world": "middle-earth"})
+    assert status == 404 and "middle-earth" in body["error"]["message"]
+    # Another tenant's key does not reach tenant-a's world.
+    raw, _ = key_for(name="tenant-b")
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert call(other, "lore_search", {"query": "fire"})[0] == 404
+
+
+def test_every_call_is_logged(tools_client: tuple[APIClient, Tenant]) -> None:
+    client, tenant = tools_client
+    call(client, "lore_search", {"query": "explosion of flame", "k": 1})
+    call(client, "lore_search", {"query": "x", "k": 0})
+    ok, invalid = ToolCall.objects.filter(tenant=tenant).order_by("id")
+    assert (ok.tool, ok.transport, ok.outcome, ok.arguments) == (
+        "lore_search", "api", "ok", {"query": "explosion of flame", "k": 1})
+    assert ok.sources == ["srd:Spells/fireball@1.0.0"] and ok.latency_ms > 0
+    assert (invalid.outcome, invalid.sources) == ("invalid", []) and "k" in invalid.error
+    # Arguments jsonb cannot store are refused, and logged as their repr.
+    assert call(client, "lore_search", {"query": "nul\u0000"})[0] == 400
+    assert "nul" in ToolCall.objects.filter(tenant=tenant).latest("id").arguments["_unstorable"]
+
+
+def test_call_log_is_read_only_in_admin(tools_client: tuple[APIClient, Tenant], client) -> None:  # type: ignore[no-untyped-def]
+    api, _ = tools_client
+    call(api, "lore_search", {"query": "fire"})
+    admin = User.objects.create_superuser("root", "root@example.com", "pw-long-enough-1")
+    client.force_login(admin)
+    response = client.get("/admin/tools/toolcall/")
+    assert response.status_code == 200 and b"lore_search" in response.content
+    row = ToolCall.objects.get()
+    assert client.get(f"/admin/tools/toolcall/{row.pk}/change/").status_code == 200
+    assert client.get("/admin/tools/toolcall/add/").status_code == 403
+    assert client.post(f"/admin/tools/toolcall/{row.pk}/delete/", {"post": "yes"}).status_code == 403

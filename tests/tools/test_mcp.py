@@ -1,0 +1,155 @@
+"""The MCP server, tested with the SDK's own client over stdio (a `manage.py mcp_serve` subprocess)
+and over streamable HTTP (the app under uvicorn): list the tools, call each, refuse bad keys."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+import uvicorn
+from asgiref.sync import SyncToAsync
+from django.db import connection, connections
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from memoryhub.models import Tenant
+from profiles.services import fact_upsert
+from tests.factories import append_messages
+from tests.tools.conftest import publish_small_world
+from tools.mcp_server import http_app
+from tools.models import ToolCall
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parents[2]
+
+CALLS: dict[str, dict[str, Any]] = {
+    "rules_lookup": {"rule_id": "Spells/fireball"},
+    "lore_search": {"query": "explosion of flame", "k": 2},
+    "lore_assert": {"fact": "Fireball has a range of 60 feet."},
+    "memory_search": {"user_id": "u1", "query": "cat Pixel"},
+    "memory_context": {"user_id": "u1", "query": "my pet", "budget_tokens": 400},
+    "profile_get": {"user_id": "u1"},
+}
+
+
+@pytest.fixture
+def world_key(key_for: Callable[..., tuple[str, Tenant]]) -> tuple[str, Tenant]:
+    raw, tenant = key_for()
+    publish_small_world(tenant)
+    append_messages(tenant, "u1", "s1", ["I adopted a grey cat named Pixel last spring."])
+    fact_upsert(tenant=tenant, user_id="u1", key="name", value="Dana", confidence=0.95, source="test")
+    return raw, tenant
+
+
+async def exercise(client: Client) -> dict[str, Any]:
+    listed = await client.list_tools()
+    out: dict[str, Any] = {"tools": {t.name: t for t in listed.tools}}
+    for name, args in CALLS.items():
+        result = await client.call_tool(name, args)
+        assert not result.is_error, (name, result.content)
+        assert json.loads(result.content[0].text) == result.structured_content
+        out[name] = result.structured_content
+    bad = await client.call_tool("lore_search", {"query": "x", "k": 0})
+    assert bad.is_error
+    out["bad"] = json.loads(bad.content[0].text)
+    unknown = await client.call_tool("no_such_tool", {})
+    assert unknown.is_error
+    return out
+
+
+def check(out: dict[str, Any], tenant: Tenant, transport: str) -> None:
+    assert set(out["tools"]) == set(CALLS)
+    assert out["tools"]["lore_assert"].input_schema["required"] == ["fact"]
+    assert out["tools"]["lore_search"].annotations.read_only_hint is True
+    assert out["rules_lookup"]["rules"][0]["rule_id"] == "Spells/fireball"
+    assert out["lore_search"]["items"][0]["entry_id"] == "Spells/fireball"
+    assert out["lore_assert"]["verdict"] == "contradicted"
+    assert "Pixel" in out["memory_search"]["items"][0]["text"]
+    assert "Pixel" in out["memory_context"]["text"]
+    assert out["profile_get"]["facts"][0]["value"] == "Dana"
+    assert out["bad"]["error"]["field"] == "k"
+    logged = list(ToolCall.objects.filter(tenant=tenant, transport=transport).order_by("id")
+                  .values_list("tool", "outcome"))
+    assert logged == [*[(name, "ok") for name in CALLS], ("lore_search", "invalid")]
+
+
+def test_stdio(world_key: tuple[str, Tenant]) -> None:
+    raw, tenant = world_key
+    env = {**os.environ, "MEMORYHUB_DB_NAME": connection.settings_dict["NAME"]}
+    params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_serve", "--api-key", raw],
+                                   cwd=str(ROOT), env=env)
+
+    async def run() -> dict[str, Any]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            return await exercise(client)
+
+    check(anyio.run(run), tenant, "mcp-stdio")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(http_app(), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started
+    yield f"http://127.0.0.1:{port}/mcp"
+    server.should_exit = True
+    thread.join(10)
+    # The tool calls ran in asgiref's one sync thread; its connection would keep the test database open.
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result()
+
+
+def test_streamable_http(world_key: tuple[str, Tenant], http_server: str) -> None:
+    raw, tenant = world_key
+
+    async def run() -> dict[str, Any]:
+        async with (httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=60) as http,
+                    Client(streamable_http_client(http_server, http_client=http)) as client):
+            return await exercise(client)
+
+    check(anyio.run(run), tenant, "mcp-http")
+
+
+def _status(url: str, key: str | None) -> tuple[int, dict]:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, body, headers)) as response:
+            return response.status, {}
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_http_refuses_missing_bad_and_scopeless_keys(key_for: Callable[..., tuple[str, Tenant]],
+                                                     http_server: str) -> None:
+    memory_only, _ = key_for(scopes=("memory",))
+    assert _status(http_server, None)[0] == 401
+    assert _status(http_server, "mh_nope")[0] == 401
+    status, body = _status(http_server, memory_only)
+    assert status == 403 and "'tools'" in body["error"]["message"]
+    assert not ToolCall.objects.exists()

@@ -1,0 +1,201 @@
+"""The built-in read-only tools: rules and lore over a world's published knowledge, the lore fact
+check, and the chat-memory tools. Each returns JSON with a `sources` list (what it read)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from lore import selectors as lore_selectors
+from lore.models import Alias
+from memoryhub.exceptions import NotFound
+from memoryhub.models import Tenant
+from memoryhub.urls_common import CLIENT_ID
+from profiles.selectors import profile_facts
+from rag import context as rag_context
+from rag.models import Chunk
+from rag.selectors import chunks_search
+from tools.registry import Tool, register
+
+WORLD = {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,63}$",
+         "description": "World slug; the TOOLS_DEFAULT_WORLD setting when omitted."}
+USER_ID = {"type": "string", "pattern": rf"^{CLIENT_ID}$", "description": "The chat user's id."}
+LANGUAGE = {"type": "string", "pattern": r"^[a-z]{2,3}$", "description": "Only this language (en, ru, ...)."}
+
+
+def source_ref(hit_domain: str, entry_id: str, version: str) -> str:
+    return f"{hit_domain}:{entry_id}@{version}"
+
+
+def published_targets(tenant: Tenant, world: str | None, domains: list[str]) -> list[lore_selectors.Target]:
+    """The `latest` version of each asked domain that has one; a domain never published is skipped
+    rather than failing the call (a rules-only world has no lore)."""
+    slug = world or settings.TOOLS_DEFAULT_WORLD
+    rows = (Alias.objects.filter(world__tenant_id=tenant.pk, world__slug=slug, domain__in=domains,
+                                 name=Alias.Name.LATEST)
+            .values_list("domain", "version__version", "version__namespace"))
+    found = {d: lore_selectors.Target(d, v, ns) for d, v, ns in rows}
+    if not found:
+        lore_selectors.world_get(tenant_id=tenant.pk, slug=slug)  # 404 naming an unknown world
+        raise NotFound(f"World {slug!r} has nothing published in {', '.join(domains)}.")
+    return [found[d] for d in domains if d in found]
+
+
+# --- rules_lookup ---------------------------------------------------------------------------------
+def rules_lookup(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
+    [target] = published_targets(tenant, args.get("world"), ["srd"])
+    chunks = Chunk.objects.filter(tenant_id=tenant.pk, namespace=target.namespace)
+    if args.get("language"):
+        chunks = chunks.filter(kind=args["language"])
+    how = "rule_id"
+    if "rule_id" in args:
+        rows = list(chunks.filter(meta__entry_id=args["rule_id"]).order_by("id").values("text", "meta", "kind"))
+    else:
+        how = "title"
+        rows = list(chunks.filter(meta__title__iexact=args["term"].strip()).order_by("id")
+                    .values("text", "meta", "kind"))
+        if not rows:
+            how = "search"
+            hits = lore_selectors.knowledge_search(
+                tenant_id=tenant.pk, targets=[target], query=args["term"], k=3,
+                filters=lore_selectors.KnowledgeFilters(languages=(args["language"],) if args.get("language") else ()))
+            rows = [{"text": h.text, "meta": h.meta, "kind": h.language} for h in hits.hits]
+    entries: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        key = (row["meta"].get("entry_id", ""), row["kind"])
+        entry = entries.setdefault(key, {"rule_id": key[0], "title": row["meta"].get("title", ""),
+                                         "language": key[1], "text": ""})
+        entry["text"] = f"{entry['text']}\n\n{row['text']}".strip()
+    rules = list(entries.values())
+    return {"matched_by": how if rules else "none", "version": target.version, "rules": rules,
+            "sources": [source_ref("srd", r["rule_id"], target.version) for r in rules]}
+
+
+register(Tool(
+    name="rules_lookup",
+    description="Look up an SRD rule by its id (\"Conditions/blinded\", \"Spells/fireball\") or by a term "
+                "(an exact title first, else the best matches of a search). Reads the published version.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "term": {"type": "string", "minLength": 1, "maxLength": 200, "description": "A rule or term name."},
+            "rule_id": {"type": "string", "pattern": r"^[^/\s]+/\S", "maxLength": 300,
+                        "description": "Category/slug, as the search returns in entry_id."},
+            "world": WORLD,
+            "language": LANGUAGE,
+        },
+        "anyOf": [{"required": ["term"]}, {"required": ["rule_id"]}],
+        "additionalProperties": False,
+    },
+    function=rules_lookup,
+))
+
+
+# --- lore_search ----------------------------------------------------------------------------------
+def lore_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
+    filters = args.get("filters", {})
+    targets = published_targets(tenant, args.get("world"), filters.get("domains", ["srd", "lore"]))
+    result = lore_selectors.knowledge_search(
+        tenant_id=tenant.pk, targets=targets, query=args["query"], k=args.get("k", 8),
+        filters=lore_selectors.KnowledgeFilters(languages=tuple(filters.get("languages", ())),
+                                                categories=tuple(filters.get("categories", ()))))
+    items = [{"entry_id": h.entry_id, "title": h.title, "domain": h.domain, "language": h.language,
+              "version": h.version, "score": round(h.score, 6), "text": h.text} for h in result.hits]
+    return {"query": args["query"], "versions": result.versions, "items": items,
+            "sources": [source_ref(h.domain, h.entry_id, h.version) for h in result.hits]}
+
+
+register(Tool(
+    name="lore_search",
+    description="Hybrid (BM25 + vector) search of a world's published SRD rules and lore.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "minLength": 1, "maxLength": 2000},
+            "k": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},
+            "filters": {
+                "type": "object",
+                "properties": {
+                    "domains": {"type": "array", "items": {"enum": ["srd", "lore"]}, "minItems": 1,
+                                "uniqueItems": True},
+                    "languages": {"type": "array", "items": LANGUAGE, "maxItems": 10},
+                    "categories": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 100},
+                                   "maxItems": 20, "description": "Entry id prefixes such as Spells."},
+                },
+                "additionalProperties": False,
+            },
+            "world": WORLD,
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+    function=lore_search,
+))
+
+
+# --- memory tools ---------------------------------------------------------------------------------
+def memory_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
+    result = chunks_search(tenant_id=tenant.pk, user_id=args["user_id"], query=args["query"], k=args.get("k", 10))
+    items = [{"id": i.chunk["id"], "type": i.chunk["type"], "text": i.chunk["text"],
+              "session_id": i.chunk["session_id"], "score": round(i.score, 6),
+              "created_at": i.chunk["created_ts"].isoformat() if i.chunk["created_ts"] else None}
+             for i in result.items]
+    return {"query": args["query"], "items": items, "sources": [f"chunk:{i['id']}" for i in items]}
+
+
+register(Tool(
+    name="memory_search",
+    description="Search a user's long-term chat memory (hybrid retrieval over their chunks).",
+    input_schema={
+        "type": "object",
+        "properties": {"user_id": USER_ID, "query": {"type": "string", "minLength": 1, "maxLength": 4000},
+                       "k": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}},
+        "required": ["user_id", "query"],
+        "additionalProperties": False,
+    },
+    function=memory_search,
+))
+
+
+def memory_context(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
+    ctx = rag_context.context_assemble(tenant_id=tenant.pk, user_id=args["user_id"], query=args["query"],
+                                       session_id=args.get("session_id"), budget_tokens=args.get("budget_tokens"))
+    blocks = [{"name": b.name, "tokens": b.tokens, "refs": [i.ref for i in b.items]} for b in ctx.blocks]
+    return {"text": ctx.render(), "budget_tokens": ctx.budget, "used_tokens": ctx.used, "blocks": blocks,
+            "sources": [ref for b in blocks for ref in b["refs"]]}
+
+
+register(Tool(
+    name="memory_context",
+    description="The memory context block for a prompt: profile, inner circle, recent turns, memories "
+                "and people, within a token budget.",
+    input_schema={
+        "type": "object",
+        "properties": {"user_id": USER_ID, "query": {"type": "string", "minLength": 1, "maxLength": 4000},
+                       "session_id": {**USER_ID, "description": "The current session, for its recent turns."},
+                       "budget_tokens": {"type": "integer", "minimum": 50, "maximum": 200000}},
+        "required": ["user_id", "query"],
+        "additionalProperties": False,
+    },
+    function=memory_context,
+))
+
+
+def profile_get(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
+    facts = profile_facts(tenant_id=tenant.pk, user_id=args["user_id"])
+    return {"user_id": args["user_id"],
+            "facts": [{"key": f.key, "value": f.value, "confidence": round(f.confidence, 4)} for f in facts],
+            "sources": [f"fact:{f.pk}" for f in facts]}
+
+
+register(Tool(
+    name="profile_get",
+    description="A user's active profile facts (name, age, likes, ...), most confident first.",
+    input_schema={"type": "object", "properties": {"user_id": USER_ID}, "required": ["user_id"],
+                  "additionalProperties": False},
+    function=profile_get,
+))
+
+# lore_assert lives in its own module (its checks are the larger part of it).
+from tools import assertion  # noqa: E402,F401

@@ -1,0 +1,137 @@
+"""The tools over MCP (the official `mcp` SDK's low-level Server): the same registry and the same
+`tool_call` (so the same validation and call log) as the DRF endpoints.
+
+Two transports: stdio, where the process serves one tenant fixed at start (`manage.py mcp_serve
+--tenant NAME` or `--api-key`), and streamable HTTP (`mcp_serve --transport http`), where every
+request carries `Authorization: Bearer <api key>` with the `tools` scope and is answered for that
+key's tenant.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from starlette.applications import Starlette
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memoryhub.auth import hash_key
+from memoryhub.exceptions import ApplicationError
+from memoryhub.models import ApiKey, Tenant
+from tools import registry, services
+from tools.models import ToolCall
+
+SERVER_NAME = "memoryhub-tools"
+TenantResolver = Callable[[ServerRequestContext[Any]], Tenant]
+
+
+class KeyRefused(Exception):
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def tenant_for_key(raw_key: str) -> Tenant:
+    """The tenant of an active key holding the `tools` scope; the same single answer as the DRF
+    authentication for unknown, revoked and deactivated keys."""
+    key = ApiKey.objects.select_related("tenant").filter(key_hash=hash_key(raw_key.strip())).first()
+    if key is None or not key.is_active or not key.tenant.is_active:
+        raise KeyRefused("Invalid API key.", 401)
+    if ApiKey.Scope.TOOLS not in key.scopes:
+        raise KeyRefused("This API key lacks the 'tools' scope.", 403)
+    return key.tenant
+
+
+def _call_sync(tenant: Tenant, name: str, arguments: dict[str, Any], transport: str) -> types.CallToolResult:
+    close_old_connections()  # a long-lived server thread must not keep a connection the database dropped
+    try:
+        result = services.tool_call(tenant=tenant, name=name, arguments=arguments, transport=transport)
+    except ApplicationError as exc:
+        # A refused call is a tool result with isError, which the model can read and correct.
+        detail = {"error": {"code": exc.code, "message": exc.message, "field": exc.field}}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(detail))],
+                                    is_error=True)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+                                structured_content=result)
+
+
+def build_server(resolve_tenant: TenantResolver, transport: str) -> Server[Any]:
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+                         ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
+                       annotations=types.ToolAnnotations(read_only_hint=t.read_only, destructive_hint=False,
+                                                         idempotent_hint=True, open_world_hint=False))
+            for t in registry.tools_all()
+        ])
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        tenant = resolve_tenant(ctx)
+        return await sync_to_async(_call_sync, thread_sensitive=True)(tenant, params.name, params.arguments or {},
+                                                                      transport)
+
+    return Server(SERVER_NAME, version="1", instructions="Read-only MemoryHub tools: rules and lore of a world, "
+                  "fact checks against them, and a user's chat memory.",
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+# --- stdio ----------------------------------------------------------------------------------------
+async def serve_stdio(tenant: Tenant) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(lambda ctx: tenant, ToolCall.Transport.MCP_STDIO)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+# --- streamable HTTP ------------------------------------------------------------------------------
+class ApiKeyMiddleware:
+    """Authenticates every HTTP request by its bearer key before the SDK sees it, and leaves the
+    tenant in the request state for the tool handler."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+        scheme, _, raw = header.partition(" ")
+        try:
+            if scheme.lower() != "bearer" or not raw.strip():
+                raise KeyRefused("Use 'Authorization: Bearer <api key>'.", 401)
+            tenant = await sync_to_async(tenant_for_key, thread_sensitive=True)(raw)
+        except KeyRefused as exc:
+            body = json.dumps({"error": {"code": "not_authenticated" if exc.status == 401 else "missing_scope",
+                                         "message": str(exc)}}).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            if exc.status == 401:
+                headers.append((b"www-authenticate", b"Bearer"))
+            await send({"type": "http.response.start", "status": exc.status, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        scope.setdefault("state", {})["tenant"] = tenant
+        await self.app(scope, receive, send)
+
+
+def _http_tenant(ctx: ServerRequestContext[Any]) -> Tenant:
+    tenant = getattr(getattr(ctx.request, "state", None), "tenant", None)
+    if not isinstance(tenant, Tenant):  # the middleware lets no unauthenticated request through
+        raise RuntimeError("MCP HTTP request without an authenticated tenant")
+    return tenant
+
+
+def http_app(*, host: str = "127.0.0.1", path: str = "/mcp") -> Starlette:
+    """The streamable HTTP app (`path`, default /mcp) behind API key authentication. For 127.0.0.1
+    and localhost the SDK also turns on its DNS-rebinding protection (Host and Origin checks)."""
+    server = build_server(_http_tenant, ToolCall.Transport.MCP_HTTP)
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    app.add_middleware(ApiKeyMiddleware)
+    return app

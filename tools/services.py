@@ -1,0 +1,53 @@
+"""Calling a tool: validate its arguments, run it, log the call (tool, arguments, sources, latency)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from memoryhub.exceptions import ApplicationError
+from memoryhub.models import Tenant
+from memoryhub.validation import json_value_problem
+from tools.models import ToolCall
+from tools.registry import arguments_validate, tool_get
+
+
+def _sources(result: dict[str, Any]) -> list[str]:
+    sources = result.get("sources", [])
+    return [str(s) for s in sources][:200] if isinstance(sources, list) else []
+
+
+def tool_call(*, tenant: Tenant, name: str, arguments: Any, transport: str) -> dict[str, Any]:
+    """Run one tool for a tenant and log it. An unknown tool raises NotFound (not logged: there is
+    no tool to log against); bad arguments and tool errors are logged, then raised.
+
+    No transaction wraps the call: the tools only read, and some (lore_assert with an LLM) call
+    out over the network, which must not happen while a transaction holds a lock."""
+    tool = tool_get(name)
+    started = time.perf_counter()
+    outcome, error, result = ToolCall.Outcome.OK, "", {}
+    try:
+        args = arguments_validate(tool, arguments)
+        result = tool.function(tenant, args)
+        return result
+    except ApplicationError as exc:
+        outcome = ToolCall.Outcome.INVALID if exc.status_code == 400 else ToolCall.Outcome.ERROR
+        error = exc.message
+        raise
+    except Exception as exc:
+        outcome, error = ToolCall.Outcome.ERROR, f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        tool_call_log(tenant=tenant, tool=name, transport=transport,
+                      arguments=arguments if isinstance(arguments, dict) else {"_": repr(arguments)[:500]},
+                      sources=_sources(result), outcome=outcome, error=error,
+                      latency_ms=round((time.perf_counter() - started) * 1000, 3))
+
+
+def tool_call_log(*, tenant: Tenant, tool: str, transport: str, arguments: dict[str, Any], sources: list[str],
+                  outcome: str, error: str, latency_ms: float) -> ToolCall:
+    if json_value_problem(arguments) is not None:
+        # Refused arguments jsonb cannot hold (NUL, unpaired surrogates, 1e400) are kept as their repr.
+        arguments = {"_unstorable": repr(arguments)[:2000]}
+    return ToolCall.objects.create(tenant=tenant, tool=tool, transport=transport, arguments=arguments,
+                                   sources=sources, outcome=outcome, error=error[:2000], latency_ms=latency_ms)
