@@ -6,6 +6,6 @@ class ToolsConfig(AppConfig):
     verbose_name = "Read-only tools (DRF and MCP)"
 
     def ready(self) -> None:
-        # The built-in tools register themselves on import; apps that add tools (campaigns) do the
-        # same from their own ready().
-        from tools import builtin  # noqa: F401
+        # The tools register themselves on import: the built-in ones and the campaign tools
+        # (tools reads lore, never the other way round).
+        from tools import builtin, campaign  # noqa: F401

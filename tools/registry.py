@@ -2,9 +2,9 @@
 read-only function `(tenant, args) -> JSON`. DRF and the MCP server both serve what is registered
 here, so a tool added once is reachable over every transport.
 
-Apps register their own tools from their `AppConfig.ready()` with `register(Tool(...))`; the
-campaign tools (`session_fetch`, `npc_profile`, `art_suggest`) belong there, beside the campaign
-models they read.
+Tools register themselves with `register(Tool(...))` when their module is imported by the tools
+app's `ready()`: `tools/builtin.py` (rules, lore, memory) and `tools/campaign.py` (session_fetch,
+npc_profile, art_suggest over `lore.campaigns`).
 """
 
 from __future__ import annotations

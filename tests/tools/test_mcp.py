@@ -25,6 +25,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from lore.campaigns.demo import demo_campaign_create
+from lore.models import World
 from memoryhub.models import Tenant
 from profiles.services import fact_upsert
 from tests.factories import append_messages
@@ -42,6 +44,9 @@ CALLS: dict[str, dict[str, Any]] = {
     "memory_search": {"user_id": "u1", "query": "cat Pixel"},
     "memory_context": {"user_id": "u1", "query": "my pet", "budget_tokens": 400},
     "profile_get": {"user_id": "u1"},
+    "session_fetch": {"campaign_id": "demo_moon", "party_id": "pty_demo"},
+    "npc_profile": {"campaign_id": "demo_moon", "party_id": "pty_demo", "npc_id": "npc_LiShen"},
+    "art_suggest": {"campaign_id": "demo_moon", "npcs": ["npc_LiShen"]},
 }
 
 
@@ -51,6 +56,7 @@ def world_key(key_for: Callable[..., tuple[str, Tenant]]) -> tuple[str, Tenant]:
     publish_small_world(tenant)
     append_messages(tenant, "u1", "s1", ["I adopted a grey cat named Pixel last spring."])
     fact_upsert(tenant=tenant, user_id="u1", key="name", value="Dana", confidence=0.95, source="test")
+    demo_campaign_create(world=World.objects.get(tenant=tenant, slug="dnd5e"))
     return raw, tenant
 
 

@@ -1,0 +1,72 @@
+"""The campaign tools read what the engine wrote: a party's episodes, an NPC's stance, a scene's canon."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from rest_framework.test import APIClient
+
+from lore.campaigns.demo import demo_campaign_create
+from lore.campaigns.models import Disposition
+from lore.models import World
+from memoryhub.models import Tenant
+from tools.models import ToolCall
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def campaign_client(tools_client: tuple[APIClient, Tenant]) -> tuple[APIClient, Tenant]:
+    client, tenant = tools_client
+    demo_campaign_create(world=World.objects.get(tenant=tenant, slug="dnd5e"))
+    return client, tenant
+
+
+def call(client: APIClient, name: str, args: dict) -> tuple[int, dict]:
+    response = client.post(f"/api/v1/tools/{name}", args, format="json")
+    return response.status_code, response.json()
+
+
+def test_session_fetch_npc_profile_and_art_suggest(campaign_client) -> None:
+    client, tenant = campaign_client
+    status, body = call(client, "session_fetch", {"campaign_id": "demo_moon", "party_id": "pty_demo", "k": 2})
+    assert status == 200 and len(body["summaries"]) == 2
+    assert body["sources"] == [f"summary:{s['summary_id']}" for s in body["summaries"]]
+    assert body["summaries"][0]["when"] >= body["summaries"][1]["when"]  # newest first
+
+    status, body = call(client, "npc_profile", {"campaign_id": "demo_moon", "party_id": "pty_demo",
+                                                "npc_id": "npc_LiShen"})
+    assert status == 200 and body["static"]["name"] == "Li Shen"
+    held = Disposition.objects.get(npc__npc_id="npc_LiShen", party__slug="pty_demo").value
+    assert body["dynamic"]["disposition"] == {"party_id:pty_demo": held}
+
+    status, body = call(client, "art_suggest", {"campaign_id": "demo_moon", "npcs": ["npc_LiShen"]})
+    assert status == 200 and "scar_left_cheek" in body["keep"]
+    assert set(body["sources"]) == {f"artcard:{c['image_id']}" for c in body["cards"]}
+    assert ToolCall.objects.filter(tenant=tenant, tool="art_suggest").count() == 1
+
+
+def test_the_tools_never_change_a_disposition(campaign_client) -> None:
+    client, _ = campaign_client
+    before = list(Disposition.objects.values_list("pk", "value"))
+    for _ in range(3):
+        call(client, "npc_profile", {"campaign_id": "demo_moon", "party_id": "pty_demo", "npc_id": "npc_LiShen"})
+        call(client, "session_fetch", {"campaign_id": "demo_moon", "party_id": "pty_demo"})
+    assert list(Disposition.objects.values_list("pk", "value")) == before
+
+
+def test_bad_and_unknown_arguments(campaign_client, key_for: Callable[..., tuple[str, Tenant]]) -> None:
+    client, _ = campaign_client
+    status, body = call(client, "art_suggest", {"campaign_id": "demo_moon"})
+    assert status == 400  # a scene, a location or NPCs
+    status, body = call(client, "session_fetch", {"campaign_id": "demo_moon", "party_id": "pty_demo", "k": 0})
+    assert status == 400 and "k" in body["error"]["fields"]
+    status, body = call(client, "npc_profile", {"campaign_id": "demo_moon", "party_id": "pty_nope",
+                                                "npc_id": "npc_LiShen"})
+    assert status == 404 and "party_id" in body["error"]["fields"]
+    other_raw, _ = key_for(name="tenant-b")
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Bearer {other_raw}")
+    status, _ = call(other, "session_fetch", {"campaign_id": "demo_moon", "party_id": "pty_demo"})
+    assert status == 404  # another tenant's campaign

@@ -1,0 +1,72 @@
+"""The campaign tools of the game master (seed 003 §8.12): what happened to a party, how an NPC
+stands towards it, what a scene's art must keep. They read what the game engine wrote through
+`lore.campaigns`; like every tool they never write (dispositions change only by the engine's
+summaries)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lore.campaigns import selectors as campaigns
+from memoryhub.models import Tenant
+from tools.registry import Tool, register
+
+ID = {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"}
+CAMPAIGN = {**ID, "description": "The campaign's id (campaign_id)."}
+PARTY = {**ID, "description": "The party's id (party_id)."}
+
+
+def session_fetch(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
+    campaign = campaigns.campaign_get(tenant_id=tenant.pk, slug=args["campaign_id"])
+    party = campaigns.party_get(campaign=campaign, slug=args["party_id"], field="party_id")
+    result = campaigns.session_fetch(campaign, party, k=args.get("k", 2))
+    return {**result, "sources": [f"summary:{s['summary_id']}" for s in result["summaries"]]}
+
+
+register(Tool(
+    name="session_fetch",
+    description="The party's last episode summaries (newest first) and its current flags.",
+    input_schema={"type": "object", "properties": {
+        "campaign_id": CAMPAIGN, "party_id": PARTY,
+        "k": {"type": "integer", "minimum": 1, "maximum": 20, "default": 2}},
+        "required": ["campaign_id", "party_id"], "additionalProperties": False},
+    function=session_fetch,
+))
+
+
+def npc_profile(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
+    campaign = campaigns.campaign_get(tenant_id=tenant.pk, slug=args["campaign_id"])
+    party = campaigns.party_get(campaign=campaign, slug=args["party_id"], field="party_id")
+    profile = campaigns.npc_profile(args["npc_id"], party, campaign)
+    return {**profile, "sources": [f"npc:{profile['npc_id']}",
+                                   *(f"summary:{m['summary_id']}" for m in profile["dynamic"]["memory"])]}
+
+
+register(Tool(
+    name="npc_profile",
+    description="An NPC's static profile and, towards one party, its disposition and the summaries that moved it.",
+    input_schema={"type": "object", "properties": {
+        "campaign_id": CAMPAIGN, "party_id": PARTY, "npc_id": {**ID, "description": "The NPC's id."}},
+        "required": ["campaign_id", "npc_id", "party_id"], "additionalProperties": False},
+    function=npc_profile,
+))
+
+
+def art_suggest(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
+    campaign = campaigns.campaign_get(tenant_id=tenant.pk, slug=args["campaign_id"])
+    result = campaigns.art_suggest(campaign, scene_id=args.get("scene_id"), location=args.get("location"),
+                                   npcs=args.get("npcs", ()))
+    return {**result, "sources": [f"artcard:{c['image_id']}" for c in result["cards"]]}
+
+
+register(Tool(
+    name="art_suggest",
+    description="Art cards of a scene (or of a location and NPCs) with the canon markers a new image must "
+                "keep and the tags to avoid.",
+    input_schema={"type": "object", "properties": {
+        "campaign_id": CAMPAIGN, "scene_id": ID, "location": ID,
+        "npcs": {"type": "array", "items": ID, "maxItems": 10, "uniqueItems": True}},
+        "required": ["campaign_id"], "additionalProperties": False,
+        "anyOf": [{"required": ["scene_id"]}, {"required": ["location"]}, {"required": ["npcs"]}]},
+    function=art_suggest,
+))
