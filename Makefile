@@ -37,8 +37,8 @@ lock: install-dev
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	$(PY) manage.py demo_bootstrap
 	$(PY) manage.py lore_demo
+	$(PY) manage.py demo_bootstrap
 	$(PY) manage.py runserver 127.0.0.1:8000
 
 # The embedded PostgreSQL stops with the last process using it; this stops one left running.

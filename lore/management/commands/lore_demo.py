@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from lore.campaigns.demo import DEMO_CAMPAIGN, DEMO_PARTY, demo_campaign_create, demo_lore_publish
 from lore.models import Alias, World
@@ -18,9 +18,9 @@ class Command(BaseCommand):
     help = "Load the bundled SRD into the demo tenant's world 'dnd5e', smoke-test it and publish it (once)."
 
     def handle(self, *args: object, **options: object) -> None:
-        tenant = Tenant.objects.filter(name=DEMO_TENANT).first()
-        if tenant is None:
-            raise CommandError("Run manage.py demo_bootstrap first (it creates the demo tenant).")
+        # The same demo tenant demo_bootstrap gives its key; `make run` runs this first, so the key
+        # and the admin password are the last lines printed before the server starts.
+        tenant, _ = Tenant.objects.get_or_create(name=DEMO_TENANT)
         world = World.objects.filter(tenant=tenant, slug=DEMO_WORLD).first()
         if world is not None and Alias.objects.filter(world=world, domain="srd", name="latest").exists():
             self.stdout.write(f"world {DEMO_WORLD!r} already published")
