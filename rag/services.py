@@ -138,7 +138,9 @@ def chunks_prepare(drafts: Sequence[ChunkDraft]) -> PreparedChunks:
     return PreparedChunks(list(drafts), terms, _embed(drafts))
 
 
-@transaction.atomic
+# No savepoint when called inside a transaction (the index step, a lore version): a failure rolls
+# back the caller's whole transaction anyway, and a savepoint costs two round trips per batch.
+@transaction.atomic(savepoint=False)
 def chunks_insert(*, tenant: Tenant, namespace: str, prepared: PreparedChunks) -> list[Chunk]:
     """Insert prepared chunks: the namespace lock (held to commit, see namespace_write_lock), the
     namespace's bookkeeping and one bulk insert. Database work only, so the lock is short."""
@@ -310,7 +312,7 @@ def dialog_index_prepare(job: ArchivalJob, messages: Sequence[Message]) -> Prepa
     return chunks_prepare(dialog_drafts(fresh, _history_before(fresh, context_turns), context_turns))
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def dialog_index_apply(job: ArchivalJob, prepared: PreparedChunks) -> dict[str, int]:
     """Index step, in the kernel's write transaction: insert what `dialog_index_prepare` built.
 
