@@ -68,6 +68,24 @@ def _score(outcomes: Sequence[QueryOutcome], ks: Sequence[int]) -> dict[str, flo
     return metrics
 
 
+def split_half(data: dict[str, Any], half: str) -> dict[str, Any]:
+    """The dev split that every retrieval setting is chosen on ("tune") and reported on ("test"):
+    with several conversations, the first ceil(n/2) are tuning (LoCoMo dev: 0-2 vs 3-4), since
+    unseen users are what a setting must generalise to; with one (MADial), alternate queries."""
+    if half not in ("tune", "test"):
+        raise ValueError(f"half must be tune or test, not {half!r}")
+    conversations = data["conversations"]
+    if len(conversations) > 1:
+        cut = (len(conversations) + 1) // 2
+        chosen = conversations[:cut] if half == "tune" else conversations[cut:]
+        users = {c["user_id"] for c in chosen}
+        queries = [q for q in data["queries"] if q["user_id"] in users]
+    else:
+        chosen = conversations
+        queries = [q for i, q in enumerate(data["queries"]) if (i % 2 == 0) == (half == "tune")]
+    return {**data, "name": f"{data.get('name', 'eval')}[{half}]", "conversations": chosen, "queries": queries}
+
+
 def _percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]

@@ -11,7 +11,7 @@ import numpy as np
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from memoryhub import events, metrics
+from memoryhub import events, metrics, timeexpr
 from memoryhub.embeddings import embed_query
 from memoryhub.search import vectors
 from memoryhub.search.config import RetrievalConfig, retrieval_config
@@ -139,6 +139,9 @@ def chunks_search(
     steps: list[str] = []
     if mode in ("hybrid", "bm25"):
         terms = analyze(query)
+        # Dates the query names ("in July 2022", "when ...") as the date terms dialog chunks carry.
+        date_weights = timeexpr.query_weights(query, now)
+        terms += list(date_weights)
         if expand if expand is not None else config.expand:
             expansions = llm_steps.expand_query(query)
             if expansions is not None:
@@ -149,7 +152,7 @@ def chunks_search(
             allowed = np.fromiter(filtered.order_by("id").values_list("id", flat=True), dtype=np.int64)
         bm25: dict[int, float] = {}
         for ix in indexes if terms else []:
-            bm25.update(ix.search(terms, n_candidates, allowed=allowed))
+            bm25.update(ix.search(terms, n_candidates, allowed=allowed, term_weights=date_weights))
         scores["bm25"] = dict(sorted(bm25.items(), key=lambda kv: (-kv[1], -kv[0]))[:n_candidates])
     timings["bm25"] = _ms(t)
 

@@ -21,6 +21,7 @@ from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.search import vectors
 from memoryhub.sensitive import redact
+from memoryhub import timeexpr
 from memoryhub.text import analyze_many, count_tokens
 from rag.chunking import split_bounded, split_document
 from rag.models import TENANT_NAMESPACE, Chunk, ChunkDeletion, Document, Namespace, user_namespace
@@ -126,6 +127,19 @@ class PreparedChunks:
                               self.embeddings[list(keep)])
 
 
+# What was said in a conversation happened on a day: its turns and typed memories carry the date
+# terms of that day and of the dates they mention ("last Friday"), so "what did she do in July
+# 2022" and "when ..." questions match them (memoryhub/timeexpr.py). A document's upload day says
+# nothing about its content.
+DATED_TYPES = frozenset({Chunk.Type.DIALOG, Chunk.Type.MEMORY})
+
+
+def _date_terms(draft: ChunkDraft) -> list[str]:
+    if draft.type not in DATED_TYPES or draft.created_ts is None:
+        return []
+    return timeexpr.chunk_terms(draft.text, draft.created_ts)
+
+
 def chunks_prepare(drafts: Sequence[ChunkDraft]) -> PreparedChunks:
     """BM25 terms and embeddings of the drafts. Writes nothing and takes no lock: call it before
     opening the transaction that inserts them."""
@@ -133,8 +147,8 @@ def chunks_prepare(drafts: Sequence[ChunkDraft]) -> PreparedChunks:
         return PreparedChunks([], [], np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32))
     own_terms = analyze_many([f"{d.search_prefix} {d.text}" for d in drafts])
     context_terms = analyze_many([d.context_text for d in drafts])
-    terms = [[t for t in own * OWN_TERM_WEIGHT + ctx if len(t) <= MAX_TERM_CHARS]
-             for own, ctx in zip(own_terms, context_terms, strict=True)]
+    terms = [[t for t in own * OWN_TERM_WEIGHT + ctx + _date_terms(d) if len(t) <= MAX_TERM_CHARS]
+             for d, own, ctx in zip(drafts, own_terms, context_terms, strict=True)]
     return PreparedChunks(list(drafts), terms, _embed(drafts))
 
 

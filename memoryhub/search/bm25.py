@@ -39,7 +39,7 @@ import queue
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -464,23 +464,26 @@ class SegmentedBM25Index:
     # -- reads ----------------------------------------------------------------------------
 
     def search(
-        self, query_terms: Sequence[str], k: int, allowed: Allowed | None = None
+        self, query_terms: Sequence[str], k: int, allowed: Allowed | None = None,
+        term_weights: Mapping[str, float] | None = None,
     ) -> list[tuple[int, float]]:
         """Top-``k`` ``(doc_id, score)``, best first, ties broken by higher (newer) doc id.
 
         Only documents with score > 0 are returned. A repeated query term counts once per
-        occurrence, as in bm25s. ``allowed`` restricts results to a subset of doc ids (see
-        ``Allowed``); it is applied before the top-k cut, so k matching docs give k results.
+        occurrence, as in bm25s; ``term_weights`` scales an occurrence (1.0 for terms it does not
+        name), e.g. to let the seven day terms of "the week before ..." weigh like one word.
+        ``allowed`` restricts results to a subset of doc ids (see ``Allowed``); it is applied
+        before the top-k cut, so k matching docs give k results.
         """
         snap = self._snap
         if k <= 0 or snap.n_docs <= 0:
             return []
-        qtf: dict[int, int] = {}
+        qtf: dict[int, float] = {}
         n_known = snap.df.size
         for term in query_terms:
             tid = self._vocab.get(term)
             if tid is not None and tid < n_known and snap.df[tid] > 0:
-                qtf[tid] = qtf.get(tid, 0) + 1
+                qtf[tid] = qtf.get(tid, 0.0) + (term_weights.get(term, 1.0) if term_weights else 1.0)
         if not qtf:
             return []
         qids = np.fromiter(qtf, dtype=np.int64, count=len(qtf))

@@ -289,3 +289,24 @@ def test_namespaces_recount_rebuilds_the_rows_of_bulk_loaded_chunks(tenant, monk
     assert state.last_chunk_id == copies[-1].pk
     assert state.last_deletion_id == ChunkDeletion.objects.get(tenant=tenant).pk
     assert set(Chunk.objects.filter(tenant=tenant).values_list("in_hnsw", flat=True)) == {True}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What movie did I watch on 1 May 2022?", "Watched the whole trilogy last night, wow."),
+        ("Какой фильм я смотрел 1 мая 2022?", "Watched the whole trilogy last night, wow."),
+        ("2022年5月1日我看了什么电影？", "Watched the whole trilogy last night, wow."),
+        ("When did I go to the film festival?", "The film festival was two weeks ago, such fun."),
+    ],
+)
+def test_dates_the_query_names_find_turns_said_or_dated_then(tenant, query: str, expected: str) -> None:
+    # Three sessions on different days, each mentioning films: the words alone do not decide.
+    append_messages(tenant, "u1", "s1", ["I love a good film, any film really.", "Films, films, films."],
+                    start=datetime(2022, 3, 10, 9, tzinfo=UTC))
+    append_messages(tenant, "u1", "s2", ["Watched the whole trilogy last night, wow.", "Great film weekend."],
+                    start=datetime(2022, 5, 2, 9, tzinfo=UTC))
+    append_messages(tenant, "u1", "s3", ["The film festival was two weeks ago, such fun.",
+                                         "Another film festival is a film marathon, they say."],
+                    start=datetime(2022, 8, 20, 9, tzinfo=UTC))
+    assert texts(search(tenant, query, k=3, mode="bm25"))[0] == expected

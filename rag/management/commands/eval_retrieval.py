@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from memoryhub.management.base import require_migrated
-from rag.evaluation import Report, evaluate
+from rag.evaluation import Report, evaluate, split_half
 
 
 class Command(BaseCommand):
@@ -23,6 +23,8 @@ class Command(BaseCommand):
         parser.add_argument("--mode", choices=["hybrid", "bm25", "vector"], default="hybrid")
         parser.add_argument("--fusion", choices=["rrf", "weighted"])
         parser.add_argument("--weights", help="fusion weights, e.g. bm25=1,vector=0.5")
+        parser.add_argument("--half", choices=["tune", "test"],
+                            help="only one half of the dev split (choose settings on tune, report on test)")
         parser.add_argument("--json", type=Path, help="write the figures as JSON here")
         parser.add_argument("--plot", type=Path, help="draw recall@k per category into this PNG")
 
@@ -33,6 +35,8 @@ class Command(BaseCommand):
             ks = [int(k) for k in options["k"].split(",") if k.strip()]
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
+        if options["half"]:
+            data = split_half(data, options["half"])
         if not ks or min(ks) < 1:
             raise CommandError("--k needs positive integers")
         if options["plot"] and importlib.util.find_spec("matplotlib") is None:
