@@ -369,7 +369,7 @@ def _ru(text: str, anchor: date, query: bool) -> Iterable[Span]:
 
     def month_number(word: str) -> int:
         for stem, number in _RU_MONTHS.items():
-            if word.startswith(stem) and (stem != "ма" or len(word) == 3 and word[2] in "йяюе"):
+            if word.startswith(stem) and (stem != "ма" or (len(word) == 3 and word[2] in "йяюе")):
                 return number
         return 0
 
@@ -439,7 +439,7 @@ def _zh(text: str, anchor: date, query: bool) -> Iterable[Span]:
     for m in re.finditer(r"(?:(?P<year>\d{4})年|(?P<rel>前年|去年|今年|明年))?(?P<month>" + _ZH_NUM + r")(?:个)?月"
                          r"(?:(?P<day>" + _ZH_NUM + r")[日号]|(?P<part>初|中旬|中|底|末))?", text):
         month = _zh_number(m.group("month"))
-        if "个" in m.group(0) and not m.group("day") or not 1 <= month <= 12 or not free(m):
+        if ("个" in m.group(0) and not m.group("day")) or not 1 <= month <= 12 or not free(m):
             continue  # "三个月" is a duration, not March
         year = (int(m.group("year")) if m.group("year")
                 else anchor.year + relative_years[m.group("rel")] if m.group("rel") else None)

@@ -11,7 +11,7 @@ import numpy as np
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from memoryhub import events, metrics, timeexpr
+from memoryhub import events, metrics
 from memoryhub.embeddings import embed_query
 from memoryhub.search import vectors
 from memoryhub.search.config import RetrievalConfig, retrieval_config
@@ -19,6 +19,7 @@ from memoryhub.search.fusion import FusedScore, fuse
 from memoryhub.text import analyze, words
 from rag import index as bm25_index
 from rag import llm_steps
+from rag import query as query_terms
 from rag.memories.ranking import memory_boosts
 from rag.models import TENANT_NAMESPACE, Chunk, user_namespace
 
@@ -138,10 +139,9 @@ def chunks_search(
     sizes = {namespace: len(ix) for namespace, ix in zip(namespaces, indexes, strict=True)}
     steps: list[str] = []
     if mode in ("hybrid", "bm25"):
-        terms = analyze(query)
-        # Dates the query names ("in July 2022", "when ...") as the date terms dialog chunks carry.
-        date_weights = timeexpr.query_weights(query, now)
-        terms += list(date_weights)
+        # Words, the dates the query names, a conversation's user turns over the assistant's.
+        term_weights = query_terms.weighted_terms(query, now)
+        terms = list(term_weights)
         if expand if expand is not None else config.expand:
             expansions = llm_steps.expand_query(query)
             if expansions is not None:
@@ -152,7 +152,7 @@ def chunks_search(
             allowed = np.fromiter(filtered.order_by("id").values_list("id", flat=True), dtype=np.int64)
         bm25: dict[int, float] = {}
         for ix in indexes if terms else []:
-            bm25.update(ix.search(terms, n_candidates, allowed=allowed, term_weights=date_weights))
+            bm25.update(ix.search(terms, n_candidates, allowed=allowed, term_weights=term_weights))
         scores["bm25"] = dict(sorted(bm25.items(), key=lambda kv: (-kv[1], -kv[0]))[:n_candidates])
     timings["bm25"] = _ms(t)
 

@@ -16,12 +16,12 @@ from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from memoryhub import timeexpr
 from memoryhub.embeddings import get_embedder, l2_normalize
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.search import vectors
 from memoryhub.sensitive import redact
-from memoryhub import timeexpr
 from memoryhub.text import analyze_many, count_tokens
 from rag.chunking import split_bounded, split_document
 from rag.models import TENANT_NAMESPACE, Chunk, ChunkDeletion, Document, Namespace, user_namespace

@@ -1,0 +1,46 @@
+"""Query terms: a conversation used as a query weighs the user's turns over the assistant's."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from rag import query
+from rag.selectors import chunks_search
+from tests.factories import append_messages
+
+NOW = datetime(2024, 3, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text", [
+    '<Bart>:"I will do a magic show!"\n<Assistant>:"Wonderful!"',
+    "User: I will do a magic show!\nAssistant: Wonderful!",
+    "用户：我要表演魔术！\n助手：太棒了！",
+])
+def test_a_conversation_is_read_as_turns(text: str) -> None:
+    turns = query.dialogue_turns(text)
+    assert turns is not None and len(turns) == 2
+    assert query._is_assistant(turns[1][0]) and not query._is_assistant(turns[0][0])
+
+
+@pytest.mark.parametrize("text", ["what is my cat called", "Note: buy milk\nand bread", "Time: 10:30"])
+def test_prose_is_not_a_conversation(text: str) -> None:
+    assert query.dialogue_turns(text) is None
+
+
+def test_the_assistants_words_weigh_less_than_the_users() -> None:
+    weights = query.weighted_terms("User: magic show tonight\nAssistant: the audience will love it", NOW)
+    assert weights["magic"] == 1.0
+    assert weights["audienc"] == pytest.approx(query.ASSISTANT_TURN_WEIGHT)
+
+
+@pytest.mark.django_db
+def test_a_dialogue_query_finds_the_memory_the_user_speaks_of(tenant) -> None:
+    append_messages(tenant, "u1", "m1", ["Bart performed a magic trick at the school party."])
+    append_messages(tenant, "u1", "m2", ["Bart sang for a cheering audience and loved the applause."])
+    dialogue = ("<Bart>: I will do a magic trick at the party!\n"
+                "<Assistant>: The audience will cheer and sing, the applause, the applause! Sing, audience, cheer!\n"
+                "<Bart>: I hope my magic works.")
+    result = chunks_search(tenant_id=tenant.pk, user_id="u1", query=dialogue, k=2, mode="bm25")
+    assert result.items[0].chunk["text"] == "Bart performed a magic trick at the school party."
