@@ -310,3 +310,22 @@ def test_dates_the_query_names_find_turns_said_or_dated_then(tenant, query: str,
                                          "Another film festival is a film marathon, they say."],
                     start=datetime(2022, 8, 20, 9, tzinfo=UTC))
     assert texts(search(tenant, query, k=3, mode="bm25"))[0] == expected
+
+
+@pytest.mark.parametrize("exact_limit", [0, 50])
+def test_a_vector_search_returns_k_whenever_k_exist_next_to_a_large_repetitive_document(
+        tenant, monkeypatch, exact_limit: int) -> None:
+    # The reported case: a tenant document of thousands of near-identical sections, then a vector
+    # search for a word the user's turns hold. Every namespace large (0), or only the document (50).
+    monkeypatch.setattr(vectors, "EXACT_SCAN_MAX_ROWS", exact_limit)
+    services.chunks_create(tenant=tenant, namespace="tenant", drafts=[
+        services.ChunkDraft(type="document", text=f"Section {i}. The policy applies as stated above.",
+                            source_id=f"document:1:{i}") for i in range(400)])
+    Chunk.objects.filter(tenant=tenant, namespace="tenant").update(in_hnsw=True)
+    append_messages(tenant, "u1", "s1", ["I moved to Seattle last week.", "Seattle rain is no joke.",
+                                         "My sister visits Seattle in May."], start=START)
+    for k in (3, 10):
+        result = search(tenant, "Seattle", k=k, mode="vector")
+        assert len(result.items) == k
+        assert set(texts(result)[:3]) == {"I moved to Seattle last week.", "Seattle rain is no joke.",
+                                          "My sister visits Seattle in May."}
