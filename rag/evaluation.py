@@ -38,10 +38,14 @@ class Report:
     latency_ms: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     ingest: dict[str, float] = field(default_factory=dict)
+    # Evidence in context: per budget (tokens), the share of a query's evidence turns whose text the
+    # assembled context (POST /api/v1/context without a session) contains, averaged over queries.
+    context: dict[int, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"ks": self.ks, "overall": self.overall, "per_category": self.per_category,
-                "latency_ms": self.latency_ms, "counts": self.counts, "ingest": self.ingest}
+                "latency_ms": self.latency_ms, "counts": self.counts, "ingest": self.ingest,
+                "evidence_in_context": self.context}
 
 
 def _score(outcomes: Sequence[QueryOutcome], ks: Sequence[int]) -> dict[str, float]:
@@ -66,6 +70,37 @@ def _score(outcomes: Sequence[QueryOutcome], ks: Sequence[int]) -> dict[str, flo
     metrics["mrr"] = statistics.fmean(rr)
     metrics["ndcg@10"] = statistics.fmean(ndcg)
     return metrics
+
+
+def _turn_ids(items: Sequence[Any]) -> list[str]:
+    """The turns each result was made from, in rank order: a dialog chunk's own turn, a typed
+    memory's source turns (FORMAT.md: a hit for every evidence id it was made from)."""
+    ranked: list[str] = []
+    for item in items:
+        meta = item.chunk["meta"]
+        for turn in [meta.get("external_id"), *meta.get("source_external_ids", [])]:
+            if turn and turn not in ranked:
+                ranked.append(turn)
+    return ranked
+
+
+def _evidence_in_context(tenant: Tenant, conversations: Sequence[dict[str, Any]], queries: Sequence[dict[str, Any]],
+                         budgets: Sequence[int], progress_factory: Callable[[int, str], Any]) -> dict[int, float]:
+    from rag.context import context_assemble  # the context imports every app's selectors
+
+    texts = {(c["user_id"], t["id"]): " ".join(t["text"].split())
+             for c in conversations for s in c["sessions"] for t in s["turns"]}
+    shares: dict[int, list[float]] = {b: [] for b in budgets}
+    with progress_factory(len(queries) * len(budgets), "context") as bar:
+        for q in queries:
+            for budget in budgets:
+                rendered = " ".join(context_assemble(tenant_id=tenant.pk, user_id=q["user_id"], query=q["question"],
+                                                     session_id=None, budget_tokens=budget).render().split())
+                evidence = set(q["evidence"])
+                found = sum(1 for e in evidence if texts.get((q["user_id"], e), "\0") in rendered)
+                shares[budget].append(found / len(evidence))
+                bar.update(1)
+    return {b: round(statistics.fmean(v), 4) for b, v in shares.items() if v}
 
 
 def split_half(data: dict[str, Any], half: str) -> dict[str, Any]:
@@ -127,6 +162,7 @@ def evaluate(
     mode: Mode,
     progress_factory: Callable[[int, str], Any],
     search_options: dict[str, Any] | None = None,
+    context_budgets: Sequence[int] = (),
 ) -> Report:
     """Ingest into a throwaway tenant, run every query, score, and remove the tenant."""
     ks = sorted(set(ks))
@@ -151,10 +187,11 @@ def evaluate(
                 result = chunks_search(tenant_id=tenant.pk, user_id=q["user_id"], query=q["question"], k=max(ks),
                                        mode=mode, include_tenant_documents=False, **(search_options or {}))
                 latency = (time.perf_counter() - t) * 1000
-                ranked = [item.chunk["meta"].get("external_id") for item in result.items]
-                outcomes.append(QueryOutcome(q.get("category", "all"), [r for r in ranked if r], q["evidence"],
+                outcomes.append(QueryOutcome(q.get("category", "all"), _turn_ids(result.items), q["evidence"],
                                              latency))
                 bar.update(1)
+        if context_budgets:
+            report.context = _evidence_in_context(tenant, conversations, queries, context_budgets, progress_factory)
     finally:
         for conversation in conversations:
             bm25_index.forget(tenant.pk, f"user:{conversation['user_id']}")

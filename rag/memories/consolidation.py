@@ -24,6 +24,7 @@ import logging
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import jsonschema
@@ -53,6 +54,8 @@ _ITEM = {
             "importance": {"type": "number", "minimum": 0, "maximum": 1},
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             "tags": {"type": "array", "items": {"type": "string", "maxLength": 64}, "maxItems": 16},
+            # The transcript's line numbers the item comes from: its evidence and its date.
+            "from": {"type": "array", "items": {"type": "integer", "minimum": 0}, "maxItems": 50},
         }},
     ],
 }
@@ -111,8 +114,8 @@ self_beliefs: what {character} believes about itself; objectives: goals {charact
 emotions: from {emotions}, score -1 (very negative) .. 1 (very positive);
 key_facts: anything important for future conversations, importance 0..1.
 List items may be strings or objects {{"text": ..., "about": "self"|"user"|"third_party",
-"importance": 0..1, "confidence": 0..1, "tags": [...]}}. Write each item as a full sentence that names
-who it is about. Use empty lists when there is nothing."""
+"importance": 0..1, "confidence": 0..1, "tags": [...], "from": [line numbers it comes from]}}. Write each
+item as a full sentence that names who it is about. Use empty lists when there is nothing."""
 
 
 def _label(message: Message, character: str) -> str:
@@ -126,7 +129,7 @@ def consolidate_llm(messages: Sequence[Message], character: str) -> dict[str, An
 
     client = get_llm()
     assert client is not None
-    transcript = "\n".join(f"[{i}] {_label(m, character)}: {m.text}" for i, m in enumerate(messages))
+    transcript = "\n".join(f"[{i}] {_label(m, character)}: {m.text}" for i, m in enumerate(_lines(messages)))
     reply, _ = client.chat_json(
         "consolidator",
         [{"role": "system", "content": SYSTEM_PROMPT.format(character=character, emotions=", ".join(EMOTIONS))},
@@ -136,10 +139,15 @@ def consolidate_llm(messages: Sequence[Message], character: str) -> dict[str, An
     return reply.root
 
 
+def _lines(messages: Sequence[Message]) -> list[Message]:
+    """The messages a consolidator sees, in the order it numbers them ("from")."""
+    return [m for m in messages if m.role != Message.Role.SYSTEM]
+
+
 def _turns(messages: Sequence[Message], character: str) -> list[rules.Turn]:
     return [rules.Turn(speaker=(m.speaker or character) if m.role == Message.Role.ASSISTANT else (m.speaker or "User"),
                        text=m.text, is_character=m.role == Message.Role.ASSISTANT)
-            for m in messages if m.role != Message.Role.SYSTEM]
+            for m in _lines(messages)]
 
 
 # --- From the JSON to memories --------------------------------------------------------------
@@ -153,18 +161,37 @@ _LISTS = (
 LLM_DEFAULT_CONFIDENCE = 0.8
 
 
+def _provenance(item: dict[str, Any], lines: Sequence[Message]) -> tuple[datetime | None, dict[str, Any]]:
+    """When an item happened and which messages it comes from: the lines it names ("from"), else
+    the whole window. A memory dates from what was said, never from when it was consolidated
+    (its "yesterday" means the day before the conversation, and date search relies on it)."""
+    named = [lines[i] for i in item.get("from", []) if 0 <= i < len(lines)]
+    sources = named or list(lines)
+    if not sources:
+        return None, {}
+    meta: dict[str, Any] = {"source_message_ids": [m.pk for m in named]} if named else {}
+    external = [m.external_id for m in named if m.external_id]
+    if external:
+        meta["source_external_ids"] = external
+    return max(m.created_at for m in sources), meta
+
+
 def memory_candidates(output: dict[str, Any], *, character: str, history_uid: str, session_id: str,
-                      default_confidence: float) -> list[tuple[services.MemoryInput, float]]:
-    """Typed memory inputs with their confidence, from a validated consolidation JSON."""
+                      default_confidence: float, lines: Sequence[Message] = ()
+                      ) -> list[tuple[services.MemoryInput, float]]:
+    """Typed memory inputs with their confidence, from a validated consolidation JSON. `lines`: the
+    messages in the order the consolidator numbered them."""
     out: list[tuple[services.MemoryInput, float]] = []
     for key, category, default_kind in _LISTS:
         for raw in output.get(key, []):
             item = {"text": raw} if isinstance(raw, str) else raw
             text = item["text"].strip()
             kind = item.get("about") or default_kind or determine_memory_kind(text, "user", character).value
+            occurred_at, meta = _provenance(item, lines)
             out.append((services.MemoryInput(
                 text=text, kind=kind, category=category.value, history_uid=history_uid, session_id=session_id,
                 importance=item.get("importance", calculate_importance(text)), tags=list(item.get("tags", [])),
+                occurred_at=occurred_at, meta=meta,
             ), float(item.get("confidence", default_confidence))))
     emotions = emotion_scores(output)
     if emotions:
@@ -173,7 +200,7 @@ def memory_candidates(output: dict[str, Any], *, character: str, history_uid: st
         out.append((services.MemoryInput(
             text=f"The user's emotions in this conversation: {listing}.", kind="user",
             category=Category.EMOTIONS.value, history_uid=history_uid, session_id=session_id,
-            importance=0.4, emotion=dominant, tags=["emotions"]), 1.0))
+            importance=0.4, emotion=dominant, tags=["emotions"], occurred_at=_provenance({}, lines)[0]), 1.0))
     return out
 
 
@@ -335,7 +362,7 @@ def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str,
         if errors:  # the rules must honour the same contract as the model
             raise ValueError(f"rule consolidator produced invalid JSON: {errors}")
     candidates = memory_candidates(output, character=character, history_uid=history, session_id=history,
-                                   default_confidence=confidence)
+                                   default_confidence=confidence, lines=_lines(messages))
     duplicates, _ = services.find_duplicates(tenant_id=run.tenant_id, user_id=run.user_id, conf_uid=run.conf_uid,
                                              texts=[c[0].text for c in candidates])
     # Novelty (seed 001's insight): the share of this window's memories not already held.

@@ -94,7 +94,7 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
                            "emotions": [], "key_facts": []}
     seen: set[str] = set()
     emotions: dict[str, float] = {}
-    for turn in turns:
+    for line, turn in enumerate(turns):
         for sentence in _sentences(turn.text):
             tokens = [w[:-2] if w.endswith("'s") else w for w in words(sentence)]
             present = set(tokens)
@@ -107,7 +107,7 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             importance = calculate_importance(sentence)
             tags = _tags(present)
             first_person = bool(present & FIRST_PERSON)
-            item = {"text": text, "about": about, "importance": importance, "tags": tags}
+            item = {"text": text, "about": about, "importance": importance, "tags": tags, "from": [line]}
             placed = False
             if not turn.is_character and about == "user" and first_person and (
                     present & PERSONAL or any(t.startswith(("люб", "работа", "живу", "переех")) for t in tokens)):

@@ -104,7 +104,8 @@ VALID = {"facts_about_user": ["Anna lives in Lisbon."], "past_events": [], "self
          "objectives": [{"text": "Neiri wants to learn Anna's favourite songs.", "about": "self",
                          "confidence": 0.3}],
          "emotions": [{"name": "радость", "score": 0.8}],
-         "key_facts": [{"text": "Anna's favourite band is Muse.", "importance": 0.9, "tags": ["music"]}],
+         "key_facts": [{"text": "Anna's favourite band is Muse.", "importance": 0.9, "tags": ["music"],
+                        "from": [2]}],
          "summary": "Anna lives in Lisbon and loves Muse."}
 
 
@@ -117,6 +118,10 @@ def test_llm_consolidation_is_validated_and_labels_speakers(tenant, llm) -> None
     assert "USER: I moved to Lisbon" in transcript and "CHARACTER (default): That sounds" in transcript
     key = Chunk.objects.get(tenant=tenant, type="memory", category="KeyFacts")
     assert key.importance == 0.9 and key.tags == ["music"]
+    # "from": [2], the transcript's line [2], is the message it was said in.
+    assert "[2] USER: My favourite band is Muse" in transcript
+    assert key.meta["source_message_ids"] == [result.created[2].pk]
+    assert key.created_ts == result.created[2].created_at
     assert Chunk.objects.get(tenant=tenant, type="memory", category="Emotions").emotion == "joy"
     assert Chunk.objects.get(tenant=tenant, type="insight").text == "Anna lives in Lisbon and loves Muse."
     # The unsure objective waits for review and is not searchable until approved.
@@ -141,3 +146,18 @@ def test_malformed_llm_reply_is_retried_then_recorded_and_messages_kept(tenant, 
     consolidation.consolidation_run(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == "done" and Chunk.objects.filter(tenant=tenant, type="memory").exists()
+
+
+def test_a_memory_dates_from_what_was_said_and_names_its_source_turns(tenant) -> None:
+    # Said a year before the consolidation runs: the memory is of then, and its "yesterday" with it.
+    said = datetime(2023, 5, 2, 9, 0, tzinfo=UTC)
+    result = append_messages(tenant, "anna", "s1", CHAT, start=said)
+    run = _run(result.conversation)
+    assert run.status == "done", run.error
+    hiking = Chunk.objects.get(tenant=tenant, type="memory", category="PastEvents", text__contains="hiking")
+    source = next(m for m in result.created if "hiking" in m.text)
+    assert hiking.created_ts == source.created_at
+    assert hiking.meta["source_message_ids"] == [source.pk]
+    assert "@d2023-05-01" in hiking.terms  # "yesterday" of the day it was said
+    emotions = Chunk.objects.get(tenant=tenant, type="memory", category="Emotions")
+    assert emotions.created_ts == max(m.created_at for m in result.created)

@@ -25,6 +25,9 @@ class Command(BaseCommand):
         parser.add_argument("--weights", help="fusion weights, e.g. bm25=1,vector=0.5")
         parser.add_argument("--half", choices=["tune", "test"],
                             help="only one half of the dev split (choose settings on tune, report on test)")
+        parser.add_argument("--context", default="",
+                            help="budgets (tokens), e.g. 200,500,1000: the share of evidence turns the "
+                                 "assembled context contains at each")
         parser.add_argument("--json", type=Path, help="write the figures as JSON here")
         parser.add_argument("--plot", type=Path, help="draw recall@k per category into this PNG")
 
@@ -54,7 +57,12 @@ class Command(BaseCommand):
                 }
             except ValueError as exc:
                 raise CommandError(f"--weights: {exc}") from exc
-        report = evaluate(data, ks=ks, mode=options["mode"], progress_factory=bar, search_options=search_options)
+        try:
+            context_budgets = [int(b) for b in options["context"].split(",") if b.strip()]
+        except ValueError as exc:
+            raise CommandError(f"--context: {exc}") from exc
+        report = evaluate(data, ks=ks, mode=options["mode"], progress_factory=bar, search_options=search_options,
+                          context_budgets=context_budgets)
         self._print(report, data.get("name", str(options["file"])), options["mode"])
         if options["json"]:
             options["json"].write_text(json.dumps(report.as_dict(), indent=2))
@@ -73,6 +81,9 @@ class Command(BaseCommand):
             n = report.counts.get(category, report.counts["all"])
             self.stdout.write(f"{category:<14}{n:>5} " + " ".join(f"{figures[c]:>10.3f}" for c in columns))
         self.stdout.write(f"search latency: p50 {report.latency_ms['p50']} ms, p95 {report.latency_ms['p95']} ms")
+        if report.context:
+            self.stdout.write("evidence in context: " + ", ".join(
+                f"{share:.3f} at {budget} tokens" for budget, share in report.context.items()))
 
     def _plot(self, report: Report, path: Path, mode: str) -> None:
         import matplotlib
