@@ -131,7 +131,7 @@ def run_action(tab: Any, action: str, item_pk: int) -> None:
     follow(tab, "button[name='index']")
 
 
-def test_an_editor_works_through_the_queues_in_a_real_browser(review_data: dict[str, Any], page: Any,
+def test_an_editor_works_through_the_queues_in_a_real_browser(page: Any, review_data: dict[str, Any],
                                                               record_property: Any) -> None:
     started = time.perf_counter()
     SHOTS.mkdir(parents=True, exist_ok=True)
