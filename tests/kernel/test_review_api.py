@@ -16,6 +16,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from memoryhub import services as kernel_services
+from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Tenant
 from people import services as people_services
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMention
@@ -322,7 +323,7 @@ def test_the_second_of_two_simultaneous_decisions_is_refused_under_the_lock(edit
              (memories_api, memory(tenant))]
     for module, stale in cases:
         module.review_approve(type(stale).objects.get(pk=stale.pk), actor="api-key:first", reason="")
-        with pytest.raises(Exception) as refused:
+        with pytest.raises(ApplicationError) as refused:
             module.review_reject(stale, actor="api-key:second", reason="no")
         assert (refused.value.status_code, refused.value.code) == (409, "already_decided")
 
