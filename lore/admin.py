@@ -1,4 +1,4 @@
-"""Lore in the admin: worlds, versions with publish / rollback actions, the changelog (read-only)."""
+"""Lore in the admin: worlds, versions with smoke / publish / rollback actions, the changelog (read-only)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from lore import services
+from lore import services, smoke
 from lore.models import Alias, KnowledgeChange, KnowledgeVersion, Source, World
 from memoryhub.exceptions import ApplicationError
 
@@ -40,10 +40,27 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
     list_select_related = ["world"]
     readonly_fields = ["tenant", "world", "domain", "version", "status", "namespace", "sources", "edits",
                        "entry_count", "chunk_count", "reused_chunks", "smoke", "created_by", "created_at"]
-    actions = ["publish", "rollback"]
+    actions = ["run_smoke", "publish", "rollback"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.action(description="Run the smoke queries (the golden file; publishing needs a pass)")
+    def run_smoke(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> None:
+        # So an editor who approved an edit can publish the version it built without a shell
+        # (`manage.py lore_smoke` does the same). Searches only: it changes nothing but the figures.
+        for version in queryset.select_related("world"):
+            try:
+                result = smoke.version_smoke(version=version)
+            except ApplicationError as exc:
+                self.message_user(request, f"{version}: {exc.message}", messages.ERROR)
+                continue
+            failures = services.smoke_failures(version)
+            figures = ", ".join(f"{lang} hit@5 {f['hit@5']:.2f}" for lang, f in result["by_language"].items())
+            if failures:
+                self.message_user(request, f"{version}: smoke failed ({'; '.join(failures)})", messages.WARNING)
+            else:
+                self.message_user(request, f"{version}: smoke passed ({figures})")
 
     @admin.display(description="smoke hit@5 by language")
     def smoke_hit5(self, obj: KnowledgeVersion) -> str:

@@ -15,7 +15,7 @@ from lore import selectors, services, smoke
 from lore.models import Alias, Domain, KnowledgeChange, KnowledgeVersion
 from lore.normalize import PRESETS, SourceOptions
 from lore.services import LANGUAGE_PATTERN, SEMVER_PATTERN, SLUG_PATTERN
-from memoryhub.auth import TenantPrincipal, request_tenant
+from memoryhub.auth import request_actor, request_tenant
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ApiKey
 from memoryhub.validation import (
@@ -41,9 +41,7 @@ ERRORS = {
 
 
 def _actor(request: Request) -> str:
-    user = request.user
-    assert isinstance(user, TenantPrincipal)
-    return f"api-key:{user.api_key.prefix} ({user.api_key.name})"
+    return request_actor(request)
 
 
 class VersionSerializer(serializers.ModelSerializer):

@@ -11,11 +11,12 @@ class LoreConfig(AppConfig):
 
         config.domain_config("srd")
 
-        from lore import edits
+        from lore import edits, edits_api
         from memoryhub import registry
 
         registry.register_review_queue(registry.ReviewQueue(
             name="lore_edits", label="Lore edits waiting for an editor",
             pending=edits.review_pending, describe=edits.review_describe,
             url="/admin/lore/knowledgeedit/?status__exact=pending", decided_since=edits.review_decided_since,
+            api=edits_api.REVIEW_API,
         ))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -14,6 +15,8 @@ from lore.edit_models import KnowledgeEdit
 from lore.models import Domain
 from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
+from memoryhub.models import Tenant
+from memoryhub.registry import ReviewApi
 from memoryhub.validation import StrictCharField, StrictChoiceField, StrictRegexField
 
 
@@ -118,3 +121,21 @@ class EditRejectApi(APIView):
         serializer.is_valid(raise_exception=True)
         done = edits.knowledge_edit_reject(edit=edit, actor=_actor(request), **serializer.validated_data)
         return Response(EditSerializer(done).data)
+
+
+# --- The review API's lore edit queue (memoryhub.review_api) --------------------------------------
+# The same services as the approve / reject operations above, so both write the same events.
+def review_items(tenant: Tenant) -> QuerySet[KnowledgeEdit]:
+    return KnowledgeEdit.objects.filter(tenant=tenant).select_related("world", "base_version", "produced_version")
+
+
+def review_approve(edit: KnowledgeEdit, *, actor: str, reason: str) -> None:
+    edits.knowledge_edit_approve(edit=edit, actor=actor, reason=reason)
+
+
+def review_reject(edit: KnowledgeEdit, *, actor: str, reason: str) -> None:
+    edits.knowledge_edit_reject(edit=edit, actor=actor, reason=reason)
+
+
+REVIEW_API = ReviewApi(items=review_items, evidence=EditSerializer, statuses=tuple(KnowledgeEdit.Status.values),
+                       approve=review_approve, reject=review_reject)

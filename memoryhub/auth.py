@@ -167,3 +167,11 @@ def request_tenant(request: Request) -> Tenant:
     user = request.user
     assert isinstance(user, TenantPrincipal)
     return user.tenant
+
+
+def request_actor(request: Request) -> str:
+    """Who acts, for audit rows written on an API call: the key's visible prefix and its name
+    (`api-key:mh_1234abcd (console)`), as an admin decision records `admin:<username>`."""
+    user = request.user
+    assert isinstance(user, TenantPrincipal)
+    return f"api-key:{user.api_key.prefix} ({user.api_key.name})"

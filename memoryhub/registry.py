@@ -6,7 +6,8 @@ Apps register in their `AppConfig.ready()`:
 - job steps: run, in registration order, for every archival job of their kind (`index` for each
   stored batch, `extract` for a session's extraction);
 - erasers: delete what the app holds for one user and return counts for the receipt;
-- review queues: what waits for an editor (the admin's dashboard lists them).
+- review queues: what waits for an editor (the admin's dashboard lists them, and the review API
+  `/api/v1/review` serves them to a console of the tenant's own).
 
 A step has up to three phases, so that no network call (LLM, remote embedder) and no sleep ever
 happens inside a transaction that holds a lock:
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from django.db.models import QuerySet
+    from rest_framework.serializers import BaseSerializer
 
     from memoryhub.models import ArchivalJob, Message, Tenant
 
@@ -98,13 +100,43 @@ class Decision:
     what: str
 
 
+# The status of an item waiting in any queue; every queue's model uses it.
+PENDING = "pending"
+
+
+@dataclass(frozen=True)
+class ReviewApi:
+    """A queue's items and decisions for the review API (`memoryhub.review_api`).
+
+    The decisions are the services the admin's actions call, wrapped to take the API's caller as
+    `actor` (a label such as "api-key:mh_1234abcd (console)") instead of a staff user, so an API
+    decision writes the audit row an admin decision writes, with that label as who:
+    - `approve(item, *, actor, reason)` and `reject(item, *, actor, reason)` decide a pending item;
+    - `undo(item, *, actor, reason, force)`, where the admin can undo, reverses an item in
+      `undo_status` (a merge: both people back as they were);
+    each raises `ApplicationError` with status 409 when, under its lock, the item is no longer in
+    the status it needs (another editor decided it first).
+    `items(tenant)` is every item of that tenant, whatever its status; `evidence` serializes what
+    an editor decides on (the source message, the two people, the diff); `statuses` are the values
+    its `status` takes."""
+
+    items: Callable[[Tenant], QuerySet]
+    evidence: type[BaseSerializer]
+    statuses: tuple[str, ...]
+    approve: Callable[..., object]
+    reject: Callable[..., object]
+    undo: Callable[..., object] | None = None
+    undo_status: str = "approved"
+
+
 @dataclass(frozen=True)
 class ReviewQueue:
     """One kind of item waiting for an editor.
 
     `pending()` is the queue as a queryset (counted, and its oldest item by `age_field` shown);
     `describe(item)` is one line about an item; `url` opens the queue in the admin;
-    `decided_since(moment)` lists the decisions taken since then, newest first."""
+    `decided_since(moment)` lists the decisions taken since then, newest first; `api`, when given,
+    puts the queue on the review API."""
 
     name: str
     label: str
@@ -113,6 +145,7 @@ class ReviewQueue:
     url: str
     decided_since: Callable[[datetime], list[Decision]]
     age_field: str = "created_at"
+    api: ReviewApi | None = None
 
 
 review_queues: dict[str, ReviewQueue] = {}

@@ -266,7 +266,9 @@ SPECTACULAR_SETTINGS = {
                             "MemoryKindEnum": "rag.memories.vocab.KINDS",
                             "MemoryCategoryEnum": "rag.memories.vocab.CATEGORIES",
                             "EmotionEnum": "rag.memories.vocab.EMOTION_NAMES",
-                            "KnowledgeEditActionEnum": "lore.edit_models.KnowledgeEdit.Action"},
+                            "KnowledgeEditActionEnum": "lore.edit_models.KnowledgeEdit.Action",
+                            "ReviewQueueEnum": "memoryhub.review_api.QUEUE_NAMES",
+                            "ReviewDecisionEnum": "memoryhub.review_api.DECISIONS"},
     # Every operation's 4xx/503 answers with the one error body (memoryhub/openapi.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "memoryhub.openapi.document_errors"],
 }

@@ -2,8 +2,12 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from memoryhub import api, views
+from memoryhub import api, review_api, views
 from memoryhub.urls_common import CLIENT_ID
+
+# Any queue name reaches the view, which answers an unknown one with a 404 naming the queues.
+REVIEW_QUEUE = r"(?P<queue>[a-z0-9_]{1,64})"
+REVIEW_ITEM = r"(?P<item_id>\d{1,18})"
 
 kernel_api = [
     re_path(rf"^users/(?P<user_id>{CLIENT_ID})/sessions/(?P<session_id>{CLIENT_ID})/messages$",
@@ -13,6 +17,14 @@ kernel_api = [
     path("jobs/<int:job_id>", api.JobDetailApi.as_view(), name="job-detail"),
     re_path(rf"^users/(?P<user_id>{CLIENT_ID})/sessions$", api.UserSessionsApi.as_view(), name="user-sessions"),
     re_path(rf"^users/(?P<user_id>{CLIENT_ID})$", api.UserEraseApi.as_view(), name="user-erase"),
+    path("review", review_api.ReviewQueuesApi.as_view(), name="review-queues"),
+    re_path(rf"^review/{REVIEW_QUEUE}$", review_api.ReviewItemsApi.as_view(), name="review-items"),
+    re_path(rf"^review/{REVIEW_QUEUE}/{REVIEW_ITEM}$", review_api.ReviewItemApi.as_view(), name="review-item"),
+    re_path(rf"^review/{REVIEW_QUEUE}/{REVIEW_ITEM}/approve$", review_api.ReviewApproveApi.as_view(),
+            name="review-approve"),
+    re_path(rf"^review/{REVIEW_QUEUE}/{REVIEW_ITEM}/reject$", review_api.ReviewRejectApi.as_view(),
+            name="review-reject"),
+    re_path(rf"^review/{REVIEW_QUEUE}/{REVIEW_ITEM}/undo$", review_api.ReviewUndoApi.as_view(), name="review-undo"),
 ]
 
 urlpatterns = [

@@ -6,16 +6,19 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
+from django.db.models import Prefetch, QuerySet
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memoryhub.auth import request_tenant
+from memoryhub.models import Tenant
+from memoryhub.registry import ReviewApi
 from memoryhub.validation import StrictCharField, StrictChoiceField, StrictFloatField, StrictIntegerField
 from people import selectors, services
-from people.models import Person
+from people.models import MergeProposal, Person, PersonMention
 
 
 class PersonOutputSerializer(serializers.ModelSerializer):
@@ -164,3 +167,68 @@ class PeopleSearchApi(APIView):
         body = {"query": data["query"], "mode": data["mode"], "took_ms": result.took_ms,
                 "timings_ms": result.timings_ms, "candidates": result.candidates, "results": results}
         return Response(self.OutputSerializer(body).data)
+
+
+# --- The review API's merge proposal queue (memoryhub.review_api) ---------------------------------
+MENTIONS_SHOWN = 3
+
+
+@extend_schema_serializer(component_name="MergeProposalEvidence")
+class MergeProposalEvidenceSerializer(serializers.ModelSerializer):
+    """A merge proposal as the admin shows it: both people side by side, each with the latest
+    messages that mention them, and why they look like one person."""
+
+    class PersonSerializer(PersonOutputSerializer):
+        class MentionSerializer(serializers.Serializer):
+            message_id = serializers.IntegerField()
+            session_id = serializers.CharField(source="message.conversation.session_id")
+            role = serializers.CharField(source="message.role")
+            text = serializers.CharField(source="message.text")
+            created_at = serializers.DateTimeField(source="message.created_at")
+
+        mentions = MentionSerializer(many=True, source="recent_mentions",
+                                     help_text=f"The {MENTIONS_SHOWN} latest messages mentioning the person.")
+
+        class Meta(PersonOutputSerializer.Meta):
+            fields = [*PersonOutputSerializer.Meta.fields, "status", "mentions"]
+
+    source = PersonSerializer(help_text="Merged away (kept as a tombstone, so the merge can be undone).")
+    target = PersonSerializer(help_text="Kept: absorbs the source's aliases, mentions and relations.")
+    evidence = serializers.ListField(child=serializers.DictField(), help_text=(
+        'Why the two look alike: [{"rule": "diminutive", "detail": "маша ↔ мария", "score": 0.85}, ...].'))
+    merge_id = serializers.IntegerField(allow_null=True, help_text="The merge approving it made (undo undoes it).")
+
+    class Meta:
+        model = MergeProposal
+        fields = ["user_id", "rule", "score", "origin", "evidence", "source", "target", "merge_id", "decided_at"]
+
+
+def _recent_mentions(side: str) -> Prefetch:
+    # A sliced prefetch: one query per side for the whole page, the latest few per person.
+    latest = (PersonMention.objects.select_related("message__conversation")
+              .order_by("-message__created_at", "-id")[:MENTIONS_SHOWN])
+    return Prefetch(f"{side}__mentions", queryset=latest, to_attr="recent_mentions")
+
+
+def review_items(tenant: Tenant) -> QuerySet[MergeProposal]:
+    return (MergeProposal.objects.filter(tenant=tenant).select_related("source", "target")
+            .defer("source__embedding", "target__embedding", "source__name_terms", "target__name_terms",
+                   "source__search_terms", "target__search_terms")
+            .prefetch_related(_recent_mentions("source"), _recent_mentions("target")))
+
+
+def review_approve(proposal: MergeProposal, *, actor: str, reason: str) -> None:
+    services.merge_proposal_approve(proposal=proposal, reviewer=None, actor_label=actor, reason=reason)
+
+
+def review_reject(proposal: MergeProposal, *, actor: str, reason: str) -> None:
+    services.merge_proposal_reject(proposal=proposal, reviewer=None, actor_label=actor, reason=reason)
+
+
+def review_undo(proposal: MergeProposal, *, actor: str, reason: str, force: bool) -> None:
+    services.merge_proposal_undo(proposal=proposal, reviewer=None, actor_label=actor, reason=reason, force=force)
+
+
+REVIEW_API = ReviewApi(items=review_items, evidence=MergeProposalEvidenceSerializer,
+                       statuses=tuple(MergeProposal.Status.values), approve=review_approve, reject=review_reject,
+                       undo=review_undo, undo_status=MergeProposal.Status.APPROVED)

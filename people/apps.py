@@ -7,7 +7,7 @@ class PeopleConfig(AppConfig):
 
     def ready(self) -> None:
         from memoryhub import registry
-        from people import selectors, services
+        from people import api, selectors, services
         from people.metrics import people_by_circle
 
         # After profiles' step (INSTALLED_APPS order): the archivist's prompt carries the facts the
@@ -22,5 +22,5 @@ class PeopleConfig(AppConfig):
         registry.register_review_queue(registry.ReviewQueue(
             name="people", label="Merge proposals", pending=selectors.review_pending,
             describe=selectors.review_describe, url="/admin/people/mergeproposal/?status__exact=pending",
-            decided_since=selectors.review_decided_since,
+            decided_since=selectors.review_decided_since, api=api.REVIEW_API,
         ))

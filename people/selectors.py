@@ -29,7 +29,7 @@ from memoryhub.registry import Decision
 from memoryhub.search.vectors import nearest
 from memoryhub.text import STOPWORDS, normalize
 from people import conf, metrics, reranker
-from people.models import MergeProposal, Person, PersonMerge, PersonRelation
+from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMerge, PersonRelation
 from people.names import (
     NAME_GRAMMEMES,
     concept_terms,
@@ -368,14 +368,21 @@ def review_describe(proposal: MergeProposal) -> str:
 
 
 def review_decided_since(moment: datetime) -> list[Decision]:
-    proposals = (MergeProposal.objects.filter(decided_at__gte=moment).exclude(status=MergeProposal.Status.PENDING)
-                 .select_related("source", "target", "decided_by").order_by("-decided_at")[:50])
-    undone = (PersonMerge.objects.filter(undone_at__gte=moment).select_related("source", "target", "undone_by")
-              .order_by("-undone_at")[:50])
-    decided = [Decision(when=p.decided_at, who=p.decided_by.get_username() if p.decided_by else "—",
+    proposals = list(MergeProposal.objects.filter(decided_at__gte=moment).exclude(status=MergeProposal.Status.PENDING)
+                     .select_related("source", "target").order_by("-decided_at")[:50])
+    undone = list(PersonMerge.objects.filter(undone_at__gte=moment).select_related("source", "target")
+                  .order_by("-undone_at")[:50])
+    # Who: the audit row's label ("admin:alice", or the API key's), which names API decisions too.
+    Action = PeopleAuditEntry.Action
+    by_proposal = dict(PeopleAuditEntry.objects.filter(
+        proposal_id__in=[p.pk for p in proposals], action__in=[Action.MERGE_APPROVED, Action.MERGE_REJECTED])
+        .values_list("proposal_id", "actor_label"))
+    by_merge = dict(PeopleAuditEntry.objects.filter(merge_id__in=[m.pk for m in undone], action=Action.MERGE_UNDONE)
+                    .values_list("merge_id", "actor_label"))
+    decided = [Decision(when=p.decided_at, who=by_proposal.get(p.pk, "—"),
                         what=f"merge proposal {p.get_status_display().lower()}: {p.user_id} "
                              f"{p.source.display_name} → {p.target.display_name}") for p in proposals]
-    decided += [Decision(when=m.undone_at, who=m.undone_by.get_username() if m.undone_by else "—",
+    decided += [Decision(when=m.undone_at, who=by_merge.get(m.pk, "—"),
                          what=f"merge undone: {m.user_id} {m.source.display_name} ↔ {m.target.display_name}")
                 for m in undone]
     return sorted(decided, key=lambda d: d.when, reverse=True)

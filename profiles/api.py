@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -12,7 +13,8 @@ from rest_framework.views import APIView
 
 from memoryhub.auth import request_tenant
 from memoryhub.exceptions import ApplicationError, NotFound
-from memoryhub.models import Message
+from memoryhub.models import Message, Tenant
+from memoryhub.registry import ReviewApi
 from memoryhub.validation import StrictCharField, StrictFloatField, StrictIntegerField, query_data
 from profiles import selectors, services
 from profiles.keys import KEY_MAX_CHARS, KEYS, VALUE_MAX_CHARS, key_normalize
@@ -238,3 +240,50 @@ class FactHistoryApi(APIView):
         if not events:
             raise NotFound("No history for this key.")
         return Response(self.OutputSerializer({"user_id": user_id, "key": canonical, "events": events}).data)
+
+
+# --- The review API's facts queue (memoryhub.review_api) ------------------------------------------
+@extend_schema_serializer(component_name="FactReviewEvidence")
+class FactReviewEvidenceSerializer(serializers.ModelSerializer):
+    """A pending fact beside what an editor weighs: the key's current value, the message it came
+    from, and this value's history (proposed, restated, decided)."""
+
+    class SourceMessageSerializer(serializers.ModelSerializer):
+        session_id = serializers.CharField(source="conversation.session_id")
+
+        class Meta:
+            model = Message
+            fields = ["id", "session_id", "role", "text", "created_at"]
+
+    current_value = serializers.CharField(allow_null=True, help_text=(
+        "The key's active value when it is another row (the value approving this one replaces); null for a "
+        "multi-valued key or none."))
+    current_confidence = serializers.FloatField(allow_null=True)
+    source_message = SourceMessageSerializer(allow_null=True)
+    history = FactHistoryApi.OutputSerializer.EventSerializer(
+        many=True, source="recent_events",
+        help_text="This value's changes, newest first: proposed, restated, decided.")
+
+    class Meta:
+        model = UserProfile
+        fields = ["user_id", "key", "value", "confidence", "source", "multi", "current_value", "current_confidence",
+                  "source_message", "history", "meta", "created_at", "updated_at"]
+
+
+def review_items(tenant: Tenant) -> QuerySet[UserProfile]:
+    events = FactEvent.objects.order_by("-created_at", "-id")
+    return (selectors.with_current_value(UserProfile.objects.filter(tenant=tenant))
+            .select_related("source_message__conversation")
+            .prefetch_related(Prefetch("events", queryset=events, to_attr="recent_events")))
+
+
+def review_approve(fact: UserProfile, *, actor: str, reason: str) -> None:
+    services.fact_approve(fact=fact, reviewer=None, reason=reason, actor_label=actor, pending_only=True)
+
+
+def review_reject(fact: UserProfile, *, actor: str, reason: str) -> None:
+    services.fact_reject(fact=fact, reviewer=None, reason=reason, actor_label=actor, pending_only=True)
+
+
+REVIEW_API = ReviewApi(items=review_items, evidence=FactReviewEvidenceSerializer,
+                       statuses=tuple(UserProfile.Status.values), approve=review_approve, reject=review_reject)

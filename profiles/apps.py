@@ -7,7 +7,7 @@ class ProfilesConfig(AppConfig):
 
     def ready(self) -> None:
         from memoryhub import registry
-        from profiles import selectors, services
+        from profiles import api, selectors, services
 
         # Registered before people's step (INSTALLED_APPS order), so the archivist's prompt sees the
         # facts this job has just saved. The LLM is asked in prepare, outside any transaction.
@@ -19,5 +19,5 @@ class ProfilesConfig(AppConfig):
             name="profiles", label="Facts waiting for review (low confidence or conflicting)",
             pending=selectors.review_pending,
             describe=selectors.review_describe, url="/admin/profiles/userprofile/?status=pending",
-            decided_since=selectors.review_decided_since,
+            decided_since=selectors.review_decided_since, api=api.REVIEW_API,
         ))

@@ -137,4 +137,7 @@ class FactEvent(models.Model):
 
     @property
     def who(self) -> str:
+        # An API decision's reviewer name is already the key's label ("api-key:mh_… (console)").
+        if self.reviewer_name.startswith("api-key:"):
+            return self.reviewer_name
         return f"{self.actor}:{self.reviewer_name}" if self.reviewer_name else self.actor

@@ -90,6 +90,6 @@ def review_describe(fact: UserProfile) -> str:
 def review_decided_since(moment: datetime) -> list[Decision]:
     events = (FactEvent.objects.filter(created_at__gte=moment, action__in=REVIEW_DECISIONS)
               .order_by("-created_at", "-id")[:50])
-    return [Decision(when=e.created_at, who=e.reviewer_name or "—",
+    return [Decision(when=e.created_at, who=e.who,
                      what=f"fact {e.get_action_display().lower()}: {e.user_id} {e.key} = {e.new_value or e.old_value}")
             for e in events]

@@ -77,11 +77,14 @@ def _event(
     reason: str = "",
     source_message_id: int | None = None,
     meta: dict[str, Any] | None = None,
+    reviewer_name: str | None = None,
 ) -> FactEvent:
+    if reviewer_name is None:
+        reviewer_name = reviewer.get_username() if reviewer is not None else ""
     return FactEvent.objects.create(
         tenant_id=tenant_id, user_id=user_id, key=key, fact=fact, action=action, actor=actor,
         reviewer=reviewer if reviewer is not None and reviewer.pk else None,
-        reviewer_name=reviewer.get_username() if reviewer is not None else "",
+        reviewer_name=reviewer_name[:150],
         old_value=old[0], old_confidence=old[1], old_status=old[2],
         new_value=new[0], new_confidence=new[1], new_status=new[2],
         reason=reason, source_message_id=source_message_id, meta=meta or {},
@@ -214,9 +217,18 @@ def fact_upsert(
 
 
 # --- Review -------------------------------------------------------------------------------------
+# A decision is a staff user's in the admin (`reviewer`), or an API key's on the review API
+# (`actor_label`, "api-key:mh_1234abcd (console)"): the same event either way, its actor `admin` or
+# `api` and its reviewer name the user's or the key's.
+def _decider(reviewer: AbstractBaseUser | None, actor_label: str | None) -> dict[str, Any]:
+    if actor_label is not None:
+        return {"actor": FactEvent.Actor.API, "reviewer": None, "reviewer_name": actor_label}
+    return {"actor": FactEvent.Actor.ADMIN, "reviewer": reviewer}
+
+
 def _activate_reviewed(
-    fact: UserProfile, *, reviewer: AbstractBaseUser, reason: str, action: str, previous: str | None = None,
-    meta: dict[str, Any] | None = None,
+    fact: UserProfile, *, reviewer: AbstractBaseUser | None, reason: str, action: str, previous: str | None = None,
+    meta: dict[str, Any] | None = None, actor_label: str | None = None,
 ) -> UserProfile:
     """Make `fact` the active value of its key on a reviewer's word, displacing the current one."""
     current = None
@@ -232,39 +244,52 @@ def _activate_reviewed(
     fact.updated_at = fact.confirmed_at = now
     fact.save()
     _event(fact, tenant_id=fact.tenant_id, user_id=fact.user_id, key=fact.key, action=action,
-           actor=FactEvent.Actor.ADMIN, reviewer=reviewer, old=old, new=_state(fact), reason=reason, meta=meta)
+           old=old, new=_state(fact), reason=reason, meta=meta, **_decider(reviewer, actor_label))
     metrics.REVIEWS.labels(action).inc()
     return fact
 
 
-def _locked(fact: UserProfile) -> UserProfile:
+def _locked(fact: UserProfile, *, pending_only: bool = False) -> UserProfile:
     _lock_profile(fact.tenant_id, fact.user_id)
     try:
-        return UserProfile.objects.select_for_update().get(pk=fact.pk)
+        locked = UserProfile.objects.select_for_update().get(pk=fact.pk)
     except UserProfile.DoesNotExist:
         raise NotFound("The fact no longer exists.") from None
+    # Checked under the lock: of two editors deciding the same fact at once, the second is told.
+    if pending_only and locked.status != Status.PENDING:
+        raise ApplicationError(f"Fact {locked.pk} is already {locked.status}.", code="already_decided",
+                               status_code=409)
+    return locked
 
 
 @transaction.atomic
-def fact_approve(*, fact: UserProfile, reviewer: AbstractBaseUser, reason: str = "") -> UserProfile:
-    """A pending (or rejected) value becomes the key's active value; an active one is left alone."""
-    fact = _locked(fact)
+def fact_approve(
+    *, fact: UserProfile, reviewer: AbstractBaseUser | None, reason: str = "", actor_label: str | None = None,
+    pending_only: bool = False,
+) -> UserProfile:
+    """A pending (or rejected) value becomes the key's active value; an active one is left alone.
+    With `pending_only`, a fact no longer pending is refused (409) instead."""
+    fact = _locked(fact, pending_only=pending_only)
     if fact.status == Status.ACTIVE:
         return fact
-    return _activate_reviewed(fact, reviewer=reviewer, reason=reason, action=Action.APPROVED)
+    return _activate_reviewed(fact, reviewer=reviewer, reason=reason, action=Action.APPROVED,
+                              actor_label=actor_label)
 
 
 @transaction.atomic
-def fact_reject(*, fact: UserProfile, reviewer: AbstractBaseUser, reason: str = "") -> UserProfile:
+def fact_reject(
+    *, fact: UserProfile, reviewer: AbstractBaseUser | None, reason: str = "", actor_label: str | None = None,
+    pending_only: bool = False,
+) -> UserProfile:
     """The value is wrong: it leaves the prompt, and extraction will not propose it again."""
-    fact = _locked(fact)
+    fact = _locked(fact, pending_only=pending_only)
     if fact.status == Status.REJECTED:
         return fact
     old = _state(fact)
     fact.status, fact.updated_at = Status.REJECTED, timezone.now()
     fact.save(update_fields=["status", "updated_at"])
     _event(fact, tenant_id=fact.tenant_id, user_id=fact.user_id, key=fact.key, action=Action.REJECTED,
-           actor=FactEvent.Actor.ADMIN, reviewer=reviewer, old=old, new=_state(fact), reason=reason)
+           old=old, new=_state(fact), reason=reason, **_decider(reviewer, actor_label))
     metrics.REVIEWS.labels(Action.REJECTED).inc()
     return fact
 

@@ -107,6 +107,10 @@ class MemoryReview(models.Model):
     chunk_id = models.BigIntegerField(null=True, blank=True)  # the memory written on approval
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="+")
+    # Who decided, kept when the account is gone and for API keys, which are no user:
+    # "admin:alice" or "api-key:mh_1234abcd (console)"; and why.
+    decided_by = models.CharField(max_length=200, blank=True)
+    decision_reason = models.TextField(blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -87,3 +87,23 @@ def schema_allows(schema: dict) -> Callable[[dict, Any], bool]:
 
     return allows
 
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Name the browser test's screenshots (tests/browser, kept under var/browser/) and its time,
+    after the run, whether it ran in this process or in an xdist worker."""
+    shots: dict[str, None] = {}
+    seconds = []
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for name, value in getattr(report, "user_properties", ()):
+                if name == "screenshot":
+                    shots[value] = None
+                elif name == "browser_seconds" and getattr(report, "when", "") == "call":
+                    seconds.append(value)
+    if shots:
+        terminalreporter.write_sep("-", "browser test screenshots")
+        for path in shots:
+            terminalreporter.write_line(path)
+        if seconds:
+            terminalreporter.write_line(f"browser session: {seconds[0]} s")

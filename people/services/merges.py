@@ -94,6 +94,7 @@ def person_merge(
     rule: str = "manual",
     proposal: MergeProposal | None = None,
     actor_label: str | None = None,
+    reason: str = "",
 ) -> PersonMerge:
     """Merge `source` into `target`: aliases united, mention counts summed, bios combined, first/last
     seen widened, username and Telegram id inherited when the target has none, relations and
@@ -107,7 +108,7 @@ def person_merge(
     if (source.tenant_id, source.user_id) != (target.tenant_id, target.user_id):
         raise ApplicationError("Only people of the same user can be merged.", code="other_user")
     if source.status != Person.Status.ACTIVE or target.status != Person.Status.ACTIVE:
-        raise ApplicationError("One of the two people was already merged.", code="stale")
+        raise ApplicationError("One of the two people was already merged.", code="stale", status_code=409)
 
     source_before, target_before = snapshot(source), snapshot(target)
     old_text = target.embedding_text()
@@ -171,7 +172,7 @@ def person_merge(
     action = PeopleAuditEntry.Action.MERGE_APPROVED if reviewer is not None or proposal is not None \
         else PeopleAuditEntry.Action.MERGED_AUTOMATICALLY
     audit(person=target, action=action, actor=reviewer, actor_label=label, merge=merge, proposal=proposal,
-          details={"rule": rule, "source": source.pk, "source_name": source.display_name})
+          details={"rule": rule, "source": source.pk, "source_name": source.display_name, **_why(reason)})
     metrics.DUPLICATES_MERGED.labels(str(target.tenant_id), "reviewed" if proposal else "automatic").inc()
     return merge
 
@@ -183,6 +184,7 @@ def person_merge_undo(
     reviewer: AbstractBaseUser | None,
     force: bool = False,
     actor_label: str | None = None,
+    reason: str = "",
 ) -> PersonMerge:
     """Undo a merge: both people exactly as they were before it, moved rows back, closed proposals
     reopened. Refused while a later merge involves the target (undo that first), and, unless
@@ -190,20 +192,21 @@ def person_merge_undo(
     row keeps them)."""
     merge = PersonMerge.objects.select_for_update().get(pk=merge.pk)
     if merge.undone_at is not None:
-        raise ApplicationError("This merge was already undone.", code="already_undone")
+        raise ApplicationError("This merge was already undone.", code="already_undone", status_code=409)
     source, target = _lock_pair(merge.source_id, merge.target_id)
     later = PersonMerge.objects.filter(undone_at__isnull=True, pk__gt=merge.pk).filter(
         Q(target=target) | Q(source=target) | Q(target=source) | Q(source=source))
     if later.exists() or target.status != Person.Status.ACTIVE:
-        raise ApplicationError("A later merge involves these people; undo it first.", code="undo_later_merge_first")
+        raise ApplicationError("A later merge involves these people; undo it first.", code="undo_later_merge_first",
+                               status_code=409)
     if source.status != Person.Status.MERGED or source.merged_into_id != target.pk:
-        raise ApplicationError("The source is no longer this merge's tombstone.", code="stale")
+        raise ApplicationError("The source is no longer this merge's tombstone.", code="stale", status_code=409)
     current = snapshot(target)
     changed = sorted(k for k, v in _comparable(current).items() if merge.target_after.get(k) != v)
     if changed and not force:
         raise ApplicationError(
             f"The merged person changed after the merge ({', '.join(changed)}); undoing discards that.",
-            code="changed_since_merge", extra={"changed": changed},
+            code="changed_since_merge", status_code=409, extra={"changed": changed},
         )
     restore(target, merge.target_before)
     restore(source, merge.source_before)
@@ -224,7 +227,8 @@ def person_merge_undo(
     MergeProposal.objects.filter(merge=merge).update(status=MergeProposal.Status.UNDONE)
     audit(person=target, action=PeopleAuditEntry.Action.MERGE_UNDONE, actor=reviewer,
           actor_label=actor_label or actor_label_for(reviewer, "system"), merge=merge,
-          details={"source": source.pk, "forced": bool(changed), "discarded": {k: current[k] for k in changed}})
+          details={"source": source.pk, "forced": bool(changed), "discarded": {k: current[k] for k in changed},
+                   **_why(reason)})
     # The snapshots bring their vectors back, unless one was still waiting for it at the merge.
     missing = [p.pk for p in (source, target) if p.embedding is None]
     if missing:
@@ -267,22 +271,29 @@ def merge_proposal_create(
     )
 
 
+def _why(reason: str) -> dict[str, str]:
+    # The audit row's details carry the reviewer's reason when one was given.
+    return {"reason": reason.strip()} if reason.strip() else {}
+
+
 def _pending(proposal: MergeProposal) -> MergeProposal:
     proposal = MergeProposal.objects.select_for_update().get(pk=proposal.pk)
     if proposal.status != MergeProposal.Status.PENDING:
-        raise ApplicationError(f"This proposal is already {proposal.status}.", code="not_pending")
+        # 409 like a lore edit decided twice (the review API answers it as is).
+        raise ApplicationError(f"This proposal is already {proposal.status}.", code="already_decided",
+                               status_code=409)
     return proposal
 
 
 @transaction.atomic
 def merge_proposal_approve(
-    *, proposal: MergeProposal, reviewer: AbstractBaseUser | None, actor_label: str | None = None
+    *, proposal: MergeProposal, reviewer: AbstractBaseUser | None, actor_label: str | None = None, reason: str = ""
 ) -> PersonMerge:
     proposal = _pending(proposal)
     source = Person.objects.get(pk=proposal.source_id)
     target = Person.objects.get(pk=proposal.target_id)
     merge = person_merge(source=source, target=target, reviewer=reviewer, rule=proposal.rule, proposal=proposal,
-                         actor_label=actor_label)
+                         actor_label=actor_label, reason=reason)
     proposal.status, proposal.merge = MergeProposal.Status.APPROVED, merge
     proposal.decided_at, proposal.decided_by = timezone.now(), reviewer
     proposal.save(update_fields=["status", "merge", "decided_at", "decided_by"])
@@ -292,7 +303,7 @@ def merge_proposal_approve(
 
 @transaction.atomic
 def merge_proposal_reject(
-    *, proposal: MergeProposal, reviewer: AbstractBaseUser | None, actor_label: str | None = None
+    *, proposal: MergeProposal, reviewer: AbstractBaseUser | None, actor_label: str | None = None, reason: str = ""
 ) -> MergeProposal:
     proposal = _pending(proposal)
     proposal.status = MergeProposal.Status.REJECTED
@@ -300,18 +311,21 @@ def merge_proposal_reject(
     proposal.save(update_fields=["status", "decided_at", "decided_by"])
     audit(person=Person.objects.get(pk=proposal.target_id), action=PeopleAuditEntry.Action.MERGE_REJECTED,
           actor=reviewer, actor_label=actor_label or actor_label_for(reviewer, "system"), proposal=proposal,
-          details={"source": proposal.source_id, "rule": proposal.rule})
+          details={"source": proposal.source_id, "rule": proposal.rule, **_why(reason)})
     return proposal
 
 
 @transaction.atomic
 def merge_proposal_undo(
     *, proposal: MergeProposal, reviewer: AbstractBaseUser | None, force: bool = False,
-    actor_label: str | None = None,
+    actor_label: str | None = None, reason: str = "",
 ) -> PersonMerge:
-    if proposal.status != MergeProposal.Status.APPROVED or proposal.merge is None:
-        raise ApplicationError("Only an approved proposal's merge can be undone.", code="not_approved")
-    return person_merge_undo(merge=proposal.merge, reviewer=reviewer, force=force, actor_label=actor_label)
+    proposal = MergeProposal.objects.select_for_update().get(pk=proposal.pk)
+    if proposal.status != MergeProposal.Status.APPROVED or proposal.merge_id is None:
+        raise ApplicationError(f"Only an approved proposal's merge can be undone; this one is {proposal.status}.",
+                               code="not_approved", status_code=409)
+    return person_merge_undo(merge=proposal.merge, reviewer=reviewer, force=force, actor_label=actor_label,
+                             reason=reason)
 
 
 # --- dedup --------------------------------------------------------------------------------------------------

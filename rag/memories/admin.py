@@ -31,9 +31,10 @@ class MemoryReviewAdmin(admin.ModelAdmin):
     list_filter = ("status", "category", "kind")
     search_fields = ("text", "user_id", "conf_uid")
     fields = ("text", "kind", "category", "importance", "tags", "emotion", "context_window", "confidence",
-              "conf_uid", "user_id", "history_uid", "status", "reviewer", "decided_at", "chunk_id")
-    readonly_fields = ("text", "confidence", "conf_uid", "user_id", "history_uid", "status", "reviewer",
-                       "decided_at", "chunk_id", "emotion", "context_window")
+              "conf_uid", "user_id", "history_uid", "status", "decided_by", "decided_at", "decision_reason",
+              "chunk_id")
+    readonly_fields = ("text", "confidence", "conf_uid", "user_id", "history_uid", "status", "decided_by",
+                       "decided_at", "decision_reason", "chunk_id", "emotion", "context_window")
     actions = ("approve", "reject")
 
     @admin.action(description="Approve: write as typed memories")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,6 +14,9 @@ from rest_framework.views import APIView
 
 from memoryhub.api import CLIENT_ID_REGEX
 from memoryhub.auth import request_tenant
+from memoryhub.exceptions import ApplicationError
+from memoryhub.models import Tenant
+from memoryhub.registry import ReviewApi
 from memoryhub.validation import (
     StrictCharField,
     StrictChoiceField,
@@ -23,6 +27,7 @@ from memoryhub.validation import (
 from rag.memories import mood as mood_service
 from rag.memories import selectors, services
 from rag.memories.vocab import CATEGORIES, EMOTION_NAMES, EMOTIONS, KINDS, canonical_emotion
+from rag.memory_models import MemoryReview
 
 EMOTION_IDS = list(EMOTIONS)
 # `_timestamp` makes a datetime of it, and forgetting adds days to that: far below datetime's limit.
@@ -186,3 +191,45 @@ class CharacterMoodApi(APIView):
         services.character_get(tenant=tenant, conf_uid=conf_uid)
         summary = mood_service.character_mood(tenant_id=tenant.pk, conf_uid=conf_uid, user_id=user_id)
         return Response(self.OutputSerializer(summary).data)
+
+
+# --- The review API's typed memory queue (memoryhub.review_api) -----------------------------------
+@extend_schema_serializer(component_name="MemoryReviewEvidence")
+class MemoryReviewEvidenceSerializer(serializers.ModelSerializer):
+    """An unsure consolidated memory: what approving it writes, and the session window it came from
+    (its messages: `GET /api/v1/users/{user_id}/sessions/{session_id}/messages`)."""
+
+    session_id = serializers.CharField(source="consolidation.conversation.session_id", allow_null=True, default=None)
+    first_message_id = serializers.IntegerField(source="consolidation.first_message_id", allow_null=True,
+                                                default=None)
+    last_message_id = serializers.IntegerField(source="consolidation.last_message_id", allow_null=True,
+                                               default=None)
+
+    class Meta:
+        model = MemoryReview
+        fields = ["user_id", "conf_uid", "history_uid", "text", "kind", "category", "importance", "confidence",
+                  "tags", "emotion", "context_window", "occurred_at", "session_id", "first_message_id",
+                  "last_message_id", "chunk_id", "decided_by", "decided_at", "decision_reason"]
+
+
+def review_items(tenant: Tenant) -> QuerySet[MemoryReview]:
+    return MemoryReview.objects.filter(tenant=tenant).select_related("consolidation__conversation")
+
+
+def _decided_first(review: MemoryReview) -> ApplicationError:
+    return ApplicationError(f"Memory review item {review.pk} is already decided.", code="already_decided",
+                            status_code=409)
+
+
+def review_approve(review: MemoryReview, *, actor: str, reason: str) -> None:
+    if services.memory_review_approve(review=review, reviewer=None, actor_label=actor, reason=reason) is None:
+        raise _decided_first(review)
+
+
+def review_reject(review: MemoryReview, *, actor: str, reason: str) -> None:
+    if not services.memory_review_reject(review=review, reviewer=None, actor_label=actor, reason=reason):
+        raise _decided_first(review)
+
+
+REVIEW_API = ReviewApi(items=review_items, evidence=MemoryReviewEvidenceSerializer,
+                       statuses=tuple(MemoryReview.Status.values), approve=review_approve, reject=review_reject)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def ready() -> None:
     from memoryhub import registry
-    from rag.memories import consolidation, selectors, services
+    from rag.memories import api, consolidation, selectors, services
     from rag.memories import tasks as _tasks  # noqa: F401  (registers the Celery tasks)
 
     # Every stored batch: ask for a consolidation when the session has MEMORY_CONSOLIDATION_EVERY
@@ -22,4 +22,5 @@ def ready() -> None:
         name="memories", label="Typed memories waiting for review (low confidence)",
         pending=selectors.review_pending, describe=selectors.review_describe,
         url="/admin/rag/memoryreview/?status__exact=pending", decided_since=selectors.review_decided_since,
+        api=api.REVIEW_API,
     ))

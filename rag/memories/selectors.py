@@ -47,7 +47,7 @@ def review_describe(item: MemoryReview) -> str:
 
 def review_decided_since(moment: datetime) -> list[Decision]:
     decided = (MemoryReview.objects.filter(decided_at__gte=moment).exclude(status=MemoryReview.Status.PENDING)
-               .select_related("reviewer").order_by("-decided_at")[:50])
-    return [Decision(when=item.decided_at, who=item.reviewer.get_username() if item.reviewer else "—",
+               .order_by("-decided_at")[:50])
+    return [Decision(when=item.decided_at, who=item.decided_by or "—",
                      what=f"typed memory {item.status}: {item.user_id} {item.category} “{item.text[:60]}”")
             for item in decided]

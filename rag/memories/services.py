@@ -164,9 +164,18 @@ def memories_reinforce(*, tenant: Tenant, reinforcements: Sequence[Reinforcement
 
 
 # --- Review ---------------------------------------------------------------------------------
+def _decided_by(reviewer: Any, actor_label: str | None) -> str:
+    if actor_label is not None:
+        return actor_label[:200]
+    return f"admin:{reviewer.get_username()}" if reviewer is not None else ""
+
+
 @transaction.atomic
-def memory_review_approve(*, review: MemoryReview, reviewer: Any) -> Chunk | None:
-    """Write the reviewed memory (with the editor's kind, importance and tags) and record who did."""
+def memory_review_approve(
+    *, review: MemoryReview, reviewer: Any, actor_label: str | None = None, reason: str = ""
+) -> Chunk | None:
+    """Write the reviewed memory (with the editor's kind, importance and tags) and record who did.
+    None when the item is no longer pending (another editor decided it first)."""
     review = MemoryReview.objects.select_for_update().get(pk=review.pk)
     if review.status != MemoryReview.Status.PENDING:
         return None
@@ -178,17 +187,22 @@ def memory_review_approve(*, review: MemoryReview, reviewer: Any) -> Chunk | Non
     ])
     review.status, review.chunk_id = MemoryReview.Status.APPROVED, chunk.pk
     review.reviewer, review.decided_at = reviewer, timezone.now()
-    review.save(update_fields=["status", "chunk_id", "reviewer", "decided_at"])
-    logger.info("memory review %s approved by %s -> chunk %s", review.pk, reviewer, chunk.pk)
+    review.decided_by, review.decision_reason = _decided_by(reviewer, actor_label), reason.strip()
+    review.save(update_fields=["status", "chunk_id", "reviewer", "decided_at", "decided_by", "decision_reason"])
+    logger.info("memory review %s approved by %s -> chunk %s", review.pk, review.decided_by, chunk.pk)
     return chunk
 
 
 @transaction.atomic
-def memory_review_reject(*, review: MemoryReview, reviewer: Any) -> bool:
+def memory_review_reject(
+    *, review: MemoryReview, reviewer: Any, actor_label: str | None = None, reason: str = ""
+) -> bool:
+    """False when the item is no longer pending."""
     updated = MemoryReview.objects.filter(pk=review.pk, status=MemoryReview.Status.PENDING).update(
-        status=MemoryReview.Status.REJECTED, reviewer=reviewer, decided_at=timezone.now())
+        status=MemoryReview.Status.REJECTED, reviewer=reviewer, decided_at=timezone.now(),
+        decided_by=_decided_by(reviewer, actor_label), decision_reason=reason.strip())
     if updated:
-        logger.info("memory review %s rejected by %s", review.pk, reviewer)
+        logger.info("memory review %s rejected by %s", review.pk, _decided_by(reviewer, actor_label))
     return bool(updated)
 
 

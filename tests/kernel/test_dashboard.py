@@ -50,7 +50,7 @@ def test_the_dashboard_counts_each_queue_shows_the_oldest_and_todays_decisions(a
     home = admin_client.get("/admin/").content.decode()
     assert rows(home)["Facts waiting for review (low confidence or conflicting)"] == "1"
     assert rows(home)["Merge proposals"] == "0"
-    assert re.search(r"<td>admin</td><td>fact approved: u1 pets = cat</td>", home)
+    assert re.search(r"<td>admin:admin</td><td>fact approved: u1 pets = cat</td>", home)
     assert "merge proposal rejected: u1 Маша → Мария" in home
 
 

@@ -25,3 +25,26 @@ def test_admin_publish_action_moves_latest_and_audits_the_reviewer(staged, golde
                            {"action": "rollback", "_selected_action": [staged.pk]}, follow=True)
     assert "no earlier live version" in response.content.decode()
     assert client.get("/admin/lore/knowledgechange/").status_code == 200
+
+
+def test_admin_smoke_action_runs_the_golden_queries_so_the_version_can_be_published(staged, golden_dir, settings,
+                                                                                     tmp_path):
+    admin_user = get_user_model().objects.create_superuser("ed", "ed@example.com", "pw-123456")
+    client = Client()
+    client.force_login(admin_user)
+    refused = client.post("/admin/lore/knowledgeversion/", {"action": "publish", "_selected_action": [staged.pk]},
+                          follow=True).content.decode()
+    assert "no smoke run" in refused
+    ran = client.post("/admin/lore/knowledgeversion/", {"action": "run_smoke", "_selected_action": [staged.pk]},
+                      follow=True).content.decode()
+    assert "smoke passed (en hit@5 1.00, ru hit@5 1.00)" in ran
+    staged.refresh_from_db()
+    assert staged.smoke["overall"]["n"] == 3 and staged.status == KnowledgeVersion.Status.STAGED
+    client.post("/admin/lore/knowledgeversion/", {"action": "publish", "_selected_action": [staged.pk]})
+    staged.refresh_from_db()
+    assert staged.status == KnowledgeVersion.Status.LIVE
+
+    settings.LORE_GOLDEN_DIR = tmp_path / "none"
+    missing = client.post("/admin/lore/knowledgeversion/", {"action": "run_smoke", "_selected_action": [staged.pk]},
+                          follow=True).content.decode()
+    assert "No golden queries at" in missing

@@ -230,3 +230,41 @@ def test_admin_dashboard_lists_the_lore_edit_queue(live):
     assert b"/admin/lore/knowledgeedit/?status__exact=pending" in page.content
     edits.knowledge_edit_reject(edit=edit, actor="bob", reason="keep")
     assert b"lore edit rejected: delete Spells/fireball (keep)" in client.get("/admin/").content
+
+
+# --- The review API (memoryhub.review_api): the same services and events as the edits API --------
+def test_review_api_lists_approves_and_rejects_lore_edits_like_the_edits_api(editor_client, live):
+    client, _ = editor_client()
+    stranger, _ = editor_client(name="tenant-b")
+    by_edits_api = client.post("/api/v1/worlds/dnd5e/edits", {
+        "domain": "srd", "action": "update", "language": "en", "entry_id": "Spells/fireball",
+        "text": NEW_FIREBALL, "reason": "house rule"}, format="json").json()
+    by_review_api = edits.knowledge_edit_propose(world=live.world, domain="srd", action="delete", language="en",
+                                                 entry_id="Spells/misty-step", reason="too strong", actor="alice")
+    listed = client.get("/api/v1/review/lore_edits").json()
+    assert [item["id"] for item in listed["items"]] == [by_edits_api["id"], by_review_api.pk]
+    evidence = listed["items"][0]["evidence"]
+    assert evidence["entry_id"] == "Spells/fireball" and "8d6" in evidence["old_text"] and "ember" in evidence["text"]
+    assert listed["items"][1]["summary"] == "dnd5e/srd: delete en Spells/misty-step (alice)"
+    assert stranger.get("/api/v1/review/lore_edits").json()["count"] == 0
+    assert stranger.post(f"/api/v1/review/lore_edits/{by_review_api.pk}/approve", {},
+                         format="json").status_code == 404
+
+    client.post(f"/api/v1/worlds/dnd5e/edits/{by_edits_api['id']}/approve", {"reason": "ok"}, format="json")
+    approved = client.post(f"/api/v1/review/lore_edits/{by_review_api.pk}/approve", {"reason": "ok"}, format="json")
+    assert approved.status_code == 200, approved.json()
+    assert approved.json()["evidence"]["produced_version"] == "1.0.2" and approved.json()["status"] == "approved"
+    rows = [list(KnowledgeEditEvent.objects.filter(edit_id=pk).order_by("id").values_list("action", "actor", "reason"))
+            for pk in (by_edits_api["id"], by_review_api.pk)]
+    label = rows[0][1][1]
+    assert label.startswith("api-key:mh_") and rows[0][1] == rows[1][1] == ("approved", label, "ok")
+    again = client.post(f"/api/v1/review/lore_edits/{by_review_api.pk}/reject", {"reason": "no"}, format="json")
+    assert again.status_code == 409 and again.json()["error"]["code"] == "already_decided"
+
+    third = edits.knowledge_edit_propose(world=live.world, domain="srd", action="delete", language="en",
+                                         entry_id="Conditions/prone", reason="r", actor="alice")
+    no_reason = client.post(f"/api/v1/review/lore_edits/{third.pk}/reject", {}, format="json")
+    assert no_reason.status_code == 400 and "reason" in no_reason.json()["error"]["fields"]
+    assert client.post(f"/api/v1/review/lore_edits/{third.pk}/reject", {"reason": "canon"},
+                       format="json").json()["evidence"]["decision_reason"] == "canon"
+    assert client.post(f"/api/v1/review/lore_edits/{third.pk}/undo", {}, format="json").status_code == 404
