@@ -7,6 +7,7 @@ reason, so a client can see what the model will not see.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
@@ -85,9 +86,34 @@ def _turn_line(message: Message) -> str:
 
 
 def _memory_line(item: SearchItem) -> str:
+    # The day, not the minute: a remembered turn's time of day rarely matters, and four tokens a
+    # line are a turn more at a small budget.
     chunk = item.chunk
     who = f"{chunk['speaker'] or chunk['role']}: " if chunk["type"] == "dialog" else ""
-    return f"- [{_fmt_time(chunk['created_ts'])}] {who}{chunk['text']}"
+    when = chunk["created_ts"].strftime("%Y-%m-%d") if chunk["created_ts"] else ""
+    return f"- [{when}] {who}{chunk['text']}"
+
+
+# Words of greeting, thanks and assent in English, Russian and Chinese: a remembered turn made of
+# nothing else ("Thanks, Melanie!", "Nice to meet you, Sam!", "好的，谢谢") says nothing a prompt needs.
+_FILLER_WORDS = """
+hi hello hey you thanks thank welcome bye goodbye see later ok okay sure yes yeah yep yup no nope cool great
+nice awesome wow lol haha hahaha good morning night evening meet glad pleasure congrats congratulations
+too really totally amazing so much lot soon take care talk chat catch up np sounds fun love bet
+привет здравствуй здравствуйте спасибо пожалуйста пока ок окей ладно да нет круто класс отлично супер ага
+угу хорошо доброе утро ночи вечер рад рада приятно познакомиться увидимся давай
+你好 您好 谢谢 多谢 再见 好的 好 嗯 哈哈 早上好 晚安 拜拜 没问题 不客气 对 是的 太好了
+"""
+_FILLER_TERMS = frozenset(text.analyze(_FILLER_WORDS))
+_NAME = re.compile(r"\b[A-ZА-ЯЁ][a-zа-яё]+\b")
+
+
+@lru_cache(maxsize=4096)
+def is_filler(turn: str) -> bool:
+    """A turn of greetings, thanks and names only."""
+    terms = set(text.analyze(turn))
+    names = set(text.analyze(" ".join(_NAME.findall(turn))))
+    return not (terms - _FILLER_TERMS - names)
 
 
 def _pack(block: Block, candidates: list[BlockItem], cap: int, max_items: int | None = None) -> int:
@@ -115,6 +141,7 @@ def context_assemble(
     memory_filters: SearchFilters | None = None,
 ) -> Context:
     config = budgets()
+    floor = config["relevance_floor"]
     budget = budget_tokens or int(config["default_budget_tokens"])
     shares = config["blocks"]
     remaining = budget
@@ -122,6 +149,7 @@ def context_assemble(
 
     # Who the user is: active profile facts above the confidence threshold, always first.
     header, lines = profile_context_items(tenant_id=tenant_id, user_id=user_id)
+    lines = _by_relevance(lines, query)
     block = Block("profile", header=header)
     cap = min(remaining, int(budget * shares["profile"]["max_share"])) - count_tokens(header)
     _pack(block, _lines(lines), cap)
@@ -149,16 +177,20 @@ def context_assemble(
         recent_ids = {int(i.ref.split(":")[1]) for i in block.items}
     blocks.append(block)
 
-    # Typed memories of characters (rag.memories), within their own share.
+    # Retrieved memories, best first: searched before the typed memories are packed, so that a
+    # typed memory that only restates a turn this block shows in full does not take budget twice.
+    result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k)
     typed_cap = min(remaining, int(budget * shares.get("typed_memories", {"max_share": 0.0})["max_share"]))
-    block, typed_ids = typed_memories_block(tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k,
-                                            filters=memory_filters)
+    block, typed_ids = typed_memories_block(
+        tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k, filters=memory_filters,
+        shown_messages=_turns_that_fit(result.items, remaining - typed_cap, recent_ids),
+        min_bm25=floor["typed_memories_bm25_share"] * max((i.components.get("bm25", 0.0) for i in result.items),
+                                                          default=0.0))
     remaining -= block.tokens
     blocks.append(block)
 
-    # Retrieved memories, best first; turns already shown as recent are not repeated.
+    # Turns already shown as recent are not repeated.
     block = Block("memories")
-    result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k)
     candidates = []
     for item in result.items:
         if item.chunk["id"] in typed_ids:
@@ -166,6 +198,13 @@ def context_assemble(
             continue
         if item.chunk["meta"].get("message_id") in recent_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_recent_turns"})
+            continue
+        if "bm25" not in item.components and item.components.get("vector", 0.0) < floor["vector_only_min_cosine"]:
+            # Near the query in vector space only, and not near enough: unrelated, not remembered.
+            block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
+            continue
+        if item.chunk["type"] == "dialog" and is_filler(item.chunk["text"]):
+            block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "filler"})
             continue
         line = _memory_line(item)
         candidates.append(BlockItem(line, count_tokens(line), f"chunk:{item.chunk['id']}",
@@ -180,6 +219,30 @@ def context_assemble(
                        min(remaining - people_used, int(budget * shares["memories"]["max_share"])))
     blocks.extend([block, people])
     return Context(budget=budget, blocks=blocks)
+
+
+def _by_relevance(lines: list[tuple[str, str]], query: str) -> list[tuple[str, str]]:
+    """Profile lines that share words with the query first (so a small budget keeps `location`
+    for "where should I eat tonight?"), the profile's own order otherwise."""
+    wanted = set(text.analyze(query))
+    if not wanted:
+        return lines
+    return sorted(lines, key=lambda line: -len(wanted & set(text.analyze(line[1].replace("_", " ")))))
+
+
+def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int]) -> frozenset[int]:
+    """The message ids of the dialog results that the memories block will show within `cap`."""
+    shown: set[int] = set()
+    used = 0
+    for item in items:
+        chunk = item.chunk
+        if chunk["type"] != "dialog" or chunk["meta"].get("message_id") in recent_ids or is_filler(chunk["text"]):
+            continue
+        used += count_tokens(_memory_line(item))
+        if used > cap:
+            break
+        shown.add(chunk["meta"]["message_id"])
+    return frozenset(shown)
 
 
 def _lines(items: list[tuple[str, str]]) -> list[BlockItem]:

@@ -26,9 +26,11 @@ def typed_memory_line(item: SearchItem) -> str:
 
 
 def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, k: int,
-                         filters: SearchFilters | None = None) -> tuple[Block, set[int]]:
+                         filters: SearchFilters | None = None, shown_messages: frozenset[int] = frozenset(),
+                         min_bm25: float = 0.0) -> tuple[Block, set[int]]:
     """The block, packed within `cap` tokens, and the ids of the chunks it shows (so the general
-    memories block does not repeat them)."""
+    memories block does not repeat them). A memory whose source turns are all in `shown_messages`
+    (turns the memories block shows in full) is left out: the turn already says it."""
     from rag.context import Block, BlockItem, _pack
 
     block = Block("typed_memories")
@@ -39,6 +41,13 @@ def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, 
                            include_tenant_documents=False, fusion="rrf")
     candidates = []
     for item in result.items:
+        if item.components.get("bm25", 0.0) < min_bm25:
+            block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
+            continue
+        sources = item.chunk["meta"].get("source_message_ids") or []
+        if sources and shown_messages.issuperset(sources):
+            block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "turn_in_memories"})
+            continue
         line = typed_memory_line(item)
         candidates.append(BlockItem(line, count_tokens(line), f"chunk:{item.chunk['id']}",
                                     {"score": round(item.score, 6), "type": "memory",

@@ -1,0 +1,63 @@
+"""The context is driven by the query: relevant facts first, nothing below the relevance floor,
+no budget spent on greetings and thanks."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from profiles.services import fact_upsert
+from rag import services
+from rag.context import context_assemble, is_filler
+from tests.factories import append_messages
+
+pytestmark = pytest.mark.django_db
+START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def _refs(context, block: str) -> list[str]:
+    return [i.ref for b in context.blocks if b.name == block for i in b.items]
+
+
+def _text(context, block: str) -> str:
+    return "\n".join(i.text for b in context.blocks if b.name == block for i in b.items)
+
+
+@pytest.mark.parametrize(("turn", "filler"), [
+    ("Thanks, Melanie!", True), ("Nice to meet you, Sam!", True), ("Спасибо, Маша!", True), ("好的，谢谢", True),
+    ("Thanks! I moved to Seattle last week.", False), ("Спасибо, я переехал в Казань", False),
+    ("谢谢，我搬到杭州了", False),
+])
+def test_greetings_and_thanks_are_filler_in_three_languages(turn: str, filler: bool) -> None:
+    assert is_filler(turn) is filler
+
+
+def test_profile_facts_that_the_query_names_come_first_and_survive_a_small_budget(tenant) -> None:
+    for key, value in [("name", "Sam Carter"), ("occupation", "nurse at the city hospital"),
+                       ("favorite_food", "spicy ramen and dumplings"), ("location", "Seattle")]:
+        fact_upsert(tenant=tenant, user_id="u1", key=key, value=value, source="api")
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="good food places in Seattle?",
+                               session_id=None, budget_tokens=120)
+    # 15% of 120 tokens holds one line: the one the query asks about, not the first in profile order.
+    assert _text(context, "profile") == "location: Seattle"
+    wide = context_assemble(tenant_id=tenant.pk, user_id="u1", query="good food places in Seattle?",
+                            session_id=None, budget_tokens=2000)
+    lines = _text(wide, "profile").splitlines()
+    assert lines[:2] == ["location: Seattle", "favorite_food: spicy ramen and dumplings"] and len(lines) == 4
+
+
+def test_greetings_spend_no_budget_and_unrelated_tenant_documents_stay_out(tenant) -> None:
+    append_messages(tenant, "u1", "s1", ["Nice to meet you, Sam!", "Thanks, Sam!",
+                                         "Sam, I moved to Seattle last week."], start=START)
+    services.chunks_create(tenant=tenant, namespace="tenant", drafts=[services.ChunkDraft(
+        type="document", text="Refunds are issued within 14 days of a returned purchase.",
+        source_id="document:policy")])
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="Sam where do I live now?",
+                               session_id=None, budget_tokens=500)
+    memories = _text(context, "memories")
+    assert "Seattle" in memories
+    assert "Nice to meet you" not in memories and "Thanks, Sam" not in memories
+    assert "Refunds" not in memories
+    reasons = {c["reason"] for b in context.blocks if b.name == "memories" for c in b.cut}
+    assert "filler" in reasons
