@@ -27,27 +27,110 @@ class Cue:
 
 F, WI, FR, WO, OT = "Family", "Work_Inner", "Friends", "Work_Outer", "Other"
 
+# --- kin without a name -----------------------------------------------------------------------------
+# The user's own relative mentioned only by the kin word ("my mom", "мама", "妈妈") is a person too,
+# named by the first word of the language the user wrote in. Every word of one entry is the same
+# person, in any language and (Russian) any case form, so dedup treats "Mom", "мамой" and "妈妈" as
+# one. Chinese names the elder and younger sibling and the two grandmothers apart; English and
+# Russian do not, so those are entries of their own. Every word here is also a family cue (CUES).
+
+
+@dataclass(frozen=True)
+class Kin:
+    id: str  # the identity key: name_keys carry "kin:<id>"
+    concept: str  # the family cue it belongs to (its circle and relation)
+    en: tuple[str, ...] = ()
+    ru: tuple[str, ...] = ()
+    zh: tuple[str, ...] = ()
+    # One per user (a mother, a father, a spouse): the kin word is also an alias of the person once
+    # the user names her ("my mom Olga"), so a later "мама" is Olga.
+    unique: bool = False
+
+
+KIN: tuple[Kin, ...] = (
+    Kin("mother", "kin:mother", ("Mom", "mother", "mum", "mommy", "mummy", "mama", "momma"),
+        ("мама", "мать", "мамочка", "матушка", "мамуля", "маман"), ("妈妈", "母亲", "老妈", "妈", "妈咪"),
+        unique=True),
+    Kin("father", "kin:father", ("Dad", "father", "daddy", "papa"),
+        ("папа", "отец", "батя", "папочка", "папуля", "батюшка"), ("爸爸", "父亲", "老爸", "爸", "爹"), unique=True),
+    Kin("wife", "kin:spouse", ("Wife", "wifey"), ("жена", "супруга", "жёнушка", "женушка"),
+        ("老婆", "妻子", "太太", "媳妇"), unique=True),
+    Kin("husband", "kin:spouse", ("Husband", "hubby"), ("муж", "супруг", "муженёк", "муженек"), ("老公", "丈夫"),
+        unique=True),
+    Kin("spouse", "kin:spouse", ("Spouse",), (), ("爱人",)),
+    Kin("girlfriend", "kin:partner", ("Girlfriend", "gf"), (), ("女朋友", "女友")),
+    Kin("boyfriend", "kin:partner", ("Boyfriend", "bf"), (), ("男朋友", "男友")),
+    Kin("fiancee", "kin:partner", ("Fiancée", "fiancee"), ("невеста",), ("未婚妻",)),
+    Kin("fiance", "kin:partner", ("Fiancé", "fiance"), ("жених",), ("未婚夫",)),
+    Kin("son", "kin:child", ("Son",), ("сын", "сынок", "сынишка", "сыночек"), ("儿子",)),
+    Kin("daughter", "kin:child", ("Daughter",), ("дочь", "дочка", "доченька", "дочурка"), ("女儿", "闺女")),
+    Kin("brother", "kin:sibling", ("Brother", "bro"), ("брат", "братишка", "братик", "братец")),
+    Kin("sister", "kin:sibling", ("Sister", "sis"), ("сестра", "сестрёнка", "сестренка", "сестричка")),
+    Kin("elder_brother", "kin:sibling", zh=("哥哥",)),
+    Kin("younger_brother", "kin:sibling", zh=("弟弟",)),
+    Kin("elder_sister", "kin:sibling", zh=("姐姐",)),
+    Kin("younger_sister", "kin:sibling", zh=("妹妹",)),
+    Kin("grandmother", "kin:grandparent", ("Grandma", "grandmother", "granny", "gran", "nana", "grandmom"),
+        ("бабушка", "бабуля", "бабуленька")),
+    Kin("grandfather", "kin:grandparent", ("Grandpa", "grandfather", "granddad", "grandad", "gramps"),
+        ("дедушка", "дед", "деда", "дедуля")),
+    Kin("grandmother_paternal", "kin:grandparent", zh=("奶奶",)),
+    Kin("grandfather_paternal", "kin:grandparent", zh=("爷爷",)),
+    Kin("grandmother_maternal", "kin:grandparent", zh=("外婆", "姥姥")),
+    Kin("grandfather_maternal", "kin:grandparent", zh=("外公", "姥爷")),
+    Kin("aunt", "kin:relative", ("Aunt", "auntie", "aunty"), ("тётя", "тетя", "тётушка", "тетушка", "тётка", "тетка")),
+    Kin("uncle", "kin:relative", ("Uncle",), ("дядя", "дядюшка")),
+    Kin("aunt_paternal", "kin:relative", zh=("姑姑", "姑妈")),
+    Kin("aunt_maternal", "kin:relative", zh=("姨妈", "小姨", "大姨")),
+    Kin("uncle_paternal", "kin:relative", zh=("叔叔", "伯伯", "伯父")),
+    Kin("uncle_maternal", "kin:relative", zh=("舅舅",)),
+    Kin("cousin", "kin:relative", ("Cousin",), ("кузен", "кузина")),
+    Kin("cousin_elder_brother", "kin:relative", zh=("表哥", "堂哥")),
+    Kin("cousin_younger_brother", "kin:relative", zh=("表弟", "堂弟")),
+    Kin("cousin_elder_sister", "kin:relative", zh=("表姐", "堂姐")),
+    Kin("cousin_younger_sister", "kin:relative", zh=("表妹", "堂妹")),
+    Kin("niece", "kin:relative", ("Niece",), ("племянница",), ("侄女", "外甥女")),
+    Kin("nephew", "kin:relative", ("Nephew",), ("племянник",), ("侄子", "外甥")),
+    Kin("mother_in_law", "kin:relative", ("Mother-in-law",), ("тёща", "теща", "свекровь"), ("婆婆", "岳母", "丈母娘")),
+    Kin("father_in_law", "kin:relative", ("Father-in-law",), ("тесть", "свёкор", "свекор"), ("公公", "岳父", "老丈人")),
+    Kin("sister_in_law", "kin:relative", ("Sister-in-law",), ("золовка", "невестка", "свояченица"),
+        ("嫂子", "弟媳", "小姨子")),
+    Kin("brother_in_law", "kin:relative", ("Brother-in-law",), ("шурин", "деверь", "зять", "свояк"),
+        ("姐夫", "妹夫", "小舅子")),
+    Kin("stepmother", "kin:relative", ("Stepmom", "stepmother"), ("мачеха",), ("继母", "后妈")),
+    Kin("stepfather", "kin:relative", ("Stepdad", "stepfather"), ("отчим",), ("继父",)),
+)
+
+
+# Family cues: the kin words above, by concept, plus words that name no one person ("kid", "parents",
+# "родители", "爸妈": several people, or not the same one each time).
+_FAMILY: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    ("kin:mother", "parent", (), (), ()),
+    ("kin:father", "parent", (), (), ()),
+    ("kin:parents", "parent", ("parents",), ("родители",), ("爸妈", "父母")),
+    ("kin:spouse", "spouse", (), (), ()),
+    ("kin:partner", "partner", (), ("девушка",), ()),
+    ("kin:child", "child", ("kid", "child"), ("ребёнок", "ребенок"), ("孩子",)),
+    ("kin:sibling", "sibling", ("twin",), (), ()),
+    ("kin:grandparent", "relative", (), (), ()),
+    ("kin:relative", "relative", ("relative",), ("родственник", "родственница", "двоюродный брат",
+                                                  "двоюродная сестра"), ("亲戚",)),
+)
+
+
+def _family_cues() -> tuple[Cue, ...]:
+    out = []
+    for concept, relation, en, ru, zh in _FAMILY:
+        kin = [k for k in KIN if k.concept == concept]
+        words = [(tuple(w.lower() for k in kin for w in k.en) + en), tuple(w for k in kin for w in k.ru) + ru,
+                 tuple(w for k in kin for w in k.zh) + zh]
+        out.append(Cue(concept, "Family", relation, *(tuple(dict.fromkeys(ws)) for ws in words)))
+    return tuple(out)
+
+
+
 CUES: tuple[Cue, ...] = (
-    # --- family ---
-    Cue("kin:mother", F, "parent", ("mom", "mother", "mum", "mommy", "mama"), ("мама", "мать", "мамочка", "матушка"),
-        ("妈妈", "母亲", "老妈")),
-    Cue("kin:father", F, "parent", ("dad", "father", "daddy", "papa"), ("папа", "отец", "батя", "папочка"),
-        ("爸爸", "父亲", "老爸")),
-    Cue("kin:spouse", F, "spouse", ("wife", "husband", "spouse"), ("жена", "муж", "супруга", "супруг"),
-        ("妻子", "老婆", "丈夫", "老公", "爱人", "太太")),
-    Cue("kin:partner", F, "partner", ("girlfriend", "boyfriend", "fiancee", "fiance", "fiancée"),
-        ("девушка", "невеста", "жених"), ("女朋友", "男朋友", "未婚妻", "未婚夫")),
-    Cue("kin:child", F, "child", ("son", "daughter", "kid"), ("сын", "дочь", "дочка", "сынок"),
-        ("儿子", "女儿", "孩子")),
-    Cue("kin:sibling", F, "sibling", ("sister", "brother", "sis", "bro", "twin"),
-        ("сестра", "брат", "сестрёнка", "братишка"), ("姐姐", "哥哥", "妹妹", "弟弟")),
-    Cue("kin:grandparent", F, "relative", ("grandma", "grandmother", "grandpa", "grandfather", "granny"),
-        ("бабушка", "дедушка", "дед", "бабуля"), ("奶奶", "爷爷", "外婆", "外公", "姥姥", "姥爷")),
-    Cue("kin:relative", F, "relative",
-        ("aunt", "uncle", "cousin", "niece", "nephew", "stepmother", "stepfather",),
-        ("тётя", "дядя", "кузен", "кузина", "племянник", "племянница", "тёща", "свекровь", "тесть", "свёкор",
-         "родственник", "родственница"),
-        ("表哥", "表姐", "表妹", "表弟", "堂哥", "堂姐", "舅舅", "姑姑", "姨妈", "叔叔", "伯伯", "婆婆", "岳母")),
+    *_family_cues(),
     # --- close work ---
     Cue("role:boss", WI, "manager",
         ("boss", "manager", "supervisor", "teamlead", "team lead", "tech lead", "chief", "director", "cto",

@@ -249,6 +249,47 @@ def diminutive_match(a: str, b: str) -> str | None:
     return sorted(shared)[0]
 
 
+# --- kin without a name ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def _kin_index() -> dict[str, lexicon.Kin]:
+    index: dict[str, lexicon.Kin] = {}
+    for kin in lexicon.KIN:
+        for word in (*kin.en, *kin.ru, *kin.zh):
+            index.setdefault(name_key(word), kin)
+    return index
+
+
+def kin_of(name: str | None) -> lexicon.Kin | None:
+    """The kin a name is only a word for ("Mom", "мамой", "妈妈" → mother), or None for a real name.
+
+    Russian case forms fold to the dictionary form first (pymorphy3), so "маме" is "мама"."""
+    key = name_key(name)
+    if not key:
+        return None
+    index = _kin_index()
+    if key in index:
+        return index[key]
+    if " " not in key and _CYR.search(key):
+        for lemma in ru_lemmas(key)[:3]:
+            if lemma in index:
+                return index[lemma]
+    return None
+
+
+def kin_key(name: str | None) -> str:
+    """`kin:<id>` for a kin word, '' for anything else: the identity key every word of one kin shares."""
+    kin = kin_of(name)
+    return f"kin:{kin.id}" if kin else ""
+
+
+def kin_name(kin: lexicon.Kin, script: str) -> str:
+    """What an unnamed relative is called: the kin's first word in the script the user wrote in."""
+    words = {"zh": kin.zh, "ru": kin.ru}.get(script) or kin.en
+    return (words or kin.en or kin.ru or kin.zh)[0]
+
+
 # --- cue words and concepts -----------------------------------------------------------------------------
 
 
