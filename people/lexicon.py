@@ -31,8 +31,9 @@ F, WI, FR, WO, OT = "Family", "Work_Inner", "Friends", "Work_Outer", "Other"
 # The user's own relative mentioned only by the kin word ("my mom", "мама", "妈妈") is a person too,
 # named by the first word of the language the user wrote in. Every word of one entry is the same
 # person, in any language and (Russian) any case form, so dedup treats "Mom", "мамой" and "妈妈" as
-# one. Chinese names the elder and younger sibling and the two grandmothers apart; English and
-# Russian do not, so those are entries of their own. Every word here is also a family cue (CUES).
+# one. Only true synonyms share an entry: Chinese names the elder and younger sibling and the two
+# grandmothers apart, Russian the wife's and the husband's mother (тёща, свекровь), so those are
+# entries of their own. Every word here is also a family cue (CUES).
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,10 @@ KIN: tuple[Kin, ...] = (
     Kin("aunt", "kin:relative", ("Aunt", "auntie", "aunty"), ("тётя", "тетя", "тётушка", "тетушка", "тётка", "тетка")),
     Kin("uncle", "kin:relative", ("Uncle",), ("дядя", "дядюшка")),
     Kin("aunt_paternal", "kin:relative", zh=("姑姑", "姑妈")),
-    Kin("aunt_maternal", "kin:relative", zh=("姨妈", "小姨", "大姨")),
-    Kin("uncle_paternal", "kin:relative", zh=("叔叔", "伯伯", "伯父")),
+    Kin("aunt_maternal", "kin:relative", zh=("姨妈",)),
+    Kin("aunt_maternal_younger", "kin:relative", zh=("小姨",)),
+    Kin("uncle_paternal_younger", "kin:relative", zh=("叔叔",)),
+    Kin("uncle_paternal_elder", "kin:relative", zh=("伯伯", "伯父")),
     Kin("uncle_maternal", "kin:relative", zh=("舅舅",)),
     Kin("cousin", "kin:relative", ("Cousin",), ("кузен", "кузина")),
     Kin("cousin_elder_brother", "kin:relative", zh=("表哥", "堂哥")),
@@ -91,12 +94,27 @@ KIN: tuple[Kin, ...] = (
     Kin("cousin_younger_sister", "kin:relative", zh=("表妹", "堂妹")),
     Kin("niece", "kin:relative", ("Niece",), ("племянница",), ("侄女", "外甥女")),
     Kin("nephew", "kin:relative", ("Nephew",), ("племянник",), ("侄子", "外甥")),
-    Kin("mother_in_law", "kin:relative", ("Mother-in-law",), ("тёща", "теща", "свекровь"), ("婆婆", "岳母", "丈母娘")),
-    Kin("father_in_law", "kin:relative", ("Father-in-law",), ("тесть", "свёкор", "свекор"), ("公公", "岳父", "老丈人")),
-    Kin("sister_in_law", "kin:relative", ("Sister-in-law",), ("золовка", "невестка", "свояченица"),
-        ("嫂子", "弟媳", "小姨子")),
-    Kin("brother_in_law", "kin:relative", ("Brother-in-law",), ("шурин", "деверь", "зять", "свояк"),
-        ("姐夫", "妹夫", "小舅子")),
+    Kin("grandson", "kin:relative", ("Grandson",), ("внук", "внучок"), ("孙子", "外孙")),
+    Kin("granddaughter", "kin:relative", ("Granddaughter",), ("внучка", "внученька"), ("孙女", "外孙女")),
+    # In-laws: Russian and Chinese say whose parent or sibling, so each word is a relative of its own.
+    Kin("mother_in_law", "kin:relative", ("Mother-in-law",)),
+    Kin("father_in_law", "kin:relative", ("Father-in-law",)),
+    Kin("wifes_mother", "kin:relative", ru=("тёща", "теща"), zh=("岳母", "丈母娘")),
+    Kin("wifes_father", "kin:relative", ru=("тесть",), zh=("岳父", "老丈人")),
+    Kin("husbands_mother", "kin:relative", ru=("свекровь",), zh=("婆婆",)),
+    Kin("husbands_father", "kin:relative", ru=("свёкор", "свекор"), zh=("公公",)),
+    Kin("sister_in_law", "kin:relative", ("Sister-in-law",)),
+    Kin("brother_in_law", "kin:relative", ("Brother-in-law",)),
+    Kin("husbands_sister", "kin:relative", ru=("золовка",)),
+    Kin("wifes_sister", "kin:relative", ru=("свояченица",), zh=("小姨子",)),
+    Kin("brothers_wife", "kin:relative", ru=("невестка",)),
+    Kin("elder_brothers_wife", "kin:relative", zh=("嫂子",)),
+    Kin("younger_brothers_wife", "kin:relative", zh=("弟媳",)),
+    Kin("wifes_brother", "kin:relative", ru=("шурин",), zh=("小舅子",)),
+    Kin("husbands_brother", "kin:relative", ru=("деверь",)),
+    Kin("sisters_husband", "kin:relative", ru=("зять",)),
+    Kin("elder_sisters_husband", "kin:relative", zh=("姐夫",)),
+    Kin("younger_sisters_husband", "kin:relative", zh=("妹夫",)),
     Kin("stepmother", "kin:relative", ("Stepmom", "stepmother"), ("мачеха",), ("继母", "后妈")),
     Kin("stepfather", "kin:relative", ("Stepdad", "stepfather"), ("отчим",), ("继父",)),
 )
