@@ -107,7 +107,8 @@ def ru_lemma(word: str) -> str:
 
 def name_terms(names: Iterable[str], username: str | None = None) -> list[str]:
     """Lookup terms of a person's names: each normalised word, its Russian dictionary form, the whole
-    name (Chinese names have no spaces), and the username."""
+    name (Chinese names have no spaces), the username, and the kin key of a kin word ("kin:mother")."""
+    names = list(names)
     terms: list[str] = []
     for name in names:
         key = name_key(name)
@@ -121,6 +122,7 @@ def name_terms(names: Iterable[str], username: str | None = None) -> list[str]:
                 terms.append(ru_lemma(word))
     if username:
         terms.append(username.lower())
+    terms.extend(kin_key(name) for name in names)
     return list(dict.fromkeys(t for t in terms if t))
 
 
@@ -139,6 +141,10 @@ def query_name_terms(text: str) -> list[str]:
             terms.extend(run[i:i + size] for i in range(len(run) - size + 1))
     for username in re.findall(r"@([A-Za-z][A-Za-z0-9_]{2,31})", text):
         terms.append(username.lower())
+    # Kin words name the relative in any language and case: "маме", "Mom" and "我妈说" find "мама".
+    terms.extend(key for key in (kin_key(t) for t in list(terms) if not _HAN.search(t)) if key)
+    for run in re.findall(f"[{_HAN.pattern[1:-1]}]+", normalize(text)):
+        terms.extend(key for key in (kin_key(run[start:end]) for start, end, _ in zh_cues(run)) if key)
     return list(dict.fromkeys(terms))
 
 
