@@ -238,6 +238,8 @@ def apply_draft(person: Person, draft: PersonDraft, *, explicit: bool) -> None:
     """
     had_default_bio = _has_default_bio(person)
     name = clean_name(draft.display_name)
+    if kin_key(name) and kin_key(name) == kin_key(person.display_name):
+        name = ""  # "маме", "mother": another form of the kin word she is already named by
     if name and name_key(name) != person.name_key:
         placeholder = person.username is not None and person.name_key == name_key(person.username)
         if explicit or placeholder:
