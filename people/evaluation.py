@@ -3,8 +3,9 @@
 A case is one user message and the people a careful reader would extract (dictionary-form names,
 @usernames as the username), with the circle where the message states it, and the relations it
 states between two people (`[subject, kind, object]`; none when the case lists none). Names are
-compared by their normalised key, and the user's unnamed kin by the kin ("Mom" is "mother"); the
-circle is scored on the people found that have an annotated circle. Relations compare with their
+compared by their normalised key, and the user's unnamed kin by the kin ("Mom" is "mother"). The
+circle is scored on the people found that have an annotated circle ("circle"), and on every person
+with an annotated circle, a missed one counting as wrong ("circ.all"). Relations compare with their
 inverse ("A parent B" is "B child A"), and either way round for symmetric kinds (spouse, sibling …).
 """
 
@@ -43,6 +44,7 @@ class LanguageReport(PrecisionRecall):
     fn: int = 0
     circle_checked: int = 0
     circle_right: int = 0
+    circle_stated: int = 0  # people with an annotated circle, found or not
     relations_tp: int = 0
     relations_fp: int = 0
     relations_fn: int = 0
@@ -50,7 +52,13 @@ class LanguageReport(PrecisionRecall):
 
     @property
     def circle_accuracy(self) -> float:
+        """Right circles among the people found that have an annotated circle."""
         return self.circle_right / self.circle_checked if self.circle_checked else 1.0
+
+    @property
+    def circle_overall(self) -> float:
+        """Right circles among every person with an annotated circle: a missed person counts as wrong."""
+        return self.circle_right / self.circle_stated if self.circle_stated else 1.0
 
     @property
     def relations(self) -> PrecisionRecall:
@@ -61,6 +69,7 @@ class LanguageReport(PrecisionRecall):
         return {"language": self.language, "messages": self.messages, "tp": self.tp, "fp": self.fp, "fn": self.fn,
                 "precision": round(self.precision, 4), "recall": round(self.recall, 4), "f1": round(self.f1, 4),
                 "circle_accuracy": round(self.circle_accuracy, 4), "circle_checked": self.circle_checked,
+                "circle_overall": round(self.circle_overall, 4), "circle_stated": self.circle_stated,
                 "relations_precision": round(relations.precision, 4), "relations_recall": round(relations.recall, 4),
                 "relations_expected": self.relations_tp + self.relations_fn}
 
@@ -105,6 +114,7 @@ def evaluate_case(text: str, expected: Sequence[Mapping[str, Any]], report: Lang
     report.messages += 1
     used: set[int] = set()
     for item in wanted.values():
+        report.circle_stated += bool(item.get("circle"))
         index = next((i for i, (keys, _) in enumerate(found) if _keys(str(item["name"])) & keys and i not in used),
                      None)
         if index is None:
@@ -146,9 +156,10 @@ def evaluate(data: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[LanguageRe
 
 def format_table(reports: Sequence[LanguageReport]) -> str:
     lines = [f"{'lang':<6}{'msgs':>6}{'tp':>5}{'fp':>5}{'fn':>5}{'precision':>11}{'recall':>8}{'f1':>7}{'circle':>8}"
-             f"{'rel.p':>7}{'rel.r':>7}"]
+             f"{'circ.all':>9}{'rel.p':>7}{'rel.r':>7}"]
     for r in reports:
         rel = r.relations
         lines.append(f"{r.language:<6}{r.messages:>6}{r.tp:>5}{r.fp:>5}{r.fn:>5}{r.precision:>11.3f}{r.recall:>8.3f}"
-                     f"{r.f1:>7.3f}{r.circle_accuracy:>8.3f}{rel.precision:>7.3f}{rel.recall:>7.3f}")
+                     f"{r.f1:>7.3f}{r.circle_accuracy:>8.3f}{r.circle_overall:>9.3f}{rel.precision:>7.3f}"
+                     f"{rel.recall:>7.3f}")
     return "\n".join(lines)

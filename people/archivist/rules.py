@@ -117,7 +117,8 @@ def _ru_nominative(words: list[str], prefer: str) -> tuple[str, bool]:
     gender = None
     for options in parses:
         firsts = [p for p in options if "Name" in p.tag.grammemes]
-        firsts = [p for p in firsts if want and p.tag.case == want] or firsts
+        if prefer.startswith("case:"):  # the cue word's case decides between readings of two genders
+            firsts = [p for p in firsts if p.tag.case == want] or firsts
         if firsts and {"masc", "femn"} & firsts[0].tag.grammemes:
             gender = str(firsts[0].tag.gender)
             break
