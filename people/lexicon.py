@@ -257,7 +257,7 @@ london paris berlin moscow beijing shanghai tokyo york new san francisco boston 
 russia china germany france spain italy japan usa america england europe asia canada mexico india
 the a an this that these those it its my our your his her their we you he she they there here what
 when where why how who which if but and or because also just still maybe anyway actually
-mom dad mum grandma grandpa boss doc god lord project team office covid
+mom dad mum grandma grandpa boss doc god lord project team office covid day days
 """)
 
 # A compact gazetteer of first names written in Latin script: common English ones plus the

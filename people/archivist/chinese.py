@@ -7,6 +7,7 @@ tag swallowed the next word (张伟明|天 → 张伟).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
@@ -118,7 +119,9 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
                 sentence[i:i + 2] not in lexicon.ZH_NOT_NAMES and sentence[i:i + 2] not in _ZH_PREFIX_WORDS:
             take(i, i + 2)
     # after a cue or 叫: 我的同事张伟, 他叫李明; a doubled nickname after a family or friend cue: 女儿朵朵
-    cues = zh_cues(sentence)
+    # A cue word found inside a longer word ("老公" in "老公司") anchors no name.
+    word_ends = set(itertools.accumulate(len(w) for w in rjieba.cut(sentence)))
+    cues = [c for c in zh_cues(sentence) if c[1] in word_ends]
     # After 叫 the cue word right before it lends its circle: "儿子叫豆豆" names the son.
     anchors = [(end, cue.circle) for _, end, cue in cues] + [
         (m.end(), next((cue.circle for _, end, cue in cues if end == m.start()), ""))
@@ -194,9 +197,11 @@ def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]
                 marks.append((m.start(), m.end(), latin(m.group(0))))
                 for k in range(m.start(), m.end()):
                     covered[k] = True
+    word_ends = set(itertools.accumulate(len(w) for w in rjieba.cut(sentence)))
     for start, end, cue in zh_cues(sentence):
         if not any(covered[start:end]):
-            marks.append((start, end, Tok("CUE", sentence[start:end], cue=cue, script="zh")))
+            marks.append((start, end, Tok("CUE", sentence[start:end], cue=cue, script="zh",
+                                          whole_word=end in word_ends)))
             for k in range(start, end):
                 covered[k] = True
     for start, end, verb in zh_verb_cues(sentence):

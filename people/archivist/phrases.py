@@ -415,7 +415,8 @@ def _users_kin(toks: list[Tok], c: int) -> bool:
     if tok.script != "en":
         return True
     kin = kin_of(strip_possessive(tok.text))
-    return bool(kin and kin.id in _EN_NAME_LIKE and tok.text[:1].isupper())
+    holiday = c + 1 < len(toks) and normalize(toks[c + 1].text) == "day"  # "Happy Father's Day"
+    return bool(kin and kin.id in _EN_NAME_LIKE and tok.text[:1].isupper() and not holiday)
 
 
 def unnamed_kin(toks: list[Tok], tied: Sequence[bool]) -> list[Tok]:
@@ -428,7 +429,7 @@ def unnamed_kin(toks: list[Tok], tied: Sequence[bool]) -> list[Tok]:
     slots: list[Tok | None] = list(toks)
     for c in range(len(toks) - 1, -1, -1):
         tok = toks[c]
-        if tok.kind != "CUE" or tied[c] or tok.plural:
+        if tok.kind != "CUE" or tied[c] or tok.plural or not tok.whole_word:
             continue
         kin = kin_of(strip_possessive(tok.text))
         if kin is None:

@@ -125,3 +125,5 @@ class Tok:
     maybe_plural: bool = False  # a cue word with a plural reading ("коллеги", also the genitive singular)
     script: str = ""  # "en", "ru" or "zh": the language an unnamed relative is named in
     tied: bool = False  # set by `phrases.tie`: the cue found the person it describes
+    # A Chinese cue found as a substring may end inside a longer word ("老公" in "老公司"): no relative then.
+    whole_word: bool = True

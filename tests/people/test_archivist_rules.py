@@ -87,7 +87,7 @@ def test_the_users_relative_without_a_name_is_a_person_named_by_the_kin_word(sen
 @pytest.mark.parametrize("sentence", [
     "My sisters are visiting this weekend.", "Sofia's mom is a surgeon.", "His wife is a nurse.",
     "Его мама работает учительницей.", "У Наташи мама болеет.", "Пасху отмечали у родителей.",
-    "他妈妈是医生。", "她老公是警察。", "爸妈都退休了。",
+    "他妈妈是医生。", "她老公是警察。", "爸妈都退休了。", "Happy Father's Day!", "我们老公司搬家了。",
 ])
 def test_someone_elses_or_several_relatives_are_no_person(sentence: str) -> None:
     assert [p for p in people_of(sentence) if p not in ("Sofia", "Наташа")] == []
