@@ -1,10 +1,14 @@
 """Duplicate detection between two people of one user, rule by rule, in a fixed order.
 
-1. Telegram id, 2. @username, 3. normalised name or alias — exact keys: a match merges at once;
-   two *different* Telegram ids or usernames veto every later rule (two people, for sure);
-4. Russian diminutives (Маша ↔ Мария), 5. name prefix at a word boundary in the same circle
-   ("Maria Ivanovna" ↔ "Maria"), 6. fuzzy name similarity (typos, transliteration slips),
-7. embedding similarity — weak: they become a MergeProposal for review.
+1. Telegram id, 2. @username, 3. normalised name or alias, 4. kin ("Mom", "мамой" and "妈妈" are the
+   user's one mother) — exact keys: a match merges at once; two *different* Telegram ids or
+   usernames veto every later rule (two people, for sure);
+5. Russian diminutives (Маша ↔ Мария), 6. name prefix at a word boundary in the same circle
+   ("Maria Ivanovna" ↔ "Maria"), 7. a one-word name that is the first or last word of a fuller one,
+   whatever the circles ("Jake" ↔ "Jake Miller", "Петров" ↔ "Сергей Петров"), 8. two named people
+   the user calls by the same kin word ("my mom Olga", "my mom Irina"), 9. fuzzy name similarity
+   (typos, transliteration slips), 10. embedding similarity — weak: they become a MergeProposal for
+   review.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ from people.names import (
     full_names_of,
     gendered_pair,
     is_word_prefix,
+    kin_key,
     morph,
     ru_lemma,
     similarity,
 )
 
-EXACT_RULES = ("telegram_id", "username", "name", "alias")
+EXACT_RULES = ("telegram_id", "username", "name", "alias", "kin")
+WEAK_RULES = ("diminutive", "prefix", "name_part", "kin_alias", "fuzzy", "embedding")
 
 
 @dataclass(frozen=True)
@@ -62,9 +68,33 @@ def exact_match(a: Person, b: Person) -> Match | None:
     if a.name_key and a.name_key == b.name_key:
         return Match("name", 1.0, f"both named {a.display_name!r}")
     shared = sorted(set(a.name_keys) & set(b.name_keys))
-    if shared:
-        return Match("alias", 1.0, f"shared name or alias {shared[0]!r}")
+    names = [k for k in shared if not k.startswith("kin:")]
+    if names:
+        return Match("alias", 1.0, f"shared name or alias {names[0]!r}")
+    if shared and (kin_key(a.display_name) or kin_key(b.display_name)):
+        # One of them has no name but the kin word: the user's mother is the user's mother.
+        return Match("kin", 1.0, f"both are the user's {shared[0][4:].replace('_', ' ')}")
     return None
+
+
+def _kin_alias(a: Person, b: Person) -> Match | None:
+    """Two named people the user calls by one kin word: a stepmother, a second marriage — or a
+    duplicate. Not for a machine to decide."""
+    shared = sorted(k for k in set(a.name_keys) & set(b.name_keys) if k.startswith("kin:"))
+    if shared:
+        return Match("kin_alias", 0.6, f"both called the user's {shared[0][4:].replace('_', ' ')}")
+    return None
+
+
+def name_part(a: str, b: str) -> str | None:
+    """The one-word name key that is the first or last word of the other, longer one, or None:
+    "jake" ↔ "jake miller", "петров" ↔ "сергей петров". Words compare as written (names are stored in
+    the nominative), so "петрова" is no part of "сергей петров"."""
+    short, full = sorted((a, b), key=lambda k: len(k.split()))
+    words = full.split()
+    if len(short.split()) != 1 or len(words) < 2 or len(short) < 2:
+        return None
+    return short if short in (words[0], words[-1]) else None
 
 
 @functools.lru_cache(maxsize=8192)
@@ -103,17 +133,27 @@ def compare(a: Person, b: Person, *, cosine: float | None = None) -> Match | Non
         return exact
     for ka in a.name_keys:
         for kb in b.name_keys:
-            shared = diminutive_match(ka, kb)
+            shared = diminutive_match(ka, kb) if not (ka.startswith("kin:") or kb.startswith("kin:")) else None
             if shared:
                 return Match("diminutive", 0.85, f"{ka!r} and {kb!r} are both forms of {shared!r}")
+    keys_a = [k for k in a.name_keys if not k.startswith("kin:")]
+    keys_b = [k for k in b.name_keys if not k.startswith("kin:")]
     if a.circle == b.circle:
-        for ka in a.name_keys:
-            for kb in b.name_keys:
+        for ka in keys_a:
+            for kb in keys_b:
                 if is_word_prefix(ka, kb) or is_word_prefix(kb, ka):
                     return Match("prefix", 0.8, f"{min(ka, kb, key=len)!r} begins {max(ka, kb, key=len)!r}")
+    for ka in keys_a:
+        for kb in keys_b:
+            part = name_part(ka, kb)
+            if part:
+                return Match("name_part", 0.7, f"{part!r} is part of {max(ka, kb, key=len)!r}")
+    kin = _kin_alias(a, b)
+    if kin is not None:
+        return kin
     best, pair = 0.0, ("", "")
-    for ka in a.name_keys:
-        for kb in b.name_keys:
+    for ka in keys_a:
+        for kb in keys_b:
             score = _fuzzy(ka, kb)
             if score > best:
                 best, pair = score, (ka, kb)
@@ -156,6 +196,7 @@ def candidates(person: Person) -> list[tuple[Person, Match]]:
                                  status=Person.Status.ACTIVE).exclude(pk=person.pk).defer("embedding")
     keys = [k for k in person.name_keys if k]
     exact = Q(name_keys__overlap=keys) if keys else Q(pk__in=[])
+    keys = [k for k in keys if not k.startswith("kin:")]
     if person.telegram_id:
         exact |= Q(telegram_id=person.telegram_id)
     if person.username:
@@ -171,6 +212,10 @@ def candidates(person: Person) -> list[tuple[Person, Match]]:
                 weak |= Q(name_key__startswith=f"{form} ")
         prefixes = [" ".join(words[:n]) for n in range(1, len(words))]
         weak |= Q(name_key__startswith=f"{key} ") | Q(name_key__in=prefixes)
+        if len(words) == 1:  # "петров" may be "сергей петров"
+            weak |= Q(name_terms__contains=[key])
+        else:  # "сергей петров" may be "петров"
+            weak |= Q(name_key=words[-1])
         if len(key) >= 5:
             weak |= Q(name_key__trigram_similar=key)
     found.update({p.pk: p for p in base.filter(weak).exclude(pk__in=list(found)).order_by("-mention_count", "pk")
@@ -188,6 +233,6 @@ def candidates(person: Person) -> list[tuple[Person, Match]]:
         match = compare(person, other, cosine=cosines.get(other.pk))
         if match is not None:
             out.append((other, match))
-    rank = {rule: i for i, rule in enumerate((*EXACT_RULES, "diminutive", "prefix", "fuzzy", "embedding"))}
+    rank = {rule: i for i, rule in enumerate((*EXACT_RULES, *WEAK_RULES))}
     out.sort(key=lambda item: (rank[item[1].rule], -item[1].score, item[0].pk))
     return out

@@ -27,39 +27,144 @@ class Cue:
 
 F, WI, FR, WO, OT = "Family", "Work_Inner", "Friends", "Work_Outer", "Other"
 
+# --- kin without a name -----------------------------------------------------------------------------
+# The user's own relative mentioned only by the kin word ("my mom", "мама", "妈妈") is a person too,
+# named by the first word of the language the user wrote in. Every word of one entry is the same
+# person, in any language and (Russian) any case form, so dedup treats "Mom", "мамой" and "妈妈" as
+# one. Only true synonyms share an entry: Chinese names the elder and younger sibling and the two
+# grandmothers apart, Russian the wife's and the husband's mother (тёща, свекровь), so those are
+# entries of their own. Every word here is also a family cue (CUES).
+
+
+@dataclass(frozen=True)
+class Kin:
+    id: str  # the identity key: name_keys carry "kin:<id>"
+    concept: str  # the family cue it belongs to (its circle and relation)
+    en: tuple[str, ...] = ()
+    ru: tuple[str, ...] = ()
+    zh: tuple[str, ...] = ()
+    # One per user (a mother, a father, a spouse): the kin word is also an alias of the person once
+    # the user names her ("my mom Olga"), so a later "мама" is Olga.
+    unique: bool = False
+
+
+KIN: tuple[Kin, ...] = (
+    Kin("mother", "kin:mother", ("Mom", "mother", "mum", "mommy", "mummy", "mama", "momma"),
+        ("мама", "мать", "мамочка", "матушка", "мамуля", "маман"), ("妈妈", "母亲", "老妈", "妈", "妈咪"),
+        unique=True),
+    Kin("father", "kin:father", ("Dad", "father", "daddy", "papa"),
+        ("папа", "отец", "батя", "папочка", "папуля", "батюшка"), ("爸爸", "父亲", "老爸", "爸", "爹"), unique=True),
+    Kin("wife", "kin:spouse", ("Wife", "wifey"), ("жена", "супруга", "жёнушка", "женушка"),
+        ("老婆", "妻子", "太太", "媳妇"), unique=True),
+    Kin("husband", "kin:spouse", ("Husband", "hubby"), ("муж", "супруг", "муженёк", "муженек"), ("老公", "丈夫"),
+        unique=True),
+    Kin("spouse", "kin:spouse", ("Spouse",), (), ("爱人",)),
+    Kin("girlfriend", "kin:partner", ("Girlfriend", "gf"), (), ("女朋友", "女友")),
+    Kin("boyfriend", "kin:partner", ("Boyfriend", "bf"), (), ("男朋友", "男友")),
+    Kin("fiancee", "kin:partner", ("Fiancée", "fiancee"), ("невеста",), ("未婚妻",)),
+    Kin("fiance", "kin:partner", ("Fiancé", "fiance"), ("жених",), ("未婚夫",)),
+    Kin("son", "kin:child", ("Son",), ("сын", "сынок", "сынишка", "сыночек"), ("儿子",)),
+    Kin("daughter", "kin:child", ("Daughter",), ("дочь", "дочка", "доченька", "дочурка"), ("女儿", "闺女")),
+    Kin("brother", "kin:sibling", ("Brother", "bro"), ("брат", "братишка", "братик", "братец")),
+    Kin("sister", "kin:sibling", ("Sister", "sis"), ("сестра", "сестрёнка", "сестренка", "сестричка")),
+    Kin("elder_brother", "kin:sibling", zh=("哥哥",)),
+    Kin("younger_brother", "kin:sibling", zh=("弟弟",)),
+    Kin("elder_sister", "kin:sibling", zh=("姐姐",)),
+    Kin("younger_sister", "kin:sibling", zh=("妹妹",)),
+    Kin("grandmother", "kin:grandparent", ("Grandma", "grandmother", "granny", "gran", "nana", "grandmom"),
+        ("бабушка", "бабуля", "бабуленька")),
+    Kin("grandfather", "kin:grandparent", ("Grandpa", "grandfather", "granddad", "grandad", "gramps"),
+        ("дедушка", "дед", "деда", "дедуля")),
+    Kin("grandmother_paternal", "kin:grandparent", zh=("奶奶",)),
+    Kin("grandfather_paternal", "kin:grandparent", zh=("爷爷",)),
+    Kin("grandmother_maternal", "kin:grandparent", zh=("外婆", "姥姥")),
+    Kin("grandfather_maternal", "kin:grandparent", zh=("外公", "姥爷")),
+    Kin("aunt", "kin:relative", ("Aunt", "auntie", "aunty"), ("тётя", "тетя", "тётушка", "тетушка", "тётка", "тетка")),
+    Kin("uncle", "kin:relative", ("Uncle",), ("дядя", "дядюшка")),
+    Kin("aunt_paternal", "kin:relative", zh=("姑姑", "姑妈")),
+    Kin("aunt_maternal", "kin:relative", zh=("姨妈",)),
+    Kin("aunt_maternal_younger", "kin:relative", zh=("小姨",)),
+    Kin("uncle_paternal_younger", "kin:relative", zh=("叔叔",)),
+    Kin("uncle_paternal_elder", "kin:relative", zh=("伯伯", "伯父")),
+    Kin("uncle_maternal", "kin:relative", zh=("舅舅",)),
+    Kin("cousin", "kin:relative", ("Cousin",), ("кузен", "кузина")),
+    Kin("cousin_elder_brother", "kin:relative", zh=("表哥", "堂哥")),
+    Kin("cousin_younger_brother", "kin:relative", zh=("表弟", "堂弟")),
+    Kin("cousin_elder_sister", "kin:relative", zh=("表姐", "堂姐")),
+    Kin("cousin_younger_sister", "kin:relative", zh=("表妹", "堂妹")),
+    Kin("niece", "kin:relative", ("Niece",), ("племянница",), ("侄女", "外甥女")),
+    Kin("nephew", "kin:relative", ("Nephew",), ("племянник",), ("侄子", "外甥")),
+    Kin("grandson", "kin:relative", ("Grandson",), ("внук", "внучок"), ("孙子", "外孙")),
+    Kin("granddaughter", "kin:relative", ("Granddaughter",), ("внучка", "внученька"), ("孙女", "外孙女")),
+    # In-laws: Russian and Chinese say whose parent or sibling, so each word is a relative of its own.
+    Kin("mother_in_law", "kin:relative", ("Mother-in-law",)),
+    Kin("father_in_law", "kin:relative", ("Father-in-law",)),
+    Kin("wifes_mother", "kin:relative", ru=("тёща", "теща"), zh=("岳母", "丈母娘")),
+    Kin("wifes_father", "kin:relative", ru=("тесть",), zh=("岳父", "老丈人")),
+    Kin("husbands_mother", "kin:relative", ru=("свекровь",), zh=("婆婆",)),
+    Kin("husbands_father", "kin:relative", ru=("свёкор", "свекор"), zh=("公公",)),
+    Kin("sister_in_law", "kin:relative", ("Sister-in-law",)),
+    Kin("brother_in_law", "kin:relative", ("Brother-in-law",)),
+    Kin("husbands_sister", "kin:relative", ru=("золовка",)),
+    Kin("wifes_sister", "kin:relative", ru=("свояченица",), zh=("小姨子",)),
+    Kin("brothers_wife", "kin:relative", ru=("невестка",)),
+    Kin("elder_brothers_wife", "kin:relative", zh=("嫂子",)),
+    Kin("younger_brothers_wife", "kin:relative", zh=("弟媳",)),
+    Kin("wifes_brother", "kin:relative", ru=("шурин",), zh=("小舅子",)),
+    Kin("husbands_brother", "kin:relative", ru=("деверь",)),
+    Kin("sisters_husband", "kin:relative", ru=("зять",)),
+    Kin("elder_sisters_husband", "kin:relative", zh=("姐夫",)),
+    Kin("younger_sisters_husband", "kin:relative", zh=("妹夫",)),
+    Kin("stepmother", "kin:relative", ("Stepmom", "stepmother"), ("мачеха",), ("继母", "后妈")),
+    Kin("stepfather", "kin:relative", ("Stepdad", "stepfather"), ("отчим",), ("继父",)),
+)
+
+
+# Family cues: the kin words above, by concept, plus words that name no one person ("kid", "parents",
+# "родители", "爸妈": several people, or not the same one each time).
+_FAMILY: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    ("kin:mother", "parent", (), (), ()),
+    ("kin:father", "parent", (), (), ()),
+    ("kin:parents", "parent", ("parents",), ("родители",), ("爸妈", "父母")),
+    ("kin:spouse", "spouse", (), (), ()),
+    ("kin:partner", "partner", (), ("девушка",), ()),
+    ("kin:child", "child", ("kid", "child"), ("ребёнок", "ребенок"), ("孩子",)),
+    ("kin:sibling", "sibling", ("twin",), (), ()),
+    ("kin:grandparent", "relative", (), (), ()),
+    ("kin:relative", "relative", ("relative",), ("родственник", "родственница", "двоюродный брат",
+                                                  "двоюродная сестра"), ("亲戚",)),
+)
+
+
+def _family_cues() -> tuple[Cue, ...]:
+    out = []
+    for concept, relation, en, ru, zh in _FAMILY:
+        kin = [k for k in KIN if k.concept == concept]
+        words = [(tuple(w.lower() for k in kin for w in k.en) + en), tuple(w for k in kin for w in k.ru) + ru,
+                 tuple(w for k in kin for w in k.zh) + zh]
+        out.append(Cue(concept, "Family", relation, *(tuple(dict.fromkeys(ws)) for ws in words)))
+    return tuple(out)
+
+
+
 CUES: tuple[Cue, ...] = (
-    # --- family ---
-    Cue("kin:mother", F, "parent", ("mom", "mother", "mum", "mommy", "mama"), ("мама", "мать", "мамочка", "матушка"),
-        ("妈妈", "母亲", "老妈")),
-    Cue("kin:father", F, "parent", ("dad", "father", "daddy", "papa"), ("папа", "отец", "батя", "папочка"),
-        ("爸爸", "父亲", "老爸")),
-    Cue("kin:spouse", F, "spouse", ("wife", "husband", "spouse"), ("жена", "муж", "супруга", "супруг"),
-        ("妻子", "老婆", "丈夫", "老公", "爱人", "太太")),
-    Cue("kin:partner", F, "partner", ("girlfriend", "boyfriend", "fiancee", "fiance", "fiancée"),
-        ("девушка", "невеста", "жених"), ("女朋友", "男朋友", "未婚妻", "未婚夫")),
-    Cue("kin:child", F, "child", ("son", "daughter", "kid"), ("сын", "дочь", "дочка", "сынок"),
-        ("儿子", "女儿", "孩子")),
-    Cue("kin:sibling", F, "sibling", ("sister", "brother", "sis", "bro", "twin"),
-        ("сестра", "брат", "сестрёнка", "братишка"), ("姐姐", "哥哥", "妹妹", "弟弟")),
-    Cue("kin:grandparent", F, "relative", ("grandma", "grandmother", "grandpa", "grandfather", "granny"),
-        ("бабушка", "дедушка", "дед", "бабуля"), ("奶奶", "爷爷", "外婆", "外公", "姥姥", "姥爷")),
-    Cue("kin:relative", F, "relative",
-        ("aunt", "uncle", "cousin", "niece", "nephew", "stepmother", "stepfather",),
-        ("тётя", "дядя", "кузен", "кузина", "племянник", "племянница", "тёща", "свекровь", "тесть", "свёкор",
-         "родственник", "родственница"),
-        ("表哥", "表姐", "表妹", "表弟", "堂哥", "堂姐", "舅舅", "姑姑", "姨妈", "叔叔", "伯伯", "婆婆", "岳母")),
+    *_family_cues(),
     # --- close work ---
     Cue("role:boss", WI, "manager",
         ("boss", "manager", "supervisor", "teamlead", "team lead", "tech lead", "chief", "director", "cto",
-         "ceo"),
-        ("начальник", "руководитель", "шеф", "босс", "тимлид", "директор", "начальница", "руководительница"),
-        ("老板", "领导", "上司", "经理", "主管", "组长", "总监")),
+         "ceo", "line manager"),
+        ("начальник", "руководитель", "шеф", "босс", "тимлид", "директор", "начальница", "руководительница",
+         "шефиня", "заведующий", "заведующая", "начальство"),
+        ("老板", "领导", "上司", "经理", "主管", "组长", "总监", "导师")),
     Cue("role:colleague", WI, "colleague",
-        ("colleague", "coworker", "teammate", "cofounder", "workmate"),
-        ("коллега", "сослуживец", "напарник", "сотрудник", "сотрудница", "сооснователь"),
+        ("colleague", "coworker", "co-worker", "teammate", "cofounder", "co-founder", "workmate"),
+        ("коллега", "сослуживец", "сослуживица", "напарник", "напарница", "сотрудник", "сотрудница",
+         "сооснователь"),
         ("同事", "搭档", "合伙人", "队友")),
-    Cue("role:report", WI, "report", ("intern", "subordinate", "direct report"),
-        ("подчинённый", "подчинённая", "стажёр", "стажер"), ("下属", "实习生")),
+    Cue("role:report", WI, "report", ("intern", "subordinate", "direct report", "deputy", "assistant"),
+        ("подчинённый", "подчинённая", "подчиненный", "подчиненная", "стажёр", "стажер", "зам", "заместитель",
+         "заместительница", "помощник", "помощница", "ассистент", "ассистентка"),
+        ("下属", "实习生", "助理", "副手")),
     # --- distant work ---
     Cue("role:client", WO, "other", ("client", "customer"), ("клиент", "клиентка", "заказчик", "заказчица"),
         ("客户", "甲方")),
@@ -68,12 +173,14 @@ CUES: tuple[Cue, ...] = (
     Cue("role:recruiter", WO, "other", ("recruiter", "hr", "headhunter", "investor"),
         ("рекрутер", "эйчар", "инвестор", "кадровик"), ("猎头", "招聘", "投资人")),
     # --- friends ---
-    Cue("role:friend", FR, "friend", ("friend", "buddy", "pal", "bestie", "bff", "mate"),
-        ("друг", "подруга", "приятель", "приятельница", "дружище", "кореш"),
-        ("朋友", "好朋友", "闺蜜", "哥们", "好友")),
-    Cue("role:classmate", FR, "friend", ("classmate", "roommate", "flatmate", "schoolmate", "groupmate"),
-        ("одноклассник", "одноклассница", "однокурсник", "однокурсница"),
-        ("同学", "室友", "舍友")),
+    Cue("role:friend", FR, "friend", ("friend", "buddy", "pal", "bestie", "bff", "mate", "best friend"),
+        ("друг", "подруга", "подружка", "приятель", "приятельница", "дружище", "кореш", "корефан", "дружбан",
+         "друган", "дружок"),
+        ("朋友", "好朋友", "闺蜜", "哥们", "好友", "发小", "死党")),
+    Cue("role:classmate", FR, "friend", ("classmate", "roommate", "roomie", "flatmate", "schoolmate", "groupmate"),
+        ("одноклассник", "одноклассница", "однокурсник", "однокурсница", "сокурсник", "сокурсница",
+         "одногруппник", "одногруппница", "однокашник", "сосед по комнате", "соседка по комнате"),
+        ("同学", "室友", "舍友", "同桌")),
     # --- others ---
     Cue("role:neighbour", OT, "other", ("neighbour", "neighbor"), ("сосед", "соседка"), ("邻居",)),
     Cue("role:doctor", OT, "other", ("doctor", "dentist", "therapist", "physician", "nurse", "vet"),
@@ -83,6 +190,36 @@ CUES: tuple[Cue, ...] = (
     Cue("role:service", OT, "other", ("landlord", "lawyer", "accountant", "nanny", "barber", "plumber"),
         ("арендодатель", "юрист", "адвокат", "бухгалтер", "няня", "парикмахер", "сантехник"),
         ("房东", "律师", "会计", "保姆")),
+    # An ex is no longer family: the longer word wins over the kin word inside it ("ex-wife", "前妻").
+    Cue("role:ex", OT, "other", ("ex", "ex-wife", "ex-husband", "ex-girlfriend", "ex-boyfriend", "ex-partner"),
+        ("бывший муж", "бывшая жена", "бывший парень", "бывшая девушка"), ("前妻", "前夫", "前男友", "前女友", "前任")),
+)
+
+
+@dataclass(frozen=True)
+class VerbCue:
+    """A verb that states how the user and someone relate: "I report to Priya", "мы с Лёшей дружим",
+    "我跟刘伟一起工作". English phrases are a verb (matched by its stem, so "works", "worked") and the
+    word after it; Russian ones are dictionary forms; Chinese ones substrings."""
+
+    concept: str
+    circle: str
+    en: tuple[str, ...] = ()
+    ru: tuple[str, ...] = ()
+    zh: tuple[str, ...] = ()
+    # The user must take part ("I", "мы с", "我和", a first-person verb): "Tom works with Ann" says
+    # nothing about the user. Russian "руководит отделом Х" does not need it, as "начальник отдела Х".
+    needs_user: bool = True
+
+
+VERB_CUES: tuple[VerbCue, ...] = (
+    VerbCue("role:colleague", WI, ("work with", "work together", "work alongside"), ("работать", "сотрудничать"),
+            ("一起工作", "一起上班", "共事")),
+    VerbCue("role:boss", WI, ("report to", "work for", "work under", "manage", "supervise", "lead"),
+            ("подчиняться",), ("管我们", "带我们")),
+    VerbCue("role:boss", WI, ru=("руководить", "руководство", "возглавлять"), needs_user=False),
+    VerbCue("role:friend", FR, ("friends with",), ("дружить",)),
+    VerbCue("kin:spouse", F, ("married to", "engaged to"), ("женатый", "замужем", "жениться"), ("嫁给",)),
 )
 
 # Words that signal the user's own side of a cue ("my boss"), not someone else's ("Tom's boss").
@@ -120,7 +257,7 @@ london paris berlin moscow beijing shanghai tokyo york new san francisco boston 
 russia china germany france spain italy japan usa america england europe asia canada mexico india
 the a an this that these those it its my our your his her their we you he she they there here what
 when where why how who which if but and or because also just still maybe anyway actually
-mom dad mum grandma grandpa boss doc god lord project team office covid
+mom dad mum grandma grandpa boss doc god lord project team office covid day days
 """)
 
 # A compact gazetteer of first names written in Latin script: common English ones plus the
@@ -170,19 +307,19 @@ CONFIRMATIONS = frozenset({
 RU_DIMINUTIVES: dict[str, tuple[str, ...]] = {
     "александр": ("саша", "шура", "саня", "санек", "сашка", "сашенька", "алекс"),
     "александра": ("саша", "шура", "сашка", "сашенька"),
-    "алексей": ("леша", "лешка", "алеша", "лешенька"),
-    "анастасия": ("настя", "настена", "настенька", "ася"),
-    "анатолий": ("толя", "толик"),
-    "андрей": ("андрюша", "андрюха", "дрюша"),
+    "алексей": ("леша", "лешка", "алеша", "лешенька", "алешка"),
+    "анастасия": ("настя", "настена", "настенька", "ася", "настюха", "настюша"),
+    "анатолий": ("толя", "толик", "толян"),
+    "андрей": ("андрюша", "андрюха", "дрюша", "андрюшка"),
     "анна": ("аня", "анечка", "анюта", "нюра", "анька"),
     "антон": ("тоша", "антоша"),
     "борис": ("боря", "борька"),
     "валентина": ("валя",),
     "валентин": ("валя",),
     "василий": ("вася", "васька"),
-    "виктор": ("витя", "витек"),
+    "виктор": ("витя", "витек", "витька"),
     "виктория": ("вика",),
-    "владимир": ("вова", "володя", "вовка", "вовочка"),
+    "владимир": ("вова", "володя", "вовка", "вовочка", "вовчик"),
     "владислав": ("влад", "владик", "слава"),
     "вячеслав": ("слава", "славик"),
     "галина": ("галя",),
@@ -190,37 +327,37 @@ RU_DIMINUTIVES: dict[str, tuple[str, ...]] = {
     "георгий": ("жора", "гоша", "гера"),
     "григорий": ("гриша",),
     "дарья": ("даша", "дашка", "дашенька"),
-    "денис": ("дэн", "дениска"),
-    "дмитрий": ("дима", "митя", "димка", "димон"),
-    "евгений": ("женя", "женька"),
+    "денис": ("дэн", "дениска", "денчик"),
+    "дмитрий": ("дима", "митя", "димка", "димон", "димас"),
+    "евгений": ("женя", "женька", "жека"),
     "евгения": ("женя", "женька"),
     "екатерина": ("катя", "катюша", "катька", "катенька"),
     "елена": ("лена", "леночка", "ленка", "аленка"),
     "елизавета": ("лиза", "лизка", "лизонька"),
-    "иван": ("ваня", "ванька", "ванечка", "ванюша"),
+    "иван": ("ваня", "ванька", "ванечка", "ванюша", "ванек"),
     "игорь": ("игорек", "гоша"),
-    "ирина": ("ира", "ирка", "ирочка"),
-    "константин": ("костя", "костик"),
-    "ксения": ("ксюша", "ксюха"),
+    "ирина": ("ира", "ирка", "ирочка", "ириша"),
+    "константин": ("костя", "костик", "костян"),
+    "ксения": ("ксюша", "ксюха", "ксюшка"),
     "лариса": ("лара",),
     "любовь": ("люба",),
     "людмила": ("люда", "мила", "люся"),
-    "максим": ("макс", "максик"),
+    "максим": ("макс", "максик", "максимка"),
     "марина": ("мариша",),
     "мария": ("маша", "машка", "машенька", "маня", "муся"),
     "михаил": ("миша", "мишка", "мишаня"),
     "надежда": ("надя",),
-    "наталья": ("наташа", "ната", "наталка"),
+    "наталья": ("наташа", "ната", "наталка", "наташка"),
     "наталия": ("наташа", "ната"),
     "никита": ("никитос",),
-    "николай": ("коля", "колька", "коленька"),
+    "николай": ("коля", "колька", "коленька", "колян"),
     "нина": ("ниночка",),
-    "ольга": ("оля", "олечка", "олька"),
-    "павел": ("паша", "пашка", "павлик"),
+    "ольга": ("оля", "олечка", "олька", "оленька"),
+    "павел": ("паша", "пашка", "павлик", "пашуля"),
     "петр": ("петя", "петька", "петенька"),
     "полина": ("поля",),
-    "роман": ("рома", "ромка", "ромочка"),
-    "светлана": ("света", "светик", "светочка"),
+    "роман": ("рома", "ромка", "ромочка", "ромыч"),
+    "светлана": ("света", "светик", "светочка", "светка"),
     "святослав": ("слава",),
     "семен": ("сеня",),
     "сергей": ("сережа", "серега", "сережка"),
@@ -229,11 +366,11 @@ RU_DIMINUTIVES: dict[str, tuple[str, ...]] = {
     "станислав": ("стас", "слава"),
     "степан": ("степа",),
     "тамара": ("тома",),
-    "татьяна": ("таня", "танюша", "танька"),
+    "татьяна": ("таня", "танюша", "танька", "танечка"),
     "тимофей": ("тима",),
     "тимур": ("тима",),
     "федор": ("федя",),
-    "юлия": ("юля", "юлька", "юленька"),
+    "юлия": ("юля", "юлька", "юленька", "юляша"),
     "юрий": ("юра", "юрка"),
     "ярослав": ("слава", "ярик"),
     # Common English pairs, since users mix them in.
@@ -280,7 +417,7 @@ ZH_TITLES = ("总", "经理", "老师", "医生", "大夫", "先生", "女士", 
 # Characters that end a name: particles, verbs and time words that commonly follow one.
 ZH_NAME_STOPS = frozenset(
     "说是和跟在的了也都要去来给让请对把被今明昨后前一很又还就会能想告问叫帮刚已最不没他她我你们这那着过吗呢吧啊"
-    "，。！？、；：（）()“”\"' ,.!?;:\n\t从向与及或同送约找见看听带陪负做当"
+    "，。！？、；：（）()“”\"' ,.!?;:\n\t从向与及或同送约找见看听带陪负做当开吃喝打买"
 )
 # Two-character words jieba tags as names although they are not (surname char + common char).
 ZH_NOT_NAMES = frozenset({

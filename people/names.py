@@ -107,7 +107,8 @@ def ru_lemma(word: str) -> str:
 
 def name_terms(names: Iterable[str], username: str | None = None) -> list[str]:
     """Lookup terms of a person's names: each normalised word, its Russian dictionary form, the whole
-    name (Chinese names have no spaces), and the username."""
+    name (Chinese names have no spaces), the username, and the kin key of a kin word ("kin:mother")."""
+    names = list(names)
     terms: list[str] = []
     for name in names:
         key = name_key(name)
@@ -121,6 +122,7 @@ def name_terms(names: Iterable[str], username: str | None = None) -> list[str]:
                 terms.append(ru_lemma(word))
     if username:
         terms.append(username.lower())
+    terms.extend(kin_key(name) for name in names)
     return list(dict.fromkeys(t for t in terms if t))
 
 
@@ -139,11 +141,20 @@ def query_name_terms(text: str) -> list[str]:
             terms.extend(run[i:i + size] for i in range(len(run) - size + 1))
     for username in re.findall(r"@([A-Za-z][A-Za-z0-9_]{2,31})", text):
         terms.append(username.lower())
+    # Kin words name the relative in any language and case: "маме", "Mom" and "我妈说" find "мама".
+    terms.extend(key for key in (kin_key(t) for t in list(terms) if not _HAN.search(t)) if key)
+    for run in re.findall(f"[{_HAN.pattern[1:-1]}]+", normalize(text)):
+        terms.extend(key for key in (kin_key(run[start:end]) for start, end, _ in zh_cues(run)) if key)
     return list(dict.fromkeys(terms))
 
 
 def _strip_possessive(word: str) -> str:
     return word[:-2] if word.endswith(("'s", "’s")) and len(word) > 3 else word
+
+
+def strip_possessive(word: str) -> str:
+    """"cousin's" → "cousin"."""
+    return _strip_possessive(word)
 
 
 # --- similarity ---------------------------------------------------------------------------------------------
@@ -249,40 +260,105 @@ def diminutive_match(a: str, b: str) -> str | None:
     return sorted(shared)[0]
 
 
+# --- kin without a name ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def _kin_index() -> dict[str, lexicon.Kin]:
+    index: dict[str, lexicon.Kin] = {}
+    for kin in lexicon.KIN:
+        for word in (*kin.en, *kin.ru, *kin.zh):
+            index.setdefault(name_key(word), kin)
+    return index
+
+
+def kin_of(name: str | None) -> lexicon.Kin | None:
+    """The kin a name is only a word for ("Mom", "мамой", "妈妈" → mother), or None for a real name.
+
+    Russian case forms fold to the dictionary form first (pymorphy3), so "маме" is "мама"."""
+    key = name_key(name)
+    if not key:
+        return None
+    index = _kin_index()
+    if key in index:
+        return index[key]
+    if " " not in key and _CYR.search(key):
+        for lemma in ru_lemmas(key)[:3]:
+            if lemma in index:
+                return index[lemma]
+    return None
+
+
+def kin_key(name: str | None) -> str:
+    """`kin:<id>` for a kin word, '' for anything else: the identity key every word of one kin shares."""
+    kin = kin_of(name)
+    return f"kin:{kin.id}" if kin else ""
+
+
+def kin_name(kin: lexicon.Kin, script: str) -> str:
+    """What an unnamed relative is called: the kin's first word in the script the user wrote in."""
+    words = {"zh": kin.zh, "ru": kin.ru}.get(script) or kin.en
+    return (words or kin.en or kin.ru or kin.zh)[0]
+
+
 # --- cue words and concepts -----------------------------------------------------------------------------
 
 
 @functools.cache
-def _cue_tables() -> tuple[dict[tuple[str, ...], lexicon.Cue], dict[str, lexicon.Cue], list[tuple[str, lexicon.Cue]]]:
-    """(English stem sequences → cue, Russian lemma (or lemma pair) → cue, Chinese words longest first)."""
-    en: dict[tuple[str, ...], lexicon.Cue] = {}
+def _cue_tables() -> tuple[dict[str, lexicon.Cue], list[tuple[str, lexicon.Cue]]]:
+    """(Russian lemma (or lemma pair, or lemma + preposition + word) → cue, Chinese words longest first)."""
     ru: dict[str, lexicon.Cue] = {}
     zh: list[tuple[str, lexicon.Cue]] = []
     for cue in lexicon.CUES:
-        for phrase in cue.en:
-            stems = tuple(_term(w) for w in words(phrase))
-            en.setdefault(tuple(s for s in stems if s), cue)
         for phrase in cue.ru:
-            ru.setdefault(" ".join(normalize(w) for w in phrase.split()), cue)
+            parts = [normalize(w) for w in phrase.split()]
+            if len(parts) == 3:  # noun, preposition, its object: the object in its dictionary form
+                parts[2] = ru_lemma(parts[2])
+            ru.setdefault(" ".join(parts), cue)
         for word in cue.zh:
             zh.append((word, cue))
     zh.sort(key=lambda item: -len(item[0]))
-    return en, ru, zh
+    return ru, zh
+
+
+@functools.cache
+def _en_cue_forms() -> dict[tuple[str, ...], lexicon.Cue]:
+    """English cue phrases as word sequences, the last word also in its plural ("sisters",
+    "roommates", "nannies"). Exact words, not stems: "manages" is no "manager", "working" no "work"."""
+    forms: dict[tuple[str, ...], lexicon.Cue] = {}
+    for cue in lexicon.CUES:
+        for phrase in cue.en:
+            *head, last = normalize(phrase).split()
+            plurals = {last, f"{last}s", f"{last}es"}
+            if last.endswith("y") and last[-2:-1] not in "aeiou":
+                plurals.add(f"{last[:-1]}ies")
+            for form in plurals:
+                forms.setdefault((*head, form), cue)
+    return forms
 
 
 def en_cue(tokens: Sequence[str], i: int) -> tuple[lexicon.Cue, int] | None:
-    """The cue starting at normalised English token i, and how many tokens it spans."""
-    en, _, _ = _cue_tables()
+    """The cue starting at normalised English token i, and how many tokens it spans. A hyphenated word
+    is a cue as a whole or not at all: "mother-in-law" is no "mother", "ex-wife" no "wife"."""
+    forms = _en_cue_forms()
     for span in (2, 1):
         if i + span <= len(tokens):
-            stems = tuple(_term(t) for t in tokens[i:i + span])
-            if all(stems) and stems in en:
-                return en[stems], span
+            words = tuple(_strip_possessive(t) for t in tokens[i:i + span])
+            if words in forms:
+                return forms[words], span
+            if span == 1 and "-" in words[0] and (words[0].replace("-", ""),) in forms:
+                return forms[(words[0].replace("-", ""),)], 1  # "co-worker"
     return None
 
 
 def ru_cue(tokens: Sequence[str], i: int) -> tuple[lexicon.Cue, int] | None:
-    _, ru, _ = _cue_tables()
+    ru, _ = _cue_tables()
+    if i + 2 < len(tokens) and tokens[i + 1] in ("по", "из"):
+        # "сосед по комнате", "соседка по даче": the noun's complement may make it another cue.
+        for lemma in ru_lemmas(tokens[i])[:2]:
+            key = f"{lemma} {tokens[i + 1]} {ru_lemma(tokens[i + 2])}"
+            if key in ru:
+                return ru[key], 3
     if i + 1 < len(tokens):
         pair = f"{ru_lemma(tokens[i])} {tokens[i + 1]}"
         for key in (pair, f"{ru_lemma(tokens[i])} {ru_lemma(tokens[i + 1])}"):
@@ -295,9 +371,59 @@ def ru_cue(tokens: Sequence[str], i: int) -> tuple[lexicon.Cue, int] | None:
     return None
 
 
+@functools.cache
+def _verb_tables() -> tuple[list[tuple[str, tuple[str, ...], lexicon.VerbCue]], dict[str, lexicon.VerbCue],
+                            list[tuple[str, lexicon.VerbCue]]]:
+    en: list[tuple[str, tuple[str, ...], lexicon.VerbCue]] = []
+    ru: dict[str, lexicon.VerbCue] = {}
+    zh: list[tuple[str, lexicon.VerbCue]] = []
+    for cue in lexicon.VERB_CUES:
+        for phrase in cue.en:
+            verb, *rest = phrase.split()
+            en.append((_term(verb) or verb, tuple(rest), cue))
+        for word in cue.ru:
+            ru.setdefault(normalize(word), cue)
+        zh.extend((word, cue) for word in cue.zh)
+    en.sort(key=lambda item: -len(item[1]))
+    zh.sort(key=lambda item: -len(item[0]))
+    return en, ru, zh
+
+
+def en_verb_cue(tokens: Sequence[str], i: int) -> tuple[lexicon.VerbCue, int] | None:
+    """A relation verb at normalised English token i ("reports to", "worked with"), and its span."""
+    en, _, _ = _verb_tables()
+    stem = _term(tokens[i])
+    for verb, rest, cue in en:
+        if stem == verb and tuple(tokens[i + 1:i + 1 + len(rest)]) == rest:
+            return cue, 1 + len(rest)
+    return None
+
+
+def ru_verb_cue(tokens: Sequence[str], i: int) -> tuple[lexicon.VerbCue, int] | None:
+    _, ru, _ = _verb_tables()
+    token = tokens[i]
+    if not _CYR.search(token):
+        return None
+    for lemma in ru_lemmas(token)[:2]:
+        if lemma in ru:
+            return ru[lemma], 1
+    return None
+
+
+def zh_verb_cues(text: str) -> list[tuple[int, int, lexicon.VerbCue]]:
+    _, _, zh = _verb_tables()
+    found = []
+    for word, cue in zh:
+        start = text.find(word)
+        while start >= 0:
+            found.append((start, start + len(word), cue))
+            start = text.find(word, start + len(word))
+    return sorted(found, key=lambda item: item[0])
+
+
 def zh_cues(text: str) -> list[tuple[int, int, lexicon.Cue]]:
     """Non-overlapping (start, end, cue) of Chinese cue words in `text`, longest match first."""
-    _, _, zh = _cue_tables()
+    _, zh = _cue_tables()
     taken = [False] * len(text)
     found: list[tuple[int, int, lexicon.Cue]] = []
     for word, cue in zh:

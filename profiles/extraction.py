@@ -32,6 +32,8 @@ class Candidate:
     evidence: str = ""
     # Set when the candidate is dropped before saving ("not_user": the bot said it).
     drop_reason: str = ""
+    # The user said the value changed ("I moved to Seattle"): it replaces the current one.
+    change: bool = False
 
 
 def rules_candidates(messages: Sequence[Message]) -> list[Candidate]:
@@ -41,7 +43,8 @@ def rules_candidates(messages: Sequence[Message]) -> list[Candidate]:
         if message.role != Message.Role.USER:
             continue
         for fact in rules.extract(message.text):
-            out.append(Candidate(fact.key, fact.value, fact.confidence, message, fact.rule, fact.evidence))
+            out.append(Candidate(fact.key, fact.value, fact.confidence, message, fact.rule, fact.evidence,
+                                 change=fact.change))
     return out
 
 
@@ -51,6 +54,8 @@ class ExtractedFact(BaseModel):
     value: str = Field(min_length=1, max_length=500)
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
     message: int | None = Field(default=None, ge=0, description="Number of the message the fact comes from.")
+    change: bool = Field(default=False, description="The user says the value changed (moved, new job): the new "
+                                                    "value replaces the old one.")
 
 
 class ExtractionReply(BaseModel):
@@ -71,6 +76,10 @@ Do not extract: questions, hypotheticals, wishes or plans, what used to be true,
 people, anything the assistant says, or anything the user only asks about. Never output bank card
 numbers, identity/passport/SNILS numbers, IBANs, passwords or other secrets.
 
+When the user says a value changed ("I moved to Seattle last week", "я переехал в Казань",
+"我搬到杭州了", "I started a new job at Stripe"), give the new value with "change": true: it replaces
+what was known before. Plain statements ("I live in Boston") have "change": false.
+
 Keys: use these when they fit ({keys}). Otherwise a short English snake_case key.
 Values: short, in the user's words and language, nominative form; ages as whole numbers;
 language_preference and languages_spoken as ISO 639-1 codes; preferred_timezone as an IANA name
@@ -78,7 +87,7 @@ or UTC+HH:MM.
 confidence: 0.9 for a plain direct statement, lower when the wording is indirect or uncertain.
 message: the number of the message the fact comes from.
 
-Reply with JSON only: {{"facts": [{{"key": "...", "value": "...", "confidence": 0.9, "message": 0}}]}}
+Reply with JSON only: {{"facts": [{{"key": "...", "value": "...", "confidence": 0.9, "message": 0, "change": false}}]}}
 and {{"facts": []}} when there is nothing to remember."""
 
 
@@ -119,7 +128,7 @@ def llm_candidates(client: LLMClient, messages: Sequence[Message]) -> list[Candi
             candidate = Candidate(
                 fact.key, fact.value,
                 fact.confidence if "confidence" in fact.model_fields_set else default_confidence,
-                message, "llm", json.dumps(fact.model_dump(), ensure_ascii=False),
+                message, "llm", json.dumps(fact.model_dump(), ensure_ascii=False), change=fact.change,
             )
             if message is not None and message.role != Message.Role.USER:
                 candidate.drop_reason, candidate.message = "not_user", None

@@ -132,6 +132,7 @@ def fact_upsert(
     source_message: Message | None = None,
     reason: str = "",
     meta: dict[str, Any] | None = None,
+    change: bool = False,
 ) -> FactWrite:
     """Save one fact (seed 002's SaveLongTermMemory) and record the change.
 
@@ -140,6 +141,11 @@ def fact_upsert(
     - A new value below the threshold waits for review.
     - A new value of a single-valued key replaces the current one only when its confidence is at
       least the current one's; otherwise it waits for review beside it.
+    - `change`: the statement says the value changed ("I moved to Seattle", "я переехал в Казань",
+      "我搬到杭州了"). Then it replaces the current value whatever that one's confidence: "Boston, 0.9"
+      is what the user said before, not evidence against the move. The old value stays in the key's
+      history, with the statement as the reason. It still needs the threshold, and a statement older
+      than the message the current value came from changes nothing (a re-run of old messages).
     - A value a reviewer rejected stays rejected when a machine proposes it again; an API write
       (the client speaking for the user) brings it back.
     """
@@ -178,10 +184,15 @@ def fact_upsert(
         new_confidence = _combined(same.confidence, confidence) if machine else confidence
 
     competitor = current if current is not None and current.pk != fact.pk else None
-    if new_confidence < confidence_threshold() or (competitor is not None and new_confidence < competitor.confidence):
+    supersedes = change and competitor is not None and not _older_statement(source_message, competitor)
+    if new_confidence < confidence_threshold() or (
+            competitor is not None and new_confidence < competitor.confidence and not supersedes):
         status = Status.PENDING
     else:
         status = Status.ACTIVE
+    if supersedes and status == Status.ACTIVE and not reason:
+        said = source_message.text if source_message is not None else (meta or {}).get("evidence") or value
+        reason = f"stated as a change: {' '.join(str(said).split())[:200]}"
 
     replaced = None
     if status == Status.ACTIVE and competitor is not None:
@@ -209,11 +220,23 @@ def fact_upsert(
         action = Action.CONFIRMED if confirmed else Action.UPDATED
         active_outcome = Outcome.CONFIRMED if confirmed else Outcome.UPDATED
         outcome = active_outcome if status == Status.ACTIVE else Outcome.PENDING
-    event_meta = {"current": current.value} if status == Status.PENDING and competitor is not None else {}
+    event_meta: dict[str, Any] = {}
+    if status == Status.PENDING and competitor is not None:
+        event_meta["current"] = current.value  # type: ignore[union-attr]
+    if change:
+        event_meta["change"] = True
     _event(fact, tenant_id=tenant.pk, user_id=user_id, key=key, action=action, actor=source, old=old,
            new=_state(fact), reason=reason, source_message_id=message_id, meta=event_meta)
     metrics.FACT_WRITES.labels(source, outcome).inc()
     return FactWrite(fact, outcome, replaced)
+
+
+def _older_statement(message: Message | None, current: UserProfile) -> bool:
+    """The change was said before the current value was: it is history, not news."""
+    if message is None or current.source_message_id is None:
+        return False
+    said = Message.objects.filter(pk=current.source_message_id).values_list("created_at", flat=True).first()
+    return said is not None and message.created_at < said
 
 
 # --- Review -------------------------------------------------------------------------------------
@@ -459,6 +482,7 @@ def facts_save_candidates(
                     tenant=tenant, user_id=user_id, key=candidate.key, value=candidate.value,
                     confidence=candidate.confidence, source=extractor, source_message=candidate.message,
                     meta={"extractor": candidate.rule or extractor, "evidence": candidate.evidence[:300]},
+                    change=candidate.change,
                 )
             except ApplicationError as exc:
                 fate = "sensitive" if exc.code == "sensitive_value" else "invalid"

@@ -7,14 +7,16 @@ tag swallowed the next word (张伟明|天 → 张伟).
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Callable
 
 import rjieba
 
 from memoryhub.text import normalize
 from people import lexicon
 from people.archivist.tokens import HAN, KnownIndex, Mention, Tok
-from people.names import clean_username, zh_cues
+from people.names import clean_username, zh_cues, zh_verb_cues
 
 # --- Chinese --------------------------------------------------------------------------------------------
 
@@ -25,6 +27,19 @@ _ZH_STOP_WORDS = ("明天", "今天", "昨天", "后天", "前天", "一起", "�
                   "下午", "上午", "晚上", "早上", "告诉", "最近", "总是", "以后", "之前")
 _ZH_ALIAS = ("也叫", "又叫", "外号", "绰号", "小名")
 _ZH_PUNCT = frozenset("，,。.！!？?、；;：:（）()“”\"' —")
+_ZH_NAMED = frozenset({"叫", "名叫", "叫做"})
+# 小/老/阿 + one character is a name after a cue word or 叫 ("闺蜜小美", "儿子小宝", "男朋友阿杰"), where
+# the character need not be a surname; these pairs are ordinary words all the same.
+_ZH_PREFIX_WORDS = frozenset({"小时", "老实", "小心", "小孩", "小区", "小说", "小吃", "小学", "小姐", "小组", "小时候",
+                              "老家", "老师", "老板", "老公", "老婆", "老人", "老大", "老是", "老年", "阿姨", "阿里",
+                              "阿拉", "小姨", "小舅", "老爸", "老妈", "老铁", "小朋", "小伙", "老外", "老乡"})
+# A name's second character may be one that ends other names (阿明, 小前 are names; 张伟明天 is not 张伟明).
+_ZH_PREFIX_STOPS = lexicon.ZH_NAME_STOPS - frozenset("今明昨后前")
+# Where a name's group is stated before it: "我们部门的小赵" works with the user; "隔壁的小李" lives next door.
+_ZH_GROUP_BEFORE = (
+    (re.compile(r"(?:我们|咱们|我)(?:公司|部门|组|团队|小组|项目组|科室|单位|办公室|实验室)(?:里)?的?$"), "Work_Inner"),
+    (re.compile(r"(?:隔壁|楼上|楼下|对门)(?:的)?$"), "Other"),
+)
 
 
 def _zh_stop_at(text: str, i: int) -> bool:
@@ -101,27 +116,37 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
     for m in re.finditer("[小老]", sentence):
         i = m.start()
         if _zh_surname_at(sentence, i + 1) == 1 and _zh_stop_at(sentence, i + 2) and \
-                sentence[i:i + 2] not in lexicon.ZH_NOT_NAMES and sentence[i:i + 2] not in ("小时", "老实", "小心"):
+                sentence[i:i + 2] not in lexicon.ZH_NOT_NAMES and sentence[i:i + 2] not in _ZH_PREFIX_WORDS:
             take(i, i + 2)
     # after a cue or 叫: 我的同事张伟, 他叫李明; a doubled nickname after a family or friend cue: 女儿朵朵
-    cues = zh_cues(sentence)
+    # A cue word found inside a longer word ("老公" in "老公司") anchors no name.
+    word_ends = set(itertools.accumulate(len(w) for w in rjieba.cut(sentence)))
+    cues = [c for c in zh_cues(sentence) if c[1] in word_ends]
+    # After 叫 the cue word right before it lends its circle: "儿子叫豆豆" names the son.
     anchors = [(end, cue.circle) for _, end, cue in cues] + [
-        (m.end(), "") for m in re.finditer("名叫|叫做|叫", sentence)]
+        (m.end(), next((cue.circle for _, end, cue in cues if end == m.start()), ""))
+        for m in re.finditer("名叫|叫做|叫", sentence)]
     for end, circle in anchors:
         start = end + 1 if sentence[end:end + 1] in ("的", "，") else end
         length = _zh_name_at(sentence, start)
         if length:
             take(start, start + length)
-        elif circle in ("Family", "Friends") and _doubled(sentence, start) and _zh_stop_at(sentence, start + 2):
+        elif (circle in ("Family", "Friends") and _doubled(sentence, start) and _zh_stop_at(sentence, start + 2)) \
+                or _zh_prefix_name(sentence, start):
             take(start, start + 2)
     # a compound surname anywhere, or a name opening the sentence before a verb: 欧阳娜娜是…, 王芳说…
     for m in re.finditer("|".join(lexicon.ZH_COMPOUND_SURNAMES), sentence):
         length = _zh_name_at(sentence, m.start())
         if length:
             take(m.start(), m.start() + length)
-    length = _zh_name_at(sentence, 0)
+    length = _zh_name_at(sentence, 0) or (2 if sentence[:1] == "阿" and _zh_prefix_name(sentence, 0) else 0)
     if length and sentence[length:length + 1] in _ZH_SUBJECT_VERBS:
         take(0, length)
+    # 阿 + one character after a word that takes a person: 我和阿明, 给阿强
+    for m in re.finditer("阿", sentence):
+        if m.start() > 0 and sentence[m.start() - 1] in "和跟与及同给找问叫让对是的了" and \
+                _zh_prefix_name(sentence, m.start()):
+            take(m.start(), m.start() + 2)
     # jieba's person tags, trimmed where the tag swallowed the next word (张伟明|天 → 张伟)
     pos = 0
     for word, tag in rjieba.tag(sentence):
@@ -139,18 +164,49 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
     return sorted(spans)
 
 
-def tokens_zh(sentence: str, known: KnownIndex) -> list[Tok]:
+def _zh_prefix_name(sentence: str, i: int) -> bool:
+    """小/老/阿 + one character, ending where a name may end: "小美去", "阿杰今天"."""
+    pair = sentence[i:i + 2]
+    return len(pair) == 2 and pair[0] in "小老阿" and bool(HAN.match(pair[1])) and \
+        pair[1] not in _ZH_PREFIX_STOPS and pair not in _ZH_PREFIX_WORDS and \
+        not sentence.startswith(tuple(_ZH_PREFIX_WORDS), i) and _zh_stop_at(sentence, i + 2)
+
+
+_LATIN_PHRASE = re.compile(r"[A-Za-z][A-Za-z'’\-]*(?:\s+[A-Za-z][A-Za-z'’\-]*)+")
+
+
+def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]] | None = None) -> list[Tok]:
+    """Tokens of a Chinese sentence. `latin` reads the English phrases inside it ("小张 (my good friend
+    Xiao Zhang)"), which the Chinese readers would only see as loose words."""
     spans = _zh_name_spans(sentence, known)
-    marks: list[tuple[int, int, Tok]] = []
+    marks: list[tuple[int, int, Tok | list[Tok]]] = []
     for start, end, name in spans:
-        marks.append((start, end, Tok("NAME", name, mention=Mention(name=name))))
+        mention = Mention(name=name)
+        for pattern, circle in _ZH_GROUP_BEFORE:
+            group = pattern.search(sentence[:start])
+            if group:
+                mention.circle, mention.cue = circle, group.group(0)
+        marks.append((start, end, Tok("NAME", name, mention=mention, script="zh")))
     covered = [False] * len(sentence)
     for start, end, _ in marks:
         for k in range(start, end):
             covered[k] = True
+    if latin is not None:
+        for m in _LATIN_PHRASE.finditer(sentence):
+            if not any(covered[m.start():m.end()]):
+                marks.append((m.start(), m.end(), latin(m.group(0))))
+                for k in range(m.start(), m.end()):
+                    covered[k] = True
+    word_ends = set(itertools.accumulate(len(w) for w in rjieba.cut(sentence)))
     for start, end, cue in zh_cues(sentence):
         if not any(covered[start:end]):
-            marks.append((start, end, Tok("CUE", sentence[start:end], cue=cue)))
+            marks.append((start, end, Tok("CUE", sentence[start:end], cue=cue, script="zh",
+                                          whole_word=end in word_ends)))
+            for k in range(start, end):
+                covered[k] = True
+    for start, end, verb in zh_verb_cues(sentence):
+        if not any(covered[start:end]):
+            marks.append((start, end, Tok("VERB", sentence[start:end], verb=verb, script="zh")))
             for k in range(start, end):
                 covered[k] = True
     for m in re.finditer(r"@([A-Za-z][A-Za-z0-9_]{2,31})|[A-Z][a-z]+", sentence):
@@ -160,7 +216,7 @@ def tokens_zh(sentence: str, known: KnownIndex) -> list[Tok]:
             username = clean_username(m.group(1))
             tok = Tok("NAME", m.group(0), mention=Mention(name=username or "", username=username))
         elif normalize(m.group(0)) in lexicon.EN_FIRST_NAMES:
-            tok = Tok("NAME", m.group(0), mention=Mention(name=m.group(0)))
+            tok = Tok("NAME", m.group(0), mention=Mention(name=m.group(0)), script="en")
         else:
             continue
         marks.append((m.start(), m.end(), tok))
@@ -179,13 +235,24 @@ def tokens_zh(sentence: str, known: KnownIndex) -> list[Tok]:
     for start, end, tok in marks:
         if start > pos:
             toks.extend(_zh_plain(sentence[pos:start]))
-        if tok.kind == "NAME" and sentence[end:end + 1] == "的":
-            tok.possessive = True
+        if isinstance(tok, list):
+            toks.extend(tok)
+            pos = end
+            continue
+        if tok.kind in ("NAME", "CUE") and sentence[end:end + 1] == "的":
+            tok.possessive = True  # "张伟的", "我老婆的妹妹"
+        elif tok.kind == "PRON" and sentence[end:end + 1] == "的":
+            tok = Tok("POSS", tok.text + "的")  # "他的老婆"
         toks.append(tok)
         pos = end
     toks.extend(_zh_plain(sentence[pos:]))
-    # "的" right after a name is the possessive, already recorded.
-    return [t for t in toks if not (t.kind == "OTHER" and t.text == "的")]
+    # "的" right after a name, a cue word or a pronoun is the possessive, already recorded.
+    out: list[Tok] = []
+    for tok in toks:
+        if tok.kind == "OTHER" and tok.text == "的" and out and (out[-1].possessive or out[-1].kind == "POSS"):
+            continue
+        out.append(tok)
+    return out
 
 
 def _zh_plain(text: str) -> list[Tok]:
@@ -206,9 +273,6 @@ def _zh_plain(text: str) -> list[Tok]:
 
 
 def _zh_words(text: str) -> list[Tok]:
-    out = []
-    for word in rjieba.cut(text):
-        out.append(Tok("OTHER", word))
-    return out
+    return [Tok("NAMED" if word in _ZH_NAMED else "OTHER", word) for word in rjieba.cut(text)]
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, model_validator
 from memoryhub.llm import LLMClient
 from memoryhub.sensitive import redact
 from people.archivist.tokens import KnownPerson, MessageLike
-from people.names import clean_name, clean_username
+from people.names import clean_name, clean_username, kin_name, kin_of, script_of
 from people.ops import AddOp, Extraction, MergeOp, PersonDraft, PersonOp, RelationDraft, UpdateOp
 
 SYSTEM_PROMPT = """You are the archivist of a long-term memory service for a chat bot. From a conversation \
@@ -32,16 +32,25 @@ Rules:
 - Facts come only from the user's own lines. A claim made by the bot counts only if the user confirmed it.
 - Known people are listed as `[Person:ID] Name (@username) (aka A, B) [Circle]: bio`. Refer to a known \
 person only by that id. Never invent ids.
-- Write names in their dictionary (nominative) form: "с Петровым" -> "Петров".
-- Skip anyone without a name ("my mom" with no name is not added).
+- Write names in their dictionary (nominative) form: "с Петровым" -> "Петров". Chinese nicknames \
+(小张, 老王, 阿杰) are names; a gloss of a name in another script ("小张 (Xiao Zhang)") is an alias.
+- The user's own relative without a name ("my mom", "мама", "с мамой", "我妈妈") is a person too: \
+display_name is the kin word in the user's language, in its dictionary form ("Mom", "мама", "妈妈"), \
+circle Family. Not someone else's unnamed relative ("his wife", "У Наташи мама"), not several people \
+("my parents"). When the user names one ("my mom Olga"), add the kin word as an alias of that person.
+- Anyone else without a name is skipped.
 - Circles: Family (relatives, partner), Work_Inner (boss, close colleagues, team), Friends, Work_Outer \
-(clients, contractors, people from other teams), Other.
+(clients, contractors, people from other teams), Other. A relation stated by a verb counts too: \
+"I report to Priya" (Work_Inner), "мы с Лёшей дружим" (Friends), "我跟刘伟一起工作" (Work_Inner).
 - bio: one to three sentences on who the person is to the user; keep what is already known.
 - Updated: a known person gets a new alias, circle, username or more bio. A new display_name renames them.
 - Added: someone not in the list. Merged: two known people are the same person (source merges into target).
-- relations: stated links between people, e.g. "Maria is Petrov's wife" -> subject Maria, kind spouse, \
-object Petrov. kind is one of: spouse, partner, parent, child, sibling, relative, manager, report, colleague, \
-friend, other. subject and object are "Person:ID" or the name of a person you add.
+- relations: every stated link between two people, e.g. "Maria is Petrov's wife" -> subject Maria, kind \
+spouse, object Petrov; also through a pronoun: "Anna came with Tom, her husband" -> Tom spouse Anna; \
+"Мы с Катей и её мужем Андреем" -> Андрей spouse Катя; "我老婆的妹妹小雪" -> 小雪 sibling 老婆 (the \
+user's wife, added as a person). kind is one of: spouse, partner, parent, child, sibling, relative, \
+manager, report, colleague, friend, other. subject and object are "Person:ID" or the name of a person \
+you add.
 
 Reply with JSON only, in this form:
 {"people_operations": [
@@ -150,8 +159,15 @@ def _telegram_id(value: Any) -> int | None:
 def draft_from(person: dict[str, Any]) -> PersonDraft:
     name = person.get("display_name") or person.get("name") or person.get("full_name") or ""
     circle = person.get("circle")
+    name = clean_name(name if isinstance(name, str) else "")
+    kin = kin_of(name)
+    if kin is not None:
+        # An unnamed relative is named by the kin word's dictionary form, whatever form the model
+        # wrote ("маме", "mother"), so the rule-based and LLM archivists name her alike.
+        name = kin_name(kin, script_of(name))
+        circle = circle or "Family"
     draft = PersonDraft(
-        display_name=clean_name(name if isinstance(name, str) else ""),
+        display_name=name,
         aliases=_aliases(person.get("aliases") or person.get("alias")),
         username=clean_username(person.get("username") if isinstance(person.get("username"), str) else None),
         telegram_id=_telegram_id(person.get("telegram_id")),

@@ -1,16 +1,42 @@
-"""Phrase shapes of the rule-based archivist: which name a cue word belongs to, relations, aliases.
+"""Phrase shapes of the rule-based archivist: which name a cue word belongs to, relations, aliases,
+and the user's relatives who have no name.
 
-Works on the typed tokens both tokenisers produce (NAME, CUE, OWN, COP, PRON, PUNCT, OF, ALIAS,
-OTHER): "my boss Tom" and "Tom, my boss" give Tom a circle; "Tom's wife Maria", "Мария — жена
-Петрова" and "玛丽是彼得的妻子" give a relation; "Maria aka Masha" an alias.
+Works on the typed tokens both tokenisers produce (NAME, CUE, VERB, OWN, COP, PRON, POSS, PUNCT,
+OF, ALIAS, NAMED, OTHER): "my boss Tom" and "Tom, my boss" give Tom a circle; "Tom's wife Maria",
+"Мария — жена Петрова", "Lisa and Tom, her husband" and "玛丽是彼得的妻子" give a relation instead;
+"мы с Лёшей дружим" and "I report to Priya" give a circle by the verb; "Maria aka Masha" an alias.
+`read_phrases` runs it all, and turns the user's own relative without a name ("my mom", "мама",
+"我老婆的妹妹") into a person named by the kin word.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
+
 from memoryhub.text import normalize
 from people import lexicon
 from people.archivist.tokens import CYR, Mention, Tok
-from people.names import morph
+from people.names import kin_name, kin_of, morph, strip_possessive
+
+Relation = tuple[Mention, Mention, lexicon.Cue, str]
+
+_FAMILY = "Family"
+# The user themself in a sentence: a verb of relation ("work with") needs them to take part.
+_FIRST_PERSON = frozenset({"i", "me", "we", "us", "i'm", "i’m", "я", "мы", "меня", "мне", "мной", "нас", "нам",
+                           "нами", "我", "我们", "咱们"})
+_AND = frozenset({"and", "и", "和", "跟", "与", "同"})
+# Russian "Лена с мужем": a relative after "NAME с" is that person's, for these kinds of kin.
+_COMITATIVE = frozenset({"kin:spouse", "kin:partner", "kin:child", "kin:mother", "kin:father", "kin:parents"})
+# Words before a kin word that make it nobody's in particular ("какой-то дед", "this guy's mom").
+_NOT_MINE = frozenset({"какой-то", "какая-то", "какого-то", "какой-нибудь", "один", "одна", "этот", "эта", "тот",
+                       "та", "чей-то", "чья-то", "чужой", "чужая", "некий", "некая", "a", "an", "the", "some", "this",
+                       "that", "your", "这个", "那个", "一个", "别人", "人家", "你", "你的"})
+# English kin words that name the user's own parent even without "my" ("Mom says hi", "Called Dad").
+_EN_NAME_LIKE = frozenset({"mother", "father", "grandmother", "grandfather"})
+_STOPS = frozenset({".", "!", "?", "。", "！", "？", ";", "；"})
+# Prepositions opening a Russian cue word's complement ("соседка по даче", "друг из Казани").
+_RU_COMPLEMENT = frozenset({"по", "из"})
 
 
 def own_before(toks: list[Tok], c: int) -> bool:
@@ -24,11 +50,26 @@ def own_before(toks: list[Tok], c: int) -> bool:
     return False
 
 
+def own_after(toks: list[Tok], c: int) -> bool:
+    """"братишка мой", "начальница наша", "руководитель нашего проекта": an OWN word right after the
+    cue, unless it opens another cue the first one belongs to ("отец моей жены")."""
+    if c + 1 >= len(toks) or toks[c + 1].kind != "OWN":
+        return False
+    return not (c + 2 < len(toks) and toks[c + 2].kind == "CUE")
+
+
 def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
     j = c + 1
-    if j < len(toks) and toks[j].kind == "PUNCT" and toks[j].text in {",", "，", ":", "："}:
+    if j < len(toks) and toks[j].kind == "OWN" and CYR.search(toks[j].text):
+        j += 1  # "дружбан мой Толян", "сестра моя, Леночка"
+    if j + 2 < len(toks) and toks[j].kind == "OTHER" and normalize(toks[j].text) in _RU_COMPLEMENT and \
+            toks[j + 1].kind == "OTHER":
+        j += 2  # the cue's complement: "соседка по даче Нина", "коллега по работе, Сеня"
+    if j < len(toks) and toks[j].kind == "PUNCT" and toks[j].text in {",", "，", ":", "：", "(", "（"}:
         j += 1
     if j == skip:
+        j += 1
+    if j < len(toks) and toks[j].kind == "NAMED":  # "my friend named Bob", "女朋友叫林琳"
         j += 1
     if j + 1 < len(toks) and toks[j].kind == "OTHER" and toks[j + 1].kind == "NAME" and _genitive_noun(toks[j].text):
         j += 1  # "начальник отдела Сидоров": the cue's own genitive complement sits between
@@ -42,30 +83,39 @@ def _genitive_noun(word: str) -> bool:
     return best.tag.POS == "NOUN" and best.tag.case == "gent"
 
 
-def _pronoun_antecedent(toks: list[Tok], c: int) -> int | None:
-    """"…Sarah Connor…; she is my team lead": the name a pronoun right before the cue stands for."""
+def _pronoun_antecedent(toks: list[Tok], c: int, *, own: bool) -> int | None:
+    """"…Sarah Connor…; she is my team lead", "Андрей Викторович, он руководитель проекта": the name a
+    pronoun right before the cue stands for. Without an OWN word only a pronoun next to the cue
+    (a copula between at most) counts."""
     for j in range(c - 1, max(-1, c - 6), -1):
         kind = toks[j].kind
         if kind == "PRON":
+            if not own and any(t.kind not in ("COP",) for t in toks[j + 1:c]):
+                return None
             return next((n for n in range(j - 1, -1, -1) if toks[n].kind == "NAME"), None)
         if kind not in ("OWN", "COP", "OTHER"):
             return None
     return None
 
 
-_AFFILIATION_FROM = frozenset({"из", "from"})
+_AFFILIATION_FROM = frozenset({"из", "from", "on"})
 _AFFILIATION_OTHER = frozenset({"другого", "соседнего", "другой", "соседней", "чужого", "another", "other",
                                 "different", "the", "a"})
 _AFFILIATION_UNIT = ("отдел", "департамент", "команд", "подразделени", "team", "department", "division")
 
 
 def affiliations(toks: list[Tok]) -> None:
-    """"Кузнецов из соседнего отдела", "Anna from another team": a colleague from elsewhere (Work_Outer)."""
+    """"Кузнецов из соседнего отдела", "Anna from another team": a colleague from elsewhere
+    (Work_Outer); "Оля из нашего отдела", "Tom from my team": a close colleague (Work_Inner)."""
     for k, tok in enumerate(toks):
         if tok.kind != "NAME" or tok.mention is None or tok.mention.circle:
             continue
         rest = [normalize(t.text) for t in toks[k + 1:k + 5]]
+        kinds = [t.kind for t in toks[k + 1:k + 5]]
         if not rest or rest[0] not in _AFFILIATION_FROM:
+            continue
+        if len(rest) > 2 and kinds[1] == "OWN" and rest[2].startswith(_AFFILIATION_UNIT):
+            tok.mention.circle, tok.mention.cue = "Work_Inner", " ".join(rest[:3])
             continue
         j = 1
         while j < len(rest) and rest[j] in _AFFILIATION_OTHER:
@@ -83,7 +133,7 @@ def _name_before(toks: list[Tok], c: int, *, need_own: bool) -> int | None:
         kind = toks[j].kind
         if kind == "NAME":
             return j if (seen_own or not need_own) else None
-        if kind == "CUE":
+        if kind in ("CUE", "VERB"):
             return None
         if kind == "OWN":
             seen_own = True
@@ -91,19 +141,90 @@ def _name_before(toks: list[Tok], c: int, *, need_own: bool) -> int | None:
             others += 1
             if others > 3:
                 return None
-        elif kind == "PUNCT" and toks[j].text in {".", "!", "?", "。", "！", "？", ";", "；"}:
+        elif kind == "PUNCT" and toks[j].text in _STOPS:
             return None
     return None
 
 
-def tie(toks: list[Tok]) -> list[tuple[Mention, Mention, lexicon.Cue, str]]:
-    """Give names their circles from cues; return relations (subject, object, cue, label)."""
-    relations: list[tuple[Mention, Mention, lexicon.Cue, str]] = []
+def _possessive_pronoun(toks: list[Tok], c: int) -> int | None:
+    """The index of "his"/"her"/"её"/"своим"/"他的"/"她" owning the cue at c ("her husband Mark",
+    "её мужем", "他的老婆"); one adjective may sit between ("her little brother")."""
+    for j in (c - 1, c - 2):
+        if j < 0:
+            return None
+        kind = toks[j].kind
+        if kind == "POSS" or (kind == "PRON" and (normalize(toks[j].text) == "her" or toks[j].text in ("他", "她"))):
+            return j
+        if kind != "OTHER" or j == c - 2:
+            return None
+    return None
+
+
+def _antecedent(toks: list[Tok], before: int, exclude: set[int], context: Sequence[Mention],
+                pronoun: str) -> Mention | None:
+    """Who a possessive pronoun stands for: the nearest name before it in the sentence (of the
+    pronoun's gender, where Russian says it), else the last person of the message's earlier sentences."""
+    want = {"её": "femn", "ее": "femn", "его": "masc"}.get(normalize(pronoun))
+    names = [j for j in range(before - 1, -1, -1) if toks[j].kind == "NAME" and j not in exclude and toks[j].mention]
+    if want:
+        agreeing = [j for j in names if _gender(toks[j].text) in (want, None)]
+        names = agreeing or names
+    if names:
+        return toks[names[0]].mention
+    return context[-1] if context else None
+
+
+def _gender(name: str) -> str | None:
+    if not CYR.search(name):
+        return None
+    for p in morph().parse(name.split()[0]):
+        if "Name" in p.tag.grammemes and {"masc", "femn"} & p.tag.grammemes:
+            return str(p.tag.gender)
+    return None
+
+
+def _first_person(toks: list[Tok]) -> bool:
+    for tok in toks:
+        if tok.kind == "OWN" or normalize(tok.text) in _FIRST_PERSON:
+            return True
+        if tok.kind == "VERB" and tok.script == "ru" and any(
+                "1per" in p.tag for p in morph().parse(tok.text.split()[0])):
+            return True  # "работаем", "дружу": the verb's ending says "we", "I"
+    return False
+
+
+def _partner(toks: list[Tok]) -> int | None:
+    """The name joined with the user: "Sam and I", "me and Sam", "мы с Лёшей", "我和陈静"."""
+    for j, tok in enumerate(toks):
+        if tok.kind != "NAME":
+            continue
+        before = [normalize(t.text) for t in toks[max(0, j - 2):j]]
+        after = [normalize(t.text) for t in toks[j + 1:j + 3]]
+        if len(after) == 2 and after[0] in _AND and after[1] in ("i", "me", "я", "我"):
+            return j
+        if len(before) == 2 and before[1] in _AND and before[0] in ("i", "me", "я", "我", "我们"):
+            return j
+        if len(before) == 2 and before[0] in ("мы", "я") and before[1] in ("с", "со"):
+            return j
+    return None
+
+
+def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
+    """Give names their circles from cues and relation verbs; return relations (subject, object,
+    cue, label). `context`: people of the message's earlier sentences, for "her" and "его"."""
+    relations: list[Relation] = []
+    partner = _partner(toks)
+    me = _first_person(toks)
     for c, tok in enumerate(toks):
+        if tok.kind == "VERB" and tok.verb is not None:
+            _tie_verb(toks, c, partner=partner, me=me)
+            continue
         if tok.kind != "CUE" or tok.cue is None:
             continue
         cue = tok.cue
-        own = own_before(toks, c)
+        if tok.possessive:
+            continue  # "my cousin's wife": the cousin owns the next cue, and has no name of their own here
+        own = own_before(toks, c) or own_after(toks, c)
         possessor: int | None = None
         if not own:
             j = c - 1
@@ -115,7 +236,13 @@ def tie(toks: list[Tok]) -> list[tuple[Mention, Mention, lexicon.Cue, str]]:
                 possessor = c + 2
             elif c + 1 < len(toks) and toks[c + 1].kind == "NAME" and toks[c + 1].genitive:
                 possessor = c + 1
+            elif c >= 2 and toks[c - 1].kind == "NAME" and normalize(toks[c - 2].text) == "у":
+                possessor = c - 1  # "У Светы муж …"
+            elif c >= 2 and normalize(toks[c - 1].text) in ("с", "со") and toks[c - 2].kind == "NAME" and \
+                    cue.concept in _COMITATIVE:
+                possessor = c - 2  # "Лена с мужем Игорем"
         if possessor is not None:
+            tok.tied = True
             subject = _name_after(toks, c, skip=possessor)
             if subject is None or subject == possessor:
                 subject = _name_before(toks, min(c, possessor), need_own=False)
@@ -123,32 +250,115 @@ def tie(toks: list[Tok]) -> list[tuple[Mention, Mention, lexicon.Cue, str]]:
                 a, b = toks[subject].mention, toks[possessor].mention
                 if a and b:
                     relations.append((a, b, cue, tok.text))
+                    _family_of_family(a, b, cue)
+            continue
+        pronoun = None if own else _possessive_pronoun(toks, c)
+        if pronoun is not None:
+            # Someone else's relative: a relation to whom the pronoun stands for, no circle of the user's.
+            tok.tied = True
+            subject = _name_after(toks, c)
+            if subject is None:
+                subject = _name_before(toks, pronoun, need_own=False)
+            if subject is not None and toks[subject].mention is not None:
+                owner = _antecedent(toks, pronoun, {subject}, context, toks[pronoun].text)
+                mention = toks[subject].mention
+                if owner is not None and owner is not mention and owner.name != mention.name:
+                    relations.append((mention, owner, cue, tok.text))
+                    _family_of_family(mention, owner, cue)
+            continue
+        if c > 0 and toks[c - 1].kind == "CUE" and toks[c - 1].possessive:
+            tok.tied = True  # "my boss's wife, Angela": the boss's family, not the user's
             continue
         subject = _name_after(toks, c)
         if subject is None:
             subject = _name_before(toks, c, need_own=True)
-        if subject is None and own:
-            subject = _pronoun_antecedent(toks, c)
+        if subject is None:
+            subject = _pronoun_antecedent(toks, c, own=own)
         if subject is None and own:
             subject = _nearest_name(toks, c, 4)
+        if subject is None and partner is not None and (
+                tok.maybe_plural or any(t.kind == "COP" for t in toks[max(0, c - 2):c])):
+            subject = partner  # "Victor and I are old friends", "мы с Петей коллеги", "我和陈静是同学"
         if subject is not None and toks[subject].mention is not None:
+            tok.tied = True
             mention = toks[subject].mention
             mention.circle = cue.circle
             mention.cue = tok.text
+            kin = kin_of(strip_possessive(tok.text)) if own else None
+            if kin is not None and kin.unique:
+                # "my mom Olga": she is also who "мама" means from now on (one mother per user).
+                mention.aliases.append(kin_name(kin, tok.script or "en"))
     return relations
+
+
+def _family_of_family(subject: Mention, owner: Mention, cue: lexicon.Cue) -> None:
+    """"my sister Kate and her husband Mark", "отец моей жены": the family of the user's family is
+    family too."""
+    if owner.circle == _FAMILY and cue.circle == _FAMILY and not subject.circle:
+        subject.circle = _FAMILY
+        subject.cue = cue.concept
+
+
+def _tie_verb(toks: list[Tok], c: int, *, partner: int | None, me: bool) -> None:
+    """"I report to Priya", "Kelly and I work together", "мы с Лёшей дружим", "руководит отделом Х":
+    the person the verb relates to the user. A circle a cue word gave stays (it says more)."""
+    verb = toks[c].verb
+    assert verb is not None
+    if verb.needs_user and not me:
+        return
+    subject = partner
+    if subject is None:
+        for j in range(c + 1, min(len(toks), c + 5)):
+            kind = toks[j].kind
+            if kind == "NAME":
+                subject = j
+                break
+            if kind not in ("OTHER", "OWN") and not (kind == "PUNCT" and toks[j].text == "."):
+                break
+    if subject is None:
+        for j in range(c - 1, max(-1, c - 4), -1):
+            kind = toks[j].kind
+            if kind == "NAME":
+                subject = j
+                break
+            if kind not in ("OTHER", "OWN"):
+                break
+    if subject is None or toks[subject].possessive:
+        return
+    mention = toks[subject].mention
+    if mention is not None and not mention.circle:
+        mention.circle = verb.circle
+        mention.cue = toks[c].text
+        toks[c].tied = True
 
 
 def _nearest_name(toks: list[Tok], c: int, window: int) -> int | None:
     for d in range(1, window + 1):
         for j in (c + d, c - d):
             if 0 <= j < len(toks) and toks[j].kind == "NAME":
+                if any(t.kind == "CUE" for t in toks[min(j, c) + 1:max(j, c)]):
+                    continue  # another cue stands between: the name is that cue's
                 return j
     return None
 
 
 def aliases(toks: list[Tok]) -> None:
-    """`Maria aka Masha`, `Петров, он же Петя`, `张伟也叫小张`: the second name becomes an alias."""
+    """`Maria aka Masha`, `Петров, он же Петя`, `张伟也叫小张`: the second name becomes an alias.
+    `小张 (Xiao Zhang)`: a name in another script right after a name, in brackets, is its alias, and
+    brings its circle along ("小张 (my good friend Xiao Zhang)")."""
     for k, tok in enumerate(toks):
+        if tok.kind == "PUNCT" and tok.text in ("(", "（") and k > 0 and toks[k - 1].kind == "NAME":
+            main = toks[k - 1].mention
+            inner = next((j for j in range(k + 1, min(len(toks), k + 8)) if toks[j].text in (")", "）")
+                          or toks[j].kind == "NAME"), None)
+            if main and inner is not None and toks[inner].kind == "NAME" and toks[inner].mention and \
+                    toks[inner].script != toks[k - 1].script and toks[inner].mention.name:
+                alias = toks[inner].mention
+                main.aliases.append(alias.name)
+                main.circle = main.circle or alias.circle
+                main.cue = main.cue or alias.cue
+                alias.name = ""
+            continue
         if tok.kind != "ALIAS":
             continue
         before = next((j for j in range(k - 1, max(-1, k - 3), -1) if toks[j].kind == "NAME"), None)
@@ -161,3 +371,91 @@ def aliases(toks: list[Tok]) -> None:
             if main and alias:
                 main.aliases.append(alias.name)
                 alias.name = ""  # folded into the main mention
+
+
+# --- the user's relatives without a name ---------------------------------------------------------------
+
+
+def _owned_by_someone_else(toks: list[Tok], c: int) -> bool:
+    """"Sofia's mom", "his wife", "её мама", "У Наташи мама", "Лена с мужем", "мама Пети", "他妈妈"."""
+    tok = toks[c]
+    j = c - 1
+    while j >= 0 and toks[j].kind == "OTHER" and c - j <= 2 and tok.script == "en":
+        j -= 1  # "Sofia's little brother"
+    prev = toks[j] if j >= 0 else None
+    if prev is not None:
+        if prev.kind == "NAME" and (prev.possessive or tok.script == "zh"):
+            return True
+        if prev.kind in ("POSS", "PRON") and _possessive_pronoun(toks, c) is not None:
+            return True
+        if prev.kind == "CUE" and prev.possessive:
+            return True  # "my boss's wife"
+        if normalize(prev.text) in _NOT_MINE:
+            return True
+    if c >= 2 and toks[c - 1].kind in ("NAME", "PRON") and normalize(toks[c - 2].text) == "у":
+        return True
+    if c >= 2 and normalize(toks[c - 1].text) in ("с", "со") and toks[c - 2].kind == "NAME" and \
+            tok.cue is not None and tok.cue.concept in _COMITATIVE:
+        return True
+    nxt = toks[c + 1] if c + 1 < len(toks) else None
+    if nxt is not None and nxt.kind == "NAME" and nxt.genitive:
+        return True
+    return bool(nxt is not None and nxt.kind == "OF" and c + 2 < len(toks) and toks[c + 2].kind in ("NAME", "OWN"))
+
+
+def _users_kin(toks: list[Tok], c: int) -> bool:
+    """Whether the kin word at c is the user's own: English says so ("my", or "Mom"/"Dad" used as a
+    name); Russian and Chinese leave it out ("Мама звонила", "周末陪奶奶"), so there it is the user's
+    unless someone else owns it."""
+    tok = toks[c]
+    if _owned_by_someone_else(toks, c):
+        return False
+    if own_before(toks, c) or own_after(toks, c):
+        return True
+    if tok.script != "en":
+        return True
+    kin = kin_of(strip_possessive(tok.text))
+    holiday = c + 1 < len(toks) and normalize(toks[c + 1].text) == "day"  # "Happy Father's Day"
+    return bool(kin and kin.id in _EN_NAME_LIKE and tok.text[:1].isupper() and not holiday)
+
+
+def unnamed_kin(toks: list[Tok], tied: Sequence[bool]) -> list[Tok]:
+    """The tokens with each of the user's relatives who has no name here turned into a NAME named by
+    the kin word ("мама", "Mom", "妈妈"), circle Family; the OWN word before it is folded in.
+    `tied[c]`: the cue at c already describes a named person ("my mom Olga"), so it is no one new.
+
+    Right to left, so that in "отец моей жены" the wife is a person first, and the father is then
+    hers, not the user's."""
+    slots: list[Tok | None] = list(toks)
+    for c in range(len(toks) - 1, -1, -1):
+        tok = toks[c]
+        if tok.kind != "CUE" or tied[c] or tok.plural or not tok.whole_word:
+            continue
+        kin = kin_of(strip_possessive(tok.text))
+        if kin is None:
+            continue
+        view = [t for t in slots if t is not None]
+        at = sum(1 for t in slots[:c] if t is not None)
+        if not _users_kin(view, at):
+            continue
+        mention = Mention(name=kin_name(kin, tok.script or "en"), circle=_FAMILY, cue=tok.text)
+        # "отец моей жены": a genitive kin word after another cue word is that word's owner.
+        genitive = tok.genitive and any(t is not None and t.kind in ("CUE", "OWN") for t in slots[max(0, c - 2):c])
+        slots[c] = Tok("NAME", tok.text, mention=mention, possessive=tok.possessive, genitive=genitive,
+                       script=tok.script)
+        if c > 0 and slots[c - 1] is not None and slots[c - 1].kind == "OWN":  # type: ignore[union-attr]
+            slots[c - 1] = None
+    return [t for t in slots if t is not None]
+
+
+def read_phrases(toks: list[Tok], context: Sequence[Mention] = ()) -> tuple[list[Tok], list[Relation]]:
+    """Circles, relations, aliases and unnamed relatives of one sentence's tokens: a first reading
+    tells which cue words describe a named person; the relatives left without a name become people;
+    the second reading ties everything, those relatives included ("my cousin's wife Jenna")."""
+    trial = copy.deepcopy(toks)
+    tie(trial, [copy.copy(m) for m in context])
+    toks = unnamed_kin(toks, [t.tied for t in trial])
+    relations = tie(toks, context)
+    affiliations(toks)
+    aliases(toks)
+    return toks, relations

@@ -21,7 +21,7 @@ from typing import Any
 from memoryhub.text import normalize
 from people import lexicon
 from people.archivist.chinese import tokens_zh
-from people.archivist.phrases import affiliations, aliases, own_before, tie
+from people.archivist.phrases import own_before, read_phrases
 from people.archivist.tokens import (
     BIO_MAX_CHARS,
     CYR,
@@ -40,10 +40,13 @@ from people.names import (
     clean_name,
     clean_username,
     en_cue,
+    en_verb_cue,
     full_names_of,
     morph,
     name_key,
     ru_cue,
+    ru_lemmas,
+    ru_verb_cue,
     title_case,
 )
 from people.ops import AddOp, Extraction, PersonDraft, RelationDraft
@@ -52,8 +55,10 @@ __all__ = ["KnownPerson", "extract", "sentence_mentions", "usable_messages"]
 
 _EN_COP = frozenset({"is", "was", "are", "were", "'s", "be", "being"})
 _EN_PRON = frozenset({"he", "she", "they", "him", "her"})
+_EN_POSS = frozenset({"his", "their"})  # "her" is a PRON; before a cue word it is read as possessive
 _RU_COP = frozenset({"—", "–", "-", "это", "является", "был", "была"})
 _RU_PRON = frozenset({"он", "она", "они"})
+_RU_POSS = frozenset({"его", "её", "ее", "их"})  # and every form of "свой" (by lemma)
 _EN_ALIAS = ("aka", "a.k.a", "alias", "nicknamed")
 _RU_ALIAS = frozenset({"он же", "она же", "по прозвищу", "aka"})
 _PUNCT_LINK = frozenset({",", ":", "(", ")", "—", "–", "-"})
@@ -89,7 +94,8 @@ def _ru_is_name(word: str, *, initial: bool, known: KnownIndex, after_cue: bool,
     parses = morph().parse(word)
     name_score = sum(p.score for p in parses if NAME_GRAMMEMES & p.tag.grammemes)
     if name_score == 0:
-        # Unknown surnames after a cue ("мой начальник Сидорчук"), which the dictionary cannot tag.
+        # Unknown surnames and nicknames after a cue ("мой начальник Сидорчук", "дружбан мой Толян"),
+        # which the dictionary cannot tag.
         return after_cue and not initial and not any({"Geox", "Orgn"} & p.tag.grammemes for p in parses)
     if initial:
         return name_score >= 0.5 or before_name_part
@@ -101,20 +107,29 @@ def _ru_nominative(words: list[str], prefer: str) -> tuple[str, bool]:
     """Fold a Russian name group to the nominative; also say whether a genitive reading exists.
 
     `prefer`: "nomn" (subject position), "oblique" (after a preposition), "gent" (after a cue, with
-    another name before it: "Мария — жена Петрова").
+    another name before it: "Мария — жена Петрова"), "case:<case>" (an apposition agrees with its cue
+    word: "подругу Алину" is accusative, so Алина, not the dative of Алин). A word already read in the
+    nominative, or a listed diminutive ("Дениска", which the dictionary only knows as Дениск), is kept
+    as written.
     """
+    want = prefer[5:] if prefer.startswith("case:") else ("nomn" if prefer == "nomn" else None)
     parses = [_ru_name_parses(w) for w in words]
     gender = None
     for options in parses:
         firsts = [p for p in options if "Name" in p.tag.grammemes]
+        if prefer.startswith("case:"):  # the cue word's case decides between readings of two genders
+            firsts = [p for p in firsts if p.tag.case == want] or firsts
         if firsts and {"masc", "femn"} & firsts[0].tag.grammemes:
             gender = str(firsts[0].tag.gender)
             break
     out: list[str] = []
     genitive = False
     for word, options in zip(words, parses, strict=True):
+        if normalize(word) in _DIMINUTIVE_FORMS:
+            out.append(title_case(word))  # a nominative diminutive from the table
+            continue
         if not options:
-            out.append(title_case(word))
+            out.append(_unknown_nominative(word, want))
             continue
         if gender:
             same = [p for p in options if p.tag.gender is None or {gender, "ms-f"} & p.tag.grammemes]
@@ -122,7 +137,7 @@ def _ru_nominative(words: list[str], prefer: str) -> tuple[str, bool]:
         nomn = [p for p in options if p.tag.case == "nomn"]
         gent = [p for p in options if p.tag.case == "gent"]
         genitive = genitive or bool(gent)
-        agreeing = [p for p in options if prefer.startswith("case:") and p.tag.case == prefer[5:]]
+        agreeing = [p for p in options if want and p.tag.case == want]
         if agreeing:
             chosen = agreeing
         elif prefer == "gent" and gent:
@@ -135,9 +150,28 @@ def _ru_nominative(words: list[str], prefer: str) -> tuple[str, bool]:
             chosen = options
         # Equal readings ("Косте": Коста or Костя) go to the name in the diminutives table.
         best = max(chosen, key=lambda p: (p.score, bool(full_names_of(p.normal_form))))
+        if best.tag.case == "nomn":
+            out.append(title_case(word))  # already the nominative ("Палыч" is not "Павлович")
+            continue
         inflected = best.inflect({"nomn"})
         out.append(title_case(inflected.word if inflected else best.normal_form))
     return " ".join(out), genitive
+
+
+_DIMINUTIVE_FORMS = frozenset(normalize(f) for forms in lexicon.RU_DIMINUTIVES.values() for f in forms
+                              if CYR.search(f))
+
+
+def _unknown_nominative(word: str, case: str | None) -> str:
+    """A name the dictionary does not know ("Вованом"): read as a noun in the case its cue word is in."""
+    if case and case != "nomn":
+        nouns = [p for p in morph().parse(word) if p.tag.POS == "NOUN" and p.tag.case == case
+                 and p.tag.number != "plur"]
+        if nouns:
+            best = max(nouns, key=lambda p: ("anim" in p.tag.grammemes, p.score))
+            inflected = best.inflect({"nomn"})
+            return title_case(inflected.word if inflected else best.normal_form)
+    return title_case(word)
 
 
 def _en_is_name(tokens: list[str], i: int, *, initial: bool, known: KnownIndex, after_cue: bool,
@@ -166,24 +200,60 @@ def _alias_after(tokens: list[str], i: int) -> bool:
     return normalize(tokens[i]).rstrip(".") in _EN_ALIAS
 
 
+def _cue_tok(raw: list[str], norms: list[str], k: int, span: int, cue: lexicon.Cue | lexicon.VerbCue) -> Tok:
+    text = " ".join(raw[k:k + span])
+    script = "ru" if CYR.search(text) else "en"
+    if isinstance(cue, lexicon.VerbCue):
+        return Tok("VERB", text, verb=cue, script=script)
+    tok = Tok("CUE", text, cue=cue, script=script, possessive=raw[k + span - 1].endswith(("'s", "’s")))
+    if span == 1 and script == "en":
+        word = norms[k][:-2] if tok.possessive else norms[k]
+        # "sisters", "friends": not a listed word, but a listed word's plural.
+        tok.plural = tok.maybe_plural = word.endswith("s") and word not in {w.lower() for w in cue.en}
+    elif span == 1:
+        words = {normalize(w) for w in cue.ru}
+        readings = [p for p in morph().parse(raw[k]) if normalize(p.normal_form) in words] or morph().parse(raw[k])
+        numbers = {p.tag.number for p in readings}
+        tok.plural, tok.maybe_plural = numbers == {"plur"}, "plur" in numbers
+        tok.genitive = any(p.tag.case == "gent" and p.tag.number == "sing" for p in readings)
+    return tok
+
+
+def _cue_before(k: int, raw: list[str], norms: list[str], noun_cue: set[int]) -> bool:
+    """A cue word ends right before token k: "друг Вася", "друг, Вася", "дружбан мой Толян",
+    "соседка по даче Нина"."""
+    j = k - 1
+    if j >= 0 and raw[j] == ",":
+        j -= 1
+    while j >= 0 and (norms[j] in lexicon.RU_OWN or norms[j] in lexicon.EN_OWN):
+        j -= 1
+    if j >= 2 and norms[j - 1] in ("по", "из") and j - 2 in noun_cue:
+        j -= 2  # the cue's complement sits between: "соседка по даче Нина"
+    return j in noun_cue
+
+
 def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
     raw = _raw_tokens(sentence)
     norms = [normalize(t) for t in raw]
-    # Cue spans first: a cue word is never a name ("Мама сказала").
-    cue_at: dict[int, tuple[lexicon.Cue, int]] = {}
+    # Cue spans first: a cue word is never a name ("Мама сказала"). Then relation verbs ("работаем").
+    cue_at: dict[int, tuple[lexicon.Cue | lexicon.VerbCue, int]] = {}
     i = 0
     while i < len(raw):
-        hit = None
+        hit: tuple[lexicon.Cue | lexicon.VerbCue, int] | None = None
         if CYR.search(raw[i]):
-            hit = ru_cue(norms, i)
+            hit = ru_cue(norms, i) or ru_verb_cue(norms, i)
         elif LAT.search(raw[i]):
-            hit = en_cue(norms, i)
+            # "friends with" is a verb phrase before "friends" is a noun.
+            verb = en_verb_cue(norms, i)
+            hit = (verb if verb and verb[1] > 1 else None) or en_cue(norms, i) or verb
         if hit:
             cue_at[i] = hit
             i += hit[1]
         else:
             i += 1
     in_cue = {k for start, (_, span) in cue_at.items() for k in range(start, start + span)}
+    noun_cue = {start + span - 1 for start, (cue, span) in cue_at.items() if isinstance(cue, lexicon.Cue)}
+    cue_end = {start + span - 1 for start, (_, span) in cue_at.items()}
 
     first_word = next((k for k, t in enumerate(raw) if t[:1].isalnum() or t.startswith("@")), 0)
     is_name = [False] * len(raw)
@@ -191,18 +261,20 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
         if k in in_cue or token.startswith("@") or not token[:1].isalpha():
             continue
         initial = k == first_word or (k > 0 and raw[k - 1] in {"«", '"', "“", ":"})
-        after_cue = k - 1 in in_cue or (k >= 2 and k - 2 in in_cue and raw[k - 1] == ",")
+        after_cue = k - 1 in noun_cue or (k >= 2 and k - 2 in noun_cue and raw[k - 1] == ",")
         if CYR.search(token):
             if _is_cap(token):
                 before_name_part = k + 1 < len(raw) and _is_cap(raw[k + 1]) and any(
                     {"Patr", "Surn"} & p.tag.grammemes for p in morph().parse(raw[k + 1]))
-                is_name[k] = _ru_is_name(token, initial=initial, known=known, after_cue=after_cue,
-                                         before_name_part=before_name_part)
+                is_name[k] = _ru_is_name(token, initial=initial, known=known, before_name_part=before_name_part,
+                                         after_cue=after_cue or _cue_before(k, raw, norms, noun_cue))
         elif LAT.search(token):
             prev = norms[k - 1].rstrip(".") if k > 0 else ""
             after_title = prev in lexicon.EN_TITLES or (k > 1 and raw[k - 1] == "." and norms[k - 2] in
                                                          lexicon.EN_TITLES)
             after_name = k > 0 and is_name[k - 1] and not raw[k - 1].endswith(("'s", "’s"))
+            # After a relation verb too: "I'm married to Jonas", "I report to Priya".
+            after_cue = after_cue or k - 1 in cue_end
             is_name[k] = _en_is_name(raw, k, initial=initial, known=known, after_cue=after_cue,
                                      after_title=after_title, after_name=after_name)
 
@@ -212,7 +284,7 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
         token, norm = raw[k], norms[k]
         if k in cue_at:
             cue, span = cue_at[k]
-            toks.append(Tok("CUE", " ".join(raw[k:k + span]), cue=cue))
+            toks.append(_cue_tok(raw, norms, k, span, cue))
             k += span
             continue
         if token.startswith("@"):
@@ -256,17 +328,25 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
             else:
                 name = " ".join(group)
             toks.append(Tok("NAME", name, mention=Mention(name=clean_name(name)), possessive=possessive,
-                             genitive=genitive))
+                             genitive=genitive, script="ru" if CYR.search(name) else "en"))
             k = end
             continue
         if norm in lexicon.EN_OWN or norm in lexicon.RU_OWN:
+            kind = "OWN"
+        elif norm in ("меня", "нас") and toks and normalize(toks[-1].text) == "у":
+            toks.pop()  # "у меня муж", "у нас шеф": the user's own
             kind = "OWN"
         elif norm in _EN_COP or norm in _RU_COP or token in {"—", "–"}:
             kind = "COP"
         elif norm in _EN_PRON or norm in _RU_PRON:
             kind = "PRON"
+        elif norm in _EN_POSS or norm in _RU_POSS or (CYR.search(norm) and ru_lemmas(norm)[:1] == ("свой",)):
+            kind = "POSS"
         elif norm == "of":
             kind = "OF"
+        elif norm in ("named", "зовут") or (norm == "по" and k + 1 < len(raw) and norms[k + 1] == "имени"):
+            kind = "NAMED"
+            k += 1 if norm == "по" else 0
         elif _alias_after(raw, k) or (k + 1 < len(raw) and f"{norm} {norms[k + 1]}" in _RU_ALIAS):
             kind = "ALIAS"
             if k + 1 < len(raw) and f"{norm} {norms[k + 1]}" in _RU_ALIAS:
@@ -296,12 +376,16 @@ _ADDRESSES = re.compile(
     re.IGNORECASE)
 
 
-def sentence_mentions(sentence: str, known: KnownIndex) -> tuple[list[Mention], list[RelationDraft]]:
+def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mention] = ()
+                      ) -> tuple[list[Mention], list[RelationDraft]]:
+    """People and relations of one sentence. `context`: the people of the message's earlier
+    sentences, whom "her" or "его" may stand for ("I saw Dana. Her husband Mike …")."""
     scan = _ADDRESSES.sub(" ", sentence)
-    toks = tokens_zh(scan, known) if HAN.search(scan) else _tokens_en_ru(scan, known)
-    relations = tie(toks)
-    affiliations(toks)
-    aliases(toks)
+    if HAN.search(scan):
+        toks = tokens_zh(scan, known, latin=lambda phrase: _tokens_en_ru(phrase, known))
+    else:
+        toks = _tokens_en_ru(scan, known)
+    toks, relations = read_phrases(toks, context)
     mentions = [t.mention for t in toks if t.kind == "NAME" and t.mention and t.mention.name]
     for m in mentions:
         resolved = known.resolve(m.name, m.username)
@@ -371,9 +455,11 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
     for msg in usable_messages(messages):
         at = msg.created_at
         found: list[Mention] = list(_meta_mentions(msg))
+        said: list[Mention] = []  # this message's people so far, for the pronouns of its next sentences
         for sentence in split_sentences(msg.text or ""):
-            mentions, rels = sentence_mentions(sentence, known)
+            mentions, rels = sentence_mentions(sentence, known, said)
             found.extend(mentions)
+            said.extend(mentions)
             relations.extend(rels)
         for m in found:
             display = clean_name(m.name)

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from memoryhub.text import normalize
-from people.lexicon import Cue
+from people.lexicon import Cue, VerbCue
 from people.names import name_key, name_terms, ru_lemma
 
 BIO_MAX_CHARS = 280
@@ -112,11 +112,18 @@ def split_sentences(text: str) -> list[str]:
 
 @dataclass
 class Tok:
-    kind: str  # NAME CUE OWN COP PRON PUNCT OF ALIAS OTHER
+    # NAME CUE VERB OWN COP PRON POSS PUNCT OF ALIAS NAMED OTHER. POSS: "his", "её", "своим", "他的";
+    # NAMED: "named", "по имени", "叫"; VERB: a relation verb ("work with", "дружить", "一起工作").
+    kind: str
     text: str
     mention: Mention | None = None
     cue: Cue | None = None
-    possessive: bool = False  # "Tom's", "张伟的"
-    genitive: bool = False  # a Russian name read in the genitive ("жена Петрова")
-
-
+    verb: VerbCue | None = None
+    possessive: bool = False  # "Tom's", "张伟的", and a cue word's "cousin's", "老婆的"
+    genitive: bool = False  # a Russian name (or kin word) read in the genitive ("жена Петрова", "отец жены")
+    plural: bool = False  # a cue word only readable in the plural ("sisters", "родители"): no one person
+    maybe_plural: bool = False  # a cue word with a plural reading ("коллеги", also the genitive singular)
+    script: str = ""  # "en", "ru" or "zh": the language an unnamed relative is named in
+    tied: bool = False  # set by `phrases.tie`: the cue found the person it describes
+    # A Chinese cue found as a substring may end inside a longer word ("老公" in "老公司"): no relative then.
+    whole_word: bool = True

@@ -208,7 +208,8 @@ def _apply_merge(op: MergeOp, *, tenant_id: int, user_id: str, touched: dict[int
     if source is None or target is None or source.pk == target.pk:
         return "skipped"
     exact = merges.dedup.exact_match(source, target)
-    if exact is not None:
+    if exact is not None and merges.pending_between(source, target) is None and \
+            not merges.decided_apart(source, target):
         merges.person_merge(source=source, target=target, reviewer=None, rule=exact.rule, actor_label="archivist")
         touched.pop(source.pk, None)
         touched[target.pk] = Person.objects.get(pk=target.pk)

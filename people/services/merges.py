@@ -21,8 +21,9 @@ from django.utils.dateparse import parse_datetime
 from memoryhub.exceptions import ApplicationError
 from people import dedup, metrics
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMention, PersonMerge, PersonRelation
-from people.names import diminutive_match, is_full_form, is_word_prefix, name_key
+from people.names import diminutive_match, is_full_form, is_word_prefix, kin_key, name_key
 from people.services.persons import (
+    active_person,
     actor_label_for,
     audit,
     combine_bio,
@@ -66,9 +67,14 @@ def _comparable(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _merged_display_name(source: Person, target: Person) -> str:
-    """The fuller name wins a prefix pair, the full form a diminutive pair, a real name a bare username."""
+    """The fuller name wins a prefix or name-part pair ("Jake Miller", "Сергей Петров"), the full form
+    a diminutive pair, a real name a bare username or a kin word ("Olga", not "мама")."""
     s, t = source.name_key, target.name_key
-    if is_word_prefix(t, s):
+    if kin_key(target.display_name) and not kin_key(source.display_name):
+        return source.display_name
+    if kin_key(source.display_name) and not kin_key(target.display_name):
+        return target.display_name
+    if is_word_prefix(t, s) or (len(t.split()) == 1 and len(s.split()) > 1 and dedup.name_part(t, s)):
         return source.display_name
     if diminutive_match(s, t) and is_full_form(s.split()[0]) and not is_full_form(t.split()[0]):
         return source.display_name
@@ -83,6 +89,35 @@ def _lock_pair(a_id: int, b_id: int) -> tuple[Person, Person]:
     if a_id not in rows or b_id not in rows:
         raise ApplicationError("Person not found.", code="not_found", status_code=404)
     return rows[a_id], rows[b_id]
+
+
+def _repoint_proposals(pending: Any, *, source: Person, target: Person) -> list[list[Any]]:
+    """Point pending proposals that name `source` at `target`, where the pair stays two people and no
+    pending proposal asks the same already; the others keep naming the source, whose approval
+    follows it to `target` (`merge_proposal_approve`). Returns [id, side] for undo."""
+    repointed: list[list[Any]] = []
+    for item in pending.select_for_update():
+        side = "source" if item.source_id == source.pk else "target"
+        other = item.target_id if side == "source" else item.source_id
+        pair = (target.pk, other) if side == "source" else (other, target.pk)
+        if other == target.pk or MergeProposal.objects.filter(
+                source_id=pair[0], target_id=pair[1], status=MergeProposal.Status.PENDING).exists():
+            continue
+        MergeProposal.objects.filter(pk=item.pk).update(**{f"{side}_id": target.pk})
+        repointed.append([item.pk, side])
+    return repointed
+
+
+def pending_between(a: Person, b: Person) -> MergeProposal | None:
+    """The open proposal about these two people, either way round."""
+    return MergeProposal.objects.filter(Q(source=a, target=b) | Q(source=b, target=a),
+                                        status=MergeProposal.Status.PENDING).first()
+
+
+def decided_apart(a: Person, b: Person) -> bool:
+    """A reviewer rejected merging these two: they are two people, whatever their names say."""
+    return MergeProposal.objects.filter(Q(source=a, target=b) | Q(source=b, target=a),
+                                        status=MergeProposal.Status.REJECTED).exists()
 
 
 @transaction.atomic
@@ -157,8 +192,13 @@ def person_merge(
     others = MergeProposal.objects.filter(Q(source=source) | Q(target=source), status=MergeProposal.Status.PENDING)
     if proposal is not None:
         others = others.exclude(pk=proposal.pk)
-    moved["proposals"] = list(others.values_list("pk", flat=True))
-    others.update(status=MergeProposal.Status.SUPERSEDED, decided_at=timezone.now())
+    if reviewer is None and proposal is None:
+        # Nobody decided this merge: it must not decide anything an editor is still to decide. The
+        # pending proposals about the source now ask about the person it became part of.
+        moved["proposals_repointed"] = _repoint_proposals(others, source=source, target=target)
+    else:
+        moved["proposals"] = list(others.values_list("pk", flat=True))
+        others.update(status=MergeProposal.Status.SUPERSEDED, decided_at=timezone.now())
 
     source.status, source.merged_into = Person.Status.MERGED, target
     source.save(update_fields=["status", "merged_into"])
@@ -216,6 +256,9 @@ def person_merge_undo(
     PersonRelation.objects.filter(pk__in=moved.get("relations_subject", [])).update(subject=source)
     PersonRelation.objects.filter(pk__in=moved.get("relations_object", [])).update(object=source)
     PersonMention.objects.filter(pk__in=moved.get("mentions", [])).update(person=source)
+    for pk, side in moved.get("proposals_repointed", []):
+        MergeProposal.objects.filter(pk=pk, status=MergeProposal.Status.PENDING, **{f"{side}_id": target.pk}).update(
+            **{f"{side}_id": source.pk})
     for proposal in MergeProposal.objects.filter(pk__in=moved.get("proposals", []),
                                                  status=MergeProposal.Status.SUPERSEDED):
         clash = MergeProposal.objects.filter(source_id=proposal.source_id, target_id=proposal.target_id,
@@ -290,8 +333,14 @@ def merge_proposal_approve(
     *, proposal: MergeProposal, reviewer: AbstractBaseUser | None, actor_label: str | None = None, reason: str = ""
 ) -> PersonMerge:
     proposal = _pending(proposal)
-    source = Person.objects.get(pk=proposal.source_id)
-    target = Person.objects.get(pk=proposal.target_id)
+    # Either side may have been merged automatically since: the proposal is about whom it became.
+    source = active_person(proposal.source_id, proposal.tenant_id, proposal.user_id)
+    target = active_person(proposal.target_id, proposal.tenant_id, proposal.user_id)
+    if source is None or target is None:
+        raise ApplicationError("One of the two people no longer exists.", code="stale")
+    if source.pk == target.pk:
+        raise ApplicationError("The two are one person already (merged since the proposal); reject it or undo "
+                               "that merge.", code="already_merged")
     merge = person_merge(source=source, target=target, reviewer=reviewer, rule=proposal.rule, proposal=proposal,
                          actor_label=actor_label, reason=reason)
     proposal.status, proposal.merge = MergeProposal.Status.APPROVED, merge
@@ -351,7 +400,8 @@ def person_dedup(*, person: Person, auto_merge: bool, origin: str = MergeProposa
         if other.status != Person.Status.ACTIVE:
             continue
         source, target = merge_direction(person, other)
-        if match.exact and auto_merge:
+        # An editor's open question about this pair, or their "two people", outranks an exact key.
+        if match.exact and auto_merge and pending_between(source, target) is None and not decided_apart(source, target):
             person_merge(source=source, target=target, reviewer=None, rule=match.rule, actor_label="archivist")
             counts["merged"] += 1
             person = Person.objects.get(pk=target.pk)

@@ -19,7 +19,7 @@ from memoryhub.text import analyze, normalize
 from people import conf, metrics
 from people.archivist.tokens import split_sentences
 from people.models import PeopleAuditEntry, Person, PersonMention, PersonRelation
-from people.names import clean_name, clean_username, concept_terms, name_key, name_terms
+from people.names import clean_name, clean_username, concept_terms, kin_key, name_key, name_terms
 from people.ops import PersonDraft
 
 _CIRCLES = {re.sub(r"[^a-z]", "", c.value.lower()): c.value for c in Person.Circle}
@@ -69,9 +69,12 @@ def combine_bio(old: str, new: str, *, limit: int | None = None) -> str:
 def derive(person: Person) -> None:
     """Recompute the lookup columns from names, aliases, username and bio."""
     person.display_name = clean_name(person.display_name)
-    keys = [name_key(n) for n in (person.display_name, *person.aliases)]
+    names = (person.display_name, *person.aliases)
+    keys = [name_key(n) for n in names]
     person.name_key = keys[0] if keys else ""
-    person.name_keys = list(dict.fromkeys(k for k in keys if k))
+    # A kin word's identity key ("kin:mother") too: "Mom", "мамой" and "妈妈" are one person, found
+    # and deduplicated as an alias would be.
+    person.name_keys = list(dict.fromkeys(k for k in [*keys, *(kin_key(n) for n in names)] if k))
     person.name_terms = name_terms([person.display_name, *person.aliases], person.username)
     person.search_terms = list(dict.fromkeys(concept_terms(person.bio)))[:500]
 
@@ -128,7 +131,7 @@ def _conflicts(person: Person, draft: PersonDraft) -> bool:
 
 
 def find_identity(*, tenant_id: int, user_id: str, draft: PersonDraft) -> Person | None:
-    """The living person a draft is, by telegram_id → @username → name → alias (issue 5's order).
+    """The living person a draft is, by telegram_id → @username → name → alias → kin (issue 5's order).
 
     A name or alias match is refused when a Telegram id or username says they are two people.
     """
@@ -151,6 +154,11 @@ def find_identity(*, tenant_id: int, user_id: str, draft: PersonDraft) -> Person
     for found in base.filter(name_keys__contains=[key]).order_by("-mention_count", "pk"):
         if not _conflicts(found, draft):
             return found
+    kin = kin_key(draft.display_name)  # "маме" from a model that did not fold the case is still "мама"
+    if kin:
+        for found in base.filter(name_keys__contains=[kin]).order_by("-mention_count", "pk"):
+            if not _conflicts(found, draft):
+                return found
     return None
 
 
@@ -230,6 +238,8 @@ def apply_draft(person: Person, draft: PersonDraft, *, explicit: bool) -> None:
     """
     had_default_bio = _has_default_bio(person)
     name = clean_name(draft.display_name)
+    if kin_key(name) and kin_key(name) == kin_key(person.display_name):
+        name = ""  # "маме", "mother": another form of the kin word she is already named by
     if name and name_key(name) != person.name_key:
         placeholder = person.username is not None and person.name_key == name_key(person.username)
         if explicit or placeholder:

@@ -31,7 +31,7 @@ def extract(text: str) -> list[RuleFact]:
                 value = value_clean(key, fact.value)
             except ApplicationError:
                 continue
-            cleaned = RuleFact(key, value, fact.confidence, fact.rule, fact.evidence)
+            cleaned = RuleFact(key, value, fact.confidence, fact.rule, fact.evidence, fact.change)
             slot = (key, value_norm(value))
             if slot not in best or best[slot].confidence < cleaned.confidence:
                 best[slot] = cleaned

@@ -17,6 +17,8 @@ class RuleFact:
     confidence: float
     rule: str
     evidence: str
+    # The sentence says the value changed ("I moved to Seattle"): it replaces the current value.
+    change: bool = False
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,10 @@ class Rule:
     allow_question: bool = False
     # Preference requests ("我希望你用中文") use the words wishes use.
     allow_wish: bool = False
+    # The phrasing states a change ("moved to", "переехал", "搬到"): the new value supersedes the old.
+    change: bool = False
+    # A phrasing that states a change only with a word like "now" ("I now live in…", "теперь живу").
+    change_when: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,8 @@ def run_rules(sentence: str, rules: Iterable[Rule], filters: SentenceFilters) ->
                 key, value = emitted[0], emitted[1]
                 confidence = emitted[2] if len(emitted) > 2 else rule.confidence  # type: ignore[misc]
                 if value:
-                    out.append(RuleFact(key, value, confidence, rule.name, match.group(0).strip()))
+                    change = rule.change or bool(rule.change_when and rule.change_when.search(sentence))
+                    out.append(RuleFact(key, value, confidence, rule.name, match.group(0).strip(), change))
     return out
 
 

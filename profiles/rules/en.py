@@ -165,6 +165,9 @@ def _r(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+_NOW = _r(r"\bnow\b")
+
+
 RULES: tuple[Rule, ...] = (
     # name
     Rule("en.name.my_name_is", _r(rf"\bmy\s+name(?:'s|’s|s|\s+is)\s+({NAME_ANY})"), one("name", transform=_name), 0.9),
@@ -208,11 +211,15 @@ RULES: tuple[Rule, ...] = (
          one("diet", transform=str.lower), 0.85),
     # where they live and come from
     Rule("en.location.live_in", _r(rf"\bi\s+{ADV}(?:live|reside)\s+in\s+(?:the\s+)?({PLACE})"),
-         one("location", transform=_place), 0.9),
+         one("location", transform=_place), 0.9, change_when=_NOW),
     Rule("en.location.based_in", _r(rf"\b{I_AM}\s+{ADV}(?:living|based|located|residing)\s+in\s+(?:the\s+)?({PLACE})"),
          one("location", transform=_place), 0.9),
-    Rule("en.location.moved_to", _r(rf"\bi\s+(?:just\s+|recently\s+|have\s+|'ve\s+)?(?:moved|relocated)\s+to\s+"
-                                    rf"(?:the\s+)?({PLACE})"), one("location", transform=_place), 0.8),
+    Rule("en.location.moved_to", _r(rf"\b(?:i|we)(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have|already|also)\s+)*"
+                                    rf"(?:moved|relocated)\s+(?:back\s+)?to\s+(?:the\s+)?({PLACE})"),
+         one("location", transform=_place), 0.8, change=True),
+    Rule("en.employer.new_job", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have)\s+)*(?:started\s+"
+                                   rf"(?:a\s+new\s+job|working)|got\s+a\s+(?:new\s+)?job)\s+(?:at|for|with)\s+({ORG})"),
+         one("employer"), 0.8, change=True),
     Rule("en.hometown.from", _r(rf"\b{I_AM}\s+(?:originally\s+)?from\s+(?:the\s+)?({PLACE})"),
          one("hometown", transform=_place), 0.85),
     Rule("en.hometown.x_from", _r(rf"\b{I_AM}\s+(?:{NAME_CAP}|(?:a|an)\s+(?:[a-z\-]+\s+){{0,3}}?[a-z\-]+)\s+from\s+"

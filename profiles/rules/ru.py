@@ -143,6 +143,17 @@ def _employer(raw: str) -> str | None:
     return morph.phrase_to_nominative(words, ("loct", "datv"), "Orgn")
 
 
+def _employer_accs(raw: str) -> str | None:
+    """"перешёл в Яндекс": the employer in the accusative, not a city ("устроился в Москве" says where)."""
+    words = raw.split()
+    if not words:
+        return None
+    if re.match(f"[{CYR}]", words[0]) and all(any("Geox" in p.tag for p in morph.tags(w))
+                                              for w in words if re.match(f"[{CYR}]", w)):
+        return None
+    return morph.phrase_to_nominative(words, ("accs",), "Orgn")
+
+
 def _all_nominal(raw: str) -> bool:
     """"я бухгалтер из Омска": the words between "я" and "из" are a noun phrase, not a verb
     ("я вернулся из Омска" says where they were, not where they are from)."""
@@ -238,13 +249,16 @@ RULES: tuple[Rule, ...] = (
                        r"|пескетарианка)\b"), one("diet", transform=str.lower), 0.85),
     # where they live and come from
     Rule("ru.location.zhivu_v", _r(rf"\b(?:я\s+)?{ADV}живу\s+{ADV}в\s+{PLACE}"),
-         one("location", transform=_place(("loct", "datv"))), 0.9),
-    Rule("ru.location.my_s", _r(rf"\bмы\s+с\s+[{CYR}]+\s+(?:недавно\s+|уже\s+)?(?:переехали\s+в\s+{PLACE}"
-                                rf"|живём\s+в\s+{PLACE}|живем\s+в\s+{PLACE})"),
-         lambda m: [("location", v)] if (v := _place(("accs",) if m.group(1) else ("loct", "datv"))(
-             m.group(1) or m.group(2) or m.group(3))) else [], 0.8),
-    Rule("ru.location.pereehal", _r(rf"\bя\s+(?:недавно\s+|уже\s+)?переехал[аи]?\s+в\s+{PLACE}"),
-         one("location", transform=_place(("accs",))), 0.8),
+         one("location", transform=_place(("loct", "datv"))), 0.9, change_when=_r(r"\bтеперь\b")),
+    Rule("ru.location.my_s", _r(rf"\bмы\s+с\s+[{CYR}]+\s+(?:недавно\s+|уже\s+)?(?:живём\s+в\s+{PLACE}"
+                                rf"|живем\s+в\s+{PLACE})"),
+         lambda m: [("location", v)] if (v := _place(("loct", "datv"))(m.group(1) or m.group(2))) else [], 0.8),
+    Rule("ru.location.pereehali", _r(rf"\b(?:я|мы)(?:\s+с\s+[{CYR}]+)?\s+(?:(?:недавно|уже|наконец|только\s+что|"
+                                     rf"всей\s+семьёй|всей\s+семьей)\s+)*переехал[аи]?\s+в\s+{PLACE}"),
+         one("location", transform=_place(("accs",))), 0.8, change=True),
+    Rule("ru.employer.pereshel", _r(rf"\bя\s+(?:(?:недавно|уже|наконец|только\s+что)\s+)*(?:перешёл|перешел|перешла"
+                                    rf"|устроил(?:ся|ась))\s+(?:работать\s+)?в\s+(?:компанию\s+)?[«\"]?{PLACE}"),
+         one("employer", transform=_employer_accs), 0.8, change=True),
     Rule("ru.hometown.iz", _r(rf"\b(?:я\s+(?:сам[а]?\s+)?(?:родом\s+)?|родом\s+)из\s+{PLACE}"),
          one("hometown", transform=_place(("gent",))), 0.85),
     Rule("ru.hometown.x_iz", _r(rf"\bя\s+((?:{WORD}\s+){{1,2}}?)из\s+{PLACE}"),

@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 from memoryhub.models import Tenant
 from people import services
 from people.models import PeopleAuditEntry, Person
+from tests.factories import append_messages
 
 pytestmark = pytest.mark.django_db
 
@@ -161,3 +162,20 @@ def test_the_schema_documents_the_people_operations(client_a: ClientAndTenant) -
     operations = {op["operationId"] for path in schema["paths"].values() for op in path.values()
                   if isinstance(op, dict) and "operationId" in op}
     assert {"people_list", "person_get", "person_update", "people_search"} <= operations
+
+
+@pytest.mark.parametrize(("text", "subject", "obj"), [
+    ("Anna came with Tom, her husband.", "Tom", "Anna"),
+    ("Лена с мужем Игорем пригласили нас в гости.", "Игорь", "Лена"),
+    ("刘洋和她老公邓亮请我们吃饭。", "邓亮", "刘洋"),
+])
+def test_a_relation_stated_in_a_message_shows_in_both_peoples_details(client_a: ClientAndTenant, text: str,
+                                                                     subject: str, obj: str) -> None:
+    client, tenant = client_a
+    created = append_messages(tenant, "u1", "s1", [text]).created
+    services.people_extract_from_messages(tenant=tenant, user_id="u1", messages=created)
+    husband, wife = Person.objects.get(display_name=subject), Person.objects.get(display_name=obj)
+    body = client.get(f"/api/v1/users/u1/people/{husband.pk}").json()
+    assert [(r["kind"], r["direction"], r["display_name"]) for r in body["relations"]] == [("spouse", "out", obj)]
+    body = client.get(f"/api/v1/users/u1/people/{wife.pk}").json()
+    assert [(r["kind"], r["direction"], r["display_name"]) for r in body["relations"]] == [("spouse", "in", subject)]

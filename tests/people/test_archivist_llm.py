@@ -135,3 +135,45 @@ def test_a_provider_outage_propagates_so_the_job_retries(tenant: Tenant, llm: Op
     with pytest.raises(LLMUnavailable):
         run(tenant, ["My boss Tom wants the report."])
     assert not Person.objects.exists()
+
+
+def test_the_prompt_asks_for_unnamed_relatives_relations_through_pronouns_and_chinese_nicknames(
+    tenant: Tenant, llm: OpenAICompatServer
+) -> None:
+    llm.script_chat({"people_operations": []})
+    run(tenant, ["Мама звонила."])
+    system = llm.chat_requests[0]["messages"][0]["content"]
+    assert "The user's own relative without a name" in system and '"мама"' in system
+    assert "Anna came with Tom, her husband" in system and "小张, 老王, 阿杰" in system
+    assert "Skip anyone without a name" not in system
+
+
+@pytest.mark.parametrize(("text", "written", "kin_name", "relative", "kind"), [
+    ("My cousin's wife Jenna is a nurse.", "cousin", "Cousin", "Jenna", "spouse"),
+    ("Иван Петрович — отец моей жены.", "жены", "жена", "Иван Петрович", "parent"),
+    ("我老婆的妹妹小雪在上海读书。", "老婆", "老婆", "小雪", "sibling"),
+])
+def test_the_models_unnamed_relative_is_named_by_the_kin_word_and_related(
+    tenant: Tenant, llm: OpenAICompatServer, text: str, written: str, kin_name: str, relative: str, kind: str
+) -> None:
+    llm.script_chat({"people_operations": [
+        {"op": "Added", "person": {"display_name": written}},
+        {"op": "Added", "person": {"display_name": relative, "bio": text}},
+    ], "relations": [{"subject": relative, "kind": kind, "object": written}]})
+    result = run(tenant, [text])
+    assert (result["added"], result["relations"]) == (2, 1)
+    kin = Person.objects.get(display_name=kin_name)
+    assert kin.circle == "Family"
+    relation = PersonRelation.objects.select_related("subject").get()
+    assert (relation.subject.display_name, relation.kind, relation.object_id) == (relative, kind, kin.pk)
+
+
+@pytest.mark.parametrize(("known", "written"), [("Mom", "mother"), ("мама", "маме"), ("妈妈", "母亲")])
+def test_the_models_kin_word_in_another_form_is_the_known_relative(
+    tenant: Tenant, make_person: MakePerson, llm: OpenAICompatServer, known: str, written: str
+) -> None:
+    mother = make_person(known, circle="Family")
+    llm.script_chat({"people_operations": [{"op": "Added", "person": {"display_name": written, "bio": "Звонила."}}]})
+    result = run(tenant, ["Позвонил маме, то есть mother, 母亲."])
+    assert (result.get("added", 0), result["updated"]) == (0, 1)
+    assert Person.objects.get().pk == mother.pk

@@ -72,11 +72,109 @@ def test_someone_elses_cue_is_a_relation_not_a_circle(sentence: str, subject: st
     assert people[subject].circle is None  # Tom's wife is not the user's family
 
 
-@pytest.mark.parametrize("sentence", [
-    "My mom keeps asking when I'll visit.", "Моя мама снова спрашивала про отпуск.", "我妈妈今天给我打电话了。",
+@pytest.mark.parametrize(("sentence", "name"), [
+    ("My mom keeps asking when I'll visit.", "Mom"), ("Mom called twice today.", "Mom"),
+    ("My stepdad fixed the fence.", "Stepdad"), ("Моя мама снова спрашивала про отпуск.", "мама"),
+    ("Ходил с мамой в кино.", "мама"), ("Мы с дедом ходили за грибами.", "дедушка"), ("Тёща испекла торт.", "тёща"),
+    ("我妈妈今天给我打电话了。", "妈妈"), ("我爸昨天住院了。", "爸爸"), ("周末陪奶奶去公园。", "奶奶"),
 ])
-def test_a_person_without_a_name_is_skipped(sentence: str) -> None:
-    assert people_of(sentence) == {}
+def test_the_users_relative_without_a_name_is_a_person_named_by_the_kin_word(sentence: str, name: str) -> None:
+    people = people_of(sentence)
+    assert list(people) == [name]
+    assert people[name].circle == "Family"
+
+
+@pytest.mark.parametrize("sentence", [
+    "My sisters are visiting this weekend.", "Sofia's mom is a surgeon.", "His wife is a nurse.",
+    "Его мама работает учительницей.", "У Наташи мама болеет.", "Пасху отмечали у родителей.",
+    "他妈妈是医生。", "她老公是警察。", "爸妈都退休了。", "Happy Father's Day!", "我们老公司搬家了。",
+])
+def test_someone_elses_or_several_relatives_are_no_person(sentence: str) -> None:
+    assert [p for p in people_of(sentence) if p not in ("Sofia", "Наташа")] == []
+
+
+def test_a_named_mother_answers_to_the_kin_word_too() -> None:
+    assert people_of("My mom Olga called.")["Olga"].aliases == ["Mom"]
+    assert people_of("Моя мама Ольга звонила.")["Ольга"].aliases == ["мама"]
+    assert people_of("我妈妈王丽今天来了。")["王丽"].aliases == ["妈妈"]
+
+
+def relations_of(text: str) -> list[tuple[object, str, object]]:
+    return [(r.subject, r.kind, r.object) for r in rules.extract([Msg(text)]).relations]
+
+
+@pytest.mark.parametrize(("text", "relation"), [
+    ("Anna came with Tom, her husband.", ("Tom", "spouse", "Anna")),
+    ("I had lunch with Anna. Tom, her husband, joined us.", ("Tom", "spouse", "Anna")),
+    ("Let's invite Megan and her boyfriend Kevin.", ("Kevin", "partner", "Megan")),
+    ("Мы с Катей и её мужем Андреем ездили на дачу.", ("Андрей", "spouse", "Катя")),
+    ("Марина пришла со своим мужем Олегом.", ("Олег", "spouse", "Марина")),
+    ("Лена с мужем Игорем пригласили нас.", ("Игорь", "spouse", "Лена")),
+    ("陈刚和他的老婆周芳来我家做客。", ("周芳", "spouse", "陈刚")),
+    ("李娜和她老公王磊请我们吃饭。", ("王磊", "spouse", "李娜")),
+    ("小刘的女朋友叫张敏。", ("张敏", "partner", "小刘")),
+])
+def test_a_possessive_pronoun_makes_a_relation_to_whom_it_stands_for(text: str, relation: tuple) -> None:
+    assert relations_of(text) == [relation]
+
+
+@pytest.mark.parametrize(("text", "relation", "family"), [
+    ("My cousin's husband Peter is a pilot.", ("Peter", "spouse", "Cousin"), "Cousin"),
+    ("Пётр Ильич — отец моего мужа.", ("Пётр Ильич", "parent", "муж"), "муж"),
+    ("我老公的姐姐小芳在北京工作。", ("小芳", "sibling", "老公"), "老公"),
+])
+def test_a_relative_without_a_name_can_own_a_relation(text: str, relation: tuple, family: str) -> None:
+    people = people_of(text)
+    assert relations_of(text) == [relation]
+    assert people[family].circle == "Family"
+    assert people[relation[0]].circle == "Family"  # the family of the user's family
+
+
+@pytest.mark.parametrize(("sentence", "name", "circle"), [
+    ("Утром заходил Олег Борисович, он руководитель проекта.", "Олег Борисович", "Work_Inner"),
+    ("Мой шеф Петров опять задерживает отчёт.", "Петров", "Work_Inner"),
+    ("Обсудил отпуск с начальницей, Верой Павловной.", "Вера Павловна", "Work_Inner"),
+    ("Братишка мой, Саня, поступил в институт.", "Саня", "Family"),
+    ("Тёща Галина Ивановна приезжает в субботу.", "Галина Ивановна", "Family"),
+    ("Случайно встретил однокурсника Федю в метро.", "Федя", "Friends"),
+    ("Соседка по даче Нина Петровна угостила яблоками.", "Нина Петровна", "Other"),
+    ("Мой сосед по комнате Артур храпит.", "Артур", "Friends"),
+    ("Позвал в гости подругу Марину.", "Марина", "Friends"),
+    ("Коллега Петька подменит меня в субботу.", "Петька", "Work_Inner"),
+    ("Мы с Колей дружим с института.", "Коля", "Friends"),
+    ("Мы с Серёгой вместе работаем.", "Серёга", "Work_Inner"),
+    ("Пишу диплом под руководством Ирины Павловны.", "Ирина Павловна", "Work_Inner"),
+])
+def test_russian_circles_from_case_forms_diminutives_possessives_and_verbs(sentence: str, name: str,
+                                                                          circle: str) -> None:
+    assert people_of(sentence)[name].circle == circle
+
+
+@pytest.mark.parametrize(("sentence", "name", "circle"), [
+    ("I report to Natalie these days.", "Natalie", "Work_Inner"),
+    ("Olivia and I are best friends.", "Olivia", "Friends"),
+    ("My ex-husband Brian remarried.", "Brian", "Other"),
+    ("我跟刘伟一起工作三年了。", "刘伟", "Work_Inner"),
+    ("我和陈静是大学同学。", "陈静", "Friends"),
+    ("我们部门的小赵很能干。", "小赵", "Work_Inner"),
+])
+def test_verbs_and_groups_state_a_circle_in_english_and_chinese(sentence: str, name: str, circle: str) -> None:
+    assert people_of(sentence)[name].circle == circle
+
+
+@pytest.mark.parametrize(("sentence", "name", "circle"), [
+    ("小李（我的好朋友）周末来我家。", "小李", "Friends"),
+    ("我的闺蜜小婷要结婚了。", "小婷", "Friends"),
+    ("我男朋友阿伟今天出差。", "阿伟", "Family"),
+    ("老刘是我们公司的领导。", "老刘", "Work_Inner"),
+])
+def test_chinese_nicknames_with_xiao_lao_and_a(sentence: str, name: str, circle: str) -> None:
+    assert people_of(sentence)[name].circle == circle
+
+
+def test_an_english_aside_names_a_chinese_name() -> None:
+    person = people_of("小张 (my good friend Xiao Zhang) is coming tomorrow.")["小张"]
+    assert (person.circle, person.aliases) == ("Friends", ["Xiao Zhang"])
 
 
 @pytest.mark.parametrize("sentence", [

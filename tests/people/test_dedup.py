@@ -53,9 +53,59 @@ def test_russian_diminutive_matches_its_full_name_but_not_a_similar_name(make_pe
 def test_name_prefix_at_a_word_boundary_in_the_same_circle(make_person: MakePerson) -> None:
     assert rule_between(make_person("Maria Ivanovna", circle="Friends"), make_person("Maria", circle="Friends")) \
         == "prefix"
+    # In another circle the pair is still worth a reviewer's look, by the weaker name-part rule.
     assert rule_between(make_person("Maria Ivanovna", circle="Friends"), make_person("Maria", circle="Work_Inner")) \
-        is None
+        == "name_part"
     assert rule_between(make_person("Иванов"), make_person("Иван")) is None  # no word boundary
+
+
+@pytest.mark.parametrize(("short", "full"), [
+    ("Jake", "Jake Miller"), ("Петров", "Сергей Петров"), ("娜娜", "欧阳娜娜"),
+])
+def test_a_one_word_name_that_ends_a_fuller_one_is_proposed_whatever_the_circles(
+    make_person: MakePerson, short: str, full: str
+) -> None:
+    fuller = make_person(full, circle="Work_Inner", mentions=3)
+    single = make_person(short, circle="Friends")
+    assert rule_between(single, fuller) == "name_part"
+    assert services.person_dedup(person=single, auto_merge=True) == {"merged": 0, "proposed": 1}
+    proposal = MergeProposal.objects.get()
+    assert (proposal.source_id, proposal.target_id, proposal.rule, proposal.status) == (
+        single.pk, fuller.pk, "name_part", "pending")
+    # Approved, the fuller name is the one kept.
+    services.merge_proposal_approve(proposal=proposal, reviewer=None)
+    fuller.refresh_from_db()
+    assert fuller.display_name == full
+
+
+def test_name_parts_are_whole_words_of_the_same_gender(make_person: MakePerson) -> None:
+    assert rule_between(make_person("Петрова"), make_person("Сергей Петров")) is None
+    assert rule_between(make_person("Jake"), make_person("Jakeson Miller")) is None
+
+
+@pytest.mark.parametrize(("first", "second"), [("Mom", "mother"), ("мама", "мамой"), ("妈妈", "Mom")])
+def test_the_users_unnamed_mother_is_one_person_in_any_word_case_or_language(
+    make_person: MakePerson, first: str, second: str
+) -> None:
+    a, b = make_person(first, circle="Family", mentions=2), make_person(second, circle="Family")
+    assert rule_between(a, b) == "kin"
+    assert services.person_dedup(person=b, auto_merge=True)["merged"] == 1
+    assert Person.objects.get(pk=b.pk).merged_into_id == a.pk
+
+
+def test_a_named_mother_absorbs_the_unnamed_one_and_keeps_her_name(make_person: MakePerson) -> None:
+    olga = make_person("Ольга", aliases=["мама"], circle="Family")
+    mom = make_person("Mom", circle="Family", mentions=5)
+    services.person_dedup(person=olga, auto_merge=True)
+    mom.refresh_from_db()
+    assert (mom.display_name, sorted(mom.aliases)) == ("Ольга", ["Mom", "мама"])
+
+
+def test_two_named_people_called_by_one_kin_word_are_only_proposed(make_person: MakePerson) -> None:
+    olga = make_person("Olga", aliases=["Mom"], circle="Family")
+    irina = make_person("Irina", aliases=["мама"], circle="Family")
+    assert rule_between(olga, irina) == "kin_alias"
+    assert services.person_dedup(person=irina, auto_merge=True) == {"merged": 0, "proposed": 1}
 
 
 def test_fuzzy_name_matches_a_typo_but_not_a_gender_pair_or_another_first_name(make_person: MakePerson) -> None:

@@ -170,3 +170,62 @@ def test_merging_people_of_different_users_is_refused(make_person: MakePerson) -
         services.person_merge(source=make_person("Tom", user_id="u2"), target=make_person("Tom"), reviewer=None)
     assert refused.value.code == "other_user"
     assert not PersonMerge.objects.exists()
+
+
+@pytest.mark.parametrize(("short", "full"), [
+    ("Jake", "Jake Miller"), ("Петров", "Сергей Петров"), ("娜娜", "欧阳娜娜"),
+])
+def test_an_automatic_merge_leaves_an_editors_pending_proposal_pending(
+    make_person: MakePerson, reviewer: User, short: str, full: str
+) -> None:
+    first = make_person(short)
+    fuller = make_person(full)
+    asked = services.merge_proposal_create(source=first, target=fuller, rule="name_part", score=0.7,
+                                           evidence=[{"rule": "name_part"}], origin=MergeProposal.Origin.EDIT)
+    again = make_person(short, mentions=3)  # the same name found again: an exact key, merged by nobody
+    assert services.person_dedup(person=again, auto_merge=True)["merged"] == 1
+    first.refresh_from_db()
+    asked.refresh_from_db()
+    assert first.merged_into_id == again.pk
+    # Still the editor's question, now about the person the first one became part of.
+    assert (asked.status, asked.decided_at, asked.decided_by) == (MergeProposal.Status.PENDING, None, None)
+    assert (asked.source_id, asked.target_id) == (again.pk, fuller.pk)
+    assert not PeopleAuditEntry.objects.filter(proposal=asked).exists()
+
+    # Undoing the automatic merge gives the question back to the person it was about.
+    services.person_merge_undo(merge=PersonMerge.objects.get(source=first), reviewer=reviewer)
+    asked.refresh_from_db()
+    assert (asked.status, asked.source_id) == (MergeProposal.Status.PENDING, first.pk)
+
+
+@pytest.mark.parametrize(("a_name", "b_name"), [("Kate", "Katherine"), ("Маша", "Мария"), ("小王", "王伟")])
+def test_an_exact_key_does_not_merge_a_pair_an_editor_is_deciding_or_decided_apart(
+    make_person: MakePerson, reviewer: User, a_name: str, b_name: str
+) -> None:
+    a, b = make_person(a_name), make_person(b_name, mentions=2)
+    asked = services.merge_proposal_create(source=a, target=b, rule="diminutive", score=0.85, evidence=[])
+    services.person_update(person=b, actor=None, actor_label="api", aliases=[a_name])  # now an exact alias
+    assert services.person_dedup(person=a, auto_merge=True) == {"merged": 0, "proposed": 0}
+    asked.refresh_from_db()
+    assert asked.status == MergeProposal.Status.PENDING
+    assert "alias" in [e["rule"] for e in asked.evidence]  # the exact key is evidence for the reviewer
+    assert Person.objects.get(pk=a.pk).status == Person.Status.ACTIVE
+
+    services.merge_proposal_reject(proposal=asked, reviewer=reviewer)
+    assert services.person_dedup(person=a, auto_merge=True)["merged"] == 0
+    assert Person.objects.get(pk=a.pk).status == Person.Status.ACTIVE
+
+
+def test_a_proposal_whose_person_was_merged_since_is_approved_for_the_survivor(
+    make_person: MakePerson, reviewer: User
+) -> None:
+    first, fuller = make_person("Jake"), make_person("Jake Miller")
+    asked = services.merge_proposal_create(source=first, target=fuller, rule="name_part", score=0.7, evidence=[])
+    # Another pending question about the survivor already: the first one cannot be re-pointed.
+    survivor = make_person("Jake", mentions=3)
+    services.merge_proposal_create(source=survivor, target=fuller, rule="name_part", score=0.7, evidence=[])
+    services.person_dedup(person=survivor, auto_merge=True)
+    asked.refresh_from_db()
+    assert (asked.status, asked.source_id) == (MergeProposal.Status.PENDING, first.pk)
+    merge = services.merge_proposal_approve(proposal=asked, reviewer=reviewer)
+    assert (merge.source_id, merge.target_id) == (survivor.pk, fuller.pk)

@@ -212,3 +212,50 @@ def test_the_users_own_name_is_not_added_as_a_person(tenant) -> None:
     kernel_services.archival_job_run(job_id=result.extract_job.pk)
     names = set(Person.objects.filter(tenant=tenant, user_id="alice").values_list("display_name", flat=True))
     assert names == {"Maria Lopez"}
+
+
+@pytest.mark.parametrize(("texts", "name"), [
+    (["Mom called.", "I visited my mother on Sunday.", "My mom's cat is sick."], "Mom"),
+    (["Мама звонила.", "Ходил с мамой в кино.", "Купил маме цветы."], "мама"),
+    (["妈妈做了饭。", "我妈说周末回家。", "我给母亲打了电话。"], "妈妈"),
+])
+def test_the_users_mother_in_any_form_is_one_person_across_messages_and_runs(
+    tenant: Tenant, texts: list[str], name: str
+) -> None:
+    extract(tenant, *texts[:2])
+    extract(tenant, texts[2])  # a later run finds her again
+    (mother,) = Person.objects.all()
+    assert (mother.display_name, mother.circle, mother.mention_count) == (name, "Family", 3)
+
+
+def test_a_kin_word_written_in_another_case_updates_the_known_relative(
+    tenant: Tenant, make_person: Callable[..., Person]
+) -> None:
+    mother = make_person("мама", circle="Family")
+    counts = apply(tenant, AddOp(PersonDraft(display_name="маме", bio="Любит пионы.")))
+    assert (counts["updated"], counts.get("added", 0)) == (1, 0)
+    mother.refresh_from_db()
+    assert (mother.display_name, mother.aliases, mother.bio) == ("мама", [], "Любит пионы.")
+
+
+@pytest.mark.parametrize(("text", "subject", "kind", "obj"), [
+    ("I had lunch with Anna. Tom, her husband, joined us.", "Tom", "spouse", "Anna"),
+    ("Мы с Катей и её мужем Андреем ездили на дачу.", "Андрей", "spouse", "Катя"),
+    ("张伟和他的老婆李娟来我家吃饭。", "李娟", "spouse", "张伟"),
+])
+def test_relations_between_people_are_filled_from_messages(tenant: Tenant, text: str, subject: str, kind: str,
+                                                           obj: str) -> None:
+    assert extract(tenant, text)["relations"] == 1
+    relation = PersonRelation.objects.select_related("subject", "object").get()
+    assert (relation.subject.display_name, relation.kind, relation.object.display_name) == (subject, kind, obj)
+
+
+@pytest.mark.parametrize(("text", "name", "circle", "aliases"), [
+    ("小张 (my good friend Xiao Zhang) is coming tomorrow.", "小张", "Friends", ["Xiao Zhang"]),
+    ("老王是我们部门的领导。", "老王", "Work_Inner", []),
+    ("我男朋友阿杰今天加班。", "阿杰", "Family", []),
+])
+def test_chinese_nicknames_are_people(tenant: Tenant, text: str, name: str, circle: str, aliases: list[str]) -> None:
+    extract(tenant, text)
+    person = Person.objects.get(display_name=name)
+    assert (person.circle, person.aliases) == (circle, aliases)

@@ -67,6 +67,30 @@ def test_rules_extract_the_users_own_facts_when_auto_extract_is_on(
     assert anna.meta["extractor"] == "en.name.my_name_is" and anna.meta["evidence"] == "My name is Anna"
 
 
+@pytest.mark.parametrize(("before", "said", "query", "old", "new"), [
+    ("I live in Boston.", "I moved to Seattle last week.", "where do I live now?", "Boston", "Seattle"),
+    ("Я живу в Москве.", "Я переехал в Казань.", "где я сейчас живу?", "Москва", "Казань"),
+    ("我住在北京。", "我搬到杭州了。", "我现在住在哪里？", "北京", "杭州"),
+])
+def test_a_move_replaces_the_old_city_and_the_context_says_the_new_one(
+    client_a, django_capture_on_commit_callbacks, before: str, said: str, query: str, old: str, new: str
+) -> None:
+    client, tenant = client_a
+    post_batch(client, [("user", before)], capture=django_capture_on_commit_callbacks)
+    assert facts(tenant) == {f"location={old}": ("active", "rules", 0.9)}
+    job = post_batch(client, [("user", said)], capture=django_capture_on_commit_callbacks)
+    assert steps(job)["profiles"]["saved"] == 1
+    assert facts(tenant) == {f"location={new}": ("active", "rules", 0.8)}
+    (event,) = services.FactEvent.objects.filter(key="location", action="replaced")
+    assert (event.old_value, event.new_value, event.reason) == (old, new, f"stated as a change: {said}")
+
+    body = client.post("/api/v1/context", {"user_id": "u1", "query": query, "budget_tokens": 500},
+                       format="json").json()
+    profile = next(b for b in body["blocks"] if b["name"] == "profile")
+    lines = [item["text"] for item in profile["items"]]
+    assert any(new in line for line in lines) and not any(old in line for line in lines), lines
+
+
 def test_without_auto_extract_the_job_extracts_nothing(client_a, django_capture_on_commit_callbacks) -> None:
     client, tenant = client_a
     job = post_batch(client, [("user", "My name is Anna.")], auto_extract=False,
@@ -175,3 +199,24 @@ def test_llm_timeout_fails_the_job_for_a_retry_and_writes_nothing(tenant, llm) -
     kernel.archival_job_run(job_id=job.pk)
     job.refresh_from_db()
     assert job.status == ArchivalJob.Status.DONE and "name=Anna" in facts(tenant)
+
+
+@pytest.mark.parametrize(("before", "said", "old", "new"), [
+    ("I live in Boston.", "I moved to Seattle last week.", "Boston", "Seattle"),
+    ("Я живу в Москве.", "Я переехал в Казань.", "Москва", "Казань"),
+    ("我住在北京。", "我搬到杭州了。", "北京", "杭州"),
+])
+def test_llm_change_flag_replaces_the_more_confident_value(
+    client_a, llm, django_capture_on_commit_callbacks, before: str, said: str, old: str, new: str
+) -> None:
+    client, tenant = client_a
+    llm.script_chat({"facts": [{"key": "location", "value": old, "confidence": 0.9, "message": 0}]})
+    post_batch(client, [("user", before)], capture=django_capture_on_commit_callbacks)
+    llm.script_chat({"facts": [{"key": "location", "value": new, "confidence": 0.8, "message": 0, "change": True}]})
+    post_batch(client, [("user", said)], capture=django_capture_on_commit_callbacks)
+    assert facts(tenant) == {f"location={new}": ("active", "llm", 0.8)}
+    assert '"change": true' in llm.chat_requests[-1]["messages"][0]["content"]
+    # Without the flag the same reply only proposes the new value beside the old one.
+    llm.script_chat({"facts": [{"key": "location", "value": old, "confidence": 0.7, "message": 0}]})
+    post_batch(client, [("user", before)], capture=django_capture_on_commit_callbacks)
+    assert facts(tenant)[f"location={old}"] == ("pending", "llm", 0.7)

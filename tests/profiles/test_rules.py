@@ -73,3 +73,24 @@ def test_eval_command_prints_precision_and_recall_per_language_and_set() -> None
     assert lines[0].split()[:3] == ["lang", "set", "cases"]
     rows = {tuple(line.split()[:2]) for line in lines[1:]}
     assert {(lang, subset) for lang in LANGUAGES for subset in (*FLOORS, "all")} <= rows
+
+
+@pytest.mark.parametrize(("text", "key", "value", "change"), [
+    ("I moved to Seattle last week.", "location", "Seattle", True),
+    ("We've just relocated to Lisbon.", "location", "Lisbon", True),
+    ("I now live in Austin.", "location", "Austin", True),
+    ("I live in Austin.", "location", "Austin", False),
+    ("I started a new job at Stripe.", "employer", "Stripe", True),
+    ("Я переехал в Казань.", "location", "Казань", True),
+    ("Мы недавно переехали в Тверь.", "location", "Тверь", True),
+    ("Теперь я живу в Самаре.", "location", "Самара", True),
+    ("Я живу в Самаре.", "location", "Самара", False),
+    ("Я перешёл в Яндекс.", "employer", "Яндекс", True),
+    ("我搬到杭州了。", "location", "杭州", True),
+    ("我们家搬到了成都。", "location", "成都", True),
+    ("我住在成都。", "location", "成都", False),
+    ("我跳槽到了腾讯。", "employer", "腾讯", True),
+])
+def test_statements_of_a_change_are_flagged_in_three_languages(text: str, key: str, value: str, change: bool) -> None:
+    (fact,) = extract(text)
+    assert (fact.key, fact.value, fact.change) == (key, value, change)

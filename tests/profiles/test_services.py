@@ -97,6 +97,37 @@ def test_competing_value_with_equal_or_higher_confidence_replaces_the_current_on
     assert history(tenant, "location")[-1] == ("replaced", "llm", "Berlin", "Paris")
 
 
+@pytest.mark.parametrize(("before", "said", "after"), [
+    ("I live in Boston.", "I moved to Seattle last week.", ("Boston", "Seattle")),
+    ("Я живу в Москве.", "Я переехал в Казань.", ("Москва", "Казань")),
+    ("我住在北京。", "我搬到杭州了。", ("北京", "杭州")),
+])
+def test_a_stated_change_replaces_a_more_confident_value_which_stays_in_the_history(
+    tenant, say, before: str, said: str, after: tuple[str, str]
+) -> None:
+    old, new = after
+    upsert(tenant, "location", old, 0.9, source=RULES, source_message=say(tenant, before))
+    write = upsert(tenant, "location", new, 0.8, source=RULES, source_message=say(tenant, said), change=True)
+    assert (write.outcome, write.replaced) == (Outcome.REPLACED, old)
+    assert facts(tenant, "location") == {new: (Status.ACTIVE, 0.8)}
+    event = FactEvent.objects.filter(key="location").latest("id")
+    assert (event.action, event.old_value, event.old_confidence, event.new_value) == ("replaced", old, 0.9, new)
+    assert event.reason == f"stated as a change: {said}" and event.meta == {"change": True}
+
+
+def test_a_stated_change_still_needs_the_threshold_and_must_be_newer_than_the_current_value(tenant, say) -> None:
+    below = upsert(tenant, "location", "Seattle", 0.6, source=RULES, user_id="u2",
+                   source_message=say(tenant, "I moved to Seattle.", user_id="u2"), change=True)
+    assert below.outcome == Outcome.PENDING
+    moved = say(tenant, "I moved to Seattle.")
+    settled = say(tenant, "I live in Boston now.")  # said after the move
+    upsert(tenant, "location", "Boston", 1.0, source_message=settled)
+    # Reading the older message again (a re-extraction) does not move the user back.
+    write = upsert(tenant, "location", "Seattle", 0.8, source=RULES, source_message=moved, change=True)
+    assert write.outcome == Outcome.PENDING
+    assert facts(tenant, "location") == {"Boston": (Status.ACTIVE, 1.0), "Seattle": (Status.PENDING, 0.8)}
+
+
 def test_fact_below_the_threshold_waits_for_review(tenant, settings) -> None:
     assert upsert(tenant, "occupation", "pilot", 0.69).outcome == Outcome.PENDING
     settings.PROFILE_CONFIDENCE_THRESHOLD = 0.5

@@ -1,0 +1,26 @@
+"""Data migrations of the people app, run on rows written by the code before them."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+import pytest
+from django.apps import apps
+
+from people.models import Person
+
+pytestmark = pytest.mark.django_db
+
+
+def test_kin_keys_are_added_to_people_written_before_issue_14(make_person: Callable[..., Person]) -> None:
+    olga = make_person("Olga", aliases=["мама"])
+    plain = make_person("Петров")
+    # As the code before issue 14 stored them: no kin keys.
+    Person.objects.filter(pk=olga.pk).update(name_keys=["olga", "мама"], name_terms=["olga", "мама"])
+    before = Person.objects.get(pk=plain.pk)
+    importlib.import_module("people.migrations.0002_kin_name_keys").add_kin_keys(apps, None)
+    olga.refresh_from_db()
+    assert olga.name_keys == ["olga", "мама", "kin:mother"] and "kin:mother" in olga.name_terms
+    after = Person.objects.get(pk=plain.pk)
+    assert (after.name_keys, after.name_terms) == (before.name_keys, before.name_terms)
