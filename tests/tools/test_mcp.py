@@ -42,7 +42,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "lore_search": {"query": "explosion of flame", "k": 2},
     "lore_assert": {"fact": "Fireball has a range of 60 feet."},
     "memory_search": {"user_id": "u1", "query": "cat Pixel"},
-    "memory_context": {"user_id": "u1", "query": "my pet", "budget_tokens": 400},
+    "memory_context": {"user_id": "u1", "query": "my cat", "budget_tokens": 400},
     "profile_get": {"user_id": "u1"},
     "session_fetch": {"campaign_id": "demo_moon", "party_id": "pty_demo"},
     "npc_profile": {"campaign_id": "demo_moon", "party_id": "pty_demo", "npc_id": "npc_LiShen"},
