@@ -12,6 +12,7 @@ class LoreConfig(AppConfig):
         config.domain_config("srd")
 
         from lore import edits
+        from lore.campaigns import tasks as _campaign_tasks  # noqa: F401  (registers the beat's Celery tasks)
         from memoryhub import registry
 
         registry.register_review_queue(registry.ReviewQueue(
