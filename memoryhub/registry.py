@@ -6,7 +6,8 @@ Apps register in their `AppConfig.ready()`:
 - job steps: run, in registration order, for every archival job of their kind (`index` for each
   stored batch, `extract` for a session's extraction);
 - erasers: delete what the app holds for one user and return counts for the receipt;
-- review queues: what waits for an editor (the admin's dashboard lists them).
+- review queues: what waits for an editor (the admin's dashboard lists them);
+- dashboard links: pages of figures the admin's dashboard links to (a world's quality page).
 
 A step has up to three phases, so that no network call (LLM, remote embedder) and no sleep ever
 happens inside a transaction that holds a lock:
@@ -120,3 +121,19 @@ review_queues: dict[str, ReviewQueue] = {}
 
 def register_review_queue(queue: ReviewQueue) -> None:
     review_queues[queue.name] = queue
+
+
+@dataclass(frozen=True)
+class DashboardLinks:
+    """Pages the admin's home page links to under `label`; `links()` gives (text, url) pairs."""
+
+    name: str
+    label: str
+    links: Callable[[], list[tuple[str, str]]]
+
+
+dashboard_links: dict[str, DashboardLinks] = {}
+
+
+def register_dashboard_links(entry: DashboardLinks) -> None:
+    dashboard_links[entry.name] = entry
