@@ -170,7 +170,7 @@ def scene_feedback_record(*, campaign: Campaign, assembly_id: int, used: list[st
         assembly.feedback_at = timezone.now()
         assembly.save(update_fields=["used", "engine_model", "engine_cost_usd", "engine_prompt_tokens",
                                      "engine_completion_tokens", "feedback_at"])
-        transaction.on_commit(lambda: _count(assembly))
+    _count(assembly)  # after the commit: a refused report counts nothing
     return FeedbackResult(assembly, created=True)
 
 
