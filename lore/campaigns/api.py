@@ -153,6 +153,10 @@ class CampaignApi(APIView):
     required_scopes = STEWARDS
 
     class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
+        """The settings to change."""
+
+        # A PATCH body's fields are optional in the schema; this one is the only one, so it is needed.
+        min_properties = 1
         episode_ttl_days = StrictIntegerField(**TTL_FIELD)
 
     @extend_schema(operation_id="campaign_get", responses={200: CampaignSerializer, **ERRORS})
@@ -181,6 +185,8 @@ class CampaignArchiveApi(APIView):
     required_scopes = STEWARDS
 
     class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
+        """Why the campaign is finished (kept in its audit)."""
+
         reason = StrictCharField(max_length=500, required=False, default="", allow_blank=True)
 
     class OutputSerializer(CampaignSerializer):
@@ -359,6 +365,8 @@ class SceneContextApi(APIView):
 
 
 class EngineUsageSerializer(ClosedSerializerMixin, serializers.Serializer):
+    """The game master's LLM call of the turn, as the engine counted it."""
+
     model = StrictCharField(max_length=100)
     prompt_tokens = StrictIntegerField(min_value=0, max_value=10_000_000)
     completion_tokens = StrictIntegerField(min_value=0, max_value=10_000_000)
@@ -375,6 +383,8 @@ class SceneFeedbackApi(APIView):
     required_scopes = ENGINE
 
     class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
+        """The turn's report."""
+
         used = serializers.ListField(child=StrictCharField(max_length=400), max_length=100,
                                      help_text="Source refs of the answer's items the narration used; [] for none.")
         llm_usage = EngineUsageSerializer(required=False, help_text="The game master's LLM call of this turn.")
