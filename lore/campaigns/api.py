@@ -59,7 +59,7 @@ CONFLICT = {409: OpenApiResponse(description=f"The id was recorded with a differ
                                              f"or exists), or {ARCHIVED_TEXT}.")}
 ARCHIVED = {409: OpenApiResponse(description=ARCHIVED_TEXT[0].upper() + ARCHIVED_TEXT[1:] + ".")}
 TTL_FIELD = {"min_value": EPISODE_TTL_MIN_DAYS, "max_value": EPISODE_TTL_MAX_DAYS,
-             "help_text": f"Days an episode summary stays (seed 003 §8.9), counted from when it was recorded; "
+             "help_text": f"Days an episode summary stays, counted from when it was recorded; "
                           f"{EPISODE_TTL_MIN_DAYS}–{EPISODE_TTL_MAX_DAYS}."}
 FEEDBACK_CONFLICT = {409: OpenApiResponse(description=f"This answer was already reported with other figures "
                                                       f"(`error.code` conflict), or {ARCHIVED_TEXT}.")}
@@ -375,7 +375,7 @@ class EngineUsageSerializer(ClosedSerializerMixin, serializers.Serializer):
 
 
 class SceneFeedbackApi(APIView):
-    """Report a turn (seed 003 §8.10): which of the sources a scene-context answer returned the
+    """Report a turn: which of the sources a scene-context answer returned the
     narration used (`used`, the items' `source` refs) and, optionally, the game master's LLM
     usage for the turn. Once per answer: the same report again answers 200 with the same figures,
     another one is a 409. Feeds the retrieval hit-rate, the fusion gain and the cost per turn."""

@@ -39,9 +39,10 @@ def test_the_retention_jobs_are_scheduled_and_return_their_counts(engine) -> Non
     pruned = app.tasks[JOBS["campaigns-assemblies-prune"]].apply().get()
     assert expired == {"summaries": 1, "chunks": 1} and pruned == {"assemblies": 1}
     after = scrape()
+    # At least: /metrics merges every process's files, and another test process may count meanwhile.
     for what, n in (("summaries", 1), ("chunks", 1), ("assemblies", 1)):
         was = sample(before, "memoryhub_gm_expired_total", what=what) or 0
-        assert sample(after, "memoryhub_gm_expired_total", what=what) == was + n, what
+        assert (sample(after, "memoryhub_gm_expired_total", what=what) or 0) >= was + n, what
 
 
 def test_the_embedded_beat_runs_the_retention_jobs(engine) -> None:
