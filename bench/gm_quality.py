@@ -10,7 +10,8 @@ demo_moon), then:
 1. plays `--turns` turns of the demo scenes: scene-context, then the engine's report. The engine is
    simulated: it reports as used the NPC profiles, the flags line and the top lore entry (the rule of
    `lore.campaigns.demo.demo_turn_used`), so the hit-rate printed measures that rule against what
-   the assembly returned, not a model's narration;
+   the assembly returned, not a model's narration; its model call is the answer's tokens + 350 in,
+   180 out, priced at `--price` (USD per 1M prompt / completion tokens; gpt-4o-mini's list price);
 2. checks every fact of `qa/lore_assert_golden.json` with lore_assert (offline), so the contradiction
    rate printed is the share of that golden set judged contradicted;
 3. times the retention beat jobs: once on the demo data as it is (nothing due), once on a copy of
@@ -122,7 +123,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--copies", type=int, default=100, help="copies of the demo campaign's records to expire")
     parser.add_argument("--renders", type=int, default=20)
+    parser.add_argument("--price", default="0.15,0.60", help="the simulated engine model's USD per 1M tokens")
     args = parser.parse_args()
+    settings.LLM_PRICES = {"bench-gm": [float(p) for p in args.price.split(",")]}
     call_command("migrate", verbosity=0)
     if not Tenant.objects.filter(name="demo").exists():
         kernel_services.tenant_create(name="demo")
