@@ -132,7 +132,9 @@ class CampaignCreateApi(APIView):
         episode_ttl_days = StrictIntegerField(required=False, default=EPISODE_TTL_DEFAULT_DAYS, **TTL_FIELD)
 
     @extend_schema(operation_id="campaign_create", request=InputSerializer,
-                   responses={201: CampaignSerializer, **CONFLICT, **ERRORS},
+                   responses={201: CampaignSerializer,
+                              409: OpenApiResponse(description="A campaign with this id exists (`error.code` exists)."),
+                              **ERRORS},
                    examples=[OpenApiExample("A campaign", request_only=True,
                                             value={"campaign_id": "camp_123", "name": "Moon Bridge"})])
     def post(self, request: Request, world: str) -> Response:
