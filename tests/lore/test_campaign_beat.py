@@ -35,8 +35,10 @@ def test_the_retention_jobs_are_scheduled_and_return_their_counts(engine) -> Non
         assert settings.CELERY_BEAT_SCHEDULE[name]["task"] == task
     record_old_turn(engine, "s1")
     before = scrape()
-    expired = app.tasks[JOBS["campaigns-episodes-expire"]].apply().get()
-    pruned = app.tasks[JOBS["campaigns-assemblies-prune"]].apply().get()
+    # apply() runs the task here, as the embedded beat does; .result (not .get(), which Celery refuses
+    # once a real worker has run in this process) is its return value.
+    expired = app.tasks[JOBS["campaigns-episodes-expire"]].apply().result
+    pruned = app.tasks[JOBS["campaigns-assemblies-prune"]].apply().result
     assert expired == {"summaries": 1, "chunks": 1} and pruned == {"assemblies": 1}
     after = scrape()
     # At least: /metrics merges every process's files, and another test process may count meanwhile.
