@@ -1,22 +1,61 @@
-"""Lore in the admin: worlds, versions with smoke / publish / rollback actions, the changelog (read-only)."""
+"""Lore in the admin: worlds (with their quality page), versions with smoke / publish / rollback
+actions, the changelog (read-only)."""
 
 from __future__ import annotations
 
+import time
+
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
 
 from lore import services, smoke
 from lore.models import Alias, KnowledgeChange, KnowledgeVersion, Source, World
 from memoryhub.exceptions import ApplicationError
 
+QUALITY_PERIODS = (7, 30, 90)
+
 
 @admin.register(World)
 class WorldAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "tenant", "languages", "created_at"]
+    list_display = ["slug", "name", "tenant", "languages", "created_at", "quality_link"]
     list_filter = ["tenant"]
     list_select_related = ["tenant"]
     search_fields = ["slug", "name"]
+    readonly_fields = ["quality_link"]
+
+    @admin.display(description="quality")
+    def quality_link(self, obj: World) -> str:
+        if obj.pk is None:
+            return "-"
+        return format_html('<a href="{}">game-master quality figures</a>',
+                           reverse("admin:lore_world_quality", args=[obj.pk]))
+
+    def get_urls(self) -> list[URLPattern]:
+        own = [path("<int:world_id>/quality/", self.admin_site.admin_view(self.quality_view),
+                    name="lore_world_quality")]
+        return own + super().get_urls()
+
+    def quality_view(self, request: HttpRequest, world_id: int) -> HttpResponse:
+        """Seed 003 §8.10 per world: hit-rate, fusion gain, context tokens, cost per turn,
+        contradiction rate, drift, with daily plots over the chosen period."""
+        from lore.quality import world_quality
+
+        world = get_object_or_404(World.objects.select_related("tenant"), pk=world_id)
+        if not self.has_view_permission(request, world):
+            raise PermissionDenied
+        days = int(request.GET["days"]) if request.GET.get("days", "") in {str(d) for d in QUALITY_PERIODS} else 30
+        started = time.perf_counter()
+        sections = world_quality(world, days)
+        context = {**self.admin_site.each_context(request), "title": f"Game-master quality: {world.slug}",
+                   "world": world, "opts": self.model._meta, "sections": sections, "days": days,
+                   "periods": QUALITY_PERIODS, "took_ms": (time.perf_counter() - started) * 1000}
+        return TemplateResponse(request, "admin/lore/world/quality.html", context)
 
 
 @admin.register(Source)

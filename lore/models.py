@@ -154,10 +154,12 @@ from lore.campaigns.models import (  # noqa: E402,F401
     NPC,
     ArtCard,
     Campaign,
+    CampaignEvent,
     Disposition,
     DispositionChange,
     EpisodicSummary,
     Party,
     PartyFlagChange,
+    SceneAssembly,
 )
 from lore.edit_models import KnowledgeEdit, KnowledgeEditEvent  # noqa: E402, F401

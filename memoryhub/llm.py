@@ -15,6 +15,9 @@ one outcome: ok | invalid (reply failed JSON/schema checks) | retry (transient, 
 unavailable (transient, retries exhausted) | error (non-transient). Tokens and cost are counted
 for every reply received, valid or not, since they are billed either way.
 
+`usage_meter()` adds the same tokens and cost up for one piece of work (a scene assembly, a tool
+call), so what an operation cost can be stored with it, not only summed per agent in Prometheus.
+
 The module imports without Django configured; settings are read lazily in `get_llm()`.
 """
 
@@ -27,7 +30,9 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -46,6 +51,7 @@ __all__ = [
     "LLMUnavailable",
     "MalformedBody",
     "RetryPolicy",
+    "UsageMeter",
     "config_from_settings",
     "get_llm",
     "is_transient",
@@ -55,6 +61,7 @@ __all__ = [
     "require_llm",
     "reset_providers",
     "retry_transient",
+    "usage_meter",
 ]
 
 logger = logging.getLogger(__name__)
@@ -148,6 +155,36 @@ class LLMResult:
     attempts: int = 1  # HTTP requests made, retries and re-asks included
     latency_s: float = 0.0
     cost_usd: float = 0.0
+
+
+@dataclass
+class UsageMeter:
+    """LLM calls, tokens and cost counted while a `usage_meter()` block runs."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+# A tuple, not one meter: a block metered inside another (a tool call inside a turn) counts in both.
+_meters: ContextVar[tuple[UsageMeter, ...]] = ContextVar("llm_usage_meters", default=())
+
+
+@contextmanager
+def usage_meter() -> Iterator[UsageMeter]:
+    """Count the LLM usage of the calls made inside the block (this thread or task only: a
+    ContextVar, which asgiref's sync_to_async carries over)."""
+    meter = UsageMeter()
+    token = _meters.set((*_meters.get(), meter))
+    try:
+        yield meter
+    finally:
+        _meters.reset(token)
 
 
 # --- retries (shared with memoryhub.embeddings) --------------------------------------------------
@@ -420,6 +457,11 @@ class LLMClient:
         LLM_TOKENS.labels(agent, "completion").inc(completion_tokens)
         if cost:
             LLM_COST.labels(agent).inc(cost)
+        for meter in _meters.get():
+            meter.calls += 1
+            meter.prompt_tokens += prompt_tokens
+            meter.completion_tokens += completion_tokens
+            meter.cost_usd += cost
         return LLMResult(text, used_model, prompt_tokens, completion_tokens, attempts, latency, cost)
 
 

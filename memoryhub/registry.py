@@ -7,7 +7,8 @@ Apps register in their `AppConfig.ready()`:
   stored batch, `extract` for a session's extraction);
 - erasers: delete what the app holds for one user and return counts for the receipt;
 - review queues: what waits for an editor (the admin's dashboard lists them, and the review API
-  `/api/v1/review` serves them to a console of the tenant's own).
+  `/api/v1/review` serves them to a console of the tenant's own);
+- dashboard links: pages of figures the admin's dashboard links to (a world's quality page).
 
 A step has up to three phases, so that no network call (LLM, remote embedder) and no sleep ever
 happens inside a transaction that holds a lock:
@@ -153,3 +154,19 @@ review_queues: dict[str, ReviewQueue] = {}
 
 def register_review_queue(queue: ReviewQueue) -> None:
     review_queues[queue.name] = queue
+
+
+@dataclass(frozen=True)
+class DashboardLinks:
+    """Pages the admin's home page links to under `label`; `links()` gives (text, url) pairs."""
+
+    name: str
+    label: str
+    links: Callable[[], list[tuple[str, str]]]
+
+
+dashboard_links: dict[str, DashboardLinks] = {}
+
+
+def register_dashboard_links(entry: DashboardLinks) -> None:
+    dashboard_links[entry.name] = entry

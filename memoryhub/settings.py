@@ -268,7 +268,8 @@ SPECTACULAR_SETTINGS = {
                             "EmotionEnum": "rag.memories.vocab.EMOTION_NAMES",
                             "KnowledgeEditActionEnum": "lore.edit_models.KnowledgeEdit.Action",
                             "ReviewQueueEnum": "memoryhub.review_api.QUEUE_NAMES",
-                            "ReviewDecisionEnum": "memoryhub.review_api.DECISIONS"},
+                            "ReviewDecisionEnum": "memoryhub.review_api.DECISIONS",
+                            "CampaignStatusEnum": "lore.campaigns.models.Campaign.Status"},
     # Every operation's 4xx/503 answers with the one error body (memoryhub/openapi.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "memoryhub.openapi.document_errors"],
 }
@@ -322,6 +323,10 @@ CELERY_BEAT_SCHEDULE = {
     "people-vectors-fill": {"task": "people.tasks.people_vectors_fill", "schedule": 300.0},
     "memories-consolidate-due": {"task": "rag.memories.tasks.memories_consolidate_due", "schedule": 300.0},
     "memories-forget": {"task": "rag.memories.tasks.memories_forget", "schedule": 3600.0},
+    # Seed 003 §8.9: episode summaries past their campaign's period, art cards by ART_MEDIA_POLICY,
+    # and the scene records kept for the quality figures.
+    "campaigns-episodes-expire": {"task": "lore.campaigns.tasks.episodes_expire", "schedule": 3600.0},
+    "campaigns-assemblies-prune": {"task": "lore.campaigns.tasks.scene_assemblies_prune", "schedule": 86400.0},
 }
 
 # Without a broker nobody runs `celery beat`: the web process runs the schedule on a thread.
@@ -479,6 +484,11 @@ GM_DISPOSITION_MAX_DELTA = env_int("GM_DISPOSITION_MAX_DELTA", 3, minimum=1)
 GM_DISPOSITION_RANGE = env_int("GM_DISPOSITION_RANGE", 10, minimum=1)
 # Seed 003 §8.5.1: a summary's notes are "short prose, ≤40 tokens".
 GM_NOTES_MAX_TOKENS = env_int("GM_NOTES_MAX_TOKENS", 40, minimum=1)
+# Seed 003 §8.9: art cards "by the media policy". keep: a card lives as long as its campaign;
+# strip-media: past the campaign's episode period the card loses its link to the image (cdn_url)
+# and keeps its words (tags, style, entities: the canon markers); expire-with-episodes: past that
+# period the card is deleted, as the summaries' narrative is.
+ART_MEDIA_POLICY = env_choice("ART_MEDIA_POLICY", "keep", {"keep", "strip-media", "expire-with-episodes"})
 
 # --- Read-only tools (tools/: DRF and the MCP server) ----------------------------------------
 # The world rules_lookup, lore_search and lore_assert read when a call names none.

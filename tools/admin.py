@@ -10,12 +10,13 @@ from tools.models import ToolCall
 
 @admin.register(ToolCall)
 class ToolCallAdmin(admin.ModelAdmin):
-    list_display = ["tool", "tenant", "transport", "outcome", "latency_ms", "source_count", "created_at"]
-    list_filter = ["tool", "transport", "outcome", "tenant"]
+    list_display = ["tool", "tenant", "world", "transport", "outcome", "verdict", "latency_ms", "source_count",
+                    "llm_tokens", "created_at"]
+    list_filter = ["tool", "transport", "outcome", "verdict", "tenant"]
     list_select_related = ["tenant"]
     date_hierarchy = "created_at"
-    readonly_fields = ["tenant", "tool", "transport", "arguments", "sources", "outcome", "error", "latency_ms",
-                       "created_at"]
+    readonly_fields = ["tenant", "tool", "transport", "world", "arguments", "sources", "outcome", "verdict", "error",
+                       "latency_ms", "llm_tokens", "llm_cost_usd", "created_at"]
 
     @admin.display(description="sources")
     def source_count(self, obj: ToolCall) -> int:

@@ -47,7 +47,10 @@ class ToolListApi(APIView):
 TOOL_ERRORS = {
     400: OpenApiResponse(description="Arguments refused by the tool's input schema; `error.fields` names the argument "
                                      "(a dotted path for nested ones)."),
-    404: OpenApiResponse(description="Unknown world, or nothing published in it (world tools)."),
+    404: OpenApiResponse(description="Unknown world, or nothing published in it (world tools); unknown campaign, party "
+                                     "or NPC (campaign tools)."),
+    409: OpenApiResponse(description="The campaign is finished and archived (campaign tools; `error.code` archived): "
+                                     "it is out of the tools."),
     **AUTH_ERRORS,
 }
 

@@ -7,5 +7,6 @@ class ToolsConfig(AppConfig):
 
     def ready(self) -> None:
         # The tools register themselves on import: the built-in ones and the campaign tools
-        # (tools reads lore, never the other way round).
-        from tools import builtin, campaign  # noqa: F401
+        # (tools reads lore, never the other way round); `quality` adds the contradiction rate to a
+        # world's quality page (lore.quality).
+        from tools import builtin, campaign, quality  # noqa: F401

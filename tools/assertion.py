@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from django.conf import settings
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Lower
 from pydantic import BaseModel
@@ -202,6 +203,7 @@ def lore_assert(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
             logger.warning("lore_assert: LLM unavailable, offline verdict kept: %s", exc)
             check = Check(check.verdict, f"{check.hint} (offline; the LLM failed)")
     return {"fact": args["fact"], "verdict": check.verdict, "hint": check.hint, "method": method,
+            "world": args.get("world") or settings.TOOLS_DEFAULT_WORLD,
             "sources": [source_ref(h.domain, h.entry_id, h.version) for h in used]}
 
 

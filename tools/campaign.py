@@ -1,13 +1,14 @@
 """The campaign tools of the game master (seed 003 §8.12): what happened to a party, how an NPC
 stands towards it, what a scene's art must keep. They read what the game engine wrote through
 `lore.campaigns`; like every tool they never write (dispositions change only by the engine's
-summaries)."""
+summaries). An archived (finished) campaign is out of the tools: its calls answer 409 `archived`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from lore.campaigns import selectors as campaigns
+from lore.campaigns.models import Campaign
 from memoryhub.models import Tenant
 from tools.registry import Tool, register
 
@@ -16,8 +17,14 @@ CAMPAIGN = {**ID, "description": "The campaign's id (campaign_id)."}
 PARTY = {**ID, "description": "The party's id (party_id)."}
 
 
-def session_fetch(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
+def _campaign(tenant: Tenant, args: dict[str, Any]) -> Campaign:
     campaign = campaigns.campaign_get(tenant_id=tenant.pk, slug=args["campaign_id"])
+    campaigns.require_active(campaign, "reading it through the tools")
+    return campaign
+
+
+def session_fetch(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
+    campaign = _campaign(tenant, args)
     party = campaigns.party_get(campaign=campaign, slug=args["party_id"], field="party_id")
     result = campaigns.session_fetch(campaign, party, k=args.get("k", 2))
     return {**result, "sources": [f"summary:{s['summary_id']}" for s in result["summaries"]]}
@@ -35,7 +42,7 @@ register(Tool(
 
 
 def npc_profile(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
-    campaign = campaigns.campaign_get(tenant_id=tenant.pk, slug=args["campaign_id"])
+    campaign = _campaign(tenant, args)
     party = campaigns.party_get(campaign=campaign, slug=args["party_id"], field="party_id")
     profile = campaigns.npc_profile(args["npc_id"], party, campaign)
     return {**profile, "sources": [f"npc:{profile['npc_id']}",
@@ -53,7 +60,7 @@ register(Tool(
 
 
 def art_suggest(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
-    campaign = campaigns.campaign_get(tenant_id=tenant.pk, slug=args["campaign_id"])
+    campaign = _campaign(tenant, args)
     result = campaigns.art_suggest(campaign, scene_id=args.get("scene_id"), location=args.get("location"),
                                    npcs=args.get("npcs", ()))
     return {**result, "sources": [f"artcard:{c['image_id']}" for c in result["cards"]]}

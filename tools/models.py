@@ -29,6 +29,13 @@ class ToolCall(models.Model):
     outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.OK)
     error = models.TextField(blank=True, default="")
     latency_ms = models.FloatField()
+    # The world a world tool read (lore_assert, ...), so figures can be given per world.
+    world = models.CharField(max_length=64, blank=True, default="")
+    # A judging tool's answer (lore_assert: supported / contradicted / unknown): the contradiction rate.
+    verdict = models.CharField(max_length=16, blank=True, default="")
+    # What the call spent on the LLM (memoryhub.llm.usage_meter); 0 offline.
+    llm_tokens = models.PositiveIntegerField(default=0)
+    llm_cost_usd = models.FloatField(default=0.0)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -37,6 +44,8 @@ class ToolCall(models.Model):
             models.Index(fields=["tenant", "-created_at"], name="toolcall_tenant_created"),
             # Per-tool figures (latency, error share) over a period.
             models.Index(fields=["tool", "-created_at"], name="toolcall_tool_created"),
+            # A world's quality page: its lore_assert verdicts over a period.
+            models.Index(fields=["tenant", "world", "tool", "created_at"], name="toolcall_world_tool_created"),
         ]
 
     def __str__(self) -> str:

@@ -1,15 +1,23 @@
-"""Calling a tool: validate its arguments, run it, log the call (tool, arguments, sources, latency)."""
+"""Calling a tool: validate its arguments, run it, log the call (tool, arguments, sources, latency,
+the world it read, a judging tool's verdict, what it spent on the LLM)."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
+from prometheus_client import Counter
+
+from memoryhub import llm
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Tenant
 from memoryhub.validation import json_value_problem
 from tools.models import ToolCall
 from tools.registry import arguments_validate, tool_get
+
+VERDICTS = Counter("memoryhub_tool_verdicts_total",
+                   "Verdicts of judging tools (lore_assert: supported / contradicted / unknown); the contradiction "
+                   "rate is contradicted over all", ["tool", "verdict"])
 
 
 def _sources(result: dict[str, Any]) -> list[str]:
@@ -26,9 +34,14 @@ def tool_call(*, tenant: Tenant, name: str, arguments: Any, transport: str) -> d
     tool = tool_get(name)
     started = time.perf_counter()
     outcome, error, result = ToolCall.Outcome.OK, "", {}
+    meter = llm.UsageMeter()
     try:
         args = arguments_validate(tool, arguments)
-        result = tool.function(tenant, args)
+        with llm.usage_meter() as meter:
+            result = tool.function(tenant, args)
+        verdict = result.get("verdict")
+        if isinstance(verdict, str):
+            VERDICTS.labels(name, verdict).inc()
         return result
     except ApplicationError as exc:
         outcome = ToolCall.Outcome.INVALID if exc.status_code == 400 else ToolCall.Outcome.ERROR
@@ -41,13 +54,21 @@ def tool_call(*, tenant: Tenant, name: str, arguments: Any, transport: str) -> d
         tool_call_log(tenant=tenant, tool=name, transport=transport,
                       arguments=arguments if isinstance(arguments, dict) else {"_": repr(arguments)[:500]},
                       sources=_sources(result), outcome=outcome, error=error,
-                      latency_ms=round((time.perf_counter() - started) * 1000, 3))
+                      latency_ms=round((time.perf_counter() - started) * 1000, 3),
+                      world=_text(result.get("world"), 64), verdict=_text(result.get("verdict"), 16),
+                      llm_tokens=meter.tokens, llm_cost_usd=meter.cost_usd)
+
+
+def _text(value: Any, limit: int) -> str:
+    return value[:limit] if isinstance(value, str) else ""
 
 
 def tool_call_log(*, tenant: Tenant, tool: str, transport: str, arguments: dict[str, Any], sources: list[str],
-                  outcome: str, error: str, latency_ms: float) -> ToolCall:
+                  outcome: str, error: str, latency_ms: float, world: str = "", verdict: str = "",
+                  llm_tokens: int = 0, llm_cost_usd: float = 0.0) -> ToolCall:
     if json_value_problem(arguments) is not None:
         # Refused arguments jsonb cannot hold (NUL, unpaired surrogates, 1e400) are kept as their repr.
         arguments = {"_unstorable": repr(arguments)[:2000]}
     return ToolCall.objects.create(tenant=tenant, tool=tool, transport=transport, arguments=arguments,
-                                   sources=sources, outcome=outcome, error=error[:2000], latency_ms=latency_ms)
+                                   sources=sources, outcome=outcome, error=error[:2000], latency_ms=latency_ms,
+                                   world=world, verdict=verdict, llm_tokens=llm_tokens, llm_cost_usd=llm_cost_usd)

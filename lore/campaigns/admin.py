@@ -1,22 +1,29 @@
 """Campaign memory in the admin, read-only: only the engine writes it (seed 003 §8.4.2, §8.14), so
-an operator sees dispositions and their history here but cannot change them."""
+an operator sees dispositions and their history here but cannot change them. What an operator may
+decide is retention (seed §8.9): a campaign's episode period, and finishing (archiving) it; both go
+through the services and leave a `CampaignEvent`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.forms import ModelForm
 from django.http import HttpRequest
 
+from lore.campaigns import services
 from lore.campaigns.models import (
     NPC,
     ArtCard,
     Campaign,
+    CampaignEvent,
     Disposition,
     DispositionChange,
     EpisodicSummary,
     Party,
     PartyFlagChange,
+    SceneAssembly,
 )
 
 
@@ -33,12 +40,42 @@ class ReadOnlyInline(ReadOnlyMixin, admin.TabularInline):
     can_delete = False
 
 
+class CampaignEventInline(ReadOnlyInline):
+    model = CampaignEvent
+    fields = ["created_at", "action", "actor", "detail"]
+    readonly_fields = fields
+    ordering = ["-id"]
+
+
 @admin.register(Campaign)
-class CampaignAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ["slug", "name", "world", "tenant", "created_at"]
-    list_filter = ["tenant"]
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "world", "tenant", "status", "episode_ttl_days", "created_at"]
+    list_filter = ["status", "tenant"]
     list_select_related = ["world", "tenant"]
     search_fields = ["slug", "name"]
+    # Only the episode period is editable (validated 90–180 by the field); the rest is the engine's.
+    fields = ["slug", "name", "world", "tenant", "tone_rules", "status", "archived_at", "created_at",
+              "episode_ttl_days"]
+    readonly_fields = ["slug", "name", "world", "tenant", "tone_rules", "status", "archived_at", "created_at"]
+    inlines = [CampaignEventInline]
+    actions = ["archive"]
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Campaign | None = None) -> bool:
+        # An archived campaign is read-only, its settings included.
+        return super().has_change_permission(request, obj) and not (obj is not None and obj.is_archived)
+
+    def save_model(self, request: HttpRequest, obj: Campaign, form: ModelForm, change: bool) -> None:
+        services.campaign_update(campaign=obj, episode_ttl_days=obj.episode_ttl_days, actor=f"admin:{request.user}")
+
+    @admin.action(description="Finish and archive (read-only, out of search; cannot be undone)")
+    def archive(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
+        done = 0
+        for campaign in queryset.select_related("tenant"):
+            done += services.campaign_archive(campaign=campaign, actor=f"admin:{request.user}").archived
+        self.message_user(request, f"{done} campaign(s) archived", messages.SUCCESS)
 
 
 class PartyFlagChangeInline(ReadOnlyInline):
@@ -93,3 +130,19 @@ class ArtCardAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["image_id", "scene_id", "campaign", "style_preset", "safe", "created_at"]
     list_filter = ["safe", "campaign"]
     list_select_related = ["campaign"]
+
+
+@admin.register(SceneAssembly)
+class SceneAssemblyAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """The turn records behind the quality figures: what each scene-context answer returned and what
+    the engine reported it used."""
+
+    list_display = ["id", "campaign", "party", "context_tokens", "degraded", "used_count", "feedback_at",
+                    "created_at"]
+    list_filter = ["degraded", "campaign"]
+    list_select_related = ["campaign"]
+    date_hierarchy = "created_at"
+
+    @admin.display(description="used / returned")
+    def used_count(self, obj: SceneAssembly) -> str:
+        return "-" if obj.used is None else f"{len(obj.used)} / {len(obj.sources)}"

@@ -1,5 +1,6 @@
 """Campaign memory API: engine-only writes (campaigns, parties, summaries, NPCs, art cards) and the
-scene assembly, which the `tools` scope may also call (seed 003 §8.4.2, §8.6, §8.9)."""
+scene assembly, which the `tools` scope may also call (seed 003 §8.4.2, §8.6, §8.9); a campaign's
+retention settings and its archiving (engine or editor); the engine's report of a turn (§8.10)."""
 
 from __future__ import annotations
 
@@ -13,17 +14,35 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lore import selectors as lore_selectors
-from lore.campaigns import selectors, services
-from lore.campaigns.models import NPC, ArtCard, Campaign, EpisodicSummary, Party
-from lore.campaigns.scene import SceneRequest, scene_context
+from lore.api import _actor
+from lore.campaigns import selectors, services, turns
+from lore.campaigns.models import (
+    EPISODE_TTL_DEFAULT_DAYS,
+    EPISODE_TTL_MAX_DAYS,
+    EPISODE_TTL_MIN_DAYS,
+    NPC,
+    ArtCard,
+    Campaign,
+    EpisodicSummary,
+    Party,
+)
+from lore.campaigns.scene import SceneRequest
 from lore.campaigns.schemas import openapi_schema
 from memoryhub.auth import request_tenant
 from memoryhub.models import ApiKey
 from memoryhub.openapi import AutoSchema
-from memoryhub.validation import StrictCharField, StrictRegexField
+from memoryhub.validation import (
+    ClosedSerializerMixin,
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictRegexField,
+)
 
 ENGINE = (ApiKey.Scope.ENGINE,)
 SCENE_READERS = (ApiKey.Scope.ENGINE, ApiKey.Scope.TOOLS)
+# A campaign's retention (its episode period, archiving) is the engine's or an editor's decision.
+STEWARDS = (ApiKey.Scope.ENGINE, ApiKey.Scope.EDITOR)
 ID = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
 
 ERRORS = {
@@ -34,7 +53,16 @@ ERRORS = {
     404: OpenApiResponse(description="Unknown world, campaign, party or NPC (another tenant's is unknown too); "
                                      "`error.fields` names the path."),
 }
-CONFLICT = {409: OpenApiResponse(description="The id was recorded with a different body.")}
+ARCHIVED_TEXT = ("the campaign is finished and archived (`error.code` archived, `error.fields` names `campaign`): "
+                 "it is kept read-only and out of search, scene-context and the tools")
+CONFLICT = {409: OpenApiResponse(description=f"The id was recorded with a different body (`error.code` conflict "
+                                             f"or exists), or {ARCHIVED_TEXT}.")}
+ARCHIVED = {409: OpenApiResponse(description=ARCHIVED_TEXT[0].upper() + ARCHIVED_TEXT[1:] + ".")}
+TTL_FIELD = {"min_value": EPISODE_TTL_MIN_DAYS, "max_value": EPISODE_TTL_MAX_DAYS,
+             "help_text": f"Days an episode summary stays, counted from when it was recorded; "
+                          f"{EPISODE_TTL_MIN_DAYS}–{EPISODE_TTL_MAX_DAYS}."}
+FEEDBACK_CONFLICT = {409: OpenApiResponse(description=f"This answer was already reported with other figures "
+                                                      f"(`error.code` conflict), or {ARCHIVED_TEXT}.")}
 
 SUMMARY_EXAMPLE = {
     "summary_id": "sum_2025_08_27_0142", "campaign_id": "camp_123", "party_id": "pty_001", "scene_id": "scn_042",
@@ -87,6 +115,10 @@ class CampaignSerializer(serializers.Serializer):
     world = serializers.CharField(source="world.slug")
     name = serializers.CharField()
     tone_rules = serializers.CharField()
+    episode_ttl_days = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Campaign.Status.choices,
+                                     help_text="archived: finished, kept read-only and out of search.")
+    archived_at = serializers.DateTimeField(allow_null=True)
 
 
 class CampaignCreateApi(APIView):
@@ -97,9 +129,12 @@ class CampaignCreateApi(APIView):
         name = StrictCharField(max_length=200, required=False, default="")
         tone_rules = StrictCharField(max_length=4000, required=False, default="", allow_blank=True,
                                      help_text="The scene's system block; empty: config's default tone.")
+        episode_ttl_days = StrictIntegerField(required=False, default=EPISODE_TTL_DEFAULT_DAYS, **TTL_FIELD)
 
     @extend_schema(operation_id="campaign_create", request=InputSerializer,
-                   responses={201: CampaignSerializer, **CONFLICT, **ERRORS},
+                   responses={201: CampaignSerializer,
+                              409: OpenApiResponse(description="A campaign with this id exists (`error.code` exists)."),
+                              **ERRORS},
                    examples=[OpenApiExample("A campaign", request_only=True,
                                             value={"campaign_id": "camp_123", "name": "Moon Bridge"})])
     def post(self, request: Request, world: str) -> Response:
@@ -108,8 +143,70 @@ class CampaignCreateApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         campaign = services.campaign_create(tenant=request_tenant(request), world=found, slug=data["campaign_id"],
-                                            name=data["name"], tone_rules=data["tone_rules"])
+                                            name=data["name"], tone_rules=data["tone_rules"],
+                                            episode_ttl_days=data["episode_ttl_days"])
         return Response(CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
+
+
+class CampaignApi(APIView):
+    """A campaign's settings: read them, or change how long its episode summaries live. A shorter
+    period expires the summaries now past it at the retention beat's next run (hourly)."""
+
+    required_scopes = STEWARDS
+
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
+        """The settings to change."""
+
+        # A PATCH body's fields are optional in the schema; this one is the only one, so it is needed.
+        min_properties = 1
+        episode_ttl_days = StrictIntegerField(**TTL_FIELD)
+
+    @extend_schema(operation_id="campaign_get", responses={200: CampaignSerializer, **ERRORS})
+    def get(self, request: Request, campaign: str) -> Response:
+        return Response(CampaignSerializer(_campaign(request, campaign)).data)
+
+    @extend_schema(operation_id="campaign_update", request=InputSerializer,
+                   responses={200: CampaignSerializer, **ARCHIVED, **ERRORS},
+                   examples=[OpenApiExample("Keep summaries 150 days", request_only=True,
+                                            value={"episode_ttl_days": 150})])
+    def patch(self, request: Request, campaign: str) -> Response:
+        found = _campaign(request, campaign)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        updated = services.campaign_update(campaign=found, actor=_actor(request),
+                                           episode_ttl_days=serializer.validated_data["episode_ttl_days"])
+        return Response(CampaignSerializer(updated).data)
+
+
+class CampaignArchiveApi(APIView):
+    """Finish a campaign: it is kept (summaries, parties, flags, NPCs, dispositions and their history,
+    art cards) but read-only from now on, and out of search: its episode chunks are deleted, and
+    scene-context, the tools and every write answer 409 `archived`. Archiving an archived campaign
+    answers 200 and changes nothing. Episode summaries still expire after the campaign's period."""
+
+    required_scopes = STEWARDS
+
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
+        """Why the campaign is finished (kept in its audit)."""
+
+        reason = StrictCharField(max_length=500, required=False, default="", allow_blank=True)
+
+    class OutputSerializer(CampaignSerializer):
+        archived_now = serializers.BooleanField(help_text="false: it was archived already.")
+        episode_chunks_deleted = serializers.IntegerField()
+
+    @extend_schema(operation_id="campaign_archive", request=InputSerializer,
+                   responses={200: OutputSerializer, **ERRORS},
+                   examples=[OpenApiExample("Finished", request_only=True, value={"reason": "the party won"})])
+    def post(self, request: Request, campaign: str) -> Response:
+        found = _campaign(request, campaign)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = services.campaign_archive(campaign=found, actor=_actor(request),
+                                           reason=serializer.validated_data["reason"])
+        body = {**CampaignSerializer(result.campaign).data, "archived_now": result.archived,
+                "episode_chunks_deleted": result.chunks_deleted}
+        return Response(body)
 
 
 class PartyCreateApi(APIView):
@@ -147,6 +244,8 @@ def _summary_answer(summary: EpisodicSummary) -> dict[str, Any]:
         "campaign_id": summary.campaign.slug,
         "party_id": summary.party.slug,
         "chunk_id": summary.chunk_id,
+        # Set once the summary passed its campaign's period: its chunk is gone (a replay says so).
+        "expired_at": summary.expired_at,
         "flag_changes": [{"key": c.key, "value": c.value, "previous": c.previous or None}
                          for c in summary.flag_changes.order_by("id")],
         "disposition_changes": [{"npc_id": c.disposition.npc.npc_id, "delta": c.delta, "applied": c.applied,
@@ -189,7 +288,7 @@ class NpcUpsertApi(APIView):
     @extend_schema(operation_id="campaign_npc_upsert", request={"application/json": NPC_REQUEST_SCHEMA},
                    description="Body: a document of `schemas/npc_profile.schema.json` without `dynamic` "
                                "(read-only: changed only by summaries).",
-                   responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ERRORS},
+                   responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ARCHIVED, **ERRORS},
                    examples=[OpenApiExample("An NPC", request_only=True, value=NPC_EXAMPLE)])
     def post(self, request: Request, campaign: str) -> Response:
         found = _campaign(request, campaign)
@@ -219,7 +318,10 @@ class SceneBlockSerializer(serializers.Serializer):
     name = serializers.ChoiceField(choices=["system", "rules", "lore", "episode", "npc", "art", "user"])
     tokens = serializers.IntegerField()
     budget = serializers.IntegerField(allow_null=True, help_text="null: the player's input goes as is.")
-    items = serializers.ListField(child=serializers.DictField(), help_text="source, tokens, text.")
+    items = serializers.ListField(child=serializers.DictField(),
+                                  help_text="source, tokens, text; retrieved items (rules, lore) also `ranks`: "
+                                            "`fused` (their place in the search) and each component's (`bm25`, "
+                                            "`vector`), 1-based.")
 
 
 class SceneContextApi(APIView):
@@ -235,6 +337,8 @@ class SceneContextApi(APIView):
         user_input = StrictCharField(max_length=2000, required=False, default="", allow_blank=True)
 
     class OutputSerializer(serializers.Serializer):
+        assembly_id = serializers.IntegerField(help_text="This answer's record: report the turn's used sources to "
+                                                         "`…/scene-context/{assembly_id}/feedback`.")
         campaign = serializers.CharField()
         party = serializers.CharField()
         blocks = SceneBlockSerializer(many=True,
@@ -250,7 +354,7 @@ class SceneContextApi(APIView):
         took_ms = serializers.FloatField()
 
     @extend_schema(operation_id="campaign_scene_context", request=InputSerializer,
-                   responses={200: OutputSerializer, **ERRORS},
+                   responses={200: OutputSerializer, **ARCHIVED, **ERRORS},
                    examples=[OpenApiExample("A scene", request_only=True, value={
                        "party": "pty_001", "location": "loc_moon_bridge", "npcs": ["npc_LiShen"],
                        "scene_text": "Mist on the moon bridge.", "user_input": "I roll insight on Li Shen."})])
@@ -258,4 +362,48 @@ class SceneContextApi(APIView):
         found = _campaign(request, campaign)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        return Response(scene_context(campaign=found, request=SceneRequest(**serializer.validated_data)))
+        return Response(turns.scene_context_record(campaign=found,
+                                                   request=SceneRequest(**serializer.validated_data)))
+
+
+class EngineUsageSerializer(ClosedSerializerMixin, serializers.Serializer):
+    """The game master's LLM call of the turn, as the engine counted it."""
+
+    model = StrictCharField(max_length=100)
+    prompt_tokens = StrictIntegerField(min_value=0, max_value=10_000_000)
+    completion_tokens = StrictIntegerField(min_value=0, max_value=10_000_000)
+    cost_usd = StrictFloatField(min_value=0, max_value=1000, required=False,
+                                help_text="Omitted: priced by LLM_PRICES when the model is there.")
+
+
+class SceneFeedbackApi(APIView):
+    """Report a turn: which of the sources a scene-context answer returned the
+    narration used (`used`, the items' `source` refs) and, optionally, the game master's LLM
+    usage for the turn. Once per answer: the same report again answers 200 with the same figures,
+    another one is a 409. Feeds the retrieval hit-rate, the fusion gain and the cost per turn."""
+
+    required_scopes = ENGINE
+
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
+        """The turn's report."""
+
+        used = serializers.ListField(child=StrictCharField(max_length=400), max_length=100,
+                                     help_text="Source refs of the answer's items the narration used; [] for none.")
+        llm_usage = EngineUsageSerializer(required=False, help_text="The game master's LLM call of this turn.")
+
+    @extend_schema(operation_id="campaign_scene_feedback", request=InputSerializer,
+                   responses={201: OpenApiTypes.OBJECT, 200: OpenApiResponse(description="A replay: the same figures."),
+                              **FEEDBACK_CONFLICT, **ERRORS},
+                   examples=[OpenApiExample("A turn", request_only=True, value={
+                       "used": ["lore:MoonValley/moon-valley/li-shen-the-ronin-of-the-bridge@1.0.0", "npc:npc_LiShen"],
+                       "llm_usage": {"model": "gpt-4o-mini", "prompt_tokens": 1450, "completion_tokens": 180}})])
+    def post(self, request: Request, campaign: str, assembly_id: str) -> Response:
+        found = _campaign(request, campaign)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        usage = turns.EngineUsage(**data["llm_usage"]) if data.get("llm_usage") else None
+        result = turns.scene_feedback_record(campaign=found, assembly_id=int(assembly_id), used=data["used"],
+                                             usage=usage)
+        return Response(turns.feedback_summary(result.assembly),
+                        status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)

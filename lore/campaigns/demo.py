@@ -9,8 +9,9 @@ from django.conf import settings
 
 from lore import services as lore_services
 from lore import smoke
-from lore.campaigns import services
-from lore.campaigns.models import Campaign
+from lore.campaigns import services, turns
+from lore.campaigns.models import Campaign, SceneAssembly
+from lore.campaigns.scene import SceneRequest
 from lore.models import Alias, KnowledgeVersion, World
 
 DEMO_CAMPAIGN = "demo_moon"
@@ -110,3 +111,39 @@ def demo_campaign_create(*, world: World) -> Campaign | None:
     for card in ARTCARDS:
         services.artcard_record(campaign=campaign, document=card)
     return campaign
+
+
+# Turns of the demo, so the world's quality page has figures at once: (scene, what the narration
+# used: the scene's NPCs, the party's flags and the first lore entry, as an engine might report).
+DEMO_TURNS = [
+    SceneRequest(party=DEMO_PARTY, location="loc_moon_bridge", npcs=["npc_LiShen"],
+                 scene_text="Mist over the moon bridge; the ronin waits.",
+                 user_input="I roll insight to see whether Li Shen is lying."),
+    SceneRequest(party=DEMO_PARTY, location="loc_forge", npcs=["npc_Borin"], scene_text="Sparks fly in the forge.",
+                 user_input="I thank Borin and pay him."),
+    SceneRequest(party=DEMO_PARTY, location="loc_swamp_hut", npcs=["npc_Vasilisa"],
+                 scene_text="Изба на болоте, зелёные огни.",
+                 user_input="Я пытаюсь убедить Василису: бросок убеждения."),
+]
+
+
+def demo_turn_used(answer: dict[str, Any]) -> list[str]:
+    """What the demo's engine reports as used: the NPC profiles, the flags line and the top lore entry."""
+    blocks = {block["name"]: block["items"] for block in answer["blocks"]}
+    used = [item["source"] for item in blocks["npc"]]
+    used += [item["source"] for item in blocks["episode"] if item["source"].startswith("flags:")]
+    used += [item["source"] for item in blocks["lore"][:1]]
+    return used
+
+
+def demo_turns_record(*, campaign: Campaign) -> int:
+    """Three reported turns of the demo campaign, once (none when it has turns already)."""
+    if SceneAssembly.objects.filter(campaign=campaign).exists():
+        return 0
+    for request in DEMO_TURNS:
+        answer = turns.scene_context_record(campaign=campaign, request=request)
+        usage = turns.EngineUsage(model="demo-gm", prompt_tokens=answer["tokens"]["total"] + 350,
+                                  completion_tokens=180)
+        turns.scene_feedback_record(campaign=campaign, assembly_id=answer["assembly_id"], used=demo_turn_used(answer),
+                                    usage=usage)
+    return len(DEMO_TURNS)

@@ -3,18 +3,31 @@ with per-party dispositions, art cards.
 
 Written only by the game engine (`engine` scope) through `lore.campaigns.services`; a disposition
 changes only through a summary's `relations_delta`, and each change leaves a history row.
+
+Retention (seed §8.9): a summary expires `Campaign.episode_ttl_days` after it was recorded (its
+chunk goes, its row stays as a tombstone, see `EpisodicSummary`); a finished campaign is archived
+(kept, read-only, out of search); art cards follow ART_MEDIA_POLICY. `SceneAssembly` records what
+each scene-context call returned, for the quality figures (seed §8.10).
 """
 
 from __future__ import annotations
 
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
 from lore.models import World
 from memoryhub.models import Tenant
 
+EPISODE_TTL_MIN_DAYS, EPISODE_TTL_MAX_DAYS, EPISODE_TTL_DEFAULT_DAYS = 90, 180, 120
+
 
 class Campaign(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        # Finished: kept and shown, never written again, out of search, scene-context and the tools.
+        ARCHIVED = "archived"
+
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="campaigns")
     # The `campaign_id` of the seed's documents and of the API's paths; unique per tenant.
@@ -22,17 +35,51 @@ class Campaign(models.Model):
     name = models.CharField(max_length=200)
     # The scene's system block (seed §8.6.1): tone, style rules, bans; empty uses config's default.
     tone_rules = models.TextField(blank=True)
+    # Seed §8.9: episode summaries live 90–180 days; counted from when each was recorded.
+    episode_ttl_days = models.PositiveSmallIntegerField(
+        default=EPISODE_TTL_DEFAULT_DAYS,
+        validators=[MinValueValidator(EPISODE_TTL_MIN_DAYS), MaxValueValidator(EPISODE_TTL_MAX_DAYS)],
+        help_text=f"Days an episode summary stays searchable ({EPISODE_TTL_MIN_DAYS}–{EPISODE_TTL_MAX_DAYS}).")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    archived_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["tenant", "slug"], name="campaign_tenant_slug_uniq")]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "slug"], name="campaign_tenant_slug_uniq"),
+            models.CheckConstraint(
+                condition=models.Q(episode_ttl_days__gte=EPISODE_TTL_MIN_DAYS,
+                                   episode_ttl_days__lte=EPISODE_TTL_MAX_DAYS),
+                name="campaign_episode_ttl_range"),
+        ]
 
     def __str__(self) -> str:
         return self.slug
 
     @property
+    def is_archived(self) -> bool:
+        return self.status == self.Status.ARCHIVED
+
+    @property
     def episode_namespace(self) -> str:
         return f"campaign:{self.pk}:episode"
+
+
+class CampaignEvent(models.Model):
+    """The audit of a campaign's settings and life: who changed its episode period, who archived it."""
+
+    class Action(models.TextChoices):
+        TTL_CHANGED = "ttl_changed"
+        ARCHIVED = "archived"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="events")
+    action = models.CharField(max_length=16, choices=Action.choices)
+    actor = models.CharField(max_length=200)
+    detail = models.JSONField(default=dict, blank=True)  # {"from": 120, "to": 150}, {"reason": ...}
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.actor}"
 
 
 class Party(models.Model):
@@ -53,6 +100,12 @@ class Party(models.Model):
 
 
 class EpisodicSummary(models.Model):
+    """A summary as posted. Past its campaign's `episode_ttl_days` it expires: its chunk is deleted
+    and its document emptied (the narrative goes, seed §8.9), while the row stays as a tombstone
+    with its id, scene, location, time and body hash. The flag and disposition history rows that
+    point to it stay valid, and a late replay of the same summary is still recognised instead of
+    moving the dispositions a second time."""
+
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="summaries")
     party = models.ForeignKey(Party, on_delete=models.CASCADE, related_name="summaries")
@@ -65,6 +118,7 @@ class EpisodicSummary(models.Model):
     body_sha256 = models.CharField(max_length=64)
     chunk = models.ForeignKey("rag.Chunk", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
+    expired_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name_plural = "episodic summaries"
@@ -72,6 +126,9 @@ class EpisodicSummary(models.Model):
         indexes = [
             # session_fetch and the scene's episode block: a party's latest summaries.
             models.Index(fields=["party", "-when", "-id"], name="summary_party_recent_idx"),
+            # The TTL beat: live summaries recorded before a cut-off.
+            models.Index(fields=["created_at"], name="summary_live_created_idx",
+                         condition=models.Q(expired_at__isnull=True)),
         ]
 
     def __str__(self) -> str:
@@ -162,14 +219,59 @@ class ArtCard(models.Model):
     style_preset = models.CharField(max_length=64)
     safe = models.BooleanField()
     document = models.JSONField()  # as posted, without the embedding's vector
-    created_at = models.DateTimeField()
+    created_at = models.DateTimeField()  # the document's: when the image was made
+    # When MemoryHub stored the card: the media policy's clock, like a summary's created_at.
+    recorded_at = models.DateTimeField(default=timezone.now)
+    # ART_MEDIA_POLICY=strip-media: the card's link to the image was removed then.
+    media_stripped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "image_id"], name="artcard_campaign_id_uniq")]
         indexes = [
             # art_suggest by scene: a scene's cards, newest first.
             models.Index(fields=["campaign", "scene_id", "-created_at"], name="artcard_scene_idx"),
+            # The media-policy beat: cards recorded before a cut-off.
+            models.Index(fields=["recorded_at"], name="artcard_recorded_idx"),
         ]
 
     def __str__(self) -> str:
         return self.image_id
+
+
+class SceneAssembly(models.Model):
+    """One scene-context answer, kept small for the quality figures (seed §8.10): what it returned
+    (source refs with their ranks), its token counts and, once the engine reports the turn, which
+    of those sources the narration used and what the turn's LLM call cost."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assemblies")
+    party = models.CharField(max_length=64)  # the party's slug, as asked
+    # [{"ref": "lore:...@1.0.0", "block": "lore", "rank": 1, "bm25_rank": 3, "vector_rank": 1}]; ranks
+    # only on retrieved items (rules, lore): the fused rank and each component's, 1-based.
+    sources = models.JSONField(default=list)
+    tokens = models.JSONField(default=dict)  # per block, as answered
+    context_tokens = models.PositiveIntegerField()  # every block but the player's input
+    degraded = models.BooleanField(default=False)
+    # LLM usage of MemoryHub itself while assembling (memoryhub.llm.usage_meter).
+    llm_tokens = models.PositiveIntegerField(default=0)
+    llm_cost_usd = models.FloatField(default=0.0)
+    # The engine's report (POST .../scene-context/{id}/feedback); null until it comes.
+    used = models.JSONField(null=True, blank=True)  # refs out of `sources`
+    engine_model = models.CharField(max_length=100, blank=True)
+    engine_prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    engine_completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    engine_cost_usd = models.FloatField(null=True, blank=True)  # null: the model has no price
+    feedback_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "scene assemblies"
+        indexes = [
+            # The world's quality page: a campaign's assemblies over a period, by day.
+            models.Index(fields=["campaign", "created_at"], name="assembly_campaign_created_idx"),
+            # The retention beat: assemblies recorded before a cut-off.
+            models.Index(fields=["created_at"], name="assembly_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"scene {self.pk} of {self.campaign_id}"

@@ -77,6 +77,9 @@ def scene_config() -> dict[str, Any]:
 class Item:
     source: str
     text: str
+    # Retrieved items only: the fused rank and each component's (1-based), so a caller sees why it
+    # came and the quality figures can compare the fusion with BM25 alone.
+    ranks: dict[str, int] | None = None
 
     @property
     def tokens(self) -> int:
@@ -95,7 +98,8 @@ class Block:
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "tokens": self.tokens, "budget": self.budget,
-                "items": [{"source": i.source, "tokens": i.tokens, "text": i.text} for i in self.items]}
+                "items": [{"source": i.source, "tokens": i.tokens, "text": i.text,
+                           **({"ranks": i.ranks} if i.ranks is not None else {})} for i in self.items]}
 
 
 @dataclass
@@ -120,7 +124,7 @@ class _Packer:
                 continue
             if "item_tokens" in cfg and item.tokens > cfg["item_tokens"]:
                 original = item.tokens
-                item = Item(item.source, truncate_to_tokens(item.text, cfg["item_tokens"]))
+                item = Item(item.source, truncate_to_tokens(item.text, cfg["item_tokens"]), item.ranks)
                 self.cut.append({"block": name, "source": item.source, "reason": "truncated",
                                  "tokens_before": original, "tokens_after": item.tokens})
             room = min(cfg["max_tokens"] - block.tokens, self.remaining)
@@ -139,7 +143,9 @@ def _hits(tenant_id: int, world: str, domain: str, query: str, k: int) -> list[I
     except NotFound:
         return []  # nothing published in this domain yet
     result = lore_selectors.knowledge_search(tenant_id=tenant_id, targets=targets, query=query, k=k)
-    return [Item(f"{domain}:{hit.entry_id}@{hit.version}", f"{hit.title}: {hit.text}") for hit in result.hits]
+    return [Item(f"{domain}:{hit.entry_id}@{hit.version}", f"{hit.title}: {hit.text}",
+                 {"fused": position, **hit.ranks})
+            for position, hit in enumerate(result.hits, start=1)]
 
 
 def _flags_line(party: Party, summaries: list[EpisodicSummary], words: set[str]) -> Item | None:
@@ -169,6 +175,7 @@ def _npc_text(profile: dict[str, Any], party: Party) -> str:
 
 def scene_context(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any]:
     started = time.perf_counter()
+    selectors.require_active(campaign, "assembling a scene")
     cfg = scene_config()
     blocks_cfg = cfg["blocks"]
     party = selectors.party_get(campaign=campaign, slug=request.party)
@@ -199,7 +206,8 @@ def scene_context(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any
     blocks.append(packer.pack("lore", lore_items, blocks_cfg["lore"]))
 
     max_summaries = max(1, blocks_cfg["episode"].get("max_items", 3) - 1)
-    summaries = list(EpisodicSummary.objects.filter(party=party).order_by("-when", "-id")[:max_summaries])
+    summaries = list(EpisodicSummary.objects.filter(party=party, expired_at__isnull=True)
+                     .order_by("-when", "-id")[:max_summaries])
     words = {w for w in re.split(r"[^\w]+", " ".join([request.location, *request.npcs, request.scene_text,
                                                       request.user_input]).lower()) if len(w) > 2}
     episode_items = [Item(f"summary:{s.summary_id}", summary_text(s.document)) for s in summaries]

@@ -12,7 +12,9 @@ For the tools (seed 003 §8.12), each returns JSON-ready dicts:
   matching art cards, and the canon markers a new image must keep or avoid (§8.14).
 
 `campaign`, `party` are model instances already checked against the caller's tenant (use
-`campaign_get` / `party_get`, which raise 404 for unknown or foreign ids).
+`campaign_get` / `party_get`, which raise 404 for unknown or foreign ids). An archived campaign is
+out of search, scene-context and the tools: callers check `require_active` (409 `archived`).
+Expired summaries (past the campaign's `episode_ttl_days`) are tombstones no read returns.
 """
 
 from __future__ import annotations
@@ -45,6 +47,15 @@ def campaign_get(*, tenant_id: int, slug: str) -> Campaign:
     return campaign
 
 
+def require_active(campaign: Campaign, doing: str) -> None:
+    """A 409 naming why: an archived (finished) campaign is kept read-only and out of search."""
+    if campaign.is_archived:
+        when = f" on {campaign.archived_at:%Y-%m-%d}" if campaign.archived_at else ""
+        raise ApplicationError(f"Campaign {campaign.slug!r} was finished and archived{when}: it is kept read-only "
+                               f"and out of search, so {doing} is refused.", code="archived", field="campaign",
+                               status_code=409)
+
+
 def party_get(*, campaign: Campaign, slug: str, field: str = "party") -> Party:
     party = Party.objects.filter(campaign=campaign, slug=slug).first()
     if party is None:
@@ -63,6 +74,8 @@ def npcs_get(*, campaign: Campaign, npc_ids: Sequence[str], field: str = "npcs")
 
 def party_flags(party: Party) -> list[dict[str, Any]]:
     last_set = {}
+    # Flags outlive the summaries that set them (engine state, not narrative): an expired summary
+    # still names the flag's origin by its id.
     for key, summary_id, created in (party.flag_changes.order_by("id")
                                      .values_list("key", "summary__summary_id", "created_at")):
         last_set[key] = (summary_id, created)
@@ -71,14 +84,16 @@ def party_flags(party: Party) -> list[dict[str, Any]]:
 
 
 def session_fetch(campaign: Campaign, party: Party, k: int = 2) -> dict[str, Any]:
-    summaries = (EpisodicSummary.objects.filter(campaign=campaign, party=party)
+    summaries = (EpisodicSummary.objects.filter(campaign=campaign, party=party, expired_at__isnull=True)
                  .order_by("-when", "-id").values_list("document", flat=True)[:k])
     return {"campaign_id": campaign.slug, "party_id": party.slug, "summaries": list(summaries),
             "flags": party_flags(party)}
 
 
 def episode_search(campaign: Campaign, party: Party, query: str, k: int | None = None) -> list[dict[str, Any]]:
+    require_active(campaign, "searching its episodes")
     cfg = lore_config.domain_config("episode")
+    # Expired and archived summaries have no chunk left: nothing else to filter.
     chunks = Chunk.objects.filter(tenant_id=campaign.tenant_id, namespace=campaign.episode_namespace,
                                   session_id=party.slug)
     size = (Namespace.objects.filter(tenant_id=campaign.tenant_id, name=campaign.episode_namespace)
@@ -96,8 +111,11 @@ def _changes(npc: NPC, party: Party, limit: int | None) -> list[dict[str, Any]]:
             .order_by("-id").select_related("summary"))
     if limit is not None:
         rows = rows[:limit]
+    # A change outlives its summary's TTL (the disposition is engine state): `summary_expired` says
+    # the summary itself is no longer there to fetch.
     return [{"summary_id": c.summary.summary_id, "delta": c.delta, "applied": c.applied, "value_after": c.value_after,
-             "reason": c.reason, "at": c.created_at.isoformat()} for c in rows]
+             "reason": c.reason, "at": c.created_at.isoformat(), "summary_expired": c.summary.expired_at is not None}
+            for c in rows]
 
 
 def npc_profile(npc_id: str, party: Party, campaign: Campaign | None = None) -> dict[str, Any]:

@@ -3,6 +3,11 @@
 `summary_record` is the one place a disposition changes: a summary, the flags it sets, the
 disposition changes its `relations_delta` asks and its `episode` chunk commit together. The
 embedding is computed before the transaction opens, so no network call runs under the party lock.
+
+An archived campaign refuses every write with a 409 (`archived`). Writers hold the campaign row
+FOR SHARE while they write and `campaign_archive` takes it FOR UPDATE, so a write that started
+before the archive either commits first (and its chunk is then dropped with the others) or sees
+the archive and is refused. Lock order: campaign row, party row, namespace lock.
 """
 
 from __future__ import annotations
@@ -15,14 +20,18 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from lore import config as lore_config
+from lore.campaigns import metrics
 from lore.campaigns.models import (
+    EPISODE_TTL_MAX_DAYS,
+    EPISODE_TTL_MIN_DAYS,
     NPC,
     ArtCard,
     Campaign,
+    CampaignEvent,
     Disposition,
     DispositionChange,
     EpisodicSummary,
@@ -30,6 +39,7 @@ from lore.campaigns.models import (
     PartyFlagChange,
 )
 from lore.campaigns.schemas import document_validate
+from lore.campaigns.selectors import require_active
 from lore.models import World
 from lore.services import fit_dims
 from memoryhub.embeddings import get_embedder
@@ -37,7 +47,7 @@ from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Tenant
 from memoryhub.text import analyze, count_tokens
 from rag.models import Chunk
-from rag.services import ChunkDraft, PreparedChunks, chunks_insert
+from rag.services import ChunkDraft, PreparedChunks, chunks_delete, chunks_insert
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
@@ -56,19 +66,89 @@ def _parse_time(value: str) -> datetime:
 
 
 # --- Campaigns and parties -------------------------------------------------------------------
+def _ttl_check(days: int) -> None:
+    if not EPISODE_TTL_MIN_DAYS <= days <= EPISODE_TTL_MAX_DAYS:
+        raise ApplicationError(f"An episode summary lives {EPISODE_TTL_MIN_DAYS}–{EPISODE_TTL_MAX_DAYS} days "
+                               f"(seed 003 §8.9); got {days}.", field="episode_ttl_days")
+
+
+def _lock_active(campaign: Campaign, doing: str) -> None:
+    """Hold the campaign row FOR SHARE until commit and refuse if it was archived meanwhile.
+    Writers share it; `campaign_archive` waits for them and they wait for it (Django's ORM has
+    FOR UPDATE only, hence the SQL)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT status, archived_at FROM {Campaign._meta.db_table} WHERE id = %s FOR SHARE",
+                       [campaign.pk])
+        row = cursor.fetchone()
+    if row is None:
+        raise ApplicationError(f"No campaign {campaign.slug!r}.", code="not_found", field="campaign",
+                               status_code=404)
+    campaign.status, campaign.archived_at = row
+    require_active(campaign, doing)
+
+
 @transaction.atomic
-def campaign_create(*, tenant: Tenant, world: World, slug: str, name: str = "", tone_rules: str = "") -> Campaign:
+def campaign_create(*, tenant: Tenant, world: World, slug: str, name: str = "", tone_rules: str = "",
+                    episode_ttl_days: int | None = None) -> Campaign:
     if not SLUG.fullmatch(slug):
         raise ApplicationError("Use letters, digits and _ . : - (at most 64).", field="slug")
+    if episode_ttl_days is not None:
+        _ttl_check(episode_ttl_days)
     if Campaign.objects.filter(tenant=tenant, slug=slug).exists():
         raise ApplicationError(f"Campaign {slug!r} already exists.", code="exists", field="slug", status_code=409)
-    return Campaign.objects.create(tenant=tenant, world=world, slug=slug, name=name or slug, tone_rules=tone_rules)
+    extra = {} if episode_ttl_days is None else {"episode_ttl_days": episode_ttl_days}
+    return Campaign.objects.create(tenant=tenant, world=world, slug=slug, name=name or slug, tone_rules=tone_rules,
+                                   **extra)
+
+
+@transaction.atomic
+def campaign_update(*, campaign: Campaign, episode_ttl_days: int, actor: str) -> Campaign:
+    """Change how long the campaign's summaries live (an editor's or the engine's decision, audited).
+    Shortening it expires the summaries now past it at the beat's next run."""
+    _ttl_check(episode_ttl_days)
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    require_active(locked, "changing its settings")
+    if locked.episode_ttl_days != episode_ttl_days:
+        CampaignEvent.objects.create(campaign=locked, action=CampaignEvent.Action.TTL_CHANGED, actor=actor,
+                                     detail={"from": locked.episode_ttl_days, "to": episode_ttl_days})
+        locked.episode_ttl_days = episode_ttl_days
+        locked.save(update_fields=["episode_ttl_days"])
+    campaign.episode_ttl_days = locked.episode_ttl_days
+    return locked
+
+
+@dataclass(frozen=True)
+class ArchiveResult:
+    campaign: Campaign
+    archived: bool  # False: it already was
+    chunks_deleted: int
+
+
+@transaction.atomic
+def campaign_archive(*, campaign: Campaign, actor: str, reason: str = "") -> ArchiveResult:
+    """Finish a campaign: kept (summaries, parties, flags, NPCs, dispositions with their history, art
+    cards), read-only from now on, and out of search: its `episode` chunks are deleted (logged, so
+    cached indexes drop them; they are derived and the summaries keep the text until their TTL).
+    Archiving an archived campaign changes nothing."""
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if locked.is_archived:
+        return ArchiveResult(locked, archived=False, chunks_deleted=0)
+    deleted = chunks_delete(tenant=locked.tenant,
+                            chunks=Chunk.objects.filter(tenant_id=locked.tenant_id, namespace=locked.episode_namespace))
+    locked.status, locked.archived_at = Campaign.Status.ARCHIVED, timezone.now()
+    locked.save(update_fields=["status", "archived_at"])
+    CampaignEvent.objects.create(campaign=locked, action=CampaignEvent.Action.ARCHIVED, actor=actor,
+                                 detail={"reason": reason, "episode_chunks_deleted": deleted},
+                                 created_at=locked.archived_at)
+    transaction.on_commit(metrics.CAMPAIGNS_ARCHIVED.inc)
+    return ArchiveResult(locked, archived=True, chunks_deleted=deleted)
 
 
 @transaction.atomic
 def party_create(*, campaign: Campaign, slug: str, name: str = "") -> Party:
     if not SLUG.fullmatch(slug):
         raise ApplicationError("Use letters, digits and _ . : - (at most 64).", field="party_id")
+    _lock_active(campaign, "adding a party")
     if Party.objects.filter(campaign=campaign, slug=slug).exists():
         raise ApplicationError(f"Party {slug!r} already exists.", code="exists", field="party_id", status_code=409)
     return Party.objects.create(tenant_id=campaign.tenant_id, campaign=campaign, slug=slug, name=name or slug)
@@ -133,6 +213,7 @@ def summary_record(*, campaign: Campaign, document: Any) -> SummaryResult:
     """Record one episodic summary (idempotent by `summary_id`): same body → the same summary,
     another body under the same id → 409."""
     document_validate("episodic_summary", document)
+    require_active(campaign, "recording a summary")
     _summary_checks(campaign, document)
     sha = _canonical_sha256(document)
     found = _existing(campaign, document["summary_id"], sha)
@@ -163,6 +244,7 @@ def summary_record(*, campaign: Campaign, document: Any) -> SummaryResult:
 @transaction.atomic
 def _summary_write(campaign: Campaign, party: Party, npcs: dict[str, NPC], document: dict[str, Any], sha: str,
                    text: str, vector: Any) -> SummaryResult:
+    _lock_active(campaign, "recording a summary")
     # The party row serialises its summaries: flags and dispositions read-modify-write under it.
     party = Party.objects.select_for_update().get(pk=party.pk)
     found = _existing(campaign, document["summary_id"], sha)
@@ -209,6 +291,7 @@ def _summary_write(campaign: Campaign, party: Party, npcs: dict[str, NPC], docum
 def npc_upsert(*, campaign: Campaign, document: Any) -> tuple[NPC, bool]:
     """Create or replace an NPC's static part. The dynamic part is derived from summaries only."""
     document_validate("npc_profile", document)
+    _lock_active(campaign, "writing an NPC")
     if "dynamic" in document:
         raise ApplicationError("The dynamic part is read-only: dispositions change only through an episodic "
                                "summary's relations_delta.", code="read_only", field="/dynamic")
@@ -230,6 +313,7 @@ def npc_upsert(*, campaign: Campaign, document: Any) -> tuple[NPC, bool]:
 def artcard_record(*, campaign: Campaign, document: Any) -> tuple[ArtCard, bool]:
     """Record an image's card (idempotent by `image_id`, like summaries: an image never changes)."""
     document_validate("artcard", document)
+    _lock_active(campaign, "recording an art card")
     stored = {k: v for k, v in document.items() if k != "embedding"}
     if "embedding" in document:
         # The vector is the engine's business; model and dims say which space it came from.

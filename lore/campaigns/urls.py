@@ -7,9 +7,13 @@ CAMPAIGN = r"(?P<campaign>[A-Za-z0-9][A-Za-z0-9_.:-]{0,63})"
 
 urlpatterns = [
     re_path(rf"^worlds/{WORLD}/campaigns$", api.CampaignCreateApi.as_view(), name="campaign-create"),
+    re_path(rf"^campaigns/{CAMPAIGN}$", api.CampaignApi.as_view(), name="campaign"),
+    re_path(rf"^campaigns/{CAMPAIGN}/archive$", api.CampaignArchiveApi.as_view(), name="campaign-archive"),
     re_path(rf"^campaigns/{CAMPAIGN}/parties$", api.PartyCreateApi.as_view(), name="campaign-parties"),
     re_path(rf"^campaigns/{CAMPAIGN}/summaries$", api.SummaryRecordApi.as_view(), name="campaign-summaries"),
     re_path(rf"^campaigns/{CAMPAIGN}/npcs$", api.NpcUpsertApi.as_view(), name="campaign-npcs"),
     re_path(rf"^campaigns/{CAMPAIGN}/artcards$", api.ArtCardRecordApi.as_view(), name="campaign-artcards"),
     re_path(rf"^campaigns/{CAMPAIGN}/scene-context$", api.SceneContextApi.as_view(), name="campaign-scene-context"),
+    re_path(rf"^campaigns/{CAMPAIGN}/scene-context/(?P<assembly_id>[0-9]{{1,18}})/feedback$",
+            api.SceneFeedbackApi.as_view(), name="campaign-scene-feedback"),
 ]

@@ -1,4 +1,5 @@
-"""The review dashboard on the admin's home page: what waits for an editor, per queue."""
+"""The review dashboard on the admin's home page: what waits for an editor, per queue, and links to
+the pages of figures apps register (a world's quality page)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ def decisions_today() -> list[registry.Decision]:
     return sorted(decided, key=lambda d: d.when, reverse=True)[:30]
 
 
+def link_groups() -> list[dict[str, Any]]:
+    return [{"label": entry.label, "links": entry.links()} for entry in registry.dashboard_links.values()]
+
+
 @register.inclusion_tag("admin/review_dashboard.html")
 def review_dashboard() -> dict[str, Any]:
-    return {"queues": queue_rows(), "decisions": decisions_today()}
+    return {"queues": queue_rows(), "decisions": decisions_today(), "link_groups": link_groups()}

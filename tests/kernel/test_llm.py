@@ -78,6 +78,25 @@ def test_chat_json_happy_path_records_usage_cost_and_metrics(llm_server: OpenAIC
     assert metric("memoryhub_llm_calls_total", agent="happy", outcome="ok") >= 1
 
 
+def test_a_usage_meter_adds_up_the_calls_made_inside_it_and_nested_ones_count_in_both(
+        llm_server: OpenAICompatServer) -> None:
+    from memoryhub.llm import usage_meter
+
+    llm_server.chat_handler = lambda req: "fine"
+    client = make_client(llm_server)
+    client.chat_text("outside", MESSAGES)  # before any meter: counted nowhere
+    with usage_meter() as turn:
+        first = client.chat_text("narrator", MESSAGES)
+        with usage_meter() as tool:
+            second = client.chat_text("lore_assert", MESSAGES)
+    client.chat_text("outside", MESSAGES)
+    assert (tool.calls, tool.prompt_tokens, tool.completion_tokens) == (
+        1, second.prompt_tokens, second.completion_tokens)
+    assert turn.calls == 2 and turn.tokens == first.prompt_tokens + first.completion_tokens + \
+        second.prompt_tokens + second.completion_tokens
+    assert turn.cost_usd == pytest.approx(first.cost_usd + second.cost_usd) and turn.cost_usd > 0
+
+
 def test_chat_text_returns_content_and_passes_max_tokens(llm_server: OpenAICompatServer) -> None:
     llm_server.chat_handler = lambda req: f"echo: {req['messages'][-1]['content']}"
     result = make_client(llm_server).chat_text("talker", MESSAGES, temperature=0.7, max_tokens=50)

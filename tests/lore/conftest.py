@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
@@ -90,3 +92,36 @@ def editor_client(db: None) -> Callable[..., tuple[APIClient, Tenant]]:
         return client, tenant
 
     return factory
+
+
+# --- Campaign memory ---------------------------------------------------------------------------
+CAMPAIGN_BASE = "/api/v1/campaigns/camp_123"
+
+
+def scoped_client(tenant: Tenant, *scopes: str) -> APIClient:
+    _, raw = kernel_services.api_key_create(tenant=tenant, name="t", scopes=scopes)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client
+
+
+def summary_document(summary_id: str = "sum_1", **changes: Any) -> dict[str, Any]:
+    from lore.campaigns.api import SUMMARY_EXAMPLE
+
+    document = copy.deepcopy(SUMMARY_EXAMPLE)
+    document["summary_id"] = summary_id
+    document.update(changes)
+    return document
+
+
+@pytest.fixture
+def engine(world: World) -> APIClient:
+    """An engine key's client, with campaign camp_123, its party pty_001 and the NPC npc_LiShen."""
+    from lore.campaigns.api import NPC_EXAMPLE
+
+    client = scoped_client(world.tenant, "engine")
+    assert client.post("/api/v1/worlds/dnd5e/campaigns", {"campaign_id": "camp_123", "name": "Moon"},
+                       format="json").status_code == 201
+    assert client.post(f"{CAMPAIGN_BASE}/parties", {"party_id": "pty_001"}, format="json").status_code == 201
+    assert client.post(f"{CAMPAIGN_BASE}/npcs", NPC_EXAMPLE, format="json").status_code == 201
+    return client

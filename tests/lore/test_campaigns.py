@@ -2,47 +2,23 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 from django.db import connection
-from rest_framework.test import APIClient
 
 from lore import services as lore_services
 from lore.campaigns import selectors, services
 from lore.campaigns.api import ARTCARD_EXAMPLE, NPC_EXAMPLE, SUMMARY_EXAMPLE
 from lore.campaigns.models import Disposition, DispositionChange, EpisodicSummary, Party, PartyFlagChange
-from lore.models import KnowledgeVersion, World
+from lore.models import KnowledgeVersion
 from memoryhub import services as kernel_services
-from memoryhub.models import Tenant
 from rag.models import Chunk
+from tests.lore.conftest import CAMPAIGN_BASE, scoped_client, summary_document
 
-BASE = "/api/v1/campaigns/camp_123"
-
-
-def _client(tenant: Tenant, *scopes: str) -> APIClient:
-    _, raw = kernel_services.api_key_create(tenant=tenant, name="t", scopes=scopes)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    return client
-
-
-@pytest.fixture
-def engine(world: World) -> APIClient:
-    client = _client(world.tenant, "engine")
-    assert client.post("/api/v1/worlds/dnd5e/campaigns", {"campaign_id": "camp_123", "name": "Moon"},
-                       format="json").status_code == 201
-    assert client.post(f"{BASE}/parties", {"party_id": "pty_001"}, format="json").status_code == 201
-    assert client.post(f"{BASE}/npcs", NPC_EXAMPLE, format="json").status_code == 201
-    return client
-
-
-def _summary(summary_id: str = "sum_1", **changes: Any) -> dict[str, Any]:
-    document = copy.deepcopy(SUMMARY_EXAMPLE)
-    document["summary_id"] = summary_id
-    document.update(changes)
-    return document
+BASE = CAMPAIGN_BASE
+_client = scoped_client
+_summary = summary_document
 
 
 def test_summary_records_flags_disposition_history_and_episode_chunk(engine):

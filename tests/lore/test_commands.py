@@ -6,6 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from lore.campaigns.models import SceneAssembly
 from lore.models import Alias, KnowledgeChange
 from memoryhub import services as kernel_services
 
@@ -21,6 +22,10 @@ def test_demo_loads_the_bundled_srd_passes_smoke_and_publishes(db):
     assert KnowledgeChange.objects.get(domain="srd").action == "publish"
     assert "lore 1.0.0: 7 entries of data/demo/lore published" in text
     assert "campaign 'demo_moon': party 'pty_demo', 3 NPCs" in text and "scene-context" in text
+    # Three reported turns, so the world's quality page has figures at once.
+    assert "3 reported turns" in text
+    reported = SceneAssembly.objects.filter(feedback_at__isnull=False)
+    assert len(reported) == 3 and all(a.used and a.engine_prompt_tokens for a in reported)
     out = io.StringIO()
     call_command("lore_demo", stdout=out)
     assert "already published" in out.getvalue() and "campaign 'demo_moon' already there" in out.getvalue()

@@ -6,7 +6,13 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from lore.campaigns.demo import DEMO_CAMPAIGN, DEMO_PARTY, demo_campaign_create, demo_lore_publish
+from lore.campaigns.demo import (
+    DEMO_CAMPAIGN,
+    DEMO_PARTY,
+    demo_campaign_create,
+    demo_lore_publish,
+    demo_turns_record,
+)
 from lore.models import Alias, World
 from memoryhub.models import Tenant
 
@@ -49,7 +55,9 @@ class Command(BaseCommand):
         if campaign is None:
             self.stdout.write(f"campaign {DEMO_CAMPAIGN!r} already there")
             return
-        self.stdout.write(f"campaign {DEMO_CAMPAIGN!r}: party {DEMO_PARTY!r}, 3 NPCs, 3 summaries, 3 art cards")
+        played = demo_turns_record(campaign=campaign)
+        self.stdout.write(f"campaign {DEMO_CAMPAIGN!r}: party {DEMO_PARTY!r}, 3 NPCs, 3 summaries, 3 art cards, "
+                          f"{played} reported turns (admin: Worlds › {world.slug} › quality)")
         self.stdout.write(
             f"  try: curl -s -X POST http://127.0.0.1:8000/api/v1/campaigns/{DEMO_CAMPAIGN}/scene-context "
             "-H 'Authorization: Bearer <key>' -H 'Content-Type: application/json' "
