@@ -118,7 +118,7 @@ class CharacterMemoriesApi(APIView):
         history_uid = StrictRegexField(CLIENT_ID_REGEX, required=False)
         tag = StrictCharField(max_length=64, required=False)
         limit = serializers.IntegerField(min_value=1, max_value=500, default=100)
-        offset = serializers.IntegerField(min_value=0, default=0)
+        offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 
     @extend_schema(
         operation_id="character_memory_create", request=InputSerializer, responses={201: MemoryOutputSerializer},

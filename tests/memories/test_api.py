@@ -192,3 +192,9 @@ def test_memory_filters_the_schema_forbids_are_refused(client_a, schema, schema_
     assert response.status_code == (200 if allowed else 400), response.content
     if not allowed:
         assert key in response.json()["error"]["fields"]
+
+
+def test_a_huge_list_offset_is_a_400_naming_it(client_a) -> None:
+    client, _ = client_a
+    response = client.get("/api/v1/characters/c1/memories?offset=379609580411578674955700666368")
+    assert response.status_code == 400 and "offset" in response.json()["error"]["fields"]
