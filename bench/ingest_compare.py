@@ -13,11 +13,14 @@ their ratio to the first case.
 
 Each run stores the same LoCoMo turns through `messages_append` in batches of 20 (users of 400
 messages, sessions of 100) with tasks in-process, as `bench/search_latency.py --ingest-only` does,
-after a short warm-up. Two rates are printed: `accepted`, messages over the time until the last
+after a short warm-up; each batch is framed by Django's request signals, as in a web process
+(the connection's health check, and the request activity in-process deferred work waits out),
+unless `--direct`. Two rates are printed: `accepted`, messages over the time until the last
 `messages_append` returned (what a client sees), and `settled`, over the time until every job and
 consolidation run the batches asked for is done, so work moved off the request path still counts.
-Unless a case sets it, MEMORY_CONSOLIDATION_EVERY is 1000000 (index only: the old code had no
-consolidation).
+Unless a case sets them, MEMORY_CONSOLIDATION_EVERY is 1000000 (index only: the old code had no
+consolidation) and EMBEDDED_BEAT is 0; with EMBEDDED_BEAT=1 the run starts the embedded beat as a
+web process does, which lets in-process work such as consolidation leave the request path.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ BATCH = 20
 WARMUP = 200
 
 
-def run_worker(app_dir: Path, messages: int, eval_path: Path) -> dict[str, float]:
+def run_worker(app_dir: Path, messages: int, eval_path: Path, as_requests: bool) -> dict[str, float]:
     """In the child process: ingest with the code of `app_dir` and return the figures."""
     sys.path.insert(0, str(app_dir))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
@@ -46,11 +49,17 @@ def run_worker(app_dir: Path, messages: int, eval_path: Path) -> dict[str, float
     django.setup()
     from django.apps import apps
     from django.core.management import call_command
+    from django.core.signals import request_finished, request_started
 
     from memoryhub import services
     from memoryhub.models import ArchivalJob, Tenant
 
     call_command("migrate", verbosity=0)
+    if os.environ.get("EMBEDDED_BEAT") == "1":
+        # As a web process of the embedded mode does (wsgi.py): in-process work may be deferred.
+        from memoryhub.beat import start_if_embedded
+
+        start_if_embedded()
     Tenant.objects.filter(name__startswith="ingest-bench").delete()
     data = json.loads(eval_path.read_text())
     turns = [(t["speaker"], t["text"]) for c in data["conversations"] for s in c["sessions"] for t in s["turns"]]
@@ -61,10 +70,13 @@ def run_worker(app_dir: Path, messages: int, eval_path: Path) -> dict[str, float
 
     def ingest(tenant: Tenant, part: list[tuple[str, str]], prefix: str) -> None:
         for offset in range(0, len(part), BATCH):
-            services.messages_append(
-                tenant=tenant, user_id=f"{prefix}u{offset // 400}", session_id=f"s{offset // 100}",
-                messages=[services.IncomingMessage(role="user", speaker=s, text=t) for s, t in part[offset:offset + BATCH]],
-            )
+            batch = [services.IncomingMessage(role="user", speaker=s, text=t) for s, t in part[offset:offset + BATCH]]
+            if as_requests:
+                request_started.send(sender=None, environ={})
+            services.messages_append(tenant=tenant, user_id=f"{prefix}u{offset // 400}",
+                                     session_id=f"s{offset // 100}", messages=batch)
+            if as_requests:
+                request_finished.send(sender=None)
 
     def settled(tenant: Tenant) -> bool:
         if ArchivalJob.objects.filter(tenant=tenant).exclude(status="done").exists():
@@ -95,10 +107,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--messages", type=int, default=1200, help="messages per run (after the warm-up)")
     parser.add_argument("--eval", type=Path, default=EVAL, help="conversations to draw the turns from")
+    parser.add_argument("--direct", action="store_true",
+                        help="call messages_append without Django's request signals around each batch")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(run_worker(args.worker, args.messages, args.eval)))
+        print(json.dumps(run_worker(args.worker, args.messages, args.eval, not args.direct)))
         return
 
     cases = []
@@ -118,7 +132,7 @@ def main() -> None:
                     "MEMORY_CONSOLIDATION_EVERY": "1000000"} | extra
             out = subprocess.run(
                 [sys.executable, str(Path(__file__).resolve()), "--worker", str(app_dir), "--messages",
-                 str(args.messages), "--eval", str(args.eval), "--case", "-"],
+                 str(args.messages), "--eval", str(args.eval), "--case", "-", *(["--direct"] if args.direct else [])],
                 cwd=app_dir, env=env, capture_output=True, text=True, check=False,
             )
             if out.returncode != 0:
@@ -133,9 +147,9 @@ def main() -> None:
     for label, _, _ in cases:
         med = {k: statistics.median(r[k] for r in results[label]) for k in ("accepted", "settled")}
         spread = {k: (min(r[k] for r in results[label]), max(r[k] for r in results[label])) for k in med}
-        print(f"  {label:<16} accepted {med['accepted']:6.0f} msg/s ({spread['accepted'][0]:.0f}-{spread['accepted'][1]:.0f},"
-              f" x{med['accepted'] / base['accepted']:.2f})   settled {med['settled']:6.0f} msg/s "
-              f"({spread['settled'][0]:.0f}-{spread['settled'][1]:.0f}, x{med['settled'] / base['settled']:.2f})")
+        line = "   ".join(f"{k} {med[k]:6.0f} msg/s ({spread[k][0]:.0f}-{spread[k][1]:.0f}, x{med[k] / base[k]:.2f})"
+                           for k in med)
+        print(f"  {label:<16} {line}")
 
 
 if __name__ == "__main__":

@@ -2,9 +2,11 @@
 memories, a mood update and an insight (seed 001: summary + novelty_score).
 
 When: every MEMORY_CONSOLIDATION_EVERY new messages of a session (checked by each index job), at
-the session's end (the beat, for sessions idle MEMORY_CONSOLIDATION_IDLE_
-SECONDS), and on the beat schedule, which also retries failed runs. One `MemoryConsolidation` row
-per run is the job record; at most one waits per session.
+the session's end (the beat, for sessions idle MEMORY_CONSOLIDATION_IDLE_SECONDS), and on the
+beat schedule, which also retries failed and lost runs. One `MemoryConsolidation` row per run is
+the job record; at most one waits per session. A run is a Celery task; in the embedded mode it
+runs on a background thread (`memoryhub.deferred`), never inside the request that stored the
+messages.
 
 How a run goes, with no network call under a lock:
 1. claim (short transaction): fix the window, the messages after the session's last consolidated
@@ -29,10 +31,12 @@ from typing import Any
 import jsonschema
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Max, OuterRef, Subquery
+from django.db.models import BigIntegerField, Max, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from pydantic import RootModel, model_validator
 
+from memoryhub import deferred
 from memoryhub.llm import get_llm, llm_enabled
 from memoryhub.models import Conversation, Message
 from memoryhub.services import archival_retry_delay, user_write_lock
@@ -220,8 +224,15 @@ def consolidation_request(conversation: Conversation, *, trigger: str) -> dict[s
 
 
 def consolidation_request_if_due(conversation: Conversation) -> dict[str, Any]:
-    """Index-job hook: a run once MEMORY_CONSOLIDATION_EVERY messages wait unconsolidated."""
-    waiting = Message.objects.filter(conversation=conversation, pk__gt=_consolidated_until(conversation)).count()
+    """Index-job hook: a run once MEMORY_CONSOLIDATION_EVERY messages wait unconsolidated. A session
+    with fewer messages in all has nothing due (no query); otherwise one count."""
+    if conversation.message_count < settings.MEMORY_CONSOLIDATION_EVERY:
+        return {"waiting": conversation.message_count}
+    done = (MemoryConsolidation.objects.filter(conversation=OuterRef("conversation"),
+                                               status=MemoryConsolidation.Status.DONE)
+            .order_by().values("conversation").annotate(last=Max("last_message_id")).values("last"))
+    waiting = Message.objects.filter(conversation=conversation).filter(
+        pk__gt=Coalesce(Subquery(done), Value(0), output_field=BigIntegerField())).count()
     if waiting < settings.MEMORY_CONSOLIDATION_EVERY:
         return {"waiting": waiting}
     return {"waiting": waiting, **consolidation_request(conversation, trigger="size")}
@@ -230,6 +241,10 @@ def consolidation_request_if_due(conversation: Conversation) -> dict[str, Any]:
 def _enqueue(run_id: int) -> None:
     from rag.memories.tasks import memories_consolidate
 
+    # In-process (no broker) the task would run right here, inside the index job of the client's
+    # request; a background thread takes it instead where a beat will find the run if it is lost.
+    if memories_consolidate.app.conf.task_always_eager and deferred.defer(memories_consolidate.apply, (run_id,)):
+        return
     try:
         memories_consolidate.delay(run_id)
     except Exception as exc:  # a broker outage: the beat sweep enqueues it later
