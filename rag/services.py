@@ -176,13 +176,15 @@ def _chunks_copy(rows: list[Chunk]) -> None:
     drawn in one statement, in increasing order, by the caller holding the namespace lock, so they
     still commit in order within a namespace (see namespace_write_lock)."""
     with connection.cursor() as wrapper:
-        wrapper.execute("SELECT nextval(pg_get_serial_sequence('rag_chunk', 'id')) FROM generate_series(1, %s)",
-                        [len(rows)])
-        for row, (pk,) in zip(rows, sorted(wrapper.fetchall()), strict=True):
-            row.pk = pk
+        wrapper.execute(f"SELECT nextval(pg_get_serial_sequence('rag_chunk', 'id')), {vector_io.VECTOR_OID_SQL} "
+                        "FROM generate_series(1, %s)", [len(rows)])
+        drawn = sorted(wrapper.fetchall())
+    for row, (pk, _) in zip(rows, drawn, strict=True):
+        row.pk = pk
+    oid = drawn[0][1]
     with connection.cursor() as wrapper, connection.wrap_database_errors:
         cursor = wrapper.cursor  # psycopg's own: Django's wrapper has no COPY
-        oid = vector_io.adapt_vectors(cursor)
+        vector_io.adapt_vectors(cursor, oid)
         with cursor.copy(_COPY_SQL) as copy:
             copy.set_types([oid if kind == "vector" else kind for _, kind in _COPY_COLUMNS])
             for row in rows:
