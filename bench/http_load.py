@@ -4,10 +4,13 @@
     .venv/bin/python bench/http_load.py                      # search and context, 4 and 16 clients
     .venv/bin/python bench/http_load.py --seconds 20 --clients 1,4,16 --workers 2
     .venv/bin/python bench/http_load.py --app-dir /tmp/base --app-dir .   # before/after, alternating
+    .venv/bin/python bench/http_load.py --variant old=/tmp/base --variant 'new=.:--workers 3' --rounds 3
 
 `--app-dir` (repeatable) serves from another checkout of the code (its own gunicorn.conf.py) on the
 same database, so a before/after comparison runs in one session under the same machine load; the
-steps alternate between the checkouts, and each line says which one it measured.
+steps alternate between the checkouts, and each line says which one it measured. `--variant` does
+the same with gunicorn arguments of its own (a worker class, a worker count); `--rounds` repeats
+the alternation and prints the medians.
 
 Seeds its own database (`memoryhub_load` on the embedded server, or DATABASE_URL's server) with
 conversation turns from the shared LoCoMo dev file (~9k chunks over 10 users) the first time,
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,13 +95,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, workers: int, app_dir: Path = ROOT) -> subprocess.Popen:
+def start_server(port: int, workers: int, app_dir: Path = ROOT, extra: Sequence[str] = ()) -> subprocess.Popen:
     env = os.environ | {"API_THROTTLE_RATE": "100000000/min", "DEBUG": "0", "ALLOWED_HOSTS": "127.0.0.1",
                         # Another checkout uses this one's embedded server and database.
                         "MEMORYHUB_VAR_DIR": os.environ.get("MEMORYHUB_VAR_DIR") or str(ROOT / "var")}
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(workers), "--log-level", "warning"],
+         "--workers", str(workers), "--log-level", "warning", *extra],
         cwd=app_dir, env=env, start_new_session=True,
     )
     deadline = time.monotonic() + 60
@@ -166,31 +170,53 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=10)
     parser.add_argument("--app-dir", action="append", type=Path,
                         help="serve from this checkout (repeat to compare; default: this one)")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="LABEL=DIR[:GUNICORN ARGS], e.g. 'gthread=.:--worker-class gthread --threads 1' "
+                             "(repeat; alternates with the --app-dir ones)")
+    parser.add_argument("--endpoints", default="search,context", help="comma-separated: search, context")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat every step, alternating; medians at the end")
     parser.add_argument("--reseed", action="store_true", help="ingest the messages again")
     args = parser.parse_args()
     key, users, questions = seed(args.users, args.reseed)
     rng = random.Random(7)
     searches = [{"user_id": rng.choice(users), "query": q, "k": 10} for q in questions[:300]]
     contexts = [{"user_id": rng.choice(users), "query": q} for q in questions[:300]]
-    app_dirs = [d.resolve() for d in args.app_dir or [ROOT]]
-    print(f"gunicorn -w {args.workers}, {args.seconds:.0f} s per step, {len(users)} users")
-    for clients in [int(c) for c in args.clients.split(",")]:
-        for name, path, bodies in (("search", "/api/v1/search", searches),
-                                   ("context", "/api/v1/context", contexts)):
-            for app_dir in app_dirs:
-                port = free_port()
-                server = start_server(port, args.workers, app_dir)
-                try:
-                    # Warm every worker's BM25 caches so a step does not measure cold builds.
-                    drive(port, key, "/api/v1/search", searches, 4, 3.0)
-                    r = drive(port, key, path, bodies, clients, args.seconds)
-                finally:
-                    os.killpg(server.pid, signal.SIGTERM)
-                    server.wait(20)
-                label = f"  [{app_dir.name}]" if len(app_dirs) > 1 else ""
-                print(f"  {name:<8} {clients:>3} clients  {r['rps']:7.1f} req/s  p50 {r['p50']:7.1f} ms  "
-                      f"p95 {r['p95']:7.1f} ms  p99 {r['p99']:7.1f} ms  errors {r['errors']}"
-                      + (f" {r['by_status']}" if r["errors"] else "") + label, flush=True)
+    variants: list[tuple[str, Path, list[str]]] = [(d.resolve().name, d.resolve(), []) for d in args.app_dir or []]
+    for spec in args.variant:
+        label, _, rest = spec.partition("=")
+        directory, _, extra = rest.partition(":")
+        variants.append((label, Path(directory).resolve(), extra.split()))
+    variants = variants or [(ROOT.name, ROOT, [])]
+    endpoints = {"search": ("/api/v1/search", searches), "context": ("/api/v1/context", contexts)}
+    print(f"gunicorn -w {args.workers}, {args.seconds:.0f} s per step, {len(users)} users, {args.rounds} round(s)")
+    results: dict[tuple[str, int, str], list[dict[str, float]]] = {}
+    for _ in range(args.rounds):
+        for clients in [int(c) for c in args.clients.split(",")]:
+            for name in args.endpoints.split(","):
+                path, bodies = endpoints[name]
+                for label, app_dir, extra in variants:
+                    port = free_port()
+                    server = start_server(port, args.workers, app_dir, extra)
+                    try:
+                        # Warm every worker's BM25 caches so a step does not measure cold builds.
+                        drive(port, key, "/api/v1/search", searches, 4, 3.0)
+                        r = drive(port, key, path, bodies, clients, args.seconds)
+                    finally:
+                        os.killpg(server.pid, signal.SIGTERM)
+                        server.wait(20)
+                    results.setdefault((name, clients, label), []).append(r)
+                    print(f"  {name:<8} {clients:>3} clients  {r['rps']:7.1f} req/s  p50 {r['p50']:7.1f} ms  "
+                          f"p95 {r['p95']:7.1f} ms  p99 {r['p99']:7.1f} ms  errors {r['errors']}"
+                          + (f" {r['by_status']}" if r["errors"] else "")
+                          + (f"  [{label}]" if len(variants) > 1 else ""), flush=True)
+    if args.rounds > 1 or len(variants) > 1:
+        print("medians (ratio of req/s to the first variant):")
+        for (name, clients, label), runs in results.items():
+            med = {k: statistics.median(r[k] for r in runs) for k in ("rps", "p50", "p95", "p99")}
+            first = statistics.median(r["rps"] for r in results[(name, clients, variants[0][0])])
+            print(f"  {name:<8} {clients:>3} clients  {med['rps']:7.1f} req/s (x{med['rps'] / first:.2f})  "
+                  f"p50 {med['p50']:7.1f} ms  p95 {med['p95']:7.1f} ms  p99 {med['p99']:7.1f} ms  "
+                  f"errors {sum(r['errors'] for r in runs)}  [{label}]")
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ def probe_erasure_race(server: OpenAICompatServer) -> None:
     client, tenant = client_for("erase")
     server.chat_handler = lambda request: Delay(2.5, healthy(request))
     enqueue = services.archival_job_enqueue
-    services.archival_job_enqueue = lambda *, job_id: True  # the jobs wait for the probe's threads
+    services.archival_job_enqueue = lambda *, job_id, **kwargs: True  # the jobs wait for the probe's threads
     try:
         body = post(client, "u1", "s1", ["I live in Riga; my sister Maria lives in Oslo."], True)
     finally:

@@ -22,6 +22,7 @@ logger = logging.getLogger(__name__)
 LEADER_LOCK = "memoryhub:embedded-beat"
 _started: threading.Thread | None = None
 _start_lock = threading.Lock()
+_alive: set[EmbeddedBeat] = set()  # beats running in this process (memoryhub.deferred asks)
 
 
 class EmbeddedBeat(threading.Thread):
@@ -43,6 +44,7 @@ class EmbeddedBeat(threading.Thread):
         # autodiscovery is lazy: import them now, or the schedule names unregistered tasks.
         app.loader.import_default_modules()
         due = dict.fromkeys(self.schedule, 0.0)  # every job once at start, then at its interval
+        _alive.add(self)
         try:
             while not self.stopped.is_set():
                 if self._lead():
@@ -52,6 +54,7 @@ class EmbeddedBeat(threading.Thread):
                             self._run(app, name, entry["task"])
                 self.stopped.wait(self.tick)
         finally:
+            _alive.discard(self)
             connection.close()
 
     def _lead(self) -> bool:
@@ -79,6 +82,12 @@ class EmbeddedBeat(threading.Thread):
             if connection.connection is not None and not connection.is_usable():
                 self.leader = False
                 connection.close()
+
+
+def running() -> bool:
+    """Whether a beat runs in this process (leading or standing by: either way some process's
+    beat sweeps what this one leaves pending)."""
+    return any(beat.is_alive() for beat in list(_alive))
 
 
 def start_if_embedded() -> EmbeddedBeat | None:

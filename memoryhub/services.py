@@ -132,11 +132,18 @@ def _messages_store(
     *, tenant: Tenant, user_id: str, session_id: str, messages: Sequence[IncomingMessage],
     found: Sequence[Counter[str]], auto_extract: bool,
 ) -> AppendResult:
-    conversation, _ = Conversation.objects.get_or_create(tenant=tenant, user_id=user_id, session_id=session_id)
     # Serialise appends to one session, so two concurrent retries of one batch cannot both pass
     # the duplicate check and then collide on the unique constraint. Only the session's row:
-    # other users of the tenant never wait for it.
-    conversation = Conversation.objects.select_for_update(of=("self",)).get(pk=conversation.pk)
+    # other users of the tenant never wait for it. An existing session (the usual case) is locked
+    # in one query; a row this transaction creates is its own until commit (a concurrent creator
+    # waits on the unique constraint), so only a row found by get_or_create needs the lock.
+    session = Conversation.objects.select_for_update(of=("self",))
+    conversation = session.filter(tenant=tenant, user_id=user_id, session_id=session_id).first()
+    if conversation is None:
+        conversation, created = Conversation.objects.get_or_create(tenant=tenant, user_id=user_id,
+                                                                   session_id=session_id)
+        if not created:
+            conversation = session.get(pk=conversation.pk)
 
     ids = [m.external_id for m in messages if m.external_id]
     existing = set(
@@ -173,12 +180,14 @@ def _messages_store(
         conversation.save(update_fields=["message_count", "last_message_at"])
         job = ArchivalJob.objects.create(
             tenant=tenant, conversation=conversation, user_id=user_id, kind=ArchivalJob.Kind.INDEX,
-            message_ids=[m.pk for m in created],
+            message_ids=[m.pk for m in created], next_attempt_at=now, enqueued_at=now,
         )
-        _enqueue_on_commit(job.pk)
+        _enqueue_on_commit(job.pk, stamped=True)
         if auto_extract:
             extract_job, _ = _extraction_request(conversation, trigger=ArchivalJob.Trigger.AUTO_EXTRACT)
-        elif _unextracted_count(conversation) >= settings.ARCHIVAL_SESSION_SIZE:
+        # A session holds no more unextracted messages than messages: below the size, no count.
+        elif (conversation.message_count >= settings.ARCHIVAL_SESSION_SIZE
+              and _unextracted_count(conversation) >= settings.ARCHIVAL_SESSION_SIZE):
             extract_job, _ = _extraction_request(conversation, trigger=ArchivalJob.Trigger.SIZE)
     return AppendResult(conversation=conversation, created=created, duplicates=len(messages) - len(created),
                         job=job, extract_job=extract_job, masked=masked)
@@ -196,8 +205,11 @@ def _masked(message: IncomingMessage, counts: Counter[str]) -> IncomingMessage:
                            meta=meta)
 
 
-def _enqueue_on_commit(job_id: int) -> None:
-    transaction.on_commit(lambda: archival_job_enqueue(job_id=job_id))
+def _enqueue_on_commit(job_id: int, *, stamped: bool = False) -> None:
+    """`stamped`: the job row was written with `enqueued_at` (its creation), saving an UPDATE per
+    stored batch. If the process dies between the commit and the publish, the sweeper takes the
+    job after ARCHIVAL_SWEEP_AFTER_SECONDS, as it does a job whose publish failed."""
+    transaction.on_commit(lambda: archival_job_enqueue(job_id=job_id, stamped=stamped))
 
 
 def _unextracted_ids(conversation: Conversation) -> list[int]:
@@ -226,11 +238,12 @@ def _extraction_request(conversation: Conversation, *, trigger: str) -> tuple[Ar
                        status__in=[ArchivalJob.Status.PENDING, ArchivalJob.Status.FAILED])
                .order_by("id").first())
     if waiting is None:
+        now = timezone.now()
         waiting = ArchivalJob.objects.create(
             tenant_id=conversation.tenant_id, conversation=conversation, user_id=conversation.user_id,
-            kind=ArchivalJob.Kind.EXTRACT, trigger=trigger,
+            kind=ArchivalJob.Kind.EXTRACT, trigger=trigger, next_attempt_at=now, enqueued_at=now,
         )
-        _enqueue_on_commit(waiting.pk)
+        _enqueue_on_commit(waiting.pk, stamped=True)
         return waiting, True
     if trigger in (ArchivalJob.Trigger.AUTO_EXTRACT, ArchivalJob.Trigger.REQUEST):
         waiting.next_attempt_at = timezone.now()
@@ -270,12 +283,14 @@ def sessions_extract_idle(*, idle: timedelta | None = None) -> int:
 
 
 # --- Archival jobs --------------------------------------------------------------------------
-def archival_job_enqueue(*, job_id: int) -> bool:
+def archival_job_enqueue(*, job_id: int, stamped: bool = False) -> bool:
     """Hand a job to the broker. A broker outage is logged, not raised: the job row is committed
-    and the sweeper will enqueue it again, so the client's request still succeeds."""
+    and the sweeper will enqueue it again, so the client's request still succeeds. `stamped`:
+    `enqueued_at` is already set (the job was created with it)."""
     from memoryhub.tasks import archival_job_run_task
 
-    ArchivalJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
+    if not stamped:
+        ArchivalJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
     try:
         archival_job_run_task.delay(job_id)
     except Exception as exc:  # kombu raises several types for an unreachable broker
@@ -336,22 +351,29 @@ def archival_job_run(*, job_id: int) -> ArchivalJob | None:
     A runner that finds the queue taken returns at once; the runner holding it looks again after
     it lets go, so a job committed meanwhile is never left behind. Each job runs at most once
     per call, so a zero retry delay cannot spin."""
-    job = ArchivalJob.objects.filter(pk=job_id).first()
+    job = ArchivalJob.objects.select_related("tenant", "conversation").filter(pk=job_id).first()
     if job is None or job.status == ArchivalJob.Status.DONE:
         return job
     tenant_id, user_id, kind = job.tenant_id, job.user_id, job.kind
     tried: set[int] = set()
+    outcome: ArchivalJob | None = None
     while True:
         with _runner_lock(tenant_id, user_id, kind) as acquired:
             if not acquired:
                 break
-            while runnable := [pk for pk in _runnable(tenant_id, user_id, kind) if pk not in tried]:
-                pk = runnable[0]
+            # The queue is read once per hold of the lock (it was read again after every job):
+            # a failed extraction holds back the user's later ones (facts are applied in the
+            # order they were said), and the look after the lock finds whatever came meanwhile.
+            for pk in [pk for pk in _runnable(tenant_id, user_id, kind) if pk not in tried]:
                 tried.add(pk)
-                _archival_job_run_one(pk)
+                ok, final = _archival_job_run_one(pk, loaded=job if pk == job_id else None)
+                if pk == job_id:
+                    outcome = final
+                if not ok and kind == ArchivalJob.Kind.EXTRACT:
+                    break
         if not [pk for pk in _runnable(tenant_id, user_id, kind) if pk not in tried]:
             break
-    return ArchivalJob.objects.filter(pk=job_id).first()
+    return outcome or ArchivalJob.objects.filter(pk=job_id).first()
 
 
 def _runnable(tenant_id: int, user_id: str, kind: str) -> list[int]:
@@ -370,14 +392,16 @@ def _runnable(tenant_id: int, user_id: str, kind: str) -> list[int]:
     return runnable
 
 
-def _archival_job_claim(job_id: int) -> ArchivalJob | None:
-    job = ArchivalJob.objects.select_related("tenant", "conversation").filter(pk=job_id).first()
+def _archival_job_claim(job_id: int, loaded: ArchivalJob | None = None) -> ArchivalJob | None:
+    """`loaded`: the job as the runner read it (with tenant and conversation), saving a read."""
+    job = loaded or ArchivalJob.objects.select_related("tenant", "conversation").filter(pk=job_id).first()
     if job is None or job.status == ArchivalJob.Status.DONE:
         return None
     if job.kind == ArchivalJob.Kind.INDEX:
         # An index job has nothing to fix at claim time and runs in one write: it goes from
-        # pending to done in that transaction (the runner lock keeps a second runner out, and
-        # its step skips turns already indexed), which saves a commit per stored batch.
+        # pending to done in that transaction (the runner lock keeps a second runner out, its
+        # write skips a job found done under the row lock, and its step skips turns already
+        # indexed), which saves a commit per stored batch.
         return job
     with job_write(job_id, owner=(job.tenant_id, job.user_id)) as job:
         if job is None or job.status == ArchivalJob.Status.DONE:
@@ -392,13 +416,14 @@ def _archival_job_claim(job_id: int) -> ArchivalJob | None:
         return job
 
 
-def _archival_job_run_one(job_id: int) -> bool:
-    """Run one job's steps; False if it failed (recorded, retried later). Each step prepares
-    outside any transaction (LLM calls, embeddings) and writes in a short one."""
+def _archival_job_run_one(job_id: int, *, loaded: ArchivalJob | None = None) -> tuple[bool, ArchivalJob | None]:
+    """Run one job's steps; False if it failed (recorded, retried later), with the job as last
+    written (None when it was not, or is gone). Each step prepares outside any transaction (LLM
+    calls, embeddings) and writes in a short one."""
     started = time.monotonic()
-    job = _archival_job_claim(job_id)
+    job = _archival_job_claim(job_id, loaded)
     if job is None:
-        return True
+        return True, None
     try:
         messages = list(Message.objects.filter(pk__in=job.message_ids, tenant_id=job.tenant_id)
                         .select_related("conversation").order_by("created_at", "id"))
@@ -413,8 +438,10 @@ def _archival_job_run_one(job_id: int) -> bool:
             if todo:
                 prepared = [step.prepare(job, messages) for step in todo]
                 with job_write(job_id, owner=(job.tenant_id, job.user_id)) as locked:
-                    if locked is None:
-                        return True  # erased meanwhile: what was prepared is dropped
+                    if locked is None or locked.status == ArchivalJob.Status.DONE:
+                        # Erased meanwhile (what was prepared is dropped), or run by another
+                        # runner since this one read it.
+                        return True, locked
                     done = dict(locked.result.get("steps", {}))
                     for step, ready in zip(todo, prepared, strict=True):
                         done[step.name] = step.apply(locked, messages, ready)
@@ -430,7 +457,7 @@ def _archival_job_run_one(job_id: int) -> bool:
                     after = step.after(job, job.result["steps"][step.name]) or {}
                     with job_write(job_id, owner=(job.tenant_id, job.user_id)) as locked:
                         if locked is None:
-                            return True
+                            return True, None
                         locked.result = {**locked.result,
                                          "after": {**locked.result.get("after", {}), step.name: after}}
                         locked.save(update_fields=["result"])
@@ -438,16 +465,17 @@ def _archival_job_run_one(job_id: int) -> bool:
         if not finished:
             with job_write(job_id, owner=(job.tenant_id, job.user_id)) as locked:
                 if locked is None:
-                    return True
+                    return True, None
                 _archival_job_finish(locked, started)
                 locked.save(update_fields=_FINISH_FIELDS)
+                job = locked
         metrics.ARCHIVAL_JOBS.labels("done").inc()
-        return True
+        return True, job
     except Exception as exc:
         # Every failure is retried, not only an LLM outage: a malformed reply may come out right
         # next time, and a bug fixed by a deploy must not have lost the messages meanwhile.
         _archival_job_record_failure(job_id=job_id, error=exc)
-        return False
+        return False, None
 
 
 _FINISH_FIELDS = ["status", "started_at", "finished_at", "error", "result"]

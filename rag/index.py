@@ -171,13 +171,16 @@ def _catch_up(index: SegmentedBM25Index, state: _State, tenant_id: int, namespac
     generation, last_chunk_id, last_deletion_id = watermarks
     if generation != state.generation:
         return False
-    chunks = Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace)
-    for rows in _pages(chunks, index.max_doc_id or 0, last_chunk_id, "id", "terms"):
-        index.add([pk for pk, _ in rows], [terms for _, terms in rows])
-    deletions = ChunkDeletion.objects.filter(tenant_id=tenant_id, namespace=namespace)
-    for rows in _pages(deletions, state.last_deletion_id, last_deletion_id, "id", "chunk_id"):
-        index.remove([chunk_id for _, chunk_id in rows])
-    state.last_deletion_id = max(state.last_deletion_id, last_deletion_id)
+    # Most searches find nothing new: no queryset is even built then (two cost ~3% of a search).
+    if (index.max_doc_id or 0) < last_chunk_id:
+        chunks = Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace)
+        for rows in _pages(chunks, index.max_doc_id or 0, last_chunk_id, "id", "terms"):
+            index.add([pk for pk, _ in rows], [terms for _, terms in rows])
+    if state.last_deletion_id < last_deletion_id:
+        deletions = ChunkDeletion.objects.filter(tenant_id=tenant_id, namespace=namespace)
+        for rows in _pages(deletions, state.last_deletion_id, last_deletion_id, "id", "chunk_id"):
+            index.remove([chunk_id for _, chunk_id in rows])
+        state.last_deletion_id = last_deletion_id
     return True
 
 

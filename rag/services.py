@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,8 +16,9 @@ from django.db import connection, transaction
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
+from psycopg.types.json import Jsonb
 
-from memoryhub import timeexpr
+from memoryhub import timeexpr, vector_io
 from memoryhub.embeddings import get_embedder, l2_normalize
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ArchivalJob, Message, Tenant
@@ -62,6 +64,13 @@ class ChunkDraft:
     tags: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     expires_at: datetime | None = None
+    # Typed memories' columns (rag.memories), written with the row: no second write per chunk.
+    memory_uid: uuid.UUID | None = None
+    category: str = ""
+    conf_uid: str = ""
+    history_uid: str = ""
+    emotion: str = ""
+    context_window: str = ""
 
 
 def _embed(drafts: Sequence[ChunkDraft]) -> np.ndarray:
@@ -140,27 +149,87 @@ def _date_terms(draft: ChunkDraft) -> list[str]:
     return timeexpr.chunk_terms(draft.text, draft.created_ts)
 
 
-def chunks_prepare(drafts: Sequence[ChunkDraft]) -> PreparedChunks:
+def chunks_prepare(drafts: Sequence[ChunkDraft], *, embeddings: np.ndarray | None = None) -> PreparedChunks:
     """BM25 terms and embeddings of the drafts. Writes nothing and takes no lock: call it before
-    opening the transaction that inserts them."""
+    opening the transaction that inserts them. `embeddings`: the drafts' vectors when the caller
+    already computed them (drafts without prefix or context, whose vector is their text's)."""
     if not drafts:
         return PreparedChunks([], [], np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32))
     own_terms = analyze_many([f"{d.search_prefix} {d.text}" for d in drafts])
     context_terms = analyze_many([d.context_text for d in drafts])
     terms = [[t for t in own * OWN_TERM_WEIGHT + ctx + _date_terms(d) if len(t) <= MAX_TERM_CHARS]
              for d, own, ctx in zip(drafts, own_terms, context_terms, strict=True)]
-    return PreparedChunks(list(drafts), terms, _embed(drafts))
+    if embeddings is None:
+        embeddings = _embed(drafts)
+    elif any(d.search_prefix or d.context_text for d in drafts) or len(embeddings) != len(drafts):
+        raise ValueError("given embeddings are only valid for drafts without prefix or context, one each")
+    return PreparedChunks(list(drafts), terms, np.asarray(embeddings, dtype=np.float32))
+
+
+# Columns a chunk write fills, with their types for COPY's binary format ("vector": its oid is
+# looked up, see memoryhub.vector_io). Arrays name their element type: the binary array format
+# carries it, and PostgreSQL refuses text[] for a varchar[] column.
+_COPY_COLUMNS = (
+    ("id", "bigint"), ("tenant_id", "bigint"), ("namespace", "varchar"), ("user_id", "varchar"),
+    ("type", "varchar"), ("kind", "varchar"), ("source_id", "varchar"), ("session_id", "varchar"),
+    ("role", "varchar"), ("speaker", "varchar"), ("text", "text"), ("tokens", "integer"),
+    ("terms", "varchar[]"), ("embedding", "vector"), ("importance", "float8"), ("tags", "varchar[]"),
+    ("meta", "jsonb"), ("created_ts", "timestamptz"), ("expires_at", "timestamptz"), ("in_hnsw", "bool"),
+    ("memory_uid", "uuid"), ("category", "varchar"), ("conf_uid", "varchar"), ("history_uid", "varchar"),
+    ("emotion", "varchar"), ("context_window", "varchar"),
+)
+_COPY_SQL = f"COPY rag_chunk ({', '.join(name for name, _ in _COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
+
+
+def _chunks_copy(rows: list[Chunk]) -> None:
+    """Write new chunk rows with COPY (binary), giving each its id from the table's sequence first.
+
+    Measured on 20 dialog chunks: ~1.4 ms against ~15 ms for the ORM's INSERT, whose client-side
+    parameter binding spelled every vector out as text for the server to parse back. The ids are
+    drawn in one statement, in increasing order, by the caller holding the namespace lock, so they
+    still commit in order within a namespace (see namespace_write_lock)."""
+    with connection.cursor() as wrapper:
+        wrapper.execute(f"SELECT nextval(pg_get_serial_sequence('rag_chunk', 'id')), {vector_io.VECTOR_OID_SQL} "
+                        "FROM generate_series(1, %s)", [len(rows)])
+        drawn = sorted(wrapper.fetchall())
+    for row, (pk, _) in zip(rows, drawn, strict=True):
+        row.pk = pk
+    oid = drawn[0][1]
+    with connection.cursor() as wrapper, connection.wrap_database_errors:
+        cursor = wrapper.cursor  # psycopg's own: Django's wrapper has no COPY
+        vector_io.adapt_vectors(cursor, oid)
+        with cursor.copy(_COPY_SQL) as copy:
+            copy.set_types([oid if kind == "vector" else kind for _, kind in _COPY_COLUMNS])
+            for row in rows:
+                copy.write_row([Jsonb(row.meta) if name == "meta" else getattr(row, name) for name, _ in _COPY_COLUMNS])
+    for row in rows:
+        row._state.adding, row._state.db = False, connection.alias
+
+
+def _indexed_sources(tenant_id: int, sources: Iterable[str]) -> set[str]:
+    return set(Chunk.objects.filter(tenant_id=tenant_id, source_id__in=list(sources))
+               .values_list("source_id", flat=True).distinct())
 
 
 # No savepoint when called inside a transaction (the index step, a lore version): a failure rolls
 # back the caller's whole transaction anyway, and a savepoint costs two round trips per batch.
 @transaction.atomic(savepoint=False)
-def chunks_insert(*, tenant: Tenant, namespace: str, prepared: PreparedChunks) -> list[Chunk]:
+def chunks_insert(*, tenant: Tenant, namespace: str, prepared: PreparedChunks,
+                  skip_indexed_sources: bool = False) -> list[Chunk]:
     """Insert prepared chunks: the namespace lock (held to commit, see namespace_write_lock), the
-    namespace's bookkeeping and one bulk insert. Database work only, so the lock is short."""
+    namespace's bookkeeping and one COPY. Database work only, so the lock is short.
+
+    `skip_indexed_sources` drops the drafts whose source already has chunks, checked under the
+    lock: a retried job, or a re-index meanwhile, must not double them."""
     if not prepared.drafts:
         return []
     namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
+    if skip_indexed_sources:
+        already = _indexed_sources(tenant.pk, {d.source_id for d in prepared.drafts})
+        if already:
+            prepared = prepared.subset([i for i, d in enumerate(prepared.drafts) if d.source_id not in already])
+            if not prepared.drafts:
+                return []
     state = _namespace_state(tenant, namespace)
     _hnsw_promote(state, len(prepared))
     now = timezone.now()
@@ -180,19 +249,25 @@ def chunks_insert(*, tenant: Tenant, namespace: str, prepared: PreparedChunks) -
             terms=term_list,
             embedding=vector,
             importance=d.importance,
-            tags=d.tags,
+            tags=list(d.tags),
             meta=d.meta,
             created_ts=d.created_ts or now,
             expires_at=d.expires_at,
             in_hnsw=state.in_hnsw,
+            memory_uid=d.memory_uid,
+            category=d.category,
+            conf_uid=d.conf_uid,
+            history_uid=d.history_uid,
+            emotion=d.emotion,
+            context_window=d.context_window,
         )
         for d, term_list, vector in zip(prepared.drafts, prepared.terms, prepared.embeddings, strict=True)
     ]
-    created = Chunk.objects.bulk_create(rows, batch_size=1000)
-    state.chunk_count += len(created)
-    state.last_chunk_id = max(c.pk for c in created)
+    _chunks_copy(rows)
+    state.chunk_count += len(rows)
+    state.last_chunk_id = max(c.pk for c in rows)
     state.save(update_fields=["chunk_count", "last_chunk_id", "in_hnsw"])
-    return created
+    return rows
 
 
 def chunks_create(*, tenant: Tenant, namespace: str, drafts: Sequence[ChunkDraft]) -> list[Chunk]:
@@ -310,15 +385,14 @@ def _history_before(messages: Sequence[Message], count: int) -> list[Message]:
     return list(earlier)[::-1]
 
 
-def _indexed_sources(tenant_id: int, sources: Iterable[str]) -> set[str]:
-    return set(Chunk.objects.filter(tenant_id=tenant_id, source_id__in=list(sources))
-               .values_list("source_id", flat=True).distinct())
-
-
 def dialog_index_prepare(job: ArchivalJob, messages: Sequence[Message]) -> PreparedChunks:
     """Index step, outside any transaction: the chunks of the batch's turns not yet indexed, with
-    their terms and vectors (the embedding may be a remote call)."""
-    already = _indexed_sources(job.tenant_id, [f"message:{m.pk}" for m in messages])
+    their terms and vectors (the embedding may be a remote call).
+
+    A job's first attempt skips the look-up: its chunks commit with its `done`, so only a re-index
+    can have indexed its turns, and the check under the lock in `dialog_index_apply` (the one that
+    counts) drops those; a retry looks, so as not to embed a large batch again."""
+    already = _indexed_sources(job.tenant_id, [f"message:{m.pk}" for m in messages]) if job.attempts else set()
     fresh = [m for m in messages if f"message:{m.pk}" not in already]
     for m in fresh:
         m.conversation = job.conversation
@@ -326,18 +400,14 @@ def dialog_index_prepare(job: ArchivalJob, messages: Sequence[Message]) -> Prepa
     return chunks_prepare(dialog_drafts(fresh, _history_before(fresh, context_turns), context_turns))
 
 
-@transaction.atomic(savepoint=False)
 def dialog_index_apply(job: ArchivalJob, prepared: PreparedChunks) -> dict[str, int]:
     """Index step, in the kernel's write transaction: insert what `dialog_index_prepare` built.
 
-    Checked again under the namespace lock: a job retried after its first run committed (a worker
-    killed before recording the step), or a re-index, may have indexed some turns meanwhile, and
-    inserting them again would double them."""
-    namespace = user_namespace(job.user_id)
-    namespace_write_lock(tenant_id=job.tenant_id, namespace=namespace)
-    already = _indexed_sources(job.tenant_id, {d.source_id for d in prepared.drafts})
-    keep = [i for i, d in enumerate(prepared.drafts) if d.source_id not in already]
-    chunks = chunks_insert(tenant=job.tenant, namespace=namespace, prepared=prepared.subset(keep))
+    Checked again under the namespace lock (`skip_indexed_sources`): a job retried after its first
+    run committed (a worker killed before recording the step), or a re-index, may have indexed
+    some turns meanwhile, and inserting them again would double them."""
+    chunks = chunks_insert(tenant=job.tenant, namespace=user_namespace(job.user_id), prepared=prepared,
+                           skip_indexed_sources=True)
     return {"chunks": len(chunks)}
 
 

@@ -45,9 +45,12 @@ THIRD_PARTY = _set(
 )
 
 
-def _tokens(text: str) -> list[str]:
+# One consolidation asks about each sentence several times (its kind, its importance, its emotions,
+# twice): the analyses are pure functions of the text, kept for the texts seen last.
+@functools.lru_cache(maxsize=4096)
+def memory_words(text: str) -> tuple[str, ...]:
     # "friend's" is the word "friend"; "i'm" stays as it is (it is listed).
-    return [w[:-2] if w.endswith("'s") else w for w in words(text)]
+    return tuple(w[:-2] if w.endswith("'s") else w for w in words(text))
 
 
 def determine_memory_kind(text: str, speaker: str, character: str = "") -> MemoryKind:
@@ -61,7 +64,7 @@ def determine_memory_kind(text: str, speaker: str, character: str = "") -> Memor
     3. the character naming itself → self, even in the user's mouth;
     4. otherwise the speaker talks about themselves: the user → user, the character → self.
     """
-    tokens = _tokens(text)
+    tokens = memory_words(text)
     present = set(tokens)
     role = speaker.strip().casefold()
     is_character = role in {"assistant", "ai", "character", "bot"} or (
@@ -70,7 +73,7 @@ def determine_memory_kind(text: str, speaker: str, character: str = "") -> Memor
         return MemoryKind.THIRD_PARTY
     if present & SECOND_PERSON and not present & FIRST_PERSON:
         return MemoryKind.USER if is_character else MemoryKind.SELF
-    if character and set(_tokens(character)) and set(_tokens(character)) <= present:
+    if character and set(memory_words(character)) and set(memory_words(character)) <= present:
         return MemoryKind.SELF
     return MemoryKind.SELF if is_character else MemoryKind.USER
 
@@ -99,6 +102,7 @@ TRIVIAL = _set(
 _NUMBER = re.compile(r"\d")
 
 
+@functools.lru_cache(maxsize=4096)
 def calculate_importance(text: str) -> float:
     """Importance 0..1 of a memory the writer gave none for, by a transparent additive rule.
 
@@ -112,7 +116,7 @@ def calculate_importance(text: str) -> float:
     and small talk only ("ok thanks", "спасибо", "哈哈") is 0.1 whatever else it shows.
     Clamped to 0..1 and rounded to two decimals, so the same text always scores the same.
     """
-    tokens = _tokens(text)
+    tokens = memory_words(text)
     present = set(tokens)
     if tokens and present <= TRIVIAL:
         return 0.1
@@ -226,7 +230,12 @@ def detect_emotions(text: str) -> dict[str, float]:
     """Emotions a text shows, each with an intensity 0..1: 0.6 for a cue, 0.9 when an intensifier
     ("very", "очень", "很") precedes it. A negation right before the cue ("not happy", "не рад",
     "不开心") drops it: inverting an emotion by rule guesses wrong too often to be worth it."""
-    tokens = _tokens(text)
+    return dict(_emotions(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _emotions(text: str) -> tuple[tuple[str, float], ...]:
+    tokens = memory_words(text)
     found: dict[str, float] = {}
     for cues, prefix in ((_CUES_EN, False), (_CUES_RU, True), (_CUES_ZH, False)):
         for emotion, at in _hits(tokens, cues, prefix).items():
@@ -234,4 +243,4 @@ def detect_emotions(text: str) -> dict[str, float]:
             if set(before) & _NEGATIONS:
                 continue
             found[emotion] = max(found.get(emotion, 0.0), 0.9 if set(before) & _INTENSIFIERS else 0.6)
-    return found
+    return tuple(found.items())

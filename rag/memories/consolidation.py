@@ -2,9 +2,11 @@
 memories, a mood update and an insight (seed 001: summary + novelty_score).
 
 When: every MEMORY_CONSOLIDATION_EVERY new messages of a session (checked by each index job), at
-the session's end (the beat, for sessions idle MEMORY_CONSOLIDATION_IDLE_
-SECONDS), and on the beat schedule, which also retries failed runs. One `MemoryConsolidation` row
-per run is the job record; at most one waits per session.
+the session's end (the beat, for sessions idle MEMORY_CONSOLIDATION_IDLE_SECONDS), and on the
+beat schedule, which also retries failed and lost runs. One `MemoryConsolidation` row per run is
+the job record; at most one waits per session. A run is a Celery task; in the embedded mode it
+runs on a background thread (`memoryhub.deferred`), never inside the request that stored the
+messages.
 
 How a run goes, with no network call under a lock:
 1. claim (short transaction): fix the window, the messages after the session's last consolidated
@@ -30,10 +32,12 @@ from typing import Any
 import jsonschema
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Max, OuterRef, Subquery
+from django.db.models import BigIntegerField, Max, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from pydantic import RootModel, model_validator
 
+from memoryhub import deferred
 from memoryhub.llm import get_llm, llm_enabled
 from memoryhub.models import Conversation, Message
 from memoryhub.services import archival_retry_delay, user_write_lock
@@ -41,7 +45,7 @@ from rag.memories import mood, rules, services
 from rag.memories.classify import calculate_importance, determine_memory_kind
 from rag.memories.vocab import Category, canonical_emotion
 from rag.models import Chunk, MemoryConsolidation, MemoryReview, user_namespace
-from rag.services import ChunkDraft, chunks_create
+from rag.services import ChunkDraft, chunks_insert, chunks_prepare
 
 logger = logging.getLogger(__name__)
 
@@ -247,8 +251,15 @@ def consolidation_request(conversation: Conversation, *, trigger: str) -> dict[s
 
 
 def consolidation_request_if_due(conversation: Conversation) -> dict[str, Any]:
-    """Index-job hook: a run once MEMORY_CONSOLIDATION_EVERY messages wait unconsolidated."""
-    waiting = Message.objects.filter(conversation=conversation, pk__gt=_consolidated_until(conversation)).count()
+    """Index-job hook: a run once MEMORY_CONSOLIDATION_EVERY messages wait unconsolidated. A session
+    with fewer messages in all has nothing due (no query); otherwise one count."""
+    if conversation.message_count < settings.MEMORY_CONSOLIDATION_EVERY:
+        return {"waiting": conversation.message_count}
+    done = (MemoryConsolidation.objects.filter(conversation=OuterRef("conversation"),
+                                               status=MemoryConsolidation.Status.DONE)
+            .order_by().values("conversation").annotate(last=Max("last_message_id")).values("last"))
+    waiting = Message.objects.filter(conversation=conversation).filter(
+        pk__gt=Coalesce(Subquery(done), Value(0), output_field=BigIntegerField())).count()
     if waiting < settings.MEMORY_CONSOLIDATION_EVERY:
         return {"waiting": waiting}
     return {"waiting": waiting, **consolidation_request(conversation, trigger="size")}
@@ -257,6 +268,10 @@ def consolidation_request_if_due(conversation: Conversation) -> dict[str, Any]:
 def _enqueue(run_id: int) -> None:
     from rag.memories.tasks import memories_consolidate
 
+    # In-process (no broker) the task would run right here, inside the index job of the client's
+    # request; a background thread takes it instead where a beat will find the run if it is lost.
+    if memories_consolidate.app.conf.task_always_eager and deferred.defer(memories_consolidate.apply, (run_id,)):
+        return
     try:
         memories_consolidate.delay(run_id)
     except Exception as exc:  # a broker outage: the beat sweep enqueues it later
@@ -348,12 +363,16 @@ def consolidation_run(*, run_id: int) -> MemoryConsolidation | None:
 
 
 def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str, Any]:
+    """Everything a run writes, computed outside any transaction: the consolidator's output (LLM or
+    rules), the near-duplicates, and the new memories' and the insight's chunks with their vectors
+    (the embedder may be a remote call, so never under the user's write lock)."""
     started = time.perf_counter()
     character = _character(messages, run.conf_uid)
     history = run.conversation.session_id
     if not messages:
-        return {"output": {}, "consolidator": "", "candidates": [], "duplicates": [], "novelty": 0.0,
-                "character": character, "seconds": 0.0}
+        return {"output": {}, "consolidator": "", "candidates": [], "reinforce": [], "create": None,
+                "review": [], "insight": None, "novelty": 0.0, "character": character, "seconds": 0.0,
+                "messages": 0}
     if llm_enabled():
         output, consolidator, confidence = consolidate_llm(messages, character), "llm", LLM_DEFAULT_CONFIDENCE
     else:
@@ -363,33 +382,48 @@ def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str,
             raise ValueError(f"rule consolidator produced invalid JSON: {errors}")
     candidates = memory_candidates(output, character=character, history_uid=history, session_id=history,
                                    default_confidence=confidence, lines=_lines(messages))
-    duplicates, _ = services.find_duplicates(tenant_id=run.tenant_id, user_id=run.user_id, conf_uid=run.conf_uid,
-                                             texts=[c[0].text for c in candidates])
+    duplicates, vectors = services.find_duplicates(tenant_id=run.tenant_id, user_id=run.user_id,
+                                                   conf_uid=run.conf_uid, texts=[c[0].text for c in candidates])
+    reinforce, create, review = [], [], []
+    for i, ((item, item_confidence), duplicate) in enumerate(zip(candidates, duplicates, strict=True)):
+        if duplicate is not None:
+            duplicate.importance = item.importance
+            reinforce.append(duplicate)
+        elif item_confidence < settings.MEMORY_REVIEW_CONFIDENCE:
+            review.append((item, item_confidence))
+        else:
+            create.append(i)
     # Novelty (seed 001's insight): the share of this window's memories not already held.
     novelty = round(sum(d is None for d in duplicates) / len(duplicates), 3) if duplicates else 0.0
-    return {"output": output, "consolidator": consolidator, "candidates": candidates, "duplicates": duplicates,
-            "novelty": novelty, "character": character, "seconds": time.perf_counter() - started}
+    # A memory's chunk vector is its text's: the duplicate search's vectors serve again.
+    prepared_memories = services.memories_prepare(
+        user_id=run.user_id, conf_uid=run.conf_uid, items=[candidates[i][0] for i in create],
+        embeddings=vectors[create]) if create else None
+    insight = None
+    if candidates:
+        summary = (output.get("summary") or "").strip() or "; ".join(c[0].text for c in candidates[:3])
+        insight = chunks_prepare([ChunkDraft(
+            type=Chunk.Type.INSIGHT, text=summary, source_id=f"consolidation:{run.pk}", user_id=run.user_id,
+            session_id=history, conf_uid=run.conf_uid, history_uid=history,
+            meta={"summary": summary, "novelty_score": novelty, "consolidation_id": run.pk, "conf_uid": run.conf_uid},
+        )])
+    return {"output": output, "consolidator": consolidator, "candidates": candidates, "reinforce": reinforce,
+            "create": prepared_memories, "review": review, "insight": insight, "novelty": novelty,
+            "character": character, "seconds": time.perf_counter() - started, "messages": len(messages)}
 
 
 def _apply(run: MemoryConsolidation, prepared: dict[str, Any]) -> MemoryConsolidation | None:
+    """One short transaction under the user's write lock: database work only."""
     now = timezone.now()
     with transaction.atomic():
         user_write_lock(tenant_id=run.tenant_id, user_id=run.user_id)
         locked = MemoryConsolidation.objects.select_for_update(of=("self",)).filter(pk=run.pk).first()
         if locked is None or locked.status == MemoryConsolidation.Status.DONE:
             return locked  # erased meanwhile, or another runner finished it
-        reinforce, create, review = [], [], []
-        for (item, confidence), duplicate in zip(prepared["candidates"], prepared["duplicates"], strict=True):
-            if duplicate is not None:
-                duplicate.importance = item.importance
-                reinforce.append(duplicate)
-            elif confidence < settings.MEMORY_REVIEW_CONFIDENCE:
-                review.append((item, confidence))
-            else:
-                create.append(item)
-        reinforced = services.memories_reinforce(tenant=run.tenant, reinforcements=reinforce, now=now)
-        created = services.memories_create(tenant=run.tenant, user_id=run.user_id, conf_uid=run.conf_uid,
-                                           items=create) if create else []
+        reinforced = services.memories_reinforce(tenant=run.tenant, reinforcements=prepared["reinforce"], now=now)
+        created = services.memories_insert(tenant=run.tenant, user_id=run.user_id, conf_uid=run.conf_uid,
+                                           prepared=prepared["create"]) if prepared["create"] else []
+        review = prepared["review"]
         MemoryReview.objects.bulk_create([MemoryReview(
             tenant=run.tenant, user_id=run.user_id, conf_uid=run.conf_uid, history_uid=item.history_uid,
             consolidation=locked, text=item.text, kind=item.kind, category=item.category,
@@ -401,12 +435,16 @@ def _apply(run: MemoryConsolidation, prepared: dict[str, Any]) -> MemoryConsolid
             services.character_ensure(tenant=run.tenant, conf_uid=run.conf_uid)
             mood.mood_update(tenant=run.tenant, user_id=run.user_id, conf_uid=run.conf_uid, emotions=emotions,
                              now=now)
-        insight = _insight(locked, prepared, now) if prepared["candidates"] else None
+        insight = None
+        if prepared["insight"] is not None:
+            [chunk] = chunks_insert(tenant=run.tenant, namespace=user_namespace(run.user_id),
+                                    prepared=prepared["insight"])
+            insight = chunk.pk
         locked.status, locked.finished_at, locked.error = MemoryConsolidation.Status.DONE, now, ""
         locked.consolidator, locked.novelty_score = prepared["consolidator"], prepared["novelty"]
         locked.output = prepared["output"]
         locked.result = {"created": len(created), "reinforced": reinforced, "review": len(review),
-                         "insight_chunk": insight, "messages": _window_size(locked),
+                         "insight_chunk": insight, "messages": prepared["messages"],
                          "prepare_seconds": round(prepared["seconds"], 4)}
         locked.save()
         # More messages than one window: the next run picks up where this one stopped.
@@ -415,25 +453,6 @@ def _apply(run: MemoryConsolidation, prepared: dict[str, Any]) -> MemoryConsolid
             consolidation_request(locked.conversation, trigger="size")
     logger.info("consolidation %s done: %s", locked.pk, locked.result)
     return locked
-
-
-def _window_size(run: MemoryConsolidation) -> int:
-    return Message.objects.filter(conversation_id=run.conversation_id, pk__gte=run.first_message_id or 0,
-                                  pk__lte=run.last_message_id or 0).count() if run.last_message_id else 0
-
-
-def _insight(run: MemoryConsolidation, prepared: dict[str, Any], now: Any) -> int:
-    """Seed 001's insight: what this consolidation added, and how new it was."""
-    output = prepared["output"]
-    summary = (output.get("summary") or "").strip() or "; ".join(c[0].text for c in prepared["candidates"][:3])
-    [chunk] = chunks_create(tenant=run.tenant, namespace=user_namespace(run.user_id), drafts=[ChunkDraft(
-        type=Chunk.Type.INSIGHT, text=summary, source_id=f"consolidation:{run.pk}", user_id=run.user_id,
-        session_id=run.conversation.session_id, created_ts=now,
-        meta={"summary": summary, "novelty_score": prepared["novelty"], "consolidation_id": run.pk,
-              "conf_uid": run.conf_uid},
-    )])
-    Chunk.objects.filter(pk=chunk.pk).update(conf_uid=run.conf_uid, history_uid=run.conversation.session_id)
-    return chunk.pk
 
 
 def _record_failure(run_id: int, error: Exception) -> None:

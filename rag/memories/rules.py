@@ -20,13 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memoryhub.text import words
 from rag.memories.classify import (
     FIRST_PERSON,
     PERSONAL,
     calculate_importance,
     detect_emotions,
     determine_memory_kind,
+    memory_words,
 )
 from rag.memories.vocab import valence
 
@@ -96,7 +96,7 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
     emotions: dict[str, float] = {}
     for line, turn in enumerate(turns):
         for sentence in _sentences(turn.text):
-            tokens = [w[:-2] if w.endswith("'s") else w for w in words(sentence)]
+            tokens = memory_words(sentence)
             present = set(tokens)
             if len(tokens) < 3:
                 continue

@@ -1,8 +1,8 @@
 """Writes of typed memories: create (API and consolidation), near-duplicate reinforcement,
 review decisions, erasure.
 
-A typed memory is a `rag.Chunk` of type `memory`, written through `rag.services.chunks_create`
-(so BM25 and vectors see it at once) and then given its typed columns in the same transaction.
+A typed memory is a `rag.Chunk` of type `memory`, written through `rag.services.chunks_insert`
+with its typed columns (so BM25 and vectors see it at once), embedded before the transaction.
 Every memory has its own `memory_uid` (a UUID): seed 004's store keyed memories by a derived id,
 so two memories could collide and one silently overwrite the other.
 """
@@ -23,19 +23,16 @@ from django.db.models import F, Value
 from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
+from memoryhub import vector_io
 from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Tenant
-from memoryhub.search import vectors
 from rag.memories.classify import calculate_importance
 from rag.memories.vocab import CATEGORIES, KINDS, canonical_emotion
 from rag.models import Character, Chunk, MemoryReview, user_namespace
-from rag.services import ChunkDraft, chunks_create
+from rag.services import ChunkDraft, PreparedChunks, chunks_insert, chunks_prepare
 
 logger = logging.getLogger(__name__)
-
-TYPED_FIELDS = ("memory_uid", "category", "conf_uid", "history_uid", "emotion", "context_window", "last_seen_at")
-
 
 @dataclass
 class MemoryInput:
@@ -85,8 +82,8 @@ def character_get(*, tenant: Tenant | int, conf_uid: str) -> Character:
 
 
 def _draft(user_id: str, conf_uid: str, item: MemoryInput, now: datetime) -> ChunkDraft:
-    uid = uuid.uuid4()
     importance = item.importance if item.importance is not None else calculate_importance(item.text)
+    uid = uuid.uuid4()
     return ChunkDraft(
         type=Chunk.Type.MEMORY,
         text=item.text.strip(),
@@ -98,27 +95,35 @@ def _draft(user_id: str, conf_uid: str, item: MemoryInput, now: datetime) -> Chu
         created_ts=item.occurred_at or now,
         importance=importance,
         tags=list(item.tags),
-        meta={**item.meta, "timestamp_given": item.occurred_at is not None,
-              "_typed": {"memory_uid": str(uid), "category": item.category, "conf_uid": conf_uid,
-                         "history_uid": item.history_uid, "emotion": item.emotion,
-                         "context_window": item.context_window}},
+        meta={**item.meta, "timestamp_given": item.occurred_at is not None},
+        memory_uid=uid, category=item.category, conf_uid=conf_uid, history_uid=item.history_uid,
+        emotion=item.emotion, context_window=item.context_window,
     )
 
 
-@transaction.atomic
-def memories_create(*, tenant: Tenant, user_id: str, conf_uid: str, items: Sequence[MemoryInput]) -> list[Chunk]:
-    """Write typed memories of one user and character (each a new memory with its own uid)."""
+def memories_prepare(*, user_id: str, conf_uid: str, items: Sequence[MemoryInput],
+                     embeddings: np.ndarray | None = None) -> PreparedChunks:
+    """Check the items and compute their chunks' terms and vectors: no write, no lock, so call it
+    before the transaction (the embedder may be a remote call). `embeddings`, when the caller
+    already has the items' vectors (consolidation's duplicate search), saves embedding them again:
+    a memory's chunk vector is its text's."""
     items = [item.checked() for item in items]
-    character_ensure(tenant=tenant, conf_uid=conf_uid)
     now = timezone.now()
-    created = chunks_create(tenant=tenant, namespace=user_namespace(user_id),
-                            drafts=[_draft(user_id, conf_uid, item, now) for item in items])
-    for chunk in created:
-        typed = chunk.meta.pop("_typed")
-        for name, value in typed.items():
-            setattr(chunk, name, uuid.UUID(value) if name == "memory_uid" else value)
-    Chunk.objects.bulk_update(created, ["meta", *TYPED_FIELDS[:-1]])
-    return created
+    drafts = [_draft(user_id, conf_uid, item, now) for item in items]
+    return chunks_prepare(drafts, embeddings=embeddings)
+
+
+@transaction.atomic
+def memories_insert(*, tenant: Tenant, user_id: str, conf_uid: str, prepared: PreparedChunks) -> list[Chunk]:
+    """Write prepared typed memories of one user and character (each a new memory with its own uid)."""
+    character_ensure(tenant=tenant, conf_uid=conf_uid)
+    return chunks_insert(tenant=tenant, namespace=user_namespace(user_id), prepared=prepared)
+
+
+def memories_create(*, tenant: Tenant, user_id: str, conf_uid: str, items: Sequence[MemoryInput]) -> list[Chunk]:
+    """`memories_prepare` then `memories_insert`, embedding before the transaction opens."""
+    prepared = memories_prepare(user_id=user_id, conf_uid=conf_uid, items=items)
+    return memories_insert(tenant=tenant, user_id=user_id, conf_uid=conf_uid, prepared=prepared)
 
 
 # --- Near-duplicates ------------------------------------------------------------------------
@@ -133,20 +138,33 @@ def find_duplicates(*, tenant_id: int, user_id: str, conf_uid: str, texts: Seque
                     ) -> tuple[list[Reinforcement | None], np.ndarray]:
     """For each text, the memory of this user and character it nearly repeats (cosine at or above
     MEMORY_DUPLICATE_SIMILARITY), or None. Reads and embeds only: call it outside transactions.
-    Also returns the texts' vectors."""
+    Also returns the texts' vectors.
+
+    One statement for all the texts (an exact scan of the user's memories of that character per
+    text, which are few); it was a query per text, each with its vector spelled out as text."""
     if not texts:
         return [], np.zeros((0, settings.EMBEDDING_DIMENSIONS))
     embedded = get_embedder().embed(list(texts))
-    held = Chunk.objects.filter(tenant_id=tenant_id, namespace=user_namespace(user_id), type=Chunk.Type.MEMORY,
-                                conf_uid=conf_uid)
-    out: list[Reinforcement | None] = []
-    for vector in embedded:
-        # A user's memories of one character are few: the exact scan is the right plan.
-        best = vectors.nearest(held, vector, 1, namespace_size=0)
-        if best and best[0][1] >= settings.MEMORY_DUPLICATE_SIMILARITY:
-            out.append(Reinforcement(best[0][0], best[0][1], None))
-        else:
-            out.append(None)
+    out: list[Reinforcement | None] = [None] * len(texts)
+    # A text without features embeds to the zero vector, which has no direction (its cosine
+    # distance is NaN): it repeats nothing.
+    asked = [i for i, vector in enumerate(embedded) if np.any(vector)]
+    if not asked:
+        return out, embedded
+    values = ", ".join(["(%s::integer, %s::vector)"] * len(asked))
+    with vector_io.server_cursor() as cursor:
+        cursor.execute(
+            f"""SELECT q.n, best.id, best.distance FROM (VALUES {values}) AS q(n, v)
+                CROSS JOIN LATERAL (
+                    SELECT c.id, (c.embedding <=> q.v) + 0 AS distance FROM rag_chunk c
+                    WHERE c.tenant_id = %s AND c.namespace = %s AND c.type = %s AND c.conf_uid = %s
+                    ORDER BY distance, c.id DESC LIMIT 1) AS best""",
+            [*(x for i in asked for x in (i, embedded[i])), tenant_id, user_namespace(user_id), Chunk.Type.MEMORY,
+             conf_uid])
+        for i, chunk_id, distance in cursor.fetchall():
+            similarity = 1.0 - float(distance)
+            if similarity >= settings.MEMORY_DUPLICATE_SIMILARITY:
+                out[i] = Reinforcement(int(chunk_id), similarity, None)
     return out, embedded
 
 

@@ -64,7 +64,7 @@ def answer_by_agent(request: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture
 def queued(monkeypatch: pytest.MonkeyPatch) -> None:
     """Jobs stay queued after commit (as with a busy broker) until the test runs them itself."""
-    monkeypatch.setattr(services, "archival_job_enqueue", lambda *, job_id: True)
+    monkeypatch.setattr(services, "archival_job_enqueue", lambda *, job_id, **kwargs: True)
 
 
 def user_rows(tenant: Any, user: str) -> dict[str, int]:

@@ -3,13 +3,23 @@ near-duplicates reinforcing instead of copying, insights with novelty, review of
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
+import pytest
+from django.db import transaction
+
+from memoryhub import beat as memoryhub_beat
+from memoryhub import deferred
+from memoryhub.beat import EmbeddedBeat
 from rag.memories import consolidation
 from rag.memories.rules import Turn, consolidate_rules
 from rag.memories.services import memory_review_approve
 from rag.models import CharacterMood, Chunk, MemoryConsolidation, MemoryReview
 from tests.factories import append_messages
+from tests.kernel.test_beat import wait_for
+from tests.llm_server import Delay
 
 START = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
 CHAT = [
@@ -90,6 +100,7 @@ def test_second_run_takes_only_new_messages_and_is_idempotent(tenant) -> None:
 
 
 def test_thirty_new_messages_request_a_consolidation(tenant, settings, django_capture_on_commit_callbacks) -> None:
+    """Without a beat in the process (a management command, a test) the run is done in line."""
     settings.MEMORY_CONSOLIDATION_EVERY = 6
     with django_capture_on_commit_callbacks(execute=True):
         result = append_messages(tenant, "anna", "s1", CHAT, start=START)
@@ -98,6 +109,61 @@ def test_thirty_new_messages_request_a_consolidation(tenant, settings, django_ca
         append_messages(tenant, "anna", "s1", ["I work as a nurse in Lisbon."], start=START)
     run = MemoryConsolidation.objects.get(conversation=result.conversation)
     assert run.trigger == "size" and run.status == "done"
+
+
+@pytest.fixture
+def web_process_beat() -> Iterator[EmbeddedBeat]:
+    """A beat running in this process, as in a web process of the embedded mode (wsgi.py)."""
+    beat = EmbeddedBeat({"memories-consolidate-due": {"task": "rag.memories.tasks.memories_consolidate_due",
+                                                      "schedule": 0.2}}, tick=0.05)
+    beat.start()
+    try:
+        assert wait_for(memoryhub_beat.running, 5)
+        yield beat
+    finally:
+        beat.stop()
+        beat.join(10)
+        assert deferred.runner().wait_idle(30)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_due_consolidation_runs_soon_without_holding_up_the_batch_that_asked_for_it(
+        client_a, settings, llm, web_process_beat) -> None:
+    client, tenant = client_a
+    settings.MEMORY_CONSOLIDATION_EVERY = 6
+    settings.LLM_TIMEOUT = 10.0
+    llm.chat_handler = lambda request: Delay(3.0, VALID)  # a slow consolidator
+    url = "/api/v1/users/anna/sessions/s1/messages"
+    turns = [("user", t) if isinstance(t, str) else t for t in CHAT]
+    first = client.post(url, {"messages": [{"role": role, "text": text} for role, text in turns]}, format="json")
+    assert first.status_code == 202 and not MemoryConsolidation.objects.exists()
+
+    started = time.monotonic()
+    due = client.post(url, {"messages": [{"role": "user", "text": "I work as a nurse in Lisbon."}]}, format="json")
+    took = time.monotonic() - started
+    assert due.status_code == 202
+    # The batch is stored and searchable at once; it did not wait for the 3-second consolidator.
+    assert took < 2.0, took
+    assert Chunk.objects.filter(tenant=tenant, type="dialog").count() == 6
+    run = MemoryConsolidation.objects.get(tenant=tenant)
+    assert run.trigger == "size" and run.status in ("pending", "running")
+    # ... and the consolidation is done soon after, on the process's background thread.
+    assert wait_for(lambda: MemoryConsolidation.objects.get(pk=run.pk).status == "done", 30)
+    assert Chunk.objects.filter(tenant=tenant, type="memory", category="KeyFacts").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_the_process_never_got_to_is_run_by_the_beat(tenant, settings, web_process_beat, monkeypatch) -> None:
+    """A process that dies with a run still queued loses nothing: the row stays pending and the
+    beat's sweep runs it."""
+    settings.MEMORY_CONSOLIDATION_EVERY = 1000
+    result = append_messages(tenant, "anna", "s1", CHAT, start=START)
+    monkeypatch.setattr(deferred, "defer", lambda fn, *args: True)  # queued, then the process "dies"
+    with transaction.atomic():
+        run_id = consolidation.consolidation_request(result.conversation, trigger="request")["consolidation"]
+    assert MemoryConsolidation.objects.get(pk=run_id).status == "pending"
+    monkeypatch.undo()
+    assert wait_for(lambda: MemoryConsolidation.objects.get(pk=run_id).status == "done", 30)
 
 
 VALID = {"facts_about_user": ["Anna lives in Lisbon."], "past_events": [], "self_beliefs": [],
@@ -161,3 +227,30 @@ def test_a_memory_dates_from_what_was_said_and_names_its_source_turns(tenant) ->
     assert "@d2023-05-01" in hiking.terms  # "yesterday" of the day it was said
     emotions = Chunk.objects.get(tenant=tenant, type="memory", category="Emotions")
     assert emotions.created_ts == max(m.created_at for m in result.created)
+
+
+def test_duplicates_found_in_one_statement_are_those_each_text_finds_alone(tenant, settings,
+                                                                          django_assert_num_queries) -> None:
+    import numpy as np
+
+    from memoryhub.embeddings import get_embedder
+    from memoryhub.search import vectors
+    from rag.memories.services import MemoryInput, find_duplicates, memories_create
+
+    held = ["Anna lives in Lisbon.", "Anna's favourite band is Muse.", "Anna has a cat named Miso."]
+    memories_create(tenant=tenant, user_id="anna", conf_uid="neiri",
+                    items=[MemoryInput(text=t, kind="user") for t in held])
+    memories_create(tenant=tenant, user_id="anna", conf_uid="other", items=[MemoryInput(text=held[0], kind="user")])
+    settings.MEMORY_DUPLICATE_SIMILARITY = 0.5
+    texts = ["Anna lives in Lisbon!", "Anna has a cat called Miso.", "🙂", "Quantum chromodynamics lecture notes."]
+    with django_assert_num_queries(0):  # one statement on a cursor of its own (binary vectors)
+        found, embedded = find_duplicates(tenant_id=tenant.pk, user_id="anna", conf_uid="neiri", texts=texts)
+    mine = Chunk.objects.filter(tenant=tenant, namespace="user:anna", type="memory", conf_uid="neiri")
+    for text, duplicate, vector in zip(texts, found, embedded, strict=True):
+        assert np.allclose(vector, get_embedder().embed_one(text))
+        alone = vectors.nearest(mine, vector, 1, namespace_size=0)
+        expected = alone[0] if alone and alone[0][1] >= 0.5 else None
+        assert (duplicate.chunk_id, round(duplicate.similarity, 5)) == (expected[0], round(expected[1], 5)) \
+            if expected else duplicate is None, text
+    assert found[0] is not None and found[2] is None  # a text without features repeats nothing
+    assert Chunk.objects.get(pk=found[0].chunk_id).conf_uid == "neiri"

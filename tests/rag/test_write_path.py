@@ -46,7 +46,7 @@ def in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
 @pytest.fixture
 def queued(monkeypatch: pytest.MonkeyPatch) -> None:
     """Archival jobs stay queued after commit (a busy broker) until the test runs them itself."""
-    monkeypatch.setattr(kernel, "archival_job_enqueue", lambda *, job_id: True)
+    monkeypatch.setattr(kernel, "archival_job_enqueue", lambda *, job_id, **kwargs: True)
 
 
 @pytest.fixture
@@ -331,3 +331,69 @@ def test_a_document_over_the_size_limit_is_refused_naming_the_field(client_a: An
     assert response.status_code == 400
     assert "text" in response.json()["error"]["fields"]
     assert not Document.objects.exists()
+
+
+# --- the chunk write itself (one binary COPY) ----------------------------------------------------
+@pytest.mark.django_db
+def test_chunks_written_by_copy_read_back_as_written(tenant) -> None:
+    import uuid
+
+    import numpy as np
+
+    uid = uuid.uuid4()
+    expires = timezone.now() + timedelta(days=3)
+    drafts = [
+        services.ChunkDraft(type="dialog", text="Anna: I moved to Lisbon 🙂 — «ёлка» 我们", source_id="message:1",
+                            search_prefix="Anna", context_text="Bob: where do you live?", user_id="anna",
+                            session_id="s1", role="user", speaker="Anna", importance=0.7, tags=["move", "città"],
+                            meta={"message_id": 1, "nested": {"ü": [1, 2.5, None]}}, expires_at=expires),
+        services.ChunkDraft(type="memory", text="Anna loves Muse.", source_id=f"memory:{uid.hex}", user_id="anna",
+                            kind="user", memory_uid=uid, category="KeyFacts", conf_uid="neiri", history_uid="s1",
+                            emotion="joy", context_window="2024-05"),
+    ]
+    prepared = services.chunks_prepare(drafts)
+    written = services.chunks_insert(tenant=tenant, namespace=user_namespace("anna"), prepared=prepared)
+
+    assert [c.pk for c in written] == sorted(c.pk for c in written)
+    for chunk, draft, terms, vector in zip(written, drafts, prepared.terms, prepared.embeddings, strict=True):
+        stored = Chunk.objects.get(pk=chunk.pk)
+        for name in ("type", "text", "source_id", "user_id", "session_id", "role", "speaker", "kind", "importance",
+                     "tags", "meta", "expires_at", "memory_uid", "category", "conf_uid", "history_uid", "emotion",
+                     "context_window"):
+            assert getattr(stored, name) == getattr(draft, name), name
+        assert stored.terms == terms and stored.tokens > 0 and stored.namespace == "user:anna"
+        assert stored.last_seen_at is None and not stored.in_hnsw and stored.tenant_id == tenant.pk
+        assert np.allclose(np.asarray(stored.embedding), vector, atol=1e-6)
+    state = Namespace.objects.get(tenant=tenant, name="user:anna")
+    assert (state.chunk_count, state.last_chunk_id) == (2, written[-1].pk)
+    # Searchable like any other chunk, by words and by vector.
+    from rag.selectors import chunks_search
+
+    found = chunks_search(tenant_id=tenant.pk, user_id="anna", query="Lisbon", k=5, include_tenant_documents=False)
+    assert found.items and found.items[0].chunk["id"] == written[0].pk
+
+
+@pytest.mark.django_db
+def test_an_index_step_inserts_nothing_for_turns_indexed_meanwhile(tenant) -> None:
+    result = append_messages(tenant, "u1", "s1", ["I adopted a cat named Miso.", "She is grey."], run_job=False)
+    job = ArchivalJob.objects.select_related("tenant", "conversation").get(pk=result.job.pk)
+    messages = list(result.created)
+    prepared = services.dialog_index_prepare(job, messages)
+    services.dialog_index_messages(job, messages[:1])  # a re-index wrote the first turn meanwhile
+    assert services.dialog_index_apply(job, prepared) == {"chunks": 1}
+    assert sorted(Chunk.objects.filter(tenant=tenant).values_list("source_id", flat=True)) == \
+        sorted(f"message:{m.pk}" for m in messages)
+
+
+@pytest.mark.django_db
+def test_a_stored_batch_costs_twenty_three_queries(tenant, django_assert_num_queries,
+                                                 django_capture_on_commit_callbacks) -> None:
+    """Intake and its index job, run in-process at commit, for a session that already exists (the
+    COPY of the chunks is not a query Django counts). It was 34: pinned, so a query added back on
+    the write path of every batch fails here."""
+    append_messages(tenant, "u1", "s1", ["I adopted a cat named Miso."], run_job=True)
+    batch = [kernel.IncomingMessage(role="user", text=f"Turn {i} about Miso.") for i in range(20)]
+    with django_assert_num_queries(23), django_capture_on_commit_callbacks(execute=True):
+        result = kernel.messages_append(tenant=tenant, user_id="u1", session_id="s1", messages=batch)
+    assert ArchivalJob.objects.get(pk=result.job.pk).status == ArchivalJob.Status.DONE
+    assert Chunk.objects.filter(tenant=tenant).count() == 21
