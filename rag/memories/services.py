@@ -188,25 +188,35 @@ def _decided_by(reviewer: Any, actor_label: str | None) -> str:
     return f"admin:{reviewer.get_username()}" if reviewer is not None else ""
 
 
-@transaction.atomic
 def memory_review_approve(
     *, review: MemoryReview, reviewer: Any, actor_label: str | None = None, reason: str = ""
 ) -> Chunk | None:
     """Write the reviewed memory (with the editor's kind, importance and tags) and record who did.
-    None when the item is no longer pending (another editor decided it first)."""
-    review = MemoryReview.objects.select_for_update().get(pk=review.pk)
+    None when the item is no longer pending (another editor decided it first).
+
+    The memory is embedded before the review row is locked (the embedder may be a remote call);
+    whether the item is still pending is decided under the lock, so a decision taken meanwhile
+    wins and the vector is thrown away."""
+    review = MemoryReview.objects.get(pk=review.pk)
     if review.status != MemoryReview.Status.PENDING:
         return None
-    [chunk] = memories_create(tenant=review.tenant, user_id=review.user_id, conf_uid=review.conf_uid, items=[
+    prepared = memories_prepare(user_id=review.user_id, conf_uid=review.conf_uid, items=[
         MemoryInput(text=review.text, kind=review.kind, category=review.category, history_uid=review.history_uid,
                     importance=review.importance, occurred_at=review.occurred_at, tags=list(review.tags),
                     emotion=review.emotion, context_window=review.context_window,
                     meta={"review_id": review.pk, "confidence": review.confidence}),
     ])
-    review.status, review.chunk_id = MemoryReview.Status.APPROVED, chunk.pk
-    review.reviewer, review.decided_at = reviewer, timezone.now()
-    review.decided_by, review.decision_reason = _decided_by(reviewer, actor_label), reason.strip()
-    review.save(update_fields=["status", "chunk_id", "reviewer", "decided_at", "decided_by", "decision_reason"])
+    with transaction.atomic():
+        review = MemoryReview.objects.select_for_update(of=("self",)).select_related("tenant").get(pk=review.pk)
+        if review.status != MemoryReview.Status.PENDING:
+            return None
+        [chunk] = memories_insert(tenant=review.tenant, user_id=review.user_id, conf_uid=review.conf_uid,
+                                  prepared=prepared)
+        review.status, review.chunk_id = MemoryReview.Status.APPROVED, chunk.pk
+        review.reviewer, review.decided_at = reviewer, timezone.now()
+        review.decided_by, review.decision_reason = _decided_by(reviewer, actor_label), reason.strip()
+        review.save(update_fields=["status", "chunk_id", "reviewer", "decided_at", "decided_by",
+                                   "decision_reason"])
     logger.info("memory review %s approved by %s -> chunk %s", review.pk, review.decided_by, chunk.pk)
     return chunk
 

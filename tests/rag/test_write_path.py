@@ -131,6 +131,34 @@ def test_erasure_while_an_index_job_embeds_is_prompt_and_leaves_no_chunk(
     assert not Namespace.objects.filter(tenant=tenant).exists()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_approving_a_typed_memory_embeds_before_it_locks_the_review_item(
+    tenant: Any, remote_embedder: OpenAICompatServer
+) -> None:
+    """While an approval's embedding call is in flight, another editor can decide the same item at
+    once (no row lock is held); the approval then finds it decided and writes nothing."""
+    from rag.memories.services import memory_review_approve, memory_review_reject
+    from rag.models import MemoryReview
+
+    review = MemoryReview.objects.create(tenant=tenant, user_id="u1", conf_uid="default", text="Anna wants a dog.",
+                                         kind="user", category="Objectives", confidence=0.3)
+    remote_embedder.script_embeddings(Delay(EMBEDDING_DELAY))
+    thread, out = in_thread(lambda: memory_review_approve(review=review, reviewer=None, actor_label="editor:a"))
+    assert wait_for(lambda: len(remote_embedder.embedding_requests) >= 1), "the approval never embedded"
+    time.sleep(0.2)  # the call is in flight
+    started = time.monotonic()
+    assert memory_review_reject(review=review, reviewer=None, actor_label="editor:b", reason="not a goal")
+    waited = time.monotonic() - started
+    assert waited < EMBEDDING_DELAY / 2, f"the other decision waited {waited:.2f} s for an embedding call"
+    assert thread.is_alive()
+    thread.join(30)
+    assert "error" not in out, out
+    assert out["result"] is None
+    review.refresh_from_db()
+    assert (review.status, review.decided_by, review.chunk_id) == ("rejected", "editor:b", None)
+    assert not Chunk.objects.filter(tenant=tenant, type="memory").exists()
+
+
 @pytest.mark.django_db
 def test_a_retried_index_job_does_not_index_twice(tenant: Any) -> None:
     """A worker killed after the insert committed but before the step was recorded: the re-run
