@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from memoryhub import metrics, registry, sensitive
+from memoryhub import deferred, metrics, registry, sensitive
 from memoryhub.auth import generate_key, hash_key, key_cache
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
@@ -205,11 +205,12 @@ def _masked(message: IncomingMessage, counts: Counter[str]) -> IncomingMessage:
                            meta=meta)
 
 
-def _enqueue_on_commit(job_id: int, *, stamped: bool = False) -> None:
+def _enqueue_on_commit(job_id: int, *, stamped: bool = False, background: bool = False) -> None:
     """`stamped`: the job row was written with `enqueued_at` (its creation), saving an UPDATE per
     stored batch. If the process dies between the commit and the publish, the sweeper takes the
-    job after ARCHIVAL_SWEEP_AFTER_SECONDS, as it does a job whose publish failed."""
-    transaction.on_commit(lambda: archival_job_enqueue(job_id=job_id, stamped=stamped))
+    job after ARCHIVAL_SWEEP_AFTER_SECONDS, as it does a job whose publish failed. `background`:
+    see archival_job_enqueue."""
+    transaction.on_commit(lambda: archival_job_enqueue(job_id=job_id, stamped=stamped, background=background))
 
 
 def _unextracted_ids(conversation: Conversation) -> list[int]:
@@ -243,12 +244,12 @@ def _extraction_request(conversation: Conversation, *, trigger: str) -> tuple[Ar
             tenant_id=conversation.tenant_id, conversation=conversation, user_id=conversation.user_id,
             kind=ArchivalJob.Kind.EXTRACT, trigger=trigger, next_attempt_at=now, enqueued_at=now,
         )
-        _enqueue_on_commit(waiting.pk, stamped=True)
+        _enqueue_on_commit(waiting.pk, stamped=True, background=True)
         return waiting, True
     if trigger in (ArchivalJob.Trigger.AUTO_EXTRACT, ArchivalJob.Trigger.REQUEST):
         waiting.next_attempt_at = timezone.now()
         waiting.save(update_fields=["next_attempt_at"])
-        _enqueue_on_commit(waiting.pk)
+        _enqueue_on_commit(waiting.pk, background=True)
     return waiting, False
 
 
@@ -283,14 +284,22 @@ def sessions_extract_idle(*, idle: timedelta | None = None) -> int:
 
 
 # --- Archival jobs --------------------------------------------------------------------------
-def archival_job_enqueue(*, job_id: int, stamped: bool = False) -> bool:
+def archival_job_enqueue(*, job_id: int, stamped: bool = False, background: bool = False) -> bool:
     """Hand a job to the broker. A broker outage is logged, not raised: the job row is committed
     and the sweeper will enqueue it again, so the client's request still succeeds. `stamped`:
-    `enqueued_at` is already set (the job was created with it)."""
+    `enqueued_at` is already set (the job was created with it).
+
+    `background` (extraction jobs): without a broker the task would run right here, inside the
+    client's request, which would wait on the LLM; where the embedded beat runs in this process
+    the job goes to its background thread instead (memoryhub.deferred), and the job row, pending
+    until done, is the sweeper's to run again if the process dies first."""
     from memoryhub.tasks import archival_job_run_task
 
     if not stamped:
         ArchivalJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
+    if background and archival_job_run_task.app.conf.task_always_eager and deferred.defer(
+            archival_job_run_task.apply, (job_id,)):
+        return True
     try:
         archival_job_run_task.delay(job_id)
     except Exception as exc:  # kombu raises several types for an unreachable broker

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
+from memoryhub import beat as memoryhub_beat
+from memoryhub import deferred
+from memoryhub.beat import EmbeddedBeat
 from memoryhub.celery import app as celery_app
 from memoryhub.models import Tenant
 from tests.factories import make_tenant
@@ -87,6 +91,25 @@ def schema_allows(schema: dict) -> Callable[[dict, Any], bool]:
 
     return allows
 
+
+
+@pytest.fixture
+def web_process_beat() -> Iterator[EmbeddedBeat]:
+    """A beat running in this process, as in a web process of the embedded mode (wsgi.py): work the
+    process defers (memoryhub.deferred) runs on its background thread; at the end, all of it has run."""
+    beat = EmbeddedBeat({"memories-consolidate-due": {"task": "rag.memories.tasks.memories_consolidate_due",
+                                                      "schedule": 0.2}}, tick=0.05)
+    beat.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not memoryhub_beat.running() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert memoryhub_beat.running()
+        yield beat
+    finally:
+        beat.stop()
+        beat.join(10)
+        assert deferred.runner().wait_idle(30)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

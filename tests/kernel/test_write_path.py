@@ -236,6 +236,31 @@ def test_while_the_llm_fails_every_message_is_searchable_and_is_extracted_after_
 
 # --- two writers at once ------------------------------------------------------------------------
 @pytest.mark.django_db(transaction=True)
+def test_in_the_embedded_mode_a_batch_asking_for_extraction_does_not_wait_for_the_llm(
+    client_a, llm: OpenAICompatServer, settings: Any, web_process_beat: Any
+) -> None:
+    """Without a broker the extraction job would run inside the client's POST; where the embedded
+    beat runs, it goes to the process's background thread and is done soon after."""
+    client, tenant = client_a
+    settings.LLM_TIMEOUT = 10.0
+    llm.chat_handler = lambda request: Delay(3.0, answer_by_agent(request))  # a slow model
+    started = time.monotonic()
+    accepted = post(client, "u1", ["I live in Riga now."], extract=True)
+    took = time.monotonic() - started
+    assert accepted["accepted"] == 1
+    assert took < 2.0, f"the batch waited {took:.2f} s for the model"
+    assert Chunk.objects.filter(tenant=tenant, user_id="u1").count() == 1  # indexed in the request
+    job = ArchivalJob.objects.get(tenant=tenant, kind="extract")
+    assert job.status in (ArchivalJob.Status.PENDING, ArchivalJob.Status.RUNNING)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and ArchivalJob.objects.get(pk=job.pk).status != ArchivalJob.Status.DONE:
+        time.sleep(0.1)
+    assert ArchivalJob.objects.get(pk=job.pk).status == ArchivalJob.Status.DONE
+    fact = UserProfile.objects.get(tenant=tenant, user_id="u1")
+    assert (fact.key, fact.value) == ("location", "Riga")
+
+
+@pytest.mark.django_db(transaction=True)
 def test_two_batches_of_one_user_at_once_are_both_indexed_once(client_a, api_client_for) -> None:
     client, tenant = client_a
     barrier = threading.Barrier(2)

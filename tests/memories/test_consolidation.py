@@ -4,15 +4,12 @@ near-duplicates reinforcing instead of copying, insights with novelty, review of
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
 from django.db import transaction
 
-from memoryhub import beat as memoryhub_beat
 from memoryhub import deferred
-from memoryhub.beat import EmbeddedBeat
 from rag.memories import consolidation
 from rag.memories.rules import Turn, consolidate_rules
 from rag.memories.services import memory_review_approve
@@ -109,21 +106,6 @@ def test_thirty_new_messages_request_a_consolidation(tenant, settings, django_ca
         append_messages(tenant, "anna", "s1", ["I work as a nurse in Lisbon."], start=START)
     run = MemoryConsolidation.objects.get(conversation=result.conversation)
     assert run.trigger == "size" and run.status == "done"
-
-
-@pytest.fixture
-def web_process_beat() -> Iterator[EmbeddedBeat]:
-    """A beat running in this process, as in a web process of the embedded mode (wsgi.py)."""
-    beat = EmbeddedBeat({"memories-consolidate-due": {"task": "rag.memories.tasks.memories_consolidate_due",
-                                                      "schedule": 0.2}}, tick=0.05)
-    beat.start()
-    try:
-        assert wait_for(memoryhub_beat.running, 5)
-        yield beat
-    finally:
-        beat.stop()
-        beat.join(10)
-        assert deferred.runner().wait_idle(30)
 
 
 @pytest.mark.django_db(transaction=True)
