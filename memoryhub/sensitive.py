@@ -138,6 +138,7 @@ def inn_valid(digits: str) -> bool:
 
 # --- scanning ------------------------------------------------------------------------------------
 # Digit runs with the separators people type inside card numbers ("4111 1111-1111 1111").
+_ANY_DIGIT = re.compile(r"\d")
 _DIGIT_RUN = re.compile(r"(?<![\dA-Za-z])\d(?:[ \-]?\d){9,22}(?![\dA-Za-z])")
 _CN_ID = re.compile(r"(?<![\dA-Za-z])[1-9]\d{5}(?:19|20)\d{9}[\dXx](?![\dA-Za-z])")
 _PASSPORT = re.compile(r"(?<![\d-])(\d{2})( ?)(\d{2})([ №]{0,3})(\d{6})(?![\d-])")
@@ -157,6 +158,11 @@ _WORD_WINDOW = 40
 def find_sensitive(text: str, *, context: str = "") -> list[Finding]:
     """Sensitive numbers in `text`, in text order. `context` (a fact's key, say) counts as a word
     standing before every number."""
+    # Every pattern below needs a digit, and most chat turns have none: this check makes a scan of
+    # them ~100x cheaper (~1 µs instead of ~100 µs a turn), which matters since intake, chunking
+    # and the context each scan what they take.
+    if not _ANY_DIGIT.search(text):
+        return []
     found: list[Finding] = []
 
     def add(kind: str, start: int, end: int) -> None:
