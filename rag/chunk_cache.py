@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
+from memoryhub import vector_io
 from memoryhub.search import vectors
 from rag.models import Chunk, ChunkDeletion
 
@@ -38,9 +39,6 @@ MUTABLE_FIELDS = ("importance", "last_seen_at")
 # A row dict with its ~25 fields costs about this much besides its text and meta (measured with
 # sys.getsizeof over the dict and its values); an estimate is enough to bound the cache.
 _ROW_OVERHEAD_BYTES = 2_000
-
-PAGE = 5000
-
 
 @dataclass(frozen=True)
 class _Snapshot:
@@ -260,14 +258,6 @@ def forget(tenant_id: int, namespace: str) -> None:
     cache().pop((tenant_id, namespace))
 
 
-def _fields() -> tuple[str, ...]:
-    from rag.selectors import ITEM_FIELDS
-
-    # MUTABLE_FIELDS are kept too (a dialog chunk's importance never changes), but a search
-    # reads a typed memory's afresh.
-    return (*ITEM_FIELDS, "embedding")
-
-
 def namespace_store(tenant_id: int, namespace: str, watermarks: tuple[int, int, int] | None,
                     size: int) -> ChunkStore | None:
     """The namespace's store, current with `watermarks` (its row as the search read it; None: no
@@ -295,11 +285,26 @@ def _build(tenant_id: int, namespace: str, watermarks: tuple[int, int, int] | No
     generation, last_chunk_id, last_deletion_id = watermarks or (0, 0, 0)
     store = ChunkStore(generation=generation, last_deletion_id=last_deletion_id)
     if watermarks is not None:
-        rows = (Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace, id__lte=last_chunk_id)
-                .order_by("id").values(*_fields()))
-        store.add(list(rows))
+        store.add(_rows(tenant_id, namespace, 0, last_chunk_id))
         store.max_id = max(store.max_id, last_chunk_id)
     return store
+
+
+def _rows(tenant_id: int, namespace: str, after: int, upto: int) -> list[dict[str, Any]]:
+    """Chunks with `after` < id <= `upto` (bounded both ends, as rag.index reads them), their
+    vectors read in binary (vector_io.read_vectors) by a second statement over the same ids."""
+    from rag.selectors import ITEM_FIELDS
+
+    rows = list(Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace, id__gt=after, id__lte=upto)
+                .order_by("id").values(*ITEM_FIELDS))
+    if not rows:
+        return []
+    embeddings = dict(vector_io.read_vectors(
+        f"SELECT id, embedding FROM {Chunk._meta.db_table} WHERE tenant_id = %s AND namespace = %s"
+        " AND id >= %s AND id <= %s", [tenant_id, namespace, rows[0]["id"], rows[-1]["id"]]))
+    for row in rows:
+        row["embedding"] = embeddings.get(row["id"])
+    return rows
 
 
 def _caught_up(store: ChunkStore, tenant_id: int, namespace: str, watermarks: tuple[int, int, int] | None) -> bool:
@@ -314,15 +319,7 @@ def _caught_up(store: ChunkStore, tenant_id: int, namespace: str, watermarks: tu
         return True
     with store.lock:
         if store.max_id < last_chunk_id:
-            chunks = Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace)
-            after = store.max_id
-            while after < last_chunk_id:
-                page = list(chunks.filter(id__gt=after, id__lte=last_chunk_id).order_by("id")
-                            .values(*_fields())[:PAGE])
-                store.add(page)
-                if len(page) < PAGE:
-                    break
-                after = page[-1]["id"]
+            store.add(_rows(tenant_id, namespace, store.max_id, last_chunk_id))
             store.max_id = max(store.max_id, last_chunk_id)
         if store.last_deletion_id < last_deletion_id:
             deleted = (ChunkDeletion.objects.filter(tenant_id=tenant_id, namespace=namespace,
