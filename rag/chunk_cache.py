@@ -11,10 +11,11 @@ Correctness: a store is caught up against the same namespace row (`rag.models.Na
 BM25 index of the search was caught up against, read once for both: chunks committed up to its
 `last_chunk_id` are added, deletions up to its `last_deletion_id` removed (erasure, TTL expiry,
 re-index: every chunk deletion is logged, see rag.services.chunks_delete), and a namespace row
-with another id (the namespace was erased, perhaps written again) means "rebuild". A chunk's
-fields do not change after it is written, with one exception: a typed memory seen again gets a
-new `importance` and `last_seen_at` (rag.memories.services.memories_reinforce), so those two
-are always read from the database (`MUTABLE_FIELDS`), never from here.
+with another id (the namespace was erased, perhaps written again) means "rebuild". Expiry is
+checked against the search's own clock. A chunk's fields do not change after it is written, with
+one exception: a typed memory seen again gets a new `importance` and `last_seen_at`
+(rag.memories.services.memories_reinforce), which moves the row's `memory_revision` in the same
+transaction; a store that sees it move re-reads those two fields of its memories.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ from memoryhub import vector_io
 from memoryhub.search import vectors
 from rag.models import Chunk, ChunkDeletion
 
-# Changed after a chunk is written (memories_reinforce): read from the database for every result.
+# Changed after a chunk is written (memories_reinforce), for typed memories only.
 MUTABLE_FIELDS = ("importance", "last_seen_at")
+Watermarks = tuple[int, int, int, int]  # namespace row id, last chunk id, last deletion id, memory revision
 
 # A row dict with its ~25 fields costs about this much besides its text and meta (measured with
 # sys.getsizeof over the dict and its values); an estimate is enough to bound the cache.
@@ -66,6 +68,7 @@ class ChunkStore:
 
     generation: int
     last_deletion_id: int
+    memory_revision: int = 0
     max_id: int = 0
     snap: _Snapshot = field(default_factory=_empty)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -106,6 +109,18 @@ class ChunkStore:
         rows = {pk: row for pk, row in snap.rows.items() if pk not in gone}
         self.snap = _Snapshot(snap.ids[keep], snap.matrix[keep], snap.inverse_norms[keep], snap.expires[keep], rows)
         self._measure()
+
+    def refresh(self, current: dict[int, tuple[Any, ...]]) -> None:
+        """New MUTABLE_FIELDS values by id (those of rows it holds): changed rows are replaced, not
+        changed in place, since a search may be reading the old ones."""
+        snap = self.snap
+        changed = {}
+        for pk, values in current.items():
+            row = snap.rows.get(pk)
+            if row is not None and tuple(row[f] for f in MUTABLE_FIELDS) != tuple(values):
+                changed[pk] = {**row, **dict(zip(MUTABLE_FIELDS, values, strict=True))}
+        if changed:
+            self.snap = _Snapshot(snap.ids, snap.matrix, snap.inverse_norms, snap.expires, {**snap.rows, **changed})
 
     def _measure(self) -> None:
         snap = self.snap
@@ -258,8 +273,7 @@ def forget(tenant_id: int, namespace: str) -> None:
     cache().pop((tenant_id, namespace))
 
 
-def namespace_store(tenant_id: int, namespace: str, watermarks: tuple[int, int, int] | None,
-                    size: int) -> ChunkStore | None:
+def namespace_store(tenant_id: int, namespace: str, watermarks: Watermarks | None, size: int) -> ChunkStore | None:
     """The namespace's store, current with `watermarks` (its row as the search read it; None: no
     row), or None when the namespace is too large to be scanned exactly (`size`: its chunk count
     as the BM25 index caught up to the same watermarks counts it)."""
@@ -281,9 +295,10 @@ def namespace_store(tenant_id: int, namespace: str, watermarks: tuple[int, int, 
         return store
 
 
-def _build(tenant_id: int, namespace: str, watermarks: tuple[int, int, int] | None) -> ChunkStore:
-    generation, last_chunk_id, last_deletion_id = watermarks or (0, 0, 0)
-    store = ChunkStore(generation=generation, last_deletion_id=last_deletion_id)
+def _build(tenant_id: int, namespace: str, watermarks: Watermarks | None) -> ChunkStore:
+    # The rows are read after the watermarks: at least as new as they say.
+    generation, last_chunk_id, last_deletion_id, revision = watermarks or (0, 0, 0, 0)
+    store = ChunkStore(generation=generation, last_deletion_id=last_deletion_id, memory_revision=revision)
     if watermarks is not None:
         store.add(_rows(tenant_id, namespace, 0, last_chunk_id))
         store.max_id = max(store.max_id, last_chunk_id)
@@ -307,15 +322,16 @@ def _rows(tenant_id: int, namespace: str, after: int, upto: int) -> list[dict[st
     return rows
 
 
-def _caught_up(store: ChunkStore, tenant_id: int, namespace: str, watermarks: tuple[int, int, int] | None) -> bool:
+def _caught_up(store: ChunkStore, tenant_id: int, namespace: str, watermarks: Watermarks | None) -> bool:
     """Apply what was committed up to `watermarks`; False if the store must be rebuilt (see
     rag.index._catch_up, whose rules these are)."""
     if watermarks is None:
         return not store.snap.rows and store.generation == 0
-    generation, last_chunk_id, last_deletion_id = watermarks
+    generation, last_chunk_id, last_deletion_id, revision = watermarks
     if generation != store.generation:
         return False
-    if store.max_id >= last_chunk_id and store.last_deletion_id >= last_deletion_id:
+    if (store.max_id >= last_chunk_id and store.last_deletion_id >= last_deletion_id
+            and store.memory_revision >= revision):
         return True
     with store.lock:
         if store.max_id < last_chunk_id:
@@ -327,5 +343,10 @@ def _caught_up(store: ChunkStore, tenant_id: int, namespace: str, watermarks: tu
                        .values_list("chunk_id", flat=True))
             store.remove(deleted)
             store.last_deletion_id = last_deletion_id
+        if store.memory_revision < revision:
+            current = (Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace, type=Chunk.Type.MEMORY,
+                                            id__lte=store.max_id).values_list("id", *MUTABLE_FIELDS))
+            store.refresh({pk: tuple(values) for pk, *values in current})
+            store.memory_revision = revision
     cache().touch()
     return True

@@ -12,7 +12,7 @@ from django.utils import timezone
 from rag import chunk_cache, selectors, services
 from rag import index as bm25_index
 from rag.memories.services import MemoryInput, Reinforcement, memories_create, memories_reinforce
-from rag.models import Chunk, user_namespace
+from rag.models import Chunk, Namespace, user_namespace
 from tests.factories import append_messages
 
 pytestmark = pytest.mark.django_db
@@ -141,7 +141,22 @@ def test_a_reinforced_memory_is_ranked_by_its_new_importance(tenant, fresh_cache
     [after] = search(tenant, "cat Miso", filters=wanted).items
     assert after.chunk["importance"] == pytest.approx(0.9) and after.chunk["last_seen_at"] is not None
     assert after.score > before.score
-    assert store(tenant).row(memory.pk)["importance"] == pytest.approx(0.2)  # the cached copy is not what counts
+    held = store(tenant)
+    assert held.row(memory.pk)["importance"] == pytest.approx(0.9)
+    # Seen again within the same process's store: re-read, not rebuilt.
+    memories_reinforce(tenant=tenant, reinforcements=[Reinforcement(memory.pk, 0.99, 1.0)], now=timezone.now())
+    [again] = search(tenant, "cat Miso", filters=wanted).items
+    assert again.chunk["importance"] == pytest.approx(1.0) and store(tenant) is held
+
+
+def test_reinforcing_moves_the_namespace_memory_revision(tenant) -> None:
+    [memory] = memories_create(tenant=tenant, user_id="u1", conf_uid="c1", items=[
+        MemoryInput(text="The user's cat is called Miso", kind="user", importance=0.2)])
+    state = Namespace.objects.get(tenant=tenant, name=user_namespace("u1"))
+    memories_reinforce(tenant=tenant, reinforcements=[Reinforcement(memory.pk, 0.99, None)], now=timezone.now())
+    state.refresh_from_db()
+    assert state.memory_revision == 1
+    assert memories_reinforce(tenant=tenant, reinforcements=[], now=timezone.now()) == 0
 
 
 def test_a_namespace_past_the_exact_scan_limit_is_not_cached(tenant, monkeypatch, fresh_cache) -> None:
