@@ -64,4 +64,6 @@ def _vector(raw: Any) -> np.ndarray:
     if isinstance(raw, bytes | bytearray | memoryview):
         dims = struct.unpack_from(">H", raw)[0]
         return np.frombuffer(raw, dtype=">f4", count=dims, offset=4).astype(np.float32)
-    return np.asarray(raw, dtype=np.float32)  # a loader registered for the type already made it one
+    # pgvector's loader, when registered on the connection (bench/search_latency.py does), made it a Vector.
+    to_numpy = getattr(raw, "to_numpy", None)
+    return np.asarray(to_numpy() if to_numpy is not None else raw, dtype=np.float32)

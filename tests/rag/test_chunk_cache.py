@@ -6,9 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from unittest import mock
 
+import numpy as np
 import pytest
 from django.utils import timezone
+from pgvector import Vector
 
+from memoryhub import vector_io
 from rag import chunk_cache, selectors, services
 from rag import index as bm25_index
 from rag.memories.services import MemoryInput, Reinforcement, memories_create, memories_reinforce
@@ -179,3 +182,15 @@ def test_the_cache_limit_evicts_the_least_recently_used_store(tenant, settings, 
     chunk_cache.cache().max_bytes = 0  # every store passes it: only the most recent is kept
     chunk_cache.cache().touch()
     assert len(chunk_cache.cache()) == 1 and store(tenant, "u2") is not None
+
+
+def test_vectors_are_read_whether_or_not_pgvector_registered_its_loader(tenant) -> None:
+    append_messages(tenant, "u1", "s1", TURNS[:2], start=START)
+    stored = {pk: np.asarray(v, dtype=np.float32).tolist()
+              for pk, v in Chunk.objects.filter(tenant=tenant).values_list("id", "embedding")}
+    read = vector_io.read_vectors("SELECT id, embedding FROM rag_chunk WHERE tenant_id = %s", [tenant.pk])
+    assert {pk: v.tolist() for pk, v in read} == stored
+    # With pgvector's loader registered on the connection (bench/search_latency.py does), the
+    # driver hands over Vector objects instead of bytes.
+    for pk, vector in stored.items():
+        assert vector_io._vector(Vector(vector)).tolist() == vector, pk
