@@ -370,6 +370,9 @@ EMBEDDING_MODEL_PATH = env_str("EMBEDDING_MODEL_PATH")
 
 # --- Retrieval -------------------------------------------------------------------------------
 BM25_CACHE_MB = env_int("BM25_CACHE_MB", 1024, minimum=16)
+# Vectors and result fields of namespaces small enough to be scanned exactly (rag.chunk_cache),
+# per process; 0 turns the cache off (PostgreSQL scans them, as for large namespaces).
+CHUNK_CACHE_MB = env_int("CHUNK_CACHE_MB", 512, minimum=0)
 # Dialog chunks carry this many preceding turns of the session as search context.
 DIALOG_CONTEXT_TURNS = env_int("DIALOG_CONTEXT_TURNS", 2, minimum=0)
 # No chunk (document piece, dialog turn, its search context) is longer: longer text is cut at the

@@ -48,3 +48,22 @@ def server_cursor() -> psycopg.Cursor[Any]:
     cursor = psycopg.Cursor(connection.connection)
     adapt_vectors(cursor)
     return cursor
+
+
+def read_vectors(sql: str, params: list[Any]) -> list[tuple[int, np.ndarray | None]]:
+    """(id, vector) rows of `sql` (selecting an id and a vector), the vectors read in pgvector's
+    binary format: parsing 1,000 vectors of 384 dimensions from their text form took ~0.2 s of
+    Python, this a few milliseconds."""
+    with server_cursor() as cursor:
+        cursor.execute(sql, params, binary=True)
+        rows = cursor.fetchall()
+    return [(int(pk), None if raw is None else _vector(raw)) for pk, raw in rows]
+
+
+def _vector(raw: Any) -> np.ndarray:
+    if isinstance(raw, bytes | bytearray | memoryview):
+        dims = struct.unpack_from(">H", raw)[0]
+        return np.frombuffer(raw, dtype=">f4", count=dims, offset=4).astype(np.float32)
+    # pgvector's loader, when registered on the connection (bench/search_latency.py does), made it a Vector.
+    to_numpy = getattr(raw, "to_numpy", None)
+    return np.asarray(to_numpy() if to_numpy is not None else raw, dtype=np.float32)

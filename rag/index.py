@@ -92,11 +92,21 @@ def namespace_indexes(tenant_id: int, namespaces: list[str]) -> list[SegmentedBM
     """The BM25 indexes of several namespaces (a search's user and tenant ones), current with every
     committed chunk and deletion. Their watermarks are read in one query: it is the one query a
     search pays here when nothing changed."""
+    return namespace_indexes_and_watermarks(tenant_id, namespaces)[0]
+
+
+def namespace_indexes_and_watermarks(
+    tenant_id: int, namespaces: list[str]
+) -> tuple[list[SegmentedBM25Index], dict[str, tuple[int, int, int, int]]]:
+    """As `namespace_indexes`, with the watermarks they were caught up to and the namespace's
+    memory revision (a namespace without a row is absent), so that rag.chunk_cache catches up to
+    the same ones without reading them again."""
     rows = (Namespace.objects.filter(tenant_id=tenant_id, name__in=namespaces)
-            .values_list("name", "id", "last_chunk_id", "last_deletion_id"))
-    marks: dict[str, Watermarks] = {name: (pk, last_chunk, last_deletion)
-                                    for name, pk, last_chunk, last_deletion in rows}
-    return [_current(tenant_id, namespace, marks.get(namespace)) for namespace in namespaces]
+            .values_list("name", "id", "last_chunk_id", "last_deletion_id", "memory_revision"))
+    marks = {name: (pk, last_chunk, last_deletion, revision) for name, pk, last_chunk, last_deletion, revision in rows}
+    indexes = [_current(tenant_id, namespace, marks[namespace][:3] if namespace in marks else None)
+               for namespace in namespaces]
+    return indexes, marks
 
 
 def _current(tenant_id: int, namespace: str, watermarks: Watermarks | None) -> SegmentedBM25Index:
@@ -185,13 +195,19 @@ def _catch_up(index: SegmentedBM25Index, state: _State, tenant_id: int, namespac
 
 
 def forget(tenant_id: int, namespace: str) -> None:
-    """Drop a cached index (after a bulk rebuild, say); the next search loads it afresh."""
+    """Drop a cached index and chunk store (after a bulk rebuild, say); the next search loads them afresh."""
+    from rag import chunk_cache
+
     cache().pop(_key(tenant_id, namespace))
+    chunk_cache.forget(tenant_id, namespace)
 
 
 def clear() -> None:
     global _cache
+    from rag import chunk_cache
+
     with _cache_lock:
         _cache = None
     with _states_lock:
         _states.clear()
+    chunk_cache.clear()

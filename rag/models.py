@@ -181,6 +181,9 @@ class Namespace(models.Model):
     last_chunk_id = models.BigIntegerField(default=0)
     last_deletion_id = models.BigIntegerField(default=0)
     in_hnsw = models.BooleanField(default=False)
+    # Moves when a typed memory's importance / last-seen time changes (memories_reinforce): the
+    # only chunk fields written after the chunk, which in-process caches (rag.chunk_cache) re-read then.
+    memory_revision = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="namespace_tenant_name_uniq")]

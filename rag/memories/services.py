@@ -29,8 +29,8 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Tenant
 from rag.memories.classify import calculate_importance
 from rag.memories.vocab import CATEGORIES, KINDS, canonical_emotion
-from rag.models import Character, Chunk, MemoryReview, user_namespace
-from rag.services import ChunkDraft, PreparedChunks, chunks_insert, chunks_prepare
+from rag.models import Character, Chunk, MemoryReview, Namespace, user_namespace
+from rag.services import ChunkDraft, PreparedChunks, chunks_insert, chunks_prepare, namespace_write_lock
 
 logger = logging.getLogger(__name__)
 
@@ -173,11 +173,20 @@ def memories_reinforce(*, tenant: Tenant, reinforcements: Sequence[Reinforcement
     up to the repeat's own importance when that is higher) and its last-seen time moves to now.
     Runs inside the caller's transaction."""
     step = settings.MEMORY_DUPLICATE_IMPORTANCE_STEP
+    if not reinforcements:
+        return 0
+    # The namespaces' write locks first, as every chunk writer takes them before their row: the
+    # revision bump below tells processes that cache these chunks (rag.chunk_cache) to re-read them.
+    namespaces = sorted(set(Chunk.objects.filter(tenant=tenant, pk__in=[r.chunk_id for r in reinforcements],
+                                                 type=Chunk.Type.MEMORY).values_list("namespace", flat=True)))
+    for namespace in namespaces:
+        namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
     done = 0
     for r in reinforcements:
         raised = Greatest(F("importance") + Value(step), Value(r.importance if r.importance is not None else 0.0))
         done += Chunk.objects.filter(tenant=tenant, pk=r.chunk_id, type=Chunk.Type.MEMORY).update(
             importance=Least(Value(1.0), raised), last_seen_at=now)
+    Namespace.objects.filter(tenant=tenant, name__in=namespaces).update(memory_revision=F("memory_revision") + 1)
     return done
 
 

@@ -90,9 +90,24 @@ START = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
 TURNS = ["I moved to Lisbon last spring.", "My dog is called Pixel.", "Pixel loves the beach in Cascais."]
 
 
-def test_a_search_costs_four_queries(client_a, clock, django_assert_num_queries) -> None:
-    """Namespace watermarks (user + tenant, one query), the feedback hits' vectors, the vector
-    scan (one statement, no transaction), the rows of the results. The key is cached."""
+def test_a_search_costs_one_query(client_a, clock, django_assert_num_queries) -> None:
+    """Namespace watermarks (user + tenant, one query); the namespace's chunks are cached in
+    process (rag.chunk_cache), so the feedback vectors, the exact scan and the result rows cost
+    none. The key is cached."""
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", TURNS, start=START)
+    body = {"query": "where does Pixel like to go?", "user_id": "alice", "k": 2}
+    assert client.post("/api/v1/search", body, format="json").status_code == 200  # builds the caches
+    with django_assert_num_queries(1):
+        response = client.post("/api/v1/search", body, format="json")
+    assert response.status_code == 200 and len(response.json()["items"]) == 2
+
+
+def test_without_the_chunk_cache_a_search_costs_four_queries(client_a, clock, settings,
+                                                              django_assert_num_queries) -> None:
+    """Watermarks, the feedback hits' vectors, the vector scan (one statement, no transaction),
+    the rows of the results."""
+    settings.CHUNK_CACHE_MB = 0
     client, tenant = client_a
     append_messages(tenant, "alice", "s1", TURNS, start=START)
     body = {"query": "where does Pixel like to go?", "user_id": "alice", "k": 2}
@@ -188,15 +203,15 @@ def test_search_output_is_what_the_documented_serializer_gives(tenant) -> None:
     assert built == SearchApi.OutputSerializer(body).data
 
 
-def test_a_context_costs_eleven_queries(client_a, clock, django_assert_num_queries) -> None:
-    """Profile facts, inner circle, the session's recent turns (one join), the search's four, the
-    typed-memories block's own search of memory chunks (three), and people search, which stops
-    after counting when the user has nobody (the LLM is off here)."""
+def test_a_context_costs_six_queries(client_a, clock, django_assert_num_queries) -> None:
+    """Profile facts, inner circle, the session's recent turns (one join), the search's one, the
+    typed-memories block's own search of memory chunks (one: its watermarks), and people search,
+    which stops after counting when the user has nobody (the LLM is off here)."""
     client, tenant = client_a
     append_messages(tenant, "alice", "s1", TURNS, start=START)
     body = {"query": "where does Pixel like to go?", "user_id": "alice", "session_id": "s1", "k": 5}
     assert client.post("/api/v1/context", body, format="json").status_code == 200  # builds the BM25 index
-    with django_assert_num_queries(11):
+    with django_assert_num_queries(6):
         response = client.post("/api/v1/context", body, format="json")
     assert response.status_code == 200
     blocks = {b["name"]: b for b in response.json()["blocks"]}
