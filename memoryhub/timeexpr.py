@@ -9,6 +9,8 @@ words, so no extra ranking stage is needed:
   any year ("in June"), ``@y2023`` a year. A span yields the terms of every unit it overlaps that is
   not much longer than the span itself (a week yields its days, its week and its month).
 - ``@t``: the text refers to a time at all; a "when" question asks for it (`asks_when`).
+- ``@dur``: the text states how long something lasted ("for 3 years", "уже два года", "养了三年");
+  a "how long" question asks for it (`asks_how_long`).
 
 `chunk_terms(text, said_at)` gives a stored turn the terms of the day it was said plus those of
 every expression it contains, resolved against that day; `query_terms(query, now)` gives a query
@@ -24,9 +26,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-__all__ = ["Span", "asks_when", "chunk_terms", "mentions", "query_terms", "query_weights", "span_terms"]
+__all__ = ["Span", "asks_how_long", "asks_when", "chunk_terms", "mentions", "query_terms", "query_weights",
+           "span_terms"]
 
 TIME_REFERENCE = "@t"
+DURATION = "@dur"
 
 
 @dataclass(frozen=True)
@@ -528,7 +532,36 @@ def chunk_terms(text: str, said_at: datetime | date) -> list[str]:
         terms += span_terms(span)
     if spans:
         terms.append(TIME_REFERENCE)
+    if states_duration(text):
+        terms.append(DURATION)
     return terms
+
+
+# A stated duration: "for 3 years", "under a year", "the past few weeks", "уже два года", "три месяца",
+# "养了三年", "两个月了". Counted durations followed by "ago"/"назад"/"前" are dates, found above.
+_DURATION = re.compile(
+    r"\b(?:for|over|about|almost|nearly|under)\s+(?:the\s+(?:past|last)\s+)?(?:a\s+|an\s+)?"
+    r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|few|couple of|several)?\s*"
+    r"(?:day|week|month|year|decade)s?\b(?!\s+ago)"
+    r"|(?<!\w)(?:\d{1,3}|один|одну|два|две|три|четыре|пять|шесть|семь|восемь|девять|десять|пару|несколько)\s+"
+    r"(?:дн(?:я|ей)|день|недел[ьюяи]|месяц(?:а|ев)?|год(?:а)?|лет)(?!\s+назад)(?!\w)"
+    r"|(?<!第)(?:\d{1,3}|[一二两三四五六七八九十几]{1,3})(?:个)?(?:天|星期|周|月|年)(?:了|多|半)(?!前|以前|后|以后)",
+    re.IGNORECASE,
+)
+_HOW_LONG = re.compile(
+    r"\b(?:how long|how many (?:days|weeks|months|years))\b(?!\s+ago)"
+    r"|(?<!\w)(?:как долго|сколько (?:времени|дней|недель|месяцев|лет))(?!\s+назад)(?!\w)"
+    r"|多久(?!以前)|多长时间",
+    re.IGNORECASE,
+)
+
+
+def states_duration(text: str) -> bool:
+    return bool(_DURATION.search(text))
+
+
+def asks_how_long(query: str) -> bool:
+    return bool(_HOW_LONG.search(query))
 
 
 _WHEN = re.compile(
@@ -557,6 +590,8 @@ def query_terms(query: str, now: datetime | date) -> list[str]:
         terms += span_terms(span)
     if asks_when(query):
         terms.append(TIME_REFERENCE)
+    if asks_how_long(query):
+        terms.append(DURATION)
     return terms
 
 
@@ -581,7 +616,7 @@ def query_weights(query: str, now: datetime | date) -> dict[str, float]:
         per_level[_level(term)[0]] = per_level.get(_level(term)[0], 0) + 1
     weights = {}
     for term in terms:
-        if term == TIME_REFERENCE:
+        if term in (TIME_REFERENCE, DURATION):
             weights[term] = WHEN_WEIGHT
             continue
         prefix, weight = _level(term)
