@@ -86,12 +86,46 @@ def _turn_line(message: Message) -> str:
 
 
 def _memory_line(item: SearchItem) -> str:
-    # The day, not the minute: a remembered turn's time of day rarely matters, and four tokens a
-    # line are a turn more at a small budget.
+    """A remembered chunk's line, without its day: the memories block shows each day once, as a
+    header over that day's lines (`_pack_by_day`)."""
     chunk = item.chunk
     who = f"{chunk['speaker'] or chunk['role']}: " if chunk["type"] == "dialog" else ""
-    when = chunk["created_ts"].strftime("%Y-%m-%d") if chunk["created_ts"] else ""
-    return f"- [{when}] {who}{chunk['text']}"
+    return f"- {who}{chunk['text']}"
+
+
+def _day(item: SearchItem) -> str:
+    # The day, not the minute: a remembered turn's time of day rarely matters.
+    return item.chunk["created_ts"].strftime("%Y-%m-%d") if item.chunk["created_ts"] else ""
+
+
+def _day_header(day: str) -> str:
+    return f"[{day}]"
+
+
+def _pack_by_day(block: Block, candidates: list[BlockItem], cap: int) -> int:
+    """Pack in rank order like `_pack`, but a day's header is paid once, by its first line; then
+    show the lines day by day in time order, each day under its header. A date costs ~8 tokens:
+    on every line it was a turn less at a 200-token budget (docs/retrieval.md)."""
+    used = 0
+    days: set[str] = set()
+    for item in candidates:
+        day = item.meta["day"]
+        cost = item.tokens + (count_tokens(_day_header(day)) if day and day not in days else 0)
+        if used + cost > cap:
+            block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "budget"})
+            continue
+        block.items.append(item)
+        days.add(day)
+        used += cost
+    ordered = sorted(block.items, key=lambda i: (i.meta["day"], i.meta["at"]))
+    block.items = []
+    for i, item in enumerate(ordered):
+        day = item.meta["day"]
+        if day and (i == 0 or ordered[i - 1].meta["day"] != day):
+            header = _day_header(day)
+            item = BlockItem(f"{header}\n{item.text}", item.tokens + count_tokens(header), item.ref, item.meta)
+        block.items.append(item)
+    return used
 
 
 # Words of greeting, thanks and assent in English, Russian and Chinese: a remembered turn made of
@@ -208,15 +242,16 @@ def context_assemble(
             continue
         line = _memory_line(item)
         candidates.append(BlockItem(line, count_tokens(line), f"chunk:{item.chunk['id']}",
-                                    {"score": round(item.score, 6), "type": item.chunk["type"]}))
+                                    {"score": round(item.score, 6), "type": item.chunk["type"], "day": _day(item),
+                                     "at": item.chunk["created_ts"].isoformat() if item.chunk["created_ts"] else ""}))
     # Other people relevant to this query, beside the memories that mention them. Their share is
     # reserved before the memories are packed, so memories cannot crowd them out.
     people_cap = min(remaining, int(budget * shares["relevant_people"]["max_share"]))
     people = Block("relevant_people")
     people_candidates = _lines(relevant_people_context_items(tenant_id=tenant_id, user_id=user_id, query=query))
     people_used = _pack(people, people_candidates, people_cap)
-    remaining -= _pack(block, candidates,
-                       min(remaining - people_used, int(budget * shares["memories"]["max_share"])))
+    remaining -= _pack_by_day(block, candidates,
+                              min(remaining - people_used, int(budget * shares["memories"]["max_share"])))
     blocks.extend([block, people])
     return Context(budget=budget, blocks=blocks)
 
@@ -233,12 +268,15 @@ def _by_relevance(lines: list[tuple[str, str]], query: str) -> list[tuple[str, s
 def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int]) -> frozenset[int]:
     """The message ids of the dialog results that the memories block will show within `cap`."""
     shown: set[int] = set()
+    days: set[str] = set()
     used = 0
     for item in items:
         chunk = item.chunk
         if chunk["type"] != "dialog" or chunk["meta"].get("message_id") in recent_ids or is_filler(chunk["text"]):
             continue
-        used += count_tokens(_memory_line(item))
+        day = _day(item)
+        used += count_tokens(_memory_line(item)) + (count_tokens(_day_header(day)) if day not in days else 0)
+        days.add(day)
         if used > cap:
             break
         shown.add(chunk["meta"]["message_id"])

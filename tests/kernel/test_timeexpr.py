@@ -78,3 +78,22 @@ def test_a_week_range_weighs_like_a_single_day() -> None:
     day = timeexpr.query_weights("on 16 November 2023", THURSDAY)
     day_terms = sum(w for t, w in week.items() if t.startswith("@d"))
     assert day_terms == pytest.approx(sum(w for t, w in day.items() if t.startswith("@d")))
+
+
+@pytest.mark.parametrize(("text", "states"), [
+    ("I've had them for 3 years now", True), ("over the past few weeks I ran a lot", True),
+    ("Я работаю там уже два года", True), ("我养了三年了", True),
+    ("I went there 3 years ago", False), ("we talked last week", False), ("три года назад", False),
+    ("三年前我去过", False), ("I love turtles", False),
+])
+def test_a_turn_that_states_a_duration_carries_the_duration_term(text: str, states: bool) -> None:
+    assert ("@dur" in timeexpr.chunk_terms(text, THURSDAY)) is states
+
+
+@pytest.mark.parametrize(("query", "asks"), [
+    ("How long has Nate had his turtles?", True), ("How many years has she worked there?", True),
+    ("Как долго ты там живёшь?", True), ("你养猫多久了？", True),
+    ("How long ago did she move?", False), ("What did Caroline research?", False),
+])
+def test_how_long_questions_ask_for_a_duration(query: str, asks: bool) -> None:
+    assert ("@dur" in timeexpr.query_weights(query, THURSDAY)) is asks

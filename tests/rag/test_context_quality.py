@@ -9,7 +9,7 @@ import pytest
 
 from profiles.services import fact_upsert
 from rag import services
-from rag.context import context_assemble, is_filler
+from rag.context import context_assemble, count_tokens, is_filler
 from tests.factories import append_messages
 
 pytestmark = pytest.mark.django_db
@@ -61,3 +61,26 @@ def test_greetings_spend_no_budget_and_unrelated_tenant_documents_stay_out(tenan
     assert "Refunds" not in memories
     reasons = {c["reason"] for b in context.blocks if b.name == "memories" for c in b.cut}
     assert "filler" in reasons
+
+
+def test_memories_show_each_day_once_in_time_order_and_the_header_is_paid_for(tenant) -> None:
+    later = datetime(2024, 5, 20, 9, 0, tzinfo=UTC)
+    append_messages(tenant, "u1", "s2", ["We took the kayak out on Lake Union again.",
+                                         "The kayak tipped over near the bridge."], start=later)
+    append_messages(tenant, "u1", "s1", ["I bought a red kayak today."], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="kayak", session_id=None, budget_tokens=500)
+    block = next(b for b in context.blocks if b.name == "memories")
+    lines = "\n".join(i.text for i in block.items).splitlines()
+    # One header per day, older day first, each day's turns under it without a date of their own.
+    assert lines[0] == "[2024-03-01]" and "red kayak" in lines[1]
+    assert lines[2] == "[2024-05-20]" and len(lines) == 5
+    assert all(not line.startswith("- [") for line in lines)
+    assert block.tokens == sum(count_tokens(line) for line in lines)
+    # A budget that holds the best turn and its day, but not a second day's header and turn as well.
+    best = block.items[0]
+    first_day = count_tokens("[2024-03-01]") + count_tokens("- user: I bought a red kayak today.")
+    tight = context_assemble(tenant_id=tenant.pk, user_id="u1", query="red kayak", session_id=None,
+                             budget_tokens=first_day + 2)
+    tight_block = next(b for b in tight.blocks if b.name == "memories")
+    assert [i.ref for i in tight_block.items] == [best.ref]
+    assert tight_block.tokens <= tight.budget

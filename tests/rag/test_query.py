@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 
 import pytest
@@ -31,8 +32,16 @@ def test_prose_is_not_a_conversation(text: str) -> None:
 
 def test_the_assistants_words_weigh_less_than_the_users() -> None:
     weights = query.weighted_terms("User: magic show tonight\nAssistant: the audience will love it", NOW)
-    assert weights["magic"] == 1.0
-    assert weights["audienc"] == pytest.approx(query.ASSISTANT_TURN_WEIGHT)
+    assert weights["magic"] == pytest.approx(math.log1p(1.0))
+    assert weights["audienc"] == pytest.approx(math.log1p(query.ASSISTANT_TURN_WEIGHT))
+
+
+def test_a_word_the_dialogue_repeats_weighs_more_but_not_in_proportion() -> None:
+    weights = query.weighted_terms("User: happy happy happy, I'm so happy\nAssistant: ok\nUser: the kite flew", NOW)
+    # Said four times, "happy" weighs more than "kite" said once, but well under four times as much.
+    assert weights["kite"] < weights["happi"] < 3 * weights["kite"]
+    # A plain query keeps one weight per occurrence.
+    assert query.weighted_terms("happy happy kite", NOW) == {"happi": 2.0, "kite": 1.0}
 
 
 @pytest.mark.django_db
