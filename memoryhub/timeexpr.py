@@ -204,15 +204,24 @@ def _month_span(month: int, year: int | None, anchor: date, *, query: bool) -> S
     return _month(_past_month(anchor, month), month)
 
 
+class _Claims:
+    """Stretches of a text already read as a date: a pattern tried later (a weekday, a bare month)
+    must not read a part of a longer expression found first (a range, "the week before ...")."""
+
+    def __init__(self) -> None:
+        self.taken: list[tuple[int, int]] = []
+
+    def free(self, m: re.Match[str]) -> bool:
+        """Claim the match's span unless it overlaps one claimed before."""
+        if any(m.start() < end and start < m.end() for start, end in self.taken):
+            return False
+        self.taken.append(m.span())
+        return True
+
+
 def _en(text: str, anchor: date, query: bool) -> Iterable[Span]:
     lowered = text.lower()
-    taken: list[tuple[int, int]] = []
-
-    def free(m: re.Match[str]) -> bool:
-        if any(m.start() < end and start < m.end() for start, end in taken):
-            return False
-        taken.append(m.span())
-        return True
+    free = _Claims().free
 
     # Ranges first: "between August 11 and August 15 2023", "the week before 16 November 2023".
     for m in re.finditer(r"\bthe (?P<unit>week|weekend|day|month) (?P<dir>before|after) (?P<rest>[^?.!,;]{3,40})",
@@ -363,13 +372,7 @@ _EN_RULES: list[tuple[str, object]] = [
 
 def _ru(text: str, anchor: date, query: bool) -> Iterable[Span]:
     lowered = text.lower().replace("ё", "е")
-    taken: list[tuple[int, int]] = []
-
-    def free(m: re.Match[str]) -> bool:
-        if any(m.start() < end and start < m.end() for start, end in taken):
-            return False
-        taken.append(m.span())
-        return True
+    free = _Claims().free
 
     def month_number(word: str) -> int:
         for stem, number in _RU_MONTHS.items():
@@ -431,13 +434,7 @@ def _ru(text: str, anchor: date, query: bool) -> Iterable[Span]:
 
 
 def _zh(text: str, anchor: date, query: bool) -> Iterable[Span]:
-    taken: list[tuple[int, int]] = []
-
-    def free(m: re.Match[str]) -> bool:
-        if any(m.start() < end and start < m.end() for start, end in taken):
-            return False
-        taken.append(m.span())
-        return True
+    free = _Claims().free
 
     relative_years = {"前年": -2, "去年": -1, "今年": 0, "明年": 1}
     for m in re.finditer(r"(?:(?P<year>\d{4})年|(?P<rel>前年|去年|今年|明年))?(?P<month>" + _ZH_NUM + r")(?:个)?月"
