@@ -241,7 +241,7 @@ def main() -> None:
         t = time.perf_counter()
         for user in users:
             namespace = user_namespace(user)
-            [index], marks = bm25_index.namespace_indexes_and_watermarks(tenant.pk, [namespace])
+            [index], marks, _ = bm25_index.namespace_indexes_and_watermarks(tenant.pk, [namespace])
             chunk_cache.namespace_store(tenant.pk, namespace, marks.get(namespace), len(index))
         print(f"  chunk cache load: {time.perf_counter() - t:.2f} s ({len(chunk_cache.cache())} namespaces cached)")
         measure(tenant, users, queries, rng, 20)  # warm-up

@@ -19,6 +19,7 @@ from memoryhub.search import vectors
 from memoryhub.search.fusion import fuse
 from memoryhub.text import analyze
 from rag import index as bm25_index
+from rag import selectors as rag_selectors
 from rag.models import Chunk
 
 
@@ -110,7 +111,7 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
     if cfg.mode in ("hybrid", "bm25"):
         allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64) if filters else None
         scores["bm25"] = dict(index.search(analyze(query), cfg.k_keyword, allowed=allowed))
-    if cfg.mode in ("hybrid", "vector"):
+    if cfg.mode in ("hybrid", "vector") and rag_selectors.vectors_comparable(tenant_id, target.namespace):
         scores["vector"] = dict(vectors.nearest(
             chunks, fit_dims(query_vector, cfg.dims)[0], cfg.k_vector, namespace_size=len(index),
             hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True))

@@ -125,7 +125,9 @@ class HashingEmbedder:
     """
 
     provider = "hashing"
-    version = 1  # bump when features change: stored vectors from another version are incomparable
+    # Bump when features change: stored vectors of another version are incomparable, so searches
+    # use BM25 alone in a namespace of the old version until `manage.py reindex` (rag.models.Namespace).
+    version = 1
     weights = {_NGRAM: 1.0, _WORD: 2.0, _BIGRAM: 0.75, _FUNCTION: 0.3}
 
     def __init__(self, dimensions: int = 384) -> None:

@@ -24,8 +24,8 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Namespace)
 class NamespaceAdmin(ReadOnlyAdmin):
-    list_display = ["name", "tenant", "chunk_count", "in_hnsw", "last_chunk_id", "last_deletion_id"]
-    list_filter = ["tenant", "in_hnsw"]
+    list_display = ["name", "tenant", "chunk_count", "in_hnsw", "vector_space", "last_chunk_id", "last_deletion_id"]
+    list_filter = ["tenant", "in_hnsw", "vector_space"]
     list_select_related = ["tenant"]
     search_fields = ["name"]
     ordering = ["-chunk_count"]

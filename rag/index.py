@@ -97,16 +97,20 @@ def namespace_indexes(tenant_id: int, namespaces: list[str]) -> list[SegmentedBM
 
 def namespace_indexes_and_watermarks(
     tenant_id: int, namespaces: list[str]
-) -> tuple[list[SegmentedBM25Index], dict[str, tuple[int, int, int, int]]]:
+) -> tuple[list[SegmentedBM25Index], dict[str, tuple[int, int, int, int]], dict[str, str]]:
     """As `namespace_indexes`, with the watermarks they were caught up to and the namespace's
     memory revision (a namespace without a row is absent), so that rag.chunk_cache catches up to
-    the same ones without reading them again."""
+    the same ones without reading them again, and each namespace's vector space."""
     rows = (Namespace.objects.filter(tenant_id=tenant_id, name__in=namespaces)
-            .values_list("name", "id", "last_chunk_id", "last_deletion_id", "memory_revision"))
-    marks = {name: (pk, last_chunk, last_deletion, revision) for name, pk, last_chunk, last_deletion, revision in rows}
+            .values_list("name", "id", "last_chunk_id", "last_deletion_id", "memory_revision", "vector_space"))
+    marks: dict[str, tuple[int, int, int, int]] = {}
+    spaces: dict[str, str] = {}
+    for name, pk, last_chunk, last_deletion, revision, space in rows:
+        marks[name] = (pk, last_chunk, last_deletion, revision)
+        spaces[name] = space
     indexes = [_current(tenant_id, namespace, marks[namespace][:3] if namespace in marks else None)
                for namespace in namespaces]
-    return indexes, marks
+    return indexes, marks, spaces
 
 
 def _current(tenant_id: int, namespace: str, watermarks: Watermarks | None) -> SegmentedBM25Index:

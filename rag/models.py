@@ -165,6 +165,11 @@ class ChunkDeletion(models.Model):
         return f"{self.namespace}: chunk {self.chunk_id} deleted"
 
 
+# A namespace whose chunks hold vectors of more than one embedder (written while processes ran
+# different embedders): no query vector compares with all of them.
+MIXED_VECTOR_SPACE = "mixed"
+
+
 class Namespace(models.Model):
     """Bookkeeping of one namespace, written with its chunks under the namespace write lock.
 
@@ -184,6 +189,11 @@ class Namespace(models.Model):
     # Moves when a typed memory's importance / last-seen time changes (memories_reinforce): the
     # only chunk fields written after the chunk, which in-process caches (rag.chunk_cache) re-read then.
     memory_revision = models.BigIntegerField(default=0, db_default=0)
+    # The embedder (`Embedder.name`) whose vectors every chunk of the namespace holds: vectors of
+    # different embedders are incomparable, so a search skips the vector side of a namespace in
+    # another space (or MIXED_VECTOR_SPACE) until `manage.py reindex` re-embeds it. Blank: written
+    # by a bulk load (`namespaces_recount`) that cannot tell, trusted as the current embedder's.
+    vector_space = models.CharField(max_length=200, blank=True, default="", db_default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="namespace_tenant_name_uniq")]

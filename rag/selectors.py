@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memoryhub import events, metrics
-from memoryhub.embeddings import embed_query
+from memoryhub.embeddings import embed_query, get_embedder
 from memoryhub.search import vectors
 from memoryhub.search.config import RetrievalConfig, retrieval_config
 from memoryhub.search.fusion import FusedScore, fuse
@@ -23,7 +24,9 @@ from rag import chunk_cache, llm_steps
 from rag import index as bm25_index
 from rag import query as query_terms
 from rag.memories.ranking import memory_boosts
-from rag.models import TENANT_NAMESPACE, Chunk, user_namespace
+from rag.models import TENANT_NAMESPACE, Chunk, Namespace, user_namespace
+
+logger = logging.getLogger(__name__)
 
 Mode = Literal["hybrid", "bm25", "vector"]
 
@@ -141,8 +144,9 @@ def chunks_search(
     # exact and an HNSW vector search without a COUNT query. Small namespaces' chunks are caught
     # up in process too (rag.chunk_cache), to the same watermarks.
     t = time.perf_counter()
-    indexes, marks = bm25_index.namespace_indexes_and_watermarks(tenant_id, namespaces)
+    indexes, marks, spaces = bm25_index.namespace_indexes_and_watermarks(tenant_id, namespaces)
     sizes = {namespace: len(ix) for namespace, ix in zip(namespaces, indexes, strict=True)}
+    foreign = _foreign_vector_spaces(tenant_id, spaces) if mode != "bm25" else set()
     stores = {namespace: chunk_cache.namespace_store(tenant_id, namespace, marks.get(namespace), sizes[namespace])
               for namespace in namespaces}
     in_process = all(store is not None for store in stores.values())
@@ -174,12 +178,14 @@ def chunks_search(
     if mode in ("hybrid", "vector"):
         t = time.perf_counter()
         vector = embed_query(query)  # cached: context embeds the same query for people search
-        if mode == "hybrid" and config.feedback_docs and scores.get("bm25"):
+        # Feedback vectors come from the BM25 hits, which a foreign namespace may hold.
+        if mode == "hybrid" and config.feedback_docs and scores.get("bm25") and not foreign:
             vector = _with_feedback(vector, list(scores["bm25"])[: config.feedback_docs], config.feedback_weight,
                                     stores)
         timings["embed"] = _ms(t)
         t = time.perf_counter()
-        scores["vector"] = dict(_nearest(candidates, vector, n_candidates, sizes, stores, filters, now))
+        comparable = {namespace: size for namespace, size in sizes.items() if namespace not in foreign}
+        scores["vector"] = dict(_nearest(candidates, vector, n_candidates, comparable, stores, filters, now))
         timings["vector"] = _ms(t)
 
     t = time.perf_counter()
@@ -216,6 +222,33 @@ def chunks_search(
     return SearchResult(items=items, mode=mode, fusion=fusion_method if mode == "hybrid" else mode,
                         took_ms=took, timings_ms=timings, candidates={n: len(s) for n, s in scores.items()},
                         llm_steps=steps)
+
+
+_warned_foreign: set[tuple[int, str, str]] = set()
+
+
+def _foreign_vector_spaces(tenant_id: int, spaces: dict[str, str]) -> set[str]:
+    """Namespaces whose vectors another embedder made (rag.models.Namespace.vector_space): the
+    query vector does not compare with them, so their search is BM25 alone until `reindex`.
+    Logged once a process and namespace, since every search of it would say the same."""
+    current = get_embedder().name
+    foreign = {namespace for namespace, space in spaces.items() if space and space != current}
+    for namespace in foreign:
+        key = (tenant_id, namespace, spaces[namespace])
+        if key not in _warned_foreign:
+            _warned_foreign.add(key)
+            logger.warning("namespace %s of tenant %s holds vectors of %r, not of the configured embedder %r: "
+                           "its searches use BM25 alone until `manage.py reindex`", namespace, tenant_id,
+                           spaces[namespace], current)
+    return foreign
+
+
+def vectors_comparable(tenant_id: int, namespace: str) -> bool:
+    """Whether the configured embedder's query vectors compare with the namespace's vectors (for
+    searches of one namespace outside `chunks_search`: lore, campaign episodes)."""
+    space = (Namespace.objects.filter(tenant_id=tenant_id, name=namespace)
+             .values_list("vector_space", flat=True).first() or "")
+    return not _foreign_vector_spaces(tenant_id, {namespace: space})
 
 
 def _nearest(queryset: Callable[[], QuerySet[Chunk]], vector: np.ndarray, n: int, sizes: dict[str, int],

@@ -26,7 +26,15 @@ from memoryhub.search import vectors
 from memoryhub.sensitive import redact
 from memoryhub.text import analyze_many, count_tokens
 from rag.chunking import split_bounded, split_document
-from rag.models import TENANT_NAMESPACE, Chunk, ChunkDeletion, Document, Namespace, user_namespace
+from rag.models import (
+    MIXED_VECTOR_SPACE,
+    TENANT_NAMESPACE,
+    Chunk,
+    ChunkDeletion,
+    Document,
+    Namespace,
+    user_namespace,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -127,13 +135,15 @@ class PreparedChunks:
     drafts: list[ChunkDraft]
     terms: list[list[str]]
     embeddings: np.ndarray
+    # The embedder whose vectors these are (rag.models.Namespace.vector_space).
+    vector_space: str = field(default_factory=lambda: get_embedder().name)
 
     def __len__(self) -> int:
         return len(self.drafts)
 
     def subset(self, keep: Sequence[int]) -> PreparedChunks:
         return PreparedChunks([self.drafts[i] for i in keep], [self.terms[i] for i in keep],
-                              self.embeddings[list(keep)])
+                              self.embeddings[list(keep)], self.vector_space)
 
 
 # What was said in a conversation happened on a day: its turns and typed memories carry the date
@@ -232,6 +242,7 @@ def chunks_insert(*, tenant: Tenant, namespace: str, prepared: PreparedChunks,
                 return []
     state = _namespace_state(tenant, namespace)
     _hnsw_promote(state, len(prepared))
+    _vector_space_note(state, prepared.vector_space)
     now = timezone.now()
     rows = [
         Chunk(
@@ -266,8 +277,19 @@ def chunks_insert(*, tenant: Tenant, namespace: str, prepared: PreparedChunks,
     _chunks_copy(rows)
     state.chunk_count += len(rows)
     state.last_chunk_id = max(c.pk for c in rows)
-    state.save(update_fields=["chunk_count", "last_chunk_id", "in_hnsw"])
+    state.save(update_fields=["chunk_count", "last_chunk_id", "in_hnsw", "vector_space"])
     return rows
+
+
+def _vector_space_note(namespace: Namespace, space: str) -> None:
+    """Keep `Namespace.vector_space` true for a write of vectors from `space`: an empty namespace
+    takes the writer's space; one holding another space's vectors becomes mixed, which searches
+    treat as foreign until `reindex` re-embeds it (a process still running the old embedder wrote
+    after the switch). A blank (bulk-loaded, unknown) space stays blank."""
+    if namespace.chunk_count == 0:
+        namespace.vector_space = space
+    elif namespace.vector_space and namespace.vector_space != space:
+        namespace.vector_space = MIXED_VECTOR_SPACE
 
 
 def chunks_create(*, tenant: Tenant, namespace: str, drafts: Sequence[ChunkDraft]) -> list[Chunk]:
@@ -633,6 +655,13 @@ def _namespace_rebuild(*, tenant: Tenant, namespace: str, messages: Sequence[Mes
     for document in documents:
         drafts.extend(_document_drafts(document))
     prepared = chunks_prepare(drafts)
+    # Typed memories and insights have no raw input to rebuild from, and other rows refer to their
+    # ids (reviews, consolidation): their own text is re-embedded and their terms recomputed in place.
+    kept = list(Chunk.objects.filter(tenant=tenant, namespace=namespace,
+                                     type__in=[Chunk.Type.MEMORY, Chunk.Type.INSIGHT])
+                .order_by("id").values_list("id", "type", "text", "created_ts"))
+    kept_prepared = chunks_prepare([ChunkDraft(type=kind, text=text, source_id="", created_ts=ts)
+                                    for _, kind, text, ts in kept])
     sources = {d.source_id for d in drafts}
     with transaction.atomic():
         namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
@@ -645,7 +674,33 @@ def _namespace_rebuild(*, tenant: Tenant, namespace: str, messages: Sequence[Mes
                  .values_list("pk", flat=True)}
         keep = [i for i, d in enumerate(prepared.drafts) if d.source_id in live]
         chunks = chunks_insert(tenant=tenant, namespace=namespace, prepared=prepared.subset(keep))
+        _chunks_update_in_place([pk for pk, *_ in kept], kept_prepared)
+        _namespace_renew(tenant, namespace, prepared.vector_space)
     return len(chunks), len(documents)
+
+
+def _chunks_update_in_place(ids: list[int], prepared: PreparedChunks) -> None:
+    """New terms and vectors for existing chunks whose text is still the one prepared (a chunk
+    deleted meanwhile is simply not found)."""
+    rows = [Chunk(pk=pk, text=draft.text, terms=terms, embedding=vector)
+            for pk, draft, terms, vector in zip(ids, prepared.drafts, prepared.terms, prepared.embeddings, strict=True)]
+    current = dict(Chunk.objects.filter(pk__in=ids).values_list("pk", "text"))
+    Chunk.objects.bulk_update([row for row in rows if current.get(row.pk) == row.text], ["terms", "embedding"],
+                              batch_size=500)
+
+
+def _namespace_renew(tenant: Tenant, namespace: str, vector_space: str) -> None:
+    """Give the namespace's row a new id, under the namespace lock, once its chunks were changed in
+    place: every process's cached BM25 index and chunk store sees a new row id as a new namespace
+    and rebuilds it (rag.index, rag.chunk_cache) instead of catching up, which only sees new ids.
+    Every vector in it is now `vector_space`'s."""
+    old = Namespace.objects.filter(tenant=tenant, name=namespace).first()
+    if old is None:
+        return
+    old.delete()
+    old.pk = None
+    old.vector_space = vector_space
+    old.save(force_insert=True)
 
 
 def reindex(

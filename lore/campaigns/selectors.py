@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from django.db.models import Q
 
 from lore import config as lore_config
@@ -31,6 +32,9 @@ from lore.services import fit_dims
 from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError
 from memoryhub.search import vectors
+from memoryhub.text import analyze
+from rag import index as bm25_index
+from rag import selectors as rag_selectors
 from rag.models import Chunk, Namespace
 
 LATEST_CHANGES = 3
@@ -98,9 +102,15 @@ def episode_search(campaign: Campaign, party: Party, query: str, k: int | None =
                                   session_id=party.slug)
     size = (Namespace.objects.filter(tenant_id=campaign.tenant_id, name=campaign.episode_namespace)
             .values_list("chunk_count", flat=True).first() or 0)
-    vector = fit_dims(get_embedder().embed_one(query), cfg.dims)[0]
-    ranked = vectors.nearest(chunks, vector, k or cfg.k_vector, namespace_size=size, hnsw_filter=Q(in_hnsw=True),
-                             hnsw_halfvec=True)
+    if rag_selectors.vectors_comparable(campaign.tenant_id, campaign.episode_namespace):
+        vector = fit_dims(get_embedder().embed_one(query), cfg.dims)[0]
+        ranked = vectors.nearest(chunks, vector, k or cfg.k_vector, namespace_size=size,
+                                 hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True)
+    else:
+        # Summaries embedded by another embedder until `reindex`: found by their words meanwhile.
+        allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64)
+        ranked = bm25_index.namespace_index(campaign.tenant_id, campaign.episode_namespace).search(
+            analyze(query), k or cfg.k_vector, allowed=allowed)
     by_chunk = {s.chunk_id: s for s in EpisodicSummary.objects.filter(chunk_id__in=[pk for pk, _ in ranked])}
     return [{"summary_id": by_chunk[pk].summary_id, "score": round(score, 4), "document": by_chunk[pk].document}
             for pk, score in ranked if pk in by_chunk]

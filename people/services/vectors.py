@@ -56,16 +56,18 @@ def job_scope(job_id: int) -> WriteScope:
 
 
 def people_embed_pending(
-    *, tenant_id: int, user_id: str, person_ids: Collection[int] | None = None, write: WriteScope | None = None
+    *, tenant_id: int, user_id: str, person_ids: Collection[int] | None = None, write: WriteScope | None = None,
+    everyone: bool = False,
 ) -> list[int]:
     """Vectors for the user's living people who have none (of `person_ids`, or all); returns the
     ids whose vector was stored. Call it outside any transaction: the embedder is called between
     the short write transactions. A person whose text changed while it was being embedded is left
     alone: the write that changed it cleared the vector again and embeds the new text after its own
-    commit, so the last text always gets its vector and an older one never overwrites it."""
+    commit, so the last text always gets its vector and an older one never overwrites it.
+    `everyone`: every living person, vector or not (`manage.py reindex` after the embedder changed)."""
     write = write or user_write(tenant_id, user_id)
-    pending = Person.objects.filter(tenant_id=tenant_id, user_id=user_id, status=Person.Status.ACTIVE,
-                                    embedding__isnull=True)
+    missing = {} if everyone else {"embedding__isnull": True}
+    pending = Person.objects.filter(tenant_id=tenant_id, user_id=user_id, status=Person.Status.ACTIVE, **missing)
     if person_ids is not None:
         pending = pending.filter(pk__in=list(person_ids))
     stored: list[int] = []
@@ -81,7 +83,7 @@ def people_embed_pending(
             if not ok:
                 return stored
             locked = (Person.objects.select_for_update().filter(pk__in=list(texts), status=Person.Status.ACTIVE,
-                                                                 embedding__isnull=True).order_by("pk"))
+                                                                 **missing).order_by("pk"))
             for person in locked:
                 if person.embedding_text() == texts[person.pk]:
                     Person.objects.filter(pk=person.pk).update(embedding=vectors[person.pk])

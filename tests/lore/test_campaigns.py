@@ -13,7 +13,7 @@ from lore.campaigns.api import ARTCARD_EXAMPLE, NPC_EXAMPLE, SUMMARY_EXAMPLE
 from lore.campaigns.models import Disposition, DispositionChange, EpisodicSummary, Party, PartyFlagChange
 from lore.models import KnowledgeVersion
 from memoryhub import services as kernel_services
-from rag.models import Chunk
+from rag.models import Chunk, Namespace
 from tests.lore.conftest import CAMPAIGN_BASE, scoped_client, summary_document
 
 BASE = CAMPAIGN_BASE
@@ -282,6 +282,18 @@ def test_episode_search_finds_the_partys_summary_by_meaning_and_not_another_part
     hits = selectors.episode_search(party.campaign, party, "dwarf mended the katana at the anvil", k=5)
     assert [h["summary_id"] for h in hits][:1] == ["s_forge"]
     assert {h["summary_id"] for h in hits} == {"s_forge", "s_bridge"}
+
+
+def test_episodes_of_another_embedder_are_found_by_their_words(engine):
+    forge = _summary("s_forge", where={"location_id": "loc_forge", "tags": ["smoke"]}, relations_delta=[],
+                     what={"event": "repair", "outcome": "success", "rolls": [], "loot": []},
+                     notes="The dwarf mended the katana at the anvil.")
+    engine.post(f"{BASE}/summaries", _summary("s_bridge"), format="json")
+    engine.post(f"{BASE}/summaries", forge, format="json")
+    party = Party.objects.get(slug="pty_001")
+    Namespace.objects.filter(name=party.campaign.episode_namespace).update(vector_space="hashing-v0")
+    hits = selectors.episode_search(party.campaign, party, "katana anvil", k=5)
+    assert [h["summary_id"] for h in hits] == ["s_forge"]  # by words: the bridge summary shares none
 
 
 def test_a_long_version_is_a_400_not_a_database_error(engine):

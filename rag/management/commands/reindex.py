@@ -2,6 +2,8 @@
 
 Run it after changing the embedding provider or `EMBEDDING_DIMENSIONS` (see docs/operations.md),
 or the analyser. Each user is rebuilt in its own transaction; searches keep working meanwhile.
+Dialog and document chunks are rebuilt from the messages and documents, typed memories and insights
+re-embedded from their text, and the user's people re-embedded.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from tqdm import tqdm
 from memoryhub import events
 from memoryhub.management.base import require_migrated
 from memoryhub.models import Message, Tenant
-from rag.models import Document
+from people.models import Person
+from people.services.vectors import people_embed_pending
+from rag.models import Chunk, Document
 from rag.services import reindex
 
 
@@ -44,15 +48,25 @@ class Command(BaseCommand):
                 users = sorted(
                     set(Message.objects.filter(tenant=tenant).values_list("user_id", flat=True).distinct())
                     | set(Document.objects.filter(tenant=tenant).exclude(user_id="").values_list("user_id", flat=True))
+                    | set(Chunk.objects.filter(tenant=tenant, type__in=[Chunk.Type.MEMORY, Chunk.Type.INSIGHT])
+                          .values_list("user_id", flat=True).distinct())
+                    | set(Person.objects.filter(tenant=tenant).values_list("user_id", flat=True).distinct())
                 )
             with tqdm(total=len(users), desc=f"reindex {tenant.name}", unit="user", file=self.stderr._out) as bar:
                 totals = reindex(tenant=tenant, user_ids=users, include_tenant_documents=not options["user"],
                                  progress=bar.update)
+            with tqdm(total=len(users), desc=f"people vectors {tenant.name}", unit="user",
+                      file=self.stderr._out) as bar:
+                totals["people"] = 0
+                for user_id in users:
+                    totals["people"] += len(people_embed_pending(tenant_id=tenant.pk, user_id=user_id, everyone=True))
+                    bar.update(1)
             for key, value in totals.items():
                 grand[key] = grand.get(key, 0) + value
         duration_ms = round((time.monotonic() - started) * 1000, 1)
         events.emit("RAG.IndexRebuilt", {"count": grand.get("chunks", 0), "duration_ms": duration_ms})
         self.stdout.write(
             f"reindexed {grand.get('users', 0)} user(s): {grand.get('chunks', 0)} chunks from "
-            f"{grand.get('messages', 0)} messages and {grand.get('documents', 0)} documents in {duration_ms} ms"
+            f"{grand.get('messages', 0)} messages and {grand.get('documents', 0)} documents, "
+            f"{grand.get('people', 0)} people re-embedded, in {duration_ms} ms"
         )

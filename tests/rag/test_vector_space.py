@@ -1,0 +1,106 @@
+"""A namespace records whose vectors it holds; a search never compares a query vector with another
+embedder's vectors, and `manage.py reindex` brings every vector of a user (turns, documents, typed
+memories, insights, people) into the configured embedder's space."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from io import StringIO
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+
+from memoryhub import embeddings
+from people.ops import PersonDraft
+from people.services import person_create_from_draft
+from people.services.vectors import people_embed_pending
+from rag import chunk_cache, services
+from rag.memories.services import MemoryInput, memories_create
+from rag.models import MIXED_VECTOR_SPACE, Chunk, Namespace, user_namespace
+from rag.selectors import chunks_search
+from tests.factories import append_messages
+
+pytestmark = pytest.mark.django_db
+
+
+class ShiftedEmbedder(embeddings.HashingEmbedder):
+    """Another vector space of the same width: the hashing vectors rotated by one dimension, so a
+    vector of one space compared with the other's scores as noise."""
+
+    version = 99
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.roll(super().embed(texts), 1, axis=1)
+
+
+def _space(tenant, user_id: str = "u1") -> str:
+    return Namespace.objects.get(tenant=tenant, name=user_namespace(user_id)).vector_space
+
+
+def _vector_hits(tenant, query: str) -> list[str]:
+    return [i.chunk["text"] for i in chunks_search(tenant_id=tenant.pk, user_id="u1", query=query, k=5,
+                                                   mode="vector", include_tenant_documents=False).items]
+
+
+def test_a_foreign_space_is_searched_by_words_until_reindex_re_embeds_every_vector(tenant, monkeypatch) -> None:
+    hashing = embeddings.get_embedder()
+    append_messages(tenant, "u1", "s1", ["I adopted a cat named Miso.", ("assistant", "Lovely!")],
+                    start=datetime(2024, 1, 1, tzinfo=UTC))
+    [memory] = memories_create(tenant=tenant, user_id="u1", conf_uid="c1",
+                               items=[MemoryInput(text="The user is allergic to peanuts.", kind="user")])
+    person = person_create_from_draft(tenant_id=tenant.pk, user_id="u1",
+                                      draft=PersonDraft(display_name="Anna Petrova", bio="my sister, a vet"))
+    people_embed_pending(tenant_id=tenant.pk, user_id="u1")
+    assert _space(tenant) == hashing.name
+    assert _vector_hits(tenant, "allergic to peanuts")[0] == "The user is allergic to peanuts."  # fills the store
+
+    other = ShiftedEmbedder(hashing.dimensions)
+    monkeypatch.setitem(embeddings._cache, "embedder", other)
+    # Vectors of another embedder are never compared: the vector side finds nothing, words still do.
+    assert _vector_hits(tenant, "allergic to peanuts") == []
+    hybrid = chunks_search(tenant_id=tenant.pk, user_id="u1", query="allergic to peanuts", k=3)
+    assert hybrid.items[0].chunk["text"] == "The user is allergic to peanuts."
+
+    # A write of the new embedder's vectors into the old space's namespace leaves it mixed.
+    append_messages(tenant, "u1", "s2", ["Miso learned to open the fridge."], start=datetime(2024, 2, 1, tzinfo=UTC))
+    assert _space(tenant) == MIXED_VECTOR_SPACE
+    assert _vector_hits(tenant, "open the fridge") == []
+
+    stale = chunk_cache.cache().get((tenant.pk, user_namespace("u1")))
+    assert stale is not None
+    out = StringIO()
+    call_command("reindex", "--tenant", tenant.name, stdout=out, stderr=StringIO())
+    # Another process still holds the store of the old vectors: it must rebuild it, not catch up.
+    chunk_cache.cache().put((tenant.pk, user_namespace("u1")), stale)
+    assert "1 people re-embedded" in out.getvalue()
+    assert _space(tenant) == other.name
+    # The typed memory kept its id (reviews refer to it) and got the new space's vector and terms.
+    memory_after = Chunk.objects.get(pk=memory.pk)
+    assert np.allclose(np.asarray(memory_after.embedding), other.embed_one(memory.text), atol=1e-5)
+    assert sorted(memory_after.terms) == sorted(memory.terms)
+    [top] = chunks_search(tenant_id=tenant.pk, user_id="u1", query="allergic to peanuts", k=1, mode="vector",
+                          include_tenant_documents=False).items
+    expected = float(other.embed_one("allergic to peanuts") @ other.embed_one(memory.text))
+    assert top.chunk["id"] == memory.pk and expected > 0.3
+    assert top.components["vector"] == pytest.approx(expected, abs=1e-3)
+    assert _vector_hits(tenant, "open the fridge")[0] == "Miso learned to open the fridge."
+    person.refresh_from_db()
+    assert np.allclose(np.asarray(person.embedding), other.embed_one(person.embedding_text()), atol=1e-5)
+
+
+def test_a_namespace_bulk_loaded_without_a_space_is_trusted_and_an_emptied_one_takes_the_writers(
+        tenant, monkeypatch) -> None:
+    append_messages(tenant, "u1", "s1", ["We planted tomatoes in the garden."], start=datetime(2024, 1, 1, tzinfo=UTC))
+    Namespace.objects.filter(tenant=tenant, name=user_namespace("u1")).update(vector_space="")
+    assert _vector_hits(tenant, "tomatoes garden") == ["We planted tomatoes in the garden."]
+
+    other = ShiftedEmbedder(embeddings.get_embedder().dimensions)
+    Namespace.objects.filter(tenant=tenant, name=user_namespace("u1")).update(vector_space="hashing-v1")
+    monkeypatch.setitem(embeddings._cache, "embedder", other)
+    assert _vector_hits(tenant, "tomatoes garden") == []
+    services.chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(tenant=tenant))
+    append_messages(tenant, "u1", "s2", ["The tomatoes are ripe."], start=datetime(2024, 8, 1, tzinfo=UTC))
+    assert _space(tenant) == other.name
+    assert _vector_hits(tenant, "ripe tomatoes") == ["The tomatoes are ripe."]
