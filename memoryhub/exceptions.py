@@ -16,6 +16,7 @@ from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 logger = logging.getLogger(__name__)
@@ -67,10 +68,24 @@ def _flatten(detail: Any) -> Any:
 
 
 def _first_message(fields: dict[str, Any]) -> str:
+    """The first error with the path to its field, `messages[1].text: This field is required.`:
+    "messages: …" alone left a client to search a batch for the item at fault."""
     for name, value in fields.items():
+        path = name
         while isinstance(value, (list, dict)) and value:
-            value = value[0] if isinstance(value, list) else next(iter(value.values()))
-        return f"{name}: {value}"
+            if isinstance(value, dict):
+                key, value = next(iter(value.items()))
+                if key.isdigit():
+                    path += f"[{key}]"
+                elif key != api_settings.NON_FIELD_ERRORS_KEY:  # the item itself, not a field of it
+                    path += f".{key}"
+            elif all(isinstance(item, str) for item in value):
+                value = value[0]
+            else:  # a list serializer's errors: one entry per item, empty for the valid ones
+                index = next((i for i, item in enumerate(value) if item), 0)
+                path += f"[{index}]"
+                value = value[index]
+        return f"{path}: {value}"
     return "Invalid input."
 
 

@@ -290,3 +290,18 @@ def test_a_string_that_trims_to_nothing_is_outside_the_schema(schema: dict, sche
     for blank in (" ", "\u001d", "\u00a0", "\u3000\n"):
         assert not schema_allows(text, blank), repr(blank)
     assert schema_allows(text, "\ufeffa") and schema_allows(text, " a ")
+
+
+# --- the error message names the item at fault ---------------------------------------------------
+@pytest.mark.parametrize(("messages", "expected"), [
+    ([{"role": "user", "text": "ok"}, {"role": "user", "content": "Hi"}], "messages[1].text: This field is required."),
+    ([{"role": "robot", "text": "beep"}], "messages[0].role: "),
+    ([], "messages: "),
+])
+def test_a_bad_item_of_a_batch_is_named_with_its_path_in_the_message(client_a, messages, expected: str) -> None:
+    client, _ = client_a
+    response = client.post(MESSAGES, {"messages": messages}, format="json")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["message"].startswith(expected), error
+    assert "messages" in error["fields"]
