@@ -22,6 +22,7 @@ import numpy as np
 from django.db import connection, transaction
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
+from memoryhub import vector_io
 from memoryhub.embeddings import embed_query
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message
@@ -126,16 +127,20 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
-def _name_scores(base: QuerySet[Person], query: str) -> tuple[dict[int, float], set[str]]:
-    """Scores of people the query names, and the query terms that named someone."""
+def _name_scores(base: QuerySet[Person] | Sequence[Person], query: str) -> tuple[dict[int, float], set[str]]:
+    """Scores of people the query names, and the query terms that named someone. `base`: a
+    query set, or the whole (small) population already read."""
     terms = query_name_terms(query)
     qset = {t for t in terms if t not in STOPWORDS or len(t) > 3}
     scores: dict[int, float] = {}
     used: set[str] = set()
     if not qset:
         return scores, used
-    rows = base.filter(name_terms__overlap=sorted(qset)).values_list("pk", "name_keys", "username")
-    for pk, keys, username in rows[:2000]:
+    if isinstance(base, QuerySet):
+        rows = list(base.filter(name_terms__overlap=sorted(qset)).values_list("pk", "name_keys", "username")[:2000])
+    else:
+        rows = [(p.pk, p.name_keys, p.username) for p in base if not qset.isdisjoint(p.name_terms)]
+    for pk, keys, username in rows:
         best = NAME_FULL if username and username in qset else 0.0
         for key in keys:
             if key in qset:
@@ -198,24 +203,32 @@ def _typo_scores(base: QuerySet[Person], query: str, exact: dict[int, float], us
     return scores
 
 
-def _lexical_scores(base: QuerySet[Person], query: str, population: int) -> dict[int, float]:
+def _lexical_scores(base: QuerySet[Person] | Sequence[Person], query: str, population: int) -> dict[int, float]:
     """Idf-weighted coverage of the query's terms by each person's bio terms (concepts included).
 
-    One scan through the GIN index returns, per person who has any of the terms, which ones; the
-    document frequencies and the scores follow from that matrix.
+    One scan through the GIN index (or of the population already read) returns, per person who has
+    any of the terms, which ones; the document frequencies and the scores follow from that matrix.
     """
     terms = list(dict.fromkeys(concept_terms(query)))[:32]
     if not terms or population == 0:
         return {}
-    # The same filters as `base` (tenant, user, status, circles), compiled into the statement.
-    where, params = base.query.where.as_sql(base.query.get_compiler(connection=connection), connection)
-    has = ", ".join("search_terms @> ARRAY[%s]::varchar[]" for _ in terms)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, ARRAY[{has}] FROM {Person._meta.db_table} WHERE {where} AND search_terms && %s::varchar[]",
-            [*terms, *params, terms],
-        )
-        rows = cursor.fetchall()
+    if isinstance(base, QuerySet):
+        # The same filters as `base` (tenant, user, status, circles), compiled into the statement.
+        where, params = base.query.where.as_sql(base.query.get_compiler(connection=connection), connection)
+        has = ", ".join("search_terms @> ARRAY[%s]::varchar[]" for _ in terms)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, ARRAY[{has}] FROM {Person._meta.db_table} WHERE {where} AND search_terms && %s::varchar[]",
+                [*terms, *params, terms],
+            )
+            rows = cursor.fetchall()
+    else:
+        rows = []
+        for person in base:
+            own = set(person.search_terms)
+            matched = [t in own for t in terms]
+            if any(matched):
+                rows.append((person.pk, matched))
     if not rows:
         return {}
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -228,6 +241,26 @@ def _lexical_scores(base: QuerySet[Person], query: str, population: int) -> dict
     scores = matched @ weights / total
     best = np.argsort(-scores, kind="stable")[:200]
     return {int(ids[i]): float(scores[i]) for i in best if scores[i] > 0}
+
+
+SMALL_POPULATION = 300
+
+
+def _nearest_of(people: Sequence[Person], vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """`memoryhub.search.vectors.nearest` over people already read: their vectors in one binary
+    read, cosine in numpy, the same order (closest first, a tie to the higher id)."""
+    found = [(pk, v) for pk, v in vector_io.read_vectors(
+        f"SELECT id, embedding FROM {Person._meta.db_table} WHERE id = ANY(%s) AND embedding IS NOT NULL",
+        [[p.pk for p in people]]) if v is not None]
+    if not found:
+        return []
+    ids = np.fromiter((pk for pk, _ in found), dtype=np.int64, count=len(found))
+    matrix = np.stack([v for _, v in found])
+    query = np.asarray(vector, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
+    cosines = np.divide(matrix @ query, norms, out=np.zeros(len(ids), dtype=np.float32), where=norms > 0)
+    order = np.lexsort((-ids, -cosines))[:k]
+    return [(int(ids[i]), float(cosines[i])) for i in order]
 
 
 def people_search(
@@ -249,7 +282,12 @@ def people_search(
     base = living(tenant_id=tenant_id, user_id=user_id)
     if exclude_circles:
         base = base.exclude(circle__in=list(exclude_circles))
-    population = base.count()
+    # Most users know a few dozen people: reading them whole is one statement, where scoring each
+    # component in the database took one each (a context's people search was 6-8 round trips).
+    everyone = list(base.defer("embedding").order_by("pk")[: SMALL_POPULATION + 1])
+    small = len(everyone) <= SMALL_POPULATION
+    population = len(everyone) if small else base.count()
+    source: QuerySet[Person] | list[Person] = everyone if small else base
     components: dict[int, dict[str, float]] = {}
     counts = {"population": population}
 
@@ -270,17 +308,20 @@ def people_search(
     vector = embed_query(query)  # context search has just embedded the same query
     if population and np.any(vector):
         k = max(max_results * 3, 20)
-        pool = base.filter(embedding__isnull=False)
-        add("vector", {pk: max(0.0, cos) for pk, cos in nearest(pool, vector, k, namespace_size=population)})
+        if small:
+            nearby = _nearest_of(everyone, vector, k)
+        else:
+            nearby = nearest(base.filter(embedding__isnull=False), vector, k, namespace_size=population)
+        add("vector", {pk: max(0.0, cos) for pk, cos in nearby})
     lap("vector")
     if mode == "hybrid" and population:
-        names, used = _name_scores(base, query)
+        names, used = _name_scores(source, query)
         lap("name")
         typos = _typo_scores(base, query, names, used)
         lap("typo")
         add("name", {**typos, **names})
         counts["typo"] = len(typos)
-        add("lexical", _lexical_scores(base, query, population))
+        add("lexical", _lexical_scores(source, query, population))
         lap("lexical")
 
     scored = {pk: max(c.values()) for pk, c in components.items() if c and max(c.values()) >= threshold}
@@ -288,7 +329,11 @@ def people_search(
     top = sorted(scored, key=lambda pk: (-scored[pk], -components[pk].get("name", 0.0),
                                          -components[pk].get("lexical", 0.0), -components[pk].get("vector", 0.0),
                                          -pk))[:max_results]
-    people = {p.pk: p for p in Person.objects.filter(pk__in=top).defer("embedding")}
+    if small:
+        chosen = set(top)
+        people = {p.pk: p for p in everyone if p.pk in chosen}
+    else:
+        people = {p.pk: p for p in Person.objects.filter(pk__in=top).defer("embedding")}
     hits = [PersonHit(people[pk], round(scored[pk], 6), components[pk]) for pk in top if pk in people]
     took = time.perf_counter() - started
     metrics.SEARCH_DURATION.labels(str(tenant_id), mode).observe(took)
