@@ -30,7 +30,12 @@ class MessageOutputSerializer(serializers.ModelSerializer):
 
 class MessageInputSerializer(serializers.Serializer):
     role = StrictChoiceField(choices=Message.Role.choices)
-    text = StrictCharField(trim_whitespace=True, allow_blank=False)
+    text = StrictCharField(trim_whitespace=True, allow_blank=False, required=False,
+                           help_text="The message. Required, unless given as `content`.")
+    # A chat app keeps its turns in the OpenAI format ({"role", "content"}) and can send them as
+    # they are; only text content: a list of parts (images) is refused as not a string.
+    content = StrictCharField(trim_whitespace=True, allow_blank=False, required=False, write_only=True,
+                              help_text="Another name of `text` (the OpenAI chat format); give one of the two.")
     created_at = serializers.DateTimeField(required=False)
     external_id = StrictCharField(required=False, max_length=128, allow_blank=False)
     speaker = StrictCharField(required=False, max_length=128, allow_blank=True, default="")
@@ -49,6 +54,18 @@ class MessageInputSerializer(serializers.Serializer):
         if len(value) > limit:
             raise serializers.ValidationError(f"Ensure this field has no more than {limit} characters.")
         return value
+
+    validate_content = validate_text
+
+    def validate(self, attrs: dict) -> dict:
+        content = attrs.pop("content", None)
+        if content is not None and "text" in attrs:
+            raise serializers.ValidationError({"content": ["Give text or content, not both."]})
+        if content is not None:
+            attrs["text"] = content
+        if "text" not in attrs:
+            raise serializers.ValidationError({"text": ["This field is required."]})
+        return attrs
 
 
 class SessionMessagesApi(APIView):

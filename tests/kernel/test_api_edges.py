@@ -294,7 +294,7 @@ def test_a_string_that_trims_to_nothing_is_outside_the_schema(schema: dict, sche
 
 # --- the error message names the item at fault ---------------------------------------------------
 @pytest.mark.parametrize(("messages", "expected"), [
-    ([{"role": "user", "text": "ok"}, {"role": "user", "content": "Hi"}], "messages[1].text: This field is required."),
+    ([{"role": "user", "text": "ok"}, {"role": "user", "body": "Hi"}], "messages[1].text: This field is required."),
     ([{"role": "robot", "text": "beep"}], "messages[0].role: "),
     ([], "messages: "),
 ])
@@ -305,3 +305,27 @@ def test_a_bad_item_of_a_batch_is_named_with_its_path_in_the_message(client_a, m
     error = response.json()["error"]
     assert error["message"].startswith(expected), error
     assert "messages" in error["fields"]
+
+
+# --- a chat app's turns in the OpenAI format ------------------------------------------------------
+def test_messages_in_the_openai_format_are_taken_with_content_as_text(client_a) -> None:
+    client, _ = client_a
+    response = client.post(MESSAGES, {"messages": [{"role": "user", "content": "I moved to Porto."},
+                                                   {"role": "assistant", "content": "How exciting!"}]},
+                           format="json")
+    assert response.status_code == 202, response.content
+    stored = client.get(MESSAGES).json()
+    texts = [m["text"] for m in (stored["messages"] if isinstance(stored, dict) else stored)]
+    assert sorted(texts) == ["How exciting!", "I moved to Porto."]
+
+
+@pytest.mark.parametrize(("message", "field"), [
+    ({"role": "user", "text": "a", "content": "b"}, "content"),
+    ({"role": "user", "content": [{"type": "text", "text": "hi"}]}, "content"),
+    ({"role": "user"}, "text"),
+])
+def test_text_and_content_are_one_field(client_a, message: dict, field: str) -> None:
+    client, _ = client_a
+    response = client.post(MESSAGES, {"messages": [message]}, format="json")
+    assert response.status_code == 400
+    assert field in response.json()["error"]["fields"]["messages"]["0"], response.json()
