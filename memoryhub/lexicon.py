@@ -9,9 +9,10 @@ art does Caroline make?" finds "I finished a painting of the lake" (English only
 - A query asks for a category when it names one in the plural or after "kind of" / "type of" ("which
   cities", "what kind of art") and the word's sense is a real category (``MIN_HYPONYMS`` nouns or more
   below it: "city", "activity", "art", not "son"). It then gets the category terms of the word's first
-  two senses at ``CATEGORY_WEIGHT``. Any other query word stays a word only: expanding every query
-  noun, or a query's nouns to their own hypernyms (pizza ↔ ice cream through "food"), moved the tuning
-  halves down (docs/retrieval.md).
+  two senses at ``CATEGORY_WEIGHT``. Any other query word stays a word only: every query noun as a
+  category moved LoCoMo's tune half down, every category word without the plural test the test halves,
+  and a query's nouns expanded to their own hypernyms (pizza ↔ ice cream through "food") LoCoMo's tune
+  half (docs/retrieval.md).
 
 Category terms are ``^`` + the synset's first lemma and sense number (``^city.1``); the BM25 index does
 not count them in a document's length (`memoryhub.search.bm25`), so a turn with many nouns is not
