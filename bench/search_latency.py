@@ -43,6 +43,7 @@ from pgvector.psycopg import register_vector  # noqa: E402
 from psycopg.types.json import Jsonb  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
+from memoryhub import lexicon  # noqa: E402
 from memoryhub import services as kernel_services  # noqa: E402
 from memoryhub.celery import app as celery_app  # noqa: E402
 from memoryhub.embeddings import get_embedder  # noqa: E402
@@ -105,7 +106,11 @@ def copy_chunks(tenant: Tenant, rows: list[tuple[str, str, str]], start: datetim
     with tqdm(total=len(rows), desc="load chunks", unit="chunk", file=sys.stderr) as bar:
         for offset in range(0, len(rows), batch):
             part = rows[offset:offset + batch]
-            terms = analyze_many(texts[offset:offset + batch])
+            # A turn's words plus its nouns' categories (memoryhub/lexicon.py), which the real index
+            # holds and a list question searches; date terms and preceding turns stay left out.
+            terms = [own + lexicon.chunk_terms(text)
+                     for own, text in zip(analyze_many(texts[offset:offset + batch]), texts[offset:offset + batch],
+                                            strict=True)]
             vectors = get_embedder().embed(texts[offset:offset + batch])
             with pg.cursor() as cur, cur.copy(
                 f"COPY rag_chunk ({', '.join(COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"

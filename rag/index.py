@@ -19,7 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import QuerySet
 
-from memoryhub import events
+from memoryhub import events, lexicon
 from memoryhub.search.bm25 import IndexCache, SegmentedBM25Index
 from rag.models import Chunk, ChunkDeletion, Namespace
 
@@ -139,7 +139,7 @@ def _watermarks(tenant_id: int, namespace: str) -> Watermarks | None:
 
 def _build(tenant_id: int, namespace: str) -> tuple[SegmentedBM25Index, _State]:
     started = time.monotonic()
-    index = SegmentedBM25Index()
+    index = SegmentedBM25Index(lengthless_prefix=lexicon.CATEGORY_PREFIX)
     # Read before the chunks: a deletion committed in between is applied again at the next
     # catch-up, which is harmless.
     generation, _, last_deletion_id = _watermarks(tenant_id, namespace) or (0, 0, 0)

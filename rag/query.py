@@ -8,7 +8,9 @@ Two shapes of query need more than its words:
   happened. Chosen on the MADial tune half (BM25 alone, recall@5: zh 0.516 -> 0.558, en up too);
   weighing later turns more, pruning to the rarest terms, and embedding only the user's turns
   helped one language and hurt the other there, so none is done (docs/retrieval.md);
-- in such a conversation a word's weight grows with the log of how often it is said, not linearly.
+- in such a conversation a word's weight grows with the log of how often it is said, not linearly;
+- a query that asks for a category ("Which cities…", "what kind of art…") gets its category terms,
+  which stored turns carry for the nouns they say (memoryhub/lexicon.py).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import math
 import re
 from datetime import datetime
 
-from memoryhub import timeexpr
+from memoryhub import lexicon, timeexpr
 from memoryhub.text import analyze
 
 ASSISTANT_TURN_WEIGHT = 0.3
@@ -66,7 +68,7 @@ def weighted_terms(query: str, now: datetime) -> dict[str, float]:
         # "happy" or the child's name in every turn, and as a plain sum that drowned the one-off
         # words that name what happened. log(1 + count) was chosen on the MADial tune half.
         weights = {term: math.log1p(weight) for term, weight in weights.items()}
-    for term, weight in timeexpr.query_weights(query, now).items():
+    for term, weight in [*timeexpr.query_weights(query, now).items(), *lexicon.query_weights(query).items()]:
         weights[term] = weights.get(term, 0.0) + weight
     return weights
 

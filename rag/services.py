@@ -18,7 +18,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from memoryhub import timeexpr, vector_io
+from memoryhub import lexicon, timeexpr, vector_io
 from memoryhub.embeddings import get_embedder, l2_normalize
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ArchivalJob, Message, Tenant
@@ -159,6 +159,13 @@ def _date_terms(draft: ChunkDraft) -> list[str]:
     return timeexpr.chunk_terms(draft.text, draft.created_ts)
 
 
+def _category_terms(draft: ChunkDraft) -> list[str]:
+    """The categories of the nouns a turn or memory says ("Rome" → city), so that a question asking
+    for a category ("Which cities has Jon visited?") finds them (memoryhub/lexicon.py). Measured on
+    conversations only; documents and lore keep their words."""
+    return lexicon.chunk_terms(draft.text) if draft.type in DATED_TYPES else []
+
+
 def chunks_prepare(drafts: Sequence[ChunkDraft], *, embeddings: np.ndarray | None = None) -> PreparedChunks:
     """BM25 terms and embeddings of the drafts. Writes nothing and takes no lock: call it before
     opening the transaction that inserts them. `embeddings`: the drafts' vectors when the caller
@@ -167,7 +174,7 @@ def chunks_prepare(drafts: Sequence[ChunkDraft], *, embeddings: np.ndarray | Non
         return PreparedChunks([], [], np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32))
     own_terms = analyze_many([f"{d.search_prefix} {d.text}" for d in drafts])
     context_terms = analyze_many([d.context_text for d in drafts])
-    terms = [[t for t in own * OWN_TERM_WEIGHT + ctx + _date_terms(d) if len(t) <= MAX_TERM_CHARS]
+    terms = [[t for t in own * OWN_TERM_WEIGHT + ctx + _date_terms(d) + _category_terms(d) if len(t) <= MAX_TERM_CHARS]
              for d, own, ctx in zip(drafts, own_terms, context_terms, strict=True)]
     if embeddings is None:
         embeddings = _embed(drafts)

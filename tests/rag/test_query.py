@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from memoryhub import lexicon
 from rag import query
 from rag.selectors import chunks_search
 from tests.factories import append_messages
@@ -53,3 +54,9 @@ def test_a_dialogue_query_finds_the_memory_the_user_speaks_of(tenant) -> None:
                 "<Bart>: I hope my magic works.")
     result = chunks_search(tenant_id=tenant.pk, user_id="u1", query=dialogue, k=2, mode="bm25")
     assert result.items[0].chunk["text"] == "Bart performed a magic trick at the school party."
+
+
+def test_a_question_asking_for_a_category_gets_its_term_beside_its_words() -> None:
+    weights = query.weighted_terms("Which cities has Jon visited?", NOW)
+    assert weights["citi"] == 1.0 and weights["^city.1"] == lexicon.CATEGORY_WEIGHT
+    assert not any(t.startswith(lexicon.CATEGORY_PREFIX) for t in query.weighted_terms("Jon's trip to the city", NOW))

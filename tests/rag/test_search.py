@@ -312,6 +312,18 @@ def test_dates_the_query_names_find_turns_said_or_dated_then(tenant, query: str,
     assert texts(search(tenant, query, k=3, mode="bm25"))[0] == expected
 
 
+def test_a_question_asking_for_a_category_finds_turns_naming_its_members(tenant) -> None:
+    append_messages(tenant, "u1", "s1", ["Last summer we finally saw Paris and Berlin.", "I baked bread all morning.",
+                                         "My sister called about the wedding."], start=START)
+    # No word in common: only the category terms (memoryhub/lexicon.py) connect them.
+    assert texts(search(tenant, "Which cities has he visited?", k=3, mode="bm25")) == [
+        "Last summer we finally saw Paris and Berlin."]
+    # A category named in the singular is a place, not a list: the words decide alone.
+    assert texts(search(tenant, "Which city has he visited?", k=3, mode="bm25")) == []
+    stored = Chunk.objects.get(tenant=tenant, text__startswith="Last summer")
+    assert "^city.1" in stored.terms
+
+
 @pytest.mark.parametrize("exact_limit", [0, 50])
 def test_a_vector_search_returns_k_whenever_k_exist_next_to_a_large_repetitive_document(
         tenant, monkeypatch, exact_limit: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -26,7 +27,7 @@ def zipf_corpus(n_docs: int, vocab: int = 3_000, seed: int = 0, first_id: int = 
     }
 
 
-def build(corpus: Corpus, chunks: Sequence[int] = (), **kw: float) -> SegmentedBM25Index:
+def build(corpus: Corpus, chunks: Sequence[int] = (), **kw: Any) -> SegmentedBM25Index:
     """Index ``corpus`` as one segment, or as consecutive batches of the given sizes (the first
     becomes the large segment, the rest fresh segments, the remainder one more fresh one)."""
     index = SegmentedBM25Index(**kw)
@@ -76,6 +77,21 @@ def test_hand_computed_score() -> None:
     assert index.search(["unicorn"], 10) == []
     assert index.search([], 10) == []
     assert index.search(["cat"], 0) == []
+
+
+def test_lengthless_terms_match_but_leave_document_lengths_alone() -> None:
+    plain = {1: ["cat", "sat", "mat"], 2: ["cat", "cat", "dog"], 3: ["dog", "barked"], 4: ["bird"]}
+    extra = {1: ["^animal"] * 3 + ["^feline"], 3: ["^animal", "^canine"]}
+    with_extra = {d: terms + extra.get(d, []) for d, terms in plain.items()}
+    for chunks in ((), (2,)):  # one segment, and a fresh segment merged into the large one
+        index = build(with_extra, chunks, lengthless_prefix="^")
+        index.merge()
+        # Word queries score as if the extra terms were not there: no document looks longer.
+        assert index.search(["cat", "dog"], 10) == build(plain).search(["cat", "dog"], 10)
+        got = dict(index.search(["^animal"], 10))
+        assert set(got) == {1, 3} and got[1] > got[3]  # tf 3 against 1, same length
+    # Counted as usual, the same terms make documents 1 and 3 longer and change the word scores.
+    assert build(with_extra).search(["cat", "dog"], 10) != build(plain).search(["cat", "dog"], 10)
 
 
 def test_matches_bm25s_reference() -> None:
