@@ -765,7 +765,7 @@ _ZH_DAY_RANGE = re.compile(r"(?:(?P<year>\d{4})年)?(?P<month>" + _ZH_NUM + r")�
 _ZH_NTH_WEEKDAY = re.compile(r"(?:(?P<year>\d{4})年)?(?P<month>" + _ZH_NUM + r")月(?:的)?(?:第(?P<nth>[一二三四五1-5])|"
                              r"(?P<last>最后一))个(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])")
 _ZH_BARE_WEEKDAY = re.compile(r"(?<![上这本下每个到至“「『\"])(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])"
-                              r"(?![到至”」』\"])")
+                              r"(?![到至”」』\"天次个年])")
 _ZH_UNITS = {"天": "day", "周末": "weekend", "周": "week", "星期": "week", "礼拜": "week", "月": "month"}
 
 
@@ -874,7 +874,7 @@ def _zh(text: str, anchor: date, query: bool) -> Iterable[Span]:
             yield _ago(n, "day" if unit == "天" else "year" if unit == "年" else "month" if "月" in unit
                        else "weekend" if "末" in unit else "week", anchor)
     # A weekday alone ("周五我们去了…", "星期天"): the last one, like "on Friday"; not "每周五" (every
-    # Friday), "周一到周五" (a range of days) nor a quoted name (Robinson's “星期五”).
+    # Friday), "周一到周五" (a range of days), "一周五天" (five days a week) nor a quoted name (“星期五”).
     for m in _ZH_BARE_WEEKDAY.finditer(text):
         if free(m):
             yield _day(_weekday_before(anchor, _ZH_WEEKDAYS[m.group("weekday")]))
