@@ -353,6 +353,9 @@ def _en(text: str, anchor: date, query: bool) -> Iterable[Span]:
     words = _en_words(lowered)
     months = bool(words & _MONTH_WORDS)
 
+    # Longer expressions first, so that the rules below do not read their parts: "the week before
+    # last", "the week of 5 March", "the second Sunday of May", "between August 11 and August 15
+    # 2023", "the week before 16 November 2023", "May 3-7".
     if "before last" in lowered or "after next" in lowered:
         for m in _EN_BEFORE_LAST.finditer(lowered):
             if free(m):
@@ -371,8 +374,6 @@ def _en(text: str, anchor: date, query: bool) -> Iterable[Span]:
             found = _nth_weekday(year, month, _EN_WEEKDAYS[m.group("weekday")], _EN_NTH[m.group("nth")])
             if found:
                 yield Span(found, found, month if query and not m.group("year") else 0)
-
-    # Ranges first: "between August 11 and August 15 2023", "the week before 16 November 2023".
     for m in _EN_BEFORE_AFTER.finditer(lowered) if "before" in words or "after" in words else ():
         inner = list(_en_absolute(m.group("rest"), anchor, query))
         if inner and free(m):
