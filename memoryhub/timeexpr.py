@@ -15,14 +15,16 @@ words, so no extra ranking stage is needed:
 `chunk_terms(text, said_at)` gives a stored turn the terms of the day it was said plus those of
 every expression it contains, resolved against that day; `query_terms(query, now)` gives a query
 the terms of the dates it names (relative ones resolved against now). Rules, not a model: the
-forms people write in chat, kept small enough to read. Pure Python, no Django.
+forms people write in chat (dates, relative days and weeks, ranges, "the week of", ordinal
+weekdays, holidays), kept small enough to read. A text is split into words once and a rule is tried
+only when one of its words occurs, since most turns name no date. Pure Python, no Django.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -97,6 +99,106 @@ def _season(year: int, season: str) -> Span:
     return Span(date(year, first, 1), _month(year, first + 2).end)
 
 
+def _nth_weekday(year: int, month: int, weekday: int, nth: int) -> date | None:
+    """The nth such weekday of a month ("the second Sunday of May"); nth -1 is the last."""
+    if nth < 0:
+        last = _month(year, month).end
+        return last - timedelta(days=(last.weekday() - weekday) % 7)
+    first = date(year, month, 1)
+    found = first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (nth - 1))
+    return found if found.month == month else None
+
+
+def _easter(year: int) -> date:
+    """Western Easter Sunday (the anonymous Gregorian computus)."""
+    a, (b, c) = year % 19, divmod(year, 100)
+    d, e = divmod(b, 4)
+    g = (b - (b + 8) // 25 + 1) // 3
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    weekday = (32 + 2 * e + 2 * i - h - k) % 7
+    m = (a + 11 * h + 22 * weekday) // 451
+    month, day = divmod(h + weekday - 7 * m + 114, 31)
+    return date(year, month, day + 1)
+
+
+def _orthodox_easter(year: int) -> date:
+    """Orthodox Easter Sunday: the Julian computus, shifted to the Gregorian calendar (1900-2099)."""
+    a, b, c = year % 4, year % 7, year % 19
+    d = (19 * c + 15) % 30
+    e = (2 * a + 4 * b - d + 34) % 7
+    month, day = divmod(d + e + 114, 31)
+    return date(year, month, day + 1) + timedelta(days=13)
+
+
+# Lunar holidays as Gregorian days: the Spring Festival (春节) and the Mid-Autumn Festival (中秋).
+# Outside these years they resolve to nothing rather than to a wrong day.
+_SPRING_FESTIVAL = {2015: (2, 19), 2016: (2, 8), 2017: (1, 28), 2018: (2, 16), 2019: (2, 5), 2020: (1, 25),
+                    2021: (2, 12), 2022: (2, 1), 2023: (1, 22), 2024: (2, 10), 2025: (1, 29), 2026: (2, 17),
+                    2027: (2, 6), 2028: (1, 26), 2029: (2, 13), 2030: (2, 3)}
+_MID_AUTUMN = {2015: (9, 27), 2016: (9, 15), 2017: (10, 4), 2018: (9, 24), 2019: (9, 13), 2020: (10, 1),
+               2021: (9, 21), 2022: (9, 10), 2023: (9, 29), 2024: (9, 17), 2025: (10, 6), 2026: (9, 25)}
+
+
+def _from_table(table: dict[int, tuple[int, int]], shift: int = 0) -> Callable[[int], date | None]:
+    def day(year: int) -> date | None:
+        return date(year, *table[year]) + timedelta(days=shift) if year in table else None
+    return day
+
+
+# A holiday's day in a given year, by a name every language's words map to.
+_HOLIDAYS: dict[str, Callable[[int], date | None]] = {
+    "christmas_eve": lambda y: date(y, 12, 24),
+    "christmas": lambda y: date(y, 12, 25),
+    "orthodox_christmas": lambda y: date(y, 1, 7),
+    "new_years_eve": lambda y: date(y, 12, 31),
+    "new_year": lambda y: date(y, 1, 1),
+    "valentine": lambda y: date(y, 2, 14),
+    "halloween": lambda y: date(y, 10, 31),
+    "independence_day": lambda y: date(y, 7, 4),
+    "thanksgiving": lambda y: _nth_weekday(y, 11, 3, 4),
+    "mothers_day": lambda y: _nth_weekday(y, 5, 6, 2),
+    "mothers_day_ru": lambda y: _nth_weekday(y, 11, 6, -1),
+    "fathers_day": lambda y: _nth_weekday(y, 6, 6, 3),
+    "easter": _easter,
+    "orthodox_easter": _orthodox_easter,
+    "memorial_day": lambda y: _nth_weekday(y, 5, 0, -1),
+    "labor_day": lambda y: _nth_weekday(y, 9, 0, 1),
+    "labour_day_cn": lambda y: date(y, 5, 1),
+    "national_day_cn": lambda y: date(y, 10, 1),
+    "spring_festival": _from_table(_SPRING_FESTIVAL),
+    "spring_festival_eve": _from_table(_SPRING_FESTIVAL, -1),
+    "mid_autumn": _from_table(_MID_AUTUMN),
+}
+
+
+def _holiday(name: str, anchor: date, *, year: int | None = None, delta: int | None = None,
+             query: bool = False) -> Span | None:
+    """A holiday's day: of the year given; the last one before the anchor (delta -1), the next one
+    after it (+1), this year's (0). Said without any of these in a stored turn, the coming one when
+    it is at most two months ahead ("for Christmas" on 10 December), else the last one; in a
+    question, any year's (its month, like "in June")."""
+    day_of = _HOLIDAYS[name]
+    if year is not None:
+        found = day_of(year)
+        return _day(found) if found else None
+    if delta == 0:
+        found = day_of(anchor.year)
+        return _day(found) if found else None
+    days = [d for d in (day_of(anchor.year + i) for i in (-2, -1, 0, 1)) if d is not None]
+    if (delta is not None and delta < 0) or (delta is None and query):
+        before = [d for d in days if d < anchor or (delta is None and d == anchor)]
+        if not before:
+            return None
+        return Span(before[-1], before[-1], before[-1].month if delta is None else 0)
+    if delta is not None:
+        after = [d for d in days if d > anchor]
+        return _day(after[0]) if after else None
+    soon = [d for d in days if anchor <= d <= anchor + timedelta(days=62)]
+    past = [d for d in days if d <= anchor]
+    return _day(soon[0]) if soon else _day(past[-1]) if past else None
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Vocabulary
 # ---------------------------------------------------------------------------------------------------------
@@ -111,10 +213,24 @@ _EN_WEEKDAYS = {d: i for i, d in enumerate(
 _EN_WEEKDAY = r"(?P<weekday>" + "|".join(_EN_WEEKDAYS) + r")"
 _EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple of": 2, "a couple of": 2,
-               "few": 3, "a few": 3, "several": 3}
+               "few": 3, "a few": 3, "several": 3, "couple": 2, "a couple": 2}
 _EN_NUMBER = r"(?P<n>\d{1,3}|" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")"
-_EN_UNIT = r"(?P<unit>day|week|month|year)s?"
+_EN_UNIT = r"(?P<unit>day|weekend|week|month|year)s?"
 _SEASONS_EN = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn", "winter": "winter"}
+_EN_WEEKDAY_ABBREVIATIONS = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4,
+                             "sat": 5, "sun": 6}
+_EN_NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
+           "5th": 5, "last": -1}
+_EN_HOLIDAYS = {"christmas eve": "christmas_eve", "christmas": "christmas", "xmas": "christmas",
+                "new year's eve": "new_years_eve", "new years eve": "new_years_eve", "new year's day": "new_year",
+                "new year's": "new_year", "new years": "new_year", "valentine's day": "valentine",
+                "valentines day": "valentine", "valentine's": "valentine", "halloween": "halloween",
+                "independence day": "independence_day", "fourth of july": "independence_day",
+                "4th of july": "independence_day", "thanksgiving": "thanksgiving", "mother's day": "mothers_day",
+                "mothers day": "mothers_day", "father's day": "fathers_day", "fathers day": "fathers_day",
+                "easter": "easter", "memorial day": "memorial_day", "labor day": "labor_day",
+                "labour day": "labor_day"}
+_EN_HOLIDAY = r"(?P<holiday>" + "|".join(sorted(map(re.escape, _EN_HOLIDAYS), key=len, reverse=True)) + r")"
 
 # Russian months by stem, which covers every case form ("май", "мая", "мае", "в июле", "июля").
 _RU_MONTHS = {"январ": 1, "феврал": 2, "март": 3, "апрел": 4, "ма": 5, "июн": 6, "июл": 7, "август": 8,
@@ -125,14 +241,19 @@ _RU_WEEKDAYS = {"понедельник": 0, "вторник": 1, "сред": 2,
                 "воскресень": 6}
 _RU_WEEKDAY = r"(?P<weekday>понедельник|вторник|сред[ауы]|четверг|пятниц[ауы]|суббот[ауы]|воскресень[ея])"
 _RU_NUMBERS = {"один": 1, "одну": 1, "два": 2, "две": 2, "три": 3, "четыре": 4, "пять": 5, "шесть": 6,
-               "семь": 7, "восемь": 8, "девять": 9, "десять": 10, "пару": 2, "несколько": 3}
+               "семь": 7, "восемь": 8, "девять": 9, "десять": 10, "пару": 2, "несколько": 3, "двое": 2, "трое": 3}
 _RU_NUMBER = r"(?P<n>\d{1,3}|" + "|".join(_RU_NUMBERS) + r")"
-_RU_UNITS = {"д": "day", "н": "week", "м": "month", "г": "year", "л": "year"}
-_RU_UNIT = r"(?P<unit>дн(?:я|ей)|день|недел[ьюяи]|месяц(?:а|ев)?|год(?:а)?|лет)"
+_RU_UNITS = {"д": "day", "н": "week", "м": "month", "г": "year", "л": "year", "в": "weekend"}
+_RU_UNIT = r"(?P<unit>дн(?:я|ей)|день|недел[ьюяи]|месяц(?:а|ев)?|год(?:а)?|лет|выходн(?:ых|ые))"
+_RU_WHICH = {"позапрошл": -2, "прошл": -1, "эт": 0, "следующ": 1}
 _SEASONS_RU = {"весн": "spring", "лет": "summer", "осен": "autumn", "зим": "winter"}
 
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_ZH_WHICH = {"上上": -2, "上": -1, "这": 0, "本": 0, "下": 1, "下下": 2}
+# Only past and next years: "后年" (the year after next) is also the tail of "之后年…", "以后年…".
+_ZH_RELATIVE_YEARS = {"大前年": -3, "前年": -2, "去年": -1, "今年": 0, "明年": 1}
+_ZH_RELATIVE_YEAR = r"(?P<rel>大前年|前年|去年|今年|明年)"
 _ZH_NUM = r"(?:\d{1,4}|[零一二两三四五六七八九十]{1,3})"
 
 
@@ -161,6 +282,8 @@ _FLAGS = re.IGNORECASE
 
 
 def _ago(n: int, unit: str, anchor: date, sign: int = -1) -> Span:
+    if unit == "weekend":
+        return _relative_unit(sign * n, "weekend", anchor)
     if unit == "day":
         return _day(anchor + timedelta(days=sign * n))
     if unit == "week":
@@ -170,8 +293,11 @@ def _ago(n: int, unit: str, anchor: date, sign: int = -1) -> Span:
     return _year(anchor.year + sign * n)
 
 
-def _relative_unit(which: str, unit: str, anchor: date) -> Span:
-    delta = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[which]
+_WHICH = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}
+
+
+def _relative_unit(delta: int, unit: str, anchor: date) -> Span:
+    """The unit `delta` steps from the anchor's: "last week" -1, "the week before last" -2."""
     if unit == "week":
         return _week_of(anchor + timedelta(days=7 * delta))
     if unit == "weekend":
@@ -179,6 +305,8 @@ def _relative_unit(which: str, unit: str, anchor: date) -> Span:
                     else _weekday_after(anchor, 5) if delta > 0 else anchor - timedelta(days=anchor.weekday() - 5))
         if delta < 0 and anchor.weekday() >= 5:
             saturday -= timedelta(days=7)
+        if abs(delta) > 1:  # "two weekends ago", "the weekend after next"
+            saturday += timedelta(days=7 * (delta + (1 if delta < 0 else -1)))
         return Span(saturday, saturday + timedelta(days=1))
     if unit == "month":
         return _month(*_shift_month(anchor.year, anchor.month, delta))
@@ -220,27 +348,51 @@ class _Claims:
 
 
 def _en(text: str, anchor: date, query: bool) -> Iterable[Span]:
-    lowered = text.lower()
+    lowered = text.lower().replace("’", "'")
     free = _Claims().free
+    words = _en_words(lowered)
+    months = bool(words & _MONTH_WORDS)
 
-    # Ranges first: "between August 11 and August 15 2023", "the week before 16 November 2023".
-    for m in re.finditer(r"\bthe (?P<unit>week|weekend|day|month) (?P<dir>before|after) (?P<rest>[^?.!,;]{3,40})",
-                         lowered):
+    # Longer expressions first, so that the rules below do not read their parts: "the week before
+    # last", "the week of 5 March", "the second Sunday of May", "between August 11 and August 15
+    # 2023", "the week before 16 November 2023", "May 3-7".
+    if "before last" in lowered or "after next" in lowered:
+        for m in _EN_BEFORE_LAST.finditer(lowered):
+            if free(m):
+                yield _relative_unit(-2 if m.group("dir") == "before last" else 2, m.group("unit"), anchor)
+    for m in _EN_WEEK_OF.finditer(lowered) if "week of" in lowered or "weekend of" in lowered else ():
         inner = list(_en_absolute(m.group("rest"), anchor, query))
         if inner and free(m):
-            pivot = inner[0]
-            length = {"day": 1, "weekend": 2, "week": 7, "month": 30}[m.group("unit")]
-            if m.group("dir") == "before":
-                yield Span(pivot.start - timedelta(days=length), pivot.start - timedelta(days=1))
-            else:
-                yield Span(pivot.end + timedelta(days=1), pivot.end + timedelta(days=length))
-    for m in re.finditer(r"\bbetween (?P<a>[^?.!;]{3,30}?) and (?P<b>[^?.!;]{3,30})", lowered):
+            # "The weekend of 15 July": the Saturday and Sunday of that day's (ISO) week.
+            week = _week_of(inner[0].start)
+            first = week.start + timedelta(days=5) if m.group("unit") == "weekend" else week.start
+            yield Span(first, week.end, inner[0].month_only)
+    for m in _EN_NTH_WEEKDAY.finditer(lowered) if months and words & _EN_WEEKDAY_WORDS else ():
+        if free(m):
+            month = _EN_MONTHS[m.group("month")]
+            year = int(m.group("year")) if m.group("year") else _past_month(anchor, month)
+            found = _nth_weekday(year, month, _EN_WEEKDAYS[m.group("weekday")], _EN_NTH[m.group("nth")])
+            if found:
+                yield Span(found, found, month if query and not m.group("year") else 0)
+    for m in _EN_BEFORE_AFTER.finditer(lowered) if "before" in words or "after" in words else ():
+        inner = list(_en_absolute(m.group("rest"), anchor, query))
+        if inner and free(m):
+            yield _before_after(inner[0], m.group("unit"), m.group("dir") == "before")
+    for m in _EN_DAY_RANGE.finditer(lowered) if months and "#d" in words else ():
+        # "May 3-7, 2023", "3-7 May": one month's days.
+        month = _EN_MONTHS[m.group("month") or m.group("monthb")]
+        year_text = m.group("year") or m.group("yearb")
+        year = int(year_text) if year_text else _past_month(anchor, month)
+        first = _safe_date(year, month, int(m.group("d1") or m.group("d1b")))
+        last = _safe_date(year, month, int(m.group("d2") or m.group("d2b")))
+        if first and last and first < last and free(m):
+            yield Span(first, last)
+    for m in _EN_BETWEEN.finditer(lowered) if "between" in words or "from" in words else ():
         a = list(_en_absolute(m.group("a") + " " + _trailing_year(m.group("b")), anchor, query))
         b = list(_en_absolute(m.group("b"), anchor, query))
         if a and b and a[0].start <= b[-1].end and (b[-1].end - a[0].start).days <= 400 and free(m):
             yield Span(a[0].start, b[-1].end)
-    for m in re.finditer(r"\b(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th) week of " + _EN_MONTH
-                         + r"(?:,? (?P<year>(?:19|20)\d\d))?", lowered):
+    for m in _EN_NTH_WEEK.finditer(lowered) if months and "week" in words else ():
         if free(m):
             month = _EN_MONTHS[m.group("month")]
             span = _month_span(month, int(m.group("year")) if m.group("year") else None, anchor, query=query)
@@ -250,20 +402,42 @@ def _en(text: str, anchor: date, query: bool) -> Iterable[Span]:
             else:
                 start = span.start + timedelta(days=7 * nth[m.group("nth")])
                 yield Span(start, start + timedelta(days=6), span.month_only)
-    for m in re.finditer(r"\b(?:the )?(?P<part>beginning|start|end|middle|early|late|mid)(?: of|-| )\s*"
-                         + _EN_MONTH + r"(?:,? (?P<year>(?:19|20)\d\d))?", lowered):
+    for m in _EN_PART_OF_MONTH.finditer(lowered) if months else ():
         if free(m):
             month = _EN_MONTHS[m.group("month")]
             span = _month_span(month, int(m.group("year")) if m.group("year") else None, anchor, query=query)
             yield _part_of_month(m.group("part"), span)
 
-    for pattern, resolve in _EN_RULES:
-        for m in re.finditer(pattern, lowered):
+    for pattern, resolve, needs in _EN_RULES:
+        if not all(words & need for need in needs):
+            continue
+        for m in pattern.finditer(lowered):
             if not free(m):
                 continue
             span = resolve(m, anchor, query)
             if span is not None:
                 yield span
+    for m in _EN_WEEKDAY_SHORT.finditer(lowered) if words & _EN_WEEKDAY_ABBREVIATION_WORDS else ():
+        # "last Fri", "next Tues."; after a bare "on" only when written with a capital ("on Sun"),
+        # since "on sun" and "on sat" are words too.
+        if (m.group("which") != "on" or text[m.start("weekday"):m.start("weekday") + 1].isupper()) and free(m):
+            weekday = _EN_WEEKDAY_ABBREVIATIONS[m.group("weekday")]
+            next_one = m.group("which") in ("next", "this coming")
+            yield _day(_weekday_after(anchor, weekday) if next_one else _weekday_before(anchor, weekday))
+    if "weekend" in lowered:
+        for m in _EN_OVER_THE_WEEKEND.finditer(lowered):
+            # Said Monday to Thursday, the weekend just gone; on Friday, the one to come.
+            if free(m):
+                yield _relative_unit(1 if anchor.weekday() == 4 else -1 if anchor.weekday() < 4 else 0, "weekend",
+                                     anchor)
+
+
+def _before_after(pivot: Span, unit: str, before: bool) -> Span:
+    """"The week before" / "the day after" a day: the span of that length next to it."""
+    length = {"day": 1, "weekend": 2, "week": 7, "month": 30}[unit]
+    if before:
+        return Span(pivot.start - timedelta(days=length), pivot.start - timedelta(days=1), pivot.month_only)
+    return Span(pivot.end + timedelta(days=1), pivot.end + timedelta(days=length), pivot.month_only)
 
 
 def _trailing_year(text: str) -> str:
@@ -272,8 +446,9 @@ def _trailing_year(text: str) -> str:
 
 
 def _en_absolute(text: str, anchor: date, query: bool) -> Iterable[Span]:
-    for pattern, resolve in _EN_RULES[:4]:
-        for m in re.finditer(pattern, text):
+    """The days a text names outright (a date, a holiday), for "the week before ...", ranges."""
+    for pattern, resolve, _ in _EN_RULES[:5]:
+        for m in pattern.finditer(text):
             span = resolve(m, anchor, query)
             if span is not None:
                 yield span
@@ -316,14 +491,14 @@ def _en_nth(m: re.Match[str], anchor: date, query: bool) -> Span | None:
     return _day(found) if found else None
 
 
-def _en_simple(offset: int) -> object:
+def _en_simple(offset: int) -> Callable[..., Span]:
     def resolve(m: re.Match[str], anchor: date, query: bool) -> Span:
         return _day(anchor + timedelta(days=offset))
     return resolve
 
 
 def _en_relative(m: re.Match[str], anchor: date, query: bool) -> Span:
-    return _relative_unit(m.group("which"), m.group("unit"), anchor)
+    return _relative_unit(_WHICH[m.group("which")], m.group("unit"), anchor)
 
 
 def _en_weekday(m: re.Match[str], anchor: date, query: bool) -> Span:
@@ -341,52 +516,158 @@ def _en_in(m: re.Match[str], anchor: date, query: bool) -> Span:
     return _ago(_count(m.group("n"), _EN_NUMBERS), m.group("unit"), anchor, sign=1)
 
 
+def _en_holiday(m: re.Match[str], anchor: date, query: bool) -> Span | None:
+    which = m.group("which")
+    return _holiday(_EN_HOLIDAYS[m.group("holiday")], anchor, year=int(m.group("year")) if m.group("year") else None,
+                    delta=None if which is None else -1 if which in ("last", "this past") else 0 if which == "this"
+                    else 1, query=query)
+
+
+def _en_year_part(m: re.Match[str], anchor: date, query: bool) -> Span:
+    """"Early 2023" (January to April), "mid-2022", "the end of 2021" (September to December)."""
+    year, part = int(m.group("year")), m.group("part")
+    first = 1 if part in ("early", "beginning", "start") else 5 if part in ("mid", "middle") else 9
+    return Span(date(year, first, 1), _month(year, first + 3).end)
+
+
 def _en_season(m: re.Match[str], anchor: date, query: bool) -> Span:
     if m.group("season2"):
         return _season(int(m.group("year")), _SEASONS_EN[m.group("season2")])
     return _season(anchor.year + {"last": -1, "this": 0, "next": 1}[m.group("which")], _SEASONS_EN[m.group("season")])
 
 
-_EN_RULES: list[tuple[str, object]] = [
-    (r"\b" + _EN_MONTH + r" (?P<day>[0-3]?\d)(?:st|nd|rd|th)?(?:,? (?P<year>(?:19|20)\d\d))?\b", _en_month_day),
+# Each rule with the words it cannot match without: a text is split into words once, and a rule none
+# of whose words occur is not tried (most turns name no date; trying every pattern cost ~60 µs a turn).
+# "#d" stands for any digit, "#h" for a holiday's name.
+_DIGIT_WORD = frozenset({"#d"})
+_HOLIDAY_WORD = frozenset({"#h"})
+_MONTH_WORDS = frozenset(_EN_MONTHS)
+_NEEDS_MONTH_DIGIT = (_MONTH_WORDS, _DIGIT_WORD)
+_UNIT_WORDS = frozenset(u + s for u in ("day", "weekend", "week", "month", "year") for s in ("", "s"))
+_EN_RULE_TEXTS: list[tuple[str, Callable[..., Span | None], tuple[frozenset[str], ...]]] = [
+    (r"\b" + _EN_MONTH + r" (?P<day>[0-3]?\d)(?:st|nd|rd|th)?(?:,? (?P<year>(?:19|20)\d\d))?\b",
+     _en_month_day, _NEEDS_MONTH_DIGIT),
     (r"\b(?P<day>[0-3]?\d)(?:st|nd|rd|th)? (?:of )?" + _EN_MONTH + r",? (?P<year>(?:19|20)\d\d)?\b",
-     _en_month_day),
-    (r"\b" + _EN_MONTH + r",? (?P<year>(?:19|20)\d\d)\b", _en_month_year),
-    (r"\b(?P<y>(?:19|20)\d\d)-(?P<m>[01]\d)-(?P<d>[0-3]\d)\b", _en_iso),
-    (r"\b(?P<prep>in |of |since |during |until |by |early |late )?" + _EN_MONTH + r"\b", _en_month_alone),
+     _en_month_day, _NEEDS_MONTH_DIGIT),
+    (r"\b" + _EN_MONTH + r",? (?P<year>(?:19|20)\d\d)\b", _en_month_year, _NEEDS_MONTH_DIGIT),
+    (r"\b(?P<y>(?:19|20)\d\d)-(?P<m>[01]\d)-(?P<d>[0-3]\d)\b", _en_iso, (_DIGIT_WORD,)),
+    (r"\b(?:(?P<which>last|this past|this coming|this|next|coming) )?" + _EN_HOLIDAY
+     + r"(?:,? (?P<year>(?:19|20)\d\d))?(?!\w)", _en_holiday, (_HOLIDAY_WORD,)),
+    (r"\b(?:the )?(?P<part>early|mid|late|beginning|start|middle|end)(?: of|-| ) ?(?P<year>(?:19|20)\d\d)\b",
+     _en_year_part, (_DIGIT_WORD, frozenset({"early", "mid", "late", "beginning", "start", "middle", "end"}))),
+    (r"\b(?P<prep>in |of |since |during |until |by |early |late )?" + _EN_MONTH + r"\b",
+     _en_month_alone, (_MONTH_WORDS,)),
     (r"\b(?:(?P<which>last|this|next) (?P<season>spring|summer|autumn|fall|winter)"
-     r"|(?P<season2>spring|summer|autumn|fall|winter) of (?P<year>(?:19|20)\d\d))\b", _en_season),
-    (r"\b(?:in |of |since |during |until |by )(?P<year>(?:19|20)\d\d)\b", _en_year),
-    (r"\bthe (?P<day>[0-3]?\d)(?:st|nd|rd|th)\b", _en_nth),
-    (r"\bday before yesterday\b", _en_simple(-2)),
-    (r"\b(?:yesterday|last night)\b", _en_simple(-1)),
-    (r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", _en_simple(0)),
-    (r"\btomorrow\b", _en_simple(1)),
+     r"|(?P<season2>spring|summer|autumn|fall|winter) of (?P<year>(?:19|20)\d\d))\b",
+     _en_season, (frozenset(_SEASONS_EN),)),
+    (r"\b(?:in |of |since |during |until |by )(?P<year>(?:19|20)\d\d)\b", _en_year, (_DIGIT_WORD,)),
+    (r"\bthe (?P<day>[0-3]?\d)(?:st|nd|rd|th)\b", _en_nth, (_DIGIT_WORD, frozenset({"the"}))),
+    (r"\bday before yesterday\b", _en_simple(-2), (frozenset({"yesterday"}),)),
+    (r"\bday after tomorrow\b", _en_simple(2), (frozenset({"tomorrow"}),)),
+    (r"\b(?:yesterday|last night)\b", _en_simple(-1), (frozenset({"yesterday", "night"}),)),
+    (r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", _en_simple(0),
+     (frozenset({"today", "tonight", "morning", "afternoon", "evening"}),)),
+    (r"\btomorrow\b", _en_simple(1), (frozenset({"tomorrow"}),)),
     (r"\b(?P<which>last|past|previous|this|next|coming)(?: past)? (?P<unit>week|weekend|month|year)\b",
-     _en_relative),
-    (r"\b(?P<which>last|this past|this coming|next|coming|on|this)? ?" + _EN_WEEKDAY + r"\b", _en_weekday),
-    (r"\b" + _EN_NUMBER + r" " + _EN_UNIT + r" ago\b", _en_ago),
-    (r"\bin " + _EN_NUMBER + r" " + _EN_UNIT + r"\b", _en_in),
+     _en_relative, (frozenset({"week", "weekend", "month", "year"}),)),
+    (r"\b(?P<which>last|this past|this coming|next|coming|on|this)? ?" + _EN_WEEKDAY + r"\b",
+     _en_weekday, (frozenset(_EN_WEEKDAYS),)),
+    (r"\b" + _EN_NUMBER + r" " + _EN_UNIT + r" (?:ago|back)\b", _en_ago, (frozenset({"ago", "back"}), _UNIT_WORDS)),
+    (r"\bin " + _EN_NUMBER + r" " + _EN_UNIT + r"\b", _en_in, (frozenset({"in"}), _UNIT_WORDS)),
 ]
+_EN_RULES = [(re.compile(pattern), resolve, needs) for pattern, resolve, needs in _EN_RULE_TEXTS]
+_EN_WORDS = re.compile(r"[a-z0-9]+")
+_DIGIT = re.compile(r"\d")
+_EN_HOLIDAY_HINTS = ("christmas", "xmas", "new year", "valentine", "halloween", "independence", "of july",
+                     "thanksgiving", "mother", "father", "easter", "memorial", "labor day", "labour day")
+
+
+def _en_words(lowered: str) -> set[str]:
+    """The words of a lower-cased text, with "#d" when it has a digit and "#h" a holiday's name."""
+    words = set(_EN_WORDS.findall(lowered))
+    if _DIGIT.search(lowered):
+        words.add("#d")
+    if any(hint in lowered for hint in _EN_HOLIDAY_HINTS):
+        words.add("#h")
+    return words
+
+
+_EN_WEEKDAY_WORDS = frozenset(_EN_WEEKDAYS)
+_EN_WEEKDAY_ABBREVIATION_WORDS = frozenset(_EN_WEEKDAY_ABBREVIATIONS)
+_EN_BEFORE_AFTER = re.compile(r"\bthe (?P<unit>week|weekend|day|month) (?P<dir>before|after) (?P<rest>[^?.!,;]{3,40})")
+_EN_BETWEEN = re.compile(r"\b(?:between|from) (?P<a>[^?.!;]{3,30}?) (?:and|to|until|till|through) "
+                         r"(?P<b>[^?.!;]{3,30})")
+_EN_NTH_WEEK = re.compile(r"\b(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th) week of " + _EN_MONTH
+                          + r"(?:,? (?P<year>(?:19|20)\d\d))?")
+_EN_PART_OF_MONTH = re.compile(r"\b(?:the )?(?P<part>beginning|start|end|middle|early|late|mid)(?: of|-| )\s*"
+                               + _EN_MONTH + r"(?:,? (?P<year>(?:19|20)\d\d))?")
+_EN_BEFORE_LAST = re.compile(r"\bthe (?P<unit>week|weekend|month|year) (?P<dir>before last|after next)\b")
+_EN_WEEK_OF = re.compile(r"\bthe (?P<unit>week|weekend) of (?P<rest>[^?.!,;]{3,30})")
+_EN_NTH_WEEKDAY = re.compile(r"\b(?:the )?(?P<nth>" + "|".join(_EN_NTH) + r") " + _EN_WEEKDAY + r" (?:of|in) "
+                             + _EN_MONTH + r"(?:,? (?P<year>(?:19|20)\d\d))?")
+_EN_DAY_RANGE = re.compile(
+    r"\b" + _EN_MONTH + r" (?P<d1>[0-3]?\d)(?:st|nd|rd|th)? ?(?:-|–|—|to|until|through)"
+    r" ?(?P<d2>[0-3]?\d)(?:st|nd|rd|th)?(?:,? (?P<year>(?:19|20)\d\d))?\b"
+    r"|\b(?P<d1b>[0-3]?\d)(?:st|nd|rd|th)? ?(?:-|–|—) ?(?P<d2b>[0-3]?\d)(?:st|nd|rd|th)? (?:of )?"
+    + _EN_MONTH.replace("?P<month>", "?P<monthb>") + r"(?:,? (?P<yearb>(?:19|20)\d\d))?\b")
+_EN_WEEKDAY_SHORT = re.compile(r"\b(?P<which>last|this past|this coming|next|on) (?P<weekday>"
+                               + "|".join(sorted(_EN_WEEKDAY_ABBREVIATIONS, key=len, reverse=True)) + r")\b\.?")
+_EN_OVER_THE_WEEKEND = re.compile(r"\bover the weekend\b")
+
+
+def _ru_month_number(word: str) -> int:
+    for stem, number in _RU_MONTHS.items():
+        if word.startswith(stem) and (stem != "ма" or (len(word) == 3 and word[2] in "йяюе")):
+            return number
+    return 0
+
+
+def _ru_absolute(lowered: str, anchor: date, query: bool) -> Iterable[tuple[re.Match[str], Span]]:
+    """The days a text names outright ("5 мая 2022", "на Рождество"), with their matches."""
+    for m in _RU_DAY_MONTH.finditer(lowered):
+        month = _ru_month_number(m.group("month"))
+        year = int(m.group("year")) if m.group("year") else _past_month(anchor, month)
+        found = _safe_date(year, month, int(m.group("day")))
+        if found:
+            yield m, _day(found)
+    for m in _RU_HOLIDAY.finditer(lowered):
+        name = next(name for stem, name in _RU_HOLIDAYS if stem in m.group("holiday"))
+        which = m.group("which")
+        span = _holiday(name, anchor, year=int(m.group("year")) if m.group("year") else None,
+                        delta=_RU_WHICH[which] if which else None, query=query)
+        if span is not None:
+            yield m, span
 
 
 def _ru(text: str, anchor: date, query: bool) -> Iterable[Span]:
     lowered = text.lower().replace("ё", "е")
     free = _Claims().free
+    month_number = _ru_month_number
 
-    def month_number(word: str) -> int:
-        for stem, number in _RU_MONTHS.items():
-            if word.startswith(stem) and (stem != "ма" or (len(word) == 3 and word[2] in "йяюе")):
-                return number
-        return 0
-
-    for m in re.finditer(r"(?<!\w)(?P<day>[0-3]?\d)[-\s]*(?:го\s+)?" + _RU_MONTH + r"(?:\s+(?P<year>(?:19|20)\d\d))?",
-                         lowered):
+    # Longer expressions first: "за неделю до 5 мая", "с 3 по 7 мая", "в первое воскресенье мая".
+    for m in _RU_BEFORE_AFTER.finditer(lowered):
+        inner = [span for _, span in _ru_absolute(m.group("rest"), anchor, query)]
+        if inner and free(m):
+            unit = {"ден": "day", "нед": "week", "вых": "weekend", "мес": "month"}[m.group("unit")[:3]]
+            yield _before_after(inner[0], unit, m.group("dir") != "после")
+    for m in _RU_DAY_RANGE.finditer(lowered):
+        month = month_number(m.group("month"))
+        first_month = month_number(m.group("month1")) if m.group("month1") else month
+        year = int(m.group("year")) if m.group("year") else _past_month(anchor, month)
+        first = _safe_date(year, first_month, int(m.group("d1") or m.group("d1b")))
+        last = _safe_date(year, month, int(m.group("d2")))
+        if first and last and first < last and (last - first).days <= 400 and free(m):
+            yield Span(first, last)
+    for m in _RU_NTH_WEEKDAY.finditer(lowered):
         month = month_number(m.group("month"))
         year = int(m.group("year")) if m.group("year") else _past_month(anchor, month)
-        found = _safe_date(year, month, int(m.group("day")))
+        weekday = next(n for stem, n in _RU_WEEKDAYS.items() if m.group("weekday").startswith(stem))
+        found = _nth_weekday(year, month, weekday, _RU_NTH[m.group("nth")])
         if found and free(m):
-            yield _day(found)
+            yield Span(found, found, month if query and not m.group("year") else 0)
+    for m, span in _ru_absolute(lowered, anchor, query):
+        if free(m):
+            yield span
     for m in re.finditer(r"(?:в\s+|во\s+|с\s+|до\s+|к\s+)?(?:(?P<part>начал[ео]|конц[еа]|середин[еуы])\s+)?"
                          + r"(?<!\w)" + _RU_MONTH + r"(?:\s+(?P<year>(?:19|20)\d\d))?(?!\w)", lowered):
         month = month_number(m.group("month"))
@@ -404,19 +685,23 @@ def _ru(text: str, anchor: date, query: bool) -> Iterable[Span]:
             if free(m):
                 yield _day(anchor + timedelta(days=offset))
     relative = [
-        (r"(?:на\s+)?(?P<which>прошл|эт|следующ)\w*\s+недел\w*", "week"),
-        (r"(?:в\s+)?(?P<which>прошл|эт|следующ)\w*\s+выходн\w*", "weekend"),
-        (r"(?:в\s+)?(?P<which>прошл|эт|следующ)\w*\s+месяц\w*", "month"),
-        (r"(?:в\s+)?(?P<which>прошл|эт|следующ)\w*\s+год\w*", "year"),
+        (r"(?:на\s+)?(?P<which>позапрошл|прошл|эт|следующ)\w*\s+недел\w*", "week"),
+        (r"(?:в\s+|на\s+)?(?P<which>позапрошл|прошл|эт|следующ)\w*\s+выходн\w*", "weekend"),
+        (r"(?:в\s+)?(?P<which>позапрошл|прошл|эт|следующ)\w*\s+месяц\w*", "month"),
+        (r"(?:в\s+)?(?P<which>позапрошл|прошл|эт|следующ)\w*\s+год\w*", "year"),
     ]
     for pattern, unit in relative:
         for m in re.finditer(r"(?<!\w)" + pattern, lowered):
             if free(m):
-                which = {"прошл": "last", "эт": "this", "следующ": "next"}[m.group("which")]
-                yield _relative_unit(which, unit, anchor)
+                yield _relative_unit(_RU_WHICH[m.group("which")], unit, anchor)
     for m in re.finditer(r"(?<!\w)(?:в\s+|во\s+)(?:(?P<which>прошл|эт|следующ)\w*\s+)?" + _RU_WEEKDAY, lowered):
         if free(m):
             weekday = next(n for stem, n in _RU_WEEKDAYS.items() if m.group("weekday").startswith(stem))
+            next_one = m.group("which") == "следующ"
+            yield _day(_weekday_after(anchor, weekday) if next_one else _weekday_before(anchor, weekday))
+    for m in _RU_WEEKDAY_SHORT.finditer(lowered):
+        if free(m):
+            weekday = _RU_WEEKDAY_ABBREVIATIONS[m.group("weekday")]
             next_one = m.group("which") == "следующ"
             yield _day(_weekday_after(anchor, weekday) if next_one else _weekday_before(anchor, weekday))
     for m in re.finditer(r"(?<!\w)" + _RU_NUMBER + r"\s+" + _RU_UNIT + r"\s+назад", lowered):
@@ -433,17 +718,120 @@ def _ru(text: str, anchor: date, query: bool) -> Iterable[Span]:
                 yield _season(anchor.year + {"прошл": -1, "эт": 0, "следующ": 1}[m.group("which")], season)
 
 
+_RU_DAY_MONTH = re.compile(r"(?<!\w)(?P<day>[0-3]?\d)[-\s]*(?:го\s+)?" + _RU_MONTH
+                           + r"(?:\s+(?P<year>(?:19|20)\d\d))?")
+# Stems of holiday names to their day; "католическое Рождество" is 25 December, plain "Рождество" the
+# Orthodox 7 January. "Новый год" is the holiday in the forms "на Новый год", "под Новый год", "с Новым
+# годом", never "в новом году" (in the new year).
+_RU_HOLIDAYS = (("католическ", "christmas"), ("рождеств", "orthodox_christmas"), ("канун", "new_years_eve"),
+                ("новогодн", "new_years_eve"), ("матер", "mothers_day_ru"), ("валентин", "valentine"),
+                ("ллоуин", "halloween"), ("пасх", "orthodox_easter"), ("нов", "new_year"))
+_RU_HOLIDAY = re.compile(
+    r"(?<!\w)(?:(?P<which>позапрошл|прошл|эт|следующ)\w*\s+)?(?P<holiday>католическ\w*\s+рождеств\w*|рождеств\w*"
+    r"|канун\w*\s+нового\s+года|новогодн\w*\s+ноч\w*|нов(?:ый|ого|ому|ым)\s+год(?:а|у|ом)?(?!\w)"
+    r"|х[эе]ллоуин\w*|пасх\w*|(?:день|дня|дню|днем)\s+(?:святого\s+)?валентина|(?:день|дня|дню|днем)\s+матери)"
+    r"(?:\s+(?P<year>(?:19|20)\d\d))?"
+)
+_RU_BEFORE_AFTER = re.compile(r"(?<!\w)(?:за\s+|через\s+|на\s+следующ\w*\s+)?(?P<unit>день|неделю|выходные|месяц)"
+                              r"\s+(?P<dir>до|перед|после)\s+(?P<rest>[^?.!,;]{3,40})")
+_RU_DAY_RANGE = re.compile(
+    r"(?<!\w)(?:с\s+(?P<d1>[0-3]?\d)(?:\s+" + _RU_MONTH.replace("?P<month>", "?P<month1>") + r")?\s+(?:по|до)\s+"
+    r"|(?P<d1b>[0-3]?\d)\s*[-–—]\s*)(?P<d2>[0-3]?\d)\s+" + _RU_MONTH + r"(?:\s+(?P<year>(?:19|20)\d\d))?"
+)
+_RU_NTH = {"перв": 1, "втор": 2, "трет": 3, "четверт": 4, "пят": 5, "последн": -1}
+_RU_NTH_WEEKDAY = re.compile(r"(?<!\w)(?:в|во)\s+(?P<nth>перв|втор|трет|четверт|пят|последн)\w*\s+" + _RU_WEEKDAY
+                             + r"\s+" + _RU_MONTH + r"(?:\s+(?P<year>(?:19|20)\d\d))?")
+_RU_WEEKDAY_ABBREVIATIONS = {"пн": 0, "вт": 1, "ср": 2, "чт": 3, "пт": 4, "сб": 5, "вс": 6}
+_RU_WEEKDAY_SHORT = re.compile(r"(?<!\w)(?:в|во)\s+(?P<which>прошл|эт|следующ)\w*\s+(?P<weekday>пн|вт|ср|чт|пт|сб|вс)"
+                               r"(?!\w)")
+
+
+_ZH_DATE = (r"(?:(?P<year>\d{4})年|" + _ZH_RELATIVE_YEAR + r")?(?P<month>" + _ZH_NUM + r")(?:个)?月"
+            r"(?:(?P<day>" + _ZH_NUM + r")[日号]|(?P<part>初|中旬|中|底|末))?")
+_ZH_HOLIDAYS = {"圣诞节": "christmas", "圣诞": "christmas", "平安夜": "christmas_eve", "元旦": "new_year",
+                "跨年夜": "new_years_eve", "情人节": "valentine", "万圣节": "halloween", "感恩节": "thanksgiving",
+                "母亲节": "mothers_day", "父亲节": "fathers_day", "复活节": "easter", "国庆节": "national_day_cn",
+                "国庆": "national_day_cn", "劳动节": "labour_day_cn", "五一假期": "labour_day_cn",
+                "春节": "spring_festival", "除夕": "spring_festival_eve", "中秋节": "mid_autumn", "中秋": "mid_autumn"}
+_ZH_HOLIDAY = re.compile(r"(?:(?P<year>\d{4})年|" + _ZH_RELATIVE_YEAR + r")?(?P<holiday>"
+                         + "|".join(sorted(_ZH_HOLIDAYS, key=len, reverse=True)) + r")")
+# A day named outright, for "5月3日那周", "圣诞节前一周", "5月3日到7日": a date with its day, or a holiday.
+_ZH_PIVOT = (r"(?P<pivot>(?:\d{4}年|大前年|前年|去年|今年|明年)?" + _ZH_NUM + r"月" + _ZH_NUM + r"[日号]|"
+             + "|".join(sorted(_ZH_HOLIDAYS, key=len, reverse=True)) + r")")
+_ZH_WEEK_OF = re.compile(_ZH_PIVOT + r"(?:的)?(?:那|这)(?:一)?(?:个)?(?P<unit>周末|周|星期|礼拜)")
+_ZH_BEFORE_AFTER = re.compile(_ZH_PIVOT + r"(?:的)?(?P<dir>前|后|之前|之后|以前|以后)(?:的)?一(?:个)?"
+                              r"(?P<unit>天|周末|周|星期|礼拜|月)")
+_ZH_DAY_RANGE = re.compile(r"(?:(?P<year>\d{4})年)?(?P<month>" + _ZH_NUM + r")月(?P<d1>" + _ZH_NUM + r")[日号]?"
+                           r"(?:到|至|[-–—~～])(?:(?P<month2>" + _ZH_NUM + r")月)?(?P<d2>" + _ZH_NUM + r")[日号]")
+_ZH_NTH_WEEKDAY = re.compile(r"(?:(?P<year>\d{4})年)?(?P<month>" + _ZH_NUM + r")月(?:的)?(?:第(?P<nth>[一二三四五1-5])|"
+                             r"(?P<last>最后一))个(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])")
+_ZH_BARE_WEEKDAY = re.compile(r"(?<![上这本下每个到至“「『\"])(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])"
+                              r"(?![到至”」』\"天次个年])")
+_ZH_UNITS = {"天": "day", "周末": "weekend", "周": "week", "星期": "week", "礼拜": "week", "月": "month"}
+
+
+def _zh_absolute(text: str, anchor: date, query: bool) -> Span | None:
+    """The day `_ZH_PIVOT` matched: a date ("2023年5月3日", "5月3号") or a holiday."""
+    if text in _ZH_HOLIDAYS:
+        return _holiday(_ZH_HOLIDAYS[text], anchor, query=query)
+    m = re.fullmatch(_ZH_DATE, text)
+    if m is None or not m.group("day"):
+        return None
+    month = _zh_number(m.group("month"))
+    year = (int(m.group("year")) if m.group("year")
+            else anchor.year + _ZH_RELATIVE_YEARS[m.group("rel")] if m.group("rel") else _past_month(anchor, month))
+    found = _safe_date(year, month, _zh_number(m.group("day"))) if 1 <= month <= 12 else None
+    return _day(found) if found else None
+
+
 def _zh(text: str, anchor: date, query: bool) -> Iterable[Span]:
     free = _Claims().free
 
-    relative_years = {"前年": -2, "去年": -1, "今年": 0, "明年": 1}
-    for m in re.finditer(r"(?:(?P<year>\d{4})年|(?P<rel>前年|去年|今年|明年))?(?P<month>" + _ZH_NUM + r")(?:个)?月"
-                         r"(?:(?P<day>" + _ZH_NUM + r")[日号]|(?P<part>初|中旬|中|底|末))?", text):
+    # Longer expressions first: "5月3日那周", "圣诞节前一周", "5月3日到7日", "五月的第二个星期日".
+    if "周" in text or "星期" in text or "礼拜" in text:
+        for m in _ZH_WEEK_OF.finditer(text):
+            pivot = _zh_absolute(m.group("pivot"), anchor, query)
+            if pivot and free(m):
+                week = _week_of(pivot.start)
+                first = week.start + timedelta(days=5) if m.group("unit") == "周末" else week.start
+                yield Span(first, week.end, pivot.month_only)
+        for m in _ZH_NTH_WEEKDAY.finditer(text):
+            month = _zh_number(m.group("month"))
+            if not 1 <= month <= 12:
+                continue
+            year = int(m.group("year")) if m.group("year") else _past_month(anchor, month)
+            nth = -1 if m.group("last") else _zh_number(m.group("nth"))
+            found = _nth_weekday(year, month, _ZH_WEEKDAYS[m.group("weekday")], nth)
+            if found and free(m):
+                yield Span(found, found, month if query and not m.group("year") else 0)
+    for m in _ZH_BEFORE_AFTER.finditer(text):
+        pivot = _zh_absolute(m.group("pivot"), anchor, query)
+        if pivot and free(m):
+            unit = _ZH_UNITS[m.group("unit")]
+            yield _before_after(pivot, unit, m.group("dir")[-1] == "前")
+    for m in _ZH_DAY_RANGE.finditer(text):
+        month = _zh_number(m.group("month"))
+        last_month = _zh_number(m.group("month2")) if m.group("month2") else month
+        if not (1 <= month <= 12 and 1 <= last_month <= 12):
+            continue
+        year = int(m.group("year")) if m.group("year") else _past_month(anchor, last_month)
+        first = _safe_date(year, month, _zh_number(m.group("d1")))
+        last = _safe_date(year, last_month, _zh_number(m.group("d2")))
+        if first and last and first < last and free(m):
+            yield Span(first, last)
+    for m in _ZH_HOLIDAY.finditer(text):
+        year = (int(m.group("year")) if m.group("year")
+                else anchor.year + _ZH_RELATIVE_YEARS[m.group("rel")] if m.group("rel") else None)
+        span = _holiday(_ZH_HOLIDAYS[m.group("holiday")], anchor, year=year, query=query)
+        if span and free(m):
+            yield span
+
+    for m in re.finditer(_ZH_DATE, text):
         month = _zh_number(m.group("month"))
         if ("个" in m.group(0) and not m.group("day")) or not 1 <= month <= 12 or not free(m):
             continue  # "三个月" is a duration, not March
         year = (int(m.group("year")) if m.group("year")
-                else anchor.year + relative_years[m.group("rel")] if m.group("rel") else None)
+                else anchor.year + _ZH_RELATIVE_YEARS[m.group("rel")] if m.group("rel") else None)
         if m.group("day"):
             found = _safe_date(year or _past_month(anchor, month), month, _zh_number(m.group("day")))
             if found:
@@ -454,33 +842,43 @@ def _zh(text: str, anchor: date, query: bool) -> Iterable[Span]:
     for m in re.finditer(r"(?P<year>\d{4})年", text):
         if free(m):
             yield _year(int(m.group("year")))
-    simple = {"大前天": -3, "前天": -2, "昨天": -1, "昨晚": -1, "今天": 0, "今晚": 0, "明天": 1, "后天": 2}
+    simple = {"大前天": -3, "前天": -2, "前几天": -3, "昨天": -1, "昨晚": -1, "今天": 0, "今晚": 0, "明天": 1,
+              "后天": 2}
     for word, offset in simple.items():
         for m in re.finditer(word, text):
             if free(m):
                 yield _day(anchor + timedelta(days=offset))
-    for m in re.finditer(r"(?P<which>上|这|本|下)(?:个)?(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])?", text):
+    for m in re.finditer(r"(?P<which>上上|下下|上|这|本|下)(?:个)?周末", text):
         if free(m):
-            delta = {"上": -1, "这": 0, "本": 0, "下": 1}[m.group("which")]
-            week = _week_of(anchor + timedelta(days=7 * delta))
+            # Weeks start on Monday: "上周末" is the Saturday and Sunday of last week.
+            week = _week_of(anchor + timedelta(days=7 * _ZH_WHICH[m.group("which")]))
+            yield Span(week.start + timedelta(days=5), week.end)
+    for m in re.finditer(r"(?P<which>上上|下下|上|这|本|下)(?:个)?(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])?",
+                         text):
+        if free(m):
+            week = _week_of(anchor + timedelta(days=7 * _ZH_WHICH[m.group("which")]))
             if m.group("weekday"):
                 yield _day(week.start + timedelta(days=_ZH_WEEKDAYS[m.group("weekday")]))
             else:
                 yield week
-    for m in re.finditer(r"(?P<which>上|这|本|下)(?:个)?月", text):
+    for m in re.finditer(r"(?P<which>上上|下下|上|这|本|下)(?:个)?月", text):
         if free(m):
-            yield _relative_unit({"上": "last", "这": "this", "本": "this", "下": "next"}[m.group("which")],
-                                 "month", anchor)
-    for word, delta in {"前年": -2, "去年": -1, "今年": 0, "明年": 1}.items():
+            yield _relative_unit(_ZH_WHICH[m.group("which")], "month", anchor)
+    for word, delta in _ZH_RELATIVE_YEARS.items():
         for m in re.finditer(word, text):
             if free(m):
                 yield _year(anchor.year + delta)
-    for m in re.finditer(r"(?P<n>" + _ZH_NUM + r"|几|两)(?P<unit>天|个?星期|周|个月|年)(?:以?前)", text):
+    for m in re.finditer(r"(?P<n>" + _ZH_NUM + r"|几|两)(?P<unit>天|个?星期|个?周末|周|个月|年)(?:以?前)", text):
         if free(m):
             n = 3 if m.group("n") == "几" else _zh_number(m.group("n"))
             unit = m.group("unit")
-            yield _ago(n, "day" if unit == "天" else "year" if unit == "年" else "month" if "月" in unit else "week",
-                       anchor)
+            yield _ago(n, "day" if unit == "天" else "year" if unit == "年" else "month" if "月" in unit
+                       else "weekend" if "末" in unit else "week", anchor)
+    # A weekday alone ("周五我们去了…", "星期天"): the last one, like "on Friday"; not "每周五" (every
+    # Friday), "周一到周五" (a range of days), "一周五天" (five days a week) nor a quoted name (“星期五”).
+    for m in _ZH_BARE_WEEKDAY.finditer(text):
+        if free(m):
+            yield _day(_weekday_before(anchor, _ZH_WEEKDAYS[m.group("weekday")]))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -577,9 +975,12 @@ def asks_how_long(query: str) -> bool:
 
 
 _WHEN = re.compile(
-    r"\b(?:when|what (?:time|date|day|month|year)|which (?:day|week|month|year)|how long ago|since when)\b"
-    r"|(?<!\w)(?:когда|в каком (?:году|месяце)|какого числа|в какой день|сколько (?:дней|лет|месяцев) назад)(?!\w)"
-    r"|什么时候|哪天|哪一天|几月|几号|哪年|哪一年|多久以前|何时",
+    r"\b(?:when|(?:what|which) (?:time|date|day|week|weekend|month|season|year)|how long ago|since when"
+    r"|(?:after )?how (?:long|many (?:days|weeks|months|years)) (?:\w+ )?(?:passed|elapsed|went by|between|after"
+    r"|before|since|later|earlier|ago)|after how (?:long|many)|how recently)\b"
+    r"|(?<!\w)(?:когда|в каком (?:году|месяце)|какого числа|в какой день|как давно|через сколько"
+    r"|сколько (?:дней|недель|лет|месяцев) (?:назад|прошло|спустя))(?!\w)"
+    r"|什么时候|哪天|哪一天|几月|几号|哪年|哪一年|哪个月|哪一周|多久以前|多少(?:天|年|个月)前|何时|相隔|隔了多久|过了多久",
 )
 
 

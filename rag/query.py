@@ -1,7 +1,8 @@
 """What a search query asks for, as weighted BM25 terms.
 
 Two shapes of query need more than its words:
-- a query that names dates or asks "when" gets date terms (memoryhub/timeexpr.py);
+- a query that names dates or asks "when" gets date terms (memoryhub/timeexpr.py); a conversation
+  gets the dates it names, but its "when" and "how long" are not questions;
 - a query that is itself a conversation (a companion app sends the last turns of a dialogue to find
   the memories they should bring back) weighs the user's turns over the assistant's: the
   assistant's replies echo and console ("How lovely! You'll do great!") rather than say what
@@ -48,6 +49,11 @@ def dialogue_turns(query: str) -> list[tuple[str, str]] | None:
     return turns if len(turns) >= 2 else None
 
 
+# A conversation that says "when" or "how long" ("I was so happy when we won") is not asking for a time:
+# the question words belong to a plain query. Measured on MADial (docs/retrieval.md).
+_ASKS = frozenset({timeexpr.TIME_REFERENCE, timeexpr.DURATION})
+
+
 def _is_assistant(speaker: str) -> bool:
     return speaker.casefold() in _ASSISTANT_LABELS
 
@@ -69,6 +75,8 @@ def weighted_terms(query: str, now: datetime) -> dict[str, float]:
         # words that name what happened. log(1 + count) was chosen on the MADial tune half.
         weights = {term: math.log1p(weight) for term, weight in weights.items()}
     for term, weight in [*timeexpr.query_weights(query, now).items(), *lexicon.query_weights(query).items()]:
+        if turns is not None and term in _ASKS:
+            continue
         weights[term] = weights.get(term, 0.0) + weight
     return weights
 

@@ -97,3 +97,89 @@ def test_a_turn_that_states_a_duration_carries_the_duration_term(text: str, stat
 ])
 def test_how_long_questions_ask_for_a_duration(query: str, asks: bool) -> None:
     assert ("@dur" in timeexpr.query_weights(query, THURSDAY)) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Relative to the day said: "before last", weekends counted back, abbreviated weekdays.
+        ("the week before last was hectic", [("2023-10-30", "2023-11-05")]),
+        ("two weekends ago we went camping", [("2023-11-04", "2023-11-05")]),
+        ("a couple days ago I fell", [("2023-11-14", "2023-11-14")]),
+        ("a few weeks back we met", [("2023-10-23", "2023-10-29")]),
+        ("I joined a new group last Tues.", [("2023-11-14", "2023-11-14")]),
+        ("we watched it over the weekend", [("2023-11-11", "2023-11-12")]),
+        ("the day after tomorrow", [("2023-11-18", "2023-11-18")]),
+        ("на позапрошлой неделе", [("2023-10-30", "2023-11-05")]),
+        ("пару выходных назад мы ходили в поход", [("2023-11-04", "2023-11-05")]),
+        ("в прошлую пт был концерт", [("2023-11-10", "2023-11-10")]),
+        ("上上周我们见过", [("2023-10-30", "2023-11-05")]),
+        ("上周末去爬山了", [("2023-11-11", "2023-11-12")]),
+        ("两个周末前去露营了", [("2023-11-04", "2023-11-05")]),
+        ("前几天下雨了", [("2023-11-13", "2023-11-13")]),
+        ("周五我们去了公园", [("2023-11-10", "2023-11-10")]),
+        ("大前年我们搬家了", [("2020-01-01", "2020-12-31")]),
+        # Weeks of, ordinal weekdays, ranges.
+        ("the week of March 5, 2023", [("2023-02-27", "2023-03-05")]),
+        ("the weekend of July 15, 2023", [("2023-07-15", "2023-07-16")]),
+        ("the second Sunday of May 2023", [("2023-05-14", "2023-05-14")]),
+        ("the last Friday of June 2023", [("2023-06-30", "2023-06-30")]),
+        ("from May 3 to May 7, 2023", [("2023-05-03", "2023-05-07")]),
+        ("May 3-7, 2023", [("2023-05-03", "2023-05-07")]),
+        ("3–7 May 2023", [("2023-05-03", "2023-05-07")]),
+        ("early 2023", [("2023-01-01", "2023-04-30")]),
+        ("во второе воскресенье мая 2023", [("2023-05-14", "2023-05-14")]),
+        ("с 3 по 7 мая 2023", [("2023-05-03", "2023-05-07")]),
+        ("с 28 апреля по 3 мая 2023", [("2023-04-28", "2023-05-03")]),
+        ("за неделю до 5 мая 2023", [("2023-04-28", "2023-05-04")]),
+        ("2023年五月的第二个星期日", [("2023-05-14", "2023-05-14")]),
+        ("2023年5月3日那周", [("2023-05-01", "2023-05-07")]),
+        ("2023年5月3日到7日", [("2023-05-03", "2023-05-07")]),
+        ("4月28号到5月3号", [("2023-04-28", "2023-05-03")]),
+        ("5月3日的后一天", [("2023-05-04", "2023-05-04")]),
+        # Holidays: the last one, this year's, of a year named, or one soon to come.
+        ("last Christmas we went skiing", [("2022-12-25", "2022-12-25")]),
+        ("we host Thanksgiving every year", [("2023-11-23", "2023-11-23")]),
+        ("on Mother's Day 2023", [("2023-05-14", "2023-05-14")]),
+        ("the week before Easter 2024", [("2024-03-24", "2024-03-30")]),
+        ("на прошлое Рождество", [("2023-01-07", "2023-01-07")]),
+        ("на Пасху 2024", [("2024-05-05", "2024-05-05")]),
+        ("в канун Нового года", [("2023-12-31", "2023-12-31")]),
+        ("去年圣诞节", [("2022-12-25", "2022-12-25")]),
+        ("2024年春节", [("2024-02-10", "2024-02-10")]),
+        ("圣诞节前一周", [("2023-12-18", "2023-12-24")]),
+    ],
+)
+def test_relative_expressions_ranges_and_holidays(text: str, expected: list[tuple[str, str]]) -> None:
+    assert spans(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "focus on sun protection", "I sat on the bench", "в новом году всё будет иначе", "每周五都去游泳",
+    "周一到周五上班", "他们讨论了角色“星期五”", "毕业之后年薪很高", "a new year of school", "我一周五天都在跑步",
+])
+def test_words_that_only_look_like_the_new_expressions_are_not_dates(text: str) -> None:
+    assert spans(text) == []
+
+
+def test_a_holiday_in_a_question_means_that_holiday_in_any_year() -> None:
+    assert timeexpr.query_terms("What did Tim do at Thanksgiving?", THURSDAY) == ["@mo11"]
+    assert timeexpr.query_terms("Что он делал на Рождество?", THURSDAY) == ["@mo01"]
+    assert timeexpr.query_terms("他圣诞节做了什么？", THURSDAY) == ["@mo12"]
+    # With a year it is that day.
+    assert "@d2022-11-24" in timeexpr.query_terms("What did Tim do at Thanksgiving 2022?", THURSDAY)
+
+
+def test_a_holiday_soon_to_come_is_this_years_and_one_long_past_is_the_last() -> None:
+    assert spans("I'm so excited for Christmas", date(2023, 12, 10)) == [("2023-12-25", "2023-12-25")]
+    assert spans("We loved Mother's Day", THURSDAY) == [("2023-05-14", "2023-05-14")]
+    assert spans("我们春节回老家", date(2023, 2, 10)) == [("2023-01-22", "2023-01-22")]
+
+
+@pytest.mark.parametrize("query", [
+    "How many weeks passed between Maria adopting Coco and Shadow?", "After how many weeks did Tim call back?",
+    "Which weekend did they go hiking?", "Сколько дней прошло между поездками?", "Как давно ты там живёшь?",
+    "两次旅行相隔多久？", "她哪个月去的？",
+])
+def test_questions_about_the_time_between_events_ask_for_a_time_reference(query: str) -> None:
+    assert "@t" in timeexpr.query_terms(query, THURSDAY)

@@ -72,13 +72,13 @@ def test_memories_show_each_day_once_in_time_order_and_the_header_is_paid_for(te
     block = next(b for b in context.blocks if b.name == "memories")
     lines = "\n".join(i.text for i in block.items).splitlines()
     # One header per day, older day first, each day's turns under it without a date of their own.
-    assert lines[0] == "[2024-03-01]" and "red kayak" in lines[1]
-    assert lines[2] == "[2024-05-20]" and len(lines) == 5
+    assert lines[0] == "1 Mar 2024:" and "red kayak" in lines[1]
+    assert lines[2] == "20 May 2024:" and len(lines) == 5
     assert all(not line.startswith("- [") for line in lines)
     assert block.tokens == sum(count_tokens(line) for line in lines)
     # A budget that holds the best turn and its day, but not a second day's header and turn as well.
     best = block.items[0]
-    first_day = count_tokens("[2024-03-01]") + count_tokens("- user: I bought a red kayak today.")
+    first_day = count_tokens("1 Mar 2024:") + count_tokens("- user: I bought a red kayak today.")
     tight = context_assemble(tenant_id=tenant.pk, user_id="u1", query="red kayak", session_id=None,
                              budget_tokens=first_day + 2)
     tight_block = next(b for b in tight.blocks if b.name == "memories")

@@ -45,6 +45,14 @@ def test_a_word_the_dialogue_repeats_weighs_more_but_not_in_proportion() -> None
     assert query.weighted_terms("happy happy kite", NOW) == {"happi": 2.0, "kite": 1.0}
 
 
+def test_a_conversation_that_says_when_does_not_ask_for_a_time() -> None:
+    dialogue = "User: I was so happy when we won the game\nAssistant: How long did you practise?"
+    assert "@t" not in query.weighted_terms(dialogue, NOW) and "@dur" not in query.weighted_terms(dialogue, NOW)
+    # The dates a conversation names still count, and a plain question still asks.
+    assert "@mo12" in query.weighted_terms("User: the Christmas party was fun\nAssistant: Great!", NOW)
+    assert "@t" in query.weighted_terms("When did we win the game?", NOW)
+
+
 @pytest.mark.django_db
 def test_a_dialogue_query_finds_the_memory_the_user_speaks_of(tenant) -> None:
     append_messages(tenant, "u1", "m1", ["Bart performed a magic trick at the school party."])
