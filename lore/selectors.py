@@ -103,7 +103,8 @@ class KnowledgeResult:
 def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.ndarray,
                 filters: KnowledgeFilters) -> dict[int, Any]:
     cfg = lore_config.domain_config(target.domain)
-    index = bm25_index.namespace_index(tenant_id, target.namespace)
+    # The index's catch-up reads the namespace row; its vector space comes with it.
+    [index], _, spaces = bm25_index.namespace_indexes_and_watermarks(tenant_id, [target.namespace])
     chunks = Chunk.objects.filter(tenant_id=tenant_id, namespace=target.namespace)
     if filters:
         chunks = chunks.filter(filters.q())
@@ -111,7 +112,7 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
     if cfg.mode in ("hybrid", "bm25"):
         allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64) if filters else None
         scores["bm25"] = dict(index.search(analyze(query), cfg.k_keyword, allowed=allowed))
-    if cfg.mode in ("hybrid", "vector") and rag_selectors.vectors_comparable(tenant_id, target.namespace):
+    if cfg.mode in ("hybrid", "vector") and not rag_selectors.foreign_vector_spaces(tenant_id, spaces):
         scores["vector"] = dict(vectors.nearest(
             chunks, fit_dims(query_vector, cfg.dims)[0], cfg.k_vector, namespace_size=len(index),
             hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True))

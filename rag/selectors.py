@@ -24,7 +24,7 @@ from rag import chunk_cache, llm_steps
 from rag import index as bm25_index
 from rag import query as query_terms
 from rag.memories.ranking import memory_boosts
-from rag.models import TENANT_NAMESPACE, Chunk, Namespace, user_namespace
+from rag.models import TENANT_NAMESPACE, Chunk, user_namespace
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ def chunks_search(
     t = time.perf_counter()
     indexes, marks, spaces = bm25_index.namespace_indexes_and_watermarks(tenant_id, namespaces)
     sizes = {namespace: len(ix) for namespace, ix in zip(namespaces, indexes, strict=True)}
-    foreign = _foreign_vector_spaces(tenant_id, spaces) if mode != "bm25" else set()
+    foreign = foreign_vector_spaces(tenant_id, spaces) if mode != "bm25" else set()
     stores = {namespace: chunk_cache.namespace_store(tenant_id, namespace, marks.get(namespace), sizes[namespace])
               for namespace in namespaces}
     in_process = all(store is not None for store in stores.values())
@@ -227,7 +227,7 @@ def chunks_search(
 _warned_foreign: set[tuple[int, str, str]] = set()
 
 
-def _foreign_vector_spaces(tenant_id: int, spaces: dict[str, str]) -> set[str]:
+def foreign_vector_spaces(tenant_id: int, spaces: dict[str, str]) -> set[str]:
     """Namespaces whose vectors another embedder made (rag.models.Namespace.vector_space): the
     query vector does not compare with them, so their search is BM25 alone until `reindex`.
     Logged once a process and namespace, since every search of it would say the same."""
@@ -241,14 +241,6 @@ def _foreign_vector_spaces(tenant_id: int, spaces: dict[str, str]) -> set[str]:
                            "its searches use BM25 alone until `manage.py reindex`", namespace, tenant_id,
                            spaces[namespace], current)
     return foreign
-
-
-def vectors_comparable(tenant_id: int, namespace: str) -> bool:
-    """Whether the configured embedder's query vectors compare with the namespace's vectors (for
-    searches of one namespace outside `chunks_search`: lore, campaign episodes)."""
-    space = (Namespace.objects.filter(tenant_id=tenant_id, name=namespace)
-             .values_list("vector_space", flat=True).first() or "")
-    return not _foreign_vector_spaces(tenant_id, {namespace: space})
 
 
 def _nearest(queryset: Callable[[], QuerySet[Chunk]], vector: np.ndarray, n: int, sizes: dict[str, int],

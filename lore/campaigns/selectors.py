@@ -100,9 +100,9 @@ def episode_search(campaign: Campaign, party: Party, query: str, k: int | None =
     # Expired and archived summaries have no chunk left: nothing else to filter.
     chunks = Chunk.objects.filter(tenant_id=campaign.tenant_id, namespace=campaign.episode_namespace,
                                   session_id=party.slug)
-    size = (Namespace.objects.filter(tenant_id=campaign.tenant_id, name=campaign.episode_namespace)
-            .values_list("chunk_count", flat=True).first() or 0)
-    if rag_selectors.vectors_comparable(campaign.tenant_id, campaign.episode_namespace):
+    size, space = (Namespace.objects.filter(tenant_id=campaign.tenant_id, name=campaign.episode_namespace)
+                   .values_list("chunk_count", "vector_space").first() or (0, ""))
+    if not rag_selectors.foreign_vector_spaces(campaign.tenant_id, {campaign.episode_namespace: space}):
         vector = fit_dims(get_embedder().embed_one(query), cfg.dims)[0]
         ranked = vectors.nearest(chunks, vector, k or cfg.k_vector, namespace_size=size,
                                  hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True)

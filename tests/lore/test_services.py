@@ -11,7 +11,7 @@ from lore import selectors, services, smoke
 from lore.models import Alias, KnowledgeChange, KnowledgeVersion, Source, World
 from lore.normalize import SourceOptions
 from memoryhub.exceptions import ApplicationError
-from rag.models import Chunk
+from rag.models import Chunk, Namespace
 from tests.lore.conftest import SPELLS, as_bytes
 
 
@@ -130,6 +130,15 @@ def test_search_by_alias_returns_entries_with_version_and_component_scores(stage
     assert set(top.components) == {"bm25", "vector"} and set(top.ranks) == {"bm25", "vector"}
     ru = _search(staged, "существо не видит", alias="stage").hits[0]
     assert (ru.entry_id, ru.language) == ("Conditions/blinded", "ru")
+
+
+def test_a_version_embedded_by_another_embedder_is_searched_by_its_words(staged):
+    Namespace.objects.filter(name=staged.namespace).update(vector_space="hashing-v0")
+    top = _search(staged, "explosion of flame in a sphere", alias="stage").hits[0]
+    assert top.entry_id == "Spells/fireball" and set(top.components) == {"bm25"}  # no vector compared
+    Namespace.objects.filter(name=staged.namespace).update(vector_space="")
+    assert set(_search(staged, "explosion of flame in a sphere", alias="stage").hits[0].components) == {
+        "bm25", "vector"}
 
 
 def test_search_filters_by_language_and_category(staged):
