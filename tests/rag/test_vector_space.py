@@ -4,6 +4,8 @@ memories, insights, people) into the configured embedder's space."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from io import StringIO
@@ -104,3 +106,78 @@ def test_a_namespace_bulk_loaded_without_a_space_is_trusted_and_an_emptied_one_t
     append_messages(tenant, "u1", "s2", ["The tomatoes are ripe."], start=datetime(2024, 8, 1, tzinfo=UTC))
     assert _space(tenant) == other.name
     assert _vector_hits(tenant, "ripe tomatoes") == ["The tomatoes are ripe."]
+
+
+# --- reindex at the same time as other writers ----------------------------------------------------
+@pytest.fixture
+def reindex_paused(monkeypatch):
+    """Runs `reindex` of u1 in a thread that stops after embedding (outside any transaction, as it
+    must) until the test lets it go on; yields (release, outcome)."""
+    from tests.rag.test_write_path import in_thread
+
+    reached, go_on = threading.Event(), threading.Event()
+    real_prepare = services.chunks_prepare
+    reindexer: dict[str, threading.Thread] = {}
+
+    def prepare(drafts, **kwargs):
+        prepared = real_prepare(drafts, **kwargs)
+        if threading.current_thread() is reindexer.get("thread") and drafts and drafts[0].type == Chunk.Type.MEMORY:
+            reached.set()  # the typed memories' new vectors are ready: the last thing before the write
+            assert go_on.wait(20)
+        return prepared
+
+    monkeypatch.setattr(services, "chunks_prepare", prepare)
+
+    def start(tenant):
+        thread, out = in_thread(lambda: services.reindex(tenant=tenant, user_ids=["u1"],
+                                                         include_tenant_documents=False))
+        reindexer["thread"] = thread
+        assert reached.wait(20)
+        return thread, out
+
+    yield start, go_on
+    go_on.set()
+
+
+def _seed_u1(tenant):
+    append_messages(tenant, "u1", "s1", ["I adopted a cat named Miso.", ("assistant", "Lovely!")],
+                    start=datetime(2024, 1, 1, tzinfo=UTC))
+    memories_create(tenant=tenant, user_id="u1", conf_uid="c1",
+                    items=[MemoryInput(text="The user is allergic to peanuts.", kind="user")])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_memory_written_while_reindex_embeds_is_kept_and_counted(tenant, reindex_paused) -> None:
+    start, go_on = reindex_paused
+    _seed_u1(tenant)
+    thread, out = start(tenant)
+    # No lock is held while the reindex embeds: another writer of the namespace goes through at once.
+    began = time.monotonic()
+    [late] = memories_create(tenant=tenant, user_id="u1", conf_uid="c1",
+                             items=[MemoryInput(text="The user started learning the cello.", kind="user")])
+    assert time.monotonic() - began < 2
+    go_on.set()
+    thread.join(30)
+    assert "error" not in out, out
+    namespace = Namespace.objects.get(tenant=tenant, name=user_namespace("u1"))
+    assert namespace.chunk_count == Chunk.objects.filter(tenant=tenant, namespace=namespace.name).count() == 4
+    assert namespace.vector_space == embeddings.get_embedder().name
+    assert Chunk.objects.filter(pk=late.pk).exists()
+    assert _vector_hits(tenant, "learning the cello")[0] == "The user started learning the cello."
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_erasure_while_reindex_embeds_leaves_nothing(tenant, reindex_paused) -> None:
+    from memoryhub import services as kernel
+
+    start, go_on = reindex_paused
+    _seed_u1(tenant)
+    thread, out = start(tenant)
+    receipt = kernel.user_erase(tenant=tenant, user_id="u1")
+    assert receipt["deleted"]["chunks"] == 3
+    go_on.set()
+    thread.join(30)
+    assert "error" not in out, out
+    assert not Chunk.objects.filter(tenant=tenant).exists()
+    assert not Namespace.objects.filter(tenant=tenant).exists()
+    assert chunks_search(tenant_id=tenant.pk, user_id="u1", query="allergic to peanuts", k=5).items == []
