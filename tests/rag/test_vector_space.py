@@ -181,3 +181,29 @@ def test_an_erasure_while_reindex_embeds_leaves_nothing(tenant, reindex_paused) 
     assert not Chunk.objects.filter(tenant=tenant).exists()
     assert not Namespace.objects.filter(tenant=tenant).exists()
     assert chunks_search(tenant_id=tenant.pk, user_id="u1", query="allergic to peanuts", k=5).items == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reindex_with_the_new_embedder_failing_changes_nothing_and_a_retry_completes(tenant, settings,
+                                                                                      llm_server) -> None:
+    from memoryhub.llm import LLMError
+    from tests.llm_server import HTTPError
+
+    _seed_u1(tenant)
+    before = dict(Chunk.objects.filter(tenant=tenant).values_list("pk", "text"))
+    row = Namespace.objects.get(tenant=tenant, name=user_namespace("u1"))
+    settings.EMBEDDING_PROVIDER = "openai"  # the provider changed; its endpoint is failing
+    settings.EMBEDDING_BASE_URL = llm_server.base_url
+    settings.EMBEDDING_API_KEY = "test"
+    settings.LLM_MAX_RETRIES = 0
+    llm_server.script_embeddings(HTTPError(500))
+    with pytest.raises(LLMError):
+        services.reindex(tenant=tenant, user_ids=["u1"], include_tenant_documents=False)
+    # Nothing was written: the embedding comes before the transaction.
+    assert dict(Chunk.objects.filter(tenant=tenant).values_list("pk", "text")) == before
+    assert Namespace.objects.get(tenant=tenant, name=user_namespace("u1")) == row
+    assert _space(tenant) == row.vector_space != embeddings.get_embedder().name
+    services.reindex(tenant=tenant, user_ids=["u1"], include_tenant_documents=False)
+    assert _space(tenant) == embeddings.get_embedder().name
+    memory = Chunk.objects.get(tenant=tenant, type=Chunk.Type.MEMORY)
+    assert memory.pk in before  # kept its id
