@@ -689,11 +689,11 @@ def _namespace_rebuild(*, tenant: Tenant, namespace: str, messages: Sequence[Mes
 def _chunks_update_in_place(ids: list[int], prepared: PreparedChunks) -> None:
     """New terms and vectors for existing chunks whose text is still the one prepared (a chunk
     deleted meanwhile is simply not found)."""
-    rows = [Chunk(pk=pk, text=draft.text, terms=terms, embedding=vector)
-            for pk, draft, terms, vector in zip(ids, prepared.drafts, prepared.terms, prepared.embeddings, strict=True)]
     current = dict(Chunk.objects.filter(pk__in=ids).values_list("pk", "text"))
-    Chunk.objects.bulk_update([row for row in rows if current.get(row.pk) == row.text], ["terms", "embedding"],
-                              batch_size=500)
+    rows = [Chunk(pk=pk, terms=terms, embedding=vector)
+            for pk, draft, terms, vector in zip(ids, prepared.drafts, prepared.terms, prepared.embeddings, strict=True)
+            if current.get(pk) == draft.text]
+    Chunk.objects.bulk_update(rows, ["terms", "embedding"], batch_size=500)
 
 
 def _namespace_renew(tenant: Tenant, namespace: str, vector_space: str) -> None:
