@@ -124,7 +124,9 @@ def _pack_by_day(block: Block, candidates: list[BlockItem], cap: int) -> int:
         block.items.append(item)
         days.add(day)
         used += cost
-    ordered = sorted(block.items, key=lambda i: (i.meta["day"], i.meta["at"]))
+    # Turns of one batch sent without times share their arrival time: the chunk id, given in the
+    # order the turns were said, keeps a reply after its question.
+    ordered = sorted(block.items, key=lambda i: (i.meta["day"], i.meta["at"], int(i.ref.partition(":")[2])))
     block.items = []
     for i, item in enumerate(ordered):
         day = item.meta["day"]

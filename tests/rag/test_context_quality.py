@@ -84,3 +84,18 @@ def test_memories_show_each_day_once_in_time_order_and_the_header_is_paid_for(te
     tight_block = next(b for b in tight.blocks if b.name == "memories")
     assert [i.ref for i in tight_block.items] == [best.ref]
     assert tight_block.tokens <= tight.budget
+
+
+def test_turns_sent_in_one_batch_without_times_show_in_the_order_they_were_said(tenant) -> None:
+    # A chat app that sends no `created_at` gives every turn of a batch the same arrival time; the
+    # context must still read as the conversation went, not in score order (a reply before its question).
+    append_messages(tenant, "u1", "s1", [
+        "My sister Anna just had a baby girl called Mia.",
+        ("assistant", "How much did Mia weigh when she was born?"),
+        "Anna wants me to visit Mia in Manchester.",
+    ])
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="Mia Anna", session_id=None,
+                               budget_tokens=500)
+    lines = _text(context, "memories").splitlines()[1:]
+    assert [line.split(":", 1)[0] for line in lines] == ["- user", "- assistant", "- user"]
+    assert "baby girl" in lines[0] and "visit Mia" in lines[2]
