@@ -15,7 +15,8 @@ NAME_ANY = r"(?-i:[A-Za-z][a-z'’\-]+(?:\s+[A-Z][a-z'’\-]+){0,2})"
 PLACE = r"(?-i:[A-Z][\w'’\-]*(?:\s+(?:[A-Z][\w'’\-]*|de|del|do|da|am|upon|on)){0,3})"
 ORG = r"(?-i:[A-Z][\w&'’.\-]*(?:\s+[A-Z&][\w&'’.\-]*){0,3})"
 NP = r"((?:[a-z][a-z\-]*\s+){0,3}?[a-z][a-z\-]*)"
-NP_END = r"(?=\s*(?:$|[,.!;:)]|(?:at|in|for|with|from|and|by|who|since|on|working|based|but|so)\b))"
+NP_END = (r"(?=\s*(?:$|[,.!;:)]|(?:at|in|for|with|from|and|by|who|since|on|working|based|but|so|now|nowadays"
+          r"|currently|these\s+days)\b))")
 NUM_WORD = (
     r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\s-](?:one|two|three|four|five|six|seven|eight"
     r"|nine))?|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|ten"
@@ -30,6 +31,14 @@ TZ_STRICT = (
     r"|(?-i:UTC|GMT|PST|PDT|EST|EDT|MST|CET|CEST|BST|IST|JST|KST|MSK))"
 )
 TZ_WORD = r"(Pacific|Mountain|Central|Eastern|Moscow)\s+time"
+# A second clause of the user's own sentence: "I live in Leeds and work as…", "I'm from Ohio but live in…".
+AND_I = r"\b(?:i|i'm|i’m|i\s+am)\b[^.;!?]{0,60}?\b(?:and|but)\s+"
+# What may follow a place that ends a subjectless clause ("living in Dublin these days").
+PLACE_END = r"(?=\s*(?:$|[,.;!]|these\s+days\b|now\b|at\s+the\s+moment\b|currently\b|for\b|since\b))"
+# Fields one works in ("I work in HR"): an occupation where a capitalised word would otherwise read as a place.
+FIELDS = (r"(HR|IT|PR|QA|marketing|sales|finance|accounting|tech|retail|hospitality|healthcare|education|insurance"
+          r"|consulting|logistics|construction|real\s+estate|customer\s+service|software|banking|journalism"
+          r"|advertising|recruiting|recruitment|human\s+resources|research|law|engineering)")
 
 OCCUPATIONS = lexicon("""
 engineer developer programmer coder designer manager teacher nurse doctor physician surgeon dentist lawyer attorney
@@ -177,6 +186,8 @@ RULES: tuple[Rule, ...] = (
          one("name", transform=_name), 0.85),
     Rule("en.name.i_am", _r(rf"\b{I_AM}\s+({NAME_CAP})(?=\s*(?:$|[,.!;]|and\b|from\b|here\b|btw\b|by\s+the\s+way))"),
          one("name", transform=_name), 0.75),
+    Rule("en.name.here", _r(rf"^\W*(?:(?:hi|hello|hey)(?:\s+there)?\W+)?({NAME_CAP})\s+here\b(?=\s*(?:$|[,.!;]))"),
+         one("name", transform=_name), 0.75),
     Rule("en.name.this_is", _r(rf"^\W*(?:(?:hi|hello|hey)\W+)?this\s+is\s+({NAME_CAP})\s+(?:speaking|here)\b"),
          one("name", transform=_name), 0.8),
     # age
@@ -201,6 +212,20 @@ RULES: tuple[Rule, ...] = (
          one("occupation", transform=lambda subject: f"{subject.lower()} teacher"), 0.75),
     Rule("en.job.work_as", _r(rf"\bi\s+{ADV}work\s+as\s+(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
          one("occupation", transform=_job), 0.9),
+    Rule("en.job.and_work_as", _r(rf"{AND_I}{ADV}work\s+as\s+(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
+         one("occupation", transform=_job), 0.85),
+    Rule("en.job.and_a", _r(rf"\b{I_AM}\s+(?:(?!\b(?:with|to|of|for|like)\b)[^.;!?]){{1,40}}?\band\s+(?:a|an)\s+"
+                            rf"{NP}{NP_END}"),
+         one("occupation", transform=_job_in_lexicon), 0.8),
+    Rule("en.job.work_in_field", _r(rf"\bi\s+{ADV}work\s+in\s+{FIELDS}\b"),
+         lambda m: [("occupation", m.group(1) if m.group(1).isupper() else m.group(1).lower())], 0.8),
+    Rule("en.job.working_at_as", _r(rf"(?:^\W*(?:currently\s+|now\s+)?working|\b{I_AM}\s+{ADV}working|\bi\s+{ADV}work)"
+                                    rf"\s+(?:at|for)\s+({ORG})\s+as\s+(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
+         # Both or neither: "Working at Google as an engineer was fun" names no job of today.
+         lambda m: [("employer", m.group(1)), ("occupation", job)] if (job := _job_in_lexicon(m.group(2))) else [],
+         0.85),
+    Rule("en.employer.working_at", _r(rf"(?:^\W*(?:currently\s+|now\s+)?working|\b{I_AM}\s+{ADV}working)\s+"
+                                      rf"(?:at|for)\s+({ORG}){PLACE_END}"), one("employer"), 0.8),
     Rule("en.job.my_job_is", _r(rf"\bmy\s+(?:job(?:\s+title)?|profession|occupation|role)\s+is\s+(?:(?:a|an)\s+)?{NP}"
                                 rf"{NP_END}"), one("occupation", transform=_job), 0.9),
     Rule("en.job.by_profession", _r(rf"\bby\s+(?:profession|trade),?\s+{I_AM}\s+(?:(?:a|an)\s+)?{NP}{NP_END}"),
@@ -212,6 +237,14 @@ RULES: tuple[Rule, ...] = (
     # where they live and come from
     Rule("en.location.live_in", _r(rf"\bi\s+{ADV}(?:live|reside)\s+in\s+(?:the\s+)?({PLACE})"),
          one("location", transform=_place), 0.9, change_when=_NOW),
+    Rule("en.location.and_live_in", _r(rf"{AND_I}{ADV}(?:live|reside)\s+in\s+(?:the\s+)?({PLACE})"),
+         one("location", transform=_place), 0.85),
+    Rule("en.location.we_live_in", _r(rf"\b(?:we|(?:me|i)\s+and\s+my\s+[a-z\-]+|my\s+[a-z\-]+\s+and\s+(?:i|me))\s+"
+                                      rf"{ADV}(?:live|reside)\s+in\s+(?:the\s+)?({PLACE})"),
+         one("location", transform=_place), 0.8),
+    Rule("en.location.been_living", _r(rf"\bi(?:'ve|’ve|\s+have)\s+(?:been\s+living\s+in\s+(?:the\s+)?({PLACE})"
+                                       rf"|lived\s+in\s+(?:the\s+)?({PLACE})(?=\s+(?:for|since)\b))"),
+         lambda m: [("location", _place(m.group(1) or m.group(2)))], 0.8),
     Rule("en.location.based_in", _r(rf"\b{I_AM}\s+{ADV}(?:living|based|located|residing)\s+in\s+(?:the\s+)?({PLACE})"),
          one("location", transform=_place), 0.9),
     Rule("en.location.moved_to", _r(rf"\b(?:i|we)(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have|already|also)\s+)*"
@@ -222,20 +255,20 @@ RULES: tuple[Rule, ...] = (
          one("employer"), 0.8, change=True),
     Rule("en.hometown.from", _r(rf"\b{I_AM}\s+(?:originally\s+)?from\s+(?:the\s+)?({PLACE})"),
          one("hometown", transform=_place), 0.85),
-    Rule("en.hometown.x_from", _r(rf"\b{I_AM}\s+(?:{NAME_CAP}|(?:a|an)\s+(?:[a-z\-]+\s+){{0,3}}?[a-z\-]+)\s+from\s+"
+    Rule("en.hometown.x_from", _r(rf"\b{I_AM}\s+(?:{NAME_CAP}|(?:a|an)\s+(?:[\w\-]+\s+){{0,4}}?[a-z\-]+)\s+from\s+"
                                   rf"(?:the\s+)?({PLACE})"), one("hometown", transform=_place), 0.8),
     Rule("en.hometown.born_clause", _r(rf"(?:^|[,;]\s*)(?:born(?:\s+and\s+raised)?|raised|grew\s+up)\s+in\s+"
                                        rf"(?:the\s+)?({PLACE})(?=\s*(?:$|[,.;!]))"), one("hometown", transform=_place),
          0.8),
     Rule("en.location.living_clause", _r(rf"(?:^|[,;]\s*)(?:now\s+|currently\s+)?(?:living|based)\s+in\s+(?:the\s+)?"
-                                         rf"({PLACE})(?=\s*(?:$|[,.;!]))"), one("location", transform=_place), 0.8),
+                                         rf"({PLACE}){PLACE_END}"), one("location", transform=_place), 0.8),
     Rule("en.hometown.born", _r(rf"\bi\s+(?:come\s+from|was\s+born\s+(?:and\s+raised\s+)?in|grew\s+up\s+in)\s+"
                                 rf"(?:the\s+)?({PLACE})"), one("hometown", transform=_place), 0.85),
     Rule("en.hometown.my_hometown", _r(rf"\bmy\s+home\s*town\s+is\s+({PLACE})"), one("hometown", transform=_place),
          0.9),
     # language preference and languages spoken
     Rule("en.lang_pref.imperative", _r(rf"(?:^|[,;:]\s*|\bplease\s+|\band\s+)(?:answer|reply|respond|write|talk|speak"
-                                       rf"|chat)(?:\s+(?:to|with)\s+me)?(?:\s+only)?\s+in\s+({LANG})"),
+                                       rf"|chat)(?:\s+(?:to\s+|with\s+)?me)?(?:\s+only)?\s+in\s+({LANG})"),
          one("language_preference", transform=language_code), 0.85),
     Rule("en.lang_pref.polite", _r(rf"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:answer|reply"
                                    rf"|respond|write|talk|speak|chat)(?:\s+(?:to|with)\s+me)?\s+in\s+({LANG})"),
@@ -247,8 +280,10 @@ RULES: tuple[Rule, ...] = (
          one("language_preference", transform=language_code), 0.9),
     Rule("en.lang_pref.lets", _r(rf"\blet'?s\s+(?:talk|speak|chat|switch\s+to|continue)\s+(?:in\s+)?({LANG})"),
          one("language_preference", transform=language_code), 0.8),
-    Rule("en.languages.speak", _r(rf"\bi\s+(?:also\s+|can\s+(?:also\s+)?)?speak\s+(?:fluent\s+)?{LANGS}"),
+    Rule("en.languages.speak", _r(rf"\bi\s+(?:also\s+|can\s+(?:also\s+)?)?speak\s+(?:fluent\s+"
+                                  rf"|a\s+(?:little|bit)\s+(?:of\s+)?|some\s+|basic\s+|conversational\s+)?{LANGS}"),
          _langs, 0.85),
+    Rule("en.languages.grew_up", _r(rf"\bi\s+grew\s+up\s+speaking\s+{LANGS}"), _langs, 0.85),
     Rule("en.languages.fluent", _r(rf"\b{I_AM}\s+fluent\s+in\s+{LANGS}"), _langs, 0.85),
     Rule("en.languages.native", _r(rf"\b(?:my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is|{I_AM}\s+a\s+"
                                    rf"native)\s+{LANGS}"), _langs, 0.85),
@@ -258,9 +293,10 @@ RULES: tuple[Rule, ...] = (
     Rule("en.tz.i_am_in", _r(rf"\b{I_AM}\s+(?:in|on)\s+(?:the\s+)?(?:{TZ_STRICT}(?:\s+time(?:\s*zone)?)?|{TZ_WORD})"),
          lambda m: [("preferred_timezone", m.group(1) or m.group(2))], 0.85),
     # pets and likes
-    Rule("en.pets.have", _r(rf"\bi\s+(?:also\s+)?(?:have|own|'ve\s+got|have\s+got)\s+(?:a|an|one|two|three|four|five|"
-                            rf"\d+|some)\s+(?:(?:little|small|big|old|young|cute|pet|black|white|ginger|grey|gray)\s+)*"
+    Rule("en.pets.have", _r(rf"\bi(?:\s+also)?(?:\s+(?:have|own)|'ve|’ve)(?:\s+(?:also\s+)?got)?\s+"
+                            rf"(?:a|an|one|two|three|four|five|\d+|some)\s+(?:(?:little|small|big|old|young|cute|pet|black|white|ginger|grey|gray)\s+)*"
                             rf"{PET}(?:s|es)?\b(?:\s*,?\s+(?:named|called)\s+({NAME_CAP}))?"), _pet, 0.85),
+    Rule("en.pets.my_pet_name", _r(rf"\bmy\s+(?:(?:little|old|young)\s+)?{PET}\s+({NAME_CAP})\b"), _pet, 0.8),
     Rule("en.pets.my_pets_name", _r(rf"\bmy\s+{PET}(?:'s|’s\s+name\s+is|'s\s+name\s+is|\s+is\s+(?:called|named))\s+"
                                     rf"({NAME_CAP})"), _pet, 0.8),
     Rule("en.likes.love", _r(r"\bi\s+(?:really\s+|absolutely\s+|just\s+|also\s+|totally\s+)?(?:love|like|enjoy|adore)"
@@ -272,6 +308,16 @@ RULES: tuple[Rule, ...] = (
                            r"|cannot\s+stand|can’t\s+stand|don't\s+like|do\s+not\s+like|don’t\s+like)\s+"
                            r"([a-z][a-z\s,\-]{1,60}?)(?=\s*(?:$|[.!;]|\bbut\b|\bbecause\b|\bwhen\b|\bif\b|\bso\b))"),
          lambda m: [("dislikes", *rest) for _key, *rest in _likes(m)], 0.75),
+    # "Not a fan of horror movies", "I'm not a big fan of jazz": the negation is the statement.
+    Rule("en.dislikes.not_fan", _r(rf"(?:^\W*(?:honestly,?\s+)?|\b{I_AM}\s+(?:really\s+|just\s+)?)not\s+(?:really\s+)?"
+                                   rf"(?:a|much\s+of\s+a)\s+(?:huge\s+|big\s+|great\s+)?fan\s+of\s+"
+                                   rf"([a-z][a-z\s\-]{{1,40}}?)(?=\s*(?:$|[,.!;]|\bbut\b|\band\b))"),
+         lambda m: [("dislikes", *rest) for _key, *rest in _likes(m)], 0.75),
+    # "I can't eat peanuts, I'm allergic": the food named before the allergy.
+    Rule("en.allergies.cant_eat", _r(r"\bi\s+(?:can't|can’t|cannot|can\s+not)\s+(?:eat|have|drink|touch)\s+"
+                                     r"([a-z][a-z\s\-]{1,30}?)\s*(?:[,;:—–-]|\bbecause\b|\bas\b|\bsince\b)\s*"
+                                     r"(?:i'm|i’m|i\s+am)\s+(?:very\s+|severely\s+)?allergic\b"),
+         lambda m: [("allergies", m.group(1).strip().lower())], 0.85),
     Rule("en.allergies", _r(r"\b(?:i(?:'m|’m|\s+am)\s+(?:very\s+|severely\s+|mildly\s+)?allergic\s+to\s+"
                             r"([a-z][a-z\s,\-]{1,40}?)|i\s+have\s+(?:an?\s+|a\s+severe\s+)?([a-z]+)\s+allergy)"
                             r"(?=\s*(?:$|[.!;,]|\bbut\b|\band\s+i\b))"),
