@@ -17,7 +17,14 @@ from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
 from memoryhub.models import ArchivalJob, Message
 from memoryhub.urls_common import CLIENT_ID
-from memoryhub.validation import JSONObjectField, StrictBooleanField, StrictCharField, StrictChoiceField, query_data
+from memoryhub.validation import (
+    ClosedSerializerMixin,
+    JSONObjectField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    query_data,
+)
 
 CLIENT_ID_REGEX = rf"^{CLIENT_ID}$"
 
@@ -71,7 +78,7 @@ class MessageInputSerializer(serializers.Serializer):
 class SessionMessagesApi(APIView):
     """`POST` appends a batch (202, archived in the background); `GET` returns the newest turns."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         messages = MessageInputSerializer(many=True, allow_empty=False)
         enable_auto_extract = StrictBooleanField(required=False, default=False)
 

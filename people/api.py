@@ -16,7 +16,13 @@ from rest_framework.views import APIView
 from memoryhub.auth import request_tenant
 from memoryhub.models import Tenant
 from memoryhub.registry import ReviewApi
-from memoryhub.validation import StrictCharField, StrictChoiceField, StrictFloatField, StrictIntegerField
+from memoryhub.validation import (
+    ClosedSerializerMixin,
+    StrictCharField,
+    StrictChoiceField,
+    StrictFloatField,
+    StrictIntegerField,
+)
 from people import selectors, services
 from people.models import MergeProposal, Person, PersonMention
 
@@ -116,7 +122,7 @@ class PersonDetailApi(APIView):
 
 
 class PeopleSearchApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         query = StrictCharField(max_length=4000)
         threshold = StrictFloatField(min_value=0, max_value=1, required=False,
                                            help_text="Minimum score (default 0.65).")

@@ -15,7 +15,13 @@ from memoryhub.auth import request_tenant
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message, Tenant
 from memoryhub.registry import ReviewApi
-from memoryhub.validation import StrictCharField, StrictFloatField, StrictIntegerField, query_data
+from memoryhub.validation import (
+    ClosedSerializerMixin,
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+    query_data,
+)
 from profiles import selectors, services
 from profiles.keys import KEY_MAX_CHARS, KEYS, VALUE_MAX_CHARS, key_normalize
 from profiles.models import FactEvent, UserProfile
@@ -104,7 +110,7 @@ class FactSaveApi(APIView):
     """
 
     @extend_schema_serializer(component_name="ProfileFactSave")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         value = StrictCharField(max_length=VALUE_MAX_CHARS * 4, trim_whitespace=True)
         confidence = StrictFloatField(min_value=0.0, max_value=1.0, default=1.0)
         source_message_id = StrictIntegerField(required=False, min_value=1,

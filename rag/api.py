@@ -15,6 +15,7 @@ from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
 from memoryhub.llm import get_llm
 from memoryhub.validation import (
+    ClosedSerializerMixin,
     JSONObjectField,
     StrictBooleanField,
     StrictCharField,
@@ -55,7 +56,7 @@ class FiltersSerializer(MemoryFiltersSerializer):
         )
 
 
-class WeightsSerializer(serializers.Serializer):
+class WeightsSerializer(ClosedSerializerMixin, serializers.Serializer):
     # Relative shares; the bound keeps weight * score finite (1e308 overflowed to an infinite score).
     bm25 = StrictFloatField(min_value=0, max_value=1000)
     vector = StrictFloatField(min_value=0, max_value=1000)
@@ -108,7 +109,7 @@ def _skipped_steps(data: dict, ran: list[str], found: int) -> list[dict[str, str
 
 
 class SearchApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         query = StrictCharField(max_length=4000)
         user_id = StrictRegexField(CLIENT_ID_REGEX)
         k = StrictIntegerField(min_value=1, max_value=100, default=10)
@@ -161,7 +162,7 @@ class SearchApi(APIView):
 
 
 class ContextApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         user_id = StrictRegexField(CLIENT_ID_REGEX)
         query = StrictCharField(max_length=4000)
         session_id = StrictRegexField(CLIENT_ID_REGEX, required=False)

@@ -18,6 +18,7 @@ from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Tenant
 from memoryhub.registry import ReviewApi
 from memoryhub.validation import (
+    ClosedSerializerMixin,
     StrictCharField,
     StrictChoiceField,
     StrictFloatField,
@@ -58,7 +59,7 @@ class EmotionField(StrictChoiceField):
         return (canonical_emotion(value) or "") if value else ""
 
 
-class MemoryFiltersSerializer(serializers.Serializer):
+class MemoryFiltersSerializer(ClosedSerializerMixin, serializers.Serializer):
     """Filters of typed memories, shared by search and context (`filters`)."""
 
     kinds = serializers.ListField(child=NamedChoiceField(choices=KINDS), required=False, default=list)
@@ -93,7 +94,7 @@ def _timestamp(value: float | None) -> datetime | None:
 
 
 class CharacterMemoriesApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         user_id = StrictRegexField(CLIENT_ID_REGEX, help_text="Whose memory (its namespace).")
         text = StrictCharField(max_length=4000)
         kind = NamedChoiceField(choices=KINDS)

@@ -329,3 +329,40 @@ def test_text_and_content_are_one_field(client_a, message: dict, field: str) -> 
     response = client.post(MESSAGES, {"messages": [message]}, format="json")
     assert response.status_code == 400
     assert field in response.json()["error"]["fields"]["messages"]["0"], response.json()
+
+
+# --- a misspelt field is an error, not a setting silently dropped ----------------------------------
+@pytest.mark.parametrize(("url", "body", "expected"), [
+    ("/api/v1/search", {"query": "dog", "user_id": "alice", "filters": {"kind": ["fact"]}},
+     "filters.kind: Unknown field."),
+    ("/api/v1/search", {"query": "dog", "user_id": "alice", "limit": 3}, "limit: Unknown field."),
+    ("/api/v1/search", {"query": "dog", "user_id": "alice", "weights": {"bm25": 1, "vectors": 1}},
+     "weights.vectors: Unknown field."),
+    ("/api/v1/context", {"query": "dog", "user_id": "alice", "budget": 300}, "budget: Unknown field."),
+    ("/api/v1/users/alice/people/search", {"query": "Tom", "treshold": 0.5}, "treshold: Unknown field."),
+    (MESSAGES, {"messages": [{"role": "user", "text": "hi"}], "auto_extract": True}, "auto_extract: Unknown field."),
+])
+def test_an_unknown_field_is_400_naming_it(client_a, url: str, body: dict, expected: str) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["My dog is called Pixel."], start=START)
+    response = client.post(url, body, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == expected
+
+
+def test_a_turn_may_carry_the_other_keys_of_the_openai_format(client_a) -> None:
+    # Chat apps send their stored turns as they are: {"role", "content", "name", ...} stays accepted.
+    client, _ = client_a
+    response = client.post(MESSAGES, {"messages": [{"role": "user", "content": "I moved to Porto.", "name": "sam"}]},
+                           format="json")
+    assert response.status_code == 202, response.content
+
+
+def test_schema_says_request_bodies_and_filters_are_closed(schema: dict) -> None:
+    components = schema["components"]["schemas"]
+    search = schema["paths"]["/api/v1/search"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    body = components[search["$ref"].rsplit("/", 1)[1]]
+    assert body.get("additionalProperties") is False
+    filters = body["properties"]["filters"]
+    filters = components[(filters.get("$ref") or filters["allOf"][0]["$ref"]).rsplit("/", 1)[1]]
+    assert filters.get("additionalProperties") is False
