@@ -73,7 +73,7 @@ class ChangeSerializer(serializers.ModelSerializer):
 class WorldCreateApi(APIView):
     required_scopes = EDITOR
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         slug = StrictRegexField(SLUG_PATTERN, help_text="Lowercase letters, digits and hyphens.")
         name = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
         languages = serializers.ListField(child=StrictRegexField(LANGUAGE_PATTERN), min_length=1, default=["en"],
@@ -119,7 +119,7 @@ class SourceUploadApi(APIView):
     required_scopes = (ApiKey.Scope.EDITOR, ApiKey.Scope.ENGINE)
     parser_classes = [MultiPartParser, FormParser]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         files = serializers.ListField(child=serializers.FileField(), min_length=1,
                                       help_text="JSON (an array of entries) or Markdown (.md) files.")
         domain = serializers.ChoiceField(choices=Domain.choices)
@@ -177,7 +177,7 @@ class KnowledgeFiltersSerializer(ClosedSerializerMixin, serializers.Serializer):
 class KnowledgeSearchApi(APIView):
     required_scopes = READERS
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         mutually_exclusive = ("alias", "version")  # the schema says so too (memoryhub.openapi.AutoSchema)
 
         query = StrictCharField(max_length=2000)
@@ -245,7 +245,7 @@ def _version(request: Request, world: str, domain: str, number: str) -> Knowledg
 class VersionSmokeApi(APIView):
     required_scopes = EDITOR
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         split = StrictChoiceField(choices=["test", "tune", "all"], default="test")
 
     @extend_schema(operation_id="world_version_smoke", request=InputSerializer,
@@ -263,7 +263,7 @@ class VersionSmokeApi(APIView):
 class VersionPublishApi(APIView):
     required_scopes = EDITOR
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         version = StrictRegexField(SEMVER_PATTERN)
         force = StrictBooleanField(default=False, help_text="Publish despite a failed smoke run.")
         reason = StrictCharField(max_length=2000, required=False, default="",
@@ -287,7 +287,7 @@ class VersionPublishApi(APIView):
 class VersionRollbackApi(APIView):
     required_scopes = EDITOR
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         reason = StrictCharField(max_length=2000, required=False, default="")
 
     @extend_schema(operation_id="world_rollback", request=InputSerializer,

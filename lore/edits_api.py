@@ -17,7 +17,7 @@ from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
 from memoryhub.models import Tenant
 from memoryhub.registry import ReviewApi
-from memoryhub.validation import StrictCharField, StrictChoiceField, StrictRegexField
+from memoryhub.validation import ClosedSerializerMixin, StrictCharField, StrictChoiceField, StrictRegexField
 
 
 class EditSerializer(serializers.ModelSerializer):
@@ -44,7 +44,7 @@ def _edit(request: Request, world: str, edit_id: int) -> KnowledgeEdit:
 class EditListProposeApi(APIView):
     required_scopes = EDITOR
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         domain = StrictChoiceField(choices=Domain.choices)
         action = StrictChoiceField(choices=KnowledgeEdit.Action.choices)
         language = StrictRegexField(r"^[a-z]{2,3}$", required=False, default="",
@@ -94,7 +94,7 @@ class EditApproveApi(APIView):
 
     required_scopes = EDITOR
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         reason = StrictCharField(max_length=2000, required=False, default="", allow_blank=True)
 
     @extend_schema(operation_id="world_edit_approve", request=InputSerializer,
@@ -110,7 +110,7 @@ class EditApproveApi(APIView):
 class EditRejectApi(APIView):
     required_scopes = EDITOR
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         reason = StrictCharField(max_length=2000, help_text="Why; kept with the edit and in its audit trail.")
 
     @extend_schema(operation_id="world_edit_reject", request=InputSerializer,

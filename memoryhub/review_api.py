@@ -33,7 +33,7 @@ from memoryhub import registry
 from memoryhub.auth import request_actor, request_tenant
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ApiKey, Tenant
-from memoryhub.validation import StrictBooleanField, StrictCharField, query_data
+from memoryhub.validation import ClosedSerializerMixin, StrictBooleanField, StrictCharField, query_data
 
 EDITOR = (ApiKey.Scope.EDITOR,)
 APPROVE, REJECT, UNDO = "approve", "reject", "undo"
@@ -255,7 +255,7 @@ class ReviewApproveApi(_DecisionApi):
 
     decision = APPROVE
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         reason = StrictCharField(max_length=REASON_MAX, required=False, default="", allow_blank=True,
                                  help_text="Why; kept in the audit trail.")
 
@@ -271,7 +271,7 @@ class ReviewRejectApi(_DecisionApi):
 
     decision = REJECT
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         reason = StrictCharField(max_length=REASON_MAX, help_text="Why; required, kept in the audit trail.")
 
     @extend_schema(operation_id="review_reject", parameters=[QUEUE, ITEM_ID], request=InputSerializer,
@@ -288,7 +288,7 @@ class ReviewUndoApi(_DecisionApi):
 
     decision = UNDO
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         reason = StrictCharField(max_length=REASON_MAX, required=False, default="", allow_blank=True,
                                  help_text="Why; kept in the audit trail.")
         force = StrictBooleanField(required=False, default=False,

@@ -86,7 +86,7 @@ class PersonDetailApi(APIView):
         def get_relations(self, obj: Person) -> list[dict[str, object]]:
             return RelationOutputSerializer(selectors.person_relations(person=obj), many=True).data
 
-    class PatchInputSerializer(serializers.Serializer):
+    class PatchInputSerializer(ClosedSerializerMixin, serializers.Serializer):
         min_properties = 1  # the schema says so too (memoryhub.openapi.AutoSchema)
 
         circle = StrictChoiceField(choices=Person.Circle.choices, required=False,

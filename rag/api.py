@@ -212,7 +212,7 @@ def _memory_filters(data: dict | None) -> selectors.SearchFilters | None:
                                    history_uids=tuple(data["history_uids"]))
 
 
-class DocumentInputSerializer(serializers.Serializer):
+class DocumentInputSerializer(ClosedSerializerMixin, serializers.Serializer):
     text = StrictCharField(max_length=2_000_000)
     title = StrictCharField(max_length=300, required=False, default="")
     format = StrictChoiceField(choices=["markdown", "text"], default="markdown")

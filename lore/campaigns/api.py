@@ -124,7 +124,7 @@ class CampaignSerializer(serializers.Serializer):
 class CampaignCreateApi(APIView):
     required_scopes = ENGINE
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         campaign_id = StrictRegexField(ID, help_text="The documents' campaign_id; unique per tenant.")
         name = StrictCharField(max_length=200, required=False, default="")
         tone_rules = StrictCharField(max_length=4000, required=False, default="", allow_blank=True,
@@ -212,7 +212,7 @@ class CampaignArchiveApi(APIView):
 class PartyCreateApi(APIView):
     required_scopes = ENGINE
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         party_id = StrictRegexField(ID)
         name = StrictCharField(max_length=200, required=False, default="")
 
@@ -329,7 +329,7 @@ class SceneContextApi(APIView):
 
     required_scopes = SCENE_READERS
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         party = StrictRegexField(ID)
         location = StrictRegexField(ID, required=False, default="")
         npcs = serializers.ListField(child=StrictRegexField(ID), required=False, default=list, max_length=10)
