@@ -30,6 +30,7 @@ NUMBER_WORDS = {
 }
 UNITS = {"один": 1, "одна": 1, "два": 2, "три": 3, "четыре": 4, "пять": 5, "шесть": 6, "семь": 7, "восемь": 8,
          "девять": 9}
+SMALL_NUM = r"(?:один|одна|два|две|три|четыре|пять|шесть|семь|восемь|девять|полтора)"
 NUM = r"(\d{1,3}|(?:" + "|".join(NUMBER_WORDS) + r")(?:\s+(?:" + "|".join(UNITS) + r"))?)"
 
 OCCUPATIONS = lexicon("""
@@ -94,6 +95,37 @@ def _name_after_ya(raw: str) -> str | None:
     return " ".join(kept)
 
 
+def _proper_nominative(word: str) -> bool:
+    """A capitalised word read only as a proper noun in the nominative ("София" is a city to pymorphy3,
+    "Кайла"…): no reading as a common noun, adjective or verb that a sentence could mean instead."""
+    parses = morph.tags(word)
+    proper = [p for p in parses if {"Name", "Surn", "Geox"} & set(p.tag.grammemes) and p.tag.case == "nomn"]
+    common = [p for p in parses if not {"Name", "Surn", "Patr", "Geox", "Orgn"} & set(p.tag.grammemes)]
+    return bool(proper) and not common
+
+
+def _first_person_clause(text: str) -> bool:
+    """", работаю в банке", ", мне 30", ", живу в Туле": the next clause goes on about the speaker."""
+    match = re.match(rf"\s*[,—–]\s*(?:я\s+)?(?:(?:сейчас|уже|тоже)\s+)?([{CYR}]+)", text)
+    if not match:
+        return False
+    word = match.group(1).lower()
+    return word == "мне" or any(p.tag.POS == "VERB" and p.tag.person == "1per" and p.tag.number == "sing"
+                                for p in morph.tags(word))
+
+
+def _name_ya(match: re.Match[str]) -> Emit:
+    """"я Дмитрий" (a known first name) at the rule's confidence. "я София, работаю…": a word read only
+    as a proper noun (pymorphy3 knows София as a city) is a name when the next clause goes on about the
+    speaker, less surely ("я Москва, а ты?" says where they are from)."""
+    if name := _name_after_ya(match.group(1)):
+        return [("name", name)]
+    words = match.group(1).split()
+    if len(words) == 1 and _proper_nominative(words[0]) and _first_person_clause(match.string[match.end():]):
+        return [("name", words[0], 0.7)]
+    return []
+
+
 def _job_ablt(raw: str) -> str | None:
     """"программистом" → программист; the phrase must start in the instrumental."""
     words = _clip(raw)
@@ -132,9 +164,14 @@ def _place(cases: tuple[str, ...], prefer: str = "Geox") -> Callable[[str], str 
     return transform
 
 
+# "работаю в HR": a department or a field, not an employer.
+DEPARTMENTS = frozenset({"HR", "IT", "PR", "QA", "R&D", "SMM", "SEO", "BI", "DEVOPS", "SALES", "MARKETING",
+                         "SUPPORT"})
+
+
 def _employer(raw: str) -> str | None:
     words = raw.split()
-    if not words:
+    if not words or re.split(r"[-.,]", words[0])[0].upper() in DEPARTMENTS:
         return None
     if all(any("Geox" in p.tag for p in morph.tags(w)) for w in words if re.match(f"[{CYR}]", w)) and re.match(
         f"[{CYR}]", words[0]
@@ -152,6 +189,18 @@ def _employer_accs(raw: str) -> str | None:
                                               for w in words if re.match(f"[{CYR}]", w)):
         return None
     return morph.phrase_to_nominative(words, ("accs",), "Orgn")
+
+
+def _job_ablt_known(raw: str) -> str | None:
+    """"аналитиком", "старшим аналитиком" after the employer: the instrumental phrase must end on a job of
+    the lexicon, since "работаю в Сбере вторым годом" puts other instrumentals there."""
+    words = _clip(raw)
+    for i, word in enumerate(words):
+        if any(p.tag.POS == "NOUN" and p.tag.case == "ablt" and p.normal_form in OCCUPATIONS for p in morph.tags(word)):
+            return _job_ablt(" ".join(words[: i + 1]))
+        if not any(p.tag.POS == "ADJF" and p.tag.case == "ablt" for p in morph.tags(word)):
+            return None
+    return None
 
 
 def _all_nominal(raw: str) -> bool:
@@ -190,6 +239,34 @@ def _pet(match: re.Match[str]) -> Emit:
     return [("pets", f"{animal} ({name})" if name else animal)]
 
 
+def _object_first(key: str) -> Callable[[re.Match[str]], Emit]:
+    """"Фильмы ужасов не люблю": the object opens the clause, so it must read as a noun phrase (a noun or
+    adjective in the nominative/accusative/genitive first, not "Очень", "Вообще", "Тебя")."""
+    def build(match: re.Match[str]) -> Emit:
+        words = match.group(1).split()
+        if not words or len(words) > 3 or any(w.lower() in PRONOUNS | STOP | _NEGATORS | {"я"} for w in words):
+            return []
+        if not any(p.tag.POS in ("NOUN", "ADJF") and p.tag.case in ("nomn", "accs", "gent") and "Apro" not in p.tag
+                   for p in morph.tags(words[0])):
+            return []
+        # Lower-cased first: a capital opens the sentence ("Котов обожаю" is not the surname Котов).
+        return [(key, morph.phrase_to_nominative([w.lower() for w in words], ("accs",)).lower())]
+
+    return build
+
+
+def _pet_age(match: re.Match[str]) -> Emit:
+    """"Моей кошке Луне уже 3 года": my pet in the dative, its name, its age."""
+    lemma = morph.singular_nominative(match.group(1)).lower()
+    if lemma not in PETS:
+        return []
+    animal = _PET_CANONICAL.get(lemma, lemma)
+    if not match.group(2):
+        return [("pets", animal)]
+    name = morph.phrase_to_nominative([match.group(2)], ("datv",), "Name")
+    return [("pets", f"{animal} ({name})")]
+
+
 def _likes(cases: tuple[str, ...]) -> Callable[[re.Match[str]], Emit]:
     def build(match: re.Match[str]) -> Emit:
         out: Emit = []
@@ -225,7 +302,7 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.name.moe_imya", _r(rf"\b(?:мо[её]\s+имя|имя\s+мо[её])\s*(?:[—–:-]|это)?\s*{NAME_ANY}"),
          one("name", transform=_name), 0.9),
     Rule("ru.name.ya", _r(rf"(?:^|[,;:!]\s*|\b(?:привет|здравствуйте|добрый\s+день)[,!]?\s+)я\s*[—–-]?\s*({NAME_CAP})"),
-         one("name", transform=_name_after_ya), 0.8),
+         _name_ya, 0.8),
     # age
     Rule("ru.age.mne", _r(rf"\bмне\s+(?:уже\s+|сейчас\s+|только\s+|всего\s+|ровно\s+)?{NUM}(?:\s*(?:лет|год|года))?"
                           rf"(?=\s*(?:$|[,.!;)]|и\b|а\b|но\b|уже\b|сейчас\b))"),
@@ -242,6 +319,9 @@ RULES: tuple[Rule, ...] = (
          one("occupation", transform=lambda raw: _job_nominative(raw, lexicon=False)), 0.9),
     Rule("ru.job.ya", _r(rf"\bя\s*[—–-]?\s*{ADV}((?:{WORD}\s+){{0,2}}{WORD})"), one("occupation",
                                                                                    transform=_job_nominative), 0.85),
+    Rule("ru.job.rabotayu_v_org", _r(rf"\b(?:я\s+)?{ADV}работаю\s+в\s+(?:компании\s+)?[«\"]?{PLACE}[»\"]?\s+"
+                                     rf"((?:{WORD}\s+){{0,1}}{WORD})"),
+         one("occupation", 2, transform=_job_ablt_known), 0.85),
     Rule("ru.employer.rabotayu_v", _r(rf"\b(?:я\s+)?{ADV}работаю\s+(?:[{CYR}]+\s+){{0,3}}?в\s+(?:компании\s+)?[«\"]?"
                                       rf"{PLACE}"),
          one("employer", transform=_employer), 0.85),
@@ -293,6 +373,9 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.pets.u_menya", _r(rf"\bу\s+меня\s+(?:есть\s+)?(?:(?:один|одна|два|две|три|четыре|пять|несколько|\d+)\s+)?"
                                rf"((?:[{CYR}]+\s+)?[{CYR}]+)(?:\s*,?\s+(?:по\s+кличке|которую\s+зовут|которого\s+зовут)"
                                rf"\s+({NAME_CAP}))?"), _pet, 0.85),
+    Rule("ru.pets.age", _r(rf"\b(?:моей|моему)\s+([{CYR}]+)(?:\s+({NAME_CAP}))?\s+(?:уже\s+|сейчас\s+|только\s+|"
+                           rf"скоро\s+|недавно\s+)?(?:исполнил(?:ось|ся)\s+)?(?:\d{{1,2}}|{NUM}|{SMALL_NUM})\s*(?:лет|год|года|"
+                           rf"месяц|месяца|месяцев|недел[ьи])\b"), _pet_age, 0.8),
     Rule("ru.pets.zovut", _r(rf"\bмо(?:ю|его|й|я)\s+([{CYR}]+)\s+зовут\s+({NAME_CAP})"), _pet, 0.8),
     Rule("ru.likes.lyublyu", _r(rf"\b(?:я\s+)?(?:очень\s+|просто\s+|тоже\s+|также\s+|безумно\s+)?(?:люблю|обожаю)\s+"
                                 rf"([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)(?=\s*(?:$|[.!;]|\bно\b|\bпотому\b|\bкогда\b))"),
@@ -302,6 +385,12 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.dislikes", _r(rf"\b(?:я\s+)?(?:терпеть\s+не\s+могу|не\s+люблю|ненавижу|не\s+выношу)\s+"
                            rf"([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)(?=\s*(?:$|[.!;]|\bно\b|\bпотому\b|\bкогда\b))"),
          lambda m: [("dislikes", *rest) for _key, *rest in _likes(("accs",))(m)], 0.75),
+    Rule("ru.dislikes.object_first", _r(rf"(?:^|[,;:—–]\s*)((?:{WORD}\s+){{0,2}}?{WORD})\s+(?:я\s+)?(?:терпеть\s+не\s+"
+                                        rf"могу|не\s+люблю|ненавижу|не\s+выношу)(?=\s*(?:$|[.!;,]))"),
+         _object_first("dislikes"), 0.7),
+    Rule("ru.likes.object_first", _r(rf"(?:^|[,;:—–]\s*)((?:{WORD}\s+){{0,2}}?{WORD})\s+(?:я\s+)?"
+                                     rf"(?:очень\s+|просто\s+)?(?:люблю|обожаю)(?=\s*(?:$|[.!;,]))"),
+         _object_first("likes"), 0.7),
     Rule("ru.allergies", _r(rf"\bу\s+меня\s+(?:сильная\s+)?аллергия\s+на\s+([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)"
                             rf"(?=\s*(?:$|[.!;]|\bно\b))"),
          lambda m: [("allergies", *rest) for _key, *rest in _likes(("accs",))(m)], 0.85),
@@ -316,8 +405,9 @@ RULES: tuple[Rule, ...] = (
 
 _QUESTION_START = re.compile(r"^\W*(?:как|где|кто|что|сколько|когда|почему|зачем|откуда|куда|какой|какая|какое"
                              r"|какие|чей|разве|неужели)\b", re.IGNORECASE)
-_HYPOTHETICAL = re.compile(r"\b(?:если|бы|б|представь(?:те)?|допустим|предположим|вдруг|мечтаю|хочу\s+стать"
-                           r"|хотел[аи]?|когда-нибудь|будто|якобы|стану|буду|будет|перееду|раньше|когда-то|в\s+детстве"
+# "если честно" ("to be honest") is not a condition.
+_HYPOTHETICAL = re.compile(r"\b(?:если(?!\s+(?:честно|откровенно))|бы|б|представь(?:те)?|допустим|предположим|вдруг"
+                           r"|мечтаю|хочу\s+стать|хотел[аи]?|когда-нибудь|будто|якобы|стану|буду|будет|перееду|раньше|когда-то|в\s+детстве"
                            r"|бывало)\b", re.IGNORECASE)
 _REPORTED = re.compile(r"\b(?:сказал[аи]?|говорит|говорят|считает|считают|думает|думают|утверждает|утверждают"
                        r"|по\s+словам|сказали|пишет|пишут)\b", re.IGNORECASE)

@@ -21,6 +21,13 @@ LANG = f"({LANG_NAME})"
 LANGS = rf"({LANG_NAME}(?:(?:和|、|跟|与|及|还有){LANG_NAME})*)"
 TZ = (r"((?:UTC|GMT)\s*[+\-−]\s*\d{1,2}(?::?\d{2})?|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?|UTC|GMT"
       r"|[东西][一二三四五六七八九十]{1,2}区|北京时间)")
+# Since when: "2019年起", "从去年开始", "这几年" before 住在 keep it the present; a bare "2019年" or "去年" does
+# not (我去年住在北京 is the past). Before 搬到, any time of the move will do (我们三月份搬到了成都).
+_YEAR = r"(?:\d{4}|[零〇一二三四五六七八九]{4})年"
+_MONTH = r"(?:\d{1,2}|[一二三四五六七八九十]{1,3}|十[一二])月份?"
+_WHEN = rf"(?:{_YEAR}(?:{_MONTH})?|{_MONTH}|去年|前年|今年|上个?月|上周|上星期|最近|前不久|不久前|年初|年底)"
+SINCE = rf"(?:(?:从|自从?)?{_WHEN}(?:起|开始|以来)|这几年|这些年|近几年|多年来|一直以来)"
+MOVED_WHEN = rf"(?:(?:在)?{_WHEN}(?:的时候)?|[\d一二两三四五六七八九十几]+(?:年|个月)前)"
 # Words that end a value: particles, the next predicate, time words.
 def _alternation(words: str) -> str:
     return "(?:" + "|".join(words.split()) + ")"
@@ -50,6 +57,18 @@ PLACES = lexicon("""
 郑州 青岛 沈阳 大连 厦门 宁波 合肥 福州 济南 昆明 哈尔滨 长春 石家庄 太原 南昌 南宁 贵阳 兰州 海口 三亚 珠海 东莞
 佛山 无锡 温州 乌鲁木齐 拉萨 呼和浩特 银川 西宁 台北 纽约 伦敦 巴黎 东京 首尔 新加坡 悉尼 洛杉矶 旧金山 柏林 莫斯科
 美国 英国 法国 德国 日本 韩国 加拿大 澳大利亚 俄罗斯 中国 国外 老家 本地 外地
+意大利 西班牙 葡萄牙 荷兰 比利时 瑞士 瑞典 挪威 丹麦 芬兰 冰岛 爱尔兰 苏格兰 奥地利 波兰 捷克 匈牙利 希腊 土耳其
+乌克兰 白俄罗斯 哈萨克斯坦 乌兹别克斯坦 蒙古 朝鲜 越南 泰国 老挝 柬埔寨 缅甸 马来西亚 印度尼西亚 印尼 菲律宾 印度
+巴基斯坦 孟加拉 尼泊尔 斯里兰卡 伊朗 伊拉克 以色列 沙特 阿联酋 卡塔尔 埃及 摩洛哥 南非 尼日利亚 肯尼亚 埃塞俄比亚
+墨西哥 巴西 阿根廷 智利 秘鲁 哥伦比亚 古巴 新西兰
+孟买 新德里 德里 班加罗尔 加尔各答 迪拜 阿布扎比 多哈 利雅得 德黑兰 伊斯坦布尔 开罗 特拉维夫 耶路撒冷 卡拉奇
+曼谷 河内 胡志明市 吉隆坡 雅加达 马尼拉 大阪 京都 横滨 名古屋 札幌 福冈 釜山 仁川 平壤 乌兰巴托 阿拉木图
+圣彼得堡 基辅 明斯克 华沙 布拉格 维也纳 布达佩斯 柏林 慕尼黑 汉堡 法兰克福 科隆 苏黎世 日内瓦 阿姆斯特丹 鹿特丹
+布鲁塞尔 哥本哈根 斯德哥尔摩 奥斯陆 赫尔辛基 雷克雅未克 都柏林 爱丁堡 格拉斯哥 曼彻斯特 利物浦 伯明翰 牛津 剑桥
+马德里 巴塞罗那 里斯本 罗马 米兰 威尼斯 佛罗伦萨 那不勒斯 雅典 马赛 里昂 尼斯
+芝加哥 波士顿 西雅图 华盛顿 费城 休斯顿 达拉斯 奥斯汀 迈阿密 亚特兰大 丹佛 拉斯维加斯 圣地亚哥 硅谷 檀香山
+多伦多 温哥华 蒙特利尔 渥太华 卡尔加里 墨尔本 布里斯班 珀斯 阿德莱德 奥克兰 惠灵顿
+墨西哥城 圣保罗 里约热内卢 布宜诺斯艾利斯 利马 波哥大 哈瓦那 约翰内斯堡 开普敦 内罗毕 拉各斯
 """)
 PETS = {"猫咪": "猫", "小猫": "猫", "猫": "猫", "狗狗": "狗", "小狗": "狗", "狗": "狗", "兔子": "兔子", "仓鼠": "仓鼠",
         "鹦鹉": "鹦鹉", "金鱼": "金鱼", "乌龟": "乌龟", "龙猫": "龙猫", "刺猬": "刺猬", "蜥蜴": "蜥蜴", "鱼": "鱼",
@@ -75,11 +94,18 @@ def _name(raw: str) -> str | None:
     return None
 
 
+# 小白 is "a newbie", 老外 "a foreigner": nicknames of the 小/老/阿 + surname shape that mean something else.
+NOT_NICKNAMES = lexicon("小白 老外 老乡 老大 小弟 老板 老师 阿姨 小姐 小哥 老手 老兵 老铁 小三 老公 老婆")
+
+
 def _surname_name(raw: str) -> str | None:
-    """我是X: a name only when X looks like one (a common surname, two or three characters)."""
+    """我是X: a name only when X looks like one (a common surname, two or three characters), or is
+    小/老/阿 followed by a surname (小林, 老王, 阿杜), the way people call each other."""
     name = _name(raw)
-    if name is None:
-        return None
+    if name is None or raw.strip()[len(name):].startswith("的"):
+        return None  # 我是李明的朋友: someone else's name
+    if (len(name) == 2 and name[0] in "小老阿" and name[1] in COMMON_SURNAMES and name not in NOT_NICKNAMES):
+        return name
     if re.match(f"[{HAN}]", name) and (name[0] not in COMMON_SURNAMES or len(name) > 3 or name.endswith("人")):
         return None
     if re.match("[A-Za-z]", name) and not name[0].isupper():
@@ -122,12 +148,50 @@ def _native_place(raw: str) -> str | None:
     return value if value in PLACES or re.fullmatch(rf"[{HAN}]{{1,6}}[省市县区州]", value) else None
 
 
+# What one does in a workplace (在银行做人事): departments and functions, jobs only after 做/负责/搞.
+ROLES = lexicon("人事 财务 行政 运营 客服 前台 采购 销售 市场 公关 法务 会计 出纳 审计 开发 测试 设计 后勤 "
+                "HR IT")
+# 在银行当柜员 says where they work, not for whom: generic workplaces are not employers.
+GENERIC_WORKPLACES = lexicon("""
+银行 医院 诊所 学校 大学 中学 小学 高中 初中 幼儿园 公司 工厂 厂里 餐厅 饭店 酒店 宾馆 咖啡店 咖啡馆 超市 商场 书店
+药店 健身房 政府 部队 单位 机构 律所 外企 国企 私企 大厂 小公司 大公司 创业公司 互联网公司 科技公司 研究所 实验室
+报社 电视台 工地 农村 村里 家 家里 网上 线上 国外 海外 当地 本地 老家 店里 学校里 医院里 公司里 这里 那里 这边 那边
+""")
+
+
 def _employer(raw: str) -> str | None:
     value = _trim(raw)
     value = re.sub("(远程|全职|兼职)$", "", value)
     if not value or value in PLACES or re.search("[省市县区镇村]$", value) or value in ("家", "家里", "公司"):
         return None
     return None if value.startswith(("一家", "一个", "某", "这家", "那家")) else value
+
+
+def _employer_at(match: re.Match[str]) -> Emit:
+    """我在字节跳动当数据分析师: the place one holds a job at is the employer when it is not a town, a
+    generic workplace (在银行做人事) or someone's (在朋友的公司). A name not known as an organisation may
+    still be a town (在浦东当老师), so it waits for review unless it reads as one (a known company, Latin,
+    or …公司/集团/银行/大学…). The name is whole between 在 and the verb: 协和医院 is not cut at 和."""
+    role = re.sub("(?:方面的|相关的)?工作$", "", match.group(2))
+    if not (_job(role) or role in ROLES):
+        return []
+    org = match.group(1)
+    if org in COMPANIES or re.match("[A-Za-z]", org):
+        return [("employer", org, 0.8)]
+    if (org in PLACES or org in GENERIC_WORKPLACES or org in ROLES or _WHERE_ENDING.search(org)
+            or re.search("[的我你他她是]", org) or org.startswith(("一家", "一个", "某", "这", "那", "家"))):
+        return []
+    return [("employer", org, 0.8 if _ORG_SUFFIX.search(org) else 0.65)]
+
+
+# 在德州 / 在海岛上 / 在那儿: a place or a locative phrase, not an organisation.
+_WHERE_ENDING = re.compile("[州省市县区镇村岛里上下外内边儿头]$")
+COMPANIES = lexicon("""
+腾讯 阿里 阿里巴巴 蚂蚁 蚂蚁集团 字节 字节跳动 抖音 百度 华为 小米 京东 美团 网易 拼多多 滴滴 快手 携程 新浪 微博 搜狐
+比亚迪 联想 中兴 大疆 蔚来 理想 小鹏 宁德时代 海尔 格力 美的 顺丰 中石油 中石化 国家电网 中国移动 中国联通 中国电信
+工商银行 建设银行 农业银行 中国银行 招商银行 平安 中信 华润 万科 苹果 谷歌 微软 亚马逊 特斯拉 三星 索尼 英特尔
+""")
+_ORG_SUFFIX = re.compile("(?:公司|集团|银行|大学|学院|医院|研究院|研究所|中心|科技|网络|传媒|证券|保险|基金)$")
 
 
 def _age(raw: str) -> str | None:
@@ -150,6 +214,9 @@ def _likes(raw: str) -> str | None:
     value = _trim(raw)
     if not value or value.startswith(PRONOUNS) or value.startswith(("用", "上", "和", "跟")):
         return None
+    # 喜欢吃火锅 / 喝咖啡 / 玩游戏: what is liked is the food, the drink, the game, not the verb.
+    if len(value) >= 3 and value[0] in "吃喝玩" and not value.startswith(("玩具", "玩偶", "玩家", "吃货")):
+        value = value[1:]
     return value
 
 
@@ -171,17 +238,27 @@ RULES: tuple[Rule, ...] = (
          else [], 0.85),
     Rule("zh.job.dang", re.compile(rf"我(?:现在|目前)?(?:在[^，。,]{{1,12}}?)?(?:当|做|担任)(?:了)?{RUN}"),
          one("occupation", transform=_job), 0.85),
+    Rule("zh.job.zai_zuo", re.compile(rf"我(?:现在|目前)?在[^，。,]{{1,12}}?(?:做|负责|搞)"
+                                      rf"({_alternation(' '.join(ROLES))})(?:工作)?(?![{HAN}])"),
+         one("occupation"), 0.8),
+    Rule("zh.job.zuo_de", re.compile(rf"我(?:现在|目前)?(?:是)?(?:做|搞)({_alternation(' '.join(ROLES))})的"),
+         one("occupation"), 0.8),
+    Rule("zh.employer.zai_dang", re.compile(rf"我(?:现在|目前)?在([{HAN}A-Za-z][{HAN}A-Za-z0-9·&\-]{{0,11}}?)"
+                                            rf"(?:当|做|担任|负责)(?:了)?([{HAN}A-Za-z]{{1,10}})"), _employer_at, 0.8),
     Rule("zh.job.zhiye", re.compile(rf"我的(?:职业|工作|职位)是{RUN}"), one("occupation", transform=_job_any), 0.9),
     Rule("zh.job.congshi", re.compile(rf"我(?:现在|目前)?从事{RUN}"), one("occupation", transform=_job_any), 0.85),
     Rule("zh.employer", re.compile(rf"我(?:现在|目前)?在{RUN}(?:工作|上班|任职|实习)"), one("employer",
                                                                                      transform=_employer), 0.85),
     Rule("zh.diet", re.compile(r"我(?:是|只)?(素食者|素食主义者|纯素食者|吃素)"), one("diet"), 0.85),
+    Rule("zh.diet.chi", re.compile(r"我(?:只|一直|平时|现在|目前)?(?:吃|是)(纯素|全素)(?!食)"), one("diet"), 0.85),
     # where they live and come from
-    Rule("zh.location.zhu_zai", re.compile(rf"我(?:现在|目前|一直|也|还)?(?:住|生活|定居|居住)在{RUN}"),
+    Rule("zh.location.zhu_zai", re.compile(rf"我(?:{SINCE})?(?:就|都)?(?:现在|目前|一直|也|还)?"
+                                           rf"(?:住|生活|定居|居住)在{RUN}"),
          one("location", transform=_place), 0.9),
     Rule("zh.location.zai_zhu", re.compile(rf"我(?:现在|目前|一直)?在{RUN}(?:生活|住|定居|居住)"),
          one("location", transform=_place), 0.9),
-    Rule("zh.location.ban_dao", re.compile(rf"我们?(?:家)?(?:已经|最近|刚|刚刚|终于)*搬(?:到|去|家到)了?{RUN}"),
+    Rule("zh.location.ban_dao", re.compile(rf"我们?(?:家)?(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*"
+                                           rf"搬(?:到|去|家到)了?{RUN}"),
          one("location", transform=_place), 0.8, change=True),
     Rule("zh.location.he", re.compile(rf"我(?:和|跟)[{HAN}]{{1,4}}(?:一起)?(?:最近|已经|刚|现在)?"
                                       rf"(?:搬到|搬去)了?{RUN}"),
@@ -196,16 +273,19 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.hometown.ren", re.compile(rf"我是([{HAN}]{{1,7}})人"), one("hometown", transform=_native_place), 0.85),
     Rule("zh.hometown.laojia", re.compile(rf"我(?:的)?(?:老家|家乡|故乡)(?:是|在){RUN}"),
          one("hometown", transform=_place), 0.85),
-    Rule("zh.hometown.chusheng", re.compile(rf"我(?:出生|生)在{RUN}|我在{RUN}(?:出生|长大)"),
+    Rule("zh.hometown.chusheng", re.compile(rf"我(?:出生|生)在{RUN}|我(?:是)?在{RUN}(?:出生|长大)"),
          lambda m: [("hometown", v)] if (v := _place(m.group(1) or m.group(2))) else [], 0.85),
     # language preference and languages spoken
-    Rule("zh.lang_pref.yong", re.compile(rf"(?:^|请|麻烦|你|以后|之后|今后|都)(?:请|你|都|一直|尽量|以后)*"
+    Rule("zh.lang_pref.yong", re.compile(rf"(?:^|请|麻烦|你|以后|之后|今后|都|接下来"
+                                         rf"|(?:从现在|从今天|从今|现在)(?:开始|起))"
+                                         rf"(?:请|你|都|一直|尽量|以后)*"
                                          rf"(?:用|使用){LANG}"
                                          r"(?:来)?(?:回答|回复|交流|聊天|和我|跟我|对我|与我|沟通|说话|写)"),
          one("language_preference", transform=language_code), 0.85),
     Rule("zh.lang_pref.xihuan", re.compile(rf"我(?:更|比较)?(?:喜欢|希望|想|习惯|偏好|倾向于)(?:你)?(?:用|使用){LANG}"),
          one("language_preference", transform=language_code), 0.8, allow_wish=True),
-    Rule("zh.languages", re.compile(rf"我(?:会|能|可以)(?:说|讲){LANGS}"), _langs, 0.85),
+    Rule("zh.languages", re.compile(rf"我(?:会|能|可以)(?:说|讲)(?:流利的|一点点?|一些|几句|点儿?)?{LANGS}"), _langs,
+         0.85),
     Rule("zh.languages.muyu", re.compile(rf"我的母语是{LANGS}"), _langs, 0.85),
     # time zone
     Rule("zh.tz.shiqu", re.compile(rf"我的时区是\s*{TZ}"),
@@ -218,10 +298,17 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.pets", re.compile(rf"我(?:家)?(?:养了|养着|养|有|里有)(?:一|两|三|几|\d+)?(?:只|条|头|匹|个)?{PET}"),
          _pet, 0.85),
     Rule("zh.pets.jiao", re.compile(rf"我(?:的|家的?){PET}叫{RUN}"), _pet, 0.8),
+    # 我家猫咪露娜刚满三岁: my pet, its name, its age.
+    Rule("zh.pets.age", re.compile(rf"我(?:的|家的?){PET}([{HAN}A-Za-z]{{1,4}}?)?"
+                                   rf"(?:今年|现在|已经|刚|刚刚|才|都|快)*满?{NUM}(?:周?岁|个月)"), _pet, 0.8),
     Rule("zh.likes", re.compile(rf"我(?:很|非常|特别|最|真的|也|还|超)?(?:喜欢|热爱|喜爱|爱)(?!上){RUN}"),
          one("likes", transform=_likes), 0.75),
     Rule("zh.dislikes", re.compile(rf"我(?:很|非常|特别|最|真的|超)?(?:讨厌|不喜欢|受不了|反感)(?!你|他|她){RUN}"),
          one("dislikes", transform=_likes), 0.75),
+    # 不太喜欢 / 不怎么喜欢 / 不是很喜欢: a milder dislike, said less surely.
+    Rule("zh.dislikes.butai", re.compile(rf"我(?:真的|其实|也)?(?:不太|不大|不怎么|不是很|不是太|并不)喜欢"
+                                         rf"(?!你|他|她){RUN}"),
+         one("dislikes", transform=_likes), 0.7),
     Rule("zh.allergies", re.compile(rf"我对([{HAN}A-Za-z]{{1,8}}?)(?:严重)?过敏"), one("allergies"), 0.85),
     Rule("zh.detail_level", re.compile(r"(?:^|请|麻烦|你|以后|回答|回复|说)(?:得|的)?(?:尽量|稍微)?"
                                        r"(简短|简洁|简单|详细|详尽)一?(?:点|些)"),
@@ -239,12 +326,15 @@ _ID_KEYS = {"手机号": "phone_number", "手机号码": "phone_number", "电话
 
 # Clauses that start with a predicate and no subject, when an earlier clause of the sentence was about 我.
 _ELIDED_START = re.compile(r"^(?:今年|现在|目前|已经|是|住在|来自|在|从事|做|当|也是|还是"
-                           r"|\d{1,3}岁|[一二两三四五六七八九十]{1,3}岁)")
+                           r"|\d{1,3}岁|[一二两三四五六七八九十]{1,3}岁"
+                           rf"|{SINCE}(?:就|都)?(?:现在|目前|一直|也|还)?(?:住|生活|定居|居住)在"
+                           rf"|{MOVED_WHEN}(?:已经|最近|刚|刚刚|终于|就)*搬(?:到|去|家到))")
 _OTHER_SUBJECT = re.compile(r"^(?:你|他|她|它|我们|你们|他们|她们|我[的]?(?:妈|爸|哥|姐|弟|妹|朋友|老公|老婆|丈夫|妻子|"
                             r"儿子|女儿|同事|老板|男朋友|女朋友|家人|爷|奶|外公|外婆))")
 
-_QUESTION = re.compile(r"[？?]\s*$|吗\s*[。！!]?\s*$|呢\s*[。]?\s*$|" + _alternation(
-    "什么 哪里 哪儿 哪个 谁 几岁 多大 多少 怎么 为什么 是不是 有没有 对不对 是否"))
+# 不怎么 ("not much", 我不怎么喜欢运动) is not the question word 怎么.
+_QUESTION = re.compile(r"[？?]\s*$|吗\s*[。！!]?\s*$|呢\s*[。]?\s*$|(?<!不)怎么|" + _alternation(
+    "什么 哪里 哪儿 哪个 谁 几岁 多大 多少 为什么 是不是 有没有 对不对 是否"))
 _HYPOTHETICAL = re.compile(_alternation("""
 如果 假如 假设 要是 万一 想象 假装 梦想 希望 想成为 想当 想做 将来 打算 准备 考虑 明年 以后想 但愿
 下个月 下周 快要
