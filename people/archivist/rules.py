@@ -103,6 +103,21 @@ def _ru_is_name(word: str, *, initial: bool, known: KnownIndex, after_cue: bool,
     return not ({"Geox", "Orgn"} & top) or name_score >= 0.3
 
 
+# The cases a place takes after a preposition of where: "в Питер", "в Питере", "на Кипре", "из Питера".
+_RU_PLACE_CASES = {"в": {"accs", "loct", "loc2"}, "во": {"accs", "loct", "loc2"}, "на": {"accs", "loct", "loc2"},
+                   "из": {"gent"}, "до": {"gent"}, "под": {"ablt", "accs"}}
+
+
+def _ru_place_after_preposition(word: str, prev: str, known: KnownIndex) -> bool:
+    """"переехать в Питер", "живёт в Софии": a word that can be a place in the case its preposition asks
+    for is the place, though it is also a name (Питер, Владимир). A person there takes another form
+    ("влюбилась в Питера", "к Питеру"), so those stay names; a person the user already has stays one."""
+    cases = _RU_PLACE_CASES.get(prev)
+    if not cases or known.word_is_known(word):
+        return False
+    return any("Geox" in p.tag.grammemes and p.tag.case in cases for p in morph().parse(word))
+
+
 def _ru_nominative(words: list[str], prefer: str) -> tuple[str, bool]:
     """Fold a Russian name group to the nominative; also say whether a genitive reading exists.
 
@@ -263,6 +278,8 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
         initial = k == first_word or (k > 0 and raw[k - 1] in {"«", '"', "“", ":"})
         after_cue = k - 1 in noun_cue or (k >= 2 and k - 2 in noun_cue and raw[k - 1] == ",")
         if CYR.search(token):
+            if _is_cap(token) and k > 0 and _ru_place_after_preposition(token, norms[k - 1], known):
+                continue
             if _is_cap(token):
                 before_name_part = k + 1 < len(raw) and _is_cap(raw[k + 1]) and any(
                     {"Patr", "Surn"} & p.tag.grammemes for p in morph().parse(raw[k + 1]))
