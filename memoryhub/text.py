@@ -32,6 +32,7 @@ __all__ = [
     "count_tokens",
     "detect_language",
     "normalize",
+    "term",
     "truncate_to_tokens",
     "words",
 ]
@@ -179,6 +180,10 @@ def _term(word: str) -> str:
     if _LAT_CHAR.search(word):
         return str(_STEMMERS.en.stemWord(word))
     return word  # Han words (already segmented), numbers, other scripts: kept verbatim.
+
+
+# One word's BM25 term, for callers that keep the word too (memoryhub.wordvectors).
+term = _term
 
 
 def analyze(text: str) -> list[str]:

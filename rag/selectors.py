@@ -14,12 +14,13 @@ import numpy as np
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from memoryhub import events, metrics
+from memoryhub import events, metrics, wordvectors
 from memoryhub.embeddings import embed_query, get_embedder
 from memoryhub.search import vectors
+from memoryhub.search.bm25 import SegmentedBM25Index
 from memoryhub.search.config import RetrievalConfig, retrieval_config
-from memoryhub.search.fusion import FusedScore, fuse
-from memoryhub.text import analyze, words
+from memoryhub.search.fusion import FusedScore, fuse, ranked
+from memoryhub.text import analyze, term, words
 from rag import chunk_cache, llm_steps
 from rag import index as bm25_index
 from rag import query as query_terms
@@ -190,16 +191,21 @@ def chunks_search(
 
     t = time.perf_counter()
     fusion_method = fusion or config.fusion
+    rows: dict[int, dict[str, Any]] = {}
     if mode == "hybrid":
         fused = fuse(scores, method=fusion_method, weights=weights or config.weights, rrf_k=rrf_k or config.rrf_k)
+        if config.soft_candidates and fused:
+            t_soft = time.perf_counter()
+            fused, rows = _soft_rerank(fused, query, term_weights, indexes, config, tenant_id, stores)
+            timings["soft"] = _ms(t_soft)
     else:
         only = scores[mode]
         fused = {pk: FusedScore(s, {mode: s}, {mode: r}) for r, (pk, s) in
                  enumerate(sorted(only.items(), key=lambda kv: (-kv[1], -kv[0])), start=1)}
     want_rerank = rerank if rerank is not None else config.rerank
     items = _hydrate_boost_dedupe(fused, max(k, llm_steps.RERANK_TOP) if want_rerank else k, config, now, tenant_id,
-                                  stores)
-    timings["fuse_hydrate"] = _ms(t)
+                                  stores, rows)
+    timings["fuse_hydrate"] = round(_ms(t) - timings.get("soft", 0.0), 3)
     if want_rerank:
         t = time.perf_counter()
         top = items[: llm_steps.RERANK_TOP]
@@ -313,11 +319,15 @@ def _shingles(text: str) -> frozenset[str]:
 
 def _hydrate_boost_dedupe(
     fused: dict[int, FusedScore], k: int, config: RetrievalConfig, now: datetime, tenant_id: int,
-    stores: dict[str, chunk_cache.ChunkStore | None] | None = None,
+    stores: dict[str, chunk_cache.ChunkStore | None] | None = None, read: dict[int, dict[str, Any]] | None = None,
 ) -> list[SearchItem]:
+    """`read`: rows this search has already read (the soft match's), not read again."""
     # Boosts are multiplicative and small, so a window a little wider than k holds the final top k.
     window = list(fused)[: max(k * 3, k + 20)]
-    rows = _rows(window, tenant_id, stores or {})
+    read = read or {}
+    rows = {pk: read[pk] for pk in window if pk in read}
+    if len(rows) < len(window):
+        rows.update(_rows([pk for pk in window if pk not in rows], tenant_id, stores or {}))
     items = []
     for pk in window:
         chunk = rows.get(pk)
@@ -353,6 +363,46 @@ def _hydrate_boost_dedupe(
         if len(kept) == k:
             break
     return kept
+
+
+def _soft_rerank(fused: dict[int, FusedScore], query: str, term_weights: dict[str, float],
+                 indexes: list[SegmentedBM25Index], config: RetrievalConfig, tenant_id: int,
+                 stores: dict[str, chunk_cache.ChunkStore | None]) -> tuple[dict[int, FusedScore], dict[int, dict]]:
+    """The fused top `soft_candidates` reordered by how well their words answer the query's words in
+    meaning (memoryhub.wordvectors): each score over the top one, plus `soft_weight` × the soft score
+    min-max scaled among them. The rest keep their order below: their scores over the top one are at
+    most what any of the top ones gets. Also returns the rows read, for hydration.
+
+    A query word weighs its BM25 idf (over the searched namespaces) × its weight in the query, so a
+    rare word of the question counts more than "do" or "like", as on the lexical side."""
+    order = list(fused)
+    top = order[: config.soft_candidates]
+    rows = _rows(top, tenant_id, stores)
+    docs = sum(len(ix) for ix in indexes)
+    asked: list[tuple[str, float]] = []
+    seen: set[str] = set()
+    for word in words(query):
+        word_term = term(word)
+        if word in seen or word_term not in term_weights:
+            continue
+        seen.add(word)
+        df = sum(ix.document_frequency(word_term) for ix in indexes)
+        asked.append((word, float(np.log1p((docs - df + 0.5) / (df + 0.5))) * term_weights[word_term]))
+    soft = wordvectors.soft_scores(asked, [rows[pk]["text"] if pk in rows else "" for pk in top])
+    low, high = (float(soft.min()), float(soft.max())) if soft.size else (0.0, 0.0)
+    if high <= low:
+        return fused, rows  # nothing told apart: the fused order stands
+    soft = (soft - low) / (high - low)
+    scale = max(fused[pk].score for pk in top) or 1.0
+    out: dict[int, FusedScore] = {}
+    for pk, value in zip(top, soft.tolist(), strict=True):
+        score = fused[pk]
+        out[pk] = FusedScore(score.score / scale + config.soft_weight * value,
+                             {**score.components, "soft": round(value, 6)}, score.ranks)
+    for pk in order[len(top):]:
+        score = fused[pk]
+        out[pk] = FusedScore(score.score / scale, score.components, score.ranks)
+    return dict(ranked(out)), rows
 
 
 def _rows(ids: list[int], tenant_id: int, stores: dict[str, chunk_cache.ChunkStore | None]) -> dict[int, dict]:

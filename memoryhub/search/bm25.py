@@ -525,6 +525,12 @@ class SegmentedBM25Index:
     def __len__(self) -> int:
         return self._snap.n_docs
 
+    def document_frequency(self, term: str) -> int:
+        """How many live documents hold `term` (the df of its idf)."""
+        snap = self._snap
+        tid = self._vocab.get(term)
+        return int(snap.df[tid]) if tid is not None and tid < snap.df.size else 0
+
     @property
     def max_doc_id(self) -> int | None:
         """Highest doc id ever added (None if none): callers fetch only chunks with a higher id.

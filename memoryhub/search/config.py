@@ -28,9 +28,11 @@ class RetrievalConfig:
     feedback_weight: float
     expand: bool
     rerank: bool
+    soft_candidates: int  # 0: off
+    soft_weight: float
 
 
-_KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity", "feedback", "llm"}
+_KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity", "feedback", "llm", "soft_match"}
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> dict[str, Any]:
@@ -59,6 +61,8 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
             feedback_weight=float(raw["feedback"]["weight"]),
             expand=bool(raw["llm"]["expand"]),
             rerank=bool(raw["llm"]["rerank"]),
+            soft_candidates=int(raw["soft_match"]["candidates"]),
+            soft_weight=float(raw["soft_match"]["weight"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: {exc!r}") from exc
@@ -66,6 +70,8 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: fusion must be rrf or weighted")
     if config.half_life_days <= 0 or config.candidates < 1 or config.rrf_k < 1:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: half_life_days, candidates, rrf_k must be positive")
+    if config.soft_candidates < 0 or config.soft_weight < 0:
+        raise ImproperlyConfigured(f"knowledge.yaml {where}: soft_match candidates and weight must not be negative")
     return config
 
 

@@ -22,7 +22,9 @@ def test_search_returns_items_with_component_scores_and_ranks(client_a) -> None:
     assert body["mode"] == "hybrid" and body["fusion"] == "weighted" and body["took_ms"] > 0
     [item] = body["items"]
     assert item["text"] == "I moved to Lisbon last spring."
-    assert set(item["components"]) == {"bm25", "vector"} and item["ranks"]["bm25"] == 1
+    # "soft": how well its words answer the question's in meaning, among the fused top (0-1).
+    assert set(item["components"]) == {"bm25", "vector", "soft"} and item["ranks"]["bm25"] == 1
+    assert 0.0 <= item["components"]["soft"] <= 1.0
     assert item["type"] == "dialog" and item["source_id"].startswith("message:")
 
 
