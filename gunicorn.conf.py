@@ -1,6 +1,6 @@
-"""gunicorn reads this file from the working directory. Only the Prometheus multiprocess
-bookkeeping lives here (memoryhub/multiprocess.py); bind, workers and timeouts stay on the
-command line (Dockerfile, docker-compose.yml)."""
+"""gunicorn reads this file from the working directory. The Prometheus multiprocess bookkeeping
+lives here (memoryhub/multiprocess.py), and a worker reads the search's data tables before its
+first request; bind, workers and timeouts stay on the command line (Dockerfile, docker-compose.yml)."""
 
 from typing import Any
 
@@ -16,3 +16,12 @@ def on_starting(server: object) -> None:
 def child_exit(server: object, worker: Any) -> None:
     # A worker that exited (recycled, killed) keeps its counters in the totals; its live gauges go.
     _metrics.mark_dead(worker.pid)
+
+
+def post_worker_init(worker: Any) -> None:
+    # The WordNet categories and the word vectors are read once per process (~0.25 s together): at
+    # start, not in the first request that searches or indexes.
+    from memoryhub import lexicon, wordvectors
+
+    lexicon.stats()
+    wordvectors.stats()

@@ -106,3 +106,17 @@ def test_lexicon_build_writes_the_table_the_module_reads(tmp_path) -> None:
     assert loaded.doc["jazz_band"] == ("^band.1",) and loaded.doc["band"] == ()
     lexicon.write_table(built, tmp_path / "again.gz")
     assert out.read_bytes() == (tmp_path / "again.gz").read_bytes()  # reproducible: a rebuild diffs only on change
+
+
+def test_a_gunicorn_worker_reads_the_search_tables_before_its_first_request(monkeypatch) -> None:
+    import runpy
+
+    from django.conf import settings
+
+    from memoryhub import wordvectors
+
+    monkeypatch.setattr(lexicon, "_tables", None)
+    monkeypatch.setattr(wordvectors, "_vectors", None)
+    conf = runpy.run_path(str(settings.BASE_DIR / "gunicorn.conf.py"))
+    conf["post_worker_init"](object())
+    assert lexicon._tables is not None and wordvectors._vectors is not None
