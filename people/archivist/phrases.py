@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from memoryhub.text import normalize
 from people import lexicon
-from people.archivist.tokens import CYR, Mention, Tok
+from people.archivist.tokens import CYR, HAN, Mention, Tok
 from people.names import kin_name, kin_of, morph, strip_possessive
 
 Relation = tuple[Mention, Mention, lexicon.Cue, str]
@@ -69,8 +69,10 @@ def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
         j += 1
     if j == skip:
         j += 1
-    if j < len(toks) and toks[j].kind == "NAMED":  # "my friend named Bob", "女朋友叫林琳"
-        j += 1
+    named = j < len(toks) and toks[j].kind in ("NAMED", "OTHER") and (
+        toks[j].kind == "NAMED" or normalize(toks[j].text) == "called")
+    if named:
+        j += 1  # "my friend named Bob", "a baby girl called Mia", "女朋友叫林琳"
     if j + 1 < len(toks) and toks[j].kind == "OTHER" and toks[j + 1].kind == "NAME" and _genitive_noun(toks[j].text):
         j += 1  # "начальник отдела Сидоров": the cue's own genitive complement sits between
     return j if j < len(toks) and toks[j].kind == "NAME" else None
@@ -215,6 +217,7 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
     relations: list[Relation] = []
     partner = _partner(toks)
     me = _first_person(toks)
+    _born_words_as_kin(toks)
     for c, tok in enumerate(toks):
         if tok.kind == "VERB" and tok.verb is not None:
             _tie_verb(toks, c, partner=partner, me=me)
@@ -224,7 +227,8 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
         cue = tok.cue
         if tok.possessive:
             continue  # "my cousin's wife": the cousin owns the next cue, and has no name of their own here
-        own = own_before(toks, c) or own_after(toks, c)
+        own = own_before(toks, c) or own_after(toks, c) or (
+            cue.concept == "kin:child" and _born_to(toks, c) == "me")
         possessor: int | None = None
         if not own:
             j = c - 1
@@ -241,6 +245,8 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
             elif c >= 2 and normalize(toks[c - 1].text) in ("с", "со") and toks[c - 2].kind == "NAME" and \
                     cue.concept in _COMITATIVE:
                 possessor = c - 2  # "Лена с мужем Игорем"
+        if possessor is None and not own and cue.concept == "kin:child":
+            possessor = _parent_of_born(toks, c)
         if possessor is not None:
             tok.tied = True
             subject = _name_after(toks, c, skip=possessor)
@@ -289,6 +295,61 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
                 # "my mom Olga": she is also who "мама" means from now on (one mother per user).
                 mention.aliases.append(kin_name(kin, tok.script or "en"))
     return relations
+
+
+# "Anna had a daughter", "gave birth to", "has a son"; "у Ани родилась дочка", "Аня родила сына", "у неё есть
+# сын"; "小丽生了一个儿子", "她有个女儿": the words between a parent and their child's kin word.
+_BIRTH_WORDS = frozenset({"had", "has", "have", "welcomed", "birth", "adopted", "родила", "родил", "родился",
+                          "родилась", "родились", "есть", "появился", "появилась", "усыновила", "удочерила", "生",
+                          "生了", "有", "添了"})
+_BIRTH_FILLERS = frozenset({"just", "recently", "finally", "gave", "to", "a", "an", "her", "his", "their", "baby",
+                            "girl", "boy", "little", "newborn", "two", "twin", "у", "неё", "нее", "него", "них",
+                            "недавно", "наконец", "уже",
+                            "了", "个", "一个", "一", "位", "刚", "刚刚", "又", "宝贝", "小"})
+
+
+# A newborn named without a kin word: "had a baby girl called Mia", "родилась малышка Соня", "生了个宝宝叫乐乐".
+_BABY_WORDS = frozenset({"baby", "girl", "boy", "малыш", "малышка", "宝宝", "男孩", "女孩", "男宝", "女宝"})
+_CHILD = next(cue for cue in lexicon.CUES if cue.concept == "kin:child")
+
+
+def _born_words_as_kin(toks: list[Tok]) -> None:
+    """The last baby word after a birth word, before the baby's name, reads as "child"."""
+    for c, tok in enumerate(toks):
+        if tok.kind != "OTHER" or normalize(tok.text) not in _BABY_WORDS:
+            continue
+        following = toks[c + 1:c + 3]
+        if following and normalize(following[0].text) in _BABY_WORDS:
+            continue  # "baby girl": the last of them
+        if not any(t.kind == "NAME" for t in following) or _born_to(toks, c) is None:
+            continue
+        tok.kind, tok.cue, tok.script = "CUE", _CHILD, "zh" if HAN.search(tok.text) else (
+            "ru" if CYR.search(tok.text) else "en")
+
+
+def _born_to(toks: list[Tok], c: int) -> int | str | None:
+    """Who had the child of the kin word at c: the index of the name before a birth word ("Anna just had a
+    baby girl called Mia", "Аня родила сына Лёву", "小丽生了一个儿子叫豆豆"), "me" for the user ("I had a
+    baby boy", "у меня родилась дочка", "我生了个女儿"), else None. Only fillers may stand between."""
+    seen_birth = False
+    for j in range(c - 1, max(-1, c - 9), -1):
+        kind, word = toks[j].kind, normalize(toks[j].text)
+        if kind == "NAME":
+            return j if seen_birth else None
+        if seen_birth and word in _FIRST_PERSON:
+            return "me"
+        if kind == "OTHER" and word in _BIRTH_WORDS:
+            seen_birth = True
+        elif not (kind == "OTHER" and word in _BIRTH_FILLERS):
+            return None
+    return None
+
+
+def _parent_of_born(toks: list[Tok], c: int) -> int | None:
+    """The child's parent when it is someone the sentence names (`_born_to`): the child is theirs, not
+    the user's (the user's family only when the parent is: `_family_of_family`)."""
+    parent = _born_to(toks, c)
+    return parent if isinstance(parent, int) else None
 
 
 def _family_of_family(subject: Mention, owner: Mention, cue: lexicon.Cue) -> None:
