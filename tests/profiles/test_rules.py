@@ -22,7 +22,7 @@ LANGUAGES = ("en", "ru", "zh")
 # regressions, it is not a target.
 # blind and blind2 were tuned on (2026-11-24), so their floors now guard what the rules learnt from them.
 FLOORS = {"dev": (0.95, 0.95), "heldout": (0.9, 0.9), "challenge": (0.9, 0.85), "blind": (0.95, 0.9),
-          "blind2": (0.95, 0.9), "blind3": (0.85, 0.25)}
+          "blind2": (0.95, 0.9), "blind3": (0.85, 0.25), "blind4": (0.75, 0.3)}
 
 
 def _dev_cases() -> list[Any]:
