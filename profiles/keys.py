@@ -193,7 +193,39 @@ _ZONE_ALIASES: dict[str, str] = {
     "beijing time": "Asia/Shanghai", "china standard time": "Asia/Shanghai", "北京时间": "Asia/Shanghai",
     "东八区": "UTC+08:00", "gmt": "UTC", "utc": "UTC", "bst": "Europe/London", "cet": "Europe/Berlin",
     "cest": "Europe/Berlin", "ist": "Asia/Kolkata", "jst": "Asia/Tokyo", "kst": "Asia/Seoul",
+    "central european": "Europe/Berlin", "central european time": "Europe/Berlin", "cet time": "Europe/Berlin",
+    "greenwich mean time": "Europe/London", "uk time": "Europe/London", "british time": "Europe/London",
+    "美东时间": "America/New_York", "美国东部时间": "America/New_York", "美西时间": "America/Los_Angeles",
+    "美国西部时间": "America/Los_Angeles", "太平洋时间": "America/Los_Angeles", "英国时间": "Europe/London",
+    "日本时间": "Asia/Tokyo", "韩国时间": "Asia/Seoul", "莫斯科时间": "Europe/Moscow", "中欧时间": "Europe/Berlin",
 }
+# "Pacific Standard Time", "Eastern Daylight Time": the standard/daylight word changes nothing stored.
+_STANDARD = re.compile(r"\s+(?:standard|daylight)(?=\s+time$)")
+# Cities people give their clock by ("London time", "东京时间") → the IANA zone named after them.
+_ZH_CITY_ZONES = {"北京": "Asia/Shanghai", "上海": "Asia/Shanghai", "香港": "Asia/Hong_Kong", "台北": "Asia/Taipei",
+                  "东京": "Asia/Tokyo", "首尔": "Asia/Seoul", "新加坡": "Asia/Singapore", "伦敦": "Europe/London",
+                  "巴黎": "Europe/Paris", "柏林": "Europe/Berlin", "莫斯科": "Europe/Moscow",
+                  "纽约": "America/New_York", "洛杉矶": "America/Los_Angeles", "悉尼": "Australia/Sydney",
+                  "迪拜": "Asia/Dubai"}
+
+
+@cache
+def _zones_by_city() -> dict[str, str]:
+    """"london" → Europe/London, "new york" → America/New_York: the last part of each zone's name."""
+    table: dict[str, str] = {}
+    for zone in sorted(zoneinfo.available_timezones()):
+        if zone.count("/") == 1 and zone.split("/")[0] in ("Europe", "Asia", "America", "Africa", "Australia",
+                                                            "Pacific", "Atlantic", "Indian"):
+            table.setdefault(zone.split("/")[1].replace("_", " ").casefold(), zone)
+    return table
+
+
+def _city_zone(form: str) -> str | None:
+    if (match := re.fullmatch(r"([a-z][a-z .'-]{1,30}?)\s+time", form)) is not None:
+        return _zones_by_city().get(match.group(1))
+    if (match := re.fullmatch(r"(.{2,4})时间", form)) is not None:
+        return _ZH_CITY_ZONES.get(match.group(1))
+    return None
 _OFFSET = re.compile(r"^(?:utc|gmt|мск|msk)?\s*([+-−])\s*(\d{1,2})(?::?(\d{2}))?$")
 _ZH_ZONE = re.compile(r"^(东|西)([一二三四五六七八九十]{1,2}|\d{1,2})区$")
 _ZH_DIGITS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
@@ -216,7 +248,9 @@ def timezone_canonical(text: str) -> str | None:
 
     "MSK+2" (Russian usage, offsets from Moscow time) becomes UTC+05:00.
     """
-    form = normalize(text).strip(" .!,;:")
+    form = _STANDARD.sub("", normalize(text).strip(" .!,;:"))
+    if city := _city_zone(form):
+        return city
     form = re.sub(r"\s*(time zone|timezone|zone|время|времени)$", "", form) if form not in _ZONE_ALIASES else form
     if form in _ZONE_ALIASES:
         return _ZONE_ALIASES[form]

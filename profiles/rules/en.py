@@ -30,8 +30,12 @@ TZ_STRICT = (
     r"((?:UTC|GMT)\s*[+\-−]\s*\d{1,2}(?::?\d{2})?|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?"
     r"|(?-i:UTC|GMT|PST|PDT|EST|EDT|MST|CET|CEST|BST|IST|JST|KST|MSK))"
 )
-TZ_WORD = r"(Pacific|Mountain|Central|Eastern|Moscow)\s+time"
+# "Pacific time", "Eastern Standard Time", "Central European Time", "London time": checked by timezone_canonical.
+TZ_WORD = r"((?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2})\s+(?:time|Time))"
 # A second clause of the user's own sentence: "I live in Leeds and work as…", "I'm from Ohio but live in…".
+# "I work as hard as I can": a comparison, not a job.
+AS_MUCH_AS = r"(?:hard|much|long|fast|well|often|little|best|quick(?:ly)?|many|far|late|early)\s+as\b"
+I_HAVE_BEEN = r"\bi(?:'ve|’ve|\s+have)\s+(?:(?:also|now|just)\s+)?been\s+"
 AND_I = r"\b(?:i|i'm|i’m|i\s+am)\b[^.;!?]{0,60}?\b(?:and|but)\s+"
 # What may follow a place that ends a subjectless clause ("living in Dublin these days").
 PLACE_END = r"(?=\s*(?:$|[,.;!]|these\s+days\b|now\b|at\s+the\s+moment\b|currently\b|for\b|since\b))"
@@ -51,8 +55,16 @@ tutor coach trainer administrator sysadmin technician tester marketer recruiter 
 nanny cleaner janitor builder welder miner fisherman tailor hairdresser barber model dancer athlete streamer youtuber
 blogger judge diplomat politician priest courier mathematician physicist chemist biologist linguist historian
 philosopher statistician midwife optician paralegal surveyor contractor lifeguard caregiver pensioner postman
-student illustrator animator copywriter strategist scrum devops sre
+student illustrator animator copywriter strategist scrum devops sre auditor nutritionist dietitian optometrist
 """)
+DIETS = (r"(vegetarian|vegan|pescatarian|pescetarian|flexitarian|keto|paleo|gluten-free|dairy-free|lactose-free|halal"
+         r"|kosher|plant-based)")
+# What may follow a diet: "I'm keto these days", "I eat halal, just so you know", "I follow a keto diet".
+DIET_END = r"(?:\s+diet)?(?=\s*(?:$|[,.;!)]|now\b|these\s+days\b|so\b|and\b|but\b|btw\b|by\s+the\s+way\b))"
+# "I'm a night owl who works as a nurse": a relative clause that goes on about the speaker.
+I_WHO = rf"\b{I_AM}\s+(?:a|an)\s+(?:(?!\b(?:and|but)\b)[^.;!?,]){{1,40}}?\bwho\s+(?:also\s+|currently\s+|now\s+)?"
+# "a dog person", "a tea person": a taste; these say when or how one is, not what one likes.
+NOT_A_TASTE = lexicon("morning night people detail details numbers word words glass half big small")
 # Modifiers that make "a good cook" a judgement rather than a job, or a job the user does not hold.
 NOT_A_JOB = lexicon("good great bad terrible awful decent excellent amazing huge big real true born natural lousy "
                       "poor aspiring future wannabe former ex would-be")
@@ -150,9 +162,20 @@ def _likes(match: re.Match[str]) -> Emit:
     return out
 
 
-def _favorite(match: re.Match[str]) -> Emit:
-    what = re.sub(r"[^a-z0-9]+", "_", match.group(1).lower()).strip("_")
-    value = match.group(2).strip()
+# A sentence that opens on the speaker ("I'm…", "Me, I…", "Big fan of…"): its later subjectless clauses are theirs.
+_FIRST_PERSON_START = re.compile(r"^\W*(?:(?:honestly|tbh|also|and|but|oh|well|so|ok|okay|anyway|btw),?\s+)*"
+                                 r"(?:i\b|i'm\b|i’m\b|im\b|me\b|(?:a\s+)?(?:huge|big|massive|great)\s+fan\s+of\b"
+                                 r"|not\s+(?:really\s+)?(?:a|much\s+of\s+a)\s+(?:huge\s+|big\s+)?fan\s+of\b)",
+                                 re.IGNORECASE)
+
+
+def _first_person(sentence: str) -> bool:
+    return bool(_FIRST_PERSON_START.match(sentence))
+
+
+def _favorite(match: re.Match[str], value_group: int = 2, what_group: int = 1) -> Emit:
+    what = re.sub(r"[^a-z0-9]+", "_", match.group(what_group).lower()).strip("_")
+    value = match.group(value_group).strip()
     return [(f"favorite_{what}", value.lower() if value.islower() or value[:1].islower() else value)] if what else []
 
 
@@ -210,8 +233,11 @@ RULES: tuple[Rule, ...] = (
          one("occupation", transform=_job_in_lexicon), 0.8),
     Rule("en.job.teach", _r(r"\bi\s+(?:currently\s+|now\s+)?teach\s+([a-z]+)\b(?!\s+(?:myself|me|you))"),
          one("occupation", transform=lambda subject: f"{subject.lower()} teacher"), 0.75),
-    Rule("en.job.work_as", _r(rf"\bi\s+{ADV}work\s+as\s+(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
+    Rule("en.job.work_as", _r(rf"\bi\s+{ADV}(?:work|(?:make|earn)\s+(?:a|my)\s+living)\s+as\s+"
+                              rf"(?!{AS_MUCH_AS})(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
          one("occupation", transform=_job), 0.9),
+    Rule("en.job.who_works_as", _r(rf"{I_WHO}works\s+as\s+(?:a|an)\s+{NP}{NP_END}"),
+         one("occupation", transform=_job), 0.8),
     Rule("en.job.and_work_as", _r(rf"{AND_I}{ADV}work\s+as\s+(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
          one("occupation", transform=_job), 0.85),
     Rule("en.job.and_a", _r(rf"\b{I_AM}\s+(?:(?!\b(?:with|to|of|for|like)\b)[^.;!?]){{1,40}}?\band\s+(?:a|an)\s+"
@@ -219,24 +245,30 @@ RULES: tuple[Rule, ...] = (
          one("occupation", transform=_job_in_lexicon), 0.8),
     Rule("en.job.work_in_field", _r(rf"\bi\s+{ADV}work\s+in\s+{FIELDS}\b"),
          lambda m: [("occupation", m.group(1) if m.group(1).isupper() else m.group(1).lower())], 0.8),
-    Rule("en.job.working_at_as", _r(rf"(?:^\W*(?:currently\s+|now\s+)?working|\b{I_AM}\s+{ADV}working|\bi\s+{ADV}work)"
-                                    rf"\s+(?:at|for)\s+({ORG})\s+as\s+(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
+    Rule("en.job.working_at_as", _r(rf"(?:^\W*(?:currently\s+|now\s+)?working|\b{I_AM}\s+{ADV}working|\bi\s+{ADV}work"
+                                    rf"|{I_HAVE_BEEN}working)\s+(?:at|for)\s+(?:the\s+)?({ORG})"
+                                    rf"(?:\s+(?:for|since)\s+[\w\s]{{1,25}}?)?\s+as\s+(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
          # Both or neither: "Working at Google as an engineer was fun" names no job of today.
          lambda m: [("employer", m.group(1)), ("occupation", job)] if (job := _job_in_lexicon(m.group(2))) else [],
          0.85),
-    Rule("en.employer.working_at", _r(rf"(?:^\W*(?:currently\s+|now\s+)?working|\b{I_AM}\s+{ADV}working)\s+"
-                                      rf"(?:at|for)\s+({ORG}){PLACE_END}"), one("employer"), 0.8),
+    Rule("en.employer.working_at", _r(rf"(?:^\W*(?:currently\s+|now\s+)?working|\b{I_AM}\s+{ADV}working"
+                                      rf"|{I_HAVE_BEEN}working)\s+(?:at|for)\s+(?:the\s+)?({ORG}){PLACE_END}"),
+         one("employer"), 0.8),
     Rule("en.job.my_job_is", _r(rf"\bmy\s+(?:job(?:\s+title)?|profession|occupation|role)\s+is\s+(?:(?:a|an)\s+)?{NP}"
                                 rf"{NP_END}"), one("occupation", transform=_job), 0.9),
     Rule("en.job.by_profession", _r(rf"\bby\s+(?:profession|trade),?\s+{I_AM}\s+(?:(?:a|an)\s+)?{NP}{NP_END}"),
          one("occupation", transform=_job), 0.9),
     Rule("en.employer.work_at", _r(rf"\bi\s+{ADV}work\s+(?:as\s+[^,.;!?]{{1,40}}?\s+)?(?:at|for)\s+({ORG})"),
          one("employer"), 0.85),
-    Rule("en.diet", _r(rf"\b{I_AM}\s+{ADV}(?:a\s+)?(vegetarian|vegan|pescatarian|pescetarian|flexitarian)\b"),
+    Rule("en.diet", _r(rf"\b{I_AM}\s+{ADV}(?:(?:a|on\s+a)\s+)?(?:strict\s+)?{DIETS}{DIET_END}"),
          one("diet", transform=str.lower), 0.85),
+    Rule("en.diet.eat", _r(rf"\bi\s+{ADV}(?:eat|keep|follow|go)\s+(?:a\s+)?(?:strict\s+)?{DIETS}{DIET_END}"),
+         one("diet", transform=str.lower), 0.8),
     # where they live and come from
     Rule("en.location.live_in", _r(rf"\bi\s+{ADV}(?:live|reside)\s+in\s+(?:the\s+)?({PLACE})"),
          one("location", transform=_place), 0.9, change_when=_NOW),
+    Rule("en.location.who_lives_in", _r(rf"{I_WHO}(?:lives|resides)\s+in\s+(?:the\s+)?({PLACE})"),
+         one("location", transform=_place), 0.8),
     Rule("en.location.and_live_in", _r(rf"{AND_I}{ADV}(?:live|reside)\s+in\s+(?:the\s+)?({PLACE})"),
          one("location", transform=_place), 0.85),
     Rule("en.location.we_live_in", _r(rf"\b(?:we|(?:me|i)\s+and\s+my\s+[a-z\-]+|my\s+[a-z\-]+\s+and\s+(?:i|me))\s+"
@@ -280,7 +312,8 @@ RULES: tuple[Rule, ...] = (
          one("language_preference", transform=language_code), 0.9),
     Rule("en.lang_pref.lets", _r(rf"\blet'?s\s+(?:talk|speak|chat|switch\s+to|continue)\s+(?:in\s+)?({LANG})"),
          one("language_preference", transform=language_code), 0.8),
-    Rule("en.languages.speak", _r(rf"\bi\s+(?:also\s+|can\s+(?:also\s+)?)?speak\s+(?:fluent\s+"
+    Rule("en.languages.speak", _r(rf"\bi\s+(?:(?:also|mostly|mainly|mostly|usually|primarily|generally|normally|often"
+                                  rf"|fluently)\s+|can\s+(?:also\s+)?)?speak\s+(?:fluent\s+"
                                   rf"|a\s+(?:little|bit)\s+(?:of\s+)?|some\s+|basic\s+|conversational\s+)?{LANGS}"),
          _langs, 0.85),
     Rule("en.languages.grew_up", _r(rf"\bi\s+grew\s+up\s+speaking\s+{LANGS}"), _langs, 0.85),
@@ -304,6 +337,26 @@ RULES: tuple[Rule, ...] = (
                              r"|\bwith\b))"), _likes, 0.75),
     Rule("en.likes.fan_of", _r(rf"\b{I_AM}\s+(?:a\s+)?(?:huge\s+|big\s+|great\s+)?fan\s+of\s+([a-z][a-z\s\-]{{1,40}}?)"
                                rf"(?=\s*(?:$|[,.!;]|\bbut\b|\band\b))"), _likes, 0.75),
+    # "I'm more of a dog person", "…, more of a cat person": a taste, said loosely.
+    Rule("en.likes.person", _r(rf"(?:\b{I_AM}\s+|[,;]\s*)(?:(?:more\s+of|definitely|totally|such|really)\s+)?a\s+"
+                               rf"(?:(?:big|huge|real|total)\s+)?([a-z]+)\s+person\b"),
+         lambda m: [("likes", m.group(1).lower(), 0.7)] if _first_person(m.string) and m.group(1).lower()
+         not in NOT_A_TASTE | LIKE_NOISE else [], 0.7),
+    # "Big fan of jazz, can't stand rap": a subjectless opening, as "Not a fan of…" is for dislikes.
+    Rule("en.likes.fan_clause", _r(r"^\W*(?:(?:honestly|tbh|also),?\s+)?(?:a\s+)?(?:huge|big|massive|great)\s+"
+                                   r"fan\s+of\s+([a-z][a-z\s\-]{1,40}?)(?=\s*(?:$|[,.!;]|\bbut\b|\band\b))"), _likes,
+         0.75),
+    # "I'm Lucia, love hiking, can't stand loud music": a later clause with no subject, in a sentence about "I".
+    Rule("en.likes.clause", _r(r"[,;]\s*(?:and\s+)?(?:really\s+|absolutely\s+|totally\s+)?(?:love|enjoy|adore)\s+"
+                               r"([a-z][a-z\s\-]{1,40}?)(?=\s*(?:$|[,.!;]|\bbut\b|\bbecause\b))"),
+         lambda m: _likes(m) if _first_person(m.string) else [], 0.7),
+    Rule("en.dislikes.clause", _r(r"[,;]\s*(?:and\s+)?(?:really\s+|just\s+)?(?:hate|detest|can't\s+stand|can’t\s+stand"
+                                  r"|cannot\s+stand)\s+([a-z][a-z\s\-]{1,40}?)(?=\s*(?:$|[,.!;]|\bbut\b|\bbecause\b))"),
+         lambda m: [("dislikes", *rest) for _key, *rest in _likes(m)] if _first_person(m.string) else [], 0.7),
+    # "…and we love hiking": the user is among "we", but not surely the one who loves it: review.
+    Rule("en.likes.we", _r(r"\bwe\s+(?:both\s+|all\s+|really\s+|also\s+)*(?:love|enjoy|adore)\s+"
+                           r"([a-z][a-z\s,\-]{1,40}?)(?=\s*(?:$|[.!;]|\bbut\b|\bbecause\b|\bwhen\b|\bso\b))"),
+         lambda m: [("likes", value, 0.6) for _key, value, *_rest in _likes(m)], 0.6),
     Rule("en.dislikes", _r(r"\bi\s+(?:really\s+|absolutely\s+|honestly\s+|just\s+)?(?:hate|dislike|detest|can't\s+stand"
                            r"|cannot\s+stand|can’t\s+stand|don't\s+like|do\s+not\s+like|don’t\s+like)\s+"
                            r"([a-z][a-z\s,\-]{1,60}?)(?=\s*(?:$|[.!;]|\bbut\b|\bbecause\b|\bwhen\b|\bif\b|\bso\b))"),
@@ -323,11 +376,21 @@ RULES: tuple[Rule, ...] = (
                             r"(?=\s*(?:$|[.!;,]|\bbut\b|\band\s+i\b))"),
          lambda m: [("allergies", a.strip().lower()) for a in re.split(r"\s*,\s*|\s+and\s+", m.group(1) or m.group(2))
                     if a.strip()], 0.85),
-    Rule("en.detail_level", _r(r"\b(?:keep\s+(?:your\s+|the\s+)?(?:answers|replies|responses)\s+"
-                               r"(short|brief|concise|detailed)"
+    Rule("en.detail_level", _r(r"(?:(?:^\W*|[,;:]\s*|\bplease\s+)keep\s+(?:it|things|them|(?:your\s+|the\s+)?"
+                               r"(?:answers|replies|responses))\s+(short|brief|concise|detailed)"
                                r"|i\s+(?:would\s+|'d\s+)?prefer\s+(short|brief|concise|detailed|long|in-depth)\s+(?:answers"
                                r"|replies|responses|explanations)|(?:please\s+)?be\s+(brief|concise)\b)"),
          lambda m: [("detail_level", _DETAIL[(m.group(1) or m.group(2) or m.group(3)).lower()])], 0.8),
+    # "Short answers, please", "Detailed answers please": the request opens a clause.
+    Rule("en.detail_level.please", _r(r"(?:^\W*|[,;]\s*)(short|brief|concise|detailed|in-depth|long)\s+"
+                                      r"(?:answers|replies|responses|explanations)\s*,?\s+please\b"),
+         lambda m: [("detail_level", _DETAIL[m.group(1).lower()])], 0.8),
+    # "Radiohead is my favourite band": the value first.
+    Rule("en.favorite.first", _r(r"(?:^\W*|[,;]\s*)([\w'’\-]+(?:\s+[\w'’\-]+){0,3}?)\s+(?:is|are)\s+my\s+"
+                                 r"(?:all-time\s+|absolute\s+)?favou?rite\s+([a-z]+(?:\s+[a-z]+)?)(?=\s*(?:$|[,.!;]))"),
+         lambda m: [] if m.group(1).split()[0].lower() in LIKE_NOISE | {"it's", "which", "who", "he", "she", "they",
+                                                                         "there", "here", "mine", "what"}
+         else _favorite(m, value_group=1, what_group=2), 0.75),
     Rule("en.favorite", _r(r"\bmy\s+favou?rite\s+([a-z]+(?:\s+[a-z]+)?)\s+is\s+([\w'’\- ]{1,40}?)(?=\s*(?:$|[,.!;]))"),
          _favorite, 0.8),
     # identifiers (refused later when they are sensitive numbers)

@@ -23,6 +23,8 @@ NAME_CAP = r"(?-i:[А-ЯЁ][а-яё]+(?:-[А-ЯЁ][а-яё]+)?(?:\s+[А-ЯЁ][а
 NAME_ANY = rf"((?-i:[{CYR}][а-яё]+(?:\s+[А-ЯЁ][а-яё]+){{0,2}})|{LATIN_NAME})"
 ADV = r"(?:(?:сейчас|теперь|уже|давно|тоже|также|пока|постоянно|вообще-то)\s+)?"
 LANG_WORD = rf"(?:по-[{CYR}]+|на\s+[{CYR}]+(?:\s+языке)?|[{CYR}]+)"
+TZ = (r"((?:UTC|GMT|МСК|MSK)\s*[+\-−]\s*\d{1,2}(?::?\d{2})?|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?|UTC|GMT|МСК|MSK"
+      r"|московское\s+время)")
 NUMBER_WORDS = {
     "десять": 10, "одиннадцать": 11, "двенадцать": 12, "тринадцать": 13, "четырнадцать": 14, "пятнадцать": 15,
     "шестнадцать": 16, "семнадцать": 17, "восемнадцать": 18, "девятнадцать": 19, "двадцать": 20, "тридцать": 30,
@@ -212,6 +214,57 @@ def _all_nominal(raw: str) -> bool:
     )
 
 
+# Words that open a message before the speaker does ("В общем, я Марина…", "Кстати, я…").
+_OPENERS = r"(?:в\s+общем|короче|кстати|итак|ну|так|привет|всем\s+привет|здравствуйте|добрый\s+день|да|ага|слушай)"
+_SPEAKER_CLAUSE = re.compile(r"^\s*(?:(?:а|и|но|да)\s+)?я\b", re.IGNORECASE)
+_OTHER_CLAUSE = re.compile(r"^\s*(?:(?:а|и|но)\s+)?(?:мо[йяеи]|моего|моей|он|она|оно|они|мы|ты|вы|его|её|ее|их|наш"
+                           r"[а-я]*|ваш[а-я]*|тво[йяеи])\b", re.IGNORECASE)
+
+
+def _speaker_before(sentence: str, pos: int, nominal: bool = False) -> bool:
+    """", 34 года", ", из Казани", ", вегетарианец": a clause with no subject of its own is the speaker's when
+    the clauses before it go back to one opened by "я" ("Я Тимур, 31 год, из Казани"; "…, я не ем мясо,
+    вегетарианец") with no one else's clause between ("Моя дочь Вера, 7 лет" is the daughter's). `nominal`:
+    those clauses must only name and describe the speaker ("я Тимур, 31 год"), since after a verb the clause
+    may be about its object ("Я знаю Олега, из Казани")."""
+    for clause in reversed(re.split(r"[,;:—–]", sentence[:pos])):  # the match opens on its comma
+        clause = re.sub(rf"^\s*(?:{_OPENERS}\s*)+$", "", clause, flags=re.IGNORECASE)
+        if not clause.strip():
+            continue
+        if _SPEAKER_CLAUSE.match(clause):
+            rest = _SPEAKER_CLAUSE.sub("", clause).strip()
+            return not nominal or _all_nominal(rest) or morph.is_given_name(rest.split()[0] if rest else "")
+        if nominal and not (re.fullmatch(rf"\s*{NUM}\s*(?:лет|год|года)?\s*", clause, re.IGNORECASE)
+                            or _all_nominal(clause)):
+            return False
+        if _OTHER_CLAUSE.match(clause) or re.search(rf"\b(?:у|к|от|для)\s+(?!меня)[{CYR}]+", clause, re.IGNORECASE):
+            return False
+    return False
+
+
+def _clause_value(builder: Callable[[re.Match[str]], Emit], nominal: bool = False) -> Callable[[re.Match[str]], Emit]:
+    def build(match: re.Match[str]) -> Emit:
+        return builder(match) if _speaker_before(match.string, match.start(), nominal) else []
+
+    return build
+
+
+LANG_ADV = (r"(?:немного|немножко|чуть-чуть|чуть|слегка|свободно|хорошо|неплохо|отлично|плохо|более-менее|также|тоже"
+            r"|ещё|еще)")
+_LANG_ADVERBS = re.compile(rf"^{LANG_ADV}\s+", re.IGNORECASE)
+
+
+def _allergens(match: re.Match[str]) -> Emit:
+    """"на пыль и на кошачью шерсть": each allergen in the nominative, the repeated "на" dropped."""
+    out: Emit = []
+    for part in re.split(r"\s*,\s*|\s+и\s+", match.group(1).strip()):
+        words = re.sub(r"^на\s+", "", part.strip(), flags=re.IGNORECASE).split()
+        if not words or words[0].lower() in PRONOUNS or len(words) > 3:
+            return []
+        out.append(("allergies", morph.phrase_to_nominative(words, ("accs",)).lower()))
+    return out
+
+
 _DETAIL = {"покороче": "кратко", "короче": "кратко", "кратко": "кратко", "коротко": "кратко", "лаконично": "кратко",
            "кратче": "кратко", "подробнее": "подробно", "подробно": "подробно", "детально": "подробно",
            "развёрнуто": "подробно", "развернуто": "подробно", "детальнее": "подробно"}
@@ -222,8 +275,10 @@ def _lang(raw: str) -> str | None:
 
 
 def _langs(match: re.Match[str]) -> Emit:
+    """"английским и немного испанским": each language, its adverb dropped; a part that names no language
+    ("и работаю переводчиком") is skipped."""
     parts = re.split(r"\s*,\s*|\s+и\s+", match.group(1))
-    return [("languages_spoken", code) for part in parts if (code := language_code(part))]
+    return [("languages_spoken", code) for part in parts if (code := language_code(_LANG_ADVERBS.sub("", part)))]
 
 
 def _pet(match: re.Match[str]) -> Emit:
@@ -234,7 +289,7 @@ def _pet(match: re.Match[str]) -> Emit:
     lemma = lemma if lemma in PETS else morph.singular_nominative(words[-1]).lower()
     if lemma not in PETS:
         return []
-    name = match.group(2) if (match.lastindex or 0) >= 2 else None
+    name = next((g for g in match.groups()[1:] if g), None)
     animal = _PET_CANONICAL.get(lemma, lemma)
     return [("pets", f"{animal} ({name})" if name else animal)]
 
@@ -310,6 +365,10 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.age.ispolnilos", _r(rf"\bмне\s+(?:уже\s+|недавно\s+|только\s+что\s+)?исполнил(?:ось|ся|ось\s+уже)"
                                  rf"\s+{NUM}"),
          one("age", transform=_ru_number), 0.85),
+    # "Я Вера, 27 лет", "я Марина, 34 года": the age right after the speaker's first name.
+    Rule("ru.age.after_name", _r(rf"\bя\s*[—–-]?\s*({NAME_CAP})\s*,\s*{NUM}(?:\s*(?:лет|год|года))?"
+                                 rf"(?=\s*(?:$|[,.!;]))"),
+         lambda m: [("age", a)] if _name_after_ya(m.group(1)) and (a := _ru_number(m.group(2))) else [], 0.8),
     Rule("ru.age.vozrast", _r(r"\bмой\s+возраст\s*(?:[—–:-]|это)?\s*(\d{1,3})"), one("age"), 0.9),
     # occupation, employer, diet
     Rule("ru.job.rabotayu", _r(rf"\b(?:я\s+)?{ADV}работаю\s+((?:{WORD}\s+){{0,2}}{WORD})"),
@@ -327,6 +386,9 @@ RULES: tuple[Rule, ...] = (
          one("employer", transform=_employer), 0.85),
     Rule("ru.diet", _r(r"\bя\s*[—–-]?\s*(?:строг(?:ий|ая)\s+)?(вегетарианец|вегетарианка|веган|веганка|пескетарианец"
                        r"|пескетарианка)\b"), one("diet", transform=str.lower), 0.85),
+    Rule("ru.diet.clause", _r(r"[,;:—–]\s*(?:строг(?:ий|ая)\s+)?(вегетарианец|вегетарианка|веган|веганка|пескетарианец"
+                              r"|пескетарианка)(?=\s*(?:$|[,.!;]))"),
+         _clause_value(one("diet", transform=str.lower)), 0.75),
     # where they live and come from
     Rule("ru.location.zhivu_v", _r(rf"\b(?:я\s+)?{ADV}живу\s+{ADV}в\s+{PLACE}"),
          one("location", transform=_place(("loct", "datv"))), 0.9, change_when=_r(r"\bтеперь\b")),
@@ -343,6 +405,8 @@ RULES: tuple[Rule, ...] = (
          one("hometown", transform=_place(("gent",))), 0.85),
     Rule("ru.hometown.x_iz", _r(rf"\bя\s+((?:{WORD}\s+){{1,2}}?)из\s+{PLACE}"),
          lambda m: [("hometown", v)] if _all_nominal(m.group(1)) and (v := _place(("gent",))(m.group(2))) else [], 0.8),
+    Rule("ru.hometown.iz_clause", _r(rf"[,;:—–]\s*(?:сам[а]?\s+)?(?:родом\s+)?из\s+{PLACE}(?=\s*(?:$|[,.!;]))"),
+         _clause_value(one("hometown", transform=_place(("gent",))), nominal=True), 0.75),
     Rule("ru.hometown.rodilsya", _r(rf"(?:\bя\s+|^|[,;]\s*)(?:родил(?:ся|ась)|вырос(?:ла)?)\s+в\s+{PLACE}"),
          one("hometown", transform=_place(("loct", "datv"))), 0.85),
     # language preference and languages spoken
@@ -357,22 +421,29 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.lang_pref.udobnee", _r(rf"\bмне\s+(?:удобнее|проще|привычнее)\s+(?:общаться\s+|читать\s+)?(на\s+[{CYR}]+"
                                     rf"|по-[{CYR}]+)"), one("language_preference", transform=_lang), 0.8),
     Rule("ru.languages.govoryu", _r(rf"\b(?:я\s+)?(?:свободно\s+|хорошо\s+|немного\s+|неплохо\s+|тоже\s+|также\s+)?"
-                                    rf"говорю\s+((?:по-[{CYR}]+|на\s+[{CYR}]+)(?:(?:\s*,\s*|\s+и\s+)(?:по-[{CYR}]+|"
-                                    rf"(?:на\s+)?[{CYR}]+))*)"), _langs, 0.85),
-    Rule("ru.languages.vladeyu", _r(rf"\bя\s+(?:свободно\s+)?владею\s+([{CYR}]+(?:(?:\s*,\s*|\s+и\s+)[{CYR}]+)*)"),
+                                    rf"говорю\s+((?:по-[{CYR}]+|на\s+[{CYR}]+)(?:(?:\s*,\s*|\s+и\s+)"
+                                    rf"(?:{LANG_ADV}\s+)?(?:по-[{CYR}]+|(?:на\s+)?[{CYR}]+))*)"), _langs,
+         0.85),
+    Rule("ru.languages.vladeyu", _r(rf"(?:\bя\s+|^\W*|[,;]\s*)(?:(?:свободно|хорошо|неплохо|немного|отлично|также|тоже)"
+                                    rf"\s+)?владею\s+((?:{LANG_ADV}\s+)?[{CYR}]+(?:(?:\s*,\s*|\s+и\s+)"
+                                    rf"(?:{LANG_ADV}\s+)?[{CYR}]+)*)"),
          _langs, 0.85),
     Rule("ru.languages.rodnoy", _r(rf"\bмой\s+родной\s+язык\s*(?:[—–:-]|это)?\s*([{CYR}]+)"), _langs, 0.85),
     # time zone
-    Rule("ru.tz.chasovoy_poyas", _r(r"\bмой\s+часовой\s+пояс\s*(?:[—–:-]|это)?\s*((?:UTC|GMT|МСК|MSK)\s*[+\-−]\s*"
-                                    r"\d{1,2}(?::?\d{2})?|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?|UTC|GMT|МСК|MSK"
-                                    r"|московское\s+время)"),
+    Rule("ru.tz.chasovoy_poyas", _r(rf"\bмой\s+часовой\s+пояс\s*(?:[—–:-]|это)?\s*{TZ}"),
          one("preferred_timezone", transform=timezone_canonical), 0.9),
+    # "Я в часовом поясе UTC+3", "живу в часовом поясе МСК", "у меня часовой пояс UTC+5".
+    Rule("ru.tz.v_poyase", _r(rf"(?:\bя\s+(?:живу\s+)?|^\W*(?:живу\s+)?)в\s+часовом\s+поясе\s*(?:[—–:-])?\s*{TZ}"
+                              rf"|\bу\s+меня\s+(?:часовой\s+пояс|время)\s*(?:[—–:-]|это)?\s*{TZ}"),
+         lambda m: [("preferred_timezone", v)] if (v := timezone_canonical(m.group(1) or m.group(2))) else [], 0.85),
     Rule("ru.tz.po_vremeni", _r(rf"\b(?:я\s+)?живу\s+по\s+([{CYR}]+\s+времени)"),
          one("preferred_timezone", transform=timezone_canonical), 0.85),
     # pets and likes
-    Rule("ru.pets.u_menya", _r(rf"\bу\s+меня\s+(?:есть\s+)?(?:(?:один|одна|два|две|три|четыре|пять|несколько|\d+)\s+)?"
-                               rf"((?:[{CYR}]+\s+)?[{CYR}]+)(?:\s*,?\s+(?:по\s+кличке|которую\s+зовут|которого\s+зовут)"
-                               rf"\s+({NAME_CAP}))?"), _pet, 0.85),
+    # "у меня есть собака Джесси", "у меня живёт кот Барсик": a capitalised word right after the animal is its name.
+    Rule("ru.pets.u_menya", _r(rf"\bу\s+меня\s+(?:дома\s+)?(?:есть\s+|живёт\s+|живет\s+|живут\s+)?"
+                               rf"(?:(?:один|одна|два|две|три|четыре|пять|несколько|\d+)\s+)?"
+                               rf"((?:(?-i:[а-яё]+)\s+)?(?-i:[а-яё]+))(?:\s*,?\s+(?:по\s+кличке|которую\s+зовут"
+                               rf"|которого\s+зовут)\s+({NAME_CAP})|\s+({NAME_CAP}))?"), _pet, 0.85),
     Rule("ru.pets.age", _r(rf"\b(?:моей|моему)\s+([{CYR}]+)(?:\s+({NAME_CAP}))?\s+(?:уже\s+|сейчас\s+|только\s+|"
                            rf"скоро\s+|недавно\s+)?(?:исполнил(?:ось|ся)\s+)?(?:\d{{1,2}}|{NUM}|{SMALL_NUM})\s*(?:лет|год|года|"
                            rf"месяц|месяца|месяцев|недел[ьи])\b"), _pet_age, 0.8),
@@ -382,7 +453,8 @@ RULES: tuple[Rule, ...] = (
          _likes(("accs",)), 0.75),
     Rule("ru.likes.nravitsya", _r(rf"\bмне\s+(?:очень\s+)?нрав(?:ится|ятся)\s+([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)"
                                   rf"(?=\s*(?:$|[.!;]|\bно\b|\bпотому\b))"), _likes(("nomn",)), 0.75),
-    Rule("ru.dislikes", _r(rf"\b(?:я\s+)?(?:терпеть\s+не\s+могу|не\s+люблю|ненавижу|не\s+выношу)\s+"
+    Rule("ru.dislikes", _r(rf"\b(?:я\s+)?(?:терпеть\s+не\s+могу|не\s+люблю|ненавижу|не\s+выношу|не\s+переношу"
+                           rf"|не\s+перевариваю)\s+"
                            rf"([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)(?=\s*(?:$|[.!;]|\bно\b|\bпотому\b|\bкогда\b))"),
          lambda m: [("dislikes", *rest) for _key, *rest in _likes(("accs",))(m)], 0.75),
     Rule("ru.dislikes.object_first", _r(rf"(?:^|[,;:—–]\s*)((?:{WORD}\s+){{0,2}}?{WORD})\s+(?:я\s+)?(?:терпеть\s+не\s+"
@@ -392,8 +464,7 @@ RULES: tuple[Rule, ...] = (
                                      rf"(?:очень\s+|просто\s+)?(?:люблю|обожаю)(?=\s*(?:$|[.!;,]))"),
          _object_first("likes"), 0.7),
     Rule("ru.allergies", _r(rf"\bу\s+меня\s+(?:сильная\s+)?аллергия\s+на\s+([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)"
-                            rf"(?=\s*(?:$|[.!;]|\bно\b))"),
-         lambda m: [("allergies", *rest) for _key, *rest in _likes(("accs",))(m)], 0.85),
+                            rf"(?=\s*(?:$|[.!;]|\bно\b))"), _allergens, 0.85),
     Rule("ru.detail_level", _r(rf"\b(?:отвечай(?:те)?|пиши(?:те)?|объясняй(?:те)?|рассказывай(?:те)?)(?:\s+мне)?"
                                rf"(?:\s*,?\s*пожалуйста\s*,?)?\s+({'|'.join(_DETAIL)})\b"),
          lambda m: [("detail_level", _DETAIL[m.group(1).lower()])], 0.8),
@@ -405,8 +476,9 @@ RULES: tuple[Rule, ...] = (
 
 _QUESTION_START = re.compile(r"^\W*(?:как|где|кто|что|сколько|когда|почему|зачем|откуда|куда|какой|какая|какое"
                              r"|какие|чей|разве|неужели)\b", re.IGNORECASE)
-# "если честно" ("to be honest") is not a condition.
-_HYPOTHETICAL = re.compile(r"\b(?:если(?!\s+(?:честно|откровенно))|бы|б|представь(?:те)?|допустим|предположим|вдруг"
+# "если честно" ("to be honest") and "если что" ("just so you know") are not conditions.
+_HYPOTHETICAL = re.compile(r"\b(?:если(?!\s+(?:честно|откровенно|что\b))|бы|б|представь(?:те)?|допустим|предположим"
+                           r"|вдруг"
                            r"|мечтаю|хочу\s+стать|хотел[аи]?|когда-нибудь|будто|якобы|стану|буду|будет|перееду|раньше|когда-то|в\s+детстве"
                            r"|бывало)\b", re.IGNORECASE)
 _REPORTED = re.compile(r"\b(?:сказал[аи]?|говорит|говорят|считает|считают|думает|думают|утверждает|утверждают"
@@ -415,7 +487,11 @@ _NEGATORS = {"не", "ни", "нет", "никогда"}
 
 
 def _negated(sentence: str, pos: int) -> bool:
-    return bool(set(words_before(sentence, pos, 2)) & _NEGATORS)
+    """A negator just before the match, in its own clause: "я не ем мясо, вегетарианец" negates the eating only."""
+    clause_start = max(sentence.rfind(mark, 0, pos + 1) for mark in ",;:—–") + 1
+    if clause_start > pos:
+        return False  # the match opens its clause with the comma
+    return bool(set(words_before(sentence[clause_start:], pos - clause_start, 2)) & _NEGATORS)
 
 
 FILTERS = SentenceFilters(

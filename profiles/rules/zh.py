@@ -28,6 +28,8 @@ _MONTH = r"(?:\d{1,2}|[一二三四五六七八九十]{1,3}|十[一二])月份?"
 _WHEN = rf"(?:{_YEAR}(?:{_MONTH})?|{_MONTH}|去年|前年|今年|上个?月|上周|上星期|最近|前不久|不久前|年初|年底)"
 SINCE = rf"(?:(?:从|自从?)?{_WHEN}(?:起|开始|以来)|这几年|这些年|近几年|多年来|一直以来)"
 MOVED_WHEN = rf"(?:(?:在)?{_WHEN}(?:的时候)?|[\d一二两三四五六七八九十几]+(?:年|个月)前)"
+# How one usually is: 我平时住在厦门, 我在家一般讲粤语, 我一直吃素.
+USUALLY = r"(?:平时|平常|平日|日常|常年|长期|一般|通常)"
 # Words that end a value: particles, the next predicate, time words.
 def _alternation(words: str) -> str:
     return "(?:" + "|".join(words.split()) + ")"
@@ -132,6 +134,14 @@ def _job(raw: str) -> str | None:
     return value if value and _is_job(value) and len(value) <= 10 else None
 
 
+def _job_modified(raw: str) -> str | None:
+    """是一名全职的翻译 / 是个自由职业的摄影师 / 是一个小公司的程序员: the job after a modifier ending in 的."""
+    if job := _job(raw):
+        return job
+    match = re.match(rf"[{HAN}A-Za-z0-9]{{1,8}}?的([{HAN}A-Za-z]{{1,8}})", raw)
+    return _job(match.group(1)) if match else None
+
+
 def _job_any(raw: str) -> str | None:
     value = re.sub(r"(方面的|相关的|相关)?(工作|行业|领域)$", "", _trim(raw))
     return value or None
@@ -150,7 +160,7 @@ def _native_place(raw: str) -> str | None:
 
 # What one does in a workplace (在银行做人事): departments and functions, jobs only after 做/负责/搞.
 ROLES = lexicon("人事 财务 行政 运营 客服 前台 采购 销售 市场 公关 法务 会计 出纳 审计 开发 测试 设计 后勤 "
-                "HR IT")
+                "产品 技术 研发 运维 算法 HR IT")
 # 在银行当柜员 says where they work, not for whom: generic workplaces are not employers.
 GENERIC_WORKPLACES = lexicon("""
 银行 医院 诊所 学校 大学 中学 小学 高中 初中 幼儿园 公司 工厂 厂里 餐厅 饭店 酒店 宾馆 咖啡店 咖啡馆 超市 商场 书店
@@ -229,9 +239,14 @@ RULES: tuple[Rule, ...] = (
          one("name", transform=_surname_name), 0.75),
     # age
     Rule("zh.age", re.compile(rf"我(?:今年|现在|已经|都|才|刚)*满?{NUM}周?岁"), one("age", transform=_age), 0.9),
+    # 我今年刚满三十 / 我上个月刚满四十: 满 says it is an age without 岁.
+    Rule("zh.age.man", re.compile(rf"我(?:今年|现在|已经|都|才|刚|刚刚|上个?月|上周|前几天|前不久|昨天)*满{NUM}"
+                                  rf"(?![\d零一二两三四五六七八九十百年月天号个周岁])"),
+         one("age", transform=_age), 0.8),
     Rule("zh.age.nianling", re.compile(rf"我的年龄是{NUM}"), one("age", transform=_age), 0.9),
     # occupation, employer, diet
-    Rule("zh.job.yiming", re.compile(rf"我(?:现在|目前)?是一?[名个位]{RUN}"), one("occupation", transform=_job), 0.9),
+    Rule("zh.job.yiming", re.compile(rf"我(?:现在|目前)?是一?[名个位]{RUN}"),
+         one("occupation", transform=_job_modified), 0.9),
     Rule("zh.job.shi", re.compile(rf"我(?:现在|目前)?是(?!一?[名个位]){RUN}"), one("occupation", transform=_job), 0.85),
     Rule("zh.job.age_job", re.compile(rf"我是一?[名个位]{NUM}岁的{RUN}"),
          lambda m: [("age", a)] + ([("occupation", j)] if (j := _job(m.group(2))) else []) if (a := _age(m.group(1)))
@@ -249,13 +264,14 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.job.congshi", re.compile(rf"我(?:现在|目前)?从事{RUN}"), one("occupation", transform=_job_any), 0.85),
     Rule("zh.employer", re.compile(rf"我(?:现在|目前)?在{RUN}(?:工作|上班|任职|实习)"), one("employer",
                                                                                      transform=_employer), 0.85),
-    Rule("zh.diet", re.compile(r"我(?:是|只)?(素食者|素食主义者|纯素食者|吃素)"), one("diet"), 0.85),
+    Rule("zh.diet", re.compile(rf"我(?:是|只|一直|{USUALLY}|现在|目前)?(素食者|素食主义者|纯素食者|吃素)"),
+         one("diet", transform=lambda v: "素食" if v == "吃素" else v), 0.85),
     Rule("zh.diet.chi", re.compile(r"我(?:只|一直|平时|现在|目前)?(?:吃|是)(纯素|全素)(?!食)"), one("diet"), 0.85),
     # where they live and come from
-    Rule("zh.location.zhu_zai", re.compile(rf"我(?:{SINCE})?(?:就|都)?(?:现在|目前|一直|也|还)?"
+    Rule("zh.location.zhu_zai", re.compile(rf"我(?:{SINCE})?(?:就|都)?(?:现在|目前|一直|也|还|{USUALLY})?"
                                            rf"(?:住|生活|定居|居住)在{RUN}"),
          one("location", transform=_place), 0.9),
-    Rule("zh.location.zai_zhu", re.compile(rf"我(?:现在|目前|一直)?在{RUN}(?:生活|住|定居|居住)"),
+    Rule("zh.location.zai_zhu", re.compile(rf"我(?:现在|目前|一直|{USUALLY})?在{RUN}(?:生活|住|定居|居住)"),
          one("location", transform=_place), 0.9),
     Rule("zh.location.ban_dao", re.compile(rf"我们?(?:家)?(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*"
                                            rf"搬(?:到|去|家到)了?{RUN}"),
@@ -282,17 +298,27 @@ RULES: tuple[Rule, ...] = (
                                          rf"(?:用|使用){LANG}"
                                          r"(?:来)?(?:回答|回复|交流|聊天|和我|跟我|对我|与我|沟通|说话|写)"),
          one("language_preference", transform=language_code), 0.85),
+    # 以后跟我说英文吧 / 请和我讲中文: speak to me in a language.
+    Rule("zh.lang_pref.gen_wo", re.compile(rf"(?:^|请|麻烦|你|以后|之后|今后|接下来"
+                                           rf"|(?:从现在|从今天|从今|现在)(?:开始|起))"
+                                           rf"(?:请|你|都|一直|尽量|以后)*(?:跟|和|对|与)我(?:说|讲|聊|交流){LANG}"
+                                           rf"(?![的里中])"),
+         one("language_preference", transform=language_code), 0.8),
     Rule("zh.lang_pref.xihuan", re.compile(rf"我(?:更|比较)?(?:喜欢|希望|想|习惯|偏好|倾向于)(?:你)?(?:用|使用){LANG}"),
          one("language_preference", transform=language_code), 0.8, allow_wish=True),
     Rule("zh.languages", re.compile(rf"我(?:会|能|可以)(?:说|讲)(?:流利的|一点点?|一些|几句|点儿?)?{LANGS}"), _langs,
          0.85),
+    # 我平时说粤语和普通话 / 我在家一般讲粤语: what one speaks day to day.
+    Rule("zh.languages.habit", re.compile(rf"我(?:(?:在家|在家里|在公司|上班|工作中?)?{USUALLY}|在家|在家里)+(?:都)?"
+                                          rf"(?:说|讲){LANGS}"), _langs, 0.8),
     Rule("zh.languages.muyu", re.compile(rf"我的母语是{LANGS}"), _langs, 0.85),
     # time zone
     Rule("zh.tz.shiqu", re.compile(rf"我的时区是\s*{TZ}"),
          one("preferred_timezone", transform=timezone_canonical), 0.9),
     Rule("zh.tz.dongbaqu", re.compile(r"我(?:这里|这边)?(?:在|是)?([东西][一二三四五六七八九十]{1,2}区)"),
          one("preferred_timezone", transform=timezone_canonical), 0.85),
-    Rule("zh.tz.beijing", re.compile(r"我(?:这里|这边)?(?:用|是|使用)(北京时间)"),
+    # 我用北京时间 / 我这边是美西时间 / 我用的是东京时间: checked by timezone_canonical.
+    Rule("zh.tz.beijing", re.compile(rf"我(?:这里|这边)?(?:用|是|使用)(?:的是)?([{HAN}]{{2,5}}时间)"),
          one("preferred_timezone", transform=timezone_canonical), 0.8),
     # pets and likes
     Rule("zh.pets", re.compile(rf"我(?:家)?(?:养了|养着|养|有|里有)(?:一|两|三|几|\d+)?(?:只|条|头|匹|个)?{PET}"),
@@ -310,7 +336,8 @@ RULES: tuple[Rule, ...] = (
                                          rf"(?!你|他|她){RUN}"),
          one("dislikes", transform=_likes), 0.7),
     Rule("zh.allergies", re.compile(rf"我对([{HAN}A-Za-z]{{1,8}}?)(?:严重)?过敏"), one("allergies"), 0.85),
-    Rule("zh.detail_level", re.compile(r"(?:^|请|麻烦|你|以后|回答|回复|说)(?:得|的)?(?:尽量|稍微)?"
+    Rule("zh.detail_level", re.compile(r"(?:^|请|麻烦|你|以后|回答|回复|说|讲|解释)(?:的时候|时)?(?:得|的)?(?:请)?"
+                                       r"(?:尽量|稍微)?"
                                        r"(简短|简洁|简单|详细|详尽)一?(?:点|些)"),
          lambda m: [("detail_level", "详细" if m.group(1) in ("详细", "详尽") else "简短")], 0.8),
     # identifiers (refused later when they are sensitive numbers)
@@ -325,7 +352,7 @@ _ID_KEYS = {"手机号": "phone_number", "手机号码": "phone_number", "电话
             "护照号码": "passport_number", "邮箱": "email", "电子邮箱": "email", "IBAN": "iban"}
 
 # Clauses that start with a predicate and no subject, when an earlier clause of the sentence was about 我.
-_ELIDED_START = re.compile(r"^(?:今年|现在|目前|已经|是|住在|来自|在|从事|做|当|也是|还是"
+_ELIDED_START = re.compile(rf"^(?:今年|现在|目前|已经|是|住在|来自|在|从事|做|当|也是|还是|{USUALLY}"
                            r"|\d{1,3}岁|[一二两三四五六七八九十]{1,3}岁"
                            rf"|{SINCE}(?:就|都)?(?:现在|目前|一直|也|还)?(?:住|生活|定居|居住)在"
                            rf"|{MOVED_WHEN}(?:已经|最近|刚|刚刚|终于|就)*搬(?:到|去|家到))")
@@ -350,9 +377,23 @@ _FILTERS = SentenceFilters(
 )
 
 
+# 自我介绍一下：老陈，45岁，厨师一枚 — what follows is about the speaker, clause by clause.
+_INTRO = re.compile(r"^(?:先|简单|那我)?(?:自我介绍一下|介绍一下(?:我)?自己|自我介绍|做个自我介绍)"
+                    r"(?:吧|哈|哦)?[：:]\s*")
+# A bare noun clause of an introduction (老陈 / 厨师一枚 / 一名程序员): read as 我是X.
+_BARE = re.compile(rf"^(?:一[名个位])?([{HAN}A-Za-z]{{2,8}}?)(?:一枚|一名|一个)?[。！!.～~]*$")
+# 我养了一条狗，叫豆豆: the next clause names the pet.
+_PET_NAME = re.compile(rf"^(?:它|牠)?(?:的名字)?(叫做?|名叫|名字叫)([{HAN}A-Za-z]{{1,4}})[。！!～~]*$")
+# 说简单点，就是… / 讲白了，…: "to put it simply", a discourse marker before the clause it opens, not a request.
+_PUT_SIMPLY = re.compile(r"^(?:说|讲)(?:得)?(?:简单|通俗|白|直白)一?点?(?:了|说)?$")
+
+
 def extract_sentence(sentence: str) -> list[RuleFact]:
     if _FILTERS.reported(sentence):
         return []
+    intro = _INTRO.match(sentence)
+    if intro:
+        sentence = sentence[intro.end():]
     # Questions and hypotheticals are judged on the whole sentence ("如果我住在巴黎，…" spans clauses),
     # once; what used to be true, per clause.
     question, hypothetical = _FILTERS.question(sentence), _FILTERS.hypothetical(sentence)
@@ -363,13 +404,27 @@ def extract_sentence(sentence: str) -> list[RuleFact]:
         negated=_FILTERS.negated,
     )
     out: list[RuleFact] = []
-    about_me = False
-    for clause in (c.strip() for c in re.split(r"[，,；;]", sentence)):
+    about_me = bool(intro)
+    pet: RuleFact | None = None
+    clauses = [c.strip() for c in re.split(r"[，,；;]", sentence)]
+    for i, clause in enumerate(clauses):
+        if i < len(clauses) - 1 and _PUT_SIMPLY.match(clause):
+            continue
         if _OTHER_SUBJECT.match(clause):
             about_me = False
         elif clause.startswith("我"):
             about_me = True
         # A subjectless clause ("今年28岁", "是一名产品经理") speaks for the last subject: 我 when it was me.
         text = "我" + clause if about_me and _ELIDED_START.match(clause) else clause
-        out.extend(run_rules(text, RULES, filters))
+        if intro and about_me and not _ELIDED_START.match(clause) and (bare := _BARE.match(clause)):
+            text = "我是" + bare.group(1)
+        if pet is not None and (named := _PET_NAME.match(clause)) and not named.group(2).startswith((*PRONOUNS, "我")):
+            # 叫豆豆 (a doubled syllable) or 名字叫… reads as a name; 叫旺财 most likely does too: review it.
+            name = named.group(2)
+            sure = named.group(1) != "叫" or (len(name) == 2 and name[0] == name[1])
+            out[out.index(pet)] = RuleFact("pets", f"{pet.value} ({name})", pet.confidence if sure else 0.65,
+                                           pet.rule, f"{pet.evidence}，{named.group(0)}")
+        found = run_rules(text, RULES, filters)
+        pet = next((f for f in found if f.key == "pets" and "(" not in f.value), None)
+        out.extend(found)
     return out

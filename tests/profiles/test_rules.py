@@ -20,9 +20,9 @@ CASES = load_cases(Path(__file__).with_name("rule_cases.yaml"))
 LANGUAGES = ("en", "ru", "zh")
 # (precision, recall) floors per set. Blind rows were never tuned on: their floor guards against
 # regressions, it is not a target.
-# blind and blind2 were tuned on (2026-11-24), so their floors now guard what the rules learnt from them.
+# blind, blind2 and blind4 were tuned on (2026-11-24), so their floors now guard what the rules learnt from them.
 FLOORS = {"dev": (0.95, 0.95), "heldout": (0.9, 0.9), "challenge": (0.9, 0.85), "blind": (0.95, 0.9),
-          "blind2": (0.95, 0.9), "blind3": (0.85, 0.25)}
+          "blind2": (0.95, 0.9), "blind3": (0.85, 0.25), "blind4": (0.95, 0.9)}
 
 
 def _dev_cases() -> list[Any]:
@@ -66,6 +66,12 @@ def test_uncertain_readings_get_a_confidence_below_the_review_threshold() -> Non
     assert (name.key, name.confidence) == ("name", 0.6)
     (likes,) = extract("I love the new design.")
     assert likes.confidence == 0.6
+    (likes,) = extract("We love hiking.")  # the user is among "we", not surely the one who loves it
+    assert (likes.value, likes.confidence) == ("hiking", 0.6)
+    (pet,) = extract("我养了一条狗，叫旺财。")  # 叫 + a word that is not surely a name
+    assert (pet.value, pet.confidence) == ("狗 (旺财)", 0.65)
+    (pet,) = extract("我养了一条狗，叫豆豆。")
+    assert (pet.value, pet.confidence) == ("狗 (豆豆)", 0.85)
 
 
 def test_eval_command_prints_precision_and_recall_per_language_and_set() -> None:
