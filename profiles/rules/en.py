@@ -312,7 +312,7 @@ RULES: tuple[Rule, ...] = (
          one("language_preference", transform=language_code), 0.9),
     Rule("en.lang_pref.lets", _r(rf"\blet'?s\s+(?:talk|speak|chat|switch\s+to|continue)\s+(?:in\s+)?({LANG})"),
          one("language_preference", transform=language_code), 0.8),
-    Rule("en.languages.speak", _r(rf"\bi\s+(?:(?:also|mostly|mainly|mostly|usually|primarily|generally|normally|often"
+    Rule("en.languages.speak", _r(rf"\bi\s+(?:(?:also|mostly|mainly|usually|primarily|generally|normally|often"
                                   rf"|fluently)\s+|can\s+(?:also\s+)?)?speak\s+(?:fluent\s+"
                                   rf"|a\s+(?:little|bit)\s+(?:of\s+)?|some\s+|basic\s+|conversational\s+)?{LANGS}"),
          _langs, 0.85),
