@@ -69,9 +69,7 @@ def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
         j += 1
     if j == skip:
         j += 1
-    named = j < len(toks) and toks[j].kind in ("NAMED", "OTHER") and (
-        toks[j].kind == "NAMED" or normalize(toks[j].text) == "called")
-    if named:
+    if j < len(toks) and (toks[j].kind == "NAMED" or (toks[j].kind == "OTHER" and normalize(toks[j].text) == "called")):
         j += 1  # "my friend named Bob", "a baby girl called Mia", "女朋友叫林琳"
     if j + 1 < len(toks) and toks[j].kind == "OTHER" and toks[j + 1].kind == "NAME" and _genitive_noun(toks[j].text):
         j += 1  # "начальник отдела Сидоров": the cue's own genitive complement sits between
