@@ -228,3 +228,11 @@ def test_circle_stated_later_in_the_batch_wins() -> None:
     person = people_of("My friend Tom lent me a drill.", "Actually Tom is my boss now.")["Tom"]
     assert person.circle == "Work_Inner"
     assert person.message_ids == [1, 2]
+
+
+@pytest.mark.parametrize(("sentence", "names"), [
+    ("Мы летим в Питер.", []), ("Я из Питера.", []), ("Мы были во Владимире с Олегом.", ["Олег"]),
+    ("Я вчера ходила к Питеру в гости.", ["Питер"]), ("Она влюбилась в Питера.", ["Питер"]),
+])
+def test_a_city_that_is_also_a_name_after_a_preposition_of_where_is_the_place(sentence: str, names: list) -> None:
+    assert names_in(sentence) == names
