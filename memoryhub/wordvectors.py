@@ -59,15 +59,16 @@ def read_source(path: Path, limit: int = WORDS) -> tuple[list[str], np.ndarray]:
     ({"words": [...], "vectors": {word: [v1, …, norm, index]}, "dimensions": n})."""
     chosen: list[str] = []
     rows: list[np.ndarray] = []
+    seen: set[str] = set()
 
     def take(word: str, values: Iterable[float]) -> bool:
+        """Keep a lower-case word the first time it comes; True once `limit` words are kept."""
         if _WORD.match(word) and word not in seen:
             seen.add(word)
             chosen.append(word)
             rows.append(np.asarray(list(values), dtype=np.float64))
         return len(chosen) >= limit
 
-    seen: set[str] = set()
     with path.open(encoding="utf-8") as fh:
         if fh.read(1) == "{":
             fh.seek(0)
@@ -106,12 +107,10 @@ def _load(path: Path) -> _Vectors:
     if magic != _MAGIC:
         raise RuntimeError(f"{path} is not a word vector table")
     n, d = int(count), int(dims)
-    cut = 0
-    for _ in range(n):
-        cut = rest.index(b"\n", cut) + 1
-    vocabulary = rest[:cut].decode("utf-8").split("\n")[:n]
-    matrix = np.frombuffer(rest[cut:cut + n * d], dtype=np.int8).reshape(n, d)
-    return _Vectors({w: i for i, w in enumerate(vocabulary)}, matrix, time.perf_counter() - started)
+    # The n words, each ended by a newline, then the rows: bytes that may hold newlines themselves.
+    *vocabulary, rows = rest.split(b"\n", n)
+    matrix = np.frombuffer(rows[: n * d], dtype=np.int8).reshape(n, d)
+    return _Vectors({w.decode("utf-8"): i for i, w in enumerate(vocabulary)}, matrix, time.perf_counter() - started)
 
 
 _lock = threading.Lock()

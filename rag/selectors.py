@@ -18,6 +18,7 @@ from memoryhub import events, metrics, wordvectors
 from memoryhub.embeddings import embed_query, get_embedder
 from memoryhub.search import vectors
 from memoryhub.search.bm25 import SegmentedBM25Index
+from memoryhub.search.bm25 import idf as bm25_idf
 from memoryhub.search.config import RetrievalConfig, retrieval_config
 from memoryhub.search.fusion import FusedScore, fuse, ranked
 from memoryhub.text import analyze, term, words
@@ -387,7 +388,7 @@ def _soft_rerank(fused: dict[int, FusedScore], query: str, term_weights: dict[st
             continue
         seen.add(word)
         df = sum(ix.document_frequency(word_term) for ix in indexes)
-        asked.append((word, float(np.log1p((docs - df + 0.5) / (df + 0.5))) * term_weights[word_term]))
+        asked.append((word, float(bm25_idf(df, docs)) * term_weights[word_term]))
     soft = wordvectors.soft_scores(asked, [rows[pk]["text"] if pk in rows else "" for pk in top])
     low, high = (float(soft.min()), float(soft.max())) if soft.size else (0.0, 0.0)
     if high <= low:

@@ -280,6 +280,11 @@ def _score_part(
     return ids, sc
 
 
+def idf(df: np.ndarray | float, n: float) -> np.ndarray | float:
+    """BM25's (Lucene's) inverse document frequency of terms in `df` of `n` documents."""
+    return np.log1p((n - df + 0.5) / (df + 0.5))
+
+
 class SegmentedBM25Index:
     """BM25 over one namespace: one large segment plus small fresh ones, global statistics.
 
@@ -500,7 +505,7 @@ class SegmentedBM25Index:
         qids = np.fromiter(qtf, dtype=np.int64, count=len(qtf))
         df = snap.df[qids].astype(np.float64)
         n = float(snap.n_docs)
-        weights = np.log1p((n - df + 0.5) / (df + 0.5)) * np.fromiter(qtf.values(), np.float64, len(qtf))
+        weights = idf(df, n) * np.fromiter(qtf.values(), np.float64, len(qtf))
         avgdl = snap.total_len / snap.n_docs
         # k1 * (1 - b + b * dl / avgdl) == dl * len_coef + const_coef, computed identically for
         # every segment of a snapshot so that segmentation cannot change a score.
