@@ -134,6 +134,10 @@ def _ru_nominative(words: list[str], prefer: str) -> tuple[str, bool]:
         firsts = [p for p in options if "Name" in p.tag.grammemes]
         if prefer.startswith("case:"):  # the cue word's case decides between readings of two genders
             firsts = [p for p in firsts if p.tag.case == want] or firsts
+        elif prefer != "nomn":
+            # Out of subject position a declining name is likelier than an indeclinable homonym that the
+            # dictionary lists first: "у Ани" is Аня's genitive, not the masculine Ани.
+            firsts = [p for p in firsts if "Fixd" not in p.tag.grammemes] or firsts
         if firsts and {"masc", "femn"} & firsts[0].tag.grammemes:
             gender = str(firsts[0].tag.gender)
             break
