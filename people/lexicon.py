@@ -295,6 +295,21 @@ EN_AMBIGUOUS_NAMES = frozenset({"will", "mark", "bill", "rose", "grace", "max", 
 
 EN_NAME_PARTICLES = frozenset({"van", "von", "de", "der", "da", "di", "del", "la", "le", "bin", "al"})
 
+# Names that are part of a place's or an institution's name: after a prefix ("St Mary", "Mount Pleasant",
+# "Lake Louise") or before a noun of places ("Lincoln High School", "Grace Church", "Victoria Station").
+EN_PLACE_PREFIXES = frozenset({"st", "saint", "ste", "mount", "mt", "fort", "ft", "lake", "cape", "port", "san",
+                               "santa", "santo", "lady"})
+EN_PLACE_NOUNS = frozenset({
+    "hospital", "clinic", "school", "high", "elementary", "academy", "college", "university", "institute",
+    "church", "cathedral", "chapel", "abbey", "temple", "mosque", "street", "st", "road", "rd", "avenue", "ave",
+    "lane", "drive", "boulevard", "blvd", "square", "park", "station", "airport", "hotel", "inn", "bridge",
+    "mall", "library", "museum", "gallery", "stadium", "arena", "theatre", "theater", "hall", "center",
+    "centre", "bank", "county", "beach", "valley", "river", "island", "falls", "mountain", "canyon",
+})
+# Capitalised inside a name run these are surnames as often as places ("Tom Hall", "Jimin Park").
+EN_PLACE_NOUNS_ALSO_SURNAMES = frozenset({"hall", "park", "lane", "bank", "church", "bridge", "beach", "street",
+                                          "drive", "inn", "river", "falls", "high"})
+
 # Confirmations that turn the bot's preceding claim into the user's ("Your boss is Sidorov?" "Yes").
 CONFIRMATIONS = frozenset({
     "yes", "yeah", "yep", "yup", "right", "exactly", "correct", "true", "sure", "indeed",

@@ -215,6 +215,30 @@ def _en_is_name(tokens: list[str], i: int, *, initial: bool, known: KnownIndex, 
     return verb_follows
 
 
+def _drop_en_place_names(raw: list[str], norms: list[str], is_name: list[bool], known: KnownIndex) -> None:
+    """Unmark an English name run that names a place or an institution: "a nurse at St Mary hospital",
+    "Lincoln High School", "Mount Pleasant". A possessive names the person ("Tom's school"), and a person
+    the user already has stays one."""
+    k = 0
+    while k < len(raw):
+        if not (is_name[k] and LAT.search(raw[k])):
+            k += 1
+            continue
+        end = k + 1
+        while end < len(raw) and is_name[end] and LAT.search(raw[end]):
+            end += 1
+        before = k - 2 if k >= 2 and raw[k - 1] == "." else k - 1
+        prefixed = before >= 0 and norms[before].rstrip(".") in lexicon.EN_PLACE_PREFIXES
+        # The place noun may be capitalised and so inside the run ("Grace Church", "Victoria Station").
+        nouns = [j for j in range(k + 1, min(end + 1, len(raw))) if norms[j] in lexicon.EN_PLACE_NOUNS and not (
+            j < end and norms[j] in lexicon.EN_PLACE_NOUNS_ALSO_SURNAMES)]
+        followed = bool(nouns) and not raw[nouns[0] - 1].endswith(("'s", "’s"))
+        if (prefixed or followed) and not any(known.word_is_known(w) for w in raw[k:end]):
+            for j in range(k, end):
+                is_name[j] = False
+        k = end
+
+
 def _alias_after(tokens: list[str], i: int) -> bool:
     return normalize(tokens[i]).rstrip(".") in _EN_ALIAS
 
@@ -298,6 +322,8 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
             after_cue = after_cue or k - 1 in cue_end
             is_name[k] = _en_is_name(raw, k, initial=initial, known=known, after_cue=after_cue,
                                      after_title=after_title, after_name=after_name)
+
+    _drop_en_place_names(raw, norms, is_name, known)
 
     toks: list[Tok] = []
     k = 0

@@ -238,3 +238,25 @@ def test_circle_stated_later_in_the_batch_wins() -> None:
 ])
 def test_a_city_that_is_also_a_name_after_a_preposition_of_where_is_the_place(sentence: str, names: list) -> None:
     assert names_in(sentence) == names
+
+
+@pytest.mark.parametrize(("sentence", "names"), [
+    ("I work as a nurse at St Mary hospital in Leeds.", []),
+    ("We hiked up Mount Pleasant with Anna.", ["Anna"]),
+    ("I met Grace at Victoria Hospital.", ["Grace"]),
+    ("My friend Tom Hall lives near Hyde Park.", ["Tom Hall"]),
+    ("My friend Jake works at Victoria Station.", ["Jake"]),
+    ("St. Patrick's Day with my friend Sam was fun.", ["Sam"]),
+    ("Tom's school called today.", ["Tom"]),
+    ("Mary said the hospital is full.", ["Mary"]),
+])
+def test_a_name_inside_a_place_or_institution_name_is_no_person(sentence: str, names: list) -> None:
+    assert names_in(sentence) == names
+
+
+def test_a_person_the_user_has_stays_one_before_a_place_noun() -> None:
+    # Chat drops apostrophes: "Priya college friends" is Priya's, once Priya is known.
+    sentence = "Priya college friends came over."
+    assert names_in(sentence) == []
+    mentions, _ = rules.sentence_mentions(sentence, KnownIndex([KnownPerson(id=1, display_name="Priya")]))
+    assert [m.name for m in mentions] == ["Priya"]
