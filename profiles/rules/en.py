@@ -13,7 +13,9 @@ ADV = r"(?:(?:currently|now|still|actually|also|just|really|already|only)\s+)?"
 NAME_CAP = r"(?-i:[A-Z][a-z'’\-]+(?:\s+[A-Z][a-z'’\-]+){0,2})"
 NAME_ANY = r"(?-i:[A-Za-z][a-z'’\-]+(?:\s+[A-Z][a-z'’\-]+){0,2})"
 PLACE = r"(?-i:[A-Z][\w'’\-]*(?:\s+(?:[A-Z][\w'’\-]*|de|del|do|da|am|upon|on)){0,3})"
-ORG = r"(?-i:[A-Z][\w&'’.\-]*(?:\s+[A-Z&][\w&'’.\-]*){0,3})"
+# A capitalised name, with the kind of place it is when that follows in lower case ("St Mary hospital").
+ORG = (r"(?-i:[A-Z][\w&'’.\-]*(?:\s+[A-Z&][\w&'’.\-]*){0,3}(?:\s+(?:hospital|clinic|school|college|university"
+       r"|academy|institute|library|museum|hotel|restaurant|cafe|café|bakery|bank|store|shop|factory|studio)\b)?)")
 NP = r"((?:[a-z][a-z\-]*\s+){0,3}?[a-z][a-z\-]*)"
 NP_END = (r"(?=\s*(?:$|[,.!;:)]|(?:at|in|for|with|from|and|by|who|since|on|working|based|but|so|now|nowadays"
           r"|currently|these\s+days)\b))")
