@@ -1,8 +1,11 @@
 """Context assembly: the blocks the next prompt needs, packed into a token budget.
 
 Blocks are packed in the order of `config/prompt_budgets.yaml`; each may take up to its share of
-the budget and never more than what is left. Whatever does not fit is reported as cut, with its
-reason, so a client can see what the model will not see.
+the budget and never more than what is left. What is still unused at the end (memories take the rest,
+so only when there were too few of them) goes back to the blocks that cut items for budget: the inner
+circle, the profile and the relevant people, in that order (not the recent turns: a turn they cut may be
+among the memories already). Whatever does not fit is reported as cut, with its reason, so a client can
+see what the model will not see.
 """
 
 from __future__ import annotations
@@ -44,6 +47,9 @@ class Block:
     items: list[BlockItem] = field(default_factory=list)
     cut: list[dict[str, Any]] = field(default_factory=list)
     header: str = ""
+    # Candidates cut for budget alone, and every candidate's rank: what a top-up may still add, and where.
+    waiting: list[BlockItem] = field(default_factory=list)
+    rank: dict[str, int] = field(default_factory=dict)
 
     @property
     def tokens(self) -> int:
@@ -163,10 +169,12 @@ def _pack(block: Block, candidates: list[BlockItem], cap: int, max_items: int | 
     """Add candidates in order while they fit; return the tokens used."""
     used = 0
     for item in candidates:
+        block.rank.setdefault(item.ref, len(block.rank))
         if max_items is not None and len(block.items) >= max_items:
             block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "max_items"})
         elif used + item.tokens > cap:
             block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "budget"})
+            block.waiting.append(item)
         else:
             block.items.append(item)
             used += item.tokens
@@ -262,7 +270,29 @@ def context_assemble(
     remaining -= _pack_by_day(block, candidates,
                               min(remaining - people_used, int(budget * shares["memories"]["max_share"])))
     blocks.extend([block, people])
-    return Context(budget=budget, blocks=blocks)
+    context = Context(budget=budget, blocks=blocks)
+    _top_up(context, ("inner_circle", "profile", "relevant_people"))
+    return context
+
+
+def _top_up(context: Context, order: tuple[str, ...]) -> None:
+    """Give what the blocks left of the budget to those that cut items for budget, block by block in
+    `order`, each block's items in their rank order: a share is a cap while others need the room, and
+    an inner circle cut at 15% while half the budget stays unused helps no one."""
+    by_name = {b.name: b for b in context.blocks}
+    for name in order:
+        block = by_name[name]
+        added = False
+        for item in list(block.waiting):
+            header = count_tokens(block.header) if block.header and not block.items else 0
+            if context.used + item.tokens + header > context.budget:
+                continue
+            block.items.append(item)
+            block.waiting.remove(item)
+            block.cut = [c for c in block.cut if not (c["ref"] == item.ref and c["reason"] == "budget")]
+            added = True
+        if added:
+            block.items.sort(key=lambda i: block.rank[i.ref])
 
 
 def _by_relevance(lines: list[tuple[str, str]], query: str) -> list[tuple[str, str]]:

@@ -118,9 +118,11 @@ def test_context_references_name_the_rows_shown_or_cut(client_a) -> None:
     from profiles.models import UserProfile
 
     client, tenant = client_a
+    values = (("name", "Alice"), ("location", "Lisbon, in the old town near the river"),
+              ("occupation", "marine biologist at the national institute of the sea, studying coral reefs"),
+              ("hobbies", "sailing, diving and reading about the history of the ocean"))
     facts = [profile_services.fact_upsert(tenant=tenant, user_id="alice", key=key, value=value, confidence=1.0,
-                                          source=UserProfile.Source.API).fact
-             for key, value in (("name", "Alice"), ("location", "Lisbon"), ("occupation", "marine biologist"))]
+                                          source=UserProfile.Source.API).fact for key, value in values]
     append_messages(tenant, "alice", "s1", ["Hello there."], start=START)
     body = client.post("/api/v1/context", {"user_id": "alice", "query": "who am I", "budget_tokens": 50},
                        format="json").json()

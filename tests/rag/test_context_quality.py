@@ -38,9 +38,10 @@ def test_profile_facts_that_the_query_names_come_first_and_survive_a_small_budge
                        ("favorite_food", "spicy ramen and dumplings"), ("location", "Seattle")]:
         fact_upsert(tenant=tenant, user_id="u1", key=key, value=value, source="api")
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="good food places in Seattle?",
-                               session_id=None, budget_tokens=120)
-    # 15% of 120 tokens holds one line: the one the query asks about, not the first in profile order.
-    assert _text(context, "profile") == "location: Seattle"
+                               session_id=None, budget_tokens=25)
+    # 25 tokens hold the header and a few lines, the one the query asks about first, not in profile order.
+    lines = _text(context, "profile").splitlines()
+    assert lines[0] == "location: Seattle" and len(lines) < 4 and context.used <= 25
     wide = context_assemble(tenant_id=tenant.pk, user_id="u1", query="good food places in Seattle?",
                             session_id=None, budget_tokens=2000)
     lines = _text(wide, "profile").splitlines()
@@ -99,3 +100,21 @@ def test_turns_sent_in_one_batch_without_times_show_in_the_order_they_were_said(
     lines = _text(context, "memories").splitlines()[1:]
     assert [line.split(":", 1)[0] for line in lines] == ["- user", "- assistant", "- user"]
     assert "baby girl" in lines[0] and "visit Mia" in lines[2]
+
+
+def test_budget_the_memories_leave_unused_goes_to_the_inner_circle_and_the_profile(tenant) -> None:
+    from people.models import Person
+
+    for name, bio in [("Tom", "My husband Tom is a firefighter and works night shifts at the station."),
+                      ("Lily", "Our daughter Lily just started school and loves drawing horses.")]:
+        Person.objects.create(tenant=tenant, user_id="u1", display_name=name, circle=Person.Circle.FAMILY, bio=bio)
+    for key, value in [("name", "Kate"), ("occupation", "nurse"), ("allergies", "peanuts")]:
+        fact_upsert(tenant=tenant, user_id="u1", key=key, value=value, source="api")
+    append_messages(tenant, "u1", "s1", ["I am allergic to peanuts, so restaurants are tricky."], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="a restaurant for dinner with my family?",
+                               session_id=None, budget_tokens=300)
+    # 15% of 300 tokens holds one of the two family lines; the one memory leaves room for both.
+    assert sorted(i.text.split(" | ")[0].split("] ")[1] for b in context.blocks if b.name == "inner_circle"
+                  for i in b.items) == ["Lily", "Tom"]
+    assert len(_text(context, "profile").splitlines()) == 3 and context.used <= 300
+    assert not [c for b in context.blocks for c in b.cut if c["reason"] == "budget"]
