@@ -134,9 +134,9 @@ def _ru_nominative(words: list[str], prefer: str) -> tuple[str, bool]:
         firsts = [p for p in options if "Name" in p.tag.grammemes]
         if prefer.startswith("case:"):  # the cue word's case decides between readings of two genders
             firsts = [p for p in firsts if p.tag.case == want] or firsts
-        elif prefer != "nomn":
-            # Out of subject position a declining name is likelier than an indeclinable homonym that the
-            # dictionary lists first: "у Ани" is Аня's genitive, not the masculine Ани.
+        if want != "nomn":
+            # Out of the nominative a declining name is likelier than an indeclinable homonym that the
+            # dictionary lists first: "у Ани", "у дочки Ани" are Аня's genitive, not the masculine Ани.
             firsts = [p for p in firsts if "Fixd" not in p.tag.grammemes] or firsts
         if firsts and {"masc", "femn"} & firsts[0].tag.grammemes:
             gender = str(firsts[0].tag.gender)
@@ -368,7 +368,9 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
                     prefer = "gent"
                 elif toks and toks[-1].kind == "CUE" and CYR.search(toks[-1].text):
                     # An apposition agrees with its noun: "другу Косте" is dative, so Костя, not Коста.
-                    case = morph().parse(toks[-1].text.split()[0])[0].tag.case
+                    # One name after the cue: its singular reading ("у дочки Ани" is not "daughters").
+                    readings = morph().parse(toks[-1].text.split()[0])
+                    case = ([p for p in readings if p.tag.number == "sing"] or readings)[0].tag.case
                     prefer = f"case:{case}" if case else "nomn"
                 name, genitive = _ru_nominative(group, prefer)
                 genitive = genitive and prefer == "gent"
