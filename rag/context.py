@@ -207,10 +207,11 @@ def context_assemble(
     remaining -= block.tokens
     blocks.append(block)
 
-    # The inner circle (Family, Work_Inner) always reaches the prompt, with full bios.
+    # The inner circle (Family, Work_Inner) always reaches the prompt, with full bios; those the query
+    # speaks of first ("a gift for my wife" keeps the wife when the share holds one line).
     block = Block("inner_circle")
-    remaining -= _pack(block, _lines(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id)),
-                       min(remaining, int(budget * shares["inner_circle"]["max_share"])))
+    lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), query)
+    remaining -= _pack(block, _lines(lines), min(remaining, int(budget * shares["inner_circle"]["max_share"])))
     blocks.append(block)
 
     # Recent turns of this session: short-term memory, newest kept first, shown oldest first.
@@ -296,8 +297,9 @@ def _top_up(context: Context, order: tuple[str, ...]) -> None:
 
 
 def _by_relevance(lines: list[tuple[str, str]], query: str) -> list[tuple[str, str]]:
-    """Profile lines that share words with the query first (so a small budget keeps `location`
-    for "where should I eat tonight?"), the profile's own order otherwise."""
+    """Lines that share words with the query first (so a small budget keeps the profile's `location`
+    for "where should I eat tonight?", the inner circle's wife for a gift to her), their own order
+    otherwise."""
     wanted = set(text.analyze(query))
     if not wanted:
         return lines

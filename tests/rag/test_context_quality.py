@@ -118,3 +118,17 @@ def test_budget_the_memories_leave_unused_goes_to_the_inner_circle_and_the_profi
                   for i in b.items) == ["Lily", "Tom"]
     assert len(_text(context, "profile").splitlines()) == 3 and context.used <= 300
     assert not [c for b in context.blocks for c in b.cut if c["reason"] == "budget"]
+
+
+def test_the_inner_circle_the_query_speaks_of_comes_first(tenant) -> None:
+    from people.models import Person
+
+    for name, bio in [("Ани", "А у дочки Ани в марте каникулы, она поедет в лагерь."),
+                      ("Света", "У моей жены Светы скоро день рождения, она обожает керамику.")]:
+        Person.objects.create(tenant=tenant, user_id="u1", display_name=name, circle=Person.Circle.FAMILY, bio=bio,
+                              mention_count=2 if name == "Ани" else 1)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="Что подарить жене на день рождения?",
+                               session_id=None, budget_tokens=200)
+    shown = [i.ref for b in context.blocks if b.name == "inner_circle" for i in b.items]
+    wife = Person.objects.get(display_name="Света")
+    assert shown[0] == f"person:{wife.pk}"
