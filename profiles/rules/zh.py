@@ -174,7 +174,8 @@ def _employer(raw: str) -> str | None:
     value = re.sub("(远程|全职|兼职)$", "", value)
     if not value or value in PLACES or re.search("[省市县区镇村]$", value) or value in ("家", "家里", "公司"):
         return None
-    return None if value.startswith(("一家", "一个", "某", "这家", "那家")) else value
+    # 一家/一个/某 anywhere: "上海一家医院" is a hospital in Shanghai, not a name.
+    return None if re.search("一家|一个|某", value) or value.startswith(("这家", "那家")) else value
 
 
 def _employer_at(match: re.Match[str]) -> Emit:
@@ -189,7 +190,7 @@ def _employer_at(match: re.Match[str]) -> Emit:
     if org in COMPANIES or re.match("[A-Za-z]", org):
         return [("employer", org, 0.8)]
     if (org in PLACES or org in GENERIC_WORKPLACES or org in ROLES or _WHERE_ENDING.search(org)
-            or re.search("[的我你他她是]", org) or org.startswith(("一家", "一个", "某", "这", "那", "家"))):
+            or re.search("[的我你他她是]|一家|一个|某", org) or org.startswith(("这", "那", "家"))):
         return []
     return [("employer", org, 0.8 if _ORG_SUFFIX.search(org) else 0.65)]
 
