@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import datetime
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from memoryhub.registry import Decision
+from memoryhub.text import analyze
 from profiles.conf import confidence_threshold
 from profiles.keys import KEY_ORDER
 from profiles.models import FactEvent, UserProfile
@@ -38,6 +41,30 @@ def with_current_value(facts: QuerySet[UserProfile]) -> QuerySet[UserProfile]:
 def profile_facts(*, tenant_id: int, user_id: str, status: str = UserProfile.Status.ACTIVE) -> list[UserProfile]:
     facts = UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, status=status)
     return _ordered(list(with_current_value(facts)))
+
+
+# Searches ask for the user's own name on every call, and it changes about never: a process keeps it
+# for OWN_NAME_TTL_S seconds (a name stated or corrected counts that much later; nothing else reads it).
+OWN_NAME_TTL_S = 30.0
+_OWN_NAMES_MAX = 10_000
+_own_names: dict[tuple[int, str], tuple[float, frozenset[str]]] = {}
+_own_names_lock = threading.Lock()
+
+
+def own_name_terms(*, tenant_id: int, user_id: str) -> frozenset[str]:
+    """The BM25 terms of the user's own name (the active `name` facts): "Kate" → {"kate"}."""
+    key, now = (tenant_id, user_id), time.monotonic()
+    cached = _own_names.get(key)
+    if cached is not None and now - cached[0] < OWN_NAME_TTL_S:
+        return cached[1]
+    values = UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, key="name",
+                                        status=UserProfile.Status.ACTIVE).values_list("value", flat=True)
+    terms = frozenset(term for value in values for term in analyze(value))
+    with _own_names_lock:
+        if len(_own_names) >= _OWN_NAMES_MAX:
+            _own_names.clear()
+        _own_names[key] = (now, terms)
+    return terms
 
 
 def fact_history(*, tenant_id: int, user_id: str, key: str) -> QuerySet[FactEvent]:

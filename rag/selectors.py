@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from memoryhub.search.bm25 import idf as bm25_idf
 from memoryhub.search.config import RetrievalConfig, retrieval_config
 from memoryhub.search.fusion import FusedScore, fuse, ranked
 from memoryhub.text import analyze, term, words
+from profiles.selectors import own_name_terms
 from rag import chunk_cache, llm_steps
 from rag import index as bm25_index
 from rag import query as query_terms
@@ -155,14 +157,18 @@ def chunks_search(
     timings["catch_up"] = _ms(t)
     t = time.perf_counter()
     steps: list[str] = []
+    # What the indexes are asked; an LLM step reads the question as asked.
+    own = (own_name_terms(tenant_id=tenant_id, user_id=user_id)
+           if domain == "dialog" and user_namespace(user_id) in namespaces else frozenset())
+    searched = _without_own_name(query, own)
     if mode in ("hybrid", "bm25"):
         # Words, the dates the query names, a conversation's user turns over the assistant's.
-        term_weights = query_terms.weighted_terms(query, now)
+        term_weights = query_terms.weighted_terms(searched, now)
         terms = list(term_weights)
         if expand if expand is not None else config.expand:
             expansions = llm_steps.expand_query(query)
             if expansions is not None:
-                terms += [t for q in expansions for t in analyze(q)]
+                terms += [t for q in expansions for t in analyze(q) if t not in own or searched == query]
                 steps.append("expand")
         allowed = None
         if filters and in_process:
@@ -179,7 +185,7 @@ def chunks_search(
 
     if mode in ("hybrid", "vector"):
         t = time.perf_counter()
-        vector = embed_query(query)  # cached: context embeds the same query for people search
+        vector = embed_query(searched)  # cached: context embeds the same query for people search
         # Feedback vectors come from the BM25 hits, which a foreign namespace may hold.
         if mode == "hybrid" and config.feedback_docs and scores.get("bm25") and not foreign:
             vector = _with_feedback(vector, list(scores["bm25"])[: config.feedback_docs], config.feedback_weight,
@@ -197,7 +203,7 @@ def chunks_search(
         fused = fuse(scores, method=fusion_method, weights=weights or config.weights, rrf_k=rrf_k or config.rrf_k)
         if config.soft_candidates and fused:
             t_soft = time.perf_counter()
-            fused, rows = _soft_rerank(fused, query, term_weights, indexes, config, tenant_id, stores)
+            fused, rows = _soft_rerank(fused, searched, term_weights, indexes, config, tenant_id, stores)
             timings["soft"] = _ms(t_soft)
     else:
         only = scores[mode]
@@ -364,6 +370,19 @@ def _hydrate_boost_dedupe(
         if len(kept) == k:
             break
     return kept
+
+
+def _without_own_name(query: str, own: frozenset[str]) -> str:
+    """The query without the user's own name (`own`, its terms): "what sport does Kate do?" → "what
+    sport does do?". In the user's memories the name is said mostly by the other side, in greetings
+    ("Nice to meet you, Kate!"), so as a search word it finds small talk rather than what the question
+    asks. Kept when nothing else would be left."""
+    said = {word for word in words(query) if term(word) in own} if own else set()
+    if not said:
+        return query
+    rest = re.sub("|".join(re.escape(word) for word in sorted(said, key=len, reverse=True)), " ", query,
+                  flags=re.IGNORECASE)
+    return rest if analyze(rest) else query
 
 
 def _soft_rerank(fused: dict[int, FusedScore], query: str, term_weights: dict[str, float],
