@@ -64,9 +64,10 @@ def targets_resolve(*, tenant_id: int, world_slug: str, domains: list[str], alia
 class KnowledgeFilters:
     languages: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()  # entry id prefixes such as "Spells"
+    exclude_categories: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.languages or self.categories)
+        return bool(self.languages or self.categories or self.exclude_categories)
 
     def q(self) -> Q:
         q = Q()
@@ -74,6 +75,8 @@ class KnowledgeFilters:
             q &= Q(kind__in=self.languages)
         if self.categories:
             q &= Q(tags__overlap=list(self.categories))
+        if self.exclude_categories:
+            q &= ~Q(tags__overlap=list(self.exclude_categories))
         return q
 
 

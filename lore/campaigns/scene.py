@@ -48,7 +48,8 @@ RULE_TRIGGERS = re.compile(
 _BLOCK = {
     "type": "object", "additionalProperties": False, "required": ["max_tokens"],
     "properties": {"max_tokens": {"type": "integer", "minimum": 0}, "max_items": {"type": "integer", "minimum": 1},
-                   "item_tokens": {"type": "integer", "minimum": 1}},
+                   "item_tokens": {"type": "integer", "minimum": 1},
+                   "exclude_categories": {"type": "array", "items": {"type": "string", "minLength": 1}}},
 }
 _CONFIG = {
     "type": "object", "additionalProperties": False, "required": ["total_tokens", "blocks", "default_tone"],
@@ -137,12 +138,13 @@ class _Packer:
         return block
 
 
-def _hits(tenant_id: int, world: str, domain: str, query: str, k: int) -> list[Item]:
+def _hits(tenant_id: int, world: str, domain: str, query: str, k: int, exclude: tuple[str, ...] = ()) -> list[Item]:
     try:
         targets = lore_selectors.targets_resolve(tenant_id=tenant_id, world_slug=world, domains=[domain])
     except NotFound:
         return []  # nothing published in this domain yet
-    result = lore_selectors.knowledge_search(tenant_id=tenant_id, targets=targets, query=query, k=k)
+    result = lore_selectors.knowledge_search(tenant_id=tenant_id, targets=targets, query=query, k=k,
+                                             filters=lore_selectors.KnowledgeFilters(exclude_categories=exclude))
     return [Item(f"{domain}:{hit.entry_id}@{hit.version}", f"{hit.title}: {hit.text}",
                  {"fused": position, **hit.ranks})
             for position, hit in enumerate(result.hits, start=1)]
@@ -188,7 +190,9 @@ def scene_context(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any
     trigger = RULE_TRIGGERS.search(request.user_input)
     rules_items: list[Item] = []
     if trigger:
-        rules_items = _hits(tenant_id, world, "srd", request.user_input, blocks_cfg["rules"].get("max_items", 2))
+        # Stat blocks are no rules: a grapple's rule, not the monsters that grapple (prompt_budgets.yaml).
+        rules_items = _hits(tenant_id, world, "srd", request.user_input, blocks_cfg["rules"].get("max_items", 2),
+                            tuple(blocks_cfg["rules"].get("exclude_categories", ())))
         if not rules_items:
             notes.append("The input needs a rule but no SRD chunk was found.")
     lore_query = " ".join([request.location.replace("_", " "), *(n.name for n in npcs), request.scene_text]).strip()

@@ -178,6 +178,28 @@ def published(staged: KnowledgeVersion) -> KnowledgeVersion:
     return staged
 
 
+def test_the_rules_block_holds_rules_not_the_stat_blocks_of_monsters_that_use_them(engine, world, small_files):
+    from tests.lore.conftest import as_bytes
+
+    monsters = [{"index": name.lower(), "name": name, "desc": f"The {name} grapples its prey. A grappled creature "
+                 "is restrained while grappled; the grapple escape DC is 13. It grapples again."}
+                for name in ("Ankheg", "Chuul", "Giant Toad")]
+    rules = [{"index": "making-an-attack", "name": "Making an Attack",
+              "desc": "## Grappling\nWhen you want to grab a creature or wrestle with it, you can use the Attack "
+                      "action to make a special melee attack, a grapple."}]
+    files = [*small_files, lore_services.UploadedFile("Monsters.json", as_bytes(monsters), "en"),
+             lore_services.UploadedFile("Rule-Sections.json", as_bytes(rules), "en")]
+    version = lore_services.knowledge_ingest(world=world, domain="srd", files=files, actor="test")
+    lore_services.lore_version_publish(version=version, actor="test", force=True, reason="test fixture")
+    body = {"party": "pty_001", "location": "loc_moon_bridge", "npcs": ["npc_LiShen"],
+            "user_input": "I try to grapple Li Shen and push him off the bridge"}
+    scene = engine.post(f"{BASE}/scene-context", body, format="json").json()
+    rules = next(b for b in scene["blocks"] if b["name"] == "rules")
+    sources = [i["source"] for i in rules["items"]]
+    assert sources and sources[0].startswith("srd:Rule-Sections/making-an-attack")
+    assert not [s for s in sources if s.startswith("srd:Monsters/")]
+
+
 def test_scene_context_blocks_in_order_within_budget_and_degraded_without_lore(engine, published):
     engine.post(f"{BASE}/summaries", _summary(), format="json")
     engine.post(f"{BASE}/artcards", ARTCARD_EXAMPLE, format="json")
