@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models.functions import Length
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -62,6 +62,16 @@ class WeightsSerializer(ClosedSerializerMixin, serializers.Serializer):
     vector = StrictFloatField(min_value=0, max_value=1000)
 
 
+class SearchMemorySerializer(serializers.Serializer):
+    id = serializers.UUIDField(source="memory_uid", help_text="The typed memory's id (`/characters/…/memories`).")
+    category = serializers.CharField()
+    conf_uid = serializers.CharField()
+    history_uid = serializers.CharField()
+    emotion = serializers.CharField()
+    context_window = serializers.CharField()
+    last_seen_at = serializers.DateTimeField(allow_null=True)
+
+
 class SearchItemSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="chunk.id")
     type = serializers.CharField(source="chunk.type")
@@ -85,6 +95,11 @@ class SearchItemSerializer(serializers.Serializer):
                                                  "scaled among the fused top) when it was computed.")
     ranks = serializers.DictField(child=serializers.IntegerField(), help_text="1-based rank per component.")
     boosts = serializers.DictField(child=serializers.FloatField())
+    memory = serializers.SerializerMethodField(help_text="A typed memory's own fields; null for other chunks.")
+
+    @extend_schema_field(SearchMemorySerializer(allow_null=True))
+    def get_memory(self, item: selectors.SearchItem) -> dict | None:
+        return SearchMemorySerializer(item.chunk).data if item.chunk["type"] == Chunk.Type.MEMORY else None
 
 
 class SkippedStepSerializer(serializers.Serializer):

@@ -16,6 +16,8 @@ from rest_framework import fields
 from rag.selectors import SearchItem, SearchResult
 
 _DATETIME = fields.DateTimeField()  # the same rendering (time zone, "Z") as the serializer's field
+_UUID = fields.UUIDField()
+_MEMORY_TEXT = ("category", "conf_uid", "history_uid", "emotion", "context_window")
 
 _CHUNK_TEXT = ("type", "kind", "text", "source_id", "session_id", "role", "speaker")
 
@@ -44,6 +46,15 @@ def search_item(item: SearchItem) -> dict[str, Any]:
     body["components"] = _floats(item.components)
     body["ranks"] = {str(k): None if v is None else int(v) for k, v in item.ranks.items()}
     body["boosts"] = _floats(item.boosts)
+    body["memory"] = _memory(chunk) if chunk["type"] == "memory" else None
+    return body
+
+
+def _memory(chunk: dict[str, Any]) -> dict[str, Any]:
+    body: dict[str, Any] = {"id": _or_none(_UUID.to_representation, chunk["memory_uid"])}
+    for name in _MEMORY_TEXT:
+        body[name] = _or_none(str, chunk[name])
+    body["last_seen_at"] = _or_none(_DATETIME.to_representation, chunk["last_seen_at"])
     return body
 
 

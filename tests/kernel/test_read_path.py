@@ -185,12 +185,15 @@ def test_chunk_vectors_are_stored_inline() -> None:
 @pytest.mark.django_db
 def test_search_output_is_what_the_documented_serializer_gives(tenant) -> None:
     from rag.api import SearchApi
+    from rag.memories.services import MemoryInput, memories_create
     from rag.output import search_response
     from rag.selectors import chunks_search
 
     append_messages(tenant, "alice", "s1", TURNS, start=START)
+    memories_create(tenant=tenant, user_id="alice", conf_uid="neiri", items=[MemoryInput(
+        text="Pixel likes to go to the park", kind="user", category="FactsAboutUser", emotion="joy")])
     result = chunks_search(tenant_id=tenant.pk, user_id="alice", query="where does Pixel like to go?", k=3)
-    assert len(result.items) == 3
+    assert len(result.items) == 3 and {i.chunk["type"] for i in result.items} == {"dialog", "memory"}
     result.items[0].chunk.update(speaker=None, meta={"message_id": 7, "nested": {"a": [1, None]}, "n": None})
     result.items[1].chunk.update(tags=["x", "y"])
     query = "where does Pixel like to go?"
@@ -201,6 +204,10 @@ def test_search_output_is_what_the_documented_serializer_gives(tenant) -> None:
     built = search_response(query, result, body["skipped_steps"])
     assert json.loads(json.dumps(built)) == expected
     assert built == SearchApi.OutputSerializer(body).data
+    memories = {item["type"]: item["memory"] for item in built["items"]}
+    assert memories["dialog"] is None
+    assert memories["memory"]["category"] == "FactsAboutUser" and memories["memory"]["emotion"] == "joy"
+    assert memories["memory"]["conf_uid"] == "neiri" and len(memories["memory"]["id"]) == 36
 
 
 def test_a_context_costs_six_queries(client_a, clock, django_assert_num_queries) -> None:
