@@ -244,6 +244,8 @@ def context_assemble(
     # Turns already shown as recent are not repeated.
     block = Block("memories")
     candidates = []
+    turn_of: dict[str, int] = {}  # a dialog line's message
+    sources_of: dict[str, frozenset[int]] = {}  # the turns a consolidated memory or insight restates
     for item in result.items:
         if item.chunk["id"] in typed_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_typed_memories"})
@@ -258,22 +260,46 @@ def context_assemble(
         if item.chunk["type"] == "dialog" and is_filler(item.chunk["text"]):
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "filler"})
             continue
-        line = _memory_line(item)
-        candidates.append(BlockItem(line, count_tokens(line), f"chunk:{item.chunk['id']}",
+        line, ref = _memory_line(item), f"chunk:{item.chunk['id']}"
+        candidates.append(BlockItem(line, count_tokens(line), ref,
                                     {"score": round(item.score, 6), "type": item.chunk["type"], "day": _day(item),
                                      "at": item.chunk["created_ts"].isoformat() if item.chunk["created_ts"] else ""}))
+        if item.chunk["type"] == "dialog" and item.chunk["meta"].get("message_id") is not None:
+            turn_of[ref] = item.chunk["meta"]["message_id"]
+        elif item.chunk["meta"].get("source_message_ids"):
+            sources_of[ref] = frozenset(item.chunk["meta"]["source_message_ids"])
     # Other people relevant to this query, beside the memories that mention them. Their share is
     # reserved before the memories are packed, so memories cannot crowd them out.
     people_cap = min(remaining, int(budget * shares["relevant_people"]["max_share"]))
     people = Block("relevant_people")
     people_candidates = _lines(relevant_people_context_items(tenant_id=tenant_id, user_id=user_id, query=query))
     people_used = _pack(people, people_candidates, people_cap)
-    remaining -= _pack_by_day(block, candidates,
-                              min(remaining - people_used, int(budget * shares["memories"]["max_share"])))
+    cap = min(remaining - people_used, int(budget * shares["memories"]["max_share"]))
+    candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids)
+    remaining -= _pack_by_day(block, candidates, cap)
     blocks.extend([block, people])
     context = Context(budget=budget, blocks=blocks)
     _top_up(context, ("inner_circle", "profile", "relevant_people"))
     return context
+
+
+def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, turn_of: dict[str, int],
+                          sources_of: dict[str, frozenset[int]], recent_ids: set[int]) -> list[BlockItem]:
+    """The candidates without a consolidated memory or insight whose turns the context shows anyway
+    ("User: I am allergic to peanuts" beside the turn that says it, whichever ranks first): the turns
+    that a packing without any such restatement shows decide. One whose turns do not fit stays."""
+    if not sources_of:
+        return candidates
+    trial = Block("memories")
+    _pack_by_day(trial, [c for c in candidates if c.ref not in sources_of], cap)
+    shown = recent_ids | {turn_of[i.ref] for i in trial.items if i.ref in turn_of}
+    kept = []
+    for item in candidates:
+        if item.ref in sources_of and shown.issuperset(sources_of[item.ref]):
+            block.cut.append({"ref": item.ref, "tokens": 0, "reason": "turn_in_memories"})
+        else:
+            kept.append(item)
+    return kept
 
 
 def _top_up(context: Context, order: tuple[str, ...]) -> None:

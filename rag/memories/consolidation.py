@@ -402,10 +402,15 @@ def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str,
     insight = None
     if candidates:
         summary = (output.get("summary") or "").strip() or "; ".join(c[0].text for c in candidates[:3])
+        # The turns it sums up, so that a context showing them all does not say it again (rag.context).
+        sources = sorted({pk for c in candidates for pk in c[0].meta.get("source_message_ids", ())})
+        # Dated when its window was said, not when it was consolidated: a context shows it under that day.
+        said = max((m.created_at for m in messages if m.created_at), default=None)
         insight = chunks_prepare([ChunkDraft(
             type=Chunk.Type.INSIGHT, text=summary, source_id=f"consolidation:{run.pk}", user_id=run.user_id,
-            session_id=history, conf_uid=run.conf_uid, history_uid=history,
-            meta={"summary": summary, "novelty_score": novelty, "consolidation_id": run.pk, "conf_uid": run.conf_uid},
+            session_id=history, conf_uid=run.conf_uid, history_uid=history, created_ts=said,
+            meta={"summary": summary, "novelty_score": novelty, "consolidation_id": run.pk, "conf_uid": run.conf_uid,
+                  **({"source_message_ids": sources} if sources else {})},
         )])
     return {"output": output, "consolidator": consolidator, "candidates": candidates, "reinforce": reinforce,
             "create": prepared_memories, "review": review, "insight": insight, "novelty": novelty,

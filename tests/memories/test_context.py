@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
 from rag.context import context_assemble
 from rag.memories.services import MemoryInput, memories_create
 from rag.selectors import SearchFilters
+from tests.factories import append_messages
+
+START = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
 
 
 def test_typed_memories_block_orders_by_adjusted_score_and_shows_emotion_and_window(tenant) -> None:
@@ -52,3 +55,33 @@ def test_context_api_takes_memory_filters(client_a) -> None:
     bad = client.post("/api/v1/context", {"user_id": "anna", "query": "x",
                                           "memory_filters": {"kinds": ["robot"]}}, format="json")
     assert bad.status_code == 400 and "memory_filters" in bad.json()["error"]["fields"]
+
+
+def test_a_consolidated_memory_does_not_repeat_a_turn_the_context_shows(tenant) -> None:
+    """Found trying the demo: the turn, the memory consolidated from it and the run's insight all
+    said "I am allergic to peanuts" in one memories block."""
+    from rag.memories import consolidation
+    from rag.models import Chunk
+
+    result = append_messages(tenant, "kate", "s1", [
+        "Hi! I am Kate, I work as a nurse at St Mary hospital in Leeds.",
+        ("assistant", "Nice to meet you, Kate! How long have you been a nurse?"),
+        "Yes. On weekends I go climbing with my friend Priya. I am allergic to peanuts, so restaurants are tricky.",
+    ], start=START)
+    run_id = consolidation.consolidation_request(result.conversation, trigger="request")["consolidation"]
+    consolidation.consolidation_run(run_id=run_id)
+    restating = list(Chunk.objects.filter(tenant=tenant, type__in=["memory", "insight"], text__contains="peanuts"))
+    assert restating and all(c.meta.get("source_message_ids") for c in restating)
+    # Dated when it was said, as the memories are: a context shows it under that day, not today's.
+    assert {c.created_ts.date() for c in restating} == {START.date()}
+    context = context_assemble(tenant_id=tenant.pk, user_id="kate", query="a safe restaurant for a nurse with a "
+                               "peanut allergy in Leeds?", session_id=None, budget_tokens=500)
+    memories = next(b for b in context.blocks if b.name == "memories")
+    shown = "\n".join(i.text for i in memories.items)
+    assert shown.count("allergic to peanuts") == 1 and shown.count("work as a nurse") == 1
+    assert {c["ref"] for c in memories.cut if c["reason"] == "turn_in_memories"} >= {
+        f"chunk:{c.pk}" for c in restating}
+    # Where a turn does not fit, what was consolidated from it still speaks for it.
+    small = context_assemble(tenant_id=tenant.pk, user_id="kate", query="a safe restaurant for a nurse with a "
+                             "peanut allergy in Leeds?", session_id=None, budget_tokens=30).render()
+    assert "User: I am allergic to peanuts" in small and "climbing" not in small
