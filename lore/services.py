@@ -264,7 +264,9 @@ def smoke_failures(version: KnowledgeVersion) -> list[str]:
     cfg = lore_config.domain_config(version.domain)
     smoke = version.smoke or {}
     if not smoke:
-        return ["no smoke run (manage.py lore_smoke)"]
+        # Named the three ways a caller may be publishing from: the API, the command line, the admin.
+        return [f"no smoke run: POST /api/v1/worlds/{version.world.slug}/domains/{version.domain}/versions/"
+                f"{version.version}/smoke, manage.py lore_smoke or the admin's Run the smoke queries"]
     failures = []
     for language, figures in (smoke.get("by_language") or {}).items():
         if figures["hit@5"] < cfg.min_hit_at_5:

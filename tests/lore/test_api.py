@@ -34,6 +34,7 @@ def test_editor_uploads_sources_searches_stage_and_publishes(editor_client, gold
     # Publishing before a smoke run: 409, the reason given.
     refused = client.post("/api/v1/worlds/dnd5e/domains/srd/publish", {"version": "1.0.0"}, format="json")
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "smoke_failed"
+    assert "POST /api/v1/worlds/dnd5e/domains/srd/versions/1.0.0/smoke" in refused.json()["error"]["message"]
     golden_dir([{"id": "q", "language": "en", "query": "teleport in silvery mist", "expected": ["Spells/misty-step"]}])
     ran = client.post("/api/v1/worlds/dnd5e/domains/srd/versions/1.0.0/smoke", {}, format="json")
     assert ran.status_code == 200 and ran.json()["by_language"]["en"]["hit@1"] == 1.0
