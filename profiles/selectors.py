@@ -67,6 +67,13 @@ def own_name_terms(*, tenant_id: int, user_id: str) -> frozenset[str]:
     return terms
 
 
+def own_name_forget(*, tenant_id: int, user_id: str) -> None:
+    """Drop this process's copy of a user's name (their erasure): other processes' copies expire
+    within OWN_NAME_TTL_S."""
+    with _own_names_lock:
+        _own_names.pop((tenant_id, user_id), None)
+
+
 def fact_history(*, tenant_id: int, user_id: str, key: str) -> QuerySet[FactEvent]:
     return (FactEvent.objects.filter(tenant_id=tenant_id, user_id=user_id, key=key)
             .select_related("reviewer").order_by("-created_at", "-id"))

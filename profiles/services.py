@@ -20,7 +20,7 @@ from django.utils import timezone
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.llm import LLMError, LLMResponseError, LLMUnavailable, get_llm
 from memoryhub.models import ArchivalJob, Message, Tenant
-from profiles import extraction, metrics
+from profiles import extraction, metrics, selectors
 from profiles.conf import confidence_threshold, decay_after_days, decay_factor, decay_interval_days
 from profiles.keys import is_multi, key_normalize, value_clean, value_norm
 from profiles.models import FactEvent, UserProfile
@@ -429,6 +429,7 @@ def user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
     """Eraser (runs inside the kernel's erasure transaction): every fact and every event of the user."""
     facts, _ = UserProfile.objects.filter(tenant=tenant, user_id=user_id).delete()
     events, _ = FactEvent.objects.filter(tenant=tenant, user_id=user_id).delete()
+    selectors.own_name_forget(tenant_id=tenant.pk, user_id=user_id)
     return {"facts": facts, "fact_events": events}
 
 

@@ -63,3 +63,13 @@ def test_a_name_stated_later_counts_once_the_cached_one_expires(tenant, monkeypa
     assert profile_selectors.own_name_terms(tenant_id=tenant.pk, user_id="u1") == frozenset()  # cached
     monkeypatch.setattr(profile_selectors, "OWN_NAME_TTL_S", 0.0)
     assert profile_selectors.own_name_terms(tenant_id=tenant.pk, user_id="u1") == {"kate", "miller"}
+
+
+def test_an_erased_users_name_leaves_the_process_with_them(tenant) -> None:
+    from memoryhub import services as kernel_services
+
+    fact_upsert(tenant=tenant, user_id="u1", key="name", value="Kate", source="api")
+    assert profile_selectors.own_name_terms(tenant_id=tenant.pk, user_id="u1") == {"kate"}
+    kernel_services.user_erase(tenant=tenant, user_id="u1")
+    assert (tenant.pk, "u1") not in profile_selectors._own_names
+    assert profile_selectors.own_name_terms(tenant_id=tenant.pk, user_id="u1") == frozenset()
