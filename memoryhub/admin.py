@@ -61,15 +61,6 @@ class ApiKeyAdmin(admin.ModelAdmin):
         self.message_user(request, f"{len(queryset)} key(s) revoked")
 
 
-@admin.register(Conversation)
-class ConversationAdmin(admin.ModelAdmin):
-    list_display = ["user_id", "session_id", "tenant", "message_count", "last_message_at"]
-    list_filter = ["tenant"]
-    list_select_related = ["tenant"]
-    search_fields = ["user_id", "session_id"]
-    readonly_fields = ["tenant", "created_at"]
-
-
 class ReadOnlyAdmin(admin.ModelAdmin):
     """Records written by the service only: an edit here would silently disagree with what was
     indexed and extracted from them, so the admin shows them and changes nothing."""
@@ -82,6 +73,17 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False  # erasure goes through DELETE /api/v1/users/{id}, which reaches every copy
+
+
+@admin.register(Conversation)
+class ConversationAdmin(ReadOnlyAdmin):
+    """A session is opened by its first message and counted by the intake: one added here had no
+    tenant (a 500), one edited here would point its messages' counts and extraction elsewhere."""
+
+    list_display = ["user_id", "session_id", "tenant", "message_count", "last_message_at"]
+    list_filter = ["tenant"]
+    list_select_related = ["tenant"]
+    search_fields = ["user_id", "session_id"]
 
 
 @admin.register(Message)

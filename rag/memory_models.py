@@ -157,3 +157,4 @@ class TypedMemory(Chunk):
     class Meta:
         proxy = True
         verbose_name = "typed memory"
+        verbose_name_plural = "typed memories"

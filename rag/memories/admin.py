@@ -37,6 +37,9 @@ class MemoryReviewAdmin(admin.ModelAdmin):
                        "decided_at", "decision_reason", "chunk_id", "emotion", "context_window")
     actions = ("approve", "reject")
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # a review item is what a consolidation was unsure of; one added here had no source (a 500)
+
     @admin.action(description="Approve: write as typed memories")
     def approve(self, request: HttpRequest, queryset: QuerySet[MemoryReview]) -> None:
         done = sum(services.memory_review_approve(review=r, reviewer=request.user) is not None for r in queryset)

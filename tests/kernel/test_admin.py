@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from django.contrib.admin.models import LogEntry
 
-from memoryhub.models import ArchivalJob, Message
+from memoryhub.models import ArchivalJob, Conversation, Message
 from tests.factories import append_messages
 
 pytestmark = pytest.mark.django_db
@@ -15,11 +15,12 @@ pytestmark = pytest.mark.django_db
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 
 
-def test_jobs_and_messages_cannot_be_added_edited_or_deleted(admin_client, tenant) -> None:
+def test_jobs_messages_and_sessions_cannot_be_added_edited_or_deleted(admin_client, tenant) -> None:
     append_messages(tenant, "u1", "s1", ["I adopted a cat named Miso."], start=START)
     job = ArchivalJob.objects.filter(tenant=tenant).first()
     message = Message.objects.get(tenant=tenant)
-    for model, obj in (("archivaljob", job), ("message", message)):
+    conversation = Conversation.objects.get(tenant=tenant)
+    for model, obj in (("archivaljob", job), ("message", message), ("conversation", conversation)):
         assert admin_client.get(f"/admin/memoryhub/{model}/add/").status_code == 403
         page = admin_client.get(f"/admin/memoryhub/{model}/{obj.pk}/change/")
         assert page.status_code == 200 and b'name="_save"' not in page.content  # view only

@@ -52,3 +52,11 @@ def test_editor_edits_kind_importance_and_tags_of_a_memory(tenant, editor_client
     assert bad.status_code == 200  # the form shows its errors; nothing saved
     memory.refresh_from_db()
     assert memory.kind == "third_party"
+
+
+def test_review_items_come_from_consolidation_only_and_typed_memories_are_named_right(editor_client) -> None:
+    client, _ = editor_client
+    assert client.get("/admin/rag/memoryreview/add/").status_code == 403  # one added here had no source: a 500
+    assert b"/admin/rag/memoryreview/add/" not in client.get("/admin/rag/memoryreview/").content
+    index = client.get("/admin/").content.decode()
+    assert "Typed memories" in index and "Typed memorys" not in index
