@@ -135,12 +135,21 @@ register(Tool(
 
 
 # --- memory tools ---------------------------------------------------------------------------------
+def _memory_item(chunk: dict[str, Any], score: float) -> dict[str, Any]:
+    """A search hit as the model reads it: who said a turn ("Nice to meet you, Kate!" is the
+    assistant's, not the user's), and what kind of memory a typed one is."""
+    item = {"id": chunk["id"], "type": chunk["type"], "text": chunk["text"], "session_id": chunk["session_id"],
+            "score": round(score, 6), "created_at": chunk["created_ts"].isoformat() if chunk["created_ts"] else None}
+    if chunk["type"] == "dialog":
+        item["said_by"] = chunk["speaker"] or chunk["role"]
+    elif chunk["type"] == "memory":
+        item.update({key: chunk[key] for key in ("kind", "category", "emotion") if chunk[key]})
+    return item
+
+
 def memory_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     result = chunks_search(tenant_id=tenant.pk, user_id=args["user_id"], query=args["query"], k=args.get("k", 10))
-    items = [{"id": i.chunk["id"], "type": i.chunk["type"], "text": i.chunk["text"],
-              "session_id": i.chunk["session_id"], "score": round(i.score, 6),
-              "created_at": i.chunk["created_ts"].isoformat() if i.chunk["created_ts"] else None}
-             for i in result.items]
+    items = [_memory_item(i.chunk, i.score) for i in result.items]
     return {"query": args["query"], "items": items, "sources": [f"chunk:{i['id']}" for i in items]}
 
 

@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from memoryhub.models import Tenant
 from profiles.services import fact_upsert
+from rag.memories.services import MemoryInput, memories_create
 from tests.factories import append_messages
 from tools.models import ToolCall
 
@@ -87,10 +88,19 @@ def test_lore_assert_offline(tools_client: tuple[APIClient, Tenant], fact: str, 
 
 def test_memory_tools(tools_client: tuple[APIClient, Tenant]) -> None:
     client, tenant = tools_client
-    append_messages(tenant, "u1", "s1", ["I adopted a grey cat named Pixel last spring."])
+    append_messages(tenant, "u1", "s1", ["I adopted a grey cat named Pixel last spring.",
+                                         ("assistant", "Pixel is a lovely name for a cat!")])
+    memories_create(tenant=tenant, user_id="u1", conf_uid="neiri", items=[MemoryInput(
+        text="Dana's cat Pixel is grey", kind="user", category="FactsAboutUser", emotion="joy")])
     fact_upsert(tenant=tenant, user_id="u1", key="name", value="Dana", confidence=0.95, source="test")
     status, body = call(client, "memory_search", {"user_id": "u1", "query": "cat Pixel", "k": 3})
     assert status == 200 and "Pixel" in body["items"][0]["text"]
+    # Who said a turn, and what a typed memory is: the model cannot tell otherwise.
+    said = {i["text"]: i.get("said_by") for i in body["items"] if i["type"] == "dialog"}
+    assert said == {"I adopted a grey cat named Pixel last spring.": "user",
+                    "Pixel is a lovely name for a cat!": "assistant"}
+    typed = next(i for i in body["items"] if i["type"] == "memory")
+    assert (typed["kind"], typed["category"], typed["emotion"]) == ("user", "FactsAboutUser", "joy")
     assert body["sources"][0] == f"chunk:{body['items'][0]['id']}"
     status, body = call(client, "profile_get", {"user_id": "u1"})
     assert status == 200 and {"key": "name", "value": "Dana", "confidence": 0.95} in body["facts"]
