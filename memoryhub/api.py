@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -35,14 +36,63 @@ class MessageOutputSerializer(serializers.ModelSerializer):
         fields = ["id", "external_id", "role", "speaker", "text", "created_at", "emotion", "meta"]
 
 
+# Content parts whose words a memory keeps (chat completions' "text", the Responses API's two).
+TEXT_PART_TYPES = ("text", "input_text", "output_text")
+
+
+@extend_schema_field({
+    "oneOf": [
+        {"type": "string", "minLength": 1},
+        {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["type"],
+            "properties": {"type": {"type": "string"}, "text": {"type": "string"}},
+        }},
+    ],
+    "description": "Another name of `text` (the OpenAI chat format); give one of the two. A string, or a list "
+                   "of content parts: the text parts are kept, joined by new lines; the others (images, audio, "
+                   "files) are counted in the message's `meta.skipped_content_parts`. At least one text part.",
+})
+class ChatContentField(serializers.Field):
+    """A turn's `content` as an OpenAI-format chat app stores it: a string, or a list of parts
+    ([{"type": "text", "text": …}, {"type": "image_url", …}]) as SDKs send even for text alone."""
+
+    _text = StrictCharField(trim_whitespace=False, allow_blank=True)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, str):
+            text = StrictCharField(trim_whitespace=True, allow_blank=False).run_validation(data)
+            return {"text": text, "skipped": {}}
+        if not isinstance(data, list) or not data:
+            raise serializers.ValidationError("Must be a string or a non-empty list of content parts.")
+        texts: list[str] = []
+        skipped: dict[str, int] = {}
+        for i, part in enumerate(data):
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                raise serializers.ValidationError(f"Part {i} must be an object with a string `type`.")
+            if "text" in part and not isinstance(part["text"], str):
+                raise serializers.ValidationError(f"Part {i}: `text` must be a string.")
+            if part["type"] in TEXT_PART_TYPES:
+                if not isinstance(part.get("text"), str):
+                    raise serializers.ValidationError(f"Part {i} (type {part['type']}) needs a string `text`.")
+                texts.append(self._text.run_validation(part["text"]))
+            else:
+                kind = part["type"][:64]
+                skipped[kind] = skipped.get(kind, 0) + 1
+        text = "\n".join(t.strip() for t in texts if t.strip())
+        if not text:
+            raise serializers.ValidationError("No text part: a message is remembered by its words.")
+        return {"text": text, "skipped": skipped}
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
 class MessageInputSerializer(serializers.Serializer):
     role = StrictChoiceField(choices=Message.Role.choices)
     text = StrictCharField(trim_whitespace=True, allow_blank=False, required=False,
                            help_text="The message. Required, unless given as `content`.")
-    # A chat app keeps its turns in the OpenAI format ({"role", "content"}) and can send them as
-    # they are; only text content: a list of parts (images) is refused as not a string.
-    content = StrictCharField(trim_whitespace=True, allow_blank=False, required=False, write_only=True,
-                              help_text="Another name of `text` (the OpenAI chat format); give one of the two.")
+    # A chat app keeps its turns in the OpenAI format ({"role", "content"}) and can send them as they are.
+    content = ChatContentField(required=False, write_only=True)
     created_at = serializers.DateTimeField(required=False)
     external_id = StrictCharField(required=False, max_length=128, allow_blank=False)
     speaker = StrictCharField(required=False, max_length=128, allow_blank=True, default="")
@@ -62,14 +112,18 @@ class MessageInputSerializer(serializers.Serializer):
             raise serializers.ValidationError(f"Ensure this field has no more than {limit} characters.")
         return value
 
-    validate_content = validate_text
+    def validate_content(self, value: dict[str, Any]) -> dict[str, Any]:
+        self.validate_text(value["text"])
+        return value
 
     def validate(self, attrs: dict) -> dict:
         content = attrs.pop("content", None)
         if content is not None and "text" in attrs:
             raise serializers.ValidationError({"content": ["Give text or content, not both."]})
         if content is not None:
-            attrs["text"] = content
+            attrs["text"] = content["text"]
+            if content["skipped"]:
+                attrs["meta"] = {**attrs.get("meta", {}), "skipped_content_parts": content["skipped"]}
         if "text" not in attrs:
             raise serializers.ValidationError({"text": ["This field is required."]})
         return attrs

@@ -319,9 +319,33 @@ def test_messages_in_the_openai_format_are_taken_with_content_as_text(client_a) 
     assert sorted(texts) == ["How exciting!", "I moved to Porto."]
 
 
+def test_content_as_a_list_of_parts_keeps_the_text_and_counts_the_rest(client_a) -> None:
+    """What SDKs send, even for text alone: [{"type": "text", "text": …}, {"type": "image_url", …}]."""
+    client, _ = client_a
+    response = client.post(MESSAGES, {"messages": [
+        {"role": "user", "external_id": "p1", "content": [
+            {"type": "text", "text": "This is my new puppy Biscuit."},
+            {"type": "image_url", "image_url": {"url": "https://example.com/biscuit.png"}},
+            {"type": "text", "text": "He is ten weeks old."}]},
+        {"role": "assistant", "external_id": "p2", "content": [{"type": "output_text", "text": "Adorable!"}]},
+    ]}, format="json")
+    assert response.status_code == 202, response.content
+    stored = {m["external_id"]: m for m in client.get(MESSAGES).json()["messages"]}
+    assert stored["p1"]["text"] == "This is my new puppy Biscuit.\nHe is ten weeks old."
+    assert stored["p1"]["meta"] == {"skipped_content_parts": {"image_url": 1}}
+    assert stored["p2"]["text"] == "Adorable!" and stored["p2"]["meta"] == {}
+
+
 @pytest.mark.parametrize(("message", "field"), [
     ({"role": "user", "text": "a", "content": "b"}, "content"),
-    ({"role": "user", "content": [{"type": "text", "text": "hi"}]}, "content"),
+    ({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}, "content"),
+    ({"role": "user", "content": [{"type": "text"}]}, "content"),
+    ({"role": "user", "content": [{"text": "hi"}]}, "content"),
+    ({"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "image_url", "text": 5}]}, "content"),
+    ({"role": "user", "content": []}, "content"),
+    ({"role": "user", "content": [{"type": "text", "text": "a\u0000b"}]}, "content"),
+    ({"role": "user", "content": None}, "content"),
+    ({"role": "user", "content": 5}, "content"),
     ({"role": "user"}, "text"),
 ])
 def test_text_and_content_are_one_field(client_a, message: dict, field: str) -> None:
