@@ -29,7 +29,9 @@ _RETRIEVAL = {
         "k": {"type": "integer", "minimum": 1, "maximum": 100},
         "weights": {
             "type": "object", "additionalProperties": False, "required": ["bm25", "vector"],
-            "properties": {"bm25": {"type": "number", "minimum": 0}, "vector": {"type": "number", "minimum": 0}},
+            "properties": {"bm25": {"type": "number", "minimum": 0}, "vector": {"type": "number", "minimum": 0},
+                           # a third RRF list: the entries whose whole title the query says (0 or absent: off)
+                           "title": {"type": "number", "minimum": 0}},
         },
         "filter": {"type": "object"},
     },

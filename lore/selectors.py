@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,23 +104,56 @@ class KnowledgeResult:
     versions: dict[str, str]
 
 
+@functools.lru_cache(maxsize=64)
+def _entry_titles(tenant_id: int, namespace: str,
+                  watermarks: tuple[int, ...] | None) -> dict[str, tuple[tuple[int, frozenset[str]], ...]]:
+    """A version's chunks with the terms of their entry's title ("Blinded" → {"blind"}), by each of those
+    terms. A version's chunks do not change once built; the watermarks in the key make a rebuilt
+    namespace read again."""
+    by_term: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    for pk, title in Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace).values_list("id", "meta__title"):
+        terms = frozenset(analyze(str(title))) if title else frozenset()
+        for term in terms:
+            by_term.setdefault(term, []).append((pk, terms))
+    return {term: tuple(rows) for term, rows in by_term.items()}
+
+
+def _title_matches(tenant_id: int, namespace: str, watermarks: tuple[int, ...] | None, query_terms: set[str],
+                   allowed: np.ndarray | None, k: int) -> dict[int, float]:
+    """Chunks of the entries whose whole title the query says, the longer titles first: "what happens when
+    my character is blinded?" names the condition Blinded, which long rule sections that say "character"
+    and "blinded" outscored on BM25 (docs/retrieval.md "Game-master knowledge: titles")."""
+    titles = _entry_titles(tenant_id, namespace, watermarks)
+    found = {pk: len(terms) for term in query_terms for pk, terms in titles.get(term, ()) if terms <= query_terms}
+    if allowed is not None:
+        permitted = set(allowed.tolist())
+        found = {pk: n for pk, n in found.items() if pk in permitted}
+    return {pk: float(n) for pk, n in sorted(found.items(), key=lambda f: (-f[1], f[0]))[:k]}
+
+
 def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.ndarray,
                 filters: KnowledgeFilters) -> dict[int, Any]:
     cfg = lore_config.domain_config(target.domain)
+    weights = dict(cfg.weights)
     # The index's catch-up reads the namespace row; its vector space comes with it.
-    [index], _, spaces = bm25_index.namespace_indexes_and_watermarks(tenant_id, [target.namespace])
+    [index], marks, spaces = bm25_index.namespace_indexes_and_watermarks(tenant_id, [target.namespace])
     chunks = Chunk.objects.filter(tenant_id=tenant_id, namespace=target.namespace)
     if filters:
         chunks = chunks.filter(filters.q())
     scores: dict[str, dict[int, float]] = {}
     if cfg.mode in ("hybrid", "bm25"):
         allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64) if filters else None
-        scores["bm25"] = dict(index.search(analyze(query), cfg.k_keyword, allowed=allowed))
+        terms = analyze(query)
+        scores["bm25"] = dict(index.search(terms, cfg.k_keyword, allowed=allowed))
+        if weights.get("title"):
+            titled = _title_matches(tenant_id, target.namespace, marks.get(target.namespace), set(terms), allowed,
+                                    cfg.k_keyword)
+            if titled:
+                scores["title"] = titled
     if cfg.mode in ("hybrid", "vector") and not rag_selectors.foreign_vector_spaces(tenant_id, spaces):
         scores["vector"] = dict(vectors.nearest(
             chunks, fit_dims(query_vector, cfg.dims)[0], cfg.k_vector, namespace_size=len(index),
             hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True))
-    weights = dict(cfg.weights)
     return fuse(scores, method="rrf", weights={name: weights[name] for name in scores}, rrf_k=cfg.rrf_k)
 
 

@@ -247,3 +247,39 @@ def test_world_slug_and_languages_are_validated(tenant):
     assert caught.value.field == "languages"
     services.world_create(tenant=tenant, slug="ok")
     assert World.objects.get(slug="ok").languages == ["en"]
+
+
+def test_an_entry_whose_whole_title_the_question_says_comes_first(world, monkeypatch):
+    """The README's own example answered with a long rule section that says "character" and
+    "blinded", above the condition Blinded; the title is a third vote in the fusion."""
+    import dataclasses
+
+    from tests.lore.conftest import as_bytes
+
+    sections = [{"index": "the-environment", "name": "The Environment", "desc": (
+        "## Vision and Light\nA character in a heavily obscured area effectively suffers from the blinded "
+        "condition. What happens to a character depends on the light: a character who cannot see is treated "
+        "as blinded, and a character's allies may guide the character when it happens.")},
+                {"index": "resting", "name": "Resting", "desc": "A character can take a short rest."}]
+    conditions = [{"index": "blinded", "name": "Blinded", "desc": ["- A blinded creature can't see."]},
+                  {"index": "prone", "name": "Prone", "desc": ["- A prone creature's only movement is to crawl."]}]
+    version = services.knowledge_ingest(world=world, domain="srd", actor="test", files=[
+        services.UploadedFile("Rule-Sections.json", as_bytes(sections), "en"),
+        services.UploadedFile("Conditions.json", as_bytes(conditions), "en")])
+    targets = [selectors.Target("srd", version.version, version.namespace)]
+
+    def top(query: str) -> str:
+        return selectors.knowledge_search(tenant_id=world.tenant_id, targets=targets, query=query).hits[0].entry_id
+
+    assert top("what happens when my character is blinded?") == "Conditions/blinded"
+    assert top("a character in a heavily obscured area") == "Rule-Sections/the-environment"
+    # A filter holds for the title's vote too.
+    only_rules = selectors.knowledge_search(tenant_id=world.tenant_id, targets=targets, query="blinded",
+                                            filters=selectors.KnowledgeFilters(categories=("Rule-Sections",)))
+    assert only_rules.hits[0].entry_id == "Rule-Sections/the-environment"
+    assert all(h.entry_id.startswith("Rule-Sections/") for h in only_rules.hits)
+    srd = lore_config.domain_config("srd")
+    assert dict(srd.weights)["title"] == 1.0
+    untitled = dataclasses.replace(srd, weights=(("bm25", 1.0), ("vector", 1.0)))
+    monkeypatch.setattr(lore_config, "domain_config", lambda domain: untitled if domain == "srd" else srd)
+    assert top("what happens when my character is blinded?") == "Rule-Sections/the-environment"
