@@ -298,7 +298,7 @@ EN_NAME_PARTICLES = frozenset({"van", "von", "de", "der", "da", "di", "del", "la
 # Names that are part of a place's or an institution's name: after a prefix ("St Mary", "Mount Pleasant",
 # "Lake Louise") or before a noun of places ("Lincoln High School", "Grace Church", "Victoria Station").
 EN_PLACE_PREFIXES = frozenset({"st", "saint", "ste", "mount", "mt", "fort", "ft", "lake", "cape", "port", "san",
-                               "santa", "santo", "lady"})
+                               "santa", "santo"})
 EN_PLACE_NOUNS = frozenset({
     "hospital", "clinic", "school", "high", "elementary", "academy", "college", "university", "institute",
     "church", "cathedral", "chapel", "abbey", "temple", "mosque", "street", "st", "road", "rd", "avenue", "ave",
