@@ -334,6 +334,12 @@ def test_content_as_a_list_of_parts_keeps_the_text_and_counts_the_rest(client_a)
     assert stored["p1"]["text"] == "This is my new puppy Biscuit.\nHe is ten weeks old."
     assert stored["p1"]["meta"] == {"skipped_content_parts": {"image_url": 1}}
     assert stored["p2"]["text"] == "Adorable!" and stored["p2"]["meta"] == {}
+    # However many kinds of part a client sends, eight are named and the rest counted together.
+    many = [{"type": "text", "text": "Files."}, *({"type": f"kind{i}"} for i in range(12))]
+    assert client.post(MESSAGES, {"messages": [{"role": "user", "external_id": "p3", "content": many}]},
+                       format="json").status_code == 202
+    skipped = {m["external_id"]: m for m in client.get(MESSAGES).json()["messages"]}["p3"]["meta"]
+    assert len(skipped["skipped_content_parts"]) == 9 and skipped["skipped_content_parts"]["other"] == 4
 
 
 @pytest.mark.parametrize(("message", "field"), [
@@ -344,6 +350,7 @@ def test_content_as_a_list_of_parts_keeps_the_text_and_counts_the_rest(client_a)
     ({"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "image_url", "text": 5}]}, "content"),
     ({"role": "user", "content": []}, "content"),
     ({"role": "user", "content": [{"type": "text", "text": "a\u0000b"}]}, "content"),
+    ({"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "image\u0000"}]}, "content"),
     ({"role": "user", "content": None}, "content"),
     ({"role": "user", "content": 5}, "content"),
     ({"role": "user"}, "text"),
