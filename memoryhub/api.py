@@ -89,8 +89,18 @@ class ChatContentField(serializers.Field):
         return value
 
 
+class MessageRoleField(StrictChoiceField):
+    """user, assistant or system; OpenAI's newer name of the system turn, `developer`, is taken as one
+    (stored, never indexed as memory). Tool results and calls are not a conversation's words: a 400."""
+
+    def to_internal_value(self, data: Any) -> str:
+        role = super().to_internal_value(data)
+        return Message.Role.SYSTEM if role == "developer" else role
+
+
 class MessageInputSerializer(serializers.Serializer):
-    role = StrictChoiceField(choices=Message.Role.choices)
+    role = MessageRoleField(choices=[*Message.Role.choices, ("developer", "Developer")],
+                            help_text="user, assistant or system (`developer` is taken as system).")
     text = StrictCharField(trim_whitespace=True, allow_blank=False, required=False,
                            help_text="The message. Required, unless given as `content`.")
     # A chat app keeps its turns in the OpenAI format ({"role", "content"}) and can send them as they are.

@@ -328,12 +328,14 @@ def test_content_as_a_list_of_parts_keeps_the_text_and_counts_the_rest(client_a)
             {"type": "image_url", "image_url": {"url": "https://example.com/biscuit.png"}},
             {"type": "text", "text": "He is ten weeks old."}]},
         {"role": "assistant", "external_id": "p2", "content": [{"type": "output_text", "text": "Adorable!"}]},
+        {"role": "developer", "external_id": "p0", "content": "Be brief."},
     ]}, format="json")
     assert response.status_code == 202, response.content
     stored = {m["external_id"]: m for m in client.get(MESSAGES).json()["messages"]}
     assert stored["p1"]["text"] == "This is my new puppy Biscuit.\nHe is ten weeks old."
     assert stored["p1"]["meta"] == {"skipped_content_parts": {"image_url": 1}}
     assert stored["p2"]["text"] == "Adorable!" and stored["p2"]["meta"] == {}
+    assert stored["p0"]["role"] == "system"  # OpenAI's newer name of the system turn
     # However many kinds of part a client sends, eight are named and the rest counted together.
     many = [{"type": "text", "text": "Files."}, *({"type": f"kind{i}"} for i in range(12))]
     assert client.post(MESSAGES, {"messages": [{"role": "user", "external_id": "p3", "content": many}]},
