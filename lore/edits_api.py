@@ -86,6 +86,16 @@ class EditListProposeApi(APIView):
         return Response(EditSerializer(edit).data, status=status.HTTP_201_CREATED)
 
 
+class EditDetailApi(APIView):
+    """One edit: where a proposal stands (pending, approved with the version it built, rejected and why)."""
+
+    required_scopes = EDITOR
+
+    @extend_schema(operation_id="world_edit_get", responses={200: EditSerializer, **ERRORS})
+    def get(self, request: Request, world: str, edit_id: int) -> Response:
+        return Response(EditSerializer(_edit(request, world, edit_id)).data)
+
+
 DECIDED = OpenApiResponse(description="The edit is already approved or rejected.")
 
 

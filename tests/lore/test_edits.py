@@ -126,8 +126,10 @@ def test_api_propose_list_approve_reject(editor_client, live):
     assert other.status_code == 201
     listing = client.get("/api/v1/worlds/dnd5e/edits", {"status": "pending"})
     assert [e["entry_id"] for e in listing.json()["items"]] == ["Spells/fireball", "Spells/misty-step"]
+    assert client.get(f"/api/v1/worlds/dnd5e/edits/{body['id']}").json() == body  # where it stands
     approved = client.post(f"/api/v1/worlds/dnd5e/edits/{body['id']}/approve", {}, format="json")
     assert approved.status_code == 200 and approved.json()["produced_version"] == "1.0.1"
+    assert client.get(f"/api/v1/worlds/dnd5e/edits/{body['id']}").json() == approved.json()
     again = client.post(f"/api/v1/worlds/dnd5e/edits/{body['id']}/approve", {}, format="json")
     assert again.status_code == 409 and again.json()["error"]["code"] == "already_decided"
     no_reason = client.post(f"/api/v1/worlds/dnd5e/edits/{other.json()['id']}/reject", {}, format="json")
@@ -164,6 +166,8 @@ def test_api_scope_and_tenant_isolation(editor_client, live):
     edit = edits.knowledge_edit_propose(world=live.world, domain="srd", action="delete", language="en",
                                         entry_id="Spells/fireball", reason="r", actor="a")
     assert stranger.post(f"/api/v1/worlds/dnd5e/edits/{edit.pk}/approve", {}, format="json").status_code == 404
+    assert stranger.get(f"/api/v1/worlds/dnd5e/edits/{edit.pk}").status_code == 404
+    assert reader.get(f"/api/v1/worlds/dnd5e/edits/{edit.pk}").status_code == 403
     assert KnowledgeEdit.objects.get(pk=edit.pk).status == "pending"
 
 
