@@ -380,9 +380,14 @@ def _without_own_name(query: str, own: frozenset[str]) -> str:
     said = {word for word in words(query) if term(word) in own} if own else set()
     if not said:
         return query
-    rest = re.sub("|".join(re.escape(word) for word in sorted(said, key=len, reverse=True)), " ", query,
-                  flags=re.IGNORECASE)
+    # A whole word, not a piece of one ("Li" is not the start of "like"); Chinese has no spaces to bound it.
+    pattern = "|".join(re.escape(word) if _HAN.search(word) else rf"(?<!\w){re.escape(word)}(?!\w)"
+                       for word in sorted(said, key=len, reverse=True))
+    rest = re.sub(pattern, " ", query, flags=re.IGNORECASE)
     return rest if analyze(rest) else query
+
+
+_HAN = re.compile(r"[\u3400-\u9fff]")
 
 
 def _soft_rerank(fused: dict[int, FusedScore], query: str, term_weights: dict[str, float],

@@ -73,3 +73,14 @@ def test_an_erased_users_name_leaves_the_process_with_them(tenant) -> None:
     kernel_services.user_erase(tenant=tenant, user_id="u1")
     assert (tenant.pk, "u1") not in profile_selectors._own_names
     assert profile_selectors.own_name_terms(tenant_id=tenant.pk, user_id="u1") == frozenset()
+
+
+@pytest.mark.parametrize(("query", "kept"), [
+    ("What does Li like to eat?", "What does   like to eat?"),
+    ("Li's favourite food?", "  favourite food?"),
+    ("li", "li"),  # nothing else asked: the name stays
+])
+def test_only_the_whole_name_leaves_the_query(query: str, kept: str) -> None:
+    from rag.selectors import _without_own_name
+
+    assert _without_own_name(query, frozenset({"li"})) == kept
