@@ -56,12 +56,12 @@ class ChatContentField(serializers.Field):
     """A turn's `content` as an OpenAI-format chat app stores it: a string, or a list of parts
     ([{"type": "text", "text": …}, {"type": "image_url", …}]) as SDKs send even for text alone."""
 
+    _whole = StrictCharField(trim_whitespace=True, allow_blank=False)
     _text = StrictCharField(trim_whitespace=False, allow_blank=True)
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, str):
-            text = StrictCharField(trim_whitespace=True, allow_blank=False).run_validation(data)
-            return {"text": text, "skipped": {}}
+            return {"text": self._whole.run_validation(data), "skipped": {}}
         if not isinstance(data, list) or not data:
             raise serializers.ValidationError("Must be a string or a non-empty list of content parts.")
         texts: list[str] = []

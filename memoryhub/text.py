@@ -184,6 +184,8 @@ def _term(word: str) -> str:
 
 # One word's BM25 term, for callers that keep the word too (memoryhub.wordvectors).
 term = _term
+# A Han character: for callers that treat Chinese words apart (no spaces bound them).
+HAN_CHAR = _HAN_CHAR
 
 
 def analyze(text: str) -> list[str]:

@@ -22,7 +22,7 @@ from memoryhub.search.bm25 import SegmentedBM25Index
 from memoryhub.search.bm25 import idf as bm25_idf
 from memoryhub.search.config import RetrievalConfig, retrieval_config
 from memoryhub.search.fusion import FusedScore, fuse, ranked
-from memoryhub.text import analyze, term, words
+from memoryhub.text import HAN_CHAR, analyze, term, words
 from profiles.selectors import own_name_terms
 from rag import chunk_cache, llm_steps
 from rag import index as bm25_index
@@ -161,6 +161,7 @@ def chunks_search(
     own = (own_name_terms(tenant_id=tenant_id, user_id=user_id)
            if domain == "dialog" and user_namespace(user_id) in namespaces else frozenset())
     searched = _without_own_name(query, own)
+    dropped = own if searched != query else frozenset()  # the name's terms, when they left the query
     if mode in ("hybrid", "bm25"):
         # Words, the dates the query names, a conversation's user turns over the assistant's.
         term_weights = query_terms.weighted_terms(searched, now)
@@ -168,7 +169,7 @@ def chunks_search(
         if expand if expand is not None else config.expand:
             expansions = llm_steps.expand_query(query)
             if expansions is not None:
-                terms += [t for q in expansions for t in analyze(q) if t not in own or searched == query]
+                terms += [t for q in expansions for t in analyze(q) if t not in dropped]
                 steps.append("expand")
         allowed = None
         if filters and in_process:
@@ -381,13 +382,10 @@ def _without_own_name(query: str, own: frozenset[str]) -> str:
     if not said:
         return query
     # A whole word, not a piece of one ("Li" is not the start of "like"); Chinese has no spaces to bound it.
-    pattern = "|".join(re.escape(word) if _HAN.search(word) else rf"(?<!\w){re.escape(word)}(?!\w)"
+    pattern = "|".join(re.escape(word) if HAN_CHAR.search(word) else rf"(?<!\w){re.escape(word)}(?!\w)"
                        for word in sorted(said, key=len, reverse=True))
     rest = re.sub(pattern, " ", query, flags=re.IGNORECASE)
     return rest if analyze(rest) else query
-
-
-_HAN = re.compile(r"[\u3400-\u9fff]")
 
 
 def _soft_rerank(fused: dict[int, FusedScore], query: str, term_weights: dict[str, float],
