@@ -23,6 +23,7 @@ class RetrievalConfig:
     importance_boost: float
     recency_boost: float
     half_life_days: float
+    speaker_boost: float  # 0: off
     dedupe_similarity: float
     feedback_docs: int
     feedback_weight: float
@@ -56,6 +57,7 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
             importance_boost=float(boosts["importance"]),
             recency_boost=float(boosts["recency"]),
             half_life_days=float(boosts["half_life_days"]),
+            speaker_boost=float(boosts.get("speaker", 0.0)),
             dedupe_similarity=float(raw["dedupe_similarity"]),
             feedback_docs=int(raw["feedback"]["docs"]),
             feedback_weight=float(raw["feedback"]["weight"]),
@@ -70,6 +72,8 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: fusion must be rrf or weighted")
     if config.half_life_days <= 0 or config.candidates < 1 or config.rrf_k < 1:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: half_life_days, candidates, rrf_k must be positive")
+    if config.speaker_boost < 0:
+        raise ImproperlyConfigured(f"knowledge.yaml {where}: boosts.speaker must not be negative")
     if config.soft_candidates < 0 or config.soft_weight < 0:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: soft_match candidates and weight must not be negative")
     return config
