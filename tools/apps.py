@@ -9,4 +9,7 @@ class ToolsConfig(AppConfig):
         # The tools register themselves on import: the built-in ones and the campaign tools
         # (tools reads lore, never the other way round); `quality` adds the contradiction rate to a
         # world's quality page (lore.quality).
-        from tools import builtin, campaign, quality  # noqa: F401
+        from memoryhub import registry
+        from tools import builtin, campaign, quality, services  # noqa: F401
+
+        registry.register_eraser("tools", services.user_erase)

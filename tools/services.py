@@ -72,3 +72,12 @@ def tool_call_log(*, tenant: Tenant, tool: str, transport: str, arguments: dict[
     return ToolCall.objects.create(tenant=tenant, tool=tool, transport=transport, arguments=arguments,
                                    sources=sources, outcome=outcome, error=error[:2000], latency_ms=latency_ms,
                                    world=world, verdict=verdict, llm_tokens=llm_tokens, llm_cost_usd=llm_cost_usd)
+
+
+def user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
+    """Eraser (runs inside the kernel's erasure transaction): the logged calls of the memory tools
+    made for the user. Their arguments hold what was asked about the user ("what is Masha allergic
+    to?") and their sources the user's chunks and facts; the world tools' calls name no user and stay
+    for the quality figures."""
+    calls, _ = ToolCall.objects.filter(tenant=tenant, arguments__user_id=user_id).delete()
+    return {"tool_calls": calls}

@@ -175,3 +175,21 @@ def test_call_log_is_read_only_in_admin(tools_client: tuple[APIClient, Tenant], 
     assert client.get(f"/admin/tools/toolcall/{row.pk}/change/").status_code == 200
     assert client.get("/admin/tools/toolcall/add/").status_code == 403
     assert client.post(f"/admin/tools/toolcall/{row.pk}/delete/", {"post": "yes"}).status_code == 403
+
+
+def test_erasing_a_user_deletes_the_logged_calls_that_asked_about_them(tools_client: tuple[APIClient, Tenant]) -> None:
+    """The call log keeps each call's arguments: a question about the user ("на что у Маши аллергия?")
+    and the chunks that answered it must not outlive the user's erasure."""
+    from memoryhub.services import user_erase
+
+    client, tenant = tools_client
+    append_messages(tenant, "masha", "s1", ["У меня аллергия на арахис."])
+    assert call(client, "memory_search", {"user_id": "masha", "query": "на что у Маши аллергия?"})[0] == 200
+    assert call(client, "profile_get", {"user_id": "masha"})[0] == 200
+    assert call(client, "memory_search", {"user_id": "other", "query": "арахис"})[0] == 200
+    assert call(client, "lore_search", {"query": "explosion of flame", "k": 1})[0] == 200
+    receipt = user_erase(tenant=tenant, user_id="masha")
+    assert receipt["deleted"]["tool_calls"] == 2
+    left = ToolCall.objects.filter(tenant=tenant)
+    assert not [c for c in left if "masha" in str(c.arguments) or "Маш" in str(c.arguments)]
+    assert sorted(c.arguments.get("user_id", "") for c in left) == ["", "other"]
