@@ -37,6 +37,7 @@ _EN_NAME_LIKE = frozenset({"mother", "father", "grandmother", "grandfather"})
 _STOPS = frozenset({".", "!", "?", "。", "！", "？", ";", "；"})
 # Prepositions opening a Russian cue word's complement ("соседка по даче", "друг из Казани").
 _RU_COMPLEMENT = frozenset({"по", "из"})
+_DASHES = frozenset({"—", "–", "-"})
 
 
 def own_before(toks: list[Tok], c: int) -> bool:
@@ -67,6 +68,8 @@ def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
         j += 2  # the cue's complement: "соседка по даче Нина", "коллега по работе, Сеня"
     if j < len(toks) and toks[j].kind == "PUNCT" and toks[j].text in {",", "，", ":", "：", "(", "（"}:
         j += 1
+    elif j < len(toks) and toks[j].kind == "COP" and toks[j].text in _DASHES:
+        j += 1  # "Начальница — Ольга Викторовна", "Мама - Людмила Петровна": the dash names who the cue is
     if j == skip:
         j += 1
     if j < len(toks) and (toks[j].kind == "NAMED" or (toks[j].kind == "OTHER" and normalize(toks[j].text) == "called")):

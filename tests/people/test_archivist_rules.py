@@ -102,6 +102,19 @@ def test_a_named_mother_answers_to_the_kin_word_too() -> None:
     assert people_of("我妈妈王丽今天来了。")["王丽"].aliases == ["妈妈"]
 
 
+@pytest.mark.parametrize(("sentence", "name", "circle"), [
+    ("Начальница - Ольга Викторовна, строгая но справедливая.", "Ольга Викторовна", "Work_Inner"),
+    ("Мама — Людмила Петровна, живёт в Самаре.", "Людмила Петровна", "Family"),
+    ("Подруга – Катя, вместе учились на экономфаке.", "Катя", "Friends"),
+])
+def test_a_cue_word_and_a_dash_name_the_person_the_cue_is(sentence: str, name: str, circle: str) -> None:
+    """Russian drops "мой" and puts a dash between: "Мама — Людмила Петровна" is one person, the mother,
+    not a "мама" beside a Людмила of no circle."""
+    people = people_of(sentence)
+    assert list(people) == [name]
+    assert people[name].circle == circle
+
+
 def relations_of(text: str) -> list[tuple[object, str, object]]:
     return [(r.subject, r.kind, r.object) for r in rules.extract([Msg(text)]).relations]
 
