@@ -291,7 +291,10 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
             mention = toks[subject].mention
             mention.circle = cue.circle
             mention.cue = tok.text
-            kin = kin_of(strip_possessive(tok.text)) if own else None
+            # Russian and Chinese say whose without a word ("муж Игорь", "老公叫张伟"): the user's, unless
+            # someone else owns the kin word (`_users_kin`), as "мой муж Игорь" says it.
+            mine = own or (tok.script != "en" and _users_kin(toks, c) and not _with_someone(toks, c))
+            kin = kin_of(strip_possessive(tok.text)) if mine else None
             if kin is not None and kin.unique:
                 # "my mom Olga": she is also who "мама" means from now on (one mother per user).
                 mention.aliases.append(kin_name(kin, tok.script or "en"))
@@ -392,6 +395,13 @@ def _tie_verb(toks: list[Tok], c: int, *, partner: int | None, me: bool) -> None
         mention.circle = verb.circle
         mention.cue = toks[c].text
         toks[c].tied = True
+
+
+def _with_someone(toks: list[Tok], c: int) -> bool:
+    """"Света с мужем Игорем": a kin word after "с" and a capitalised word (a name the dictionary may
+    not read as one at the start of a sentence) is that person's; "мы с мужем Игорем" is the user's."""
+    return c >= 2 and normalize(toks[c - 1].text) in ("с", "со") and toks[c - 2].text[:1].isupper() and \
+        normalize(toks[c - 2].text) not in _FIRST_PERSON
 
 
 def _nearest_name(toks: list[Tok], c: int, window: int) -> int | None:

@@ -115,6 +115,24 @@ def test_a_cue_word_and_a_dash_name_the_person_the_cue_is(sentence: str, name: s
     assert people[name].circle == circle
 
 
+@pytest.mark.parametrize(("sentence", "name", "alias"), [
+    ("муж Игорь опять задержался на работе", "Игорь", "муж"),
+    ("Мама — Людмила Петровна.", "Людмила Петровна", "мама"),
+    ("老公叫张伟，在医院上班。", "张伟", "老公"),
+])
+def test_a_kin_word_without_my_is_the_users_and_answers_for_the_person_too(sentence: str, name: str,
+                                                                           alias: str) -> None:
+    """"муж Игорь" is the user's husband as "мой муж Игорь" is: without the alias a later "муж
+    приготовил ужин" became a second person, "муж", beside Игорь."""
+    assert people_of(sentence)[name].aliases == [alias]
+    known = (KnownPerson(id=3, display_name=name, aliases=(alias,)),)
+    (op,) = rules.extract([Msg(f"{alias} вчера приготовил ужин" if alias == "муж" else f"{alias}今天给我做了饭"
+                               if alias == "老公" else "мама звонила утром")], known).ops
+    assert op.person.display_name == name
+    # Someone else's husband stays theirs.
+    assert people_of("У Светы муж Игорь.")["Игорь"].aliases == []
+
+
 def relations_of(text: str) -> list[tuple[object, str, object]]:
     return [(r.subject, r.kind, r.object) for r in rules.extract([Msg(text)]).relations]
 
