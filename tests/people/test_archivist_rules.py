@@ -133,6 +133,19 @@ def test_a_kin_word_without_my_is_the_users_and_answers_for_the_person_too(sente
     assert people_of("У Светы муж Игорь.")["Игорь"].aliases == []
 
 
+@pytest.mark.parametrize(("sentence", "name", "circle"), [
+    ("同事小李人特别好，经常帮我带早饭。", "小李", "Work_Inner"),
+    ("我闺蜜小美人超好，什么都跟她说", "小美", "Friends"),
+    ("好友陈静人很好，就是太忙", "陈静", "Friends"),
+    ("我们部门的小赵人不错", "小赵", "Work_Inner"),
+])
+def test_a_chinese_name_ends_before_what_the_person_is_like(sentence: str, name: str, circle: str) -> None:
+    """"小李人特别好" says what 小李 is like: 人 opens the predicate. 小李 was missed, 陈静 read as 陈静人."""
+    people = people_of(sentence)
+    assert list(people) == [name]
+    assert people[name].circle == circle
+
+
 def relations_of(text: str) -> list[tuple[object, str, object]]:
     return [(r.subject, r.kind, r.object) for r in rules.extract([Msg(text)]).relations]
 
