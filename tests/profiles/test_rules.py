@@ -102,3 +102,15 @@ def test_eval_command_prints_precision_and_recall_per_language_and_set() -> None
 def test_statements_of_a_change_are_flagged_in_three_languages(text: str, key: str, value: str, change: bool) -> None:
     (fact,) = extract(text)
     assert (fact.key, fact.value, fact.change) == (key, value, change)
+
+
+@pytest.mark.parametrize(("text", "allergens"), [
+    ("Кстати, у меня аллергия на фундук и на собак, так что в гости к Оле не хожу", ["фундук", "собаки"]),
+    ("у меня ещё аллергия на пыльцу берёзы, весной ад(", ["пыльца берёзы"]),
+    ("У меня с детства аллергия на мёд, поэтому торты выбираю осторожно", ["мёд"]),
+    ("у меня аллергия на цитрусы, а муж их обожает", ["цитрусы"]),
+])
+def test_a_russian_allergy_goes_on_into_why_or_when(text: str, allergens: list[str]) -> None:
+    """The list of allergens ends where a clause of why or when begins: the allergy was lost whenever
+    the sentence went on after a comma ("…, так что…"), or an adverb stood before "аллергия"."""
+    assert [(f.key, f.value) for f in extract(text)] == [("allergies", a) for a in allergens]
