@@ -334,6 +334,10 @@ RULES: tuple[Rule, ...] = (
     Rule("en.pets.my_pet_name", _r(rf"\bmy\s+(?:(?:little|old|young)\s+)?{PET}\s+({NAME_CAP})\b"), _pet, 0.8),
     Rule("en.pets.my_pets_name", _r(rf"\bmy\s+{PET}(?:'s|’s\s+name\s+is|'s\s+name\s+is|\s+is\s+(?:called|named))\s+"
                                     rf"({NAME_CAP})"), _pet, 0.8),
+    # "my hobbies are hiking and chess": the key names itself.
+    Rule("en.hobbies.my", _r(r"\bmy\s+(?:main\s+|favou?rite\s+|only\s+)?hobb(?:y|ies)\s+(?:is|are|include|=|:)\s*"
+                             r"([a-z][a-z\s,\-]{1,60}?)(?=\s*(?:$|[.!;]|\bbut\b|\bbecause\b|\bwhen\b|\bso\b))"),
+         lambda m: [("hobbies", *rest) for _key, *rest in _likes(m)], 0.85),
     Rule("en.likes.love", _r(r"\bi\s+(?:really\s+|absolutely\s+|just\s+|also\s+|totally\s+)?(?:love|like|enjoy|adore)"
                              r"\s+([a-z][a-z\s,\-]{1,60}?)(?=\s*(?:$|[.!;]|\bbut\b|\bbecause\b|\bwhen\b|\bif\b|\bso\b"
                              r"|\bwith\b))"), _likes, 0.75),

@@ -231,6 +231,12 @@ def _likes(raw: str) -> str | None:
     return value
 
 
+def _hobbies(match: re.Match[str]) -> Emit:
+    """"我的爱好是弹吉他和爬山": each pastime of the list, as the likes rule reads one."""
+    parts = re.split(r"和|、|跟|还有|以及|/", match.group(1))
+    return [("hobbies", value) for part in parts if (value := _likes(part))]
+
+
 RULES: tuple[Rule, ...] = (
     # name
     Rule("zh.name.jiao", re.compile(rf"我(?:的名字|名字)?叫{RUN}"), _called, 0.9),
@@ -328,7 +334,10 @@ RULES: tuple[Rule, ...] = (
     # 我家猫咪露娜刚满三岁: my pet, its name, its age.
     Rule("zh.pets.age", re.compile(rf"我(?:的|家的?){PET}([{HAN}A-Za-z]{{1,4}}?)?"
                                    rf"(?:今年|现在|已经|刚|刚刚|才|都|快)*满?{NUM}(?:周?岁|个月)"), _pet, 0.8),
-    Rule("zh.likes", re.compile(rf"我(?:很|非常|特别|最|真的|也|还|超)?(?:喜欢|热爱|喜爱|爱)(?!上){RUN}"),
+    # "我的爱好是弹吉他和爬山", "我的业余爱好就是看书": the key names itself, so the list is the value.
+    Rule("zh.hobbies", re.compile(rf"我的?(?:业余|兴趣)?爱好(?:是|就是|有|主要是)?[:：]?"
+                                  rf"({RUN[1:-1]}(?:[、/]{RUN[1:-1]})*)"), _hobbies, 0.85),
+    Rule("zh.likes", re.compile(rf"我(?:很|非常|特别|最|真的|也|还|超)?(?:喜欢|热爱|喜爱|爱(?!好))(?!上){RUN}"),
          one("likes", transform=_likes), 0.75),
     Rule("zh.dislikes", re.compile(rf"我(?:很|非常|特别|最|真的|超)?(?:讨厌|不喜欢|受不了|反感)(?!你|他|她){RUN}"),
          one("dislikes", transform=_likes), 0.75),

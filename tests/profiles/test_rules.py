@@ -114,3 +114,23 @@ def test_a_russian_allergy_goes_on_into_why_or_when(text: str, allergens: list[s
     """The list of allergens ends where a clause of why or when begins: the allergy was lost whenever
     the sentence went on after a comma ("…, так что…"), or an adverb stood before "аллергия"."""
     assert [(f.key, f.value) for f in extract(text)] == [("allergies", a) for a in allergens]
+
+
+@pytest.mark.parametrize(("text", "hobbies"), [
+    ("是啊！我的爱好是弹吉他和爬山，周末经常去", ["弹吉他", "爬山"]),
+    ("我的业余爱好就是看书、跑步", ["看书", "跑步"]),
+    ("我爱好摄影", ["摄影"]),
+    ("Моё хобби — вышивка.", ["вышивка"]),
+    ("я увлекаюсь скалолазанием и керамикой", ["скалолазание", "керамика"]),
+    ("My hobbies are birdwatching and pottery.", ["birdwatching", "pottery"]),
+])
+def test_a_stated_hobby_is_a_hobby_in_three_languages(text: str, hobbies: list[str]) -> None:
+    """The registry has `hobbies`, but no rule wrote it: "我的爱好是弹吉他和爬山" left nothing, and
+    "我爱好摄影" was read as liking "好"."""
+    assert [(f.key, f.value) for f in extract(text)] == [("hobbies", h) for h in hobbies]
+
+
+@pytest.mark.parametrize("text", ["你的爱好是什么？", "他的爱好是打游戏", "Игорь увлекается рыбалкой",
+                                  "What is your hobby?", "His hobby is golf."])
+def test_someone_elses_hobby_or_a_question_is_no_fact(text: str) -> None:
+    assert [f for f in extract(text) if f.key == "hobbies"] == []
