@@ -397,7 +397,9 @@ RULES: tuple[Rule, ...] = (
          lambda m: [] if m.group(1).split()[0].lower() in LIKE_NOISE | {"it's", "which", "who", "he", "she", "they",
                                                                          "there", "here", "mine", "what"}
          else _favorite(m, value_group=1, what_group=2), 0.75),
-    Rule("en.favorite", _r(r"\bmy\s+favou?rite\s+([a-z]+(?:\s+[a-z]+)?)\s+is\s+([\w'’\- ]{1,40}?)(?=\s*(?:$|[,.!;]))"),
+    # The value ends before a clause of "but" or "because" ("…is knitting but I have no time").
+    Rule("en.favorite", _r(r"\bmy\s+favou?rite\s+([a-z]+(?:\s+[a-z]+)?)\s+is\s+([\w'’\- ]{1,40}?)"
+                           r"(?=\s*(?:$|[,.!;]|(?:but|because|though|although)\b))"),
          _favorite, 0.8),
     # identifiers (refused later when they are sensitive numbers)
     Rule("en.identifier", _r(r"\bmy\s+(phone|mobile|cell|e-?mail|(?:credit\s+|debit\s+|bank\s+)?card|passport|id|iban"

@@ -134,3 +134,11 @@ def test_a_stated_hobby_is_a_hobby_in_three_languages(text: str, hobbies: list[s
                                   "What is your hobby?", "His hobby is golf."])
 def test_someone_elses_hobby_or_a_question_is_no_fact(text: str) -> None:
     assert [f for f in extract(text) if f.key == "hobbies"] == []
+
+
+def test_a_favourite_ends_before_but_or_because() -> None:
+    """"favorite_food = sushi because it's light" was stored: the value ran to the end of the sentence."""
+    facts = {(f.key, f.value) for f in extract("My favorite food is sushi because it's light")}
+    assert facts == {("favorite_food", "sushi")}
+    facts = {(f.key, f.value) for f in extract("my favourite season is autumn but it rains a lot")}
+    assert facts == {("favorite_season", "autumn")}
