@@ -20,6 +20,10 @@ VERDICTS = Counter("memoryhub_tool_verdicts_total",
                    "rate is contradicted over all", ["tool", "verdict"])
 
 
+# What a logged call says until its outcome is filled in, and for good if its process died.
+UNFINISHED = "unfinished: the process stopped during the call"
+
+
 def _sources(result: dict[str, Any]) -> list[str]:
     sources = result.get("sources", [])
     return [str(s) for s in sources][:200] if isinstance(sources, list) else []
@@ -29,10 +33,19 @@ def tool_call(*, tenant: Tenant, name: str, arguments: Any, transport: str) -> d
     """Run one tool for a tenant and log it. An unknown tool raises NotFound (not logged: there is
     no tool to log against); bad arguments and tool errors are logged, then raised.
 
+    The call is logged before the tool reads and its outcome filled in after: an erasure of the
+    user that comes while the call runs deletes the row (tools.services.user_erase), and the
+    update then finds nothing, where a row written at the end would have kept the question asked
+    about the erased user and the ids of their chunks. A process that dies mid-call leaves the row
+    as an error that says so.
+
     No transaction wraps the call: the tools only read, and some (lore_assert with an LLM) call
     out over the network, which must not happen while a transaction holds a lock."""
     tool = tool_get(name)
     started = time.perf_counter()
+    row = tool_call_log(tenant=tenant, tool=name, transport=transport,
+                        arguments=arguments if isinstance(arguments, dict) else {"_": repr(arguments)[:500]},
+                        sources=[], outcome=ToolCall.Outcome.ERROR, error=UNFINISHED, latency_ms=0.0)
     outcome, error, result = ToolCall.Outcome.OK, "", {}
     meter = llm.UsageMeter()
     try:
@@ -51,12 +64,11 @@ def tool_call(*, tenant: Tenant, name: str, arguments: Any, transport: str) -> d
         outcome, error = ToolCall.Outcome.ERROR, f"{type(exc).__name__}: {exc}"
         raise
     finally:
-        tool_call_log(tenant=tenant, tool=name, transport=transport,
-                      arguments=arguments if isinstance(arguments, dict) else {"_": repr(arguments)[:500]},
-                      sources=_sources(result), outcome=outcome, error=error,
-                      latency_ms=round((time.perf_counter() - started) * 1000, 3),
-                      world=_text(result.get("world"), 64), verdict=_text(result.get("verdict"), 16),
-                      llm_tokens=meter.tokens, llm_cost_usd=meter.cost_usd)
+        ToolCall.objects.filter(pk=row.pk).update(
+            sources=_sources(result), outcome=outcome, error=error[:2000],
+            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            world=_text(result.get("world"), 64), verdict=_text(result.get("verdict"), 16),
+            llm_tokens=meter.tokens, llm_cost_usd=meter.cost_usd)
 
 
 def _text(value: Any, limit: int) -> str:

@@ -193,3 +193,36 @@ def test_erasing_a_user_deletes_the_logged_calls_that_asked_about_them(tools_cli
     left = ToolCall.objects.filter(tenant=tenant)
     assert not [c for c in left if "masha" in str(c.arguments) or "Маш" in str(c.arguments)]
     assert sorted(c.arguments.get("user_id", "") for c in left) == ["", "other"]
+
+
+def test_an_erasure_while_a_call_runs_leaves_no_log_of_it(tools_client: tuple[APIClient, Tenant],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The erasure comes after the tool has read the user's chunks and before the call is logged:
+    a log written at the end kept the question and the erased chunks' ids."""
+    import dataclasses
+
+    from memoryhub.services import user_erase
+    from tools import registry
+    from tools.services import tool_call
+
+    _client, tenant = tools_client
+    append_messages(tenant, "masha", "s1", ["У меня аллергия на арахис."])
+    real = registry.tool_get("memory_search")
+
+    def erased_meanwhile(t: Tenant, args: dict) -> dict:
+        result = real.function(t, args)
+        assert result["sources"]  # it read the user's memories
+        user_erase(tenant=t, user_id="masha")
+        return result
+
+    monkeypatch.setitem(registry._REGISTRY, "memory_search", dataclasses.replace(real, function=erased_meanwhile))
+    tool_call(tenant=tenant, name="memory_search", arguments={"user_id": "masha", "query": "аллергия"},
+              transport="api")
+    assert not ToolCall.objects.filter(tenant=tenant).exists()
+
+    # Without an erasure the row holds the outcome.
+    monkeypatch.setitem(registry._REGISTRY, "memory_search", real)
+    tool_call(tenant=tenant, name="memory_search", arguments={"user_id": "other", "query": "x"}, transport="api")
+    row = ToolCall.objects.get(tenant=tenant)
+    assert (row.outcome, row.error) == (ToolCall.Outcome.OK, "")
+    assert row.latency_ms > 0
