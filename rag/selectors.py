@@ -212,11 +212,12 @@ def chunks_search(
     if config.speaker_boost and fused:
         t_speaker = time.perf_counter()
         places = max(config.soft_candidates, _window(hydrated))  # the places a factor can change
-        fused = _said_by_named(fused, query, bool(dropped), 1 + config.speaker_boost, places, tenant_id, stores)
+        fused, rows = _said_by_named(fused, query, bool(dropped), 1 + config.speaker_boost, places, tenant_id,
+                                     stores)
         timings["speaker"] = _ms(t_speaker)
     if mode == "hybrid" and config.soft_candidates and fused:
         t_soft = time.perf_counter()
-        fused, rows = _soft_rerank(fused, searched, term_weights, indexes, config, tenant_id, stores)
+        fused, rows = _soft_rerank(fused, searched, term_weights, indexes, config, tenant_id, stores, rows)
         timings["soft"] = _ms(t_soft)
     items = _hydrate_boost_dedupe(fused, hydrated, config, now, tenant_id, stores, rows)
     timings["fuse_hydrate"] = round(_ms(t) - timings.get("soft", 0.0) - timings.get("speaker", 0.0), 3)
@@ -404,7 +405,8 @@ def _label_terms(label: str) -> tuple[str, ...]:
 
 
 def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: bool, factor: float, places: int,
-                   tenant_id: int, stores: dict[str, chunk_cache.ChunkStore | None]) -> dict[int, FusedScore]:
+                   tenant_id: int, stores: dict[str, chunk_cache.ChunkStore | None],
+                   ) -> tuple[dict[int, FusedScore], dict[int, dict[str, Any]]]:
     """The dialog turns said by someone the question names, their fused score × `factor`: "What
     does Melanie do?" is answered by what Melanie said far more often than by what was said to her
     (on the LoCoMo tune half, 474 of 574 evidence turns of a question naming one speaker). Every
@@ -416,65 +418,51 @@ def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: boo
     not what it asks about, so it favours no one. The factor shows as the `speaker` component.
 
     Only what reaches the first `places` (the soft match's and hydration's reach) matters, and a
-    candidate scoring below the `places`-th score / `factor` cannot reach them: its speaker is not
-    read (a large namespace's speakers come from the database, ~2 ms for all 200 candidates)."""
+    candidate scoring below the `places`-th score / `factor` cannot reach them: the rows read are
+    those that can, which covers what the soft match and hydration read next (returned, so that a
+    namespace outside the chunk stores costs one read of rows, not two)."""
     if query_terms.dialogue_turns(query) is not None:
-        return fused
+        return fused, {}
     asked = frozenset(analyze(query))
     if not asked:
-        return fused
+        return fused, {}
     order = list(fused)
     if len(order) > places:
         floor = fused[order[places - 1]].score / factor
         order = [pk for pk in order if fused[pk].score >= floor]  # a prefix: `fused` is best first
-    said_by = _speakers(order, tenant_id, stores)
+    rows = _rows(order, tenant_id, stores)
     out: dict[int, FusedScore] = {}
     changed = False
     for pk, score in fused.items():
-        kind, role, speaker = said_by.get(pk, ("", "", ""))
+        row = rows.get(pk)
+        speaker = row["speaker"] if row is not None else ""
         label = _label_terms(speaker) if speaker else ()
-        if kind == Chunk.Type.DIALOG and ((label and label[0] in asked)
-                                          or (own_name_asked and not speaker and role == Message.Role.USER)):
+        if row is not None and row["type"] == Chunk.Type.DIALOG and (
+                (label and label[0] in asked)
+                or (own_name_asked and not speaker and row["role"] == Message.Role.USER)):
             out[pk] = FusedScore(score.score * factor, {**score.components, "speaker": factor}, score.ranks)
             changed = True
         else:
             out[pk] = score
-    return dict(ranked(out)) if changed else fused
-
-
-def _speakers(ids: list[int], tenant_id: int,
-              stores: dict[str, chunk_cache.ChunkStore | None]) -> dict[int, tuple[str, str, str]]:
-    """(type, role, speaker) of the chunks `ids`: from the chunk stores, else the three columns
-    from the database (a large namespace's candidates; its full rows are read for the top only)."""
-    found: dict[int, tuple[str, str, str]] = {}
-    for store in stores.values():
-        if store is None:
-            continue
-        for pk in ids:
-            row = store.row(pk)
-            if row is not None:
-                found[pk] = (row["type"], row["role"], row["speaker"])
-    missing = [pk for pk in ids if pk not in found]
-    if missing:
-        found.update((pk, (kind, role, speaker)) for pk, kind, role, speaker in
-                     Chunk.objects.filter(tenant_id=tenant_id, id__in=missing)
-                     .values_list("id", "type", "role", "speaker"))
-    return found
+    return (dict(ranked(out)) if changed else fused), rows
 
 
 def _soft_rerank(fused: dict[int, FusedScore], query: str, term_weights: dict[str, float],
                  indexes: list[SegmentedBM25Index], config: RetrievalConfig, tenant_id: int,
-                 stores: dict[str, chunk_cache.ChunkStore | None]) -> tuple[dict[int, FusedScore], dict[int, dict]]:
+                 stores: dict[str, chunk_cache.ChunkStore | None], read: dict[int, dict[str, Any]] | None = None,
+                 ) -> tuple[dict[int, FusedScore], dict[int, dict]]:
     """The fused top `soft_candidates` reordered by how well their words answer the query's words in
     meaning (memoryhub.wordvectors): each score over the top one, plus `soft_weight` × the soft score
     min-max scaled among them. The rest keep their order below: their scores over the top one are at
-    most what any of the top ones gets. Also returns the rows read, for hydration.
+    most what any of the top ones gets. Also returns the rows read, for hydration, with `read` (rows
+    the speaker step read, not read again).
 
     A query word weighs its BM25 idf (over the searched namespaces) × its weight in the query, so a
     rare word of the question counts more than "do" or "like", as on the lexical side."""
     order = list(fused)
     top = order[: config.soft_candidates]
-    rows = _rows(top, tenant_id, stores)
+    read = read or {}
+    rows = {**read, **_rows([pk for pk in top if pk not in read], tenant_id, stores)}
     docs = sum(len(ix) for ix in indexes)
     asked: list[tuple[str, float]] = []
     seen: set[str] = set()
