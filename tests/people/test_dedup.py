@@ -50,6 +50,13 @@ def test_russian_diminutive_matches_its_full_name_but_not_a_similar_name(make_pe
     assert rule_between(make_person("Маша Петрова"), make_person("Мария Иванова")) is None
 
 
+@pytest.mark.parametrize(("one", "other"), [("Катюха", "Катя"), ("Катюха", "Екатерина"), ("Маруся", "Маша")])
+def test_colloquial_diminutives_meet_the_other_forms_of_the_name(make_person: MakePerson, one: str,
+                                                                 other: str) -> None:
+    """"Катюха" stayed a person of its own beside Катя, with no merge proposal."""
+    assert rule_between(make_person(one), make_person(other)) == "diminutive"
+
+
 def test_name_prefix_at_a_word_boundary_in_the_same_circle(make_person: MakePerson) -> None:
     assert rule_between(make_person("Maria Ivanovna", circle="Friends"), make_person("Maria", circle="Friends")) \
         == "prefix"
