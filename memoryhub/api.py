@@ -107,7 +107,9 @@ class MessageInputSerializer(serializers.Serializer):
     content = ChatContentField(required=False, write_only=True)
     created_at = serializers.DateTimeField(required=False)
     external_id = StrictCharField(required=False, max_length=128, allow_blank=False)
-    speaker = StrictCharField(required=False, max_length=128, allow_blank=True, default="")
+    speaker = StrictCharField(required=False, max_length=128, allow_blank=True, default="",
+                              help_text="Who said it, where more than the user and the assistant talk (a group "
+                                        "chat, a game session): a search that names them favours their turns.")
     emotion = StrictCharField(required=False, max_length=32, allow_blank=True, default="")
     meta = JSONObjectField(required=False, default=dict)
 
