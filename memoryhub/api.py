@@ -110,6 +110,10 @@ class MessageInputSerializer(serializers.Serializer):
     speaker = StrictCharField(required=False, max_length=128, allow_blank=True, default="",
                               help_text="Who said it, where more than the user and the assistant talk (a group "
                                         "chat, a game session): a search that names them favours their turns.")
+    # OpenAI's participant name ({"role": "user", "name": "Borin", "content": …}): a chat app sends its turns as
+    # they are, and the name is who said it.
+    name = StrictCharField(required=False, write_only=True, max_length=128, allow_blank=True,
+                           help_text="OpenAI's participant name, taken as `speaker` (give one of the two).")
     emotion = StrictCharField(required=False, max_length=32, allow_blank=True, default="")
     meta = JSONObjectField(required=False, default=dict)
 
@@ -131,6 +135,11 @@ class MessageInputSerializer(serializers.Serializer):
         return value
 
     def validate(self, attrs: dict) -> dict:
+        name = attrs.pop("name", "")
+        if name and attrs.get("speaker") and attrs["speaker"] != name:
+            raise serializers.ValidationError({"name": ["Give speaker or name, not both."]})
+        if name:
+            attrs["speaker"] = name
         content = attrs.pop("content", None)
         if content is not None and "text" in attrs:
             raise serializers.ValidationError({"content": ["Give text or content, not both."]})

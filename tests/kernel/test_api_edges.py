@@ -344,7 +344,23 @@ def test_content_as_a_list_of_parts_keeps_the_text_and_counts_the_rest(client_a)
     assert len(skipped["skipped_content_parts"]) == 9 and skipped["skipped_content_parts"]["other"] == 4
 
 
+def test_openai_participant_name_is_the_speaker(client_a) -> None:
+    """{"role": "user", "name": "Borin", …} as OpenAI-format turns carry it; the name was dropped."""
+    client, _ = client_a
+    response = client.post(MESSAGES, {"messages": [
+        {"role": "user", "name": "Borin", "external_id": "n1", "content": "I forge axes."},
+        {"role": "user", "name": "Elda", "speaker": "Elda", "external_id": "n2", "text": "I forge arrowheads."},
+        {"role": "assistant", "external_id": "n3", "content": "Both fine crafts."},
+    ]}, format="json")
+    assert response.status_code == 202, response.content
+    stored = {m["external_id"]: m["speaker"] for m in client.get(MESSAGES).json()["messages"]}
+    assert stored == {"n1": "Borin", "n2": "Elda", "n3": ""}
+
+
 @pytest.mark.parametrize(("message", "field"), [
+    ({"role": "user", "text": "a", "speaker": "Borin", "name": "Elda"}, "name"),
+    ({"role": "user", "text": "a", "name": 5}, "name"),
+    ({"role": "user", "text": "a", "name": "x" * 129}, "name"),
     ({"role": "user", "text": "a", "content": "b"}, "content"),
     ({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}, "content"),
     ({"role": "user", "content": [{"type": "text"}]}, "content"),
