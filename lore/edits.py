@@ -148,10 +148,40 @@ def _next_patch(world: World, domain: str) -> str:
     return f"{major}.{minor}.{patch + 1}"
 
 
+def _stale_reason(edit: KnowledgeEdit) -> str | None:
+    """Why the edit no longer fits the entry it would replace, else None. An update carries the
+    entry's whole new text, written against the text the proposer saw: if another approved edit
+    changed that entry since, approving this one would silently undo it (two editors fixing one
+    entry, both approved: the first fix was lost). Such an edit is refused; the editor proposes
+    again against the current text."""
+    base = services._base_version(edit.world, edit.domain)
+    if base is None or base.pk == edit.base_version_id:
+        return None
+    current = next((e for e in version_entries(base) if (e.language, e.entry_id) == (edit.language, edit.entry_id)),
+                   None)
+    seen = edit.base_version.version if edit.base_version else "an earlier version"
+    where = f"{edit.world.slug}/{edit.domain} {base.version}"
+    if edit.action == KnowledgeEdit.Action.CREATE:
+        if current is not None:
+            return f"{where} already has {edit.language} entry {edit.entry_id!r} (created since {seen})."
+        return None
+    if current is None:
+        return f"{where} no longer has {edit.language} entry {edit.entry_id!r} (deleted since {seen})."
+    if (current.title, current.text) != (edit.old_title, edit.old_text):
+        return (f"{edit.language} entry {edit.entry_id!r} changed in {where} since this edit was proposed on {seen}; "
+                f"approving it would undo that change.")
+    return None
+
+
 def knowledge_edit_approve(*, edit: KnowledgeEdit, actor: str, reason: str = "") -> KnowledgeEdit:
     """Approve a pending edit: build the next staged version (a patch release) from the version
     under `stage` (else `latest`) plus this edit, re-using the vectors of unchanged chunks. `latest`
-    does not move; publishing that version is a separate, smoke-gated step."""
+    does not move; publishing that version is a separate, smoke-gated step. An edit proposed against
+    an entry that has changed since is refused (409 `stale`): reject it and propose it again."""
+    stale = _stale_reason(edit) if edit.status == KnowledgeEdit.Status.PENDING else None
+    if stale:
+        raise ApplicationError(f"Edit {edit.pk} is stale: {stale} Reject it and propose it again against the "
+                               f"current text.", code="stale", field="entry_id", status_code=409)
     _claim(edit, KnowledgeEdit.Status.APPROVED, actor, reason)
     try:
         version = services.knowledge_ingest(world=edit.world, domain=edit.domain, files=[], add_edits=[edit.pk],

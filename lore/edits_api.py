@@ -97,6 +97,9 @@ class EditDetailApi(APIView):
 
 
 DECIDED = OpenApiResponse(description="The edit is already approved or rejected.")
+STALE_OR_DECIDED = OpenApiResponse(description="The edit is already approved or rejected (`already_decided`), "
+                                               "or stale (`stale`): its entry changed since it was proposed, "
+                                               "so approving it would undo that change.")
 
 
 class EditApproveApi(APIView):
@@ -108,7 +111,7 @@ class EditApproveApi(APIView):
         reason = StrictCharField(max_length=2000, required=False, default="", allow_blank=True)
 
     @extend_schema(operation_id="world_edit_approve", request=InputSerializer,
-                   responses={200: EditSerializer, 409: DECIDED, **ERRORS})
+                   responses={200: EditSerializer, 409: STALE_OR_DECIDED, **ERRORS})
     def post(self, request: Request, world: str, edit_id: int) -> Response:
         edit = _edit(request, world, edit_id)
         serializer = self.InputSerializer(data=request.data)

@@ -141,6 +141,48 @@ def test_api_propose_list_approve_reject(editor_client, live):
     assert latest["versions"] == {"srd": "1.0.0"} and "8d6" in latest["items"][0]["text"]
 
 
+def test_an_edit_of_an_entry_changed_since_it_was_proposed_is_refused_not_approved_over_the_change(
+        editor_client, live):
+    """Two editors fix one entry from the same text; approving the second after the first would have
+    replaced the first fix with a text that never contained it (the first edit lost, silently)."""
+    client, _ = editor_client()
+
+    def propose(action: str, text: str = "", entry_id: str = "Conditions/blinded", language: str = "ru") -> int:
+        answer = client.post("/api/v1/worlds/dnd5e/edits", {
+            "domain": "srd", "action": action, "language": language, "entry_id": entry_id, "text": text,
+            "reason": "правка"}, format="json")
+        assert answer.status_code == 201, answer.json()
+        return answer.json()["id"]
+
+    other = propose("update", "A 20-foot-radius sphere of flame.", entry_id="Spells/fireball", language="en")
+    first = propose("update", "Ослеплённое существо ничего не видит. Атаки по нему совершаются с преимуществом.")
+    second = propose("update", "Ослеплённое существо не видит и проваливает проверки зрения. Длится минуту.")
+    gone = propose("delete")
+    assert client.post(f"/api/v1/worlds/dnd5e/edits/{first}/approve", {}, format="json").json()[
+        "produced_version"] == "1.0.1"
+    for stale in (second, gone):
+        refused = client.post(f"/api/v1/worlds/dnd5e/edits/{stale}/approve", {}, format="json")
+        assert refused.status_code == 409, refused.json()
+        error = refused.json()["error"]
+        assert error["code"] == "stale" and "entry_id" in error["fields"] and "1.0.1" in error["message"]
+        # Still pending: the editor rejects it and proposes again against the current text.
+        assert client.get(f"/api/v1/worlds/dnd5e/edits/{stale}").json()["status"] == "pending"
+    assert Alias.objects.get(world=live.world, domain="srd", name="stage").version.version == "1.0.1"
+    stage = _search(live.tenant_id, "ослеплённое существо", alias="stage")
+    assert "преимуществом" in next(h.text for h in stage if h.entry_id == "Conditions/blinded")
+    # A proposal made against the current text goes through, and so does an edit of another entry
+    # proposed before the first approval.
+    again = propose("update", "Ослеплённое существо не видит; атаки по нему с преимуществом. Длится минуту.")
+    assert client.post(f"/api/v1/worlds/dnd5e/edits/{again}/approve", {}, format="json").status_code == 200
+    assert client.post(f"/api/v1/worlds/dnd5e/edits/{other}/approve", {}, format="json").status_code == 200
+    # A create of an entry someone else created meanwhile is stale too.
+    create_a = propose("create", "Новое.", entry_id="Conditions/dazed")
+    create_b = propose("create", "Другое.", entry_id="Conditions/dazed")
+    assert client.post(f"/api/v1/worlds/dnd5e/edits/{create_a}/approve", {}, format="json").status_code == 200
+    refused = client.post(f"/api/v1/worlds/dnd5e/edits/{create_b}/approve", {}, format="json")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "stale"
+
+
 def test_api_bad_input_names_the_field(editor_client, live):
     client, _ = editor_client()
     bad = client.post("/api/v1/worlds/dnd5e/edits", {"domain": "srd", "action": "rename", "entry_id": 5,
