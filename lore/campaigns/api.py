@@ -267,7 +267,7 @@ class SummaryRecordApi(APIView):
                    request={"application/json": openapi_schema("episodic_summary")},
                    description="Body: a document of `schemas/episodic_summary.schema.json`. Besides the schema: "
                                "`campaign_id` is the path's campaign, `notes` at most GM_NOTES_MAX_TOKENS "
-                               "tokens, each `delta` within ±GM_DISPOSITION_MAX_DELTA, flag names "
+                               "tokens, each NPC's `delta`s together within ±GM_DISPOSITION_MAX_DELTA, flag names "
                                "letters, digits and _ . : -; the party and the NPCs must exist (404).",
                    responses={201: OpenApiTypes.OBJECT, 200: OpenApiResponse(description="A replay: the first answer."),
                               **CONFLICT, **ERRORS},

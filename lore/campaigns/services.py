@@ -194,9 +194,16 @@ def _summary_checks(campaign: Campaign, document: dict[str, Any]) -> None:
         raise ApplicationError(f"Notes are {notes_tokens} tokens; at most {settings.GM_NOTES_MAX_TOKENS}.",
                                field="/notes")
     bound = settings.GM_DISPOSITION_MAX_DELTA
+    # The bound is per NPC and summary, not per list item: two +3 items for one NPC moved it by 6.
+    moved: dict[str, int] = {}
     for i, change in enumerate(document["relations_delta"]):
+        total = moved[change["npc_id"]] = moved.get(change["npc_id"], 0) + change["delta"]
         if abs(change["delta"]) > bound:
             raise ApplicationError(f"A disposition moves by at most ±{bound} per summary; got {change['delta']:+d}.",
+                                   code="delta_out_of_bounds", field=f"/relations_delta/{i}/delta")
+        if abs(total) > bound:
+            raise ApplicationError(f"A disposition moves by at most ±{bound} per summary; the changes of "
+                                   f"{change['npc_id']!r} in this summary come to {total:+d} here.",
                                    code="delta_out_of_bounds", field=f"/relations_delta/{i}/delta")
 
 

@@ -68,6 +68,24 @@ def test_delta_beyond_the_bound_is_400_and_the_range_clamps(engine, settings):
     assert rows == [(3, 3, 3), (3, 1, 4)]
 
 
+def test_the_delta_bound_holds_per_npc_when_one_summary_names_it_twice(engine):
+    """Two items for one NPC, each within ±3, moved its disposition by 6 in one summary."""
+    def change(delta: int, reason: str, npc_id: str = "npc_LiShen") -> dict[str, Any]:
+        return {"npc_id": npc_id, "towards": "party", "delta": delta, "reason": reason}
+
+    twice = _summary(relations_delta=[change(3, "сдержал слово"), change(3, "вернул долг")])
+    refused = engine.post(f"{BASE}/summaries", twice, format="json")
+    assert refused.status_code == 400, refused.json()
+    assert refused.json()["error"]["code"] == "delta_out_of_bounds"
+    assert list(refused.json()["error"]["fields"]) == ["/relations_delta/1/delta"]
+    assert not EpisodicSummary.objects.exists() and not DispositionChange.objects.exists()
+    # Within the bound together, or up and back down, several items for one NPC are fine.
+    mixed = _summary(relations_delta=[change(2, "помог"), change(-1, "но солгал"), change(1, "извинился")])
+    answer = engine.post(f"{BASE}/summaries", mixed, format="json")
+    assert answer.status_code == 201, answer.json()
+    assert [c["value_after"] for c in answer.json()["disposition_changes"]] == [2, 1, 2]
+
+
 def test_schema_errors_and_notes_bound_name_the_path(engine):
     bad = _summary()
     bad["what"]["rolls"][0]["d20"] = 0
