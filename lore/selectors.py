@@ -18,7 +18,7 @@ from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.search import vectors
 from memoryhub.search.fusion import fuse
-from memoryhub.text import analyze
+from memoryhub.text import analyze, analyze_query
 from rag import index as bm25_index
 from rag import selectors as rag_selectors
 from rag.models import Chunk
@@ -143,7 +143,7 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
     scores: dict[str, dict[int, float]] = {}
     if cfg.mode in ("hybrid", "bm25"):
         allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64) if filters else None
-        terms = analyze(query)
+        terms = analyze_query(query)
         scores["bm25"] = dict(index.search(terms, cfg.k_keyword, allowed=allowed))
         if weights.get("title"):
             titled = _title_matches(tenant_id, target.namespace, marks.get(target.namespace), set(terms), allowed,

@@ -28,6 +28,7 @@ import Stemmer
 __all__ = [
     "analyze",
     "analyze_many",
+    "analyze_query",
     "char_ngrams",
     "count_tokens",
     "detect_language",
@@ -208,6 +209,29 @@ def analyze(text: str) -> list[str]:
 def analyze_many(texts: Iterable[str]) -> list[list[str]]:
     """``analyze`` over a batch (corpus indexing)."""
     return [analyze(t) for t in texts]
+
+
+# A Russian short passive participle: "ослеплён(а/о/ы)", "очарован", "отравлен" (normalised: ё → е).
+_RU_SHORT_PARTICIPLE = re.compile(r"^([а-я]{3,}[еая]н)[аоы]?$")
+
+
+def analyze_query(text: str) -> list[str]:
+    """``analyze`` for a query: its terms, plus for each Russian short participle the term of its
+    verbal noun. "Персонаж ослеплён" is how a player asks about the condition the rules call
+    "Ослепление" and describe as "ослеплённое существо", but Snowball reads the short form's -ен as a
+    verb ending ("ослепл") while the noun and the long participle keep it ("ослеплен"), so the words
+    never met. Query side only: indexed terms are unchanged, and a word that is no participle
+    ("стакан") adds a term that matches its own other forms at most.
+    """
+    terms = analyze(text)
+    for word in words(text):
+        match = _RU_SHORT_PARTICIPLE.match(word)
+        if match is None:
+            continue
+        noun = _term(match.group(1) + "ие")
+        if noun and noun not in terms:
+            terms.append(noun)
+    return terms
 
 
 # ---------------------------------------------------------------------------------------------------------

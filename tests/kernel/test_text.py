@@ -8,6 +8,7 @@ from memoryhub.text import (
     STOPWORDS,
     analyze,
     analyze_many,
+    analyze_query,
     char_ngrams,
     count_tokens,
     detect_language,
@@ -256,3 +257,16 @@ def test_char_ngrams_rejects_bad_ranges() -> None:
         char_ngrams("cat", 0, 3)
     with pytest.raises(ValueError):
         char_ngrams("cat", 4, 3)
+
+
+def test_a_query_gets_the_verbal_noun_of_a_russian_short_participle():
+    # "ослеплён" stems apart from "Ослепление" / "ослеплённое"; the query carries both terms.
+    assert analyze("персонаж ослеплён") == ["персонаж", "ослепл"]
+    assert analyze_query("персонаж ослеплён") == ["персонаж", "ослепл", "ослеплен"]
+    assert analyze_query("ослеплена")[-1] == analyze("Ослепление")[0] == analyze("ослеплённое")[0]
+    assert analyze_query("отравлены")[-1] == analyze("Отравление")[0]
+    assert analyze_query("очарован")[-1] == analyze("Очарование")[0]
+    # Other words are left as analyze() has them.
+    assert analyze_query("what happens when blinded") == analyze("what happens when blinded")
+    assert analyze_query("персонаж видит") == analyze("персонаж видит")
+    assert analyze_query("失明会怎样") == analyze("失明会怎样")

@@ -283,3 +283,32 @@ def test_an_entry_whose_whole_title_the_question_says_comes_first(world, monkeyp
     untitled = dataclasses.replace(srd, weights=(("bm25", 1.0), ("vector", 1.0)))
     monkeypatch.setattr(lore_config, "domain_config", lambda domain: untitled if domain == "srd" else srd)
     assert top("what happens when my character is blinded?") == "Rule-Sections/the-environment"
+
+
+def test_a_russian_short_participle_finds_the_condition_by_its_words(world):
+    """"Персонаж ослеплён" is how a player asks; the rules say "Ослепление", "ослеплённое существо".
+    Snowball stems the short form apart ("ослепл" / "ослеплен"), so BM25 and the title vote missed
+    the condition and a section that says "персонаж" came first."""
+    from tests.lore.conftest import as_bytes
+
+    scores = [{"index": "con", "name": "ТЕЛ", "desc": ["Телосложение определяет здоровье персонажа. Персонаж "
+                                                        "с высоким Телосложением дольше держится, что бы ни "
+                                                        "происходило с персонажем в пути."]}]
+    conditions = [
+        {"index": "blinded", "name": "Ослепление", "desc": ["- Ослеплённое существо не видит и автоматически "
+                                                            "проваливает проверки, требующие зрения."]},
+        {"index": "poisoned", "name": "Отравление", "desc": ["- Отравленное существо совершает с помехой "
+                                                             "броски атаки и проверки характеристик."]},
+        {"index": "charmed", "name": "Очарование", "desc": ["- Очарованное существо не может атаковать "
+                                                            "очаровавшего."]},
+    ]
+    version = services.knowledge_ingest(world=world, domain="srd", actor="test", files=[
+        services.UploadedFile("Ability-Scores.json", as_bytes(scores), "ru"),
+        services.UploadedFile("Conditions.json", as_bytes(conditions), "ru")])
+    targets = [selectors.Target("srd", version.version, version.namespace)]
+    for query, expected in (("что происходит, когда персонаж ослеплён?", "Conditions/blinded"),
+                            ("мой персонаж отравлен, что это значит", "Conditions/poisoned"),
+                            ("герой очарован", "Conditions/charmed")):
+        top = selectors.knowledge_search(tenant_id=world.tenant_id, targets=targets, query=query).hits[0]
+        assert top.entry_id == expected, query
+        assert {"bm25", "title"} <= set(top.ranks), (query, top.ranks)
