@@ -37,11 +37,14 @@ DEGRADED_LINE = ("No lore was retrieved for this scene: say nothing new about th
 
 # Words that mean the input asks for a rule (seed §8.6.2: SRD only when terms are needed), in
 # English and Russian stems. A miss costs only the rules block; a false hit costs ~2 chunks.
+# Verbs as well as nouns: "I try to persuade the guard", "уговорить / убедить стражника" asked for
+# persuasion but matched none of "persuasion", "убежд" (убеждение), so no rule came. "захват" and
+# "реакция" are grapple and reaction in Russian.
 RULE_TRIGGERS = re.compile(
     r"\b(roll|check|save|saving throw|attack|cast|spell|dc|advantage|disadvantage|damage|initiative|grapple|"
-    r"stealth|hide|perception|persuasion|insight|condition|opportunity|reaction|bonus action|"
+    r"stealth|hide|perception|persua|insight|condition|opportunity|reaction|bonus action|"
     r"бросо?к|кида|провер|спасбросок|атак|заклинан|колду|урон|инициатив|преимуществ|помех|скрыт|"
-    r"незамет|восприят|убежд|проницат|состояни)\w*",
+    r"незамет|восприят|убежд|убед|уговор|захват|проницат|состояни|реакци)\w*",
     re.IGNORECASE,
 )
 

@@ -218,6 +218,32 @@ def test_the_rules_block_holds_rules_not_the_stat_blocks_of_monsters_that_use_th
     assert not [s for s in sources if s.startswith("srd:Monsters/")]
 
 
+@pytest.mark.parametrize("user_input", ["Я пытаюсь уговорить стражника пропустить нас",
+                                        "Пробую убедить стражника, что мы гонцы",
+                                        "I try to persuade the guard to let us pass"],
+                         ids=["ru-ugovorit", "ru-ubedit", "en-persuade"])
+def test_a_persuasion_attempt_said_with_a_verb_brings_the_persuasion_rule(engine, world, small_files, user_input):
+    """The triggers knew the nouns ("persuasion", "убеждение") but not the verbs a player says."""
+    from tests.lore.conftest import as_bytes
+
+    skills = [{"index": "persuasion", "name": "Убеждение", "desc": [
+        "Когда вы пытаетесь повлиять на кого-то или группу, уговорить стражника пропустить вас или убедить "
+        "собеседника тактом и добрыми намерениями, Мастер может попросить вас совершить проверку Харизмы "
+        "(Убеждение)."]}]
+    skills_en = [{"index": "persuasion", "name": "Persuasion", "desc": [
+        "When you attempt to persuade someone or a group of people with tact and good nature, the GM might ask "
+        "you to make a Charisma (Persuasion) check, e.g. to convince a guard to let you pass."]}]
+    files = [*small_files, lore_services.UploadedFile("Skills.json", as_bytes(skills), "ru"),
+             lore_services.UploadedFile("Skills.json", as_bytes(skills_en), "en")]
+    version = lore_services.knowledge_ingest(world=world, domain="srd", files=files, actor="test")
+    lore_services.lore_version_publish(version=version, actor="test", force=True, reason="test fixture")
+    scene = engine.post(f"{BASE}/scene-context", {"party": "pty_001", "user_input": user_input},
+                        format="json").json()
+    assert scene["rules_needed"] is True, scene["rules_trigger"]
+    rules = next(b for b in scene["blocks"] if b["name"] == "rules")
+    assert rules["items"] and rules["items"][0]["source"].startswith("srd:Skills/persuasion@")
+
+
 def test_scene_context_blocks_in_order_within_budget_and_degraded_without_lore(engine, published):
     engine.post(f"{BASE}/summaries", _summary(), format="json")
     engine.post(f"{BASE}/artcards", ARTCARD_EXAMPLE, format="json")
