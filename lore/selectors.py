@@ -27,7 +27,9 @@ from rag.models import Chunk
 def world_get(*, tenant_id: int, slug: str) -> World:
     world = World.objects.filter(tenant_id=tenant_id, slug=slug).first()
     if world is None:
-        raise NotFound(f"No world {slug!r}.")
+        # Named like an unknown campaign is: a tool call gives the world as an argument, and a model
+        # reading the error should see which one to correct.
+        raise NotFound(f"No world {slug!r}.", field="world")
     return world
 
 

@@ -48,8 +48,8 @@ class ApplicationError(Exception):
 class NotFound(ApplicationError):
     status_code = 404
 
-    def __init__(self, message: str = "Not found.") -> None:
-        super().__init__(message, code="not_found")
+    def __init__(self, message: str = "Not found.", *, field: str | None = None) -> None:
+        super().__init__(message, code="not_found", field=field)
 
 
 def error_body(code: str, message: str, fields: dict[str, Any] | None = None) -> dict[str, Any]:

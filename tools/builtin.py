@@ -38,7 +38,7 @@ def published_targets(tenant: Tenant, world: str | None, domains: list[str]) -> 
     found = {d: lore_selectors.Target(d, v, ns) for d, v, ns in rows}
     if not found:
         lore_selectors.world_get(tenant_id=tenant.pk, slug=slug)  # 404 naming an unknown world
-        raise NotFound(f"World {slug!r} has nothing published in {', '.join(domains)}.")
+        raise NotFound(f"World {slug!r} has nothing published in {', '.join(domains)}.", field="world")
     return [found[d] for d in domains if d in found]
 
 

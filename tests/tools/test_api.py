@@ -143,6 +143,16 @@ def test_unknown_tool_and_world_are_404(tools_client: tuple[APIClient, Tenant],
     assert call(client, "session_teleport", {})[0] == 404
     status, body = call(client, "lore_search", {"query": "fire", "world": "middle-earth"})
     assert status == 404 and "middle-earth" in body["error"]["message"]
+    # The argument at fault is named, as an unknown campaign_id is: a model correcting its call
+    # needs to know which one.
+    assert list(body["error"]["fields"]) == ["world"]
+    for name, args in (("rules_lookup", {"term": "захват", "world": "sredizemye"}),
+                       ("lore_assert", {"fact": "Огненный шар наносит 8к6 урона.", "world": "sredizemye"})):
+        status, body = call(client, name, args)
+        assert status == 404 and list(body["error"]["fields"]) == ["world"], (name, body)
+    # The world of a path is named too (/worlds/{world}/search).
+    path = client.post("/api/v1/worlds/sredizemye/search", {"query": "захват"}, format="json")
+    assert path.status_code == 404 and list(path.json()["error"]["fields"]) == ["world"]
     # Another tenant's key does not reach tenant-a's world.
     raw, _ = key_for(name="tenant-b")
     other = APIClient()
