@@ -91,11 +91,12 @@ def _lock_active(campaign: Campaign, doing: str) -> None:
 def campaign_create(*, tenant: Tenant, world: World, slug: str, name: str = "", tone_rules: str = "",
                     episode_ttl_days: int | None = None) -> Campaign:
     if not SLUG.fullmatch(slug):
-        raise ApplicationError("Use letters, digits and _ . : - (at most 64).", field="slug")
+        raise ApplicationError("Use letters, digits and _ . : - (at most 64).", field="campaign_id")
     if episode_ttl_days is not None:
         _ttl_check(episode_ttl_days)
     if Campaign.objects.filter(tenant=tenant, slug=slug).exists():
-        raise ApplicationError(f"Campaign {slug!r} already exists.", code="exists", field="slug", status_code=409)
+        raise ApplicationError(f"Campaign {slug!r} already exists.", code="exists", field="campaign_id",
+                               status_code=409)
     extra = {} if episode_ttl_days is None else {"episode_ttl_days": episode_ttl_days}
     return Campaign.objects.create(tenant=tenant, world=world, slug=slug, name=name or slug, tone_rules=tone_rules,
                                    **extra)

@@ -111,6 +111,15 @@ def test_nothing_is_half_written_when_the_chunk_fails(engine, monkeypatch):
     assert not DispositionChange.objects.exists() and Party.objects.get().flags == {}
 
 
+def test_a_taken_campaign_id_is_a_409_naming_campaign_id(engine):
+    """The field is the request's `campaign_id`; the 409 named `slug`, which no request has."""
+    again = engine.post("/api/v1/worlds/dnd5e/campaigns", {"campaign_id": "camp_123", "name": "Луна"}, format="json")
+    assert again.status_code == 409 and again.json()["error"]["code"] == "exists"
+    assert list(again.json()["error"]["fields"]) == ["campaign_id"]
+    party = engine.post(f"{BASE}/parties", {"party_id": "pty_001"}, format="json")
+    assert party.status_code == 409 and list(party.json()["error"]["fields"]) == ["party_id"]
+
+
 def test_unknown_and_foreign_ids_are_404(engine, world):
     unknown_party = engine.post(f"{BASE}/summaries", _summary(party_id="pty_nope"), format="json")
     assert unknown_party.status_code == 404 and "/party_id" in unknown_party.json()["error"]["fields"]
