@@ -55,7 +55,9 @@ def _call_sync(tenant: Tenant, name: str, arguments: dict[str, Any], transport: 
     except ApplicationError as exc:
         # A refused call is a tool result with isError, which the model can read and correct.
         detail = {"error": {"code": exc.code, "message": exc.message, "field": exc.field}}
-        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(detail))],
+        # As the results are: a Russian or Chinese value quoted in the message stays readable, not \uXXXX.
+        return types.CallToolResult(content=[types.TextContent(type="text",
+                                                               text=json.dumps(detail, ensure_ascii=False))],
                                     is_error=True)
     return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
                                 structured_content=result)

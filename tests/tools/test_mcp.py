@@ -31,7 +31,7 @@ from memoryhub.models import Tenant
 from profiles.services import fact_upsert
 from tests.factories import append_messages
 from tests.tools.conftest import publish_small_world
-from tools.mcp_server import http_app
+from tools.mcp_server import _call_sync, http_app
 from tools.models import ToolCall
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -159,3 +159,15 @@ def test_http_refuses_missing_bad_and_scopeless_keys(key_for: Callable[..., tupl
     status, body = _status(http_server, memory_only)
     assert status == 403 and "'tools'" in body["error"]["message"]
     assert not ToolCall.objects.exists()
+
+
+def test_a_refused_call_quotes_russian_and_chinese_as_they_are(key_for: Callable[..., tuple[str, Tenant]]) -> None:
+    """The error text is read by a model: escaped, 'нет-мира' came as six characters a letter."""
+    _, tenant = key_for()
+    for args, quoted in (({"query": "захват", "world": "нет-мира"}, "нет-мира"),
+                         ({"query": "抓住", "k": "三"}, "三")):
+        result = _call_sync(tenant, "lore_search", args, ToolCall.Transport.MCP_STDIO)
+        assert result.is_error
+        text = result.content[0].text
+        assert quoted in text and "\\u" not in text, text
+        assert json.loads(text)["error"]["field"] in {"world", "k"}
