@@ -64,18 +64,27 @@ def golden_path(world_slug: str, domain: str) -> Path:
     return Path(settings.LORE_GOLDEN_DIR) / world_slug / f"{domain}.json"
 
 
+def _shown(path: Path) -> str:
+    """The golden file as an API error names it: under LORE_GOLDEN_DIR by that name, so an engine's
+    error says where the operator puts the file without showing the server's directories."""
+    try:
+        return f"LORE_GOLDEN_DIR/{path.relative_to(Path(settings.LORE_GOLDEN_DIR))}"
+    except ValueError:
+        return str(path)  # a file given on the command line: its owner named it
+
+
 def golden_load(path: Path) -> list[GoldenQuery]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise ApplicationError(f"No golden queries at {path}.", code="no_golden", status_code=409) from exc
+        raise ApplicationError(f"No golden queries at {_shown(path)}.", code="no_golden", status_code=409) from exc
     except json.JSONDecodeError as exc:
-        raise ApplicationError(f"{path}: line {exc.lineno} column {exc.colno}: {exc.msg}",
+        raise ApplicationError(f"{_shown(path)}: line {exc.lineno} column {exc.colno}: {exc.msg}",
                                code="invalid_golden") from exc
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(GOLDEN_SCHEMA).iter_errors(data))
     if error is not None:
         where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        raise ApplicationError(f"{path}: {where}: {error.message}", code="invalid_golden")
+        raise ApplicationError(f"{_shown(path)}: {where}: {error.message}", code="invalid_golden")
     return [GoldenQuery(q["id"], q["language"], q["query"], tuple(q["expected"]), q.get("split", "test"))
             for q in data["queries"]]
 
@@ -121,6 +130,6 @@ def version_smoke(*, version: KnowledgeVersion, split: str | None = "test", gold
     from lore.services import version_smoke_save
 
     path = golden_file or golden_path(version.world.slug, version.domain)
-    result = smoke_run(version=version, queries=golden_load(path), split=split, golden=str(path), progress=progress)
+    result = smoke_run(version=version, queries=golden_load(path), split=split, golden=_shown(path), progress=progress)
     version_smoke_save(version=version, smoke=result)
     return result

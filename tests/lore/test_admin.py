@@ -47,4 +47,5 @@ def test_admin_smoke_action_runs_the_golden_queries_so_the_version_can_be_publis
     settings.LORE_GOLDEN_DIR = tmp_path / "none"
     missing = client.post("/admin/lore/knowledgeversion/", {"action": "run_smoke", "_selected_action": [staged.pk]},
                           follow=True).content.decode()
-    assert "No golden queries at" in missing
+    assert "No golden queries at LORE_GOLDEN_DIR/dnd5e/srd.json" in missing
+    assert str(tmp_path) not in missing  # the server's directories are not shown
