@@ -13,9 +13,10 @@ BM25 index of the search was caught up against, read once for both: chunks commi
 re-index: every chunk deletion is logged, see rag.services.chunks_delete), and a namespace row
 with another id (the namespace was erased, perhaps written again) means "rebuild". Expiry is
 checked against the search's own clock. A chunk's fields do not change after it is written, with
-one exception: a typed memory seen again gets a new `importance` and `last_seen_at`
-(rag.memories.services.memories_reinforce), which moves the row's `memory_revision` in the same
-transaction; a store that sees it move re-reads those two fields of its memories.
+one exception: typed memories. One seen again gets a new `importance` and `last_seen_at`
+(rag.memories.services.memories_reinforce), and an editor may correct its `kind`, `category`,
+`importance` and `tags` (memory_edit); both move the row's `memory_revision` in the same
+transaction, and a store that sees it move re-reads those fields of its memories.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from memoryhub import vector_io
 from memoryhub.search import vectors
 from rag.models import Chunk, ChunkDeletion
 
-# Changed after a chunk is written (memories_reinforce), for typed memories only.
-MUTABLE_FIELDS = ("importance", "last_seen_at")
+# Changed after a chunk is written (memories_reinforce, memory_edit), for typed memories only.
+MUTABLE_FIELDS = ("importance", "last_seen_at", "kind", "category", "tags")
 Watermarks = tuple[int, int, int, int]  # namespace row id, last chunk id, last deletion id, memory revision
 
 # A row dict with its ~25 fields costs about this much besides its text and meta (measured with

@@ -72,9 +72,10 @@ class TypedMemoryAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request: HttpRequest, obj: Chunk, form: forms.ModelForm, change: bool) -> None:
-        # Only typed columns change (no text, no vector), so the BM25 index needs no update.
-        obj.save(update_fields=[f for f in ("kind", "category", "importance", "tags") if f in form.changed_data]
-                 or ["importance"])
+        # Only typed columns change (no text, no vector), so the BM25 index needs no update; the
+        # service tells the search's chunk caches to re-read them.
+        services.memory_edit(tenant=obj.tenant, chunk_id=obj.pk, kind=obj.kind, category=obj.category,
+                             importance=obj.importance, tags=obj.tags, editor=f"admin:{request.user}")
         logger.info("typed memory %s edited by %s: %s", obj.memory_uid, request.user, form.changed_data)
 
 

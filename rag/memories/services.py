@@ -190,6 +190,26 @@ def memories_reinforce(*, tenant: Tenant, reinforcements: Sequence[Reinforcement
     return done
 
 
+def memory_edit(*, tenant: Tenant, chunk_id: int, kind: str, category: str, importance: float,
+                tags: Sequence[str], editor: str) -> int:
+    """An editor's correction of a memory's kind, category, importance and tags (its text is what
+    was said, and changing it would need a new vector). Taken under the namespace's write lock with
+    the revision bump that memories_reinforce does: processes caching the chunk (rag.chunk_cache)
+    re-read these fields, or a filtered search would match the old kind and category."""
+    checked = MemoryInput(text="-", kind=kind, category=category, importance=importance).checked()
+    with transaction.atomic():
+        namespace = (Chunk.objects.filter(tenant=tenant, pk=chunk_id, type=Chunk.Type.MEMORY)
+                     .values_list("namespace", flat=True).first())
+        if namespace is None:
+            return 0
+        namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
+        updated = Chunk.objects.filter(tenant=tenant, pk=chunk_id, type=Chunk.Type.MEMORY).update(
+            kind=checked.kind, category=checked.category, importance=importance, tags=list(tags))
+        Namespace.objects.filter(tenant=tenant, name=namespace).update(memory_revision=F("memory_revision") + 1)
+    logger.info("typed memory chunk %s edited by %s", chunk_id, editor)
+    return updated
+
+
 # --- Review ---------------------------------------------------------------------------------
 def _decided_by(reviewer: Any, actor_label: str | None) -> str:
     if actor_label is not None:

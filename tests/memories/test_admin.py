@@ -60,3 +60,26 @@ def test_review_items_come_from_consolidation_only_and_typed_memories_are_named_
     assert b"/admin/rag/memoryreview/add/" not in client.get("/admin/rag/memoryreview/").content
     index = client.get("/admin/").content.decode()
     assert "Typed memories" in index and "Typed memorys" not in index
+
+
+def test_an_edit_in_the_admin_reaches_search_at_once(tenant, editor_client) -> None:
+    """The search's in-process chunk store held a memory's kind, category and importance as written:
+    after an editor changed them, a filtered search still matched the old values (and the list API
+    the new ones)."""
+    from rag.selectors import SearchFilters, chunks_search
+
+    client, _ = editor_client
+    [memory] = memories_create(tenant=tenant, user_id="anna", conf_uid="neiri", items=[
+        MemoryInput(text="Anna loves rock music", kind="user", category="FactsAboutUser", importance=0.7)])
+
+    def found(**filters: object) -> list[tuple[int, str, float]]:
+        result = chunks_search(tenant_id=tenant.pk, user_id="anna", query="rock music", k=5,
+                               filters=SearchFilters(types=("memory",), **filters))
+        return [(item.chunk["id"], item.chunk["category"], item.chunk["importance"]) for item in result.items]
+
+    assert found(kinds=("user",)) == [(memory.pk, "FactsAboutUser", 0.7)]  # the store now holds it
+    response = client.post(f"/admin/rag/typedmemory/{memory.pk}/change/", {
+        "kind": "self", "category": "SelfBeliefs", "importance": "0.2", "tags": "music"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert found(kinds=("user",)) == []
+    assert found(kinds=("self",), categories=("SelfBeliefs",)) == [(memory.pk, "SelfBeliefs", 0.2)]
