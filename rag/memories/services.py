@@ -20,7 +20,7 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Value
-from django.db.models.functions import Greatest, Least
+from django.db.models.functions import Greatest, Least, Round
 from django.utils import timezone
 
 from memoryhub import vector_io
@@ -184,8 +184,10 @@ def memories_reinforce(*, tenant: Tenant, reinforcements: Sequence[Reinforcement
     done = 0
     for r in reinforcements:
         raised = Greatest(F("importance") + Value(step), Value(r.importance if r.importance is not None else 0.0))
+        # Rounded: 0.7 + 0.1 is 0.7999999999999999 in floating point, which shows as 0.8 but is
+        # below MEMORY_PROTECTED_IMPORTANCE, so a memory said twice would still be forgotten.
         done += Chunk.objects.filter(tenant=tenant, pk=r.chunk_id, type=Chunk.Type.MEMORY).update(
-            importance=Least(Value(1.0), raised), last_seen_at=now)
+            importance=Round(Least(Value(1.0), raised), 6), last_seen_at=now)
     Namespace.objects.filter(tenant=tenant, name__in=namespaces).update(memory_revision=F("memory_revision") + 1)
     return done
 

@@ -79,3 +79,18 @@ def test_mood_api_gives_aggregate_and_per_user_figures(client_a) -> None:
     only = client.get("/api/v1/characters/neiri/mood", {"user_id": "bob"}).json()
     assert [r["user_id"] for r in only["relationships"]] == ["bob"] and only["relationships"][0]["trust"] == 45.0
     assert client.get("/api/v1/characters/neiri/mood", {"user_id": "bad id"}).status_code == 400
+
+
+def test_a_memory_reinforced_up_to_the_protected_importance_is_protected(tenant) -> None:
+    """0.7 + 0.1 in floating point is 0.7999999999999999: a session memory said twice showed
+    importance 0.8 and was still pruned, below MEMORY_PROTECTED_IMPORTANCE."""
+    from rag.memories.services import Reinforcement, memories_reinforce
+
+    [chunk] = memories_create(tenant=tenant, user_id="anna", conf_uid="neiri", items=[MemoryInput(
+        text="Anna is streaming from Lisbon tonight", kind="user", category="SessionEvent", importance=0.7,
+        history_uid="h-old", occurred_at=timezone.now() - timedelta(days=20))])
+    memories_reinforce(tenant=tenant, reinforcements=[Reinforcement(chunk.pk, 0.95, None)],
+                       now=timezone.now() - timedelta(days=10))
+    chunk.refresh_from_db()
+    assert chunk.importance == 0.8
+    assert memories_forget() == {"session": 0, "long_term": 0}
