@@ -434,6 +434,8 @@ def _apply(run: MemoryConsolidation, prepared: dict[str, Any]) -> MemoryConsolid
             consolidation=locked, text=item.text, kind=item.kind, category=item.category,
             importance=item.importance if item.importance is not None else 0.5, confidence=confidence,
             tags=item.tags, emotion=item.emotion, context_window=item.context_window,
+            # When it was said: approved later, the memory dates from then, not from the approval.
+            occurred_at=item.occurred_at,
         ) for item, confidence in review])
         emotions = emotion_scores(prepared["output"])
         if prepared["candidates"] or emotions:

@@ -236,3 +236,18 @@ def test_duplicates_found_in_one_statement_are_those_each_text_finds_alone(tenan
             if expected else duplicate is None, text
     assert found[0] is not None and found[2] is None  # a text without features repeats nothing
     assert Chunk.objects.get(pk=found[0].chunk_id).conf_uid == "neiri"
+
+
+def test_an_unsure_memory_approved_later_dates_from_what_was_said(tenant, llm) -> None:
+    """A review item was written without its date: approved, the memory dated from the approval
+    (a year after it was said, say), and date search and context placed it on the wrong day."""
+    said = datetime(2023, 5, 2, 9, 0, tzinfo=UTC)
+    unsure = {**VALID, "objectives": [{"text": "Neiri wants to learn Anna's favourite songs.", "about": "self",
+                                       "confidence": 0.3, "from": [2]}]}
+    llm.script_chat(unsure)
+    result = append_messages(tenant, "anna", "s1", CHAT, start=said)
+    assert _run(result.conversation).status == "done"
+    review = MemoryReview.objects.get(tenant=tenant)
+    assert review.occurred_at == result.created[2].created_at
+    chunk = memory_review_approve(review=review, reviewer=None)
+    assert chunk is not None and chunk.created_ts == result.created[2].created_at
