@@ -10,9 +10,11 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from memoryhub.models import Tenant
 from rag.memories import services
 from rag.memories.vocab import CATEGORIES, KINDS
 from rag.models import Chunk, MemoryConsolidation, MemoryReview, TypedMemory
+from rag.services import chunks_delete
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +72,18 @@ class TypedMemoryAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    def delete_model(self, request: HttpRequest, obj: Chunk) -> None:
+        self.delete_queryset(request, Chunk.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Chunk]) -> None:
+        # Through the deletion log (rag.services.chunks_delete), as erasure and forgetting delete:
+        # a row deleted directly stayed in the search's cached indexes and was still found.
+        for tenant_id in sorted(set(queryset.values_list("tenant_id", flat=True))):
+            tenant = Tenant.objects.get(pk=tenant_id)
+            deleted = chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(
+                pk__in=queryset.filter(tenant_id=tenant_id).values_list("pk", flat=True)))
+            logger.info("%s typed memories of tenant %s deleted by %s", deleted, tenant_id, request.user)
 
     def save_model(self, request: HttpRequest, obj: Chunk, form: forms.ModelForm, change: bool) -> None:
         # Only typed columns change (no text, no vector), so the BM25 index needs no update; the

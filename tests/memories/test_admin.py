@@ -83,3 +83,29 @@ def test_an_edit_in_the_admin_reaches_search_at_once(tenant, editor_client) -> N
     assert response.status_code == 302, response.content.decode()[:2000]
     assert found(kinds=("user",)) == []
     assert found(kinds=("self",), categories=("SelfBeliefs",)) == [(memory.pk, "SelfBeliefs", 0.2)]
+
+
+def test_a_memory_deleted_in_the_admin_is_no_longer_served(tenant, editor_client) -> None:
+    """The admin deleted the row directly, without the deletion log: the search's cached indexes
+    of the namespace never dropped it, so a memory an editor deleted was still found."""
+    from rag.models import ChunkDeletion
+    from rag.selectors import SearchFilters, chunks_search
+
+    client, _ = editor_client
+    wrong, kept = memories_create(tenant=tenant, user_id="anna", conf_uid="neiri", items=[
+        MemoryInput(text="Anna is a toaster who loves rock music", kind="user", category="KeyFacts"),
+        MemoryInput(text="Anna plays rock music on the guitar", kind="user", category="KeyFacts")])
+
+    def found() -> set[int]:
+        result = chunks_search(tenant_id=tenant.pk, user_id="anna", query="rock music", k=5,
+                               filters=SearchFilters(types=("memory",)))
+        return {item.chunk["id"] for item in result.items}
+
+    assert found() == {wrong.pk, kept.pk}
+    response = client.post(f"/admin/rag/typedmemory/{wrong.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert found() == {kept.pk}
+    assert ChunkDeletion.objects.filter(chunk_id=wrong.pk).exists()
+    response = client.post("/admin/rag/typedmemory/", {"action": "delete_selected", "_selected_action": [kept.pk],
+                                                       "post": "yes"})
+    assert response.status_code == 302 and found() == set()
