@@ -188,7 +188,9 @@ class ContextApi(APIView):
         session_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
         budget_tokens = StrictIntegerField(min_value=50, max_value=200_000, required=False)
         k = StrictIntegerField(min_value=1, max_value=100, default=20)
-        memory_filters = MemoryFiltersSerializer(required=False, help_text="Filters of the typed_memories block.")
+        memory_filters = MemoryFiltersSerializer(
+            required=False, help_text="Which typed memories the context may show (the typed_memories block, "
+                                      "and no other typed memory in the memories block).")
 
     class BlockSerializer(serializers.Serializer):
         name = serializers.CharField()

@@ -138,7 +138,7 @@ class ChunkStore:
             return live
         found = snap.masks.get(filters)
         if found is None:
-            found = np.fromiter((_matches(snap.rows[int(pk)], filters) for pk in snap.ids), dtype=bool,
+            found = np.fromiter((chunk_matches(snap.rows[int(pk)], filters) for pk in snap.ids), dtype=bool,
                                 count=snap.ids.size)
             if len(snap.masks) > 64:  # a client may vary its filters: bound what is kept
                 snap.masks.clear()
@@ -189,7 +189,9 @@ def _timestamp(value: datetime | None) -> float:
     return np.inf if value is None else value.timestamp()
 
 
-def _matches(row: dict[str, Any], filters: Any) -> bool:
+def chunk_matches(row: dict[str, Any], filters: Any) -> bool:
+    """Whether a chunk (a search item's fields) passes `filters` (rag.selectors.SearchFilters), with
+    SQL's semantics: a NULL column matches no condition on it."""
     if filters.types and row["type"] not in filters.types:
         return False
     if filters.kinds and row["kind"] not in filters.kinds:

@@ -11,7 +11,7 @@ see what the model will not see.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from memoryhub.selectors import session_recent_messages_by_ids
 from memoryhub.sensitive import redact
 from people.selectors import inner_circle_context_items, relevant_people_context_items
 from profiles.selectors import profile_context_items
+from rag.chunk_cache import chunk_matches
 from rag.memories.context import typed_memories_block
 from rag.selectors import SearchFilters, SearchItem, chunks_search
 
@@ -243,12 +244,18 @@ def context_assemble(
 
     # Turns already shown as recent are not repeated.
     block = Block("memories")
+    typed_wanted = replace(memory_filters, types=("memory",)) if memory_filters else None
     candidates = []
     turn_of: dict[str, int] = {}  # a dialog line's message
     sources_of: dict[str, frozenset[int]] = {}  # the turns a consolidated memory or insight restates
     for item in result.items:
         if item.chunk["id"] in typed_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_typed_memories"})
+            continue
+        if typed_wanted and item.chunk["type"] == "memory" and not chunk_matches(item.chunk, typed_wanted):
+            # The filters name the typed memories this context may show (another character's are
+            # not this one's to tell): none of the others comes in through this block.
+            block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "memory_filters"})
             continue
         if item.chunk["meta"].get("message_id") in recent_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_recent_turns"})

@@ -85,3 +85,22 @@ def test_a_consolidated_memory_does_not_repeat_a_turn_the_context_shows(tenant) 
     small = context_assemble(tenant_id=tenant.pk, user_id="kate", query="a safe restaurant for a nurse with a "
                              "peanut allergy in Leeds?", session_id=None, budget_tokens=30).render()
     assert "User: I am allergic to peanuts" in small and "climbing" not in small
+
+
+def test_memory_filters_keep_other_typed_memories_out_of_the_whole_context(tenant) -> None:
+    """memory_filters applied to the typed-memories block only: the general memories block searched
+    every chunk, so another character's memory (here one it was told in confidence) reached the
+    prompt of the character the filters named."""
+    memories_create(tenant=tenant, user_id="anna", conf_uid="neiri", items=[
+        MemoryInput(text="Anna loves rock music", kind="user", category="FactsAboutUser")])
+    memories_create(tenant=tenant, user_id="anna", conf_uid="rival", items=[
+        MemoryInput(text="Anna told Rival a secret: she hates rock music concerts", kind="user",
+                    category="KeyFacts", importance=0.9)])
+    append_messages(tenant, "anna", "s1", ["I went to a rock music festival"], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="anna", query="rock music", session_id=None,
+                               memory_filters=SearchFilters(conf_uids=("neiri",)))
+    assert "Anna loves rock music" in context.render()
+    assert "rock music festival" in context.render()  # the filters are of typed memories, not of turns
+    assert "secret" not in context.render()
+    unfiltered = context_assemble(tenant_id=tenant.pk, user_id="anna", query="rock music", session_id=None)
+    assert "secret" in unfiltered.render()
