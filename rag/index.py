@@ -211,6 +211,8 @@ def clear() -> None:
     from rag import chunk_cache
 
     with _cache_lock:
+        if _cache is not None:
+            _cache.close()
         _cache = None
     with _states_lock:
         _states.clear()

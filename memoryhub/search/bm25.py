@@ -581,7 +581,7 @@ class IndexCache:
         self._lock = threading.Lock()
         names = "hits misses evictions merges_scheduled merges_done merges_full merges_fresh merge_errors"
         self._counters = dict.fromkeys(names.split(), 0)
-        self._queue: queue.Queue[tuple[Hashable, SegmentedBM25Index]] = queue.Queue()
+        self._queue: queue.Queue[tuple[Hashable, SegmentedBM25Index] | None] = queue.Queue()
         self._pending: set[tuple[Hashable, int]] = set()
         self._worker: threading.Thread | None = None
 
@@ -648,6 +648,16 @@ class IndexCache:
         self._queue.put((key, index))
         return True
 
+    def close(self) -> None:
+        """Drop every entry and stop the merge worker once the merges queued so far are done. A
+        cache being replaced (rag.index.clear) must let its indexes go: its worker's target is
+        this cache, so a worker left waiting on the queue kept the cache and every index in it alive."""
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+            if self._worker is not None and self._worker.is_alive():
+                self._queue.put(None)
+
     def wait_for_merges(self, timeout: float | None = None) -> bool:
         """Block until queued merges are done (tests, graceful shutdown); False on timeout."""
         done = threading.Event()
@@ -661,7 +671,12 @@ class IndexCache:
 
     def _run_merges(self) -> None:
         while True:
-            key, index = self._queue.get()
+            item = self._queue.get()
+            if item is None:  # close(): nothing is left to merge into this cache
+                self._queue.task_done()
+                return
+            key, index = item
+            del item
             # Clear the pending mark first: writes arriving during this merge may need another.
             with self._lock:
                 self._pending.discard((key, id(index)))
@@ -683,3 +698,4 @@ class IndexCache:
                     self._counters["merge_errors"] += 1
             finally:
                 self._queue.task_done()
+            del index  # waiting for the next one, the worker holds no index the cache has let go

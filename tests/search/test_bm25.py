@@ -367,6 +367,28 @@ def test_cache_evicts_least_recently_used() -> None:
     assert tiny.get("a") is None and tiny.get("b") is indexes["b"]
 
 
+def test_a_closed_cache_lets_its_indexes_and_its_merge_worker_go() -> None:
+    """A cache replaced by another (rag.index.clear) kept every index alive through its merge
+    worker, whose target is the cache."""
+    import gc
+    import weakref
+
+    cache = IndexCache(max_bytes=10**9)
+    index = build(zipf_corpus(50, seed=1))
+    cache.put("a", index)
+    assert cache.schedule_merge("a", index) and cache.wait_for_merges(10)
+    worker = cache._worker
+    assert worker is not None and worker.is_alive()
+    gone = weakref.ref(cache)
+    cache.close()
+    worker.join(10)
+    assert not worker.is_alive() and cache.stats()["entries"] == 0
+    index_gone = weakref.ref(index)
+    del cache, index
+    gc.collect()
+    assert gone() is None and index_gone() is None
+
+
 class _BlockingIndex(SegmentedBM25Index):
     def __init__(self) -> None:
         super().__init__()
