@@ -31,7 +31,9 @@ _RETRIEVAL = {
             "type": "object", "additionalProperties": False, "required": ["bm25", "vector"],
             "properties": {"bm25": {"type": "number", "minimum": 0}, "vector": {"type": "number", "minimum": 0},
                            # a third RRF list: the entries whose whole title the query says (0 or absent: off)
-                           "title": {"type": "number", "minimum": 0}},
+                           "title": {"type": "number", "minimum": 0},
+                           # a fourth: of those, the ones whose title is most of what the query asks (needs title)
+                           "name": {"type": "number", "minimum": 0}},
         },
         "filter": {"type": "object"},
     },
