@@ -899,21 +899,23 @@ def mentions(text: str, anchor: date, *, query: bool = False) -> list[Span]:
     return [s for s in spans if s.start <= s.end]
 
 
-def span_terms(span: Span) -> list[str]:
+def span_terms(span: Span, *, widen: bool = True) -> list[str]:
     """The terms of the units a span overlaps: days up to a fortnight, ISO weeks up to two
-    months, months up to a season and a half, years always."""
+    months, months up to a season and a half, years always. Without `widen`, only the units no
+    longer than the span: a day is not its week, month and year."""
     terms: list[str] = []
     days = span.days
     if days <= 14:
         terms += [f"@d{(span.start + timedelta(days=i)).isoformat()}" for i in range(days)]
-    if days <= 62:
+    if days <= 62 and (widen or days >= 7):
         weeks = {(span.start + timedelta(days=i)).isocalendar()[:2] for i in range(0, days, 1)}
         terms += [f"@w{y}-{w:02d}" for y, w in sorted(weeks)]
-    if days <= 140:
+    if days <= 140 and (widen or days >= 28):
         months = sorted({(d.year, d.month) for d in (span.start + timedelta(days=i) for i in range(days))})
         terms += [f"@m{y}-{m:02d}" for y, m in months]
         terms += sorted({f"@mo{m:02d}" for _, m in months})
-    terms += [f"@y{y}" for y in range(span.start.year, span.end.year + 1)]
+    if widen or days >= 365:
+        terms += [f"@y{y}" for y in range(span.start.year, span.end.year + 1)]
     return terms
 
 
@@ -990,7 +992,13 @@ def asks_when(query: str) -> bool:
 
 def query_terms(query: str, now: datetime | date) -> list[str]:
     """A query's date terms: the dates it names (a month without a year as @mo, any year's), and
-    @t when it asks "when"."""
+    @t when it asks "when".
+
+    A past date widens to its week, month and year, so a turn said a day off still matches. "Today"
+    ("…tonight?", "сегодня", "今晚") is the moment of asking, not a date to look up: today's turns are
+    the conversation the prompt already holds, and as terms it matched every turn said this week and
+    month above the one the question is about ("What should I cook for dinner tonight?"). A date
+    reaching today or later ("this week", "tomorrow") asks for itself: it is not widened."""
     anchor = now.date() if isinstance(now, datetime) else now
     terms: list[str] = []
     for span in mentions(query, anchor, query=True):
@@ -999,7 +1007,9 @@ def query_terms(query: str, now: datetime | date) -> list[str]:
             # recent such month is a guess, not something the question stated.
             terms.append(f"@mo{span.month_only:02d}")
             continue
-        terms += span_terms(span)
+        if span.start == span.end == anchor:
+            continue
+        terms += span_terms(span, widen=span.end < anchor)
     if asks_when(query):
         terms.append(TIME_REFERENCE)
     if asks_how_long(query):

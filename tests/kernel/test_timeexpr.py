@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 
@@ -74,8 +74,9 @@ def test_a_turn_carries_the_day_it_was_said_and_the_days_it_mentions() -> None:
 
 
 def test_a_week_range_weighs_like_a_single_day() -> None:
-    week = timeexpr.query_weights("the week before 16 November 2023", THURSDAY)
-    day = timeexpr.query_weights("on 16 November 2023", THURSDAY)
+    asked = THURSDAY + timedelta(days=14)  # asked on the day itself, "16 November" would be today
+    week = timeexpr.query_weights("the week before 16 November 2023", asked)
+    day = timeexpr.query_weights("on 16 November 2023", asked)
     day_terms = sum(w for t, w in week.items() if t.startswith("@d"))
     assert day_terms == pytest.approx(sum(w for t, w in day.items() if t.startswith("@d")))
 
@@ -183,3 +184,16 @@ def test_a_holiday_soon_to_come_is_this_years_and_one_long_past_is_the_last() ->
 ])
 def test_questions_about_the_time_between_events_ask_for_a_time_reference(query: str) -> None:
     assert "@t" in timeexpr.query_terms(query, THURSDAY)
+
+
+def test_today_in_a_question_is_the_moment_of_asking_and_a_later_date_is_not_widened() -> None:
+    for query in ("what should I cook for dinner tonight?", "что приготовить сегодня?", "今晚吃什么？"):
+        assert timeexpr.query_terms(query, THURSDAY) == [], query
+    tomorrow = timeexpr.query_terms("what do I have tomorrow?", THURSDAY)
+    assert tomorrow == ["@d2023-11-17"]
+    this_week = set(timeexpr.query_terms("what are my plans this week?", THURSDAY))
+    assert "@w2023-46" in this_week and "@d2023-11-13" in this_week
+    assert not any(t.startswith(("@m", "@y")) for t in this_week)
+    # A past day still widens: a turn said the morning after matches it.
+    yesterday = set(timeexpr.query_terms("what did I eat yesterday?", THURSDAY))
+    assert {"@d2023-11-15", "@w2023-46", "@m2023-11", "@y2023"} <= yesterday

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -344,3 +345,26 @@ def test_a_vector_search_returns_k_whenever_k_exist_next_to_a_large_repetitive_d
         assert len(result.items) == k
         assert set(texts(result)[:3]) == {"I moved to Seattle last week.", "Seattle rain is no joke.",
                                           "My sister visits Seattle in May."}
+
+
+@pytest.mark.parametrize(("query", "answer", "chatter"), [
+    ("What should I cook for dinner tonight?", "I love cooking pasta with lots of garlic.",
+     ["The meeting ran long again.", "My train was late this morning.", "Work is busy this week.",
+      "The weather turned cold.", "I finished the quarterly report.", "Talked to the landlord about the heating."]),
+    ("Что мне приготовить на ужин сегодня?", "Обожаю готовить пасту с чесноком.",
+     ["Совещание опять затянулось.", "Поезд утром опоздал.", "На работе завал на этой неделе.",
+      "Резко похолодало.", "Доделала квартальный отчёт.", "Говорила с хозяином квартиры про отопление."]),
+    ("今晚做什么菜好？", "我最喜欢做菜，尤其是蒜香意面。",
+     ["会议又开晚了。", "早上火车晚点了。", "这周工作很忙。", "天气突然变冷了。", "季度报告写完了。",
+      "跟房东说了暖气的事。"]),
+])
+def test_today_in_a_question_asks_for_today_not_for_the_whole_week_and_month(
+        tenant, monkeypatch, query: str, answer: str, chatter: list[str]) -> None:
+    """"…tonight?" put every turn said this week and month above the one about cooking: the day's
+    date terms widened to its week, month and year, which the user's recent chatter all carries.
+    A date at or after today asks for itself (and for turns that mention it), not for its month."""
+    now = datetime(2026, 3, 12, 19, 0, tzinfo=UTC)  # a Thursday: Tuesday is the same week and month
+    monkeypatch.setattr(selectors, "timezone", SimpleNamespace(now=lambda: now))
+    append_messages(tenant, "u1", "s-old", [answer], start=now - timedelta(days=75))
+    append_messages(tenant, "u1", "s-new", chatter, start=now - timedelta(days=2))
+    assert texts(search(tenant, query, k=3))[0] == answer
