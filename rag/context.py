@@ -234,9 +234,10 @@ def context_assemble(
     # typed memory that only restates a turn this block shows in full does not take budget twice.
     result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k)
     typed_cap = min(remaining, int(budget * shares.get("typed_memories", {"max_share": 0.0})["max_share"]))
-    block, typed_ids = typed_memories_block(
+    block, typed_ids, typed_restate = typed_memories_block(
         tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k, filters=memory_filters,
-        shown_messages=_turns_that_fit(result.items, remaining - typed_cap, recent_ids),
+        shown_messages=_turns_that_fit(result.items, remaining - typed_cap, recent_ids,
+                                       floor["vector_only_min_cosine"]),
         min_bm25=floor["typed_memories_bm25_share"] * max((i.components.get("bm25", 0.0) for i in result.items),
                                                           default=0.0))
     remaining -= block.tokens
@@ -260,8 +261,7 @@ def context_assemble(
         if item.chunk["meta"].get("message_id") in recent_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_recent_turns"})
             continue
-        if "bm25" not in item.components and item.components.get("vector", 0.0) < floor["vector_only_min_cosine"]:
-            # Near the query in vector space only, and not near enough: unrelated, not remembered.
+        if _below_floor(item, floor["vector_only_min_cosine"]):
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
             continue
         if item.chunk["type"] == "dialog" and is_filler(item.chunk["text"]):
@@ -282,7 +282,8 @@ def context_assemble(
     people_candidates = _lines(relevant_people_context_items(tenant_id=tenant_id, user_id=user_id, query=query))
     people_used = _pack(people, people_candidates, people_cap)
     cap = min(remaining - people_used, int(budget * shares["memories"]["max_share"]))
-    candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids)
+    # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing.
+    candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate)
     remaining -= _pack_by_day(block, candidates, cap)
     blocks.extend([block, people])
     context = Context(budget=budget, blocks=blocks)
@@ -292,9 +293,11 @@ def context_assemble(
 
 def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, turn_of: dict[str, int],
                           sources_of: dict[str, frozenset[int]], recent_ids: set[int]) -> list[BlockItem]:
-    """The candidates without a consolidated memory or insight whose turns the context shows anyway
+    """The candidates without a consolidated memory or insight whose turns the context says anyway
     ("User: I am allergic to peanuts" beside the turn that says it, whichever ranks first): the turns
-    that a packing without any such restatement shows decide. One whose turns do not fit stays."""
+    that a packing without any such restatement shows decide, and, in rank order, the turns of the
+    restatements kept before it (an insight summing up a turn shown and a memory made from the other
+    adds nothing). One whose turns are not all said stays."""
     if not sources_of:
         return candidates
     trial = Block("memories")
@@ -306,7 +309,20 @@ def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, t
             block.cut.append({"ref": item.ref, "tokens": 0, "reason": "turn_in_memories"})
         else:
             kept.append(item)
-    return kept
+    # Then restatements of each other, in rank order: only one that fits speaks for its turns.
+    trial = Block("memories")
+    _pack_by_day(trial, kept, cap)
+    packed = {i.ref for i in trial.items}
+    final = []
+    for item in kept:
+        if item.ref in sources_of:
+            if shown.issuperset(sources_of[item.ref]):
+                block.cut.append({"ref": item.ref, "tokens": 0, "reason": "turn_in_memories"})
+                continue
+            if item.ref in packed:
+                shown = shown | sources_of[item.ref]
+        final.append(item)
+    return final
 
 
 def _top_up(context: Context, order: tuple[str, ...]) -> None:
@@ -339,14 +355,20 @@ def _by_relevance(lines: list[tuple[str, str]], query: str) -> list[tuple[str, s
     return sorted(lines, key=lambda line: -len(wanted & set(text.analyze(line[1].replace("_", " ")))))
 
 
-def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int]) -> frozenset[int]:
+def _below_floor(item: SearchItem, min_cosine: float) -> bool:
+    """Near the query in vector space only, and not near enough: unrelated, not remembered."""
+    return "bm25" not in item.components and item.components.get("vector", 0.0) < min_cosine
+
+
+def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int], min_cosine: float) -> frozenset[int]:
     """The message ids of the dialog results that the memories block will show within `cap`."""
     shown: set[int] = set()
     days: set[str] = set()
     used = 0
     for item in items:
         chunk = item.chunk
-        if chunk["type"] != "dialog" or chunk["meta"].get("message_id") in recent_ids or is_filler(chunk["text"]):
+        if (chunk["type"] != "dialog" or chunk["meta"].get("message_id") in recent_ids or is_filler(chunk["text"])
+                or _below_floor(item, min_cosine)):
             continue
         day = _day(item)
         used += count_tokens(_memory_line(item)) + (count_tokens(_day_header(day)) if day not in days else 0)

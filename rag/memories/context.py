@@ -27,10 +27,11 @@ def typed_memory_line(item: SearchItem) -> str:
 
 def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, k: int,
                          filters: SearchFilters | None = None, shown_messages: frozenset[int] = frozenset(),
-                         min_bm25: float = 0.0) -> tuple[Block, set[int]]:
-    """The block, packed within `cap` tokens, and the ids of the chunks it shows (so the general
-    memories block does not repeat them). A memory whose source turns are all in `shown_messages`
-    (turns the memories block shows in full) is left out: the turn already says it."""
+                         min_bm25: float = 0.0) -> tuple[Block, set[int], set[int]]:
+    """The block, packed within `cap` tokens, the ids of the chunks it shows (so the general
+    memories block does not repeat them) and the turns those restate (so an insight summing up
+    turns the context says anyway is not shown either). A memory whose source turns are all in
+    `shown_messages` (turns the memories block shows in full) is left out: the turn already says it."""
     from rag.context import Block, BlockItem, _pack
 
     block = Block("typed_memories")
@@ -40,6 +41,7 @@ def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, 
     result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k, filters=wanted,
                            include_tenant_documents=False, fusion="rrf")
     candidates = []
+    restates: dict[str, list[int]] = {}
     for item in result.items:
         if item.components.get("bm25", 0.0) < min_bm25:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
@@ -52,5 +54,8 @@ def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, 
         candidates.append(BlockItem(line, count_tokens(line), f"chunk:{item.chunk['id']}",
                                     {"score": round(item.score, 6), "type": "memory",
                                      "memory_id": str(item.chunk["memory_uid"])}))
+        restates[f"chunk:{item.chunk['id']}"] = sources
     _pack(block, candidates, max(cap, 0))
-    return block, {int(i.ref.split(":")[1]) for i in block.items}
+    shown = {i.ref for i in block.items}
+    return (block, {int(ref.split(":")[1]) for ref in shown},
+            {pk for ref in shown for pk in restates.get(ref, ())})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from django.utils import timezone
 
 from rag.context import context_assemble
@@ -104,3 +105,41 @@ def test_memory_filters_keep_other_typed_memories_out_of_the_whole_context(tenan
     assert "secret" not in context.render()
     unfiltered = context_assemble(tenant_id=tenant.pk, user_id="anna", query="rock music", session_id=None)
     assert "secret" in unfiltered.render()
+
+
+INSIGHT = "Anna visited Potsdam with her sister; Anna likes oolong tea"
+
+
+@pytest.mark.parametrize(("memory", "block", "speaks"), [
+    # The insight ranks above the memory in the memories block: it speaks for the Potsdam turn.
+    ("Anna visited Potsdam with her sister Masha", "memories", INSIGHT),
+    # The memory is in the typed-memories block: with the tea turn shown, the insight says nothing new.
+    ("Anna visited Potsdam with her sister Masha and drank oolong tea there", "typed_memories", None),
+])
+def test_a_turn_is_not_restated_twice_by_an_insight_and_a_memory(tenant, memory, block, speaks) -> None:
+    """Found trying the demo: the memories block showed a consolidation's insight beside one of its
+    turns and, in the typed-memories block, the memory made from the other: all of it said twice."""
+    from memoryhub.models import Message
+    from rag import services
+    from rag.models import user_namespace
+
+    append_messages(tenant, "anna", "weekend", ["Мы с сестрой Машей ездили в Потсдам и пили там улун.",
+                                                "I like oolong tea and running in the park."], start=START)
+    potsdam, tea = Message.objects.filter(tenant=tenant).order_by("id")
+    memories_create(tenant=tenant, user_id="anna", conf_uid="default", items=[
+        MemoryInput(text=memory, kind="third_party", category="PastEvents", importance=0.9, occurred_at=START,
+                    meta={"source_message_ids": [potsdam.pk]})])
+    [insight] = services.chunks_create(tenant=tenant, namespace=user_namespace("anna"), drafts=[services.ChunkDraft(
+        type="insight", text=INSIGHT, source_id="consolidation:1", user_id="anna", created_ts=START,
+        meta={"source_message_ids": [potsdam.pk, tea.pk]})])
+    context = context_assemble(tenant_id=tenant.pk, user_id="anna", query="Potsdam and oolong tea",
+                               session_id=None, budget_tokens=500)
+    blocks = {b.name: b for b in context.blocks}
+    rendered = context.render()
+    assert rendered.count("Potsdam") == 1, rendered
+    assert "I like oolong tea" in rendered and "Потсдам" not in rendered
+    if speaks:
+        assert speaks in rendered and memory not in rendered
+    else:
+        assert memory in "\n".join(i.text for i in blocks[block].items)
+        assert {"ref": f"chunk:{insight.pk}", "tokens": 0, "reason": "turn_in_memories"} in blocks["memories"].cut
