@@ -28,6 +28,8 @@ from tools import registry, services
 from tools.models import ToolCall
 
 SERVER_NAME = "memoryhub-tools"
+# JSON-RPC's range for server-defined errors: a request refused for its API key (401 or 403).
+REFUSED_CODE = -32001
 TenantResolver = Callable[[ServerRequestContext[Any]], Tenant]
 
 
@@ -111,8 +113,12 @@ class ApiKeyMiddleware:
                 raise KeyRefused("Use 'Authorization: Bearer <api key>'.", 401)
             tenant = await sync_to_async(tenant_for_key, thread_sensitive=True)(raw)
         except KeyRefused as exc:
-            body = json.dumps({"error": {"code": "not_authenticated" if exc.status == 401 else "missing_scope",
-                                         "message": str(exc)}}).encode()
+            # A JSON-RPC error at the HTTP status: MCP clients read the body of a refused request only in
+            # this form (the official SDK's said "Server returned an error response" and nothing of why).
+            # No request id: the body is not read before the key is checked.
+            code = "not_authenticated" if exc.status == 401 else "missing_scope"
+            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+                "code": REFUSED_CODE, "message": str(exc), "data": {"code": code, "status": exc.status}}}).encode()
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
             if exc.status == 401:
                 headers.append((b"www-authenticate", b"Bearer"))

@@ -158,7 +158,34 @@ def test_http_refuses_missing_bad_and_scopeless_keys(key_for: Callable[..., tupl
     assert _status(http_server, "mh_nope")[0] == 401
     status, body = _status(http_server, memory_only)
     assert status == 403 and "'tools'" in body["error"]["message"]
+    assert body["error"]["data"] == {"code": "missing_scope", "status": 403}
     assert not ToolCall.objects.exists()
+
+
+def _refusal_seen_by_the_sdk(url: str, key: str | None) -> str:
+    async def run() -> str:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        try:
+            async with (httpx2.AsyncClient(headers=headers, timeout=30) as http,
+                        Client(streamable_http_client(url, http_client=http)) as client):
+                await client.list_tools()
+        except BaseException as exc:  # the SDK raises from its task group: an ExceptionGroup around MCPError
+            while isinstance(exc, BaseExceptionGroup):
+                exc = exc.exceptions[0]
+            return str(exc)
+        raise AssertionError("the key was not refused")
+
+    return anyio.run(run)
+
+
+def test_the_sdk_client_is_told_why_its_key_was_refused(key_for: Callable[..., tuple[str, Tenant]],
+                                                        http_server: str) -> None:
+    """A chat app wiring MemoryHub into its model's tools got "Server returned an error response"
+    for a key without the tools scope, a wrong key and none: the body was no JSON-RPC error."""
+    memory_only, _ = key_for(scopes=("memory",))
+    assert "lacks the 'tools' scope" in _refusal_seen_by_the_sdk(http_server, memory_only)
+    assert "Invalid API key" in _refusal_seen_by_the_sdk(http_server, "mh_nope")
+    assert "Authorization: Bearer" in _refusal_seen_by_the_sdk(http_server, None)
 
 
 def test_a_refused_call_quotes_russian_and_chinese_as_they_are(key_for: Callable[..., tuple[str, Tenant]]) -> None:
