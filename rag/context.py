@@ -166,16 +166,21 @@ def is_filler(turn: str) -> bool:
     return not (terms - _FILLER_TERMS - names)
 
 
-def _pack(block: Block, candidates: list[BlockItem], cap: int, max_items: int | None = None) -> int:
-    """Add candidates in order while they fit; return the tokens used."""
+def _pack(block: Block, candidates: list[BlockItem], cap: int, max_items: int | None = None,
+          contiguous: bool = False) -> int:
+    """Add candidates in order while they fit; return the tokens used. `contiguous`: stop at the first
+    that does not fit (the recent turns: a short turn from further back after a gap, "hello again"
+    before "Thanks!", reads to the model as the last thing said)."""
     used = 0
+    full = False
     for item in candidates:
         block.rank.setdefault(item.ref, len(block.rank))
         if max_items is not None and len(block.items) >= max_items:
             block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "max_items"})
-        elif used + item.tokens > cap:
+        elif full or used + item.tokens > cap:
             block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "budget"})
             block.waiting.append(item)
+            full = contiguous
         else:
             block.items.append(item)
             used += item.tokens
@@ -215,7 +220,7 @@ def context_assemble(
     remaining -= _pack(block, _lines(lines), min(remaining, int(budget * shares["inner_circle"]["max_share"])))
     blocks.append(block)
 
-    # Recent turns of this session: short-term memory, newest kept first, shown oldest first.
+    # Recent turns of this session: short-term memory, the newest that fit without a gap, shown oldest first.
     recent_ids: set[int] = set()
     spec = shares["recent_turns"]
     block = Block("recent_turns")
@@ -225,7 +230,8 @@ def context_assemble(
         candidates = [
             BlockItem(_turn_line(m), count_tokens(_turn_line(m)), f"message:{m.pk}") for m in reversed(messages)
         ]
-        remaining -= _pack(block, candidates, min(remaining, int(budget * spec["max_share"])), spec.get("max_items"))
+        remaining -= _pack(block, candidates, min(remaining, int(budget * spec["max_share"])), spec.get("max_items"),
+                           contiguous=True)
         block.items.reverse()
         recent_ids = {int(i.ref.split(":")[1]) for i in block.items}
     blocks.append(block)

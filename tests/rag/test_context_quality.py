@@ -132,3 +132,22 @@ def test_the_inner_circle_the_query_speaks_of_comes_first(tenant) -> None:
     shown = [i.ref for b in context.blocks if b.name == "inner_circle" for i in b.items]
     wife = Person.objects.get(display_name="Света")
     assert shown[0] == f"person:{wife.pk}"
+
+
+def test_recent_turns_are_the_last_ones_said_without_a_gap(tenant) -> None:
+    """At 150 tokens the block showed the session's first "hello again" above its last "Thanks!":
+    the turns between did not fit and a short older one did, so the greeting read as just said."""
+    turns = [
+        "hello again",
+        "We are planning Thanksgiving dinner for my husband's parents, they fly in from Denver on Wednesday.",
+        ("assistant", "Lovely! Roast turkey, stuffing and green beans with almonds would make a classic menu."),
+        "Perfect, and Daniel and I are planning a trip to Japan in March for our tenth anniversary, Kyoto and Osaka.",
+        "Thank you so much!",
+    ]
+    append_messages(tenant, "u1", "s1", turns, start=START)
+    said = [t if isinstance(t, str) else t[1] for t in turns]
+    for budget in (150, 200, 2000):
+        context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="dinner ideas", session_id="s1",
+                                   budget_tokens=budget)
+        shown = [line.split(": ", 1)[1] for line in _text(context, "recent_turns").splitlines()]
+        assert shown and shown == said[-len(shown):], (budget, shown)
