@@ -28,6 +28,10 @@ def _text(context, block: str) -> str:
     ("Thanks, Melanie!", True), ("Nice to meet you, Sam!", True), ("Спасибо, Маша!", True), ("好的，谢谢", True),
     ("Thanks! I moved to Seattle last week.", False), ("Спасибо, я переехал в Казань", False),
     ("谢谢，我搬到杭州了", False),
+    # Found in a chat app's memories block: a greeting back and the assistant's stock offers.
+    ("hello again", True), ("Welcome back, Maya!", True), ("Nice to meet you, Maya! How can I help today?", True),
+    ("Anything else I can help with?", True), ("Have a great day!", True),
+    ("I need help with the move to Seattle today.", False), ("Happy birthday to Lily!", False),
 ])
 def test_greetings_and_thanks_are_filler_in_three_languages(turn: str, filler: bool) -> None:
     assert is_filler(turn) is filler
