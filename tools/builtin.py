@@ -149,13 +149,21 @@ def _memory_item(chunk: dict[str, Any], score: float) -> dict[str, Any]:
 
 def memory_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     result = chunks_search(tenant_id=tenant.pk, user_id=args["user_id"], query=args["query"], k=args.get("k", 10))
-    items = [_memory_item(i.chunk, i.score) for i in result.items]
+    # A turn of greetings or thanks ("Thanks!", "lol ok") matched by the turns before it, which the
+    # model does not see: as the context leaves them out, so does the tool (they were a third of a
+    # chat user's top 5).
+    items = [_memory_item(i.chunk, i.score) for i in result.items
+             if not (i.chunk["type"] == "dialog" and rag_context.is_filler(i.chunk["text"]))]
     return {"query": args["query"], "items": items, "sources": [f"chunk:{i['id']}" for i in items]}
 
 
 register(Tool(
     name="memory_search",
-    description="Search a user's long-term chat memory (hybrid retrieval over their chunks).",
+    description="Search a user's long-term chat memory: their past turns (with who said them, `said_by`, and "
+                "when, `created_at`) and remembered facts, best match first; greetings and thanks are left out. "
+                "Query with the words the user would have said and the names involved (\"moved to\", \"my boss "
+                "Greg\"), not a question about them in the third person: \"she\" and \"her\" also match what "
+                "the user said of other women. Where they live or work now: profile_get is surer than old turns.",
     input_schema={
         "type": "object",
         "properties": {"user_id": USER_ID, "query": {"type": "string", "minLength": 1, "maxLength": 4000},

@@ -236,3 +236,22 @@ def test_an_erasure_while_a_call_runs_leaves_no_log_of_it(tools_client: tuple[AP
     row = ToolCall.objects.get(tenant=tenant)
     assert (row.outcome, row.error) == (ToolCall.Outcome.OK, "")
     assert row.latency_ms > 0
+
+
+def test_memory_search_leaves_out_greetings_and_thanks(tools_client: tuple[APIClient, Tenant]) -> None:
+    """A chat user's top 5 for "allergic" held "Thanks!" and "lol ok", found by the turns before them
+    (a dialog chunk carries two), which the model never sees: noise in its tool result."""
+    client, tenant = tools_client
+    append_messages(tenant, "u1", "s1", [
+        "Also, I'm allergic to peanuts, so please never suggest recipes with peanuts.",
+        ("assistant", "Noted, no peanuts."),
+        "Thanks!",
+        "The pediatrician found out Noah is allergic to shellfish.",
+        "lol ok",
+    ])
+    status, body = call(client, "memory_search", {"user_id": "u1", "query": "allergic", "k": 5})
+    assert status == 200
+    texts = [i["text"] for i in body["items"]]
+    assert texts[0].startswith("Also, I'm allergic") and any("shellfish" in t for t in texts)
+    assert "Thanks!" not in texts and "lol ok" not in texts
+    assert body["sources"] == [f"chunk:{i['id']}" for i in body["items"]]
