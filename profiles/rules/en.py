@@ -18,7 +18,7 @@ ORG = (r"(?-i:[A-Z][\w&'’.\-]*(?:\s+[A-Z&][\w&'’.\-]*){0,3}(?:\s+(?:hospital
        r"|academy|institute|library|museum|hotel|restaurant|cafe|café|bakery|bank|store|shop|factory|studio)\b)?)")
 NP = r"((?:[a-z][a-z\-]*\s+){0,3}?[a-z][a-z\-]*)"
 NP_END = (r"(?=\s*(?:$|[,.!;:)]|(?:at|in|for|with|from|and|by|who|since|on|working|based|but|so|now|nowadays"
-          r"|currently|these\s+days)\b))")
+          r"|currently|these\s+days|there|here)\b))")
 NUM_WORD = (
     r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\s-](?:one|two|three|four|five|six|seven|eight"
     r"|nine))?|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|ten"
@@ -148,10 +148,17 @@ def _pet(match: re.Match[str]) -> Emit:
     return [("pets", f"{animal} ({name})" if name else animal)]
 
 
+# How much or since when, and which above all: said around a taste, never part of it ("I like jazz lately,
+# especially Norah Jones" is jazz and Norah Jones, not "jazz lately" and "especially Norah Jones").
+_LIKE_TAIL = re.compile(r"\s+(?:lately|recently|nowadays|these\s+days|a\s+lot|so\s+much|very\s+much|too)$",
+                        re.IGNORECASE)
+_LIKE_HEAD = re.compile(r"^(?:especially|particularly|mostly|mainly|above\s+all)\s+", re.IGNORECASE)
+
+
 def _likes(match: re.Match[str]) -> Emit:
     out: Emit = []
     for part in re.split(r"\s*,\s*|\s+and\s+|\s+or\s+", match.group(1).strip()):
-        words = part.split()
+        words = _LIKE_HEAD.sub("", _LIKE_TAIL.sub("", part)).split()
         # "I love the new design" is about something in front of the user, not a lasting taste: review it.
         specific = bool(words) and words[0].lower() in {"the", "this", "these"}
         if words and words[0].lower() in {"the", "a", "an"}:
@@ -286,6 +293,11 @@ RULES: tuple[Rule, ...] = (
          one("location", transform=_place), 0.8, change=True),
     Rule("en.employer.new_job", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have)\s+)*(?:started\s+"
                                    rf"(?:a\s+new\s+job|working)|got\s+a\s+(?:new\s+)?job)\s+(?:at|for|with)\s+({ORG})"),
+         one("employer"), 0.8, change=True),
+    # "I accepted an offer from Lumen Health": the next employer, said as the change it is.
+    Rule("en.employer.accepted_offer", _r(rf"\bi(?:'ve|’ve|\s+have)?\s+(?:(?:just|finally|officially)\s+)?accepted\s+"
+                                          rf"(?:an?\s+|the\s+)?(?:(?:job|work)\s+)?(?:offer|job|position|role)\s+"
+                                          rf"(?:from|at|with)\s+(?:the\s+)?({ORG})"),
          one("employer"), 0.8, change=True),
     Rule("en.hometown.from", _r(rf"\b{I_AM}\s+(?:originally\s+)?from\s+(?:the\s+)?({PLACE})"),
          one("hometown", transform=_place), 0.85),

@@ -89,6 +89,7 @@ def test_eval_command_prints_precision_and_recall_per_language_and_set() -> None
     ("I now live in Austin.", "location", "Austin", True),
     ("I live in Austin.", "location", "Austin", False),
     ("I started a new job at Stripe.", "employer", "Stripe", True),
+    ("I accepted an offer from Lumen Health in Seattle!", "employer", "Lumen Health", True),
     ("Я переехал в Казань.", "location", "Казань", True),
     ("Мы недавно переехали в Тверь.", "location", "Тверь", True),
     ("Теперь я живу в Самаре.", "location", "Самара", True),
