@@ -189,6 +189,49 @@ def _pack(block: Block, candidates: list[BlockItem], cap: int, max_items: int | 
     return used
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])")
+
+
+def _clipped(item: BlockItem, room: int) -> BlockItem | None:
+    """A person's line (`[Person:3] Daniel | Family | 7 mentions | bio`) with the first sentences of
+    its bio that fit `room`, marked with an ellipsis; None when not even the first sentence fits."""
+    parts = item.text.split(" | ", 3)
+    if len(parts) < 4:
+        return None
+    sentences = [s for s in _SENTENCE_END.split(parts[3]) if s]
+    best = None
+    for n in range(1, len(sentences)):
+        text = " | ".join([*parts[:3], f"{' '.join(sentences[:n])} …"])
+        tokens = count_tokens(text)
+        if tokens > room:
+            break
+        best = BlockItem(text, tokens, item.ref, {**item.meta, "clipped": True})
+    return best
+
+
+def _pack_clipping(block: Block, candidates: list[BlockItem], cap: int) -> int:
+    """`_pack` for people's lines: one too long for what is left shows the first sentences of its bio
+    rather than none of it. The inner circle is ranked (family first, those the query names first): a
+    partner whose bio had grown past the share gave way to a former boss with a short one. The whole
+    line waits for budget left over at the end (`_top_up`)."""
+    used = 0
+    for item in candidates:
+        block.rank.setdefault(item.ref, len(block.rank))
+        if used + item.tokens <= cap:
+            block.items.append(item)
+            used += item.tokens
+            continue
+        block.waiting.append(item)
+        clipped = _clipped(item, cap - used)
+        if clipped is None:
+            block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "budget"})
+        else:
+            block.items.append(clipped)
+            used += clipped.tokens
+            block.cut.append({"ref": item.ref, "tokens": item.tokens - clipped.tokens, "reason": "clipped"})
+    return used
+
+
 def context_assemble(
     *,
     tenant_id: int,
@@ -219,7 +262,7 @@ def context_assemble(
     # speaks of first ("a gift for my wife" keeps the wife when the share holds one line).
     block = Block("inner_circle")
     lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), query)
-    remaining -= _pack(block, _lines(lines), min(remaining, int(budget * shares["inner_circle"]["max_share"])))
+    remaining -= _pack_clipping(block, _lines(lines), min(remaining, int(budget * shares["inner_circle"]["max_share"])))
     blocks.append(block)
 
     # Recent turns of this session: short-term memory, the newest that fit without a gap, shown oldest first.
@@ -343,11 +386,14 @@ def _top_up(context: Context, order: tuple[str, ...]) -> None:
         added = False
         for item in list(block.waiting):
             header = count_tokens(block.header) if block.header and not block.items else 0
-            if context.used + item.tokens + header > context.budget:
+            shown = next((i for i in block.items if i.ref == item.ref), None)  # a clipped line, made whole
+            if context.used + item.tokens - (shown.tokens if shown else 0) + header > context.budget:
                 continue
+            if shown is not None:
+                block.items.remove(shown)
             block.items.append(item)
             block.waiting.remove(item)
-            block.cut = [c for c in block.cut if not (c["ref"] == item.ref and c["reason"] == "budget")]
+            block.cut = [c for c in block.cut if not (c["ref"] == item.ref and c["reason"] in ("budget", "clipped"))]
             added = True
         if added:
             block.items.sort(key=lambda i: block.rank[i.ref])

@@ -155,3 +155,35 @@ def test_recent_turns_are_the_last_ones_said_without_a_gap(tenant) -> None:
                                    budget_tokens=budget)
         shown = [line.split(": ", 1)[1] for line in _text(context, "recent_turns").splitlines()]
         assert shown and shown == said[-len(shown):], (budget, shown)
+
+
+def test_a_partner_with_a_long_bio_is_clipped_not_dropped_for_a_former_boss(tenant) -> None:
+    """At 400 tokens a chat user's inner circle showed her former boss Greg (a short bio) and not her
+    partner Daniel, whom the query named: his bio of six sentences no longer fitted the share."""
+    from people.models import Person
+
+    bio = ("I live in Portland with my partner Daniel and our two kids. Daniel is excited, he can work remotely. "
+           "We're planning Thanksgiving dinner for Daniel's parents, they are flying in from Denver. Also, Daniel "
+           "and I are planning a trip to Japan in March for our tenth anniversary. Daniel really wants to see the "
+           "cherry blossoms. Dan took the kids to the aquarium so I could rest.")
+    daniel = Person.objects.create(tenant=tenant, user_id="u1", display_name="Daniel", aliases=["Dan"], bio=bio,
+                                   circle=Person.Circle.FAMILY, mention_count=7)
+    greg = Person.objects.create(tenant=tenant, user_id="u1", display_name="Greg", circle=Person.Circle.WORK_INNER,
+                                 bio="Honestly my boss Greg is exhausting.", mention_count=2)
+    # Enough remembered weekends to take what the other blocks leave, as in the chat user's memory.
+    append_messages(tenant, "u1", "s1", [f"On the weekend number {i} we hiked the trail by the lake and Dan cooked "
+                                         f"dinner for everyone at the cabin." for i in range(20)], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="What is Dan up to this weekend?",
+                               session_id=None, budget_tokens=400)
+    block = next(b for b in context.blocks if b.name == "inner_circle")
+    assert block.items[0].ref == f"person:{daniel.pk}"
+    line = block.items[0].text
+    assert "my partner Daniel" in line and line.endswith("…") and "aquarium" not in line
+    assert {"ref": f"person:{daniel.pk}", "reason": "clipped"}.items() <= block.cut[0].items()
+    assert context.used <= 400
+    # With room for all of it, the whole bio, and Greg after him.
+    wide = context_assemble(tenant_id=tenant.pk, user_id="u1", query="What is Dan up to this weekend?",
+                            session_id=None, budget_tokens=2000)
+    block = next(b for b in wide.blocks if b.name == "inner_circle")
+    assert [i.ref for i in block.items] == [f"person:{daniel.pk}", f"person:{greg.pk}"]
+    assert "aquarium" in block.items[0].text and not block.cut
