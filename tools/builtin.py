@@ -10,7 +10,7 @@ from django.conf import settings
 from lore import selectors as lore_selectors
 from lore.models import Alias
 from memoryhub.exceptions import NotFound
-from memoryhub.models import Tenant
+from memoryhub.models import Message, Tenant
 from memoryhub.urls_common import CLIENT_ID
 from profiles.selectors import profile_facts
 from rag import context as rag_context
@@ -201,14 +201,21 @@ register(Tool(
 
 def profile_get(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     facts = profile_facts(tenant_id=tenant.pk, user_id=args["user_id"])
+    # When the user said it, not when it was stored: a chat app that sends its history late would
+    # otherwise date every fact today, and the model could not tell an old "location" from a move.
+    said = dict(Message.objects.filter(tenant_id=tenant.pk, pk__in=[f.source_message_id for f in facts
+                                                                    if f.source_message_id])
+                .values_list("pk", "created_at"))
     return {"user_id": args["user_id"],
-            "facts": [{"key": f.key, "value": f.value, "confidence": round(f.confidence, 4)} for f in facts],
+            "facts": [{"key": f.key, "value": f.value, "confidence": round(f.confidence, 4),
+                       "as_of": (said.get(f.source_message_id) or f.updated_at).date().isoformat()} for f in facts],
             "sources": [f"fact:{f.pk}" for f in facts]}
 
 
 register(Tool(
     name="profile_get",
-    description="A user's active profile facts (name, age, likes, ...), most confident first.",
+    description="A user's active profile facts (name, age, location, employer, likes, ...), most confident "
+                "first; `as_of` is the day the user said it (or it was recorded).",
     input_schema={"type": "object", "properties": {"user_id": USER_ID}, "required": ["user_id"],
                   "additionalProperties": False},
     function=profile_get,

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import User
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from memoryhub.models import Tenant
@@ -103,7 +104,8 @@ def test_memory_tools(tools_client: tuple[APIClient, Tenant]) -> None:
     assert (typed["kind"], typed["category"], typed["emotion"]) == ("user", "FactsAboutUser", "joy")
     assert body["sources"][0] == f"chunk:{body['items'][0]['id']}"
     status, body = call(client, "profile_get", {"user_id": "u1"})
-    assert status == 200 and {"key": "name", "value": "Dana", "confidence": 0.95} in body["facts"]
+    assert status == 200 and {"key": "name", "value": "Dana", "confidence": 0.95,
+                              "as_of": timezone.now().date().isoformat()} in body["facts"]
     status, body = call(client, "memory_context", {"user_id": "u1", "query": "what pet do I have?",
                                                    "session_id": "s1", "budget_tokens": 500})
     assert status == 200 and "Pixel" in body["text"] and "Dana" in body["text"]
@@ -255,3 +257,18 @@ def test_memory_search_leaves_out_greetings_and_thanks(tools_client: tuple[APICl
     assert texts[0].startswith("Also, I'm allergic") and any("shellfish" in t for t in texts)
     assert "Thanks!" not in texts and "lol ok" not in texts
     assert body["sources"] == [f"chunk:{i['id']}" for i in body["items"]]
+
+
+def test_profile_get_dates_each_fact_by_the_day_it_was_said(tools_client: tuple[APIClient, Tenant]) -> None:
+    """A chat app sent weeks of history at once: every fact looked as new as today, so the model could
+    not tell that she said "we moved to Seattle" a month after "I live in Portland"."""
+    from datetime import UTC, datetime
+
+    client, tenant = tools_client
+    append_messages(tenant, "u1", "s1", ["I live in Portland with my partner."],
+                    start=datetime(2026, 9, 8, 19, 0, tzinfo=UTC), auto_extract=True)
+    append_messages(tenant, "u1", "s2", ["And we moved to Seattle last weekend."],
+                    start=datetime(2026, 10, 26, 19, 0, tzinfo=UTC), auto_extract=True)
+    status, body = call(client, "profile_get", {"user_id": "u1"})
+    assert status == 200
+    assert {"key": "location", "value": "Seattle", "confidence": 0.8, "as_of": "2026-10-26"} in body["facts"]
