@@ -338,10 +338,13 @@ def _claim(run_id: int) -> tuple[MemoryConsolidation, list[Message]] | None:
 
 
 def _character(messages: Sequence[Message], conf_uid: str) -> str:
+    """The name the character's lines go under: its speaker name, else its conf_uid; a chat app
+    that names no character gets "Assistant", not "default" (a memory "default: That was thoughtful
+    of him!" read to a model as something a person called Default said)."""
     for message in messages:
         if message.role == Message.Role.ASSISTANT and message.speaker:
             return message.speaker
-    return conf_uid
+    return "Assistant" if conf_uid == settings.MEMORY_DEFAULT_CONF_UID else conf_uid
 
 
 def consolidation_run(*, run_id: int) -> MemoryConsolidation | None:

@@ -163,7 +163,7 @@ def test_llm_consolidation_is_validated_and_labels_speakers(tenant, llm) -> None
     run = _run(result.conversation)
     assert run.status == "done" and run.consolidator == "llm"
     transcript = llm.chat_requests[-1]["messages"][-1]["content"]
-    assert "USER: I moved to Lisbon" in transcript and "CHARACTER (default): That sounds" in transcript
+    assert "USER: I moved to Lisbon" in transcript and "CHARACTER (Assistant): That sounds" in transcript
     key = Chunk.objects.get(tenant=tenant, type="memory", category="KeyFacts")
     assert key.importance == 0.9 and key.tags == ["music"]
     # "from": [2], the transcript's line [2], is the message it was said in.
@@ -251,3 +251,16 @@ def test_an_unsure_memory_approved_later_dates_from_what_was_said(tenant, llm) -
     assert review.occurred_at == result.created[2].created_at
     chunk = memory_review_approve(review=review, reviewer=None)
     assert chunk is not None and chunk.created_ts == result.created[2].created_at
+
+
+def test_a_chat_app_without_a_character_has_its_assistant_called_assistant(tenant) -> None:
+    """A chat app sends no conf_uid: its assistant's lines were remembered as "default: …", a name
+    a model reads as someone's."""
+    result = append_messages(tenant, "maya", "s1", [
+        "Dan took the kids to the aquarium yesterday so I could rest.",
+        ("assistant", "That was thoughtful of him! I think Dan really cares about you."),
+    ], start=START)
+    assert _run(result.conversation).status == "done"
+    texts = list(Chunk.objects.filter(tenant=tenant, type__in=["memory", "insight"]).values_list("text", flat=True))
+    assert texts and not any("default:" in t for t in texts), texts
+    assert any(t.startswith("Assistant: ") for t in texts), texts
