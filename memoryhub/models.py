@@ -60,6 +60,9 @@ class Conversation(models.Model):
     session_id = models.CharField(max_length=128)
     created_at = models.DateTimeField(default=timezone.now)
     last_message_at = models.DateTimeField(null=True, blank=True)
+    # When a message last arrived (server time): a history imported today is recent by this clock
+    # although its messages say they were written months ago.
+    last_received_at = models.DateTimeField(null=True, blank=True)
     message_count = models.PositiveIntegerField(default=0)
     # Set when the session's messages went through extraction, so the idle sweep skips it.
     extracted_until_message_id = models.BigIntegerField(default=0)
@@ -71,6 +74,8 @@ class Conversation(models.Model):
         indexes = [
             # The idle-session sweep: sessions by last activity.
             models.Index(fields=["last_message_at"], name="conversation_last_msg_idx"),
+            # The consolidation sweep: sessions that received messages lately.
+            models.Index(fields=["last_received_at"], name="conversation_last_recv_idx"),
         ]
 
     def __str__(self) -> str:

@@ -177,7 +177,8 @@ def _messages_store(
         conversation.message_count += len(created)
         if conversation.last_message_at is None or latest > conversation.last_message_at:
             conversation.last_message_at = latest
-        conversation.save(update_fields=["message_count", "last_message_at"])
+        conversation.last_received_at = now
+        conversation.save(update_fields=["message_count", "last_message_at", "last_received_at"])
         job = ArchivalJob.objects.create(
             tenant=tenant, conversation=conversation, user_id=user_id, kind=ArchivalJob.Kind.INDEX,
             message_ids=[m.pk for m in created], next_attempt_at=now, enqueued_at=now,

@@ -32,7 +32,7 @@ from typing import Any
 import jsonschema
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import BigIntegerField, Max, OuterRef, Subquery, Value
+from django.db.models import BigIntegerField, Max, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from pydantic import RootModel, model_validator
@@ -280,15 +280,19 @@ def _enqueue(run_id: int) -> None:
 
 def consolidations_due(*, now: Any = None) -> dict[str, int]:
     """Beat: sessions idle MEMORY_CONSOLIDATION_IDLE_SECONDS with unconsolidated messages get a
-    run (the session's end); runs that are due (new, or failed and waited their delay) are enqueued."""
+    run (the session's end); runs that are due (new, or failed and waited their delay) are enqueued.
+    Only sessions active within MEMORY_SESSION_TTL_DAYS are looked at, by either clock: a history
+    imported today is consolidated although its messages were written months ago."""
     now = now or timezone.now()
     cutoff = now - timezone.timedelta(seconds=settings.MEMORY_CONSOLIDATION_IDLE_SECONDS)
+    since = cutoff - timezone.timedelta(days=settings.MEMORY_SESSION_TTL_DAYS)
     last_done = (MemoryConsolidation.objects.filter(conversation=OuterRef("pk"), status="done")
                  .order_by("-last_message_id").values("last_message_id")[:1])
     requested = 0
-    idle = (Conversation.objects.filter(last_message_at__lt=cutoff, last_message_at__gte=cutoff - timezone.timedelta(
-        days=settings.MEMORY_SESSION_TTL_DAYS))
-        .annotate(done_until=Subquery(last_done)).values_list("pk", "done_until"))
+    idle = (Conversation.objects.filter(last_message_at__lt=cutoff)
+            .filter(Q(last_message_at__gte=since) | Q(last_received_at__gte=since))
+            .exclude(last_received_at__gte=cutoff)
+            .annotate(done_until=Subquery(last_done)).values_list("pk", "done_until"))
     for pk, done_until in idle.iterator():
         if not Message.objects.filter(conversation_id=pk, pk__gt=done_until or 0).exists():
             continue

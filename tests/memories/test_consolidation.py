@@ -4,10 +4,11 @@ near-duplicates reinforcing instead of copying, insights with novelty, review of
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import transaction
+from django.utils import timezone
 
 from memoryhub import deferred
 from rag.memories import consolidation
@@ -264,3 +265,29 @@ def test_a_chat_app_without_a_character_has_its_assistant_called_assistant(tenan
     texts = list(Chunk.objects.filter(tenant=tenant, type__in=["memory", "insight"]).values_list("text", flat=True))
     assert texts and not any("default:" in t for t in texts), texts
     assert any(t.startswith("Assistant: ") for t in texts), texts
+
+
+def test_an_idle_session_is_consolidated_and_so_is_a_history_imported_today(tenant, settings) -> None:
+    """The idle sweep looked only at sessions whose last message was written within
+    MEMORY_SESSION_TTL_DAYS: a chat app that imported its users' past sessions got no typed
+    memories of them (unless a session reached MEMORY_CONSOLIDATION_EVERY messages)."""
+    from memoryhub.models import Conversation
+
+    now = timezone.now()
+    settings.MEMORY_CONSOLIDATION_IDLE_SECONDS = 900
+    live = append_messages(tenant, "kate", "live", ["I am allergic to peanuts."], start=now - timedelta(minutes=30))
+    imported = append_messages(tenant, "kate", "2024-03", ["My sister Lena lives in Porto."],
+                               start=now - timedelta(days=200))
+    arriving = append_messages(tenant, "kate", "arriving", ["We adopted a cat named Miso."],
+                               start=now - timedelta(days=200))
+    forgotten = append_messages(tenant, "kate", "long-ago", ["I used to play chess."], start=now - timedelta(days=200))
+    # Received 20 minutes ago, but for one still arriving, and one received long ago (its time passed).
+    Conversation.objects.filter(pk__in=[live.conversation.pk, imported.conversation.pk]).update(
+        last_received_at=now - timedelta(minutes=20))
+    Conversation.objects.filter(pk=forgotten.conversation.pk).update(last_received_at=now - timedelta(days=199))
+    consolidation.consolidations_due(now=now)
+    asked = set(MemoryConsolidation.objects.values_list("conversation__session_id", flat=True))
+    assert asked == {"live", "2024-03"}
+    assert arriving.conversation.session_id not in asked  # still receiving: not idle yet
+    consolidation.consolidations_due(now=now)
+    assert MemoryConsolidation.objects.count() == 2  # once each
