@@ -15,6 +15,7 @@ from django.utils.html import format_html, format_html_join
 
 from memoryhub.exceptions import ApplicationError
 from people import selectors, services
+from people.dedup import merged_display_name
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMention, PersonMerge, PersonRelation
 
 MENTIONS_SHOWN = 20
@@ -174,9 +175,14 @@ class _ReviewActions:
 @admin.register(MergeProposal)
 class MergeProposalAdmin(_ReviewActions, admin.ModelAdmin):
     change_form_template = "admin/people/mergeproposal/change_form.html"
-    list_display = ["id", "source", "target", "rule", "score", "origin", "status", "user_id", "created_at"]
+    list_display = ["id", "source", "target", "kept_as", "rule", "score", "origin", "status", "user_id", "created_at"]
     list_filter = ["status", "rule", "origin", "tenant"]
     list_select_related = ["source", "target", "tenant"]
+
+    @admin.display(description="kept as")
+    def kept_as(self, obj: MergeProposal) -> str:
+        # The merge keeps the fuller name ("Hannah Miller" into "Hannah" stays "Hannah Miller").
+        return merged_display_name(obj.source, obj.target)
     search_fields = ["source__display_name", "target__display_name", "user_id"]
     raw_id_fields = ["source", "target", "merge"]
     # The evidence is shown once, by the template beside both profiles, not again as a raw field.

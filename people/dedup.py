@@ -28,9 +28,11 @@ from people.names import (
     diminutive_match,
     full_names_of,
     gendered_pair,
+    is_full_form,
     is_word_prefix,
     kin_key,
     morph,
+    name_key,
     ru_lemma,
     similarity,
 )
@@ -98,6 +100,25 @@ def name_part(a: str, b: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=8192)
+
+def merged_display_name(source: Person, target: Person) -> str:
+    """The name a merge of `source` into `target` keeps: the fuller name wins a prefix or name-part
+    pair ("Jake Miller", "Сергей Петров"), the full form a diminutive pair, a real name a bare
+    username or a kin word ("Olga", not "мама"); else the target's."""
+    s, t = source.name_key, target.name_key
+    if kin_key(target.display_name) and not kin_key(source.display_name):
+        return source.display_name
+    if kin_key(source.display_name) and not kin_key(target.display_name):
+        return target.display_name
+    if is_word_prefix(t, s) or (len(t.split()) == 1 and len(s.split()) > 1 and name_part(t, s)):
+        return source.display_name
+    if diminutive_match(s, t) and is_full_form(s.split()[0]) and not is_full_form(t.split()[0]):
+        return source.display_name
+    if target.username and t == name_key(target.username) and s != name_key(source.username or ""):
+        return source.display_name
+    return target.display_name
+
+
 def _is_first_name(word: str) -> bool:
     if word in lexicon.EN_FIRST_NAMES or full_names_of(word) or word in lexicon.RU_DIMINUTIVES:
         return True

@@ -30,6 +30,7 @@ from memoryhub.registry import Decision
 from memoryhub.search.vectors import nearest
 from memoryhub.text import STOPWORDS, normalize
 from people import conf, metrics, reranker
+from people.dedup import merged_display_name
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMerge, PersonRelation
 from people.names import (
     NAME_GRAMMEMES,
@@ -415,7 +416,11 @@ def review_pending() -> QuerySet[MergeProposal]:
 
 
 def review_describe(proposal: MergeProposal) -> str:
-    return (f"{proposal.user_id}: merge {proposal.source.display_name} into {proposal.target.display_name} "
+    """"anna: merge Hannah Miller into Hannah, kept as Hannah Miller (prefix, 0.90)": the name the
+    merge keeps is said where it is not the target's, so the reviewer is not surprised by it."""
+    kept = merged_display_name(proposal.source, proposal.target)
+    as_kept = f", kept as {kept}" if kept != proposal.target.display_name else ""
+    return (f"{proposal.user_id}: merge {proposal.source.display_name} into {proposal.target.display_name}{as_kept} "
             f"({proposal.rule}, {proposal.score:.2f})")
 
 

@@ -21,7 +21,7 @@ from django.utils.dateparse import parse_datetime
 from memoryhub.exceptions import ApplicationError
 from people import dedup, metrics
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMention, PersonMerge, PersonRelation
-from people.names import diminutive_match, is_full_form, is_word_prefix, kin_key, name_key
+from people.names import name_key
 from people.services.persons import (
     active_person,
     actor_label_for,
@@ -64,23 +64,6 @@ def _comparable(data: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- merge -----------------------------------------------------------------------------------------------
-
-
-def _merged_display_name(source: Person, target: Person) -> str:
-    """The fuller name wins a prefix or name-part pair ("Jake Miller", "Сергей Петров"), the full form
-    a diminutive pair, a real name a bare username or a kin word ("Olga", not "мама")."""
-    s, t = source.name_key, target.name_key
-    if kin_key(target.display_name) and not kin_key(source.display_name):
-        return source.display_name
-    if kin_key(source.display_name) and not kin_key(target.display_name):
-        return target.display_name
-    if is_word_prefix(t, s) or (len(t.split()) == 1 and len(s.split()) > 1 and dedup.name_part(t, s)):
-        return source.display_name
-    if diminutive_match(s, t) and is_full_form(s.split()[0]) and not is_full_form(t.split()[0]):
-        return source.display_name
-    if target.username and t == name_key(target.username) and s != name_key(source.username or ""):
-        return source.display_name
-    return target.display_name
 
 
 def _lock_pair(a_id: int, b_id: int) -> tuple[Person, Person]:
@@ -147,7 +130,7 @@ def person_merge(
 
     source_before, target_before = snapshot(source), snapshot(target)
     old_text = target.embedding_text()
-    display = _merged_display_name(source, target)
+    display = dedup.merged_display_name(source, target)
     names = [target.display_name, *target.aliases, source.display_name, *source.aliases]
     aliases: list[str] = []
     keys = {name_key(display)}

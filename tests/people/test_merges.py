@@ -229,3 +229,23 @@ def test_a_proposal_whose_person_was_merged_since_is_approved_for_the_survivor(
     assert (asked.status, asked.source_id) == (MergeProposal.Status.PENDING, first.pk)
     merge = services.merge_proposal_approve(proposal=asked, reviewer=reviewer)
     assert (merge.source_id, merge.target_id) == (survivor.pk, fuller.pk)
+
+
+@pytest.mark.parametrize(("fuller", "short"), [("Hannah Miller", "Hannah"), ("Сергей Петров", "Петров")])
+def test_a_merge_proposal_says_the_name_the_merge_keeps(make_person: MakePerson, reviewer: User, admin_client,
+                                                        fuller: str, short: str) -> None:
+    """The review queue read "merge Hannah Miller into Hannah", and the person left was "Hannah
+    Miller": the fuller name wins, which the reviewer is now told beforehand."""
+    from people import selectors
+
+    source, target = make_person(fuller), make_person(short, mentions=4)
+    asked = services.merge_proposal_create(source=source, target=target, rule="name_part", score=0.9, evidence=[])
+    assert selectors.review_describe(asked) == f"u1: merge {fuller} into {short}, kept as {fuller} (name_part, 0.90)"
+    listing = admin_client.get("/admin/people/mergeproposal/")
+    assert listing.status_code == 200 and f'<td class="field-kept_as">{fuller}</td>' in listing.content.decode()
+    services.merge_proposal_approve(proposal=asked, reviewer=reviewer)
+    assert Person.objects.get(pk=target.pk).display_name == fuller
+    # Where the target's name stays, nothing more is said.
+    other = services.merge_proposal_create(source=make_person("Jon"), target=make_person("Jon Snow"),
+                                           rule="name_part", score=0.8, evidence=[])
+    assert selectors.review_describe(other) == "u1: merge Jon into Jon Snow (name_part, 0.80)"
