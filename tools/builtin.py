@@ -20,6 +20,8 @@ from tools.registry import Tool, register
 
 WORLD = {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,63}$",
          "description": "World slug; the TOOLS_DEFAULT_WORLD setting when omitted."}
+# A query of spaces found nothing and said nothing of why (the HTTP search refuses it as blank).
+NOT_BLANK = r"\S"
 USER_ID = {"type": "string", "pattern": rf"^{CLIENT_ID}$", "description": "The chat user's id."}
 LANGUAGE = {"type": "string", "pattern": r"^[a-z]{2,3}$", "description": "Only this language (en, ru, ...)."}
 
@@ -112,7 +114,7 @@ register(Tool(
     input_schema={
         "type": "object",
         "properties": {
-            "query": {"type": "string", "minLength": 1, "maxLength": 2000},
+            "query": {"type": "string", "minLength": 1, "maxLength": 2000, "pattern": NOT_BLANK},
             "k": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},
             "filters": {
                 "type": "object",
@@ -166,7 +168,8 @@ register(Tool(
                 "the user said of other women. Where they live or work now: profile_get is surer than old turns.",
     input_schema={
         "type": "object",
-        "properties": {"user_id": USER_ID, "query": {"type": "string", "minLength": 1, "maxLength": 4000},
+        "properties": {"user_id": USER_ID,
+                       "query": {"type": "string", "minLength": 1, "maxLength": 4000, "pattern": NOT_BLANK},
                        "k": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}},
         "required": ["user_id", "query"],
         "additionalProperties": False,
@@ -189,7 +192,8 @@ register(Tool(
                 "and people, within a token budget.",
     input_schema={
         "type": "object",
-        "properties": {"user_id": USER_ID, "query": {"type": "string", "minLength": 1, "maxLength": 4000},
+        "properties": {"user_id": USER_ID,
+                       "query": {"type": "string", "minLength": 1, "maxLength": 4000, "pattern": NOT_BLANK},
                        "session_id": {**USER_ID, "description": "The current session, for its recent turns."},
                        "budget_tokens": {"type": "integer", "minimum": 50, "maximum": 200000}},
         "required": ["user_id", "query"],

@@ -90,6 +90,8 @@ def _error_message(error: ValidationError) -> str:
     if error.validator in ("anyOf", "oneOf"):
         names = [" and ".join(o.get("required", [])) for o in error.validator_value]
         return f"Give {' or '.join(n for n in names if n)}."
+    if error.validator == "pattern" and error.validator_value == r"\S":
+        return "must not be blank."
     return error.message
 
 
