@@ -295,7 +295,11 @@ SESSION_RECENT_MAX = env_int("SESSION_RECENT_MAX", 200, minimum=1)
 
 # --- Celery: a real broker with REDIS_URL, in-process otherwise ------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
-CELERY_RESULT_BACKEND = REDIS_URL or None
+# No result backend: a job's state is its row (ArchivalJob, Document, MemoryConsolidation) and
+# nothing reads a task's result. A Redis backend made every publish subscribe to the result's
+# channel, and with Redis away each publish then waited out the backend's reconnects (20 s).
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = env_bool("CELERY_TASK_EAGER_PROPAGATES", False)
 CELERY_TASK_ACKS_LATE = True

@@ -38,6 +38,10 @@ def reset_celery_connections() -> None:
     celery_app._pool = None
     with contextlib.suppress(AttributeError, KeyError):
         celery_app.__dict__["amqp"]._producer_pool = None
+    # The result backend is built from result_backend on first use and cached (per thread).
+    celery_app._backend_cache = None
+    with contextlib.suppress(AttributeError):
+        del celery_app._local.backend
 
 
 @pytest.fixture

@@ -117,8 +117,12 @@ def redis_settings(settings: Any, redis_server: RedisServer) -> Iterator[RedisSe
     settings.REDIS_RETRY_SECONDS = 2  # the breaker's interval, short enough to wait out in a test
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                                    "LOCATION": redis_server.url}}
-    saved = {k: celery_app.conf[k] for k in ("task_always_eager", "broker_url", "task_default_queue")}
-    celery_app.conf.update(task_always_eager=False, broker_url=redis_server.url, task_default_queue=queue)
+    keys = ("task_always_eager", "broker_url", "task_default_queue", "result_backend")
+    saved = {k: celery_app.conf[k] for k in keys}
+    # A result backend, where the settings configure one, is the same Redis as the broker's.
+    backend = redis_server.url if settings.CELERY_RESULT_BACKEND else None
+    celery_app.conf.update(task_always_eager=False, broker_url=redis_server.url, task_default_queue=queue,
+                           result_backend=backend)
     reset_celery_connections()
     try:
         yield RedisSettings(server=redis_server, queue=queue)

@@ -6,11 +6,13 @@ that does not answer; when Redis is back, the sweeper hands the waiting jobs to 
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import timedelta
 
 import pytest
 from django.conf import settings as django_settings
+from django.db import connections
 
 from memoryhub import services
 from memoryhub.models import ArchivalJob, Message
@@ -70,6 +72,33 @@ def test_redis_stopped_intake_accepts_into_the_outbox_and_reads_answer(client_a,
     assert max(took) < 3, took  # a refused connection costs nothing like a timeout
     redis_settings.server.start()  # the same port, an empty Redis
     assert_back_and_swept(redis_settings)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_redis_stopped_a_request_on_a_fresh_thread_stores_its_batch_at_once(client_a, redis_settings) -> None:
+    """A threaded web server serves each request on a thread of its own. With a Redis result
+    backend (one per thread) a thread's first publish subscribed to the result's channel and,
+    Redis away, waited out 20 reconnects of a second each before the broker was even tried."""
+    client, _ = client_a
+    redis_settings.server.stop()
+
+    def post(n: int) -> None:
+        started = time.monotonic()
+        try:
+            response = client.post(URL, batch(n), format="json")
+            out.append((response.status_code, time.monotonic() - started))
+        finally:
+            connections.close_all()
+
+    out: list[tuple[int, float]] = []
+    for n in range(2):
+        thread = threading.Thread(target=post, args=(n,))
+        thread.start()
+        thread.join(60)
+    assert [status for status, _ in out] == [202, 202]
+    assert Message.objects.count() == 2 * PER_BATCH
+    took = [round(seconds, 2) for _, seconds in out]
+    assert max(took) < 3, f"batches waited {took} s for a Redis that is away"
 
 
 @pytest.mark.django_db(transaction=True)
