@@ -68,7 +68,7 @@ class MemoryConsolidation(models.Model):
 
     class Meta:
         indexes = [
-            # Where the next window starts: the session's last finished run.
+            # Where the next window starts: the last message a run of the session has taken.
             models.Index(fields=["conversation", "status", "-last_message_id"], name="consolidation_conv_idx"),
             # The sweep: unfinished runs that are due.
             models.Index(fields=["next_attempt_at"], name="consolidation_due_idx",

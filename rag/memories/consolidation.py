@@ -9,8 +9,9 @@ runs on a background thread (`memoryhub.deferred`), never inside the request tha
 messages.
 
 How a run goes, with no network call under a lock:
-1. claim (short transaction): fix the window, the messages after the session's last consolidated
-   one, at most MEMORY_CONSOLIDATION_WINDOW of them;
+1. claim (short transaction): fix the window, the messages after the last one any run of the
+   session has taken (done, under way or waiting for its retry), at most
+   MEMORY_CONSOLIDATION_WINDOW of them, and mark the run running until a lease runs out;
 2. prepare (no transaction): the LLM ("consolidator" agent; its JSON validated against
    CONSOLIDATION_SCHEMA with jsonschema, a malformed reply re-asked once) or the rules; embed the
    candidate memories and look for near-duplicates among those already held;
@@ -221,7 +222,10 @@ def emotion_scores(output: dict[str, Any]) -> dict[str, float]:
 
 # --- Requests -------------------------------------------------------------------------------
 def _consolidated_until(conversation: Conversation) -> int:
-    last = (MemoryConsolidation.objects.filter(conversation=conversation, status=MemoryConsolidation.Status.DONE)
+    """The last message a run of the session has taken: done, or fixed in the window of a run under
+    way or waiting for its retry. A new run starts after it, so no message is consolidated twice
+    (two runs over one window wrote every memory, insight and mood change twice)."""
+    last = (MemoryConsolidation.objects.filter(conversation=conversation, last_message_id__isnull=False)
             .aggregate(last=Max("last_message_id"))["last"])
     return last or 0
 
@@ -255,11 +259,10 @@ def consolidation_request_if_due(conversation: Conversation) -> dict[str, Any]:
     with fewer messages in all has nothing due (no query); otherwise one count."""
     if conversation.message_count < settings.MEMORY_CONSOLIDATION_EVERY:
         return {"waiting": conversation.message_count}
-    done = (MemoryConsolidation.objects.filter(conversation=OuterRef("conversation"),
-                                               status=MemoryConsolidation.Status.DONE)
-            .order_by().values("conversation").annotate(last=Max("last_message_id")).values("last"))
+    taken = (MemoryConsolidation.objects.filter(conversation=OuterRef("conversation"), last_message_id__isnull=False)
+             .order_by().values("conversation").annotate(last=Max("last_message_id")).values("last"))
     waiting = Message.objects.filter(conversation=conversation).filter(
-        pk__gt=Coalesce(Subquery(done), Value(0), output_field=BigIntegerField())).count()
+        pk__gt=Coalesce(Subquery(taken), Value(0), output_field=BigIntegerField())).count()
     if waiting < settings.MEMORY_CONSOLIDATION_EVERY:
         return {"waiting": waiting}
     return {"waiting": waiting, **consolidation_request(conversation, trigger="size")}
@@ -279,14 +282,16 @@ def _enqueue(run_id: int) -> None:
 
 
 def consolidations_due(*, now: Any = None) -> dict[str, int]:
-    """Beat: sessions idle MEMORY_CONSOLIDATION_IDLE_SECONDS with unconsolidated messages get a
-    run (the session's end); runs that are due (new, or failed and waited their delay) are enqueued.
-    Only sessions active within MEMORY_SESSION_TTL_DAYS are looked at, by either clock: a history
-    imported today is consolidated although its messages were written months ago."""
+    """Beat: sessions idle MEMORY_CONSOLIDATION_IDLE_SECONDS with messages no run has taken get a
+    run (the session's end); runs that are due (new, failed and waited their delay, or running
+    past their lease: the worker died) are enqueued. A run still under way holds its runner's
+    lock, so enqueueing it again runs nothing twice. Only sessions active within
+    MEMORY_SESSION_TTL_DAYS are looked at, by either clock: a history imported today is
+    consolidated although its messages were written months ago."""
     now = now or timezone.now()
     cutoff = now - timezone.timedelta(seconds=settings.MEMORY_CONSOLIDATION_IDLE_SECONDS)
     since = cutoff - timezone.timedelta(days=settings.MEMORY_SESSION_TTL_DAYS)
-    last_done = (MemoryConsolidation.objects.filter(conversation=OuterRef("pk"), status="done")
+    last_done = (MemoryConsolidation.objects.filter(conversation=OuterRef("pk"), last_message_id__isnull=False)
                  .order_by("-last_message_id").values("last_message_id")[:1])
     requested = 0
     idle = (Conversation.objects.filter(last_message_at__lt=cutoff)
@@ -300,7 +305,8 @@ def consolidations_due(*, now: Any = None) -> dict[str, int]:
             conversation = Conversation.objects.get(pk=pk)
             requested += consolidation_request(conversation, trigger="idle")["created"]
     due = list(MemoryConsolidation.objects.filter(
-        status__in=[MemoryConsolidation.Status.PENDING, MemoryConsolidation.Status.FAILED],
+        status__in=[MemoryConsolidation.Status.PENDING, MemoryConsolidation.Status.FAILED,
+                    MemoryConsolidation.Status.RUNNING],
         next_attempt_at__lte=now).values_list("pk", flat=True)[:500])
     for run_id in due:
         _enqueue(run_id)
@@ -335,7 +341,9 @@ def _claim(run_id: int) -> tuple[MemoryConsolidation, list[Message]] | None:
                        .order_by("id").values_list("id", flat=True)[:settings.MEMORY_CONSOLIDATION_WINDOW])
             run.first_message_id, run.last_message_id = (ids[0], ids[-1]) if ids else (start, start)
         run.status = MemoryConsolidation.Status.RUNNING
-        run.save(update_fields=["first_message_id", "last_message_id", "status"])
+        # A lease: still running after it, the run's worker died and the beat hands it out again.
+        run.next_attempt_at = timezone.now() + timezone.timedelta(seconds=settings.ARCHIVAL_SWEEP_AFTER_SECONDS)
+        run.save(update_fields=["first_message_id", "last_message_id", "status", "next_attempt_at"])
     messages = list(Message.objects.filter(conversation=run.conversation, pk__gte=run.first_message_id or 0,
                                            pk__lte=run.last_message_id or 0).order_by("created_at", "id"))
     return run, messages
@@ -461,8 +469,9 @@ def _apply(run: MemoryConsolidation, prepared: dict[str, Any]) -> MemoryConsolid
                          "insight_chunk": insight, "messages": prepared["messages"],
                          "prepare_seconds": round(prepared["seconds"], 4)}
         locked.save()
-        # More messages than one window: the next run picks up where this one stopped.
-        if Message.objects.filter(conversation_id=locked.conversation_id, pk__gt=locked.last_message_id or 0).count() \
+        # More messages than one window: the next run picks up where the last taken window stops.
+        if Message.objects.filter(conversation_id=locked.conversation_id,
+                                  pk__gt=_consolidated_until(locked.conversation)).count() \
                 >= settings.MEMORY_CONSOLIDATION_EVERY:
             consolidation_request(locked.conversation, trigger="size")
     logger.info("consolidation %s done: %s", locked.pk, locked.result)

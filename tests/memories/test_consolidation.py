@@ -149,6 +149,43 @@ def test_a_run_the_process_never_got_to_is_run_by_the_beat(tenant, settings, web
     assert wait_for(lambda: MemoryConsolidation.objects.get(pk=run_id).status == "done", 30)
 
 
+def test_a_run_under_way_keeps_its_window_and_one_whose_worker_died_is_run_by_the_beat(tenant, settings) -> None:
+    """A batch arriving while a run waits on the model asked for a second run, which took the same
+    messages again: every memory, insight and mood change of the window was written twice. And a
+    run whose worker was killed stayed `running` for ever: the beat retried only pending ones."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.MEMORY_CONSOLIDATION_EVERY = 6
+    first = append_messages(tenant, "anna", "s1", CHAT, start=START)
+    with transaction.atomic():
+        run_id = consolidation.consolidation_request(first.conversation, trigger="request")["consolidation"]
+    consolidation._claim(run_id)  # a worker took the window, then waits on the model (or dies)
+    under_way = MemoryConsolidation.objects.get(pk=run_id)
+    assert under_way.status == "running" and under_way.last_message_id == first.created[-1].pk
+
+    later = ["I work as a nurse in Lisbon.", "My sister Kate lives in Madrid.", "I adopted a cat named Miso.",
+             "Tomorrow I fly to Rome.", "I play the violin.", "I am learning Japanese."]
+    append_messages(tenant, "anna", "s1", later, start=START)  # its index job asks for a run by size
+    second = MemoryConsolidation.objects.exclude(pk=run_id).get(conversation=first.conversation)
+    consolidation.consolidation_run(run_id=second.pk)
+    second.refresh_from_db()
+    assert second.status == "done" and second.first_message_id > under_way.last_message_id
+    assert second.result["messages"] == len(later)
+
+    # The worker died: within its lease the beat leaves the run alone, after it the run is redone.
+    assert consolidation.consolidations_due()["enqueued"] == 0
+    lease_over = timezone.now() + timedelta(seconds=settings.ARCHIVAL_SWEEP_AFTER_SECONDS + 1)
+    assert consolidation.consolidations_due(now=lease_over)["enqueued"] == 1
+    redone = MemoryConsolidation.objects.get(pk=run_id)
+    assert redone.status == "done" and redone.result["messages"] == len(CHAT)
+    assert (redone.first_message_id, redone.last_message_id) == (under_way.first_message_id, under_way.last_message_id)
+    assert Chunk.objects.filter(tenant=tenant, type="insight").count() == 2
+    texts = list(Chunk.objects.filter(tenant=tenant, type="memory").values_list("text", flat=True))
+    assert len(texts) == len(set(texts))
+
+
 VALID = {"facts_about_user": ["Anna lives in Lisbon."], "past_events": [], "self_beliefs": [],
          "objectives": [{"text": "Neiri wants to learn Anna's favourite songs.", "about": "self",
                          "confidence": 0.3}],
