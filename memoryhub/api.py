@@ -305,13 +305,21 @@ class JobOutputSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=ArchivalJob.Status.choices)
     attempts = serializers.IntegerField(help_text="Failed runs so far.")
     next_attempt_at = serializers.DateTimeField(help_text="When it runs (again).")
-    message_count = serializers.SerializerMethodField()
+    message_count = serializers.SerializerMethodField(
+        help_text="Messages it covers; an extraction's are fixed when it runs (every message of the session not "
+                  "extracted yet).")
+    waiting_for = serializers.SerializerMethodField(
+        help_text="The user's earlier extraction that holds this one back (extractions run in the order the turns "
+                  "were said: one running or waiting for its retry keeps the later ones pending); null when none.")
     error = serializers.CharField(help_text="The last failure, empty when none.")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
     def get_message_count(self, job: ArchivalJob) -> int:
         return len(job.message_ids)
+
+    def get_waiting_for(self, job: ArchivalJob) -> int | None:
+        return selectors.job_waiting_for(job)
 
 
 class SessionExtractApi(APIView):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db.models import Count, F, Q
+from django.utils import timezone
 
 from memoryhub.models import ArchivalJob, Conversation, Message, Tenant
 
@@ -56,3 +57,15 @@ def archival_jobs_unfinished_by_kind_status() -> dict[tuple[str, str], int]:
     rows = (ArchivalJob.objects.filter(status__in=unfinished)
             .values_list("kind", "status").annotate(n=Count("id")).order_by())
     return {(kind, status): n for kind, status, n in rows}
+
+
+def job_waiting_for(job: ArchivalJob) -> int | None:
+    """The earlier extraction of the same user that holds `job` back: extractions of a user run in
+    the order their turns were said, so one running or waiting for its retry keeps the later ones
+    pending even when their own time has come (services._runnable). None when nothing does."""
+    if job.kind != ArchivalJob.Kind.EXTRACT or job.status != ArchivalJob.Status.PENDING:
+        return None
+    return (ArchivalJob.objects.filter(tenant_id=job.tenant_id, user_id=job.user_id, kind=job.kind, pk__lt=job.pk)
+            .filter(Q(status=ArchivalJob.Status.RUNNING)
+                    | Q(status=ArchivalJob.Status.PENDING, next_attempt_at__gt=timezone.now()))
+            .order_by("id").values_list("pk", flat=True).first())

@@ -222,6 +222,9 @@ def test_while_the_llm_fails_every_message_is_searchable_and_is_extracted_after_
     # The user's later extractions wait behind the first one's retry: facts keep their order.
     assert [(job.status, job.attempts) for job in later] == [(ArchivalJob.Status.PENDING, 0)] * 2
     assert not UserProfile.objects.filter(tenant=tenant).exists()
+    # A client polling a held-back job is told which one it waits for.
+    polled = [client.get(f"/api/v1/jobs/{job.pk}").json() for job in (first, *later)]
+    assert [p["waiting_for"] for p in polled] == [None, first.pk, first.pk]
 
     llm.chat_handler = answer_by_agent  # the model is back
     extract_jobs.update(next_attempt_at=timezone.now())
