@@ -18,7 +18,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from memoryhub import lexicon, timeexpr, vector_io
+from memoryhub import deferred, lexicon, timeexpr, vector_io
 from memoryhub.embeddings import get_embedder, l2_normalize
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ArchivalJob, Message, Tenant
@@ -534,10 +534,17 @@ DOCUMENT_INDEX_BATCH = 128
 
 def document_index_enqueue(*, document_id: int) -> bool:
     """Hand a document job to the broker. A broker outage is logged, not raised: the row is
-    committed and `documents_sweep` enqueues it again."""
+    committed and `documents_sweep` enqueues it again.
+
+    Without a broker the task would run right here, inside the client's `POST` (a 202 sent only
+    once the whole document was embedded, still saying `pending`); where the embedded beat runs in
+    this process the job goes to its background thread instead (memoryhub.deferred), and the row,
+    not ready until done, is the sweep's to run again should the process die first."""
     from rag.tasks import document_index_task
 
     Document.objects.filter(pk=document_id).update(enqueued_at=timezone.now())
+    if document_index_task.app.conf.task_always_eager and deferred.defer(document_index_task.apply, (document_id,)):
+        return True
     try:
         document_index_task.delay(document_id)
     except Exception as exc:  # kombu raises several types for an unreachable broker

@@ -254,6 +254,41 @@ def test_a_large_document_is_accepted_at_once_and_indexed_by_a_job(
     assert client.get("/api/v1/documents/999999").status_code == 404
 
 
+@pytest.mark.django_db(transaction=True)
+def test_in_the_embedded_mode_a_large_document_is_indexed_after_the_202_and_its_progress_shows(
+    client_a: Any, settings: Any, remote_embedder: OpenAICompatServer, monkeypatch: pytest.MonkeyPatch,
+    web_process_beat: Any,
+) -> None:
+    """Without a broker the job ran inside the POST: the 202 came only once the whole document was
+    embedded, still saying `pending`, and no poll could ever see it `indexing`."""
+    client, _ = client_a
+    settings.DOCUMENT_SYNC_MAX_CHARS = 1000
+    monkeypatch.setattr(services, "DOCUMENT_INDEX_BATCH", 20)
+    remote_embedder.script_embeddings(None, Delay(1.0), Delay(1.0))  # the job's later rounds are slow
+
+    started = time.monotonic()
+    response = client.post("/api/v1/users/alice/documents", {"text": BIG_TEXT, "title": "Ferries"}, format="json")
+    took = time.monotonic() - started
+    assert response.status_code == 202, response.content
+    assert took < 1.0, f"the 202 waited {took:.2f} s for the job"
+    assert Document.objects.get(pk=response.json()["id"]).status != Document.Status.READY
+    assert not remote_embedder.embedding_requests  # nothing was embedded in the request
+
+    url = response.json()["status_url"]
+    seen = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        state = client.get(url).json()
+        seen.append((state["status"], state["chunks_done"], state["chunks_total"]))
+        if state["status"] == "ready":
+            break
+        time.sleep(0.25)
+    assert seen[-1][0] == "ready" and seen[-1][1] == seen[-1][2] > 40, seen
+    assert any(status == "indexing" and 0 < done < total for status, done, total in seen), seen
+    hits = client.post("/api/v1/search", {"user_id": "alice", "query": "ferry to island 42"}, format="json").json()
+    assert "island 42" in hits["items"][0]["text"]
+
+
 @pytest.mark.django_db
 def test_a_document_left_pending_or_failed_is_picked_up_by_the_sweep(
     tenant: Any, settings: Any, remote_embedder: OpenAICompatServer, monkeypatch: pytest.MonkeyPatch
