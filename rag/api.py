@@ -315,8 +315,14 @@ class TenantDocumentCreateApi(APIView):
         return _ingest(request, None)
 
 
+class DocumentDeleteOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    deleted = serializers.DictField(child=serializers.IntegerField(),
+                                    help_text='Counts per kind: {"documents": 1, "chunks": 12}.')
+
+
 class DocumentDetailApi(APIView):
-    """A document's indexing state: what a client polls after a 202."""
+    """A document's indexing state: what a client polls after a 202; and its deletion."""
 
     @extend_schema(operation_id="document_get", responses={200: DocumentStatusSerializer, 404: ErrorSerializer})
     def get(self, request: Request, document_id: int) -> Response:
@@ -325,3 +331,14 @@ class DocumentDetailApi(APIView):
         if document is None:
             raise NotFound("No such document.")
         return Response(DocumentStatusSerializer(document).data)
+
+    @extend_schema(
+        operation_id="document_delete",
+        responses={200: DocumentDeleteOutputSerializer, 404: ErrorSerializer},
+        description="Delete the document and its chunks: its text is out of search and context at once. "
+                    "A job still indexing it stops. Another tenant's document, or one already deleted or "
+                    "replaced (same `external_id`), is a 404.",
+    )
+    def delete(self, request: Request, document_id: int) -> Response:
+        deleted = services.document_delete(tenant=request_tenant(request), document_id=document_id)
+        return Response(DocumentDeleteOutputSerializer({"id": document_id, "deleted": deleted}).data)

@@ -20,7 +20,7 @@ from psycopg.types.json import Jsonb
 
 from memoryhub import deferred, lexicon, timeexpr, vector_io
 from memoryhub.embeddings import get_embedder, l2_normalize
-from memoryhub.exceptions import ApplicationError
+from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.search import vectors
 from memoryhub.sensitive import redact
@@ -486,6 +486,25 @@ def _document_replace(tenant: Tenant, namespace: str, external_id: str) -> None:
     for old in Document.objects.filter(tenant=tenant, namespace=namespace, external_id=external_id):
         chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(source_id=f"document:{old.pk}"))
         old.delete()
+
+
+@transaction.atomic
+def document_delete(*, tenant: Tenant, document_id: int) -> dict[str, int]:
+    """Delete one document of the tenant and its chunks; returns the counts. Its chunks are out of
+    search at once (the deletion log tells cached indexes), and a job still indexing it finds its
+    row gone at its next insert and stops. Lock order as in the job and in replacement: the
+    namespace, then the row."""
+    namespace = Document.objects.filter(tenant=tenant, pk=document_id).values_list("namespace", flat=True).first()
+    if namespace is None:
+        raise NotFound("No such document.")
+    namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
+    document = Document.objects.select_for_update(of=("self",)).filter(tenant=tenant, pk=document_id).first()
+    if document is None:  # deleted by another request meanwhile
+        raise NotFound("No such document.")
+    chunks = chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(source_id=f"document:{document.pk}"))
+    document.delete()
+    logger.info("deleted document %s of tenant %s (%s chunks)", document_id, tenant.pk, chunks)
+    return {"documents": 1, "chunks": chunks}
 
 
 def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentInput) -> tuple[Document, int | None]:

@@ -82,6 +82,42 @@ def test_documents_are_chunked_by_heading_and_replaced_by_external_id(client_a) 
     assert empty.status_code == 400 and "text" in empty.json()["error"]["fields"]
 
 
+def test_a_deleted_document_is_gone_from_search_and_context_at_once(client_a, client_b) -> None:
+    client, tenant = client_a
+    faq = client.post("/api/v1/documents", {"text": "# Returns\nZebra socks cannot be exchanged.", "title": "FAQ"},
+                      format="json").json()
+    note = client.post("/api/v1/users/alice/documents", {"text": "Alice stores zebra socks in the attic."},
+                       format="json").json()
+
+    def texts(kind: str) -> str:
+        if kind == "search":
+            body = client.post("/api/v1/search", {"query": "zebra socks", "user_id": "alice", "domain": "document"},
+                               format="json").json()
+            return " | ".join(item["text"] for item in body["items"])
+        context = client.post("/api/v1/context", {"query": "zebra socks", "user_id": "alice"}, format="json")
+        return context.json()["text"]
+
+    # Searched first, so the process's cached indexes hold both documents.
+    assert "exchanged" in texts("search") and "exchanged" in texts("context") and "attic" in texts("search")
+
+    other, _ = client_b
+    assert other.delete(f"/api/v1/documents/{faq['id']}").status_code == 404  # another tenant's
+    assert "exchanged" in texts("search")
+
+    response = client.delete(f"/api/v1/documents/{faq['id']}")
+    assert response.status_code == 200, response.content
+    assert response.json() == {"id": faq["id"], "deleted": {"documents": 1, "chunks": 1}}
+    assert "exchanged" not in texts("search") and "exchanged" not in texts("context")
+    assert "attic" in texts("search")  # the other document stays
+    assert client.get(faq["status_url"]).status_code == 404
+    again = client.delete(f"/api/v1/documents/{faq['id']}")
+    assert again.status_code == 404 and again.json()["error"]["code"] == "not_found"
+    assert not Chunk.objects.filter(tenant=tenant, source_id=f"document:{faq['id']}").exists()
+
+    assert client.delete(note["status_url"]).json()["deleted"] == {"documents": 1, "chunks": 1}
+    assert "attic" not in texts("search") and not Document.objects.filter(tenant=tenant).exists()
+
+
 def test_context_packs_recent_turns_and_memories_into_the_budget(client_a) -> None:
     client, tenant = client_a
     append_messages(tenant, "alice", "old", ["I am allergic to peanuts.", "My brother Tom lives in Leeds."],

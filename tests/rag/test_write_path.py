@@ -370,6 +370,30 @@ def test_erasure_while_a_document_job_embeds_removes_the_document_and_leaves_no_
     assert not Namespace.objects.filter(tenant=tenant).exists()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_deleting_a_document_while_its_job_embeds_stops_the_job_and_leaves_no_chunk(
+    tenant: Any, settings: Any, remote_embedder: OpenAICompatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.DOCUMENT_SYNC_MAX_CHARS = 1000
+    monkeypatch.setattr(services, "DOCUMENT_INDEX_BATCH", 20)
+    monkeypatch.setattr(services, "document_index_enqueue", lambda *, document_id: True)  # a busy broker
+    document, _ = services.document_ingest(tenant=tenant, user_id=None, document=services.DocumentInput(
+        text=BIG_TEXT))
+    remote_embedder.script_embeddings(None, Delay(EMBEDDING_DELAY))
+    thread, out = in_thread(lambda: services.document_index(document_id=document.pk))
+    assert wait_for(lambda: len(remote_embedder.embedding_requests) >= 2)
+    assert Document.objects.get(pk=document.pk).chunks_done == 20
+    started = time.monotonic()
+    deleted = services.document_delete(tenant=tenant, document_id=document.pk)
+    assert time.monotonic() - started < EMBEDDING_DELAY / 2  # no wait for the job's embedding call
+    thread.join(30)
+    assert "error" not in out, out
+    assert out["result"] is None  # the job saw its row gone and wrote nothing more
+    assert deleted == {"documents": 1, "chunks": 20}
+    assert not Chunk.objects.filter(tenant=tenant).exists() and not Document.objects.exists()
+    assert Namespace.objects.get(tenant=tenant, name="tenant").chunk_count == 0
+
+
 @pytest.mark.django_db
 def test_reindex_leaves_a_document_being_indexed_to_its_job_and_doubles_nothing(tenant: Any, settings: Any) -> None:
     settings.DOCUMENT_SYNC_MAX_CHARS = 1000
