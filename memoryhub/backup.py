@@ -69,7 +69,11 @@ def backup(target_dir: Path, *, progress: Callable[[str], None] = lambda step: N
     """Write a new backup directory under `target_dir` and return it."""
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     path = Path(target_dir) / f"memoryhub-{stamp}"
-    path.mkdir(parents=True, exist_ok=False)
+    # Owner-only from the start (it holds every user's data and the secret key): made 0755 and
+    # narrowed at the end, it let any local user read the dump while it was written.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=0o700)
+    path.chmod(0o700)  # whatever the umask
     args, env = _connection_args()
     progress("dumping the database")
     _run([_bin("pg_dump"), "--format=custom", "--no-owner", "--file", str(path / DUMP_NAME), *args], env)
@@ -79,6 +83,7 @@ def backup(target_dir: Path, *, progress: Callable[[str], None] = lambda step: N
         if source.exists():
             progress(f"copying var/{name}")
             shutil.copy2(source, path / name)
+            (path / name).chmod(0o600)
             files.append(name)
     manifest = {
         "created_at": timezone.now().isoformat(),
@@ -88,7 +93,8 @@ def backup(target_dir: Path, *, progress: Callable[[str], None] = lambda step: N
         "files": files,
     }
     (path / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n")
-    path.chmod(0o700)  # it holds every user's data and the secret key
+    for written in (DUMP_NAME, MANIFEST_NAME):
+        (path / written).chmod(0o600)  # also once copied out of this directory
     return BackupResult(path=path, dump_bytes=(path / DUMP_NAME).stat().st_size, files=files)
 
 

@@ -8,6 +8,7 @@ start-up with `ImproperlyConfigured` instead of surfacing later as odd behaviour
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -90,6 +91,31 @@ def env_json(name: str, default: dict) -> dict:
     return value
 
 
+def secret_key_file(path: Path) -> str:
+    """The key kept in `path`, generated on first use. Owner-only: whoever reads it can sign an
+    admin session cookie. Created whole or not at all (a file of its own, then linked into place),
+    so a web process and a worker starting together never read a half-written key; one left
+    readable by others (written before this check) is narrowed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        import tempfile
+
+        from django.core.management.utils import get_random_secret_key
+
+        fd, draft = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")  # mode 0600
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(get_random_secret_key())
+            with contextlib.suppress(FileExistsError):  # another process was first: use its key
+                os.link(draft, path)
+        finally:
+            os.unlink(draft)
+    if path.stat().st_mode & 0o077:
+        with contextlib.suppress(PermissionError):  # not ours (a mounted secret): its owner decides
+            path.chmod(0o600)
+    return path.read_text().strip()
+
+
 # --- Core -----------------------------------------------------------------------------------
 VAR_DIR = Path(env_str("MEMORYHUB_VAR_DIR") or BASE_DIR / "var")
 DEBUG = env_bool("DEBUG", False)
@@ -98,13 +124,7 @@ if not SECRET_KEY:
     if not DEBUG and env_bool("MEMORYHUB_REQUIRE_SECRET_KEY", False):
         raise ImproperlyConfigured("SECRET_KEY must be set")
     # Embedded mode keeps a generated key under var/ so sessions survive restarts.
-    _key_file = VAR_DIR / "secret_key"
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
-    if not _key_file.exists():
-        from django.core.management.utils import get_random_secret_key
-
-        _key_file.write_text(get_random_secret_key())
-    SECRET_KEY = _key_file.read_text().strip()
+    SECRET_KEY = secret_key_file(VAR_DIR / "secret_key")
 
 ALLOWED_HOSTS = [h for h in env_str("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in env_str("CSRF_TRUSTED_ORIGINS").split(",") if o]

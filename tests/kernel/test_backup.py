@@ -10,8 +10,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from memoryhub import services
+from memoryhub import backup, services
 from memoryhub.models import Message
+from memoryhub.settings import secret_key_file
 from profiles.models import UserProfile
 from rag import index as bm25_index
 from rag import selectors
@@ -58,3 +59,34 @@ def test_restore_brings_back_the_data_and_the_same_search_results(tenant, settin
 def test_restore_refuses_a_directory_that_is_no_backup(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="is not a MemoryHub backup"):
         call_command("restore", str(tmp_path), "--yes")
+
+
+@pytest.mark.django_db
+def test_a_backup_is_owner_only_while_it_is_written_and_after(settings, tmp_path, monkeypatch) -> None:
+    settings.VAR_DIR = tmp_path / "var"
+    settings.VAR_DIR.mkdir()
+    (settings.VAR_DIR / "secret_key").write_text("s3cret\n")
+    (settings.VAR_DIR / "secret_key").chmod(0o644)  # as versions before 0600 wrote it
+    modes_while_dumping = []
+    real_run = backup._run
+
+    def run(command: list[str], env: dict[str, str]) -> None:
+        modes_while_dumping.append(Path(command[command.index("--file") + 1]).parent.stat().st_mode & 0o777)
+        real_run(command, env)
+
+    monkeypatch.setattr(backup, "_run", run)
+    result = backup.backup(tmp_path / "backups")
+    assert modes_while_dumping == [0o700]  # nobody else could list or read the dump being written
+    assert result.path.stat().st_mode & 0o777 == 0o700
+    modes = {p.name: p.stat().st_mode & 0o777 for p in result.path.iterdir()}
+    assert modes == {"database.dump": 0o600, "manifest.json": 0o600, "secret_key": 0o600}
+
+
+def test_the_generated_secret_key_is_for_its_owner_only(tmp_path) -> None:
+    path = tmp_path / "var" / "secret_key"
+    key = secret_key_file(path)
+    assert len(key) >= 50 and path.stat().st_mode & 0o777 == 0o600
+    assert secret_key_file(path) == key  # kept across restarts
+    assert [p.name for p in path.parent.iterdir()] == ["secret_key"]  # no draft left behind
+    path.chmod(0o644)  # written so by an earlier version
+    assert secret_key_file(path) == key and path.stat().st_mode & 0o777 == 0o600
