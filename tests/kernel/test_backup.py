@@ -90,3 +90,9 @@ def test_the_generated_secret_key_is_for_its_owner_only(tmp_path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["secret_key"]  # no draft left behind
     path.chmod(0o644)  # written so by an earlier version
     assert secret_key_file(path) == key and path.stat().st_mode & 0o777 == 0o600
+
+
+def test_restore_with_nobody_to_confirm_is_refused_with_a_message(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # a script or cron job: stdin at its end
+    with pytest.raises(CommandError, match="pass --yes"):
+        call_command("restore", str(tmp_path))

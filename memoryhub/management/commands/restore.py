@@ -17,7 +17,11 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         path = Path(str(options["path"]))
         if not options["yes"]:
-            answer = input(f"Replace everything in the database with {path}? Type 'yes': ")
+            try:
+                answer = input(f"Replace everything in the database with {path}? Type 'yes': ")
+            except EOFError:  # run from a script or cron, with nobody to answer
+                raise CommandError("Restore cancelled: no answer on stdin (pass --yes to restore "
+                                   "without asking).") from None
             if answer.strip() != "yes":
                 raise CommandError("Restore cancelled.")
         try:
