@@ -17,7 +17,8 @@ class DocumentPiece:
 
 
 def split_document(
-    text: str, *, target_tokens: int = 300, max_tokens: int = 500, max_chars: int = 4000
+    text: str, *, target_tokens: int = 300, max_tokens: int = 500, max_chars: int = 4000,
+    bare_headings: bool = False,
 ) -> list[DocumentPiece]:
     """Markdown → pieces of about `target_tokens`, never crossing a heading, each labelled with
     its heading path so a piece read alone still says what it is about.
@@ -26,6 +27,10 @@ def split_document(
     split at sentence ends, and anything still longer than `max_chars` (a sentence without an
     end, a run with no whitespace) is cut by `split_bounded`. Heading titles are clipped to a
     quarter of `max_chars`, since every piece of their section repeats them.
+
+    `bare_headings`: a heading with neither text nor subheadings of its own (a line of an outline,
+    a document of headings only) becomes a piece with empty text and its heading path, so its
+    words are not lost; without it such a heading yields nothing.
     """
     sections: list[tuple[tuple[str, ...], list[str]]] = []
     path: list[tuple[int, str]] = []
@@ -37,27 +42,34 @@ def split_document(
             paragraphs.append("\n".join(buffer).strip())
             buffer.clear()
 
-    def flush_section() -> None:
+    def flush_section(next_level: int) -> None:
+        """Close the section under the current heading; `next_level` is the next heading's (0 at
+        the end), which says whether a section without text was a parent or a bare heading."""
         flush_paragraph()
         if any(paragraphs):
             sections.append((tuple(title for _, title in path), [p for p in paragraphs if p]))
+        elif bare_headings and path and next_level <= path[-1][0]:
+            sections.append((tuple(title for _, title in path), []))
         paragraphs.clear()
 
     for line in text.splitlines():
         match = HEADING.match(line.strip())
         if match:
-            flush_section()
             level = len(match.group(1))
+            flush_section(level)
             path[:] = [(lvl, title) for lvl, title in path if lvl < level]
             path.append((level, match.group(2).strip()[:max_chars // 4]))
         elif not line.strip():
             flush_paragraph()
         else:
             buffer.append(line.rstrip())
-    flush_section()
+    flush_section(0)
 
     pieces: list[DocumentPiece] = []
     for heading_path, paras in sections:
+        if not paras:
+            pieces.append(DocumentPiece("", heading_path))
+            continue
         current: list[str] = []
         current_tokens = 0
         for para in (bounded for long in _split_long(paras, max_tokens)

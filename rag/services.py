@@ -462,14 +462,14 @@ def _document_drafts(document: Document) -> list[ChunkDraft]:
     max_chars = settings.CHUNK_MAX_CHARS
     text = document.text if document.format == "markdown" else document.text.replace("#", "\\#")
     drafts: list[ChunkDraft] = []
-    for piece in split_document(text, max_chars=max_chars):
+    for piece in split_document(text, max_chars=max_chars, bare_headings=True):
         # Clipped: a title or heading path near the limit would leave no room for the text.
         heading = " / ".join(p for p in (document.title, *piece.heading_path) if p)[:max_chars // 4]
         room = max_chars - len(heading) - 1 if heading else max_chars
         for part_text in [piece.text] if len(piece.text) <= room else split_bounded(piece.text, room):
             drafts.append(ChunkDraft(
                 type=Chunk.Type.DOCUMENT,
-                text=f"{heading}\n{part_text}" if heading else part_text,
+                text=f"{heading}\n{part_text}" if heading and part_text else heading or part_text,
                 source_id=f"document:{document.pk}",
                 user_id=document.user_id,
                 created_ts=document.created_at,

@@ -82,6 +82,23 @@ def test_documents_are_chunked_by_heading_and_replaced_by_external_id(client_a) 
     assert empty.status_code == 400 and "text" in empty.json()["error"]["fields"]
 
 
+def test_headings_without_text_of_their_own_are_kept_and_found(client_a) -> None:
+    """An outline, or a document of headings only, was stored `ready` with 0 chunks: unsearchable."""
+    client, _ = client_a
+    only = client.post("/api/v1/users/alice/documents", {"text": "# Wi-Fi name: Heron-5G"}, format="json")
+    assert only.status_code == 201 and only.json()["chunks"] == 1
+    outline = "# Trip\n## Day 1: Lisbon\n## Day 2: Porto\n### Morning\nThe tile museum.\n## Day 3: Salamanca"
+    body = client.post("/api/v1/users/alice/documents", {"text": outline, "title": "Plan"}, format="json").json()
+    assert body["chunks"] == 3  # Day 1, Day 2 / Morning with its text, Day 3; a parent heading is no piece
+    texts = sorted(Chunk.objects.filter(source_id=f"document:{body['id']}").values_list("text", flat=True))
+    assert texts == ["Plan / Trip / Day 1: Lisbon", "Plan / Trip / Day 2: Porto / Morning\nThe tile museum.",
+                     "Plan / Trip / Day 3: Salamanca"]
+    for query, expected in (("Salamanca", "Day 3: Salamanca"), ("heron wifi", "Heron-5G")):
+        found = client.post("/api/v1/search", {"query": query, "user_id": "alice", "domain": "document"},
+                            format="json").json()
+        assert expected in found["items"][0]["text"]
+
+
 def test_a_deleted_document_is_gone_from_search_and_context_at_once(client_a, client_b) -> None:
     client, tenant = client_a
     faq = client.post("/api/v1/documents", {"text": "# Returns\nZebra socks cannot be exchanged.", "title": "FAQ"},
