@@ -482,7 +482,12 @@ def _document_drafts(document: Document) -> list[ChunkDraft]:
 
 def _document_replace(tenant: Tenant, namespace: str, external_id: str) -> None:
     """Delete the namespace's documents with this external id and their chunks. A job still
-    indexing one of them finds its row gone at its next insert and stops."""
+    indexing one of them finds its row gone at its next insert and stops.
+
+    Under the namespace lock, held by the caller's transaction until its new row commits: two
+    uploads of one id at once (a client retrying after a timeout) otherwise both found nothing
+    to replace and both stayed, each with its chunks."""
+    namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
     for old in Document.objects.filter(tenant=tenant, namespace=namespace, external_id=external_id):
         chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(source_id=f"document:{old.pk}"))
         old.delete()

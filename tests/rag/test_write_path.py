@@ -6,6 +6,7 @@ database connections, so the concurrency tests use real transactions."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -392,6 +393,36 @@ def test_deleting_a_document_while_its_job_embeds_stops_the_job_and_leaves_no_ch
     assert deleted == {"documents": 1, "chunks": 20}
     assert not Chunk.objects.filter(tenant=tenant).exists() and not Document.objects.exists()
     assert Namespace.objects.get(tenant=tenant, name="tenant").chunk_count == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_two_uploads_of_one_external_id_at_once_leave_one_document(
+    tenant: Any, settings: Any, monkeypatch: pytest.MonkeyPatch, size: str
+) -> None:
+    """A client retrying an upload after a timeout: both requests looked for the id before either
+    committed, found nothing to replace, and both documents stayed searchable."""
+    settings.DOCUMENT_SYNC_MAX_CHARS = 1000
+    monkeypatch.setattr(services, "document_index_enqueue", lambda *, document_id: True)
+    real_replace = services._document_replace
+    both_looked = threading.Barrier(2)
+
+    def replace_then_meet(*args: Any) -> None:
+        real_replace(*args)
+        # Without a lock both uploads get here before either commits; with it the second waits
+        # before it looks, and the first goes on alone once the wait times out.
+        with contextlib.suppress(threading.BrokenBarrierError):
+            both_looked.wait(timeout=1.0)
+
+    monkeypatch.setattr(services, "_document_replace", replace_then_meet)
+    text = BIG_TEXT if size == "large" else "The gate code changes every week."
+    runs = [in_thread(lambda n=n: services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
+        text=f"Version {n}. {text}", external_id="gate"))) for n in range(2)]
+    for thread, out in runs:
+        thread.join(30)
+        assert "error" not in out, out
+    [kept] = Document.objects.filter(tenant=tenant, external_id="gate")
+    assert set(Chunk.objects.filter(tenant=tenant).values_list("source_id", flat=True)) <= {f"document:{kept.pk}"}
 
 
 @pytest.mark.django_db
