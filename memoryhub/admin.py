@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
 from memoryhub import services
+from memoryhub.auth import key_cache
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
 
 # The home page opens with the review dashboard: every registered queue's pending count and oldest
@@ -32,6 +35,13 @@ class TenantAdmin(admin.ModelAdmin):
     inlines = [ApiKeyInline]
     actions = ["create_api_key"]
 
+    def save_model(self, request: HttpRequest, obj: Tenant, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        # A tenant deactivated here is refused at once by this process, as a revoked key is (the
+        # others within API_KEY_CACHE_SECONDS).
+        for key_hash in ApiKey.objects.filter(tenant=obj).values_list("key_hash", flat=True):
+            key_cache.forget(key_hash)
+
     @admin.action(description="Create an API key (shown once)")
     def create_api_key(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
         for tenant in queryset:
@@ -53,6 +63,11 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        # Narrowed scopes hold at once in this process: the cached key kept the old ones.
+        key_cache.forget(obj.key_hash)
 
     @admin.action(description="Revoke selected keys")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:

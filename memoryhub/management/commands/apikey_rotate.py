@@ -1,5 +1,7 @@
-"""Replace a tenant's API key on purpose: the old one stops working at once."""
+"""Replace a tenant's API key on purpose. The old one is revoked at once; a running server that
+accepted it in the last `API_KEY_CACHE_SECONDS` (10 s) keeps accepting it until that runs out."""
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryhub import services
@@ -24,5 +26,6 @@ class Command(BaseCommand):
         _, raw, revoked = services.api_key_rotate(tenant=tenant, name=name)
         if is_demo and name == DEMO_KEY_NAME:
             demo_key_store(raw)  # `make run` prints this one from now on
-        self.stdout.write(f"tenant {tenant.name}: {revoked} key(s) named {name!r} revoked")
+        self.stdout.write(f"tenant {tenant.name}: {revoked} key(s) named {name!r} revoked (running servers refuse "
+                          f"them within API_KEY_CACHE_SECONDS, {settings.API_KEY_CACHE_SECONDS} s)")
         self.stdout.write(f"new API key (shown once): {raw}")
