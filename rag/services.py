@@ -750,7 +750,8 @@ def reindex(
 ) -> dict[str, int]:
     """Rebuild dialog and document chunks (terms and vectors) from the stored raw inputs, one user
     at a time, each written in its own short transaction after its embedding, so a long re-index
-    never holds a lock while it embeds."""
+    never holds a lock while it embeds. `progress(1)` after each namespace: every user's, then the
+    tenant-wide documents'."""
     from rag import index
 
     totals = {"users": 0, "chunks": 0, "messages": 0, "documents": 0}
@@ -769,7 +770,7 @@ def reindex(
         totals["messages"] += len(messages)
         if user_id is not None:
             totals["users"] += 1
-            progress(1)
+        progress(1)
     return totals
 
 

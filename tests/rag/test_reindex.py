@@ -35,7 +35,8 @@ def test_reindex_rebuilds_every_chunk_from_raw_inputs(tenant, settings) -> None:
     assert set(after) == set(before) and not set(after.values()) & set(before.values())  # all rebuilt
     assert "cat" not in Chunk.objects.get(tenant=tenant, text="Lovely!").terms
     assert "reindexed 1 user(s): 4 chunks from 2 messages and 2 documents" in out.getvalue()
-    assert "reindex tenant-a" in err.getvalue()  # the progress bar
+    # The progress bar, with a step for the tenant-wide documents after the user's.
+    assert "reindex tenant-a" in err.getvalue() and "2/2" in err.getvalue()
     assert set(Chunk.objects.filter(tenant=tenant, type="document").values_list("importance", flat=True)) == {0.9}
     found = chunks_search(tenant_id=tenant.pk, user_id="u1", query="cat named Miso", k=1)
     assert found.items[0].chunk["text"] == "I adopted a cat named Miso."

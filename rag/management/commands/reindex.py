@@ -52,7 +52,10 @@ class Command(BaseCommand):
                           .values_list("user_id", flat=True).distinct())
                     | set(Person.objects.filter(tenant=tenant).values_list("user_id", flat=True).distinct())
                 )
-            with tqdm(total=len(users), desc=f"reindex {tenant.name}", unit="user", file=self.stderr._out) as bar:
+            # One step per user and one for the tenant-wide documents (often the largest), so the
+            # bar does not stand at 100% while those are rebuilt.
+            with tqdm(total=len(users) + (not options["user"]), desc=f"reindex {tenant.name}", unit="namespace",
+                      file=self.stderr._out) as bar:
                 totals = reindex(tenant=tenant, user_ids=users, include_tenant_documents=not options["user"],
                                  progress=bar.update)
             with tqdm(total=len(users), desc=f"people vectors {tenant.name}", unit="user",
