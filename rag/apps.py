@@ -15,6 +15,9 @@ class RagConfig(AppConfig):
             apply=lambda job, messages, prepared: services.dialog_index_apply(job, prepared),
         )
         registry.register_eraser("rag", services.user_erase)
+        from rag.metrics import documents_unfinished
+
+        registry.register_scrape_metrics("documents", documents_unfinished)
 
         from rag.memories import apps as memories
 

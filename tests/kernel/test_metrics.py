@@ -91,6 +91,28 @@ def test_queue_depth_is_read_at_scrape_time_by_kind_and_status(tenant) -> None:
     assert sample(scrape(), "memoryhub_metrics_collector_up", collector="archival_queue") == 1
 
 
+@pytest.mark.django_db
+def test_unfinished_documents_are_counted_at_scrape_time_by_status(tenant, settings, monkeypatch) -> None:
+    from rag import services as rag_services
+    from rag.models import Document
+
+    def unfinished(status: str) -> float | None:
+        return sample(scrape(), "memoryhub_documents_unfinished", status=status)
+
+    assert unfinished("pending") == 0 and unfinished("failed") == 0
+    settings.DOCUMENT_SYNC_MAX_CHARS = 10
+    monkeypatch.setattr(rag_services, "document_index_enqueue", lambda *, document_id: True)  # no worker
+    for n in range(3):
+        rag_services.document_ingest(tenant=tenant, user_id="u1", document=rag_services.DocumentInput(
+            text=f"A document long enough to be a job, number {n}."))
+    small, _ = rag_services.document_ingest(tenant=tenant, user_id="u1", document=rag_services.DocumentInput(
+        text="Short."))
+    assert small.status == Document.Status.READY  # indexed in the call: never counted
+    Document.objects.filter(pk=Document.objects.order_by("id").first().pk).update(status="failed")
+    assert (unfinished("pending"), unfinished("indexing"), unfinished("failed")) == (2, 0, 1)
+    assert sample(scrape(), "memoryhub_metrics_collector_up", collector="documents") == 1
+
+
 def test_no_gauge_is_kept_in_step_by_a_write_path() -> None:
     """State gauges are read at scrape time; a gauge set by whichever process last wrote would be
     wrong with several processes (and cost a query on every write)."""
