@@ -19,7 +19,13 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from memoryhub.llm import LLMError, LLMUnavailable
+
 logger = logging.getLogger(__name__)
+
+# Retry-After of a 503 for a model endpoint that failed transiently: the first retry delay of
+# archival jobs (ARCHIVAL_RETRY_BASE_SECONDS' default), after its own client already retried.
+UPSTREAM_RETRY_AFTER_SECONDS = 30
 
 
 class ApplicationError(Exception):
@@ -105,6 +111,13 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         exc = drf_exceptions.PermissionDenied()
 
     response = drf_exception_handler(exc, context)
+    if response is None and isinstance(exc, LLMError):
+        # The embedding or LLM endpoint a request needs (a document's or a query's vectors) is
+        # away or refuses: nothing was stored, the client may retry. Unhandled it was a 500.
+        logger.warning("model endpoint unavailable: %s: %s", type(exc).__name__, exc)
+        headers = {"Retry-After": str(UPSTREAM_RETRY_AFTER_SECONDS)} if isinstance(exc, LLMUnavailable) else {}
+        return Response(error_body("upstream_unavailable", "The embedding or language model endpoint is "
+                                                           "unavailable; retry shortly."), status=503, headers=headers)
     if response is None and _is_backend_outage(exc):
         # A request that truly needed Redis (nothing does today: intake, reads and the rate limit
         # all work without it) is refused for a while, not failed.

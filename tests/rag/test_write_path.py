@@ -217,6 +217,25 @@ def test_an_overlong_dialog_turn_becomes_several_bounded_chunks(tenant: Any, set
     assert "sentence number 59" in parts[-1].text
 
 
+@pytest.mark.django_db
+def test_an_embedding_endpoint_away_is_a_503_to_retry_never_a_500(
+    client_a: Any, remote_embedder: OpenAICompatServer
+) -> None:
+    client, tenant = client_a
+    remote_embedder.script_embeddings(*[HTTPError(503)] * 3)  # every call of the three requests fails
+    calls = [
+        client.post("/api/v1/users/alice/documents", {"text": "Alice keeps bees."}, format="json"),
+        client.post("/api/v1/search", {"query": "bees", "user_id": "alice"}, format="json"),
+        client.post("/api/v1/context", {"query": "bees", "user_id": "alice"}, format="json"),
+    ]
+    for response in calls:
+        assert response.status_code == 503, response.content
+        assert response.json()["error"]["code"] == "upstream_unavailable"
+        assert int(response["Retry-After"]) > 0
+    assert not Document.objects.filter(tenant=tenant).exists()  # nothing half-stored: retry it whole
+    assert client.post("/api/v1/users/alice/documents", {"text": "Alice keeps bees."}, format="json").status_code == 201
+
+
 # --- large documents as jobs --------------------------------------------------------------------
 BIG_TEXT = "\n\n".join(f"## Chapter {i}\nThe ferry to island {i} leaves at dawn. " * 3 for i in range(60))
 
