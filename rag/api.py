@@ -234,13 +234,19 @@ def _memory_filters(data: dict | None) -> selectors.SearchFilters | None:
                                    history_uids=tuple(data["history_uids"]))
 
 
+DOCUMENT_MAX_TAGS = 64
+
+
 class DocumentInputSerializer(ClosedSerializerMixin, serializers.Serializer):
     text = StrictCharField(max_length=2_000_000)
     title = StrictCharField(max_length=300, required=False, default="")
     format = StrictChoiceField(choices=["markdown", "text"], default="markdown")
     external_id = StrictCharField(max_length=128, required=False, default="",
                               help_text="Re-sending a document with the same id replaces it.")
-    tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list)
+    # Bounded: every chunk of the document carries them, and every search item shows them (200,000
+    # tags made a 3-item search answer 1.7 MB).
+    tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list,
+                                 max_length=DOCUMENT_MAX_TAGS, help_text=f"At most {DOCUMENT_MAX_TAGS}.")
     meta = JSONObjectField(required=False, default=dict)
     importance = StrictFloatField(min_value=0, max_value=1, default=0.5)
 

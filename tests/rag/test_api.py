@@ -82,6 +82,17 @@ def test_documents_are_chunked_by_heading_and_replaced_by_external_id(client_a) 
     assert empty.status_code == 400 and "text" in empty.json()["error"]["fields"]
 
 
+def test_a_document_with_too_many_tags_is_refused_naming_the_field(client_a, schema) -> None:
+    client, tenant = client_a
+    tags = [f"t{i}" for i in range(65)]
+    response = client.post("/api/v1/users/alice/documents", {"text": "Note.", "tags": tags}, format="json")
+    assert response.status_code == 400 and "tags" in response.json()["error"]["fields"]
+    assert not Document.objects.filter(tenant=tenant).exists()
+    assert client.post("/api/v1/users/alice/documents", {"text": "Note.", "tags": tags[:64]},
+                       format="json").status_code == 201
+    assert schema["components"]["schemas"]["DocumentInputRequest"]["properties"]["tags"]["maxItems"] == 64
+
+
 def test_headings_without_text_of_their_own_are_kept_and_found(client_a) -> None:
     """An outline, or a document of headings only, was stored `ready` with 0 chunks: unsearchable."""
     client, _ = client_a
