@@ -66,13 +66,27 @@ def _run(command: list[str], env: dict[str, str]) -> None:
 
 
 def backup(target_dir: Path, *, progress: Callable[[str], None] = lambda step: None) -> BackupResult:
-    """Write a new backup directory under `target_dir` and return it."""
+    """Write a new backup directory under `target_dir` and return it. A backup that fails part-way
+    (a full disk, pg_dump refused) leaves no directory behind that could later pass for a backup."""
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     path = Path(target_dir) / f"memoryhub-{stamp}"
-    # Owner-only from the start (it holds every user's data and the secret key): made 0755 and
-    # narrowed at the end, it let any local user read the dump while it was written.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.mkdir(mode=0o700)
+    try:
+        # Owner-only from the start (it holds every user's data and the secret key): made 0755 and
+        # narrowed at the end, it let any local user read the dump while it was written.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700)
+    except OSError as exc:
+        raise BackupError(f"cannot create {path}: {exc.strerror or exc}") from exc
+    try:
+        return _backup_into(path, progress)
+    except BaseException as exc:
+        shutil.rmtree(path, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise BackupError(f"writing {path} failed: {exc.strerror or exc}") from exc
+        raise
+
+
+def _backup_into(path: Path, progress: Callable[[str], None]) -> BackupResult:
     path.chmod(0o700)  # whatever the umask
     args, env = _connection_args()
     progress("dumping the database")

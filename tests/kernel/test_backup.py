@@ -96,3 +96,21 @@ def test_restore_with_nobody_to_confirm_is_refused_with_a_message(tmp_path: Path
     monkeypatch.setattr("sys.stdin", io.StringIO(""))  # a script or cron job: stdin at its end
     with pytest.raises(CommandError, match="pass --yes"):
         call_command("restore", str(tmp_path))
+
+
+@pytest.mark.django_db
+def test_a_backup_that_cannot_be_written_is_a_message_and_leaves_nothing(settings, tmp_path, monkeypatch) -> None:
+    settings.VAR_DIR = tmp_path / "var"
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    with pytest.raises(CommandError, match="cannot create"):
+        call_command("backup", "--output", str(blocked / "backups"), stdout=io.StringIO())
+
+    def dump_fails(command: list[str], env: dict[str, str]) -> None:
+        Path(command[command.index("--file") + 1]).write_bytes(b"PGDMP half")
+        raise backup.BackupError("pg_dump failed: No space left on device")
+
+    monkeypatch.setattr(backup, "_run", dump_fails)
+    with pytest.raises(CommandError, match="No space left"):
+        call_command("backup", "--output", str(tmp_path / "backups"), stdout=io.StringIO())
+    assert list((tmp_path / "backups").iterdir()) == []  # no half backup to restore by mistake
