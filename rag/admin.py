@@ -1,13 +1,17 @@
 """Read-only views of what rag holds, for operators: namespaces (size, HNSW membership), documents
 and chunks. Everything here is derived from raw inputs or written through rag.services, which
 keeps the deletion log and namespace bookkeeping in step, so the admin neither adds, edits nor
-deletes (erasure is `DELETE /api/v1/users/{id}`; rebuilding is `manage.py reindex`)."""
+deletes (erasure is `DELETE /api/v1/users/{id}`, one document `DELETE /api/v1/documents/{id}`;
+rebuilding is `manage.py reindex`). A document whose indexing job failed can be run again at once."""
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils import timezone
 
+from rag import services
 from rag.models import Chunk, Document, Namespace
 
 
@@ -33,11 +37,32 @@ class NamespaceAdmin(ReadOnlyAdmin):
 
 @admin.register(Document)
 class DocumentAdmin(ReadOnlyAdmin):
-    list_display = ["__str__", "tenant", "namespace", "format", "importance", "created_at"]
-    list_filter = ["tenant", "format"]
+    list_display = ["__str__", "tenant", "namespace", "status", "progress", "attempts", "format", "importance",
+                    "created_at"]
+    list_filter = ["status", "tenant", "format"]
     list_select_related = ["tenant"]
     search_fields = ["title", "external_id", "namespace"]
     date_hierarchy = "created_at"
+    actions = ["index_again"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
+        # A list page read every row's text (up to 2 MB each); the change page loads it on access.
+        return super().get_queryset(request).defer("text")
+
+    @admin.display(description="chunks")
+    def progress(self, document: Document) -> str:
+        return f"{document.chunks_done} / {document.chunks_total}"
+
+    @admin.action(description="Index again now (unfinished documents; recorded in the history)")
+    def index_again(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        count = 0
+        for document in queryset.exclude(status=Document.Status.READY):
+            Document.objects.filter(pk=document.pk).update(next_attempt_at=timezone.now())
+            services.document_index_enqueue(document_id=document.pk)
+            self.log_change(request, document, f"Index again by {request.user} (was {document.status}, "
+                                               f"{document.attempts} attempt(s))")
+            count += 1
+        self.message_user(request, f"{count} document(s) enqueued")
 
 
 @admin.register(Chunk)

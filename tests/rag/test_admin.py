@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from django.contrib.admin.models import LogEntry
 
 from rag import services
-from rag.models import Chunk, Namespace, user_namespace
+from rag.models import Chunk, Document, Namespace, user_namespace
 from tests.factories import append_messages
 
 pytestmark = pytest.mark.django_db
@@ -39,3 +40,21 @@ def test_a_chunk_is_shown_without_its_vector_and_cannot_be_changed(admin_client,
     assert admin_client.get("/admin/rag/namespace/add/").status_code == 403
     assert Chunk.objects.filter(pk=indexed.pk).exists()
     assert Namespace.objects.get(name=user_namespace("u1")).chunk_count == 1
+
+
+def test_a_failed_document_is_listed_with_its_progress_and_can_be_indexed_again(admin_client, tenant, settings,
+                                                                                monkeypatch) -> None:
+    settings.DOCUMENT_SYNC_MAX_CHARS = 100
+    monkeypatch.setattr(services, "document_index_enqueue", lambda *, document_id: True)  # the job fails later
+    document, _ = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
+        text="## Part\n" + "The ferry leaves at dawn. " * 20, title="Ferries"))
+    Document.objects.filter(pk=document.pk).update(status="failed", attempts=2, chunks_total=3, chunks_done=1)
+    page = admin_client.get("/admin/rag/document/", {"status__exact": "failed"}).content.decode()
+    assert "Ferries" in page and "1 / 3" in page
+
+    monkeypatch.undo()
+    response = admin_client.post("/admin/rag/document/", {"action": "index_again", "_selected_action": [document.pk]})
+    assert response.status_code == 302
+    document.refresh_from_db()
+    assert document.status == "ready" and document.chunks_done == document.chunks_total
+    assert LogEntry.objects.filter(object_id=str(document.pk), change_message__contains="was failed").exists()
