@@ -125,12 +125,12 @@ KIN: tuple[Kin, ...] = (
 _FAMILY: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
     ("kin:mother", "parent", (), (), ()),
     ("kin:father", "parent", (), (), ()),
-    ("kin:parents", "parent", ("parents",), ("родители",), ("爸妈", "父母")),
+    ("kin:parents", "parent", ("parents",), ("родители", "родитель"), ("爸妈", "父母")),
     ("kin:spouse", "spouse", (), (), ()),
     ("kin:partner", "partner", (), ("девушка",), ()),
-    ("kin:child", "child", ("kid", "child"), ("ребёнок", "ребенок"), ("孩子",)),
+    ("kin:child", "child", ("kid", "child", "children"), ("ребёнок", "ребенок"), ("孩子",)),
     ("kin:sibling", "sibling", ("twin",), (), ()),
-    ("kin:grandparent", "relative", (), (), ()),
+    ("kin:grandparent", "relative", ("grandparent",), (), ()),
     ("kin:relative", "relative", ("relative",), ("родственник", "родственница", "двоюродный брат",
                                                   "двоюродная сестра"), ("亲戚",)),
 )
@@ -221,6 +221,9 @@ VERB_CUES: tuple[VerbCue, ...] = (
     VerbCue("role:friend", FR, ("friends with",), ("дружить",)),
     VerbCue("kin:spouse", F, ("married to", "engaged to"), ("женатый", "замужем", "жениться"), ("嫁给",)),
 )
+
+# English cue words that are plural though listed ("my parents", "my children"): several people.
+EN_PLURAL_CUE_WORDS = frozenset({"parents", "children"})
 
 # Words that signal the user's own side of a cue ("my boss"), not someone else's ("Tom's boss").
 EN_OWN = frozenset({"my", "our"})

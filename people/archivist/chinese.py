@@ -78,6 +78,8 @@ def _zh_name_at(text: str, i: int) -> int:
     return 0
 
 
+# What joins names in a list: 小明和小红, 王磊、李娜, 张建国与李秀英.
+_ZH_LIST_JOINS = ("以及", "和", "跟", "与", "同", "及", "、")
 _ZH_SUBJECT_VERBS = frozenset("是说让跟和告问给叫要在也都")
 
 
@@ -135,12 +137,15 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
         for m in re.finditer("名叫|叫做|叫", sentence)]
     for end, circle in anchors:
         start = end + 1 if sentence[end:end + 1] in ("的", "，") else end
-        length = _zh_name_at(sentence, start)
-        if length:
+        # The names listed after it too: 我的孩子小明和小红, 我的朋友王磊、李娜和陈静.
+        while length := _zh_name_at(sentence, start) or (
+                2 if (circle in ("Family", "Friends") and _doubled(sentence, start) and
+                      _zh_stop_at(sentence, start + 2)) or _zh_prefix_name(sentence, start) else 0):
             take(start, start + length)
-        elif (circle in ("Family", "Friends") and _doubled(sentence, start) and _zh_stop_at(sentence, start + 2)) \
-                or _zh_prefix_name(sentence, start):
-            take(start, start + 2)
+            join = next((j for j in _ZH_LIST_JOINS if sentence.startswith(j, start + length)), "")
+            if not join:
+                break
+            start += length + len(join)
     # a compound surname anywhere, or a name opening the sentence before a verb: 欧阳娜娜是…, 王芳说…
     for m in re.finditer("|".join(lexicon.ZH_COMPOUND_SURNAMES), sentence):
         length = _zh_name_at(sentence, m.start())
@@ -160,6 +165,13 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
         start, pos = pos, pos + len(word)
         if tag != "nr" or not (2 <= len(word) <= 4) or word in lexicon.ZH_NOT_NAMES:
             continue
+        if word[0] in _ZH_LIST_JOINS and len(word) >= 3 and (
+                word[1] in "小老阿" or (start > 0 and taken[start - 1])):
+            # jieba glued the "and" to the next name ("小明|和小红"): the name is what follows it
+            start, word = start + 1, word[1:]
+            if word[0] in "小老阿" and len(word) == 2 and word not in _ZH_PREFIX_WORDS:
+                take(start, pos)
+                continue
         if not _zh_surname_at(word, 0) or _doubled(word, 0):
             continue
         end = pos

@@ -66,6 +66,8 @@ def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
     if j + 2 < len(toks) and toks[j].kind == "OTHER" and normalize(toks[j].text) in _RU_COMPLEMENT and \
             toks[j + 1].kind == "OTHER":
         j += 2  # the cue's complement: "соседка по даче Нина", "коллега по работе, Сеня"
+    if j == skip:
+        j += 1  # the possessor between: "Дети Наташи, Миша и Соня"
     if j < len(toks) and toks[j].kind == "PUNCT" and toks[j].text in {",", "，", ":", "：", "(", "（"}:
         j += 1
     elif j < len(toks) and toks[j].kind == "COP" and toks[j].text in _DASHES:
@@ -77,6 +79,42 @@ def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
     if j + 1 < len(toks) and toks[j].kind == "OTHER" and toks[j + 1].kind == "NAME" and _genitive_noun(toks[j].text):
         j += 1  # "начальник отдела Сидоров": the cue's own genitive complement sits between
     return j if j < len(toks) and toks[j].kind == "NAME" else None
+
+
+# What joins the names of a list: "Emma and Leo", "Amy, Beth, and Jo", "Маша, Катя и Лена", "Дима, а также
+# Коля", "王磊、李娜和陈静". The Chinese "，" parts clauses, not names.
+_LIST_JOINS = frozenset({",", "、", "and", "и", "также", "和", "跟", "与", "同", "及", "以及"})
+
+
+def _several(tok: Tok) -> bool:
+    """Whether a cue word may stand for several people: a plural ("my kids", "мои сёстры", "коллегами");
+    Chinese has none, so there any cue but a one-person kin (老公, 妈妈)."""
+    if tok.script == "zh":
+        kin = kin_of(strip_possessive(tok.text))
+        return not (kin and kin.unique)
+    return tok.plural or tok.maybe_plural
+
+
+def _listed(toks: list[Tok], j: int, step: int, *, several: bool) -> list[int]:
+    """The names listed with the name at j after it (step 1: "my kids Emma and Leo") or before it
+    (step -1: "Chloe and Ryan are my best friends"), when the cue word may stand for several people;
+    "my boss Tom and Sarah from marketing" lists no one. A possessive name ends the list."""
+    out: list[int] = []
+    while several:
+        k = j + step
+        joins = []
+        while 0 <= k < len(toks) and toks[k].kind in ("PUNCT", "OTHER") and len(joins) < 3:
+            joins.append(normalize(toks[k].text))
+            k += step
+        words = joins if step == 1 else joins[::-1]
+        joined = bool(words) and all(w in _LIST_JOINS or (w == "а" and words[i + 1:i + 2] == ["также"])
+                                     for i, w in enumerate(words))
+        if not (joined and 0 <= k < len(toks) and toks[k].kind == "NAME") or toks[k].possessive or \
+                (step == -1 and toks[j].possessive):
+            break
+        out.append(k)
+        j = k
+    return out
 
 
 def _genitive_noun(word: str) -> bool:
@@ -251,11 +289,13 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
         if possessor is not None:
             tok.tied = True
             subject = _name_after(toks, c, skip=possessor)
+            listed = _listed(toks, subject, 1, several=_several(tok)) if subject is not None else []
             if subject is None or subject == possessor:
                 subject = _name_before(toks, min(c, possessor), need_own=False)
-            if subject is not None and subject != possessor:
-                a, b = toks[subject].mention, toks[possessor].mention
-                if a and b:
+                listed = _listed(toks, subject, -1, several=_several(tok)) if subject is not None else []
+            for one in (subject, *listed) if subject is not None and subject != possessor else ():
+                a, b = toks[one].mention, toks[possessor].mention
+                if a and b and one != possessor:
                     relations.append((a, b, cue, tok.text))
                     _family_of_family(a, b, cue)
             continue
@@ -264,21 +304,27 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
             # Someone else's relative: a relation to whom the pronoun stands for, no circle of the user's.
             tok.tied = True
             subject = _name_after(toks, c)
+            listed = _listed(toks, subject, 1, several=_several(tok)) if subject is not None else []
             if subject is None:
                 subject = _name_before(toks, pronoun, need_own=False)
+                listed = _listed(toks, subject, -1, several=_several(tok)) if subject is not None else []
             if subject is not None and toks[subject].mention is not None:
-                owner = _antecedent(toks, pronoun, {subject}, context, toks[pronoun].text)
-                mention = toks[subject].mention
-                if owner is not None and owner is not mention and owner.name != mention.name:
-                    relations.append((mention, owner, cue, tok.text))
-                    _family_of_family(mention, owner, cue)
+                owner = _antecedent(toks, pronoun, {subject, *listed}, context, toks[pronoun].text)
+                for one in (subject, *listed):
+                    mention = toks[one].mention
+                    if owner is not None and mention is not None and owner is not mention and \
+                            owner.name != mention.name:
+                        relations.append((mention, owner, cue, tok.text))
+                        _family_of_family(mention, owner, cue)
             continue
         if c > 0 and toks[c - 1].kind == "CUE" and toks[c - 1].possessive:
             tok.tied = True  # "my boss's wife, Angela": the boss's family, not the user's
             continue
         subject = _name_after(toks, c)
+        listed = _listed(toks, subject, 1, several=_several(tok)) if subject is not None else []
         if subject is None:
             subject = _name_before(toks, c, need_own=True)
+            listed = _listed(toks, subject, -1, several=_several(tok)) if subject is not None else []
         if subject is None:
             subject = _pronoun_antecedent(toks, c, own=own)
         if subject is None and own:
@@ -291,6 +337,10 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
             mention = toks[subject].mention
             mention.circle = cue.circle
             mention.cue = tok.text
+            for one in listed:  # "my kids Emma and Leo": Leo is a child too, unless a cue of his own says
+                other = toks[one].mention
+                if other is not None and not other.circle:
+                    other.circle, other.cue = cue.circle, tok.text
             # Russian and Chinese say whose without a word ("муж Игорь", "老公叫张伟"): the user's, unless
             # someone else owns the kin word (`_users_kin`), as "мой муж Игорь" says it.
             mine = own or (tok.script != "en" and _users_kin(toks, c) and not _with_someone(toks, c))
@@ -408,8 +458,11 @@ def _nearest_name(toks: list[Tok], c: int, window: int) -> int | None:
     for d in range(1, window + 1):
         for j in (c + d, c - d):
             if 0 <= j < len(toks) and toks[j].kind == "NAME":
-                if any(t.kind == "CUE" for t in toks[min(j, c) + 1:max(j, c)]):
+                between = toks[min(j, c) + 1:max(j, c)]
+                if any(t.kind == "CUE" for t in between):
                     continue  # another cue stands between: the name is that cue's
+                if any(normalize(t.text) in _AND for t in between):
+                    continue  # "my kids and Tom", "我妈妈和王阿姨": someone beside the cue's person, not them
                 return j
     return None
 

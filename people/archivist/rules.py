@@ -249,10 +249,12 @@ def _cue_tok(raw: list[str], norms: list[str], k: int, span: int, cue: lexicon.C
     if isinstance(cue, lexicon.VerbCue):
         return Tok("VERB", text, verb=cue, script=script)
     tok = Tok("CUE", text, cue=cue, script=script, possessive=raw[k + span - 1].endswith(("'s", "’s")))
-    if span == 1 and script == "en":
-        word = norms[k][:-2] if tok.possessive else norms[k]
-        # "sisters", "friends": not a listed word, but a listed word's plural.
-        tok.plural = tok.maybe_plural = word.endswith("s") and word not in {w.lower() for w in cue.en}
+    if script == "en":
+        words = " ".join(norms[k:k + span])
+        words = words[:-2] if tok.possessive else words
+        # "sisters", "best friends": not a listed phrase, but a listed phrase's plural; "parents" is listed.
+        tok.plural = tok.maybe_plural = (words.endswith("s") and words not in {w.lower() for w in cue.en}) or \
+            words in lexicon.EN_PLURAL_CUE_WORDS
     elif span == 1:
         words = {normalize(w) for w in cue.ru}
         readings = [p for p in morph().parse(raw[k]) if normalize(p.normal_form) in words] or morph().parse(raw[k])
@@ -260,6 +262,10 @@ def _cue_tok(raw: list[str], norms: list[str], k: int, span: int, cue: lexicon.C
         tok.plural, tok.maybe_plural = numbers == {"plur"}, "plur" in numbers
         tok.genitive = any(p.tag.case == "gent" and p.tag.number == "sing" for p in readings)
     return tok
+
+
+# What joins the names of a list after a cue word: "my sisters Amy, Beth and Jo", "Дима, а также Коля".
+_LIST_JOINS = frozenset({",", "and", "и", "а", "также"})
 
 
 def _cue_before(k: int, raw: list[str], norms: list[str], noun_cue: set[int]) -> bool:
@@ -300,11 +306,16 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
 
     first_word = next((k for k, t in enumerate(raw) if t[:1].isalnum() or t.startswith("@")), 0)
     is_name = [False] * len(raw)
+    cued: set[int] = set()  # names a cue word stands before, and the names listed after them
     for k, token in enumerate(raw):
         if k in in_cue or token.startswith("@") or not token[:1].isalpha():
             continue
         initial = k == first_word or (k > 0 and raw[k - 1] in {"«", '"', "“", ":"})
         after_cue = k - 1 in noun_cue or (k >= 2 and k - 2 in noun_cue and raw[k - 1] == ",")
+        joined = k - 1
+        while joined >= max(0, k - 3) and norms[joined] in _LIST_JOINS:
+            joined -= 1
+        after_cue = after_cue or (joined < k - 1 and joined in cued)  # "my sisters Amy, Beth and Jo"
         if CYR.search(token):
             if _is_cap(token) and k > 0 and _ru_place_after_preposition(token, norms[k - 1], known):
                 continue
@@ -322,6 +333,8 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
             after_cue = after_cue or k - 1 in cue_end
             is_name[k] = _en_is_name(raw, k, initial=initial, known=known, after_cue=after_cue,
                                      after_title=after_title, after_name=after_name)
+        if is_name[k] and (after_cue or k - 1 in cued):
+            cued.add(k)
 
     _drop_en_place_names(raw, norms, is_name, known)
 
@@ -333,6 +346,9 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
             cue, span = cue_at[k]
             toks.append(_cue_tok(raw, norms, k, span, cue))
             k += span
+            if k < len(raw) and raw[k] in ("'", "’") and raw[k - 1].endswith("s") and LAT.search(raw[k - 1]):
+                toks[-1].possessive = True  # "my parents' neighbours": the parents own the next cue
+                k += 1
             continue
         if token.startswith("@"):
             username = clean_username(token)
@@ -373,7 +389,11 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
                     case = ([p for p in readings if p.tag.number == "sing"] or readings)[0].tag.case
                     prefer = f"case:{case}" if case else "nomn"
                 name, genitive = _ru_nominative(group, prefer)
-                genitive = genitive and prefer == "gent"
+                # "Мама Пети", "Дети Наташи": a name that cannot agree with the cue word before it, and
+                # reads as a genitive, is whose the cue is, not who.
+                genitive = genitive and (prefer == "gent" or (
+                    prefer.startswith("case:") and prefer != "case:gent" and
+                    not any(p.tag.case == prefer[5:] for p in _ru_name_parses(group[0]))))
             else:
                 name = " ".join(group)
             toks.append(Tok("NAME", name, mention=Mention(name=clean_name(name)), possessive=possessive,

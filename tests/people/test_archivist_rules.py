@@ -305,3 +305,61 @@ def test_a_person_the_user_has_stays_one_before_a_place_noun() -> None:
     assert names_in(sentence) == []
     mentions, _ = rules.sentence_mentions(sentence, KnownIndex([KnownPerson(id=1, display_name="Priya")]))
     assert [m.name for m in mentions] == ["Priya"]
+
+
+def circles_of(text: str) -> dict[str, str | None]:
+    return {name: person.circle for name, person in people_of(text).items()}
+
+
+@pytest.mark.parametrize(("sentence", "circles"), [
+    ("My kids Emma and Leo love the park.", {"Emma": "Family", "Leo": "Family"}),
+    ("Our kids, Emma and Leo, start school Monday.", {"Emma": "Family", "Leo": "Family"}),
+    ("My colleagues Anna and Tom covered for me.", {"Anna": "Work_Inner", "Tom": "Work_Inner"}),
+    ("My sisters Amy, Beth and Jo are visiting.", {"Amy": "Family", "Beth": "Family", "Jo": "Family"}),
+    ("I went hiking with my parents, Linda and George.", {"Linda": "Family", "George": "Family"}),
+    ("Chloe and Ryan are my best friends.", {"Chloe": "Friends", "Ryan": "Friends"}),
+    ("Мои дети Аня и Лёва любят парк.", {"Аня": "Family", "Лёва": "Family"}),
+    ("Мои друзья Петя и Вася приедут в субботу.", {"Петя": "Friends", "Вася": "Friends"}),
+    ("Мои сёстры Маша, Катя, а также Лена живут в Москве.", {"Маша": "Family", "Катя": "Family", "Лена": "Family"}),
+    ("С коллегами Олей и Игорем ходили обедать.", {"Оля": "Work_Inner", "Игорь": "Work_Inner"}),
+    ("На дачу приехали мои родители, Ольга Ивановна и Пётр Сергеевич.",
+     {"Ольга Ивановна": "Family", "Пётр Сергеевич": "Family"}),
+    ("我的孩子小明和小红喜欢公园。", {"小明": "Family", "小红": "Family"}),
+    ("我的同事小李和小张今天请假了。", {"小李": "Work_Inner", "小张": "Work_Inner"}),
+    ("我的朋友王磊、李娜和陈静周末来我家玩。", {"王磊": "Friends", "李娜": "Friends", "陈静": "Friends"}),
+    ("我的两个妹妹小雪和小雨都在上大学。", {"小雪": "Family", "小雨": "Family"}),
+    ("小王和小李是我的好朋友。", {"小王": "Friends", "小李": "Friends"}),
+])
+def test_every_name_listed_with_a_plural_cue_word_gets_its_circle(sentence: str, circles: dict) -> None:
+    """"My kids Emma and Leo": Leo is a child too. Only the first name got the circle; "小红" was read
+    as "和小红" (和 is also a surname), "родители" was no cue at all (its dictionary form is "родитель")."""
+    assert circles_of(sentence) == circles
+
+
+@pytest.mark.parametrize(("sentence", "circles"), [
+    ("My boss Tom and Sarah from marketing joined the call.", {"Tom": "Work_Inner", "Sarah": None}),
+    ("My kids and Tom went to the zoo.", {"Tom": None}),
+    ("Tom and Anna are my parents' neighbours.", {"Tom": None, "Anna": None}),
+    ("Мой начальник Сергей Петрович и Аня из бухгалтерии уехали.", {"Сергей Петрович": "Work_Inner", "Аня": None}),
+    ("Мама Пети работает врачом.", {"Петя": None}),
+    ("我老公张伟和小刘去钓鱼了。", {"张伟": "Family", "小刘": None}),
+    ("我妈妈和王阿姨去跳舞了。", {"妈妈": "Family", "王阿姨": None}),
+])
+def test_a_name_beside_a_cue_word_for_one_person_or_for_nobody_named_is_not_its_person(sentence: str,
+                                                                                       circles: dict) -> None:
+    """A singular cue word names one person; a name joined to the cue word itself ("my kids and Tom",
+    "我妈妈和王阿姨") is someone beside them (王阿姨 was the user's mother, with "妈妈" as an alias); a
+    genitive after the cue word is whose it is ("Мама Пети" is Петя's mother, not Петя)."""
+    assert circles_of(sentence) == circles
+
+
+@pytest.mark.parametrize(("text", "relations"), [
+    ("Lisa brought her sons Max and Ben to the barbecue.", [("Ben", "child", "Lisa"), ("Max", "child", "Lisa")]),
+    ("Lisa came with Max and Ben, her sons.", [("Ben", "child", "Lisa"), ("Max", "child", "Lisa")]),
+    ("Дети Наташи, Миша и Соня, ходят в один садик.", [("Миша", "child", "Наташа"), ("Соня", "child", "Наташа")]),
+    ("王芳的孩子小明和小红都很可爱。", [("小明", "child", "王芳"), ("小红", "child", "王芳")]),
+])
+def test_a_relation_of_a_plural_cue_word_reaches_every_listed_name(text: str, relations: list) -> None:
+    assert sorted(relations_of(text), key=str) == relations
+    assert all(circle is None for circle in circles_of(text).values())  # someone else's children
+
