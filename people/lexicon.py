@@ -61,6 +61,10 @@ KIN: tuple[Kin, ...] = (
     Kin("spouse", "kin:spouse", ("Spouse",), (), ("爱人",)),
     Kin("girlfriend", "kin:partner", ("Girlfriend", "gf"), (), ("女朋友", "女友")),
     Kin("boyfriend", "kin:partner", ("Boyfriend", "bf"), (), ("男朋友", "男友")),
+    # A partner is family ("my partner Daniel"); "business partner" and the like are cues of their own
+    # (the longer phrase wins), and "our partner", "partners", "my partner at the firm" are work
+    # (EN_PARTNER_NOT_KIN_BEFORE, EN_PARTNER_AT_WORK_AFTER).
+    Kin("partner", "kin:partner", ("Partner", "life partner", "domestic partner"), (), ("伴侣",)),
     Kin("fiancee", "kin:partner", ("Fiancée", "fiancee"), ("невеста",), ("未婚妻",)),
     Kin("fiance", "kin:partner", ("Fiancé", "fiance"), ("жених",), ("未婚夫",)),
     Kin("son", "kin:child", ("Son",), ("сын", "сынок", "сынишка", "сыночек"), ("儿子",)),
@@ -157,7 +161,8 @@ CUES: tuple[Cue, ...] = (
          "шефиня", "заведующий", "заведующая", "начальство"),
         ("老板", "领导", "上司", "经理", "主管", "组长", "总监", "导师")),
     Cue("role:colleague", WI, "colleague",
-        ("colleague", "coworker", "co-worker", "teammate", "cofounder", "co-founder", "workmate"),
+        ("colleague", "coworker", "co-worker", "teammate", "cofounder", "co-founder", "workmate",
+         "business partner"),
         ("коллега", "сослуживец", "сослуживица", "напарник", "напарница", "сотрудник", "сотрудница",
          "сооснователь"),
         ("同事", "搭档", "合伙人", "队友")),
@@ -173,11 +178,14 @@ CUES: tuple[Cue, ...] = (
     Cue("role:recruiter", WO, "other", ("recruiter", "hr", "headhunter", "investor"),
         ("рекрутер", "эйчар", "инвестор", "кадровик"), ("猎头", "招聘", "投资人")),
     # --- friends ---
-    Cue("role:friend", FR, "friend", ("friend", "buddy", "pal", "bestie", "bff", "mate", "best friend"),
+    Cue("role:friend", FR, "friend", ("friend", "buddy", "pal", "bestie", "bff", "mate", "best friend",
+                                      "tennis partner", "dance partner", "running partner", "climbing partner",
+                                      "gym partner", "sparring partner"),
         ("друг", "подруга", "подружка", "приятель", "приятельница", "дружище", "кореш", "корефан", "дружбан",
          "друган", "дружок"),
         ("朋友", "好朋友", "闺蜜", "哥们", "好友", "发小", "死党")),
-    Cue("role:classmate", FR, "friend", ("classmate", "roommate", "roomie", "flatmate", "schoolmate", "groupmate"),
+    Cue("role:classmate", FR, "friend", ("classmate", "roommate", "roomie", "flatmate", "schoolmate", "groupmate",
+                                         "lab partner", "study partner"),
         ("одноклассник", "одноклассница", "однокурсник", "однокурсница", "сокурсник", "сокурсница",
          "одногруппник", "одногруппница", "однокашник", "сосед по комнате", "соседка по комнате"),
         ("同学", "室友", "舍友", "同桌")),
@@ -224,6 +232,10 @@ VERB_CUES: tuple[VerbCue, ...] = (
 
 # English cue words that are plural though listed ("my parents", "my children"): several people.
 EN_PLURAL_CUE_WORDS = frozenset({"parents", "children"})
+# "partner" is no kin after "our" ("our partner Globex": a business's) nor in the plural ("partners"), and
+# a colleague before "at" ("my partner at the firm").
+EN_PARTNER_NOT_KIN_BEFORE = frozenset({"our"})
+EN_PARTNER_AT_WORK_AFTER = frozenset({"at"})
 
 # Words that signal the user's own side of a cue ("my boss"), not someone else's ("Tom's boss").
 EN_OWN = frozenset({"my", "our"})

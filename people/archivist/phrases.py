@@ -557,8 +557,8 @@ def unnamed_kin(toks: list[Tok], tied: Sequence[bool]) -> list[Tok]:
         if tok.kind != "CUE" or tied[c] or tok.plural or not tok.whole_word:
             continue
         kin = kin_of(strip_possessive(tok.text))
-        if kin is None:
-            continue
+        if kin is None or (tok.cue is not None and tok.cue.concept != kin.concept):
+            continue  # a kin word read as another cue ("my partner at the firm") is no relative
         view = [t for t in slots if t is not None]
         at = sum(1 for t in slots[:c] if t is not None)
         if not _users_kin(view, at):

@@ -266,6 +266,22 @@ def _cue_tok(raw: list[str], norms: list[str], k: int, span: int, cue: lexicon.C
 
 # What joins the names of a list after a cue word: "my sisters Amy, Beth and Jo", "Дима, а также Коля".
 _LIST_JOINS = frozenset({",", "and", "и", "а", "также"})
+_COLLEAGUE = next(cue for cue in lexicon.CUES if cue.concept == "role:colleague")
+
+
+def _en_partner(norms: list[str], i: int, hit: tuple[lexicon.Cue, int] | None) -> tuple[lexicon.Cue, int] | None:
+    """"partner" is the user's life partner ("my partner Daniel", "Daniel is my partner") unless it is a
+    business's: "our partner Globex", "partners" are no cue, "my partner at the firm" is a colleague."""
+    if hit is None or hit[0].concept != "kin:partner" or hit[1] != 1:
+        return hit
+    word = norms[i][:-2] if norms[i].endswith(("'s", "’s")) else norms[i]
+    if word not in ("partner", "partners"):
+        return hit
+    if word == "partners" or (i > 0 and norms[i - 1] in lexicon.EN_PARTNER_NOT_KIN_BEFORE):
+        return None
+    if i + 1 < len(norms) and norms[i + 1] in lexicon.EN_PARTNER_AT_WORK_AFTER:
+        return _COLLEAGUE, 1
+    return hit
 
 
 def _cue_before(k: int, raw: list[str], norms: list[str], noun_cue: set[int]) -> bool:
@@ -294,7 +310,7 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
         elif LAT.search(raw[i]):
             # "friends with" is a verb phrase before "friends" is a noun.
             verb = en_verb_cue(norms, i)
-            hit = (verb if verb and verb[1] > 1 else None) or en_cue(norms, i) or verb
+            hit = (verb if verb and verb[1] > 1 else None) or _en_partner(norms, i, en_cue(norms, i)) or verb
         if hit:
             cue_at[i] = hit
             i += hit[1]

@@ -363,3 +363,16 @@ def test_a_relation_of_a_plural_cue_word_reaches_every_listed_name(text: str, re
     assert sorted(relations_of(text), key=str) == relations
     assert all(circle is None for circle in circles_of(text).values())  # someone else's children
 
+
+@pytest.mark.parametrize(("sentence", "circles"), [
+    ("My partner Daniel cooked dinner.", {"Daniel": "Family"}),
+    ("Daniel is my partner, we've been together six years.", {"Daniel": "Family"}),
+    ("My partner and I adopted a dog.", {"Partner": "Family"}),
+    ("我的伴侣小林今天做了晚饭。", {"小林": "Family"}),
+    ("My business partner Raj wants to open a second shop.", {"Raj": "Work_Inner"}),
+    ("My tennis partner Mark beat me again.", {"Mark": "Friends"}),
+    ("Our partner Globex sent the files.", {}),
+    ("My partner at the firm, Sam, retired.", {"Sam": None}),
+])
+def test_a_partner_is_family_and_a_business_partner_is_not(sentence: str, circles: dict) -> None:
+    assert circles_of(sentence) == circles
