@@ -206,6 +206,24 @@ def analyze(text: str) -> list[str]:
     return out
 
 
+# Personal pronouns: stored as terms (deduplication needs them, see STOPWORDS) but no search word of a
+# query. In a user's memories "I" and "my" are on most turns; in a new user's few turns they were the
+# one word an unrelated question shared with the best of them ("What should I cook for dinner
+# tonight?" brought back "Hi! My name is Anna…"). Not "им" or "ему": Snowball stems them like "имя"
+# and "ем". A Chinese word's characters are its terms too, so 们 of 我们 goes, 自 of 自己 stays.
+_PRONOUNS_EN = ("i me my mine myself you your yours yourself we us our ours he him his she her hers "
+                "they them their theirs")
+_PRONOUNS_RU = ("я меня мне мной мой моя моё мои ты тебя тебе твой твоя он его она её ей мы нас нам наш наша "
+                "вы вас вам ваш они их")
+_PRONOUNS_ZH = ("我", "我们", "你", "你们", "他", "她", "它", "他们", "她们", "咱们", "咱", "们")
+
+
+@functools.cache
+def pronoun_terms() -> frozenset[str]:
+    """The BM25 terms of personal pronouns in English, Russian and Chinese."""
+    return frozenset(_term(normalize(w)) for w in (*_PRONOUNS_EN.split(), *_PRONOUNS_RU.split(), *_PRONOUNS_ZH)) - {""}
+
+
 def analyze_many(texts: Iterable[str]) -> list[list[str]]:
     """``analyze`` over a batch (corpus indexing)."""
     return [analyze(t) for t in texts]

@@ -284,11 +284,11 @@ def context_assemble(
     # Retrieved memories, best first: searched before the typed memories are packed, so that a
     # typed memory that only restates a turn this block shows in full does not take budget twice.
     result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k)
+    relevant = _Floor(floor["vector_only_min_cosine"], floor.get("memories_bm25_share", 0.0), result.bm25_ceiling)
     typed_cap = min(remaining, int(budget * shares.get("typed_memories", {"max_share": 0.0})["max_share"]))
     block, typed_ids, typed_restate = typed_memories_block(
         tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k, filters=memory_filters,
-        shown_messages=_turns_that_fit(result.items, remaining - typed_cap, recent_ids,
-                                       floor["vector_only_min_cosine"]),
+        shown_messages=_turns_that_fit(result.items, remaining - typed_cap, recent_ids, relevant),
         min_bm25=floor["typed_memories_bm25_share"] * max((i.components.get("bm25", 0.0) for i in result.items),
                                                           default=0.0))
     remaining -= block.tokens
@@ -312,7 +312,7 @@ def context_assemble(
         if item.chunk["meta"].get("message_id") in recent_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_recent_turns"})
             continue
-        if _below_floor(item, floor["vector_only_min_cosine"]):
+        if relevant.below(item):
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
             continue
         if item.chunk["type"] == "dialog" and is_filler(item.chunk["text"]):
@@ -409,12 +409,24 @@ def _by_relevance(lines: list[tuple[str, str]], query: str) -> list[tuple[str, s
     return sorted(lines, key=lambda line: -len(wanted & set(text.analyze(line[1].replace("_", " ")))))
 
 
-def _below_floor(item: SearchItem, min_cosine: float) -> bool:
-    """Near the query in vector space only, and not near enough: unrelated, not remembered."""
-    return "bm25" not in item.components and item.components.get("vector", 0.0) < min_cosine
+@dataclass(frozen=True)
+class _Floor:
+    """What a result must reach to spend budget: a cosine, or a share of the query's BM25 ceiling."""
+
+    min_cosine: float
+    min_share: float
+    ceilings: dict[str, float]
+
+    def below(self, item: SearchItem) -> bool:
+        """Near the query in neither space: unrelated, not remembered. By words, a result must answer
+        `min_share` of the query (a turn matched by "I" alone is not about "what should I cook?")."""
+        ceiling = self.ceilings.get(item.chunk["namespace"], 0.0)
+        bm25 = item.components.get("bm25")
+        weak_words = bm25 is None or (ceiling > 0 and bm25 / ceiling < self.min_share)
+        return weak_words and item.components.get("vector", 0.0) < self.min_cosine
 
 
-def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int], min_cosine: float) -> frozenset[int]:
+def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int], floor: _Floor) -> frozenset[int]:
     """The message ids of the dialog results that the memories block will show within `cap`."""
     shown: set[int] = set()
     days: set[str] = set()
@@ -422,7 +434,7 @@ def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int], min
     for item in items:
         chunk = item.chunk
         if (chunk["type"] != "dialog" or chunk["meta"].get("message_id") in recent_ids or is_filler(chunk["text"])
-                or _below_floor(item, min_cosine)):
+                or floor.below(item)):
             continue
         day = _day(item)
         used += count_tokens(_memory_line(item)) + (count_tokens(_day_header(day)) if day not in days else 0)

@@ -102,6 +102,9 @@ class SearchResult:
     timings_ms: dict[str, float]
     candidates: dict[str, int]
     llm_steps: list[str] = field(default_factory=list)
+    # Per namespace, the BM25 score of a document answering the whole query (SegmentedBM25Index.ceiling):
+    # a result's `bm25` over it is the share of the query it answers (the context's relevance floor).
+    bm25_ceiling: dict[str, float] = field(default_factory=dict)
 
 
 def _namespaces(user_id: str, include_tenant_documents: bool) -> list[str]:
@@ -138,6 +141,7 @@ def chunks_search(
     timings: dict[str, float] = {}
     n_candidates = max(config.candidates, k * 3)
     scores: dict[str, dict[int, float]] = {}
+    ceilings: dict[str, float] = {}
 
     def candidates() -> QuerySet[Chunk]:
         """What the search may return, for the database's side of it: built only when a namespace
@@ -182,6 +186,8 @@ def chunks_search(
         bm25: dict[int, float] = {}
         for ix in indexes if terms else []:
             bm25.update(ix.search(terms, n_candidates, allowed=allowed, term_weights=term_weights))
+        ceilings = {namespace: ix.ceiling(terms, term_weights)
+                    for namespace, ix in zip(namespaces, indexes, strict=True)} if terms else {}
         scores["bm25"] = dict(sorted(bm25.items(), key=lambda kv: (-kv[1], -kv[0]))[:n_candidates])
     timings["bm25"] = _ms(t)
 
@@ -189,7 +195,8 @@ def chunks_search(
         t = time.perf_counter()
         vector = embed_query(searched)  # cached: context embeds the same query for people search
         # Feedback vectors come from the BM25 hits, which a foreign namespace may hold.
-        if mode == "hybrid" and config.feedback_docs and scores.get("bm25") and not foreign:
+        if mode == "hybrid" and config.feedback_docs and scores.get("bm25") and not foreign \
+                and _answers_enough(scores["bm25"], ceilings, config.feedback_min_share, searched):
             vector = _with_feedback(vector, list(scores["bm25"])[: config.feedback_docs], config.feedback_weight,
                                     stores)
         timings["embed"] = _ms(t)
@@ -242,7 +249,18 @@ def chunks_search(
     })
     return SearchResult(items=items, mode=mode, fusion=fusion_method if mode == "hybrid" else mode,
                         took_ms=took, timings_ms=timings, candidates={n: len(s) for n, s in scores.items()},
-                        llm_steps=steps)
+                        llm_steps=steps, bm25_ceiling=ceilings)
+
+
+def _answers_enough(bm25: dict[int, float], ceilings: dict[str, float], min_share: float, query: str) -> bool:
+    """Whether the best BM25 hit answers `min_share` of the question (its score over the highest of
+    the namespaces' ceilings): pseudo-relevance feedback assumes the top hits are relevant, and a
+    hit that shares one common word with the question is not. A conversation as the query names
+    many words, so its best hit answers a small share of them: it is not held to this."""
+    if min_share <= 0 or query_terms.dialogue_turns(query) is not None:
+        return True
+    ceiling = max(ceilings.values(), default=0.0)
+    return ceiling <= 0 or max(bm25.values()) / ceiling >= min_share
 
 
 _warned_foreign: set[tuple[int, str, str]] = set()

@@ -527,6 +527,22 @@ class SegmentedBM25Index:
         top = np.lexsort((-ids, -sc))[:k]
         return list(zip(ids[top].tolist(), sc[top].tolist(), strict=True))
 
+    def ceiling(self, query_terms: Sequence[str], term_weights: Mapping[str, float] | None = None) -> float:
+        """What a document holding every query term, each often enough to saturate, would score:
+        sum(weight x idf x (k1 + 1)). A term no document holds counts at its highest idf, since it
+        is part of what the query asks. A score over it is the share of the query a document
+        answers, comparable across queries, where a score alone is not."""
+        snap = self._snap
+        n = float(snap.n_docs)
+        if n <= 0:
+            return 0.0
+        total = 0.0
+        for term in query_terms:
+            tid = self._vocab.get(term)
+            df = float(snap.df[tid]) if tid is not None and tid < snap.df.size else 0.0
+            total += (term_weights.get(term, 1.0) if term_weights else 1.0) * float(idf(df, n))
+        return total * (self.k1 + 1.0)
+
     def __len__(self) -> int:
         return self._snap.n_docs
 

@@ -27,6 +27,7 @@ class RetrievalConfig:
     dedupe_similarity: float
     feedback_docs: int
     feedback_weight: float
+    feedback_min_share: float  # a question's top BM25 hit must answer this share of it to be fed back
     expand: bool
     rerank: bool
     soft_candidates: int  # 0: off
@@ -61,6 +62,7 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
             dedupe_similarity=float(raw["dedupe_similarity"]),
             feedback_docs=int(raw["feedback"]["docs"]),
             feedback_weight=float(raw["feedback"]["weight"]),
+            feedback_min_share=float(raw["feedback"].get("min_share", 0.0)),
             expand=bool(raw["llm"]["expand"]),
             rerank=bool(raw["llm"]["rerank"]),
             soft_candidates=int(raw["soft_match"]["candidates"]),

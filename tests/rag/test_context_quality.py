@@ -187,3 +187,27 @@ def test_a_partner_with_a_long_bio_is_clipped_not_dropped_for_a_former_boss(tena
     block = next(b for b in wide.blocks if b.name == "inner_circle")
     assert [i.ref for i in block.items] == [f"person:{daniel.pk}", f"person:{greg.pk}"]
     assert "aquarium" in block.items[0].text and not block.cut
+
+
+@pytest.mark.parametrize(("query", "topical", "chatter"), [
+    ("What should I cook for dinner tonight?", "I love cooking pasta with lots of garlic.",
+     ["Hi! My name is Anna, I live in Berlin and I work as a data engineer.",
+      "My colleague Petrov and I are planning the Q3 migration project.", "I like oolong tea."]),
+    ("Что мне приготовить на ужин?", "Я обожаю готовить ужин из пасты с чесноком.",
+     ["Привет! Меня зовут Анна, я живу в Берлине и работаю инженером данных.",
+      "Мы с коллегой Петровым планируем миграцию в третьем квартале.", "Я люблю улун."]),
+    ("我晚饭做什么菜好？", "我最喜欢做晚饭，尤其是蒜香意面。",
+     ["你好！我叫安娜，我住在柏林，是数据工程师。", "我和同事彼得罗夫在计划第三季度的迁移项目。", "我喜欢喝乌龙茶。"]),
+])
+def test_a_turn_that_shares_only_a_pronoun_with_the_query_is_below_the_floor(
+        tenant, query: str, topical: str, chatter: list[str]) -> None:
+    """Found trying the demo: "What should I cook for dinner tonight?" filled the memories block
+    with the user's introduction and a work project: "I" was the one word they shared, and the
+    fused scores are relative, so the best of the unrelated looked relevant. A result must answer
+    a share of the query's BM25 ceiling (`relevance_floor.memories_bm25_share`)."""
+    append_messages(tenant, "u1", "s1", chatter, start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=500)
+    assert _text(context, "memories") == "", _text(context, "memories")
+    append_messages(tenant, "u1", "s2", [topical], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=500)
+    assert topical in _text(context, "memories")
