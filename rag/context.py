@@ -290,7 +290,8 @@ def context_assemble(
         tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k, filters=memory_filters,
         shown_messages=_turns_that_fit(result.items, remaining - typed_cap, recent_ids, relevant),
         min_bm25=floor["typed_memories_bm25_share"] * max((i.components.get("bm25", 0.0) for i in result.items),
-                                                          default=0.0))
+                                                          default=0.0),
+        min_cosine=relevant.min_cosine, min_share=relevant.min_share)
     remaining -= block.tokens
     blocks.append(block)
 

@@ -143,3 +143,19 @@ def test_a_turn_is_not_restated_twice_by_an_insight_and_a_memory(tenant, memory,
     else:
         assert memory in "\n".join(i.text for i in blocks[block].items)
         assert {"ref": f"chunk:{insight.pk}", "tokens": 0, "reason": "turn_in_memories"} in blocks["memories"].cut
+
+
+def test_a_typed_memory_near_the_question_in_neither_space_stays_out(tenant) -> None:
+    """Found trying the demo: "What should I cook for dinner tonight?" showed "User: My name is Anna, I
+    live in Berlin…" in the typed-memories block: its floor was a share of the general search's best
+    BM25 score, which is 0 when no memory shares a word with the question."""
+    memories_create(tenant=tenant, user_id="anna", conf_uid="default", items=[
+        MemoryInput(text="User: My name is Anna, I live in Berlin and I work as a data engineer.", kind="user",
+                    category="FactsAboutUser", importance=0.8, occurred_at=START)])
+    unrelated = context_assemble(tenant_id=tenant.pk, user_id="anna", query="What should I cook for dinner tonight?",
+                                 session_id=None, budget_tokens=500)
+    typed = next(b for b in unrelated.blocks if b.name == "typed_memories")
+    assert typed.items == [] and [c["reason"] for c in typed.cut] == ["below_floor"]
+    related = context_assemble(tenant_id=tenant.pk, user_id="anna", query="Where does Anna live and work?",
+                               session_id=None, budget_tokens=500)
+    assert "Berlin" in "\n".join(i.text for b in related.blocks if b.name == "typed_memories" for i in b.items)
