@@ -14,7 +14,7 @@ from lore import config as lore_config
 from lore.models import Alias, KnowledgeVersion, World
 from lore.services import fit_dims
 from memoryhub import metrics
-from memoryhub.embeddings import get_embedder
+from memoryhub.embeddings import embed_query_if_available
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.search import vectors
 from memoryhub.search.bm25 import idf as bm25_idf
@@ -155,7 +155,7 @@ def _named(index: Any, query_terms: set[str], titled: dict[int, frozenset[str]])
     return {pk: share for pk, share in shares.items() if share >= NAME_SHARE}
 
 
-def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.ndarray,
+def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.ndarray | None,
                 filters: KnowledgeFilters) -> dict[int, Any]:
     cfg = lore_config.domain_config(target.domain)
     weights = dict(cfg.weights)
@@ -177,7 +177,8 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
                 named = _named(index, set(terms), titled) if weights.get("name") else {}
                 if named:
                     scores["name"] = named
-    if cfg.mode in ("hybrid", "vector") and not rag_selectors.foreign_vector_spaces(tenant_id, spaces):
+    if cfg.mode in ("hybrid", "vector") and query_vector is not None \
+            and not rag_selectors.foreign_vector_spaces(tenant_id, spaces):
         scores["vector"] = dict(vectors.nearest(
             chunks, fit_dims(query_vector, cfg.dims)[0], cfg.k_vector, namespace_size=len(index),
             hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True))
@@ -191,7 +192,8 @@ def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: in
     started = time.perf_counter()
     filters = filters or KnowledgeFilters()
     k = k or lore_config.domain_config(targets[0].domain).k
-    query_vector = get_embedder().embed_one(query)
+    # A remote embedder away: the knowledge is searched by words (and titles) alone.
+    query_vector = embed_query_if_available(query, where="knowledge_search")
     fused_by_target = [(target, _search_one(tenant_id, target, query, query_vector, filters)) for target in targets]
     ids = [pk for _, fused in fused_by_target for pk in fused]
     rows = {row["id"]: row for row in Chunk.objects.filter(tenant_id=tenant_id, id__in=ids)

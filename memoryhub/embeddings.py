@@ -365,6 +365,21 @@ def embed_query(text: str) -> np.ndarray:
     return vector
 
 
+def embed_query_if_available(text: str, *, where: str) -> np.ndarray | None:
+    """`embed_query`, or None when a remote embedder is away or refuses (after its client's own
+    retries): a hybrid search then answers by words alone rather than not at all. Logged, and
+    counted by `where` (memoryhub_embedder_unavailable_total)."""
+    from memoryhub.llm import LLMError
+    from memoryhub.metrics import EMBEDDER_UNAVAILABLE
+
+    try:
+        return embed_query(text)
+    except LLMError as exc:
+        logger.warning("%s: the embedder is unavailable, searching by words alone: %s", where, exc)
+        EMBEDDER_UNAVAILABLE.labels(where).inc()
+        return None
+
+
 register_reset_hook(_clear_cache)
 
 

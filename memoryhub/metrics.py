@@ -27,6 +27,9 @@ LLM_LATENCY = Histogram(
 EMBEDDING_CALLS = Counter(
     "memoryhub_embedding_texts_total", "Texts embedded by provider", ["provider"]
 )
+EMBEDDER_UNAVAILABLE = Counter(
+    "memoryhub_embedder_unavailable_total", "Searches answered by words alone: the embedder was away", ["where"]
+)
 EMBEDDING_LATENCY = Histogram(
     "memoryhub_embedding_batch_seconds", "Embedding batch latency by provider", ["provider"],
     buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5),

@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
 from memoryhub import vector_io
-from memoryhub.embeddings import embed_query
+from memoryhub.embeddings import embed_query, embed_query_if_available
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message
 from memoryhub.registry import Decision
@@ -317,8 +317,10 @@ def people_search(
         timings[name] = round((now - mark) * 1000, 3)
         mark = now
 
-    vector = embed_query(query)  # context search has just embedded the same query
-    if population and np.any(vector):
+    # The context's search has just embedded the same query. A remote embedder away: a hybrid people
+    # search answers by names and bios alone (a vector search cannot: 503).
+    vector = embed_query(query) if mode == "vector" else embed_query_if_available(query, where="people_search")
+    if population and vector is not None and np.any(vector):
         k = max(max_results * 3, 20)
         if small:
             nearby = _nearest_of(everyone, vector, k)

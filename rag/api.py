@@ -105,16 +105,20 @@ class SearchItemSerializer(serializers.Serializer):
 
 
 class SkippedStepSerializer(serializers.Serializer):
-    step = serializers.ChoiceField(choices=["expand", "rerank"])
-    reason = serializers.ChoiceField(choices=["llm_off", "llm_failed", "not_applicable"],
+    step = serializers.ChoiceField(choices=["expand", "rerank", "vector"])
+    reason = serializers.ChoiceField(choices=["llm_off", "llm_failed", "not_applicable", "embedder_unavailable"],
                                      help_text="llm_off: LLM_PROVIDER is off; llm_failed: the LLM did not answer "
-                                               "usably; not_applicable: this mode has no step to apply it to.")
+                                               "usably; not_applicable: this mode has no step to apply it to; "
+                                               "embedder_unavailable: the remote embedder was away, so a hybrid "
+                                               "search answered by words alone.")
 
 
-def _skipped_steps(data: dict, ran: list[str], found: int) -> list[dict[str, str]]:
+def _skipped_steps(data: dict, ran: list[str], found: int,
+                   components: dict[str, str] | None = None) -> list[dict[str, str]]:
     """Steps the caller asked for explicitly that did not run: without this, `rerank: true` with no
-    LLM looked exactly like a rerank that changed nothing."""
-    skipped = []
+    LLM looked exactly like a rerank that changed nothing. And a component that could not run (the
+    vector side, with the embedder away)."""
+    skipped = [{"step": step, "reason": reason} for step, reason in (components or {}).items()]
     for step in ("expand", "rerank"):
         if data[step] is not True or step in ran:
             continue
@@ -155,7 +159,8 @@ class SearchApi(APIView):
         candidates = serializers.DictField(child=serializers.IntegerField())
         llm_steps = serializers.ListField(child=serializers.CharField(), help_text="LLM steps that ran.")
         skipped_steps = SkippedStepSerializer(many=True, help_text="LLM steps asked for (expand or rerank: true) "
-                                                                   "that did not run, and why.")
+                                                                   "that did not run, and why; and the vector side "
+                                                                   "when the embedder was away.")
         items = SearchItemSerializer(many=True)
 
     @extend_schema(
@@ -178,7 +183,8 @@ class SearchApi(APIView):
         )
         # Built as OutputSerializer would, without its per-item field copies (rag/output.py).
         return Response(output.search_response(data["query"], result,
-                                               _skipped_steps(data, result.llm_steps, len(result.items))))
+                                               _skipped_steps(data, result.llm_steps, len(result.items),
+                                                              result.skipped)))
 
 
 class ContextApi(APIView):

@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memoryhub import events, metrics, wordvectors
-from memoryhub.embeddings import embed_query, get_embedder
+from memoryhub.embeddings import embed_query, embed_query_if_available, get_embedder
 from memoryhub.models import Message
 from memoryhub.search import vectors
 from memoryhub.search.bm25 import SegmentedBM25Index
@@ -105,6 +105,8 @@ class SearchResult:
     # Per namespace, the BM25 score of a document answering the whole query (SegmentedBM25Index.ceiling):
     # a result's `bm25` over it is the share of the query it answers (the context's relevance floor).
     bm25_ceiling: dict[str, float] = field(default_factory=dict)
+    # Components that could not run, and why: {"vector": "embedder_unavailable"}.
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 def _namespaces(user_id: str, include_tenant_documents: bool) -> list[str]:
@@ -142,6 +144,7 @@ def chunks_search(
     n_candidates = max(config.candidates, k * 3)
     scores: dict[str, dict[int, float]] = {}
     ceilings: dict[str, float] = {}
+    skipped: dict[str, str] = {}
 
     def candidates() -> QuerySet[Chunk]:
         """What the search may return, for the database's side of it: built only when a namespace
@@ -191,9 +194,14 @@ def chunks_search(
         scores["bm25"] = dict(sorted(bm25.items(), key=lambda kv: (-kv[1], -kv[0]))[:n_candidates])
     timings["bm25"] = _ms(t)
 
-    if mode in ("hybrid", "vector"):
-        t = time.perf_counter()
-        vector = embed_query(searched)  # cached: context embeds the same query for people search
+    # A remote embedder away: a hybrid search answers by words alone (a vector search cannot: 503).
+    # Cached: the context embeds the same query for people search.
+    t = time.perf_counter()
+    vector = embed_query(searched) if mode == "vector" else (
+        embed_query_if_available(searched, where="search") if mode == "hybrid" else None)
+    if mode == "hybrid" and vector is None:
+        skipped["vector"] = "embedder_unavailable"
+    if vector is not None:
         # Feedback vectors come from the BM25 hits, which a foreign namespace may hold.
         if mode == "hybrid" and config.feedback_docs and scores.get("bm25") and not foreign \
                 and _answers_enough(scores["bm25"], ceilings, config.feedback_min_share, searched):
@@ -249,7 +257,7 @@ def chunks_search(
     })
     return SearchResult(items=items, mode=mode, fusion=fusion_method if mode == "hybrid" else mode,
                         took_ms=took, timings_ms=timings, candidates={n: len(s) for n, s in scores.items()},
-                        llm_steps=steps, bm25_ceiling=ceilings)
+                        llm_steps=steps, bm25_ceiling=ceilings, skipped=skipped)
 
 
 def _answers_enough(bm25: dict[int, float], ceilings: dict[str, float], min_share: float, query: str) -> bool:

@@ -29,7 +29,7 @@ from django.db.models import Q
 from lore import config as lore_config
 from lore.campaigns.models import NPC, ArtCard, Campaign, DispositionChange, EpisodicSummary, Party
 from lore.services import fit_dims
-from memoryhub.embeddings import get_embedder
+from memoryhub.embeddings import embed_query_if_available
 from memoryhub.exceptions import ApplicationError
 from memoryhub.search import vectors
 from memoryhub.text import analyze
@@ -102,12 +102,15 @@ def episode_search(campaign: Campaign, party: Party, query: str, k: int | None =
                                   session_id=party.slug)
     size, space = (Namespace.objects.filter(tenant_id=campaign.tenant_id, name=campaign.episode_namespace)
                    .values_list("chunk_count", "vector_space").first() or (0, ""))
-    if not rag_selectors.foreign_vector_spaces(campaign.tenant_id, {campaign.episode_namespace: space}):
-        vector = fit_dims(get_embedder().embed_one(query), cfg.dims)[0]
+    foreign = rag_selectors.foreign_vector_spaces(campaign.tenant_id, {campaign.episode_namespace: space})
+    embedded = None if foreign else embed_query_if_available(query, where="episode_search")
+    if embedded is not None:
+        vector = fit_dims(embedded, cfg.dims)[0]
         ranked = vectors.nearest(chunks, vector, k or cfg.k_vector, namespace_size=size,
                                  hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True)
     else:
-        # Summaries embedded by another embedder until `reindex`: found by their words meanwhile.
+        # Summaries embedded by another embedder until `reindex`, or the embedder away: found by
+        # their words meanwhile.
         allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64)
         ranked = bm25_index.namespace_index(campaign.tenant_id, campaign.episode_namespace).search(
             analyze(query), k or cfg.k_vector, allowed=allowed)

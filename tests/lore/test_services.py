@@ -366,3 +366,23 @@ def test_a_question_that_is_mostly_a_title_gets_that_entry_first(world, monkeypa
     unnamed = dataclasses.replace(shallow, weights=tuple(w for w in srd.weights if w[0] != "name"))
     monkeypatch.setattr(lore_config, "domain_config", lambda domain: unnamed if domain == "srd" else srd)
     assert top("fireball").entry_id != "Spells/fireball"
+
+
+def test_with_the_embedder_away_knowledge_is_searched_by_words_and_titles(world, settings, llm_server) -> None:
+    """A remote embedder away made every rules lookup, and so every scene's prompt, a 503; the
+    knowledge is now searched by its BM25 and title lists alone until the embedder is back."""
+    from tests.llm_server import HTTPError
+
+    settings.EMBEDDING_PROVIDER = "openai"
+    settings.EMBEDDING_BASE_URL = llm_server.base_url
+    settings.EMBEDDING_API_KEY = "test"
+    settings.LLM_MAX_RETRIES = 0
+    conditions = [{"index": "blinded", "name": "Blinded", "desc": ["- A blinded creature can't see."]},
+                  {"index": "prone", "name": "Prone", "desc": ["- A prone creature's only movement is to crawl."]}]
+    version = services.knowledge_ingest(world=world, domain="srd", actor="test", files=[
+        services.UploadedFile("Conditions.json", as_bytes(conditions), "en")])
+    llm_server.script_embeddings(*[HTTPError(503)] * 5)
+    hits = selectors.knowledge_search(tenant_id=world.tenant_id, query="what happens when I am blinded?",
+                                      targets=[selectors.Target("srd", version.version, version.namespace)]).hits
+    assert hits[0].entry_id == "Conditions/blinded"
+    assert "vector" not in hits[0].ranks and {"bm25", "title"} <= set(hits[0].ranks)

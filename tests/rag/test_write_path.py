@@ -218,22 +218,32 @@ def test_an_overlong_dialog_turn_becomes_several_bounded_chunks(tenant: Any, set
 
 
 @pytest.mark.django_db
-def test_an_embedding_endpoint_away_is_a_503_to_retry_never_a_500(
+def test_an_embedding_endpoint_away_is_a_503_for_a_write_and_a_search_by_words_for_a_read(
     client_a: Any, remote_embedder: OpenAICompatServer
 ) -> None:
+    """A document needs its vectors: away, the upload is a 503 to retry, nothing half-stored. A
+    hybrid search or a context answered 503 too; they now answer by words alone and say so."""
     client, tenant = client_a
-    remote_embedder.script_embeddings(*[HTTPError(503)] * 3)  # every call of the three requests fails
-    calls = [
-        client.post("/api/v1/users/alice/documents", {"text": "Alice keeps bees."}, format="json"),
-        client.post("/api/v1/search", {"query": "bees", "user_id": "alice"}, format="json"),
-        client.post("/api/v1/context", {"query": "bees", "user_id": "alice"}, format="json"),
-    ]
-    for response in calls:
-        assert response.status_code == 503, response.content
-        assert response.json()["error"]["code"] == "upstream_unavailable"
-        assert int(response["Retry-After"]) > 0
+    remote_embedder.script_embeddings(HTTPError(503))
+    upload = client.post("/api/v1/users/alice/documents", {"text": "Alice keeps bees."}, format="json")
+    assert upload.status_code == 503, upload.content
+    assert upload.json()["error"]["code"] == "upstream_unavailable" and int(upload["Retry-After"]) > 0
     assert not Document.objects.filter(tenant=tenant).exists()  # nothing half-stored: retry it whole
     assert client.post("/api/v1/users/alice/documents", {"text": "Alice keeps bees."}, format="json").status_code == 201
+
+    remote_embedder.script_embeddings(*[HTTPError(503)] * 50)  # every embedding of the reads below fails
+    found = client.post("/api/v1/search", {"query": "bees", "user_id": "alice"}, format="json")
+    assert found.status_code == 200, found.content
+    body = found.json()
+    assert [i["text"] for i in body["items"]] == ["Alice keeps bees."]
+    assert body["skipped_steps"] == [{"step": "vector", "reason": "embedder_unavailable"}]
+    assert "vector" not in body["items"][0]["components"]
+    context = client.post("/api/v1/context", {"query": "bees", "user_id": "alice"}, format="json")
+    assert context.status_code == 200, context.content
+    assert "Alice keeps bees." in context.json()["text"]
+    # A vector search has nothing to answer with.
+    vector = client.post("/api/v1/search", {"query": "bees", "user_id": "alice", "mode": "vector"}, format="json")
+    assert vector.status_code == 503 and vector.json()["error"]["code"] == "upstream_unavailable"
 
 
 # --- large documents as jobs --------------------------------------------------------------------
