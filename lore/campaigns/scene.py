@@ -1,11 +1,11 @@
 """Scene assembly (seed 003 §8.6, §8.13.2): one call builds a scene's prompt context within budget.
 
 Blocks, in the seed's order: system (tone rules), rules (1–2 SRD chunks, only when the player's
-input needs a rule), lore (top-N for the location and NPCs), episode (the party's last summaries and
-the flags that bear on the scene), npc (profiles with their latest disposition changes), art (canon
-markers and style), user (the input, as is). Budgets come from `config/prompt_budgets.yaml`
-(`scene:`). With nothing retrieved it degrades as §8.14 says (engine state and SRD only, no lore)
-and says so in `degraded` / `notes`.
+input needs a rule), lore (top-N for the location, the NPCs, the scene and the input), episode (the
+party's last summaries and the flags that bear on the scene), npc (profiles with their latest
+disposition changes), art (canon markers and style), user (the input, as is). Budgets come from
+`config/prompt_budgets.yaml` (`scene:`). With nothing retrieved it degrades as §8.14 says (engine
+state and SRD only, no lore) and says so in `degraded` / `notes`.
 """
 
 from __future__ import annotations
@@ -39,12 +39,16 @@ DEGRADED_LINE = ("No lore was retrieved for this scene: say nothing new about th
 # English and Russian stems. A miss costs only the rules block; a false hit costs ~2 chunks.
 # Verbs as well as nouns: "I try to persuade the guard", "уговорить / убедить стражника" asked for
 # persuasion but matched none of "persuasion", "убежд" (убеждение), so no rule came. "захват" and
-# "реакция" are grapple and reaction in Russian.
+# "реакция" are grapple and reaction in Russian. The combat actions and movement a player names
+# by their verb ("I try to shove the guard", "I jump the gap", "I sneak past") are rules too: the
+# SRD's Shoving a Creature, Jumping, Climbing and Swimming, Dodge, Dash, Disengage.
 RULE_TRIGGERS = re.compile(
     r"\b(roll|check|save|saving throw|attack|cast|spell|dc|advantage|disadvantage|damage|initiative|grapple|"
     r"stealth|hide|perception|persua|insight|condition|opportunity|reaction|bonus action|"
+    r"shove|shoving|push|grab|jump|climb|swim|sneak|dodge|dash|disengage|"
     r"бросо?к|кида|провер|спасбросок|атак|заклинан|колду|урон|инициатив|преимуществ|помех|скрыт|"
-    r"незамет|восприят|убежд|убед|уговор|захват|проницат|состояни|реакци)\w*",
+    r"незамет|восприят|убежд|убед|уговор|захват|проницат|состояни|реакци|"
+    r"толкн|толка|оттолк|прыг|прыжк|карабк|плыв|плав|подкрад|крад|уклон|отход)\w*",
     re.IGNORECASE,
 )
 
@@ -198,7 +202,10 @@ def scene_context(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any
                             tuple(blocks_cfg["rules"].get("exclude_categories", ())))
         if not rules_items:
             notes.append("The input needs a rule but no SRD chunk was found.")
-    lore_query = " ".join([request.location.replace("_", " "), *(n.name for n in npcs), request.scene_text]).strip()
+    # The player's words too: "I ask Old Marrow how to ring the Drowned Bell" needs the Bell's entry,
+    # which neither the location, the NPCs nor the scene text name.
+    lore_query = " ".join([request.location.replace("_", " "), *(n.name for n in npcs), request.scene_text,
+                           request.user_input]).strip()
     lore_items = (_hits(tenant_id, world, "lore", lore_query, blocks_cfg["lore"].get("max_items", 3))
                   if lore_query else [])
     degraded = not lore_items

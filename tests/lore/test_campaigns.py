@@ -253,6 +253,45 @@ def test_a_persuasion_attempt_said_with_a_verb_brings_the_persuasion_rule(engine
     assert rules["items"] and rules["items"][0]["source"].startswith("srd:Skills/persuasion@")
 
 
+@pytest.mark.parametrize("user_input", ["I try to shove the guard into the harbour", "I push the guard off the pier",
+                                        "Я толкаю стражника в воду"], ids=["en-shove", "en-push", "ru-tolkat"])
+def test_a_shove_said_with_a_verb_brings_the_shoving_rule(engine, world, small_files, user_input):
+    """"I try to shove the guard" named no trigger word, so the rules block stayed empty."""
+    from tests.lore.conftest import as_bytes
+
+    rules = [{"index": "making-an-attack", "name": "Making an Attack",
+              "desc": "## Shoving a Creature\nUsing the Attack action, you can make a special melee attack to shove "
+                      "a creature, either to knock it prone or push it 5 feet away from you. Вы толкаете существо."}]
+    files = [*small_files, lore_services.UploadedFile("Rule-Sections.json", as_bytes(rules), "en")]
+    version = lore_services.knowledge_ingest(world=world, domain="srd", files=files, actor="test")
+    lore_services.lore_version_publish(version=version, actor="test", force=True, reason="test fixture")
+    scene = engine.post(f"{BASE}/scene-context", {"party": "pty_001", "user_input": user_input},
+                        format="json").json()
+    assert scene["rules_needed"] is True, scene["notes"]
+    rules_block = next(b for b in scene["blocks"] if b["name"] == "rules")
+    assert "srd:Rule-Sections/making-an-attack@1.0.0" in [i["source"] for i in rules_block["items"]]
+
+
+def test_the_lore_block_holds_what_the_player_asks_about(engine, world):
+    """The lore query was the location, the NPCs and the scene text: a question about a relic none of
+    them named ("how do I ring the Drowned Bell?") brought the harbour and the guards instead."""
+    entries = "\n\n".join(f"## {title}\n{text}" for title, text in [
+        ("Port Brackwater", "A fishing town on stilts; the harbour guard takes bribes."),
+        ("The Harbour Guard", "Guards of Port Brackwater in rusted breastplates."),
+        ("Gullrock", "A black rock island off Port Brackwater with a flooded chapel."),
+        ("The Drowned Bell", "A bronze bell under the water; ring it three times to command the sea-drake."),
+    ])
+    version = lore_services.knowledge_ingest(
+        world=world, domain="lore", files=[lore_services.UploadedFile("Reach.md", f"# Reach\n\n{entries}".encode(),
+                                                                     "en")], actor="test")
+    lore_services.lore_version_publish(version=version, actor="test", force=True, reason="test fixture")
+    body = {"party": "pty_001", "location": "loc_brackwater", "scene_text": "The harbour of Port Brackwater at dusk.",
+            "user_input": "I ask how to ring the Drowned Bell"}
+    scene = engine.post(f"{BASE}/scene-context", body, format="json").json()
+    lore_block = next(b for b in scene["blocks"] if b["name"] == "lore")
+    assert "lore:Reach/reach/the-drowned-bell@1.0.0" in [i["source"] for i in lore_block["items"]]
+
+
 def test_scene_context_blocks_in_order_within_budget_and_degraded_without_lore(engine, published):
     engine.post(f"{BASE}/summaries", _summary(), format="json")
     engine.post(f"{BASE}/artcards", ARTCARD_EXAMPLE, format="json")
