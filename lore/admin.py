@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import time
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -19,6 +21,11 @@ from lore.models import Alias, KnowledgeChange, KnowledgeVersion, Source, World
 from memoryhub.exceptions import ApplicationError
 
 QUALITY_PERIODS = (7, 30, 90)
+
+
+class ForcedPublishForm(forms.Form):
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), max_length=2000,
+                             help_text="Why it goes live without a passing smoke run; kept in the changelog.")
 
 
 @admin.register(World)
@@ -79,7 +86,7 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
     list_select_related = ["world"]
     readonly_fields = ["tenant", "world", "domain", "version", "status", "namespace", "sources", "edits",
                        "entry_count", "chunk_count", "reused_chunks", "smoke", "created_by", "created_at"]
-    actions = ["run_smoke", "publish", "rollback"]
+    actions = ["run_smoke", "publish", "force_publish", "rollback"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -116,6 +123,29 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
             except ApplicationError as exc:
                 self.message_user(request, f"{version}: {exc.message}", messages.ERROR)
         self.message_user(request, f"{done} version(s) published")
+
+    @admin.action(description="Publish despite the smoke run… (with a reason)")
+    def force_publish(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> HttpResponse | None:
+        # The API's `force`: a world with no golden file (every new one: the file lives on the server,
+        # in LORE_GOLDEN_DIR) can run no smoke, so an editor who approved its edits could never publish
+        # them from the admin. Recorded as a forced publish with the reason, as the API records it.
+        form = ForcedPublishForm(request.POST if "apply" in request.POST else None)
+        versions = queryset.select_related("world").order_by("world__slug", "domain", "id")
+        if "apply" in request.POST and form.is_valid():
+            done = 0
+            for version in versions:
+                try:
+                    services.lore_version_publish(version=version, actor=f"admin:{request.user}", force=True,
+                                                  reason=form.cleaned_data["reason"])
+                    done += 1
+                except ApplicationError as exc:
+                    self.message_user(request, f"{version}: {exc.message}", messages.ERROR)
+            self.message_user(request, f"{done} version(s) published (forced)")
+            return None
+        context = {**self.admin_site.each_context(request), "title": "Publish without a passing smoke run",
+                   "opts": self.model._meta, "versions": versions, "form": form,
+                   "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME}
+        return TemplateResponse(request, "admin/lore/knowledgeversion/force_publish_confirmation.html", context)
 
     @admin.action(description="Roll latest back to the previous live version")
     def rollback(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> None:

@@ -77,7 +77,11 @@ def golden_load(path: Path) -> list[GoldenQuery]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise ApplicationError(f"No golden queries at {_shown(path)}.", code="no_golden", status_code=409) from exc
+        # A new world has none: say how its versions still go live, so an editor is not sent in a circle
+        # between "publish needs a smoke run" and "no golden queries".
+        raise ApplicationError(f"No golden queries at {_shown(path)}; without them a version goes live only by a "
+                               "forced publish with a reason (API force, lore_publish --force, the admin's "
+                               "Publish despite the smoke run).", code="no_golden", status_code=409) from exc
     except json.JSONDecodeError as exc:
         raise ApplicationError(f"{_shown(path)}: line {exc.lineno} column {exc.colno}: {exc.msg}",
                                code="invalid_golden") from exc

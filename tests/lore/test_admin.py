@@ -27,6 +27,35 @@ def test_admin_publish_action_moves_latest_and_audits_the_reviewer(staged, golde
     assert client.get("/admin/lore/knowledgechange/").status_code == 200
 
 
+def test_admin_publishes_a_world_without_golden_queries_by_a_forced_publish_with_a_reason(staged, settings,
+                                                                                           tmp_path):
+    """A new world has no golden file, so it can run no smoke, and the admin's publish refused it for
+    ever: an editor who approved its edits had to leave the admin for the API's `force`."""
+    settings.LORE_GOLDEN_DIR = tmp_path
+    admin_user = get_user_model().objects.create_superuser("ed", "ed@example.com", "pw-123456")
+    client = Client()
+    client.force_login(admin_user)
+    smoked = client.post("/admin/lore/knowledgeversion/", {"action": "run_smoke", "_selected_action": [staged.pk]},
+                         follow=True).content.decode()
+    assert "No golden queries" in smoked and "forced publish with a reason" in smoked
+    form = client.post("/admin/lore/knowledgeversion/", {"action": "force_publish", "_selected_action": [staged.pk]})
+    assert form.status_code == 200 and "Publish without a passing smoke run" in form.content.decode()
+    blank = client.post("/admin/lore/knowledgeversion/", {"action": "force_publish", "_selected_action": [staged.pk],
+                                                          "apply": "1", "reason": ""})
+    assert "This field is required" in blank.content.decode()
+    staged.refresh_from_db()
+    assert staged.status == KnowledgeVersion.Status.STAGED
+    done = client.post("/admin/lore/knowledgeversion/", {"action": "force_publish", "_selected_action": [staged.pk],
+                                                         "apply": "1", "reason": "new world, no golden queries yet"},
+                       follow=True).content.decode()
+    assert "1 version(s) published (forced)" in done
+    staged.refresh_from_db()
+    assert staged.status == KnowledgeVersion.Status.LIVE
+    change = KnowledgeChange.objects.get()
+    assert (change.action, change.actor, change.reason) == ("forced_publish", "admin:ed",
+                                                            "new world, no golden queries yet")
+
+
 def test_admin_smoke_action_runs_the_golden_queries_so_the_version_can_be_published(staged, golden_dir, settings,
                                                                                      tmp_path):
     admin_user = get_user_model().objects.create_superuser("ed", "ed@example.com", "pw-123456")
