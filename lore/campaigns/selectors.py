@@ -19,6 +19,7 @@ Expired summaries (past the campaign's `episode_ttl_days`) are tombstones no rea
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -38,10 +39,25 @@ from rag import selectors as rag_selectors
 from rag.models import Chunk, Namespace
 
 LATEST_CHANGES = 3
+KNOWN_IDS_SHOWN = 10
 
 
 def _not_found(message: str, field: str) -> ApplicationError:
     return ApplicationError(message, code="not_found", field=field, status_code=404)
+
+
+def _known(wanted: str, ids: list[str], what: str) -> str:
+    """What the caller may have meant: a model over MCP asked for NPC 'Dunmore' (the name it read in
+    the lore) where the id is 'npc_Dunmore', and a bare 404 left it guessing."""
+    if not ids:
+        return f" It has no {what} yet."
+    close = difflib.get_close_matches(wanted, ids, n=3, cutoff=0.6) or \
+        [i for i in ids if wanted.lower() in i.lower()][:3]
+    if close:
+        return " Did you mean " + " or ".join(repr(i) for i in close) + "?"
+    shown = ", ".join(ids[:KNOWN_IDS_SHOWN]) + (f" (and {len(ids) - KNOWN_IDS_SHOWN} more)"
+                                                if len(ids) > KNOWN_IDS_SHOWN else "")
+    return f" Its {what}: {shown}."
 
 
 def campaign_get(*, tenant_id: int, slug: str) -> Campaign:
@@ -63,7 +79,9 @@ def require_active(campaign: Campaign, doing: str) -> None:
 def party_get(*, campaign: Campaign, slug: str, field: str = "party") -> Party:
     party = Party.objects.filter(campaign=campaign, slug=slug).first()
     if party is None:
-        raise _not_found(f"Campaign {campaign.slug!r} has no party {slug!r}.", field)
+        known = list(Party.objects.filter(campaign=campaign).order_by("slug").values_list("slug", flat=True))
+        raise _not_found(f"Campaign {campaign.slug!r} has no party {slug!r}." + _known(slug, known, "parties"),
+                         field)
     return party
 
 
@@ -71,8 +89,9 @@ def npcs_get(*, campaign: Campaign, npc_ids: Sequence[str], field: str = "npcs")
     found = {npc.npc_id: npc for npc in NPC.objects.filter(campaign=campaign, npc_id__in=list(npc_ids))}
     for i, npc_id in enumerate(npc_ids):
         if npc_id not in found:
-            raise _not_found(f"Campaign {campaign.slug!r} has no NPC {npc_id!r}.", f"{field}/{i}" if
-                             len(npc_ids) > 1 or field == "npcs" else field)
+            known = list(NPC.objects.filter(campaign=campaign).order_by("npc_id").values_list("npc_id", flat=True))
+            raise _not_found(f"Campaign {campaign.slug!r} has no NPC {npc_id!r}." + _known(npc_id, known, "NPCs"),
+                             f"{field}/{i}" if len(npc_ids) > 1 or field == "npcs" else field)
     return [found[npc_id] for npc_id in npc_ids]
 
 

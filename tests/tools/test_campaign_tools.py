@@ -70,3 +70,18 @@ def test_bad_and_unknown_arguments(campaign_client, key_for: Callable[..., tuple
     other.credentials(HTTP_AUTHORIZATION=f"Bearer {other_raw}")
     status, _ = call(other, "session_fetch", {"campaign_id": "demo_moon", "party_id": "pty_demo"})
     assert status == 404  # another tenant's campaign
+
+
+def test_an_unknown_npc_or_party_names_the_ids_the_model_may_have_meant(campaign_client) -> None:
+    """A model over MCP asked for NPC 'LiShen' (the name it read in the lore); the 404 only said there
+    was none, so it could not correct itself without another tool to list the campaign's ids."""
+    client, _ = campaign_client
+    status, body = call(client, "npc_profile", {"campaign_id": "demo_moon", "party_id": "pty_demo",
+                                                "npc_id": "LiShen"})
+    assert status == 404 and body["error"]["fields"] == {"npc_id": [body["error"]["message"]]}
+    assert "Did you mean 'npc_LiShen'?" in body["error"]["message"]
+    status, body = call(client, "npc_profile", {"campaign_id": "demo_moon", "party_id": "pty_demo",
+                                                "npc_id": "the_ferryman"})
+    assert status == 404 and "Its NPCs: npc_Borin, npc_LiShen, npc_Vasilisa." in body["error"]["message"]
+    status, body = call(client, "session_fetch", {"campaign_id": "demo_moon", "party_id": "demo"})
+    assert status == 404 and "Did you mean 'pty_demo'?" in body["error"]["message"]
