@@ -19,7 +19,7 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.search import vectors
 from memoryhub.search.bm25 import idf as bm25_idf
 from memoryhub.search.fusion import fuse
-from memoryhub.text import analyze, analyze_query
+from memoryhub.text import analyze, analyze_query, pronoun_terms
 from rag import index as bm25_index
 from rag import selectors as rag_selectors
 from rag.models import Chunk
@@ -167,7 +167,9 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
     scores: dict[str, dict[int, float]] = {}
     if cfg.mode in ("hybrid", "bm25"):
         allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64) if filters else None
-        terms = analyze_query(query)
+        # A player's "I" is no search word: "I try to persuade…" brought Madness, a table of
+        # first-person flaws, into the rules block (SRD golden figures unchanged without it).
+        terms = [t for t in analyze_query(query) if t not in pronoun_terms()]
         scores["bm25"] = dict(index.search(terms, cfg.k_keyword, allowed=allowed))
         if weights.get("title"):
             titled = _title_matches(tenant_id, target.namespace, marks.get(target.namespace), set(terms), allowed,

@@ -386,3 +386,24 @@ def test_with_the_embedder_away_knowledge_is_searched_by_words_and_titles(world,
                                       targets=[selectors.Target("srd", version.version, version.namespace)]).hits
     assert hits[0].entry_id == "Conditions/blinded"
     assert "vector" not in hits[0].ranks and {"bm25", "title"} <= set(hits[0].ranks)
+
+
+def test_the_players_i_is_no_search_word_of_the_rules(world) -> None:
+    """"I try to persuade the Harbourmaster…" put Madness (a table of first-person flaws: "I am
+    convinced…", "I can't…") in the scene's rules block: "I" was a search word, as in the memory
+    search before it (memoryhub.text.pronoun_terms)."""
+    from tests.lore.conftest import as_bytes
+
+    sections = [{"index": "madness", "name": "Madness", "desc": (
+        "## Indefinite Madness\nI am convinced that powerful beings are watching me. I can't stop. I keep a "
+        "trophy. I think everyone is plotting against me, and I must tell them all.")}]
+    skills = [{"index": "persuasion", "name": "Persuasion", "desc": [
+        "When you persuade someone or a group of people with tact, social graces, or good nature, the GM "
+        "might ask you to make a Charisma (Persuasion) check. A guard may let you pass."]}]
+    version = services.knowledge_ingest(world=world, domain="srd", actor="test", files=[
+        services.UploadedFile("Rule-Sections.json", as_bytes(sections), "en"),
+        services.UploadedFile("Skills.json", as_bytes(skills), "en")])
+    hits = selectors.knowledge_search(tenant_id=world.tenant_id, query="I try to persuade the guard to let me in",
+                                      targets=[selectors.Target("srd", version.version, version.namespace)]).hits
+    assert hits[0].entry_id == "Skills/persuasion"
+    assert all("bm25" not in h.ranks for h in hits if h.entry_id == "Rule-Sections/madness")
