@@ -70,7 +70,10 @@ def rules_lookup(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
                                          "language": key[1], "text": ""})
         entry["text"] = f"{entry['text']}\n\n{row['text']}".strip()
     rules = list(entries.values())
-    return {"matched_by": how if rules else "none", "version": target.version, "rules": rules,
+    # The world searched, named: without `world` it is TOOLS_DEFAULT_WORLD, and a model asking about
+    # its own campaign's world could not tell the answer came from another.
+    return {"world": args.get("world") or settings.TOOLS_DEFAULT_WORLD,
+            "matched_by": how if rules else "none", "version": target.version, "rules": rules,
             "sources": [source_ref("srd", r["rule_id"], target.version) for r in rules]}
 
 
@@ -104,7 +107,8 @@ def lore_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
                                                 categories=tuple(filters.get("categories", ()))))
     items = [{"entry_id": h.entry_id, "title": h.title, "domain": h.domain, "language": h.language,
               "version": h.version, "score": round(h.score, 6), "text": h.text} for h in result.hits]
-    return {"query": args["query"], "versions": result.versions, "items": items,
+    return {"world": args.get("world") or settings.TOOLS_DEFAULT_WORLD, "query": args["query"],
+            "versions": result.versions, "items": items,
             "sources": [source_ref(h.domain, h.entry_id, h.version) for h in result.hits]}
 
 

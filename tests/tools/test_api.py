@@ -48,6 +48,7 @@ def test_rules_lookup_by_id_and_term(tools_client: tuple[APIClient, Tenant]) -> 
     client, _ = tools_client
     status, body = call(client, "rules_lookup", {"rule_id": "Conditions/blinded"})
     assert status == 200 and body["matched_by"] == "rule_id"
+    assert body["world"] == "dnd5e"  # the default world, named: a model could not tell which it got
     assert {r["language"] for r in body["rules"]} == {"en", "ru"}
     assert body["sources"] == ["srd:Conditions/blinded@1.0.0", "srd:Conditions/blinded@1.0.0"]
     status, body = call(client, "rules_lookup", {"term": "misty step", "language": "en"})
@@ -63,7 +64,7 @@ def test_lore_search_ranks_and_filters(tools_client: tuple[APIClient, Tenant]) -
     status, body = call(client, "lore_search", {"query": "explosion of flame", "k": 2})
     assert status == 200
     assert body["items"][0]["entry_id"] == "Spells/fireball" and len(body["items"]) <= 2
-    assert body["versions"] == {"srd": "1.0.0"}
+    assert body["versions"] == {"srd": "1.0.0"} and body["world"] == "dnd5e"
     status, body = call(client, "lore_search", {"query": "существо не видит", "filters": {"languages": ["ru"]}})
     assert status == 200 and {i["language"] for i in body["items"]} == {"ru"}
 
