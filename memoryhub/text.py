@@ -210,7 +210,8 @@ def analyze(text: str) -> list[str]:
 # query. In a user's memories "I" and "my" are on most turns; in a new user's few turns they were the
 # one word an unrelated question shared with the best of them ("What should I cook for dinner
 # tonight?" brought back "Hi! My name is Anna…"). Not "им" or "ему": Snowball stems them like "имя"
-# and "ем". A Chinese word's characters are its terms too, so 们 of 我们 goes, 自 of 自己 stays.
+# and "ем". A Chinese word's characters are terms of their own: 们 (of 我们) is listed, 自 and 己 (of 自己,
+# and of 自行车) are not.
 _PRONOUNS_EN = ("i me my mine myself you your yours yourself we us our ours he him his she her hers "
                 "they them their theirs")
 _PRONOUNS_RU = ("я меня мне мной мой моя моё мои ты тебя тебе твой твоя он его она её ей мы нас нам наш наша "

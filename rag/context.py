@@ -284,7 +284,8 @@ def context_assemble(
     # Retrieved memories, best first: searched before the typed memories are packed, so that a
     # typed memory that only restates a turn this block shows in full does not take budget twice.
     result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k)
-    relevant = _Floor(floor["vector_only_min_cosine"], floor.get("memories_bm25_share", 0.0), result.bm25_ceiling)
+    relevant = RelevanceFloor(floor["vector_only_min_cosine"], floor.get("memories_bm25_share", 0.0),
+                              result.bm25_ceiling)
     typed_cap = min(remaining, int(budget * shares.get("typed_memories", {"max_share": 0.0})["max_share"]))
     block, typed_ids, typed_restate = typed_memories_block(
         tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k, filters=memory_filters,
@@ -411,7 +412,7 @@ def _by_relevance(lines: list[tuple[str, str]], query: str) -> list[tuple[str, s
 
 
 @dataclass(frozen=True)
-class _Floor:
+class RelevanceFloor:
     """What a result must reach to spend budget: a cosine, or a share of the query's BM25 ceiling."""
 
     min_cosine: float
@@ -427,7 +428,7 @@ class _Floor:
         return weak_words and item.components.get("vector", 0.0) < self.min_cosine
 
 
-def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int], floor: _Floor) -> frozenset[int]:
+def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int], floor: RelevanceFloor) -> frozenset[int]:
     """The message ids of the dialog results that the memories block will show within `cap`."""
     shown: set[int] = set()
     days: set[str] = set()

@@ -33,7 +33,7 @@ def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, 
     memories block does not repeat them) and the turns those restate (so an insight summing up
     turns the context says anyway is not shown either). A memory whose source turns are all in
     `shown_messages` (turns the memories block shows in full) is left out: the turn already says it."""
-    from rag.context import Block, BlockItem, _Floor, _pack
+    from rag.context import Block, BlockItem, RelevanceFloor, _pack
 
     block = Block("typed_memories")
     wanted = replace(filters or SearchFilters(), types=("memory",))
@@ -45,7 +45,7 @@ def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, 
     restates: dict[str, list[int]] = {}
     # The memories block's floor too: with no result of the general search matching a word, `min_bm25`
     # is 0, and a memory near the question in neither space still came in.
-    relevant = _Floor(min_cosine, min_share, result.bm25_ceiling)
+    relevant = RelevanceFloor(min_cosine, min_share, result.bm25_ceiling)
     for item in result.items:
         if item.components.get("bm25", 0.0) < min_bm25 or relevant.below(item):
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
