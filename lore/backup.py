@@ -98,10 +98,12 @@ def _require(data: dict[str, Any], key: str, kind: type) -> Any:
 
 
 def knowledge_import(*, tenant: Tenant, data: dict[str, Any],
-                     progress: Callable[[str], None] = lambda message: None) -> World:
+                     progress: Callable[[str], None] = lambda message: None,
+                     embedded: Callable[[int, int], None] = lambda done, total: None) -> World:
     """Recreate an exported world under `tenant`, which must not have a world of that slug. Each
     version is rebuilt by the ingest in its own short transaction (embedding outside any); if any
-    step fails, the half-restored world is deleted again."""
+    step fails, the half-restored world is deleted again. `progress(message)` as each version
+    starts, `embedded(done, total)` as its chunks are embedded (the ingest's own progress)."""
     if data.get("format") != FORMAT:
         raise ApplicationError(f"Not a knowledge export (format {data.get('format')!r}, expected {FORMAT!r}).",
                                field="format")
@@ -109,14 +111,15 @@ def knowledge_import(*, tenant: Tenant, data: dict[str, Any],
     world = services.world_create(tenant=tenant, slug=str(meta.get("slug", "")), name=str(meta.get("name", "")),
                                   languages=list(meta.get("languages") or []))
     try:
-        _restore(world, data, progress)
+        _restore(world, data, progress, embedded)
     except BaseException:
         world_delete(world=world)
         raise
     return world
 
 
-def _restore(world: World, data: dict[str, Any], progress: Callable[[str], None]) -> None:
+def _restore(world: World, data: dict[str, Any], progress: Callable[[str], None],
+             embedded: Callable[[int, int], None]) -> None:
     tenant = world.tenant
     sources: dict[int, Source] = {}
     edits: dict[int, KnowledgeEdit] = {}
@@ -149,7 +152,8 @@ def _restore(world: World, data: dict[str, Any], progress: Callable[[str], None]
         progress(f"rebuilding {row['domain']} {row['version']}")
         version = services.knowledge_ingest(
             world=world, domain=row["domain"], files=[], actor=row["created_by"], version=row["version"],
-            from_sources=[sources[pk] for pk in row["sources"]], add_edits=[edits[pk].pk for pk in row["edits"]])
+            from_sources=[sources[pk] for pk in row["sources"]], add_edits=[edits[pk].pk for pk in row["edits"]],
+            progress=embedded)
         if version.entry_count != row["entry_count"]:
             raise ApplicationError(f"{row['domain']} {row['version']}: rebuilt {version.entry_count} entries, the "
                                    f"export says {row['entry_count']}.", field="versions")

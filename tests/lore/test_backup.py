@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -84,7 +85,11 @@ def test_export_delete_import_gives_identical_search(staged, tmp_path):
     assert not World.objects.filter(pk=world.pk).exists()
     assert not Chunk.objects.filter(namespace__startswith="lore:dnd5e:").exists()
 
-    call_command("knowledge_import", str(path), tenant="tenant-a")
+    shown = io.StringIO()
+    call_command("knowledge_import", str(path), tenant="tenant-a", stderr=shown)
+    # Progress within each version too, not only a line as it starts.
+    assert shown.getvalue().count("rebuilding srd") == 4 and "embed:" in shown.getvalue()
+    assert "chunk/s" in shown.getvalue() or "chunk]" in shown.getvalue()
     restored = World.objects.get(tenant_id=tenant_id, slug="dnd5e")
     assert _state(restored) == state
     after = _answers(tenant_id)
