@@ -51,3 +51,12 @@ def test_commands_refuse_an_unmigrated_database_with_a_clear_message(command) ->
             call_command(*command, stdout=StringIO())
     finally:
         call_command("migrate", verbosity=0)
+
+
+def test_reindex_of_a_user_it_holds_nothing_of_says_so(tenant) -> None:
+    append_messages(tenant, "u1", "s1", ["We hiked the Dolomites in July."])
+    with pytest.raises(CommandError, match="holds nothing of user 'u2'"):
+        call_command("reindex", "--tenant", tenant.name, "--user", "u2", stdout=StringIO(), stderr=StringIO())
+    out = StringIO()
+    call_command("reindex", "--tenant", tenant.name, "--user", "u1", stdout=out, stderr=StringIO())
+    assert "reindexed 1 user(s)" in out.getvalue()

@@ -44,6 +44,12 @@ class Command(BaseCommand):
         for tenant in tenants:
             if options["user"]:
                 users = [options["user"]]
+                held = (Message.objects.filter(tenant=tenant, user_id=options["user"]).exists()
+                        or Chunk.objects.filter(tenant=tenant, user_id=options["user"]).exists()
+                        or Person.objects.filter(tenant=tenant, user_id=options["user"]).exists())
+                if not held:
+                    # It said "reindexed 1 user(s)" of a user it had nothing of (a typo in the id).
+                    raise CommandError(f"tenant {tenant.name!r} holds nothing of user {options['user']!r}")
             else:
                 users = sorted(
                     set(Message.objects.filter(tenant=tenant).values_list("user_id", flat=True).distinct())
