@@ -380,7 +380,14 @@ LLM_TIMEOUT = env_float("LLM_TIMEOUT", 30.0, minimum=0.1)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
 LLM_BACKOFF_BASE = env_float("LLM_BACKOFF_BASE", 0.5, minimum=0.0)
 LLM_BACKOFF_MAX = env_float("LLM_BACKOFF_MAX", 20.0, minimum=0.0)
+# USD per 1M prompt and completion tokens per model: {"gpt-4o-mini": [0.15, 0.6]}. Checked here: a
+# bad pair would otherwise surface as a TypeError on the first LLM call or priced turn report.
 LLM_PRICES = env_json("LLM_PRICES", {})
+for _model, _pair in LLM_PRICES.items():
+    if (not isinstance(_pair, list) or len(_pair) != 2
+            or not all(isinstance(p, (int, float)) and not isinstance(p, bool) and p >= 0 for p in _pair)):
+        raise ImproperlyConfigured(f"LLM_PRICES[{_model!r}] must be [USD per 1M prompt tokens, USD per 1M "
+                                   f"completion tokens], two numbers >= 0; got {_pair!r}")
 
 EMBEDDING_PROVIDER = env_choice(
     "EMBEDDING_PROVIDER", "hashing", {"hashing", "openai", "sentence-transformers"}

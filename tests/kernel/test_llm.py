@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -294,6 +298,25 @@ def test_backoff_has_full_jitter_and_a_cap() -> None:
 def test_provider_off_refuses_to_build() -> None:
     with pytest.raises(LLMDisabled):
         LLMClient(LLMConfig(provider="off"))
+
+
+@pytest.mark.parametrize("prices", ['{"gpt-4o-mini": 0.15}', '{"gpt-4o-mini": [0.15]}',
+                                    '{"gpt-4o-mini": ["0.15", "0.6"]}', '{"gpt-4o-mini": [-1, 0.6]}'])
+def test_a_bad_llm_prices_stops_start_up_naming_the_variable(prices: str) -> None:
+    # It used to start and fail later, on the first LLM call or priced turn report, with a TypeError.
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", "import memoryhub.settings"], cwd=repo, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "LLM_PRICES": prices})
+    assert done.returncode != 0
+    assert "ImproperlyConfigured: LLM_PRICES['gpt-4o-mini'] must be [USD per 1M prompt tokens" in done.stderr
+
+
+def test_llm_prices_as_documented_load() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", "from memoryhub import settings; print(settings.LLM_PRICES)"],
+                          cwd=repo, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "LLM_PRICES": '{"gpt-4o-mini": [0.15, 0.6]}'})
+    assert done.stdout.strip() == "{'gpt-4o-mini': [0.15, 0.6]}", done.stderr
 
 
 def test_get_llm_reads_settings_and_caches(
