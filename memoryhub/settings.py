@@ -376,6 +376,9 @@ LLM_API_KEY = env_str("LLM_API_KEY")
 LLM_PROVIDER = env_choice("LLM_PROVIDER", "openai" if LLM_API_KEY else "off", {"openai", "off"})
 LLM_BASE_URL = env_str("LLM_BASE_URL", "https://api.openai.com/v1")
 LLM_MODELS = {"default": env_str("LLM_MODEL", "gpt-4o-mini"), **env_json("LLM_MODELS", {})}
+for _agent, _model in LLM_MODELS.items():
+    if not isinstance(_model, str) or not _model.strip():
+        raise ImproperlyConfigured(f"LLM_MODELS[{_agent!r}] must be a model name, got {_model!r}")
 LLM_TIMEOUT = env_float("LLM_TIMEOUT", 30.0, minimum=0.1)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
 LLM_BACKOFF_BASE = env_float("LLM_BACKOFF_BASE", 0.5, minimum=0.0)

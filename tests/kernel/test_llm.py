@@ -311,6 +311,15 @@ def test_a_bad_llm_prices_stops_start_up_naming_the_variable(prices: str) -> Non
     assert "ImproperlyConfigured: LLM_PRICES['gpt-4o-mini'] must be [USD per 1M prompt tokens" in done.stderr
 
 
+@pytest.mark.parametrize("models", ['{"archivist": 5}', '{"archivist": ""}', '{"archivist": ["a", "b"]}'])
+def test_a_bad_llm_models_stops_start_up_naming_the_variable(models: str) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", "import memoryhub.settings"], cwd=repo, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "LLM_MODELS": models})
+    assert done.returncode != 0
+    assert "ImproperlyConfigured: LLM_MODELS['archivist'] must be a model name" in done.stderr
+
+
 def test_llm_prices_as_documented_load() -> None:
     repo = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", "from memoryhub import settings; print(settings.LLM_PRICES)"],
