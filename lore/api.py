@@ -182,7 +182,8 @@ class KnowledgeSearchApi(APIView):
 
         query = StrictCharField(max_length=2000)
         domains = serializers.ListField(child=StrictChoiceField(choices=Domain.choices), min_length=1,
-                                        default=["srd"])
+                                        default=["srd"], help_text="Default: srd alone; name lore for a "
+                                                                   "world's own notes.")
         k = StrictIntegerField(min_value=1, max_value=50, required=False)
         alias = StrictChoiceField(choices=Alias.Name.choices, required=False)
         version = StrictRegexField(SEMVER_PATTERN, required=False)

@@ -60,7 +60,18 @@ def targets_resolve(*, tenant_id: int, world_slug: str, domains: list[str], alia
     if missing:
         world_get(tenant_id=tenant_id, slug=world_slug)  # 404 for an unknown or foreign world
         what = f"version {version!r}" if version is not None else f"alias {alias or 'latest'!r}"
-        raise NotFound(f"World {world_slug!r} has no {what} for domain(s) {', '.join(missing)}.")
+        # Which domains do have it: a world of lore alone searched without `domains` (default srd)
+        # answered only that srd had nothing, and the caller could not tell why.
+        if version is not None:
+            held = KnowledgeVersion.objects.filter(world__tenant_id=tenant_id, world__slug=world_slug,
+                                                   version=version)
+        else:
+            held = Alias.objects.filter(world__tenant_id=tenant_id, world__slug=world_slug,
+                                        name=alias or Alias.Name.LATEST)
+        others = sorted(set(held.values_list("domain", flat=True)) - set(missing))
+        hint = f"; it has one for {', '.join(others)}" if others else ""
+        raise NotFound(f"World {world_slug!r} has no {what} for domain(s) {', '.join(missing)}{hint}.",
+                       field="domains")
     return [found[d] for d in domains]
 
 

@@ -78,6 +78,21 @@ def test_search_validation_and_404s(editor_client, staged, api_client_for):
     assert other.get("/api/v1/worlds/dnd5e/versions").status_code == 404
 
 
+def test_searching_a_world_without_the_domain_names_the_domains_it_has(editor_client, world):
+    client, _ = editor_client()
+    lore = {"files": [SimpleUploadedFile("realm.md", b"# Realm\n\n## The Iron Keep\nA fortress of black iron.\n")],
+            "domain": "lore"}
+    assert client.post("/api/v1/worlds/dnd5e/sources", lore, format="multipart").status_code == 201
+    missing = client.post("/api/v1/worlds/dnd5e/search", {"query": "iron keep", "alias": "stage"}, format="json")
+    assert missing.status_code == 404  # `domains` defaults to srd, which this world has nothing of
+    error = missing.json()["error"]
+    assert error["message"] == "World 'dnd5e' has no alias 'stage' for domain(s) srd; it has one for lore."
+    assert "domains" in error["fields"]
+    found = client.post("/api/v1/worlds/dnd5e/search", {"query": "iron keep", "alias": "stage", "domains": ["lore"]},
+                        format="json")
+    assert found.status_code == 200 and found.json()["items"][0]["title"] == "The Iron Keep"
+
+
 def test_scopes_guard_routes_and_old_keys_keep_memory(editor_client, staged):
     memory_client, tenant = editor_client(scopes=("memory",))  # as every key made before scopes
     denied = memory_client.post("/api/v1/worlds/dnd5e/domains/srd/publish", {"version": "1.0.0"}, format="json")
