@@ -78,6 +78,18 @@ def env_choice(name: str, default: str, choices: set[str]) -> str:
     return value
 
 
+def env_rate(name: str, default: str) -> str:
+    """A DRF rate, `<requests>/<period>` with the period second, minute, hour or day (DRF reads its
+    first letter: `1200/min`, `10/s`). Checked here: DRF parses it on every request, so a bad value
+    made every API call a 500."""
+    value = env_str(name, default) or default
+    count, _, period = value.partition("/")
+    if not count.isdigit() or int(count) < 1 or not period or period[0] not in "smhd":
+        raise ImproperlyConfigured(f"{name} must be <requests>/<second|minute|hour|day>, e.g. 1200/min; "
+                                   f"got {value!r}")
+    return value
+
+
 def env_json(name: str, default: dict) -> dict:
     raw = env_str(name)
     if not raw:
@@ -258,7 +270,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["memoryhub.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["memoryhub.auth.HasTenant"],
     "DEFAULT_THROTTLE_CLASSES": ["memoryhub.auth.ApiKeyRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"api_key": env_str("API_THROTTLE_RATE", "1200/min")},
+    "DEFAULT_THROTTLE_RATES": {"api_key": env_rate("API_THROTTLE_RATE", "1200/min")},
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["memoryhub.validation.JSONParser"],
     "EXCEPTION_HANDLER": "memoryhub.exceptions.api_exception_handler",
