@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.core.exceptions import DisallowedHost, PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
@@ -146,6 +146,16 @@ def _is_backend_outage(exc: Exception) -> bool:
         return True
     kombu = sys.modules.get("kombu.exceptions")
     return kombu is not None and isinstance(exc, kombu.OperationalError)
+
+
+def json_400(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    """Django's own 400s (a suspicious request) in the one error format. A host outside
+    ALLOWED_HOSTS was an empty HTML page, and an operator behind a new host name had no clue why."""
+    if isinstance(exception, DisallowedHost):
+        host = request.META.get("HTTP_HOST", "")[:255]  # request.get_host() is what raised
+        return JsonResponse(error_body("disallowed_host", f"This service does not answer to the host {host!r}: "
+                                                          f"add it to ALLOWED_HOSTS."), status=400)
+    return JsonResponse(error_body("bad_request", "Bad request."), status=400)
 
 
 def json_404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:

@@ -45,5 +45,6 @@ urlpatterns = [
     path("metrics", views.metrics_view, name="metrics"),
 ]
 
+handler400 = "memoryhub.exceptions.json_400"
 handler404 = "memoryhub.exceptions.json_404"
 handler500 = "memoryhub.exceptions.json_500"

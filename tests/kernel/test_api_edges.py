@@ -415,3 +415,13 @@ def test_schema_says_request_bodies_and_filters_are_closed(schema: dict) -> None
     filters = body["properties"]["filters"]
     filters = components[(filters.get("$ref") or filters["allOf"][0]["$ref"]).rsplit("/", 1)[1]]
     assert filters.get("additionalProperties") is False
+
+
+# --- a host outside ALLOWED_HOSTS -------------------------------------------------------------
+def test_a_host_outside_allowed_hosts_is_a_400_in_the_error_format_naming_the_setting(client) -> None:
+    # It was Django's empty HTML "Bad Request (400)": nothing told the operator about ALLOWED_HOSTS.
+    response = client.get("/healthz", HTTP_HOST="memory.example.com")
+    assert response.status_code == 400
+    assert response.json() == {"error": {
+        "code": "disallowed_host", "fields": {},
+        "message": "This service does not answer to the host 'memory.example.com': add it to ALLOWED_HOSTS."}}
