@@ -12,6 +12,7 @@ import contextlib
 import ipaddress
 import json
 import os
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -71,8 +72,10 @@ def env_networks(name: str, default: str) -> list[ipaddress.IPv4Network | ipaddr
         raise ImproperlyConfigured(f"{name} must be comma-separated addresses or networks: {exc}") from exc
 
 
-def env_choice(name: str, default: str, choices: set[str]) -> str:
+def env_choice(name: str, default: str, choices: set[str], *, normalize: Callable[[str], str] | None = None) -> str:
     value = env_str(name, default) or default
+    if normalize is not None:
+        value = normalize(value)
     if value not in choices:
         raise ImproperlyConfigured(f"{name} must be one of {sorted(choices)}, got {value!r}")
     return value
@@ -504,7 +507,9 @@ METRICS_TOKEN = env_str("METRICS_TOKEN")
 METRICS_ALLOWED_NETWORKS = env_networks("METRICS_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128")
 
 # --- Logging: one line per event, structured enough to grep ---------------------------------
-LOG_LEVEL = env_str("LOG_LEVEL", "INFO")
+# Upper-cased: `debug` is how many write it, and logging refused it with "Unable to configure root logger".
+LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"},
+                       normalize=str.upper)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
