@@ -205,7 +205,14 @@ _DB_NAME_OVERRIDE = env_str("MEMORYHUB_DB_NAME")
 if DATABASE_URL:
     import dj_database_url
 
-    _db = dj_database_url.parse(DATABASE_URL)
+    try:
+        _db = dj_database_url.parse(DATABASE_URL)
+    except ValueError as exc:  # dj_database_url's errors name the URL's fault, not the variable
+        raise ImproperlyConfigured(f"DATABASE_URL must be postgres://USER:PASSWORD@HOST:PORT/NAME: {exc}") from exc
+    # A sqlite:// or mysql:// URL got as far as the first migration (pgvector) before failing.
+    if _db.get("ENGINE") != "django.db.backends.postgresql":
+        raise ImproperlyConfigured(f"DATABASE_URL must name a PostgreSQL database with pgvector "
+                                   f"(postgres://…), got the engine {_db.get('ENGINE')!r}")
 else:
     from memoryhub.db import embedded_database_settings
 

@@ -31,3 +31,23 @@ def test_an_unknown_log_level_stops_start_up_naming_the_variable() -> None:
     assert done.returncode != 0
     assert "ImproperlyConfigured: LOG_LEVEL must be one of ['CRITICAL', 'DEBUG', 'ERROR', 'INFO', 'WARNING']" in (
         done.stderr)
+
+
+def _database(url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", "import memoryhub.settings"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "DATABASE_URL": url})
+
+
+@pytest.mark.parametrize("url", ["sqlite:///memoryhub.db", "mysql://u:p@db/memoryhub"])
+def test_a_database_url_of_another_engine_stops_start_up(url: str) -> None:
+    # The code has no SQLite (or MySQL) branch: such a URL failed only at the first pgvector migration.
+    done = _database(url)
+    assert done.returncode != 0
+    assert "ImproperlyConfigured: DATABASE_URL must name a PostgreSQL database with pgvector" in done.stderr
+
+
+@pytest.mark.parametrize("url", ["localhost/memoryhub", "postgres://u:p@db:port/memoryhub"])
+def test_a_malformed_database_url_stops_start_up_naming_the_variable(url: str) -> None:
+    done = _database(url)
+    assert done.returncode != 0
+    assert "ImproperlyConfigured: DATABASE_URL must be postgres://USER:PASSWORD@HOST:PORT/NAME" in done.stderr
