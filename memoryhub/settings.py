@@ -259,6 +259,15 @@ STORAGES = {
 
 # --- Redis: broker, events, shared rate-limit counts; never needed to answer a request ----------
 REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    # Parsed on first use otherwise: a malformed URL answered every API call 500 (the rate limit
+    # reaches Redis through it), though Redis away is a case the service is built to survive.
+    from redis.connection import parse_url as _parse_redis_url
+
+    try:
+        _parse_redis_url(REDIS_URL)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"REDIS_URL must be redis://HOST:PORT/DB (or rediss://, unix://): {exc}") from exc
 # The kernel's Redis calls (rate limits, events) give up after this, and then leave Redis alone
 # for REDIS_RETRY_SECONDS in that process (memoryhub/redis_client.py).
 REDIS_SOCKET_TIMEOUT = env_float("REDIS_SOCKET_TIMEOUT", 0.5, minimum=0.01)

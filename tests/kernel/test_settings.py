@@ -51,3 +51,12 @@ def test_a_malformed_database_url_stops_start_up_naming_the_variable(url: str) -
     done = _database(url)
     assert done.returncode != 0
     assert "ImproperlyConfigured: DATABASE_URL must be postgres://USER:PASSWORD@HOST:PORT/NAME" in done.stderr
+
+
+@pytest.mark.parametrize("url", ["localhost:6379", "redis://localhost:port/0"])
+def test_a_malformed_redis_url_stops_start_up_naming_the_variable(url: str) -> None:
+    # It started, and every API call answered 500 when the rate limit first reached for Redis.
+    done = subprocess.run([sys.executable, "-c", "import memoryhub.settings"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "REDIS_URL": url})
+    assert done.returncode != 0
+    assert "ImproperlyConfigured: REDIS_URL must be redis://HOST:PORT/DB" in done.stderr
