@@ -22,7 +22,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default).strip()
+    # Set but empty is unset, as for the numbers: an `.env` line `LLM_MODEL=` (docker compose passes
+    # it through) made the model "" and TOOLS_DEFAULT_WORLD no world, instead of their defaults.
+    return os.environ.get(name, "").strip() or default
 
 
 def env_bool(name: str, default: bool) -> bool:

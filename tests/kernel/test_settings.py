@@ -60,3 +60,14 @@ def test_a_malformed_redis_url_stops_start_up_naming_the_variable(url: str) -> N
                           text=True, timeout=60, env={**os.environ, "REDIS_URL": url})
     assert done.returncode != 0
     assert "ImproperlyConfigured: REDIS_URL must be redis://HOST:PORT/DB" in done.stderr
+
+
+def test_a_setting_set_to_empty_keeps_its_default() -> None:
+    # An `.env` line `LLM_MODEL=` made the model "" (every LLM call failed) and TOOLS_DEFAULT_WORLD none.
+    script = ("from memoryhub import settings as s; "
+              "print(s.LLM_MODELS['default'], s.TOOLS_DEFAULT_WORLD, s.LORE_GOLDEN_DIR.name, s.ALLOWED_HOSTS[0])")
+    empty = dict.fromkeys(("LLM_MODEL", "TOOLS_DEFAULT_WORLD", "LORE_GOLDEN_DIR", "ALLOWED_HOSTS"), "")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **empty})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["gpt-4o-mini", "dnd5e", "memory_retrieval_golden", "127.0.0.1"]
