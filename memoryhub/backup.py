@@ -112,14 +112,19 @@ def _backup_into(path: Path, progress: Callable[[str], None]) -> BackupResult:
     return BackupResult(path=path, dump_bytes=(path / DUMP_NAME).stat().st_size, files=files)
 
 
+def backup_manifest(source: Path) -> dict:
+    """The manifest of a backup directory; BackupError when it is none."""
+    if not (source / MANIFEST_NAME).exists() or not (source / DUMP_NAME).exists():
+        raise BackupError(f"{source} is not a MemoryHub backup (no {MANIFEST_NAME} or {DUMP_NAME}).")
+    return json.loads((source / MANIFEST_NAME).read_text())
+
+
 def restore(source: Path, *, progress: Callable[[str], None] = lambda step: None) -> list[str]:
     """Replace the database's contents and var/'s files with those of a backup directory.
     Returns the var/ files restored. Run it with the service stopped: a running process keeps
     in-memory search indexes of the data it replaced."""
+    manifest = backup_manifest(Path(source))
     source = Path(source)
-    if not (source / MANIFEST_NAME).exists() or not (source / DUMP_NAME).exists():
-        raise BackupError(f"{source} is not a MemoryHub backup (no {MANIFEST_NAME} or {DUMP_NAME}).")
-    manifest = json.loads((source / MANIFEST_NAME).read_text())
     args, env = _connection_args()
     connections.close_all()  # our own idle connections must not hold locks on what is dropped
     progress("restoring the database")

@@ -92,10 +92,30 @@ def test_the_generated_secret_key_is_for_its_owner_only(tmp_path) -> None:
     assert secret_key_file(path) == key and path.stat().st_mode & 0o777 == 0o600
 
 
+def _looks_like_a_backup(path: Path) -> None:
+    (path / "manifest.json").write_text('{"created_at": "2026-01-02T03:04:05+00:00", "database": "memoryhub"}')
+    (path / "database.dump").write_bytes(b"")
+
+
 def test_restore_with_nobody_to_confirm_is_refused_with_a_message(tmp_path: Path, monkeypatch) -> None:
+    _looks_like_a_backup(tmp_path)
     monkeypatch.setattr("sys.stdin", io.StringIO(""))  # a script or cron job: stdin at its end
     with pytest.raises(CommandError, match="pass --yes"):
         call_command("restore", str(tmp_path))
+
+
+def test_restore_says_a_directory_is_no_backup_before_asking(tmp_path: Path, monkeypatch) -> None:
+    asked = []
+    monkeypatch.setattr("builtins.input", lambda prompt: asked.append(prompt) or "yes")
+    with pytest.raises(CommandError, match="is not a MemoryHub backup"):
+        call_command("restore", str(tmp_path))
+    assert asked == []
+    _looks_like_a_backup(tmp_path)
+    monkeypatch.setattr("builtins.input", lambda prompt: asked.append(prompt) or "no")
+    with pytest.raises(CommandError, match="Restore cancelled"):
+        call_command("restore", str(tmp_path))
+    assert asked == [f"Replace everything in the database with {tmp_path} (database 'memoryhub' as of "
+                     "2026-01-02T03:04:05+00:00)? Type 'yes': "]
 
 
 @pytest.mark.django_db

@@ -16,9 +16,16 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         path = Path(str(options["path"]))
+        # Checked before asking: "yes" to a directory that is no backup only then learnt it was none.
+        try:
+            manifest = backup.backup_manifest(path)
+        except backup.BackupError as exc:
+            raise CommandError(str(exc)) from exc
         if not options["yes"]:
             try:
-                answer = input(f"Replace everything in the database with {path}? Type 'yes': ")
+                answer = input(f"Replace everything in the database with {path} (database "
+                               f"{manifest.get('database', '?')!r} as of {manifest.get('created_at', '?')})? "
+                               "Type 'yes': ")
             except EOFError:  # run from a script or cron, with nobody to answer
                 raise CommandError("Restore cancelled: no answer on stdin (pass --yes to restore "
                                    "without asking).") from None
