@@ -7,7 +7,6 @@ import time
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -18,6 +17,7 @@ from django.utils.html import format_html
 
 from lore import services, smoke
 from lore.models import Alias, KnowledgeChange, KnowledgeVersion, Source, World
+from memoryhub.admin import action_confirmation, apply_each
 from memoryhub.exceptions import ApplicationError
 
 QUALITY_PERIODS = (7, 30, 90)
@@ -115,13 +115,8 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
 
     @admin.action(description="Publish (move latest here; needs a passing smoke run)")
     def publish(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> None:
-        done = 0
-        for version in queryset.select_related("world"):
-            try:
-                services.lore_version_publish(version=version, actor=f"admin:{request.user}")
-                done += 1
-            except ApplicationError as exc:
-                self.message_user(request, f"{version}: {exc.message}", messages.ERROR)
+        done = apply_each(self, request, queryset.select_related("world"), str,
+                          lambda version: services.lore_version_publish(version=version, actor=f"admin:{request.user}"))
         self.message_user(request, f"{done} version(s) published")
 
     @admin.action(description="Publish despite the smoke run… (with a reason)")
@@ -132,30 +127,22 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
         form = ForcedPublishForm(request.POST if "apply" in request.POST else None)
         versions = queryset.select_related("world").order_by("world__slug", "domain", "id")
         if "apply" in request.POST and form.is_valid():
-            done = 0
-            for version in versions:
-                try:
-                    services.lore_version_publish(version=version, actor=f"admin:{request.user}", force=True,
-                                                  reason=form.cleaned_data["reason"])
-                    done += 1
-                except ApplicationError as exc:
-                    self.message_user(request, f"{version}: {exc.message}", messages.ERROR)
+            done = apply_each(self, request, versions, str, lambda version: services.lore_version_publish(
+                version=version, actor=f"admin:{request.user}", force=True, reason=form.cleaned_data["reason"]))
             self.message_user(request, f"{done} version(s) published (forced)")
             return None
-        context = {**self.admin_site.each_context(request), "title": "Publish without a passing smoke run",
-                   "opts": self.model._meta, "versions": versions, "form": form,
-                   "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME}
-        return TemplateResponse(request, "admin/lore/knowledgeversion/force_publish_confirmation.html", context)
+        return action_confirmation(
+            self, request, template="admin/lore/knowledgeversion/force_publish_confirmation.html",
+            title="Publish without a passing smoke run", action="force_publish", objects=versions, form=form,
+            submit_label=f"Publish {len(versions)} version(s)")
 
     @admin.action(description="Roll latest back to the previous live version")
     def rollback(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> None:
-        done = 0
-        for world, domain in {(v.world, v.domain) for v in queryset.select_related("world")}:
-            try:
-                services.lore_version_rollback(world=world, domain=domain, actor=f"admin:{request.user}")
-                done += 1
-            except ApplicationError as exc:
-                self.message_user(request, f"{world}/{domain}: {exc.message}", messages.ERROR)
+        indexes = sorted({(v.world, v.domain) for v in queryset.select_related("world")},
+                         key=lambda index: (index[0].slug, index[1]))
+        done = apply_each(self, request, indexes, lambda index: f"{index[0]}/{index[1]}",
+                          lambda index: services.lore_version_rollback(world=index[0], domain=index[1],
+                                                                       actor=f"admin:{request.user}"))
         self.message_user(request, f"{done} rollback(s)")
 
 

@@ -5,17 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin, messages
-from django.contrib.admin import helpers
+from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from lore import edits
 from lore.edit_models import KnowledgeEdit, KnowledgeEditEvent
+from memoryhub.admin import action_confirmation, apply_each
 from memoryhub.exceptions import ApplicationError
+
+
+def _edit_label(edit: KnowledgeEdit) -> str:
+    return f"edit {edit.pk}"
 
 
 class RejectForm(forms.Form):
@@ -108,13 +111,9 @@ class KnowledgeEditAdmin(admin.ModelAdmin):
 
     @admin.action(description="Approve (builds the next staged version; publish it separately)")
     def approve(self, request: HttpRequest, queryset: QuerySet[KnowledgeEdit]) -> None:
-        count = 0
-        for edit in queryset.filter(status=KnowledgeEdit.Status.PENDING).select_related("world").order_by("id"):
-            try:
-                edits.knowledge_edit_approve(edit=edit, actor=f"admin:{request.user}")
-                count += 1
-            except ApplicationError as exc:
-                self.message_user(request, f"edit {edit.pk}: {exc.message}", messages.ERROR)
+        pending = queryset.filter(status=KnowledgeEdit.Status.PENDING).select_related("world").order_by("id")
+        count = apply_each(self, request, pending, _edit_label,
+                           lambda edit: edits.knowledge_edit_approve(edit=edit, actor=f"admin:{request.user}"))
         self.message_user(request, f"{count} edit(s) approved")
 
     @admin.action(description="Reject… (with a reason)")
@@ -122,16 +121,10 @@ class KnowledgeEditAdmin(admin.ModelAdmin):
         form = RejectForm(request.POST if "apply" in request.POST else None)
         pending = queryset.filter(status=KnowledgeEdit.Status.PENDING).select_related("world").order_by("id")
         if "apply" in request.POST and form.is_valid():
-            count = 0
-            for edit in pending:
-                try:
-                    edits.knowledge_edit_reject(edit=edit, actor=f"admin:{request.user}",
-                                                reason=form.cleaned_data["reason"])
-                    count += 1
-                except ApplicationError as exc:
-                    self.message_user(request, f"edit {edit.pk}: {exc.message}", messages.ERROR)
+            count = apply_each(self, request, pending, _edit_label, lambda edit: edits.knowledge_edit_reject(
+                edit=edit, actor=f"admin:{request.user}", reason=form.cleaned_data["reason"]))
             self.message_user(request, f"{count} edit(s) rejected")
             return None
-        context = {**self.admin_site.each_context(request), "title": "Reject lore edits", "opts": self.model._meta,
-                   "edits": pending, "form": form, "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME}
-        return TemplateResponse(request, "admin/lore/knowledgeedit/reject_confirmation.html", context)
+        return action_confirmation(self, request, template="admin/lore/knowledgeedit/reject_confirmation.html",
+                                   title="Reject lore edits", action="reject", objects=pending, form=form,
+                                   submit_label=f"Reject {len(pending)} edit(s)")

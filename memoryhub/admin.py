@@ -1,20 +1,51 @@
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from memoryhub import services
 from memoryhub.auth import key_cache
+from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
 
 # The home page opens with the review dashboard: every registered queue's pending count and oldest
 # item, and today's decisions (memoryhub.registry.register_review_queue).
 admin.site.index_template = "admin/dashboard.html"
 admin.site.site_header = "MemoryHub review console"
+
+T = TypeVar("T")
+
+
+def action_confirmation(model_admin: admin.ModelAdmin, request: HttpRequest, *, template: str, title: str,
+                        action: str, objects: Iterable[Any], form: forms.Form, submit_label: str) -> TemplateResponse:
+    """The page an action that needs a reason shows first; `template` extends admin/action_confirmation.html,
+    which posts `action` back for `objects` with `apply` set."""
+    context = {**model_admin.admin_site.each_context(request), "title": title, "opts": model_admin.model._meta,
+               "objects": objects, "form": form, "action": action, "submit_label": submit_label,
+               "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME}
+    return TemplateResponse(request, template, context)
+
+
+def apply_each(model_admin: admin.ModelAdmin, request: HttpRequest, items: Iterable[T],
+               label: Callable[[T], str], apply: Callable[[T], object]) -> int:
+    """Applies a service to each selected row; a row the service refuses is reported by name and the
+    rest go on (one stale row must not undo an editor's whole selection). Returns how many succeeded."""
+    done = 0
+    for item in items:
+        try:
+            apply(item)
+            done += 1
+        except ApplicationError as exc:
+            model_admin.message_user(request, f"{label(item)}: {exc.message}", messages.ERROR)
+    return done
 
 
 class ApiKeyInline(admin.TabularInline):

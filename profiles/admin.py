@@ -8,13 +8,12 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from memoryhub.admin import action_confirmation
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Message
 from profiles import selectors, services
@@ -232,11 +231,9 @@ class UserProfileAdmin(admin.ModelAdmin):
             self.message_user(request, f"{count} fact(s) rejected")
             self._skipped_decided(request, queryset)
             return None
-        context = {
-            **self.admin_site.each_context(request), "title": "Reject facts", "opts": self.model._meta,
-            "facts": queryset, "form": form, "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
-        }
-        return TemplateResponse(request, "admin/profiles/userprofile/reject_confirmation.html", context)
+        return action_confirmation(self, request, template="admin/profiles/userprofile/reject_confirmation.html",
+                                   title="Reject facts", action="reject", objects=queryset, form=form,
+                                   submit_label=f"Reject {len(queryset)} fact(s)")
 
     @admin.action(description="Edit and approve (one fact)")
     def edit_and_approve(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> HttpResponse | None:

@@ -231,6 +231,12 @@ def test_admin_shows_diff_and_approves_and_rejects(live):
                        follow=True)
     assert b"1 edit(s) approved" in done.content
     assert KnowledgeEdit.objects.get(pk=update.pk).decided_by == "admin:editor"
+    # The confirmation posts the same action back for the same rows, with the reason.
+    confirmation = client.post("/admin/lore/knowledgeedit/", {"action": "reject", "_selected_action": [delete.pk]})
+    page = confirmation.content.decode()
+    assert confirmation.status_code == 200 and "Reject 1 edit(s)" in page and "Reject lore edits" in page
+    assert f'name="_selected_action" value="{delete.pk}"' in page and 'name="action" value="reject"' in page
+    assert KnowledgeEdit.objects.get(pk=delete.pk).status == KnowledgeEdit.Status.PENDING
     rejected = client.post("/admin/lore/knowledgeedit/", {"action": "reject", "_selected_action": [delete.pk],
                                                           "apply": "1", "reason": "keep it"}, follow=True)
     assert b"1 edit(s) rejected" in rejected.content
