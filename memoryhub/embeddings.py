@@ -294,8 +294,11 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         started = time.perf_counter()
+        # show_progress_bar=False: left unset, sentence-transformers draws a progress bar on stderr
+        # for every call whenever its logger is at INFO, as Django's logging puts it.
         matrix = self._model.encode(
-            list(texts), batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True
+            list(texts), batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True,
+            show_progress_bar=False,
         )
         EMBEDDING_CALLS.labels(self.provider).inc(len(texts))
         EMBEDDING_LATENCY.labels(self.provider).observe(time.perf_counter() - started)

