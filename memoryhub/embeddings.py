@@ -265,7 +265,9 @@ class OpenAIEmbedder:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model from a local directory; never downloads anything.
 
-    Optional: `pip install -r requirements-sentence-transformers.txt`.
+    Optional: `pip install -r requirements-sentence-transformers.txt`. A text with nothing but
+    spaces gets a zero row, as with the other embedders, rather than the model's vector of an empty
+    input.
     """
 
     provider = "sentence-transformers"
@@ -291,18 +293,21 @@ class SentenceTransformerEmbedder:
         self._model = SentenceTransformer(model_path, local_files_only=True)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
+        result = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        todo = [i for i, text in enumerate(texts) if text.strip()]
+        if not todo:
+            return result
         started = time.perf_counter()
         # show_progress_bar=False: left unset, sentence-transformers draws a progress bar on stderr
         # for every call whenever its logger is at INFO, as Django's logging puts it.
         matrix = self._model.encode(
-            list(texts), batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True,
-            show_progress_bar=False,
+            [texts[i] for i in todo], batch_size=self.batch_size, convert_to_numpy=True,
+            normalize_embeddings=True, show_progress_bar=False,
         )
-        EMBEDDING_CALLS.labels(self.provider).inc(len(texts))
+        EMBEDDING_CALLS.labels(self.provider).inc(len(todo))
         EMBEDDING_LATENCY.labels(self.provider).observe(time.perf_counter() - started)
-        return _fit_dimensions(np.asarray(matrix), self.dimensions, f"local model {self.name!r}")
+        result[todo] = _fit_dimensions(np.asarray(matrix), self.dimensions, f"local model {self.name!r}")
+        return result
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]

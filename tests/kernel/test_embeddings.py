@@ -261,6 +261,16 @@ def test_sentence_transformers_draws_no_progress_bar(fake_st: type[FakeSentenceT
     assert fake_st.calls[-1]["show_progress_bar"] is False
 
 
+def test_sentence_transformers_blank_text_is_a_zero_row(fake_st: type[FakeSentenceTransformer], tmp_path: Path) -> None:
+    """A model gives an empty input a vector like any other, which matched at random; the other
+    embedders give it a zero row (scores 0 against everything)."""
+    embedder = SentenceTransformerEmbedder(str(model_dir(tmp_path, b"w")), 384)
+    vectors = embedder.embed(["", "text", "  \n"])
+    assert fake_st.calls[-1]["texts"] == ["text"]
+    assert not vectors[0].any() and not vectors[2].any() and vectors[1].any()
+    assert not embedder.embed(["   "]).any() and len(fake_st.calls) == 1
+
+
 # --- settings ------------------------------------------------------------------------------------
 
 
