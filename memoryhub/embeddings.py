@@ -291,6 +291,16 @@ class SentenceTransformerEmbedder:
         self.dimensions = dimensions
         self.batch_size = batch_size
         self._model = SentenceTransformer(model_path, local_files_only=True)
+        width_of = (getattr(self._model, "get_embedding_dimension", None)
+                    or getattr(self._model, "get_sentence_embedding_dimension", None))
+        width = width_of() if width_of is not None else None
+        if width is not None and width < dimensions:
+            # Found now, at start-up, not by the first write or search.
+            raise ImproperlyConfigured(
+                f"the model in EMBEDDING_MODEL_PATH={model_path!r} gives {width}-dimensional vectors but "
+                f"EMBEDDING_DIMENSIONS is {dimensions}; the vector column has that width "
+                "(docs/operations.md, \"Re-indexing\"): pick a model of at least that many dimensions"
+            )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         result = np.zeros((len(texts), self.dimensions), dtype=np.float32)

@@ -261,6 +261,16 @@ def test_sentence_transformers_draws_no_progress_bar(fake_st: type[FakeSentenceT
     assert fake_st.calls[-1]["show_progress_bar"] is False
 
 
+def test_sentence_transformers_narrower_model_is_refused_at_start(
+    fake_st: type[FakeSentenceTransformer], tmp_path: Path
+) -> None:
+    """A 256-dimensional model under EMBEDDING_DIMENSIONS=384 started, and failed every write."""
+    fake_st.width = 256
+    with pytest.raises(ImproperlyConfigured, match="256-dimensional vectors but EMBEDDING_DIMENSIONS is 384"):
+        SentenceTransformerEmbedder(str(model_dir(tmp_path, b"w")), 384)
+    assert SentenceTransformerEmbedder(str(tmp_path / "model"), 128).embed(["x"]).shape == (1, 128)
+
+
 def test_sentence_transformers_blank_text_is_a_zero_row(fake_st: type[FakeSentenceTransformer], tmp_path: Path) -> None:
     """A model gives an empty input a vector like any other, which matched at random; the other
     embedders give it a zero row (scores 0 against everything)."""
