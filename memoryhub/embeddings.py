@@ -11,6 +11,7 @@ module imports without Django configured).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import logging
 import os
@@ -262,12 +263,49 @@ class OpenAIEmbedder:
 # --- local sentence-transformers model (optional extra) ------------------------------------------
 
 
+def _model_label(path: Path) -> str:
+    """A readable name of a model directory: its own name, with its parent's when the directory
+    is called something generic ("model", as in a package that ships one) that names no model."""
+    path = path.resolve()
+    if path.name.lower() in _GENERIC_MODEL_DIRS and path.parent.name:
+        return f"{path.parent.name}/{path.name}"
+    return path.name
+
+
+_GENERIC_MODEL_DIRS = {"model", "models", "weights", "checkpoint", "snapshot", "latest", "current"}
+_DIGEST_WHOLE_FILE = 4 * 1024 * 1024  # configs, vocabularies and tokenizers are read whole
+_DIGEST_SAMPLE = 1024 * 1024  # of larger (weight) files, the first and last MiB with the size
+
+
+def _model_digest(path: Path) -> str:
+    """A fingerprint of a model directory's contents, so that two models never share a vector
+    space name (and so searches never compare their vectors) even when their directories share a
+    name. Reads whole only the small files; a weight file counts by size and its first and last
+    MiB (fine-tuning changes every tensor), so a model of gigabytes costs milliseconds."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        relative = file.relative_to(path)
+        if any(part.startswith(".") for part in relative.parts) or relative.name.lower() == "readme.md":
+            continue  # .gitattributes, .cache/, a model card: not what the vectors come from
+        size = file.stat().st_size
+        digest.update(f"{relative.as_posix()}\0{size}\0".encode())
+        with file.open("rb") as handle:
+            if size <= _DIGEST_WHOLE_FILE:
+                digest.update(handle.read())
+            else:
+                digest.update(handle.read(_DIGEST_SAMPLE))
+                handle.seek(size - _DIGEST_SAMPLE)
+                digest.update(handle.read(_DIGEST_SAMPLE))
+    return digest.hexdigest()[:12]
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model from a local directory; never downloads anything.
 
-    Optional: `pip install -r requirements-sentence-transformers.txt`. A text with nothing but
-    spaces gets a zero row, as with the other embedders, rather than the model's vector of an empty
-    input.
+    Optional: `pip install -r requirements-sentence-transformers.txt`. The name (the namespaces'
+    vector space) is the directory's label and a fingerprint of its files: another model, or the
+    same directory with other weights, is another space. A text with nothing but spaces gets a
+    zero row, as with the other embedders, rather than the model's vector of an empty input.
     """
 
     provider = "sentence-transformers"
@@ -287,7 +325,8 @@ class SentenceTransformerEmbedder:
             raise ImproperlyConfigured(
                 f"EMBEDDING_MODEL_PATH={model_path!r} is not a directory; models are never downloaded"
             )
-        self.name = f"sentence-transformers:{Path(model_path).name}"
+        path = Path(model_path)
+        self.name = f"sentence-transformers:{_model_label(path)}@{_model_digest(path)}"
         self.dimensions = dimensions
         self.batch_size = batch_size
         self._model = SentenceTransformer(model_path, local_files_only=True)

@@ -261,6 +261,22 @@ def test_sentence_transformers_draws_no_progress_bar(fake_st: type[FakeSentenceT
     assert fake_st.calls[-1]["show_progress_bar"] is False
 
 
+def test_sentence_transformers_models_in_like_named_directories_are_different_spaces(
+    fake_st: type[FakeSentenceTransformer], tmp_path: Path
+) -> None:
+    """The name was 'sentence-transformers:' + the directory's name, 'model' for every model a
+    package ships: a namespace's vectors from one such model were searched with another's query
+    vectors, and lore re-used one model's vectors for the other."""
+    first = SentenceTransformerEmbedder(str(model_dir(tmp_path / "minilm", b"weights one")), 384)
+    other = SentenceTransformerEmbedder(str(model_dir(tmp_path / "e5", b"weights two")), 384)
+    retrained = model_dir(tmp_path / "again" / "minilm", b"weights three")
+    assert len({first.name, other.name, SentenceTransformerEmbedder(str(retrained), 384).name}) == 3
+    assert first.name.startswith("sentence-transformers:minilm/model@")
+    # The same files give the same name in every process (stored in Namespace.vector_space).
+    assert SentenceTransformerEmbedder(str(tmp_path / "minilm" / "model"), 384).name == first.name
+    assert len(first.name) <= 200  # rag.models.Namespace.vector_space
+
+
 def test_sentence_transformers_narrower_model_is_refused_at_start(
     fake_st: type[FakeSentenceTransformer], tmp_path: Path
 ) -> None:
