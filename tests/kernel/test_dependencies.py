@@ -69,8 +69,10 @@ def test_runtime_lock_pins_every_distribution_the_service_imports_or_loads_by_na
     assert not missing, f"imported by the service but not in requirements.txt: {sorted(missing)}"
 
 
-def test_tests_import_only_what_the_two_locks_pin() -> None:
+def test_tests_import_only_what_the_locks_pin() -> None:
+    # and the optional extra, whose tests (tests/kernel/test_local_model.py) run where it is installed
     locked = set(pins("requirements.txt")) | set(pins("requirements-dev.txt"))
+    locked |= set(pins("requirements-sentence-transformers.txt"))
     missing = distributions(top_level_imports(["tests", "bench"])) - locked
     assert not missing, f"imported by tests or bench but in neither lock: {sorted(missing)}"
 
