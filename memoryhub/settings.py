@@ -9,6 +9,7 @@ start-up with `ImproperlyConfigured` instead of surfacing later as odd behaviour
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import ipaddress
 import json
 import os
@@ -435,6 +436,17 @@ EMBEDDING_BASE_URL = env_str("EMBEDDING_BASE_URL") or LLM_BASE_URL
 EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY") or LLM_API_KEY
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64, minimum=1)
 EMBEDDING_MODEL_PATH = env_str("EMBEDDING_MODEL_PATH")
+# A local model that is not there, or the extra not installed, stopped nothing: the service started
+# and answered /healthz, every write's index job failed and was retried, every search and context
+# answered 500. Checked here, without importing the extra (torch takes seconds).
+if EMBEDDING_PROVIDER == "sentence-transformers":
+    if not EMBEDDING_MODEL_PATH or not Path(EMBEDDING_MODEL_PATH).is_dir():
+        raise ImproperlyConfigured(
+            "EMBEDDING_MODEL_PATH must be the directory of a local sentence-transformers model with "
+            f"EMBEDDING_PROVIDER=sentence-transformers (models are never downloaded), got {EMBEDDING_MODEL_PATH!r}")
+    if importlib.util.find_spec("sentence_transformers") is None:
+        raise ImproperlyConfigured("EMBEDDING_PROVIDER=sentence-transformers needs the optional extra: "
+                                   "pip install -r requirements-sentence-transformers.txt")
 
 # --- Retrieval -------------------------------------------------------------------------------
 BM25_CACHE_MB = env_int("BM25_CACHE_MB", 1024, minimum=16)

@@ -71,3 +71,35 @@ def test_a_setting_set_to_empty_keeps_its_default() -> None:
                           env={**os.environ, **empty})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["gpt-4o-mini", "dnd5e", "memory_retrieval_golden", "127.0.0.1"]
+
+
+def _local_model(tmp_path: Path, *, path: str, installed: bool) -> subprocess.CompletedProcess[str]:
+    """Settings with EMBEDDING_PROVIDER=sentence-transformers; `installed`: a stand-in package is on
+    the path (found, never imported: no torch needed), else the extra is missing."""
+    stub = tmp_path / "site"
+    (stub / "sentence_transformers").mkdir(parents=True, exist_ok=True)
+    (stub / "sentence_transformers" / "__init__.py").write_text("raise RuntimeError('imported')\n")
+    hide = "" if installed else "import sys; sys.modules['sentence_transformers'] = None; "
+    env = {**os.environ, "EMBEDDING_PROVIDER": "sentence-transformers", "EMBEDDING_MODEL_PATH": path,
+           "PYTHONPATH": os.pathsep.join([str(stub), str(ROOT)])}
+    script = hide + "from memoryhub import settings; print(settings.EMBEDDING_MODEL_PATH)"
+    return subprocess.run([sys.executable, "-c", script],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_a_local_model_that_is_not_there_stops_start_up(tmp_path: Path) -> None:
+    # It started and answered /healthz; every index job failed and retried, every search was a 500.
+    for path in ("/nonexistent/model", ""):
+        done = _local_model(tmp_path, path=path, installed=True)
+        assert done.returncode != 0
+        assert "ImproperlyConfigured: EMBEDDING_MODEL_PATH must be the directory of a local sentence-transformers" in (
+            done.stderr)
+
+
+def test_a_local_model_without_the_extra_stops_start_up(tmp_path: Path) -> None:
+    done = _local_model(tmp_path, path=str(tmp_path), installed=False)
+    assert done.returncode != 0
+    assert "requirements-sentence-transformers.txt" in done.stderr
+    done = _local_model(tmp_path, path=str(tmp_path), installed=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == str(tmp_path)
