@@ -460,7 +460,8 @@ def _build_from_settings() -> Embedder:
             backoff_max=float(getattr(settings, "LLM_BACKOFF_MAX", 20.0)),
         )
     if provider == "sentence-transformers":
-        return SentenceTransformerEmbedder(getattr(settings, "EMBEDDING_MODEL_PATH", ""), dimensions)
+        return SentenceTransformerEmbedder(getattr(settings, "EMBEDDING_MODEL_PATH", ""), dimensions,
+                                           batch_size=int(getattr(settings, "EMBEDDING_BATCH_SIZE", 64)))
     raise ImproperlyConfigured(
         f"unknown EMBEDDING_PROVIDER {provider!r} (expected 'hashing', 'openai' or 'sentence-transformers')"
     )

@@ -335,3 +335,21 @@ def test_get_embedder_builds_from_settings_and_caches(
             embeddings.get_embedder()
     finally:
         reset_providers()
+
+
+def test_get_embedder_gives_the_local_model_the_batch_size(
+    monkeypatch: pytest.MonkeyPatch, fake_st: type[FakeSentenceTransformer], tmp_path: Path
+) -> None:
+    """EMBEDDING_BATCH_SIZE reached the openai provider only; the local model always ran batches of
+    64, slower on two cores than 16 (short chat turns pad to the longest of the batch)."""
+    monkeypatch.setattr("django.conf.settings", fake_settings(
+        EMBEDDING_PROVIDER="sentence-transformers", EMBEDDING_MODEL_PATH=str(model_dir(tmp_path, b"w")),
+        EMBEDDING_DIMENSIONS=384, EMBEDDING_BATCH_SIZE=16))
+    reset_providers()
+    try:
+        local = embeddings.get_embedder()
+        assert isinstance(local, SentenceTransformerEmbedder) and local.batch_size == 16
+        local.embed(["a turn"])
+        assert fake_st.calls[-1]["batch_size"] == 16
+    finally:
+        reset_providers()
