@@ -20,8 +20,11 @@ def child_exit(server: object, worker: Any) -> None:
 
 def post_worker_init(worker: Any) -> None:
     # The WordNet categories and the word vectors are read once per process (~0.25 s together): at
-    # start, not in the first request that searches or indexes.
-    from memoryhub import lexicon, wordvectors
+    # start, not in the first request that searches or indexes. So is the embedder: a local
+    # sentence-transformers model takes 5-10 s to load (torch), which the first request that wrote
+    # or searched paid, and a model that does not fit stops the worker's boot instead.
+    from memoryhub import embeddings, lexicon, wordvectors
 
     lexicon.stats()
     wordvectors.stats()
+    embeddings.get_embedder()

@@ -297,6 +297,24 @@ def test_sentence_transformers_blank_text_is_a_zero_row(fake_st: type[FakeSenten
     assert not embedder.embed(["   "]).any() and len(fake_st.calls) == 1
 
 
+def test_a_gunicorn_worker_loads_the_local_model_before_its_first_request(
+    monkeypatch: pytest.MonkeyPatch, fake_st: type[FakeSentenceTransformer], tmp_path: Path
+) -> None:
+    """The model was loaded by the first request that wrote or searched: 5-10 s (torch) inside it."""
+    import runpy
+
+    monkeypatch.setattr("django.conf.settings", fake_settings(
+        EMBEDDING_PROVIDER="sentence-transformers", EMBEDDING_MODEL_PATH=str(model_dir(tmp_path, b"w")),
+        EMBEDDING_DIMENSIONS=384))
+    reset_providers()
+    try:
+        conf = runpy.run_path(str(REPO / "gunicorn.conf.py"))
+        conf["post_worker_init"](object())
+        assert isinstance(embeddings._cache.get("embedder"), SentenceTransformerEmbedder)
+    finally:
+        reset_providers()
+
+
 # --- settings ------------------------------------------------------------------------------------
 
 
