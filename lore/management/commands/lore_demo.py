@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from lore import services
 from lore.campaigns.demo import (
     DEMO_CAMPAIGN,
     DEMO_PARTY,
@@ -14,6 +15,7 @@ from lore.campaigns.demo import (
     demo_turns_record,
 )
 from lore.models import Alias, World
+from memoryhub import embeddings
 from memoryhub.models import Tenant
 
 DEMO_TENANT = "demo"
@@ -39,8 +41,22 @@ class Command(BaseCommand):
                          "--languages", "en,ru", "--tenant", DEMO_TENANT, stdout=self.stdout, stderr=self.stderr)
         call_command("lore_smoke", DEMO_WORLD, "srd", "stage", "--tenant", DEMO_TENANT, stdout=self.stdout,
                      stderr=self.stderr)
-        call_command("lore_publish", DEMO_WORLD, "srd", "stage", "--tenant", DEMO_TENANT, stdout=self.stdout,
-                     stderr=self.stderr)
+        staged = Alias.objects.select_related("version__world").get(
+            world__tenant=tenant, world__slug=DEMO_WORLD, domain="srd", name="stage").version
+        failures = services.smoke_failures(staged)
+        if failures:
+            # The gate's thresholds (config/knowledge.yaml) were chosen with the offline embedder; another
+            # one (an English-only local model, say) can miss them on the Russian rules, and `make run`
+            # then stopped with no demo at all. The demo still comes up, as a forced publish that the
+            # changelog records with the figures; a real world keeps its gate.
+            reason = (f"demo: smoke gate missed with the embedder {embeddings.get_embedder().name} "
+                      f"({'; '.join(failures)})")
+            self.stderr.write(f"warning: {reason}; published anyway as a forced publish")
+            call_command("lore_publish", DEMO_WORLD, "srd", "stage", "--tenant", DEMO_TENANT, "--force",
+                         "--reason", reason, stdout=self.stdout, stderr=self.stderr)
+        else:
+            call_command("lore_publish", DEMO_WORLD, "srd", "stage", "--tenant", DEMO_TENANT, stdout=self.stdout,
+                         stderr=self.stderr)
         self.stdout.write(
             "  try: curl -s -X POST http://127.0.0.1:8000/api/v1/worlds/dnd5e/search -H 'Authorization: Bearer <key>' "
             "-H 'Content-Type: application/json' -d '{\"query\": \"how big is a fireball?\", \"k\": 3}'")
