@@ -106,11 +106,15 @@ class SearchItemSerializer(serializers.Serializer):
 
 class SkippedStepSerializer(serializers.Serializer):
     step = serializers.ChoiceField(choices=["expand", "rerank", "vector"])
-    reason = serializers.ChoiceField(choices=["llm_off", "llm_failed", "not_applicable", "embedder_unavailable"],
+    reason = serializers.ChoiceField(choices=["llm_off", "llm_failed", "not_applicable", "embedder_unavailable",
+                                              "reindex_needed"],
                                      help_text="llm_off: LLM_PROVIDER is off; llm_failed: the LLM did not answer "
                                                "usably; not_applicable: this mode has no step to apply it to; "
                                                "embedder_unavailable: the remote embedder was away, so a hybrid "
-                                               "search answered by words alone.")
+                                               "search answered by words alone; reindex_needed: a namespace "
+                                               "searched holds vectors of another embedder (EMBEDDING_* changed), "
+                                               "so it was searched by words alone (hybrid) or not at all "
+                                               "(vector) until `manage.py reindex`.")
 
 
 def _skipped_steps(data: dict, ran: list[str], found: int,

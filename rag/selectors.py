@@ -105,7 +105,7 @@ class SearchResult:
     # Per namespace, the BM25 score of a document answering the whole query (SegmentedBM25Index.ceiling):
     # a result's `bm25` over it is the share of the query it answers (the context's relevance floor).
     bm25_ceiling: dict[str, float] = field(default_factory=dict)
-    # Components that could not run, and why: {"vector": "embedder_unavailable"}.
+    # Components that could not run, and why: {"vector": "embedder_unavailable" | "reindex_needed"}.
     skipped: dict[str, str] = field(default_factory=dict)
 
 
@@ -201,6 +201,10 @@ def chunks_search(
         embed_query_if_available(searched, where="search") if mode == "hybrid" else None)
     if mode == "hybrid" and vector is None:
         skipped["vector"] = "embedder_unavailable"
+    elif foreign:
+        # Said in the answer, not only in the server's log: after an embedder change a hybrid search
+        # of such a namespace answers by words alone and a vector search finds nothing there.
+        skipped["vector"] = "reindex_needed"
     if vector is not None:
         # Feedback vectors come from the BM25 hits, which a foreign namespace may hold.
         if mode == "hybrid" and config.feedback_docs and scores.get("bm25") and not foreign \

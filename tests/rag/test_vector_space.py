@@ -64,6 +64,8 @@ def test_a_foreign_space_is_searched_by_words_until_reindex_re_embeds_every_vect
     assert _vector_hits(tenant, "allergic to peanuts") == []
     hybrid = chunks_search(tenant_id=tenant.pk, user_id="u1", query="allergic to peanuts", k=3)
     assert hybrid.items[0].chunk["text"] == "The user is allergic to peanuts."
+    # And the answer says so (it was only in the server's log).
+    assert hybrid.skipped == {"vector": "reindex_needed"}
 
     # A write of the new embedder's vectors into the old space's namespace leaves it mixed.
     append_messages(tenant, "u1", "s2", ["Miso learned to open the fridge."], start=datetime(2024, 2, 1, tzinfo=UTC))
@@ -88,6 +90,7 @@ def test_a_foreign_space_is_searched_by_words_until_reindex_re_embeds_every_vect
     assert top.chunk["id"] == memory.pk and expected > 0.3
     assert top.components["vector"] == pytest.approx(expected, abs=1e-3)
     assert _vector_hits(tenant, "open the fridge")[0] == "Miso learned to open the fridge."
+    assert chunks_search(tenant_id=tenant.pk, user_id="u1", query="allergic to peanuts", k=3).skipped == {}
     person.refresh_from_db()
     assert np.allclose(np.asarray(person.embedding), other.embed_one(person.embedding_text()), atol=1e-5)
 
@@ -207,3 +210,17 @@ def test_reindex_with_the_new_embedder_failing_changes_nothing_and_a_retry_compl
     assert _space(tenant) == embeddings.get_embedder().name
     memory = Chunk.objects.get(tenant=tenant, type=Chunk.Type.MEMORY)
     assert memory.pk in before  # kept its id
+
+
+def test_the_search_api_says_a_namespace_needs_a_reindex(client_a, monkeypatch) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "u1", "s1", ["I adopted a cat named Miso."], start=datetime(2024, 1, 1, tzinfo=UTC))
+    body = {"query": "cat named Miso", "user_id": "u1", "k": 3}
+    assert client.post("/api/v1/search", body, format="json").json()["skipped_steps"] == []
+    monkeypatch.setitem(embeddings._cache, "embedder", ShiftedEmbedder(embeddings.get_embedder().dimensions))
+    hybrid = client.post("/api/v1/search", body, format="json").json()
+    assert hybrid["items"][0]["text"] == "I adopted a cat named Miso."  # by its words
+    assert hybrid["skipped_steps"] == [{"step": "vector", "reason": "reindex_needed"}]
+    vector = client.post("/api/v1/search", {**body, "mode": "vector"}, format="json").json()
+    assert vector["items"] == [] and vector["skipped_steps"] == [{"step": "vector", "reason": "reindex_needed"}]
+    assert client.post("/api/v1/search", {**body, "mode": "bm25"}, format="json").json()["skipped_steps"] == []
