@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -60,3 +61,13 @@ def test_reindex_of_a_user_it_holds_nothing_of_says_so(tenant) -> None:
     out = StringIO()
     call_command("reindex", "--tenant", tenant.name, "--user", "u1", stdout=out, stderr=StringIO())
     assert "reindexed 1 user(s)" in out.getvalue()
+
+
+@pytest.mark.parametrize("options", [["--weights", "bm25=0.5,vector=0.5"], ["--fusion", "rrf"], ["--mode", "bm25"]])
+def test_eval_context_figures_refuse_search_options_they_would_not_use(db, options) -> None:
+    """The context searches as configured: with --weights its figures were silently the configured
+    search's, printed under search figures that were not."""
+    golden = Path(__file__).parent / "golden" / "en.json"
+    with pytest.raises(CommandError, match="--context measures the context as configured"):
+        call_command("eval_retrieval", str(golden), "--context", "200", *options, stdout=StringIO(),
+                     stderr=StringIO())

@@ -61,6 +61,11 @@ class Command(BaseCommand):
             context_budgets = [int(b) for b in options["context"].split(",") if b.strip()]
         except ValueError as exc:
             raise CommandError(f"--context: {exc}") from exc
+        if context_budgets and (search_options or options["mode"] != "hybrid"):
+            # The context searches as configured (config/knowledge.yaml): its figures would silently be the
+            # configured search's while the lines above them are not.
+            raise CommandError("--context measures the context as configured: run it without --mode, --fusion "
+                               "and --weights (set those in config/knowledge.yaml to measure them there)")
         report = evaluate(data, ks=ks, mode=options["mode"], progress_factory=bar, search_options=search_options,
                           context_budgets=context_budgets)
         self._print(report, data.get("name", str(options["file"])), options["mode"])
