@@ -91,7 +91,8 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    @admin.action(description="Run the smoke queries (the golden file; publishing needs a pass)")
+    @admin.action(description="Run the smoke queries (the golden file; publishing needs a pass)",
+                  permissions=["change"])
     def run_smoke(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> None:
         # So an editor who approved an edit can publish the version it built without a shell
         # (`manage.py lore_smoke` does the same). Searches only: it changes nothing but the figures.
@@ -113,13 +114,13 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
         by_language = (obj.smoke or {}).get("by_language") or {}
         return ", ".join(f"{lang} {f['hit@5']:.2f}" for lang, f in by_language.items()) or "-"
 
-    @admin.action(description="Publish (move latest here; needs a passing smoke run)")
+    @admin.action(description="Publish (move latest here; needs a passing smoke run)", permissions=["change"])
     def publish(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> None:
         done = apply_each(self, request, queryset.select_related("world"), str,
                           lambda version: services.lore_version_publish(version=version, actor=f"admin:{request.user}"))
         self.message_user(request, f"{done} version(s) published")
 
-    @admin.action(description="Publish despite the smoke run… (with a reason)")
+    @admin.action(description="Publish despite the smoke run… (with a reason)", permissions=["change"])
     def force_publish(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> HttpResponse | None:
         # The API's `force`: a world with no golden file (every new one: the file lives on the server,
         # in LORE_GOLDEN_DIR) can run no smoke, so an editor who approved its edits could never publish
@@ -136,7 +137,7 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
             title="Publish without a passing smoke run", action="force_publish", objects=versions, form=form,
             submit_label=f"Publish {len(versions)} version(s)")
 
-    @admin.action(description="Roll latest back to the previous live version")
+    @admin.action(description="Roll latest back to the previous live version", permissions=["change"])
     def rollback(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> None:
         indexes = sorted({(v.world, v.domain) for v in queryset.select_related("world")},
                          key=lambda index: (index[0].slug, index[1]))

@@ -109,14 +109,14 @@ class KnowledgeEditAdmin(admin.ModelAdmin):
         title = f"Lore edits: {total} pending" + (f" ({per})" if per else "")
         return super().changelist_view(request, {**(extra_context or {}), "title": title})
 
-    @admin.action(description="Approve (builds the next staged version; publish it separately)")
+    @admin.action(description="Approve (builds the next staged version; publish it separately)", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[KnowledgeEdit]) -> None:
         pending = queryset.filter(status=KnowledgeEdit.Status.PENDING).select_related("world").order_by("id")
         count = apply_each(self, request, pending, _edit_label,
                            lambda edit: edits.knowledge_edit_approve(edit=edit, actor=f"admin:{request.user}"))
         self.message_user(request, f"{count} edit(s) approved")
 
-    @admin.action(description="Reject… (with a reason)")
+    @admin.action(description="Reject… (with a reason)", permissions=["change"])
     def reject(self, request: HttpRequest, queryset: QuerySet[KnowledgeEdit]) -> HttpResponse | None:
         form = RejectForm(request.POST if "apply" in request.POST else None)
         pending = queryset.filter(status=KnowledgeEdit.Status.PENDING).select_related("world").order_by("id")

@@ -73,7 +73,11 @@ class TenantAdmin(admin.ModelAdmin):
         for key_hash in ApiKey.objects.filter(tenant=obj).values_list("key_hash", flat=True):
             key_cache.forget(key_hash)
 
-    @admin.action(description="Create an API key (shown once)")
+    def has_create_key_permission(self, request: HttpRequest) -> bool:
+        # The key page has no "add" (the raw key is shown once, here), but the permission is the model's.
+        return request.user.has_perm(f"{ApiKey._meta.app_label}.add_apikey")
+
+    @admin.action(description="Create an API key (shown once)", permissions=["create_key"])
     def create_api_key(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
         for tenant in queryset:
             # Every scope: the operator narrows it on the key's page if the client needs less.
@@ -100,7 +104,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         # Narrowed scopes hold at once in this process: the cached key kept the old ones.
         key_cache.forget(obj.key_hash)
 
-    @admin.action(description="Revoke selected keys")
+    @admin.action(description="Revoke selected keys", permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         for key in queryset:
             services.api_key_revoke(api_key=key)
@@ -154,7 +158,11 @@ class ArchivalJobAdmin(ReadOnlyAdmin):
     search_fields = ["user_id"]
     actions = ["run_again"]
 
-    @admin.action(description="Run again (not done jobs; recorded in the history)")
+    def has_run_again_permission(self, request: HttpRequest) -> bool:
+        # The job's page is read-only for everyone; running it again is the model's "change".
+        return request.user.has_perm(f"{ArchivalJob._meta.app_label}.change_archivaljob")
+
+    @admin.action(description="Run again (not done jobs; recorded in the history)", permissions=["run_again"])
     def run_again(self, request: HttpRequest, queryset: QuerySet[ArchivalJob]) -> None:
         count = 0
         for job in queryset.exclude(status=ArchivalJob.Status.DONE):

@@ -106,7 +106,8 @@ class PersonAdmin(admin.ModelAdmin):
         return format_html("<table><tr><th>when</th><th>session</th><th>who</th><th>message</th></tr>{}</table>",
                            rows)
 
-    @admin.action(description="Propose merging the two selected people (fewer mentions into more)")
+    @admin.action(description="Propose merging the two selected people (fewer mentions into more)",
+                  permissions=["change"])
     def propose_merge(self, request: HttpRequest, queryset: QuerySet[Person]) -> None:
         people = list(queryset.order_by("mention_count", "id"))
         if len(people) != 2 or people[0].user_id != people[1].user_id or people[0].tenant_id != people[1].tenant_id:
@@ -198,17 +199,17 @@ class MergeProposalAdmin(_ReviewActions, admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    @admin.action(description="Approve: merge the source into the target")
+    @admin.action(description="Approve: merge the source into the target", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[MergeProposal]) -> None:
         self._run(request, queryset, lambda p: services.merge_proposal_approve(proposal=p, reviewer=request.user),
                   "proposal(s) approved and merged")
 
-    @admin.action(description="Reject: they are different people")
+    @admin.action(description="Reject: they are different people", permissions=["change"])
     def reject(self, request: HttpRequest, queryset: QuerySet[MergeProposal]) -> None:
         self._run(request, queryset, lambda p: services.merge_proposal_reject(proposal=p, reviewer=request.user),
                   "proposal(s) rejected")
 
-    @admin.action(description="Undo the merge of approved proposals")
+    @admin.action(description="Undo the merge of approved proposals", permissions=["change"])
     def undo(self, request: HttpRequest, queryset: QuerySet[MergeProposal]) -> None:
         self._run(request, queryset, lambda p: services.merge_proposal_undo(proposal=p, reviewer=request.user),
                   "merge(s) undone")
@@ -251,7 +252,7 @@ class PersonMergeAdmin(_ReviewActions, admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    @admin.action(description="Undo: restore both people as they were")
+    @admin.action(description="Undo: restore both people as they were", permissions=["change"])
     def undo(self, request: HttpRequest, queryset: QuerySet[PersonMerge]) -> None:
         self._run(request, queryset, lambda m: services.person_merge_undo(merge=m, reviewer=request.user),
                   "merge(s) undone")

@@ -202,7 +202,7 @@ class UserProfileAdmin(admin.ModelAdmin):
             self.message_user(request, f"{decided} already decided fact(s) left as they are: reopen them first.",
                               messages.WARNING)
 
-    @admin.action(description="Approve selected facts (pending ones)")
+    @admin.action(description="Approve selected facts (pending ones)", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> None:
         count = 0
         for fact in queryset.filter(status=UserProfile.Status.PENDING):
@@ -211,7 +211,7 @@ class UserProfileAdmin(admin.ModelAdmin):
         self.message_user(request, f"{count} fact(s) approved")
         self._skipped_decided(request, queryset)
 
-    @admin.action(description="Reopen for review (decided facts)")
+    @admin.action(description="Reopen for review (decided facts)", permissions=["change"])
     def reopen(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> None:
         count = 0
         for fact in queryset.exclude(status=UserProfile.Status.PENDING):
@@ -219,7 +219,7 @@ class UserProfileAdmin(admin.ModelAdmin):
             count += 1
         self.message_user(request, f"{count} fact(s) reopened for review")
 
-    @admin.action(description="Reject selected facts… (pending ones)")
+    @admin.action(description="Reject selected facts… (pending ones)", permissions=["change"])
     def reject(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> HttpResponse | None:
         form = RejectForm(request.POST if "apply" in request.POST else None)
         if "apply" in request.POST and form.is_valid():
@@ -235,7 +235,7 @@ class UserProfileAdmin(admin.ModelAdmin):
                                    title="Reject facts", action="reject", objects=queryset, form=form,
                                    submit_label=f"Reject {len(queryset)} fact(s)")
 
-    @admin.action(description="Edit and approve (one fact)")
+    @admin.action(description="Edit and approve (one fact)", permissions=["change"])
     def edit_and_approve(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> HttpResponse | None:
         if queryset.count() != 1:
             self.message_user(request, "Select exactly one fact to edit and approve.", messages.WARNING)

@@ -53,7 +53,12 @@ class DocumentAdmin(ReadOnlyAdmin):
     def progress(self, document: Document) -> str:
         return f"{document.chunks_done} / {document.chunks_total}"
 
-    @admin.action(description="Index again now (unfinished documents; recorded in the history)")
+    def has_index_again_permission(self, request: HttpRequest) -> bool:
+        # The document's page is read-only for everyone; indexing it again is the model's "change".
+        return request.user.has_perm(f"{Document._meta.app_label}.change_document")
+
+    @admin.action(description="Index again now (unfinished documents; recorded in the history)",
+                  permissions=["index_again"])
     def index_again(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         count = 0
         for document in queryset.exclude(status=Document.Status.READY):

@@ -70,7 +70,8 @@ class CampaignAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Campaign, form: ModelForm, change: bool) -> None:
         services.campaign_update(campaign=obj, episode_ttl_days=obj.episode_ttl_days, actor=f"admin:{request.user}")
 
-    @admin.action(description="Finish and archive (read-only, out of search; cannot be undone)")
+    @admin.action(description="Finish and archive (read-only, out of search; cannot be undone)",
+                  permissions=["change"])
     def archive(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
         done = 0
         for campaign in queryset.select_related("tenant"):

@@ -42,12 +42,12 @@ class MemoryReviewAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # a review item is what a consolidation was unsure of; one added here had no source (a 500)
 
-    @admin.action(description="Approve: write as typed memories")
+    @admin.action(description="Approve: write as typed memories", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[MemoryReview]) -> None:
         done = sum(services.memory_review_approve(review=r, reviewer=request.user) is not None for r in queryset)
         self.message_user(request, f"{done} memory item(s) approved")
 
-    @admin.action(description="Reject")
+    @admin.action(description="Reject", permissions=["change"])
     def reject(self, request: HttpRequest, queryset: QuerySet[MemoryReview]) -> None:
         done = sum(services.memory_review_reject(review=r, reviewer=request.user) for r in queryset)
         self.message_user(request, f"{done} memory item(s) rejected")
