@@ -16,7 +16,8 @@ class LoreConfig(AppConfig):
         from memoryhub import registry
 
         registry.register_dashboard_links(registry.DashboardLinks(
-            name="world_quality", label="Game-master quality per world (seed 003 §8.10)", links=_world_quality_links))
+            name="world_quality", label="Game-master quality per world (seed 003 §8.10)", links=_world_quality_links,
+            permission="lore.view_world"))
         registry.register_review_queue(registry.ReviewQueue(
             name="lore_edits", label="Lore edits waiting for an editor",
             pending=edits.review_pending, describe=edits.review_describe,

@@ -158,11 +158,13 @@ def register_review_queue(queue: ReviewQueue) -> None:
 
 @dataclass(frozen=True)
 class DashboardLinks:
-    """Pages the admin's home page links to under `label`; `links()` gives (text, url) pairs."""
+    """Pages the admin's home page links to under `label`; `links()` gives (text, url) pairs, shown to
+    reviewers holding `permission` ("app.codename"; empty: every staff login)."""
 
     name: str
     label: str
     links: Callable[[], list[tuple[str, str]]]
+    permission: str = ""
 
 
 dashboard_links: dict[str, DashboardLinks] = {}

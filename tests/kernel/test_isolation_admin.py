@@ -77,3 +77,27 @@ def test_staff_who_may_change_keep_their_actions(tenant: Tenant) -> None:
     client_of(user).post("/admin/memoryhub/apikey/", {"action": "revoke", "_selected_action": [key.pk]})
     key.refresh_from_db()
     assert key.revoked_at is not None
+
+
+def test_the_dashboard_shows_a_reviewer_only_the_queues_they_may_view(tenant: Tenant) -> None:
+    """The home page listed every queue's oldest item ("u1: hometown = Kiev") and today's decisions to any
+    staff login, whatever its permissions."""
+    from profiles import services as profile_services
+
+    fact = profile_services.fact_upsert(tenant=tenant, user_id="u1", key="hometown", value="Kiev", confidence=0.4,
+                                        source=UserProfile.Source.RULES).fact
+    profile_services.fact_reject(fact=fact, reviewer=None, reason="no")
+    profile_services.fact_upsert(tenant=tenant, user_id="u1", key="pet", value="a cat named Miso", confidence=0.4,
+                                 source=UserProfile.Source.RULES)
+
+    home = client_of(staff_with("view_knowledgeedit")).get("/admin/").content.decode()
+    assert "Lore edits waiting for an editor" in home
+    assert "Miso" not in home and "Kiev" not in home and "Facts waiting for review" not in home
+
+    home = client_of(User.objects.create_user("fact-reviewer", is_staff=True)).get("/admin/").content.decode()
+    assert "Facts waiting for review" not in home
+
+    reviewer = User.objects.get(username="fact-reviewer")
+    reviewer.user_permissions.set(Permission.objects.filter(codename="view_userprofile"))
+    home = client_of(User.objects.get(pk=reviewer.pk)).get("/admin/").content.decode()
+    assert "a cat named Miso" in home and "Kiev" in home
