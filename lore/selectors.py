@@ -206,7 +206,7 @@ def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: in
     filters = filters or KnowledgeFilters()
     k = k or lore_config.domain_config(targets[0].domain).k
     # A remote embedder away: the knowledge is searched by words (and titles) alone.
-    query_vector = embed_query_if_available(query, where="knowledge_search")
+    query_vector = embed_query_if_available(query, tenant_id=tenant_id, where="knowledge_search")
     fused_by_target = [(target, _search_one(tenant_id, target, query, query_vector, filters)) for target in targets]
     ids = [pk for _, fused in fused_by_target for pk in fused]
     rows = {row["id"]: row for row in Chunk.objects.filter(tenant_id=tenant_id, id__in=ids)

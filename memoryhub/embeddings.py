@@ -386,16 +386,16 @@ class _QueryVectors:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._vectors: OrderedDict[tuple[str, int, str], np.ndarray] = OrderedDict()
+        self._vectors: OrderedDict[tuple[int, str, int, str], np.ndarray] = OrderedDict()
 
-    def get(self, key: tuple[str, int, str]) -> np.ndarray | None:
+    def get(self, key: tuple[int, str, int, str]) -> np.ndarray | None:
         with self._lock:
             vector = self._vectors.get(key)
             if vector is not None:
                 self._vectors.move_to_end(key)
             return vector
 
-    def put(self, key: tuple[str, int, str], vector: np.ndarray) -> None:
+    def put(self, key: tuple[int, str, int, str], vector: np.ndarray) -> None:
         with self._lock:
             self._vectors[key] = vector
             self._vectors.move_to_end(key)
@@ -410,10 +410,13 @@ class _QueryVectors:
 _query_vectors = _QueryVectors()
 
 
-def embed_query(text: str) -> np.ndarray:
-    """The process-wide embedder's vector for a search query, cached (read-only array)."""
+def embed_query(text: str, *, tenant_id: int) -> np.ndarray:
+    """The process-wide embedder's vector for a search query, cached per tenant (read-only array).
+
+    Per tenant: a search reports its embedding time, and a query another tenant had asked came back
+    without the embedder's round trip, telling which exact questions it had asked."""
     embedder = get_embedder()
-    key = (embedder.name, embedder.dimensions, text)
+    key = (tenant_id, embedder.name, embedder.dimensions, text)
     vector = _query_vectors.get(key)
     if vector is None:
         vector = np.array(embedder.embed_one(text), dtype=np.float32)
@@ -422,7 +425,7 @@ def embed_query(text: str) -> np.ndarray:
     return vector
 
 
-def embed_query_if_available(text: str, *, where: str) -> np.ndarray | None:
+def embed_query_if_available(text: str, *, tenant_id: int, where: str) -> np.ndarray | None:
     """`embed_query`, or None when a remote embedder is away or refuses (after its client's own
     retries): a hybrid search then answers by words alone rather than not at all. Logged, and
     counted by `where` (memoryhub_embedder_unavailable_total)."""
@@ -430,7 +433,7 @@ def embed_query_if_available(text: str, *, where: str) -> np.ndarray | None:
     from memoryhub.metrics import EMBEDDER_UNAVAILABLE
 
     try:
-        return embed_query(text)
+        return embed_query(text, tenant_id=tenant_id)
     except LLMError as exc:
         logger.warning("%s: the embedder is unavailable, searching by words alone: %s", where, exc)
         EMBEDDER_UNAVAILABLE.labels(where).inc()

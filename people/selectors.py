@@ -319,7 +319,8 @@ def people_search(
 
     # The context's search has just embedded the same query. A remote embedder away: a hybrid people
     # search answers by names and bios alone (a vector search cannot: 503).
-    vector = embed_query(query) if mode == "vector" else embed_query_if_available(query, where="people_search")
+    vector = (embed_query(query, tenant_id=tenant_id) if mode == "vector"
+              else embed_query_if_available(query, tenant_id=tenant_id, where="people_search"))
     if population and vector is not None and np.any(vector):
         k = max(max_results * 3, 20)
         if small:

@@ -197,8 +197,8 @@ def chunks_search(
     # A remote embedder away: a hybrid search answers by words alone (a vector search cannot: 503).
     # Cached: the context embeds the same query for people search.
     t = time.perf_counter()
-    vector = embed_query(searched) if mode == "vector" else (
-        embed_query_if_available(searched, where="search") if mode == "hybrid" else None)
+    vector = embed_query(searched, tenant_id=tenant_id) if mode == "vector" else (
+        embed_query_if_available(searched, tenant_id=tenant_id, where="search") if mode == "hybrid" else None)
     if mode == "hybrid" and vector is None:
         skipped["vector"] = "embedder_unavailable"
     elif foreign:

@@ -122,7 +122,8 @@ def episode_search(campaign: Campaign, party: Party, query: str, k: int | None =
     size, space = (Namespace.objects.filter(tenant_id=campaign.tenant_id, name=campaign.episode_namespace)
                    .values_list("chunk_count", "vector_space").first() or (0, ""))
     foreign = rag_selectors.foreign_vector_spaces(campaign.tenant_id, {campaign.episode_namespace: space})
-    embedded = None if foreign else embed_query_if_available(query, where="episode_search")
+    embedded = None if foreign else embed_query_if_available(query, tenant_id=campaign.tenant_id,
+                                                                   where="episode_search")
     if embedded is not None:
         vector = fit_dims(embedded, cfg.dims)[0]
         ranked = vectors.nearest(chunks, vector, k or cfg.k_vector, namespace_size=size,

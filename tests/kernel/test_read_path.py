@@ -124,13 +124,13 @@ def test_a_query_is_embedded_once_per_embedder_and_the_shared_vector_is_read_onl
     calls: list[str] = []
     original = embedder.embed_one
     monkeypatch.setattr(embedder, "embed_one", lambda text: calls.append(text) or original(text))
-    first = embeddings.embed_query("where does Pixel like to go?")
-    again = embeddings.embed_query("where does Pixel like to go?")
+    first = embeddings.embed_query("where does Pixel like to go?", tenant_id=1)
+    again = embeddings.embed_query("where does Pixel like to go?", tenant_id=1)
     assert calls == ["where does Pixel like to go?"] and again is first
     assert not first.flags.writeable
     np.testing.assert_allclose(first, original("where does Pixel like to go?"))
     embeddings.reset_providers()  # another embedder (settings changed): its own vectors
-    assert embeddings.embed_query("where does Pixel like to go?") is not first
+    assert embeddings.embed_query("where does Pixel like to go?", tenant_id=1) is not first
 
 
 # --- events -------------------------------------------------------------------------------------

@@ -1,0 +1,48 @@
+"""The query vector cache is per tenant: a query another tenant asked must not come back faster.
+
+Every search answers its own `timings_ms.embed`; with a remote embedder a cached query costs ~0 ms and
+a fresh one a round trip, so a cache shared by all tenants told tenant B which exact questions tenant A
+had just asked ("is alice pregnant?")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memoryhub import embeddings
+from tests.llm_server import OpenAICompatServer
+
+pytestmark = pytest.mark.django_db
+
+QUERY = "is alice pregnant?"
+
+
+@pytest.fixture
+def remote_embedder(settings: Any, llm_server: OpenAICompatServer) -> OpenAICompatServer:
+    settings.EMBEDDING_PROVIDER = "openai"
+    settings.EMBEDDING_BASE_URL = llm_server.base_url
+    settings.EMBEDDING_API_KEY = "test"
+    settings.LLM_TIMEOUT = 10.0
+    settings.LLM_MAX_RETRIES = 0
+    embeddings.reset_providers()
+    return llm_server
+
+
+def _embedded(server: OpenAICompatServer) -> int:
+    return sum(QUERY in (body["input"] if isinstance(body["input"], list) else [body["input"]])
+               for body in server.embedding_requests)
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/api/v1/search", {"query": QUERY, "user_id": "u1", "mode": "vector"}),
+    ("/api/v1/users/u1/people/search", {"query": QUERY, "mode": "vector"}),
+])
+def test_a_query_another_tenant_asked_is_embedded_again(remote_embedder, client_a, client_b, path, body) -> None:
+    a, _ = client_a
+    b, _ = client_b
+    assert a.post(path, body, format="json").status_code == 200
+    assert a.post(path, body, format="json").status_code == 200
+    assert _embedded(remote_embedder) == 1  # the tenant's own repeat is cached
+    assert b.post(path, body, format="json").status_code == 200
+    assert _embedded(remote_embedder) == 2
