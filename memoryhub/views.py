@@ -36,7 +36,14 @@ def _check_database() -> dict[str, object]:
         return {"ok": row is not None, "pgvector": row[0] if row else None,
                 "ms": round((time.monotonic() - started) * 1000, 1)}
     except Exception as exc:
-        return {"ok": False, "error": str(exc)}
+        return _failed("database", exc, {})
+
+
+def _failed(check: str, exc: Exception, fields: dict[str, object]) -> dict[str, object]:
+    """`/healthz` answers anyone: the driver's message (server address, port, database and user
+    names) goes to the log, the answer names the kind of failure."""
+    logger.warning("healthz: %s check failed: %s", check, exc)
+    return {"ok": False, **fields, "error": type(exc).__name__}
 
 
 def _check_broker() -> dict[str, object]:
@@ -49,7 +56,7 @@ def _check_broker() -> dict[str, object]:
         redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=1).ping()
         return {"ok": True, "mode": "redis", "ms": round((time.monotonic() - started) * 1000, 1)}
     except Exception as exc:
-        return {"ok": False, "mode": "redis", "error": str(exc)}
+        return _failed("broker", exc, {"mode": "redis"})
 
 
 LANDING_LINKS = (
