@@ -2,7 +2,8 @@
 `tool_call` (so the same validation and call log) as the DRF endpoints.
 
 Two transports: stdio, where the process serves one tenant fixed at start (`manage.py mcp_serve
---tenant NAME` or `--api-key`), and streamable HTTP (`mcp_serve --transport http`), where every
+--tenant NAME` or `--api-key`, checked again on every call: a key revoked or narrowed while a client
+keeps the server running is refused on its next call), and streamable HTTP (`mcp_serve --transport http`), where every
 request carries `Authorization: Bearer <api key>` with the `tools` scope and is answered for that
 key's tenant.
 """
@@ -50,22 +51,32 @@ def tenant_for_key(raw_key: str) -> Tenant:
     return key.tenant
 
 
-def _call_sync(tenant: Tenant, name: str, arguments: dict[str, Any], transport: str) -> types.CallToolResult:
+def _error_result(detail: dict[str, Any]) -> types.CallToolResult:
+    # As the results are: a Russian or Chinese value quoted in the message stays readable, not \uXXXX.
+    return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(detail, ensure_ascii=False))],
+                                is_error=True)
+
+
+def _call_sync(tenant: Tenant, name: str, arguments: dict[str, Any], transport: str,
+               raw_key: str | None = None) -> types.CallToolResult:
+    """`raw_key`: the key a stdio server was started with, checked again before the call."""
     close_old_connections()  # a long-lived server thread must not keep a connection the database dropped
+    if raw_key is not None:
+        try:
+            tenant = tenant_for_key(raw_key)
+        except KeyRefused as exc:
+            code = "not_authenticated" if exc.status == 401 else "missing_scope"
+            return _error_result({"error": {"code": code, "message": str(exc), "field": None}})
     try:
         result = services.tool_call(tenant=tenant, name=name, arguments=arguments, transport=transport)
     except ApplicationError as exc:
         # A refused call is a tool result with isError, which the model can read and correct.
-        detail = {"error": {"code": exc.code, "message": exc.message, "field": exc.field}}
-        # As the results are: a Russian or Chinese value quoted in the message stays readable, not \uXXXX.
-        return types.CallToolResult(content=[types.TextContent(type="text",
-                                                               text=json.dumps(detail, ensure_ascii=False))],
-                                    is_error=True)
+        return _error_result({"error": {"code": exc.code, "message": exc.message, "field": exc.field}})
     return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
                                 structured_content=result)
 
 
-def build_server(resolve_tenant: TenantResolver, transport: str) -> Server[Any]:
+def build_server(resolve_tenant: TenantResolver, transport: str, raw_key: str | None = None) -> Server[Any]:
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
@@ -78,7 +89,7 @@ def build_server(resolve_tenant: TenantResolver, transport: str) -> Server[Any]:
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         tenant = resolve_tenant(ctx)
         return await sync_to_async(_call_sync, thread_sensitive=True)(tenant, params.name, params.arguments or {},
-                                                                      transport)
+                                                                      transport, raw_key)
 
     return Server(SERVER_NAME, version="1", instructions="Read-only MemoryHub tools: rules and lore of a world, "
                   "fact checks against them, and a user's chat memory.",
@@ -86,10 +97,11 @@ def build_server(resolve_tenant: TenantResolver, transport: str) -> Server[Any]:
 
 
 # --- stdio ----------------------------------------------------------------------------------------
-async def serve_stdio(tenant: Tenant) -> None:
+async def serve_stdio(tenant: Tenant, raw_key: str | None = None) -> None:
+    """`raw_key`: the key the tenant came from (none for `--tenant`), checked again on every call."""
     from mcp.server.stdio import stdio_server
 
-    server = build_server(lambda ctx: tenant, ToolCall.Transport.MCP_STDIO)
+    server = build_server(lambda ctx: tenant, ToolCall.Transport.MCP_STDIO, raw_key)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 

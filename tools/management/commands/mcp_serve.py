@@ -32,7 +32,9 @@ class Command(BaseCommand):
                         log_level="warning")
             return
         tenant = self._stdio_tenant(options)
-        anyio.run(serve_stdio, tenant)
+        # A key is checked on every call as well: revoked or narrowed later, it is refused then.
+        raw = None if options["tenant"] else (options["api_key"] or os.environ.get("MEMORYHUB_API_KEY", ""))
+        anyio.run(serve_stdio, tenant, raw)
 
     def _stdio_tenant(self, options: dict[str, Any]) -> Tenant:
         if options["tenant"]:
