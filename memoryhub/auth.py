@@ -146,14 +146,18 @@ class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
 
     def get_cache_key(self, request: Request, view: object) -> str | None:
         if isinstance(request.user, TenantPrincipal):
-            return self.cache_format % {"scope": self.scope, "ident": request.user.api_key.pk}
+            return self.key_for(request.user.api_key.pk)
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
 
+    def key_for(self, api_key_id: int) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": api_key_id}
+
     def allow_request(self, request: Request, view: object) -> bool:
-        if self.rate is None:
-            return True
         key = self.get_cache_key(request, view)
-        if key is None:
+        return key is None or self.allow_key(key)
+
+    def allow_key(self, key: str) -> bool:
+        if self.rate is None:
             return True
         hit = rate_hit(key, int(self.duration))
         self.reset_in = hit.reset_in
@@ -161,6 +165,13 @@ class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
 
     def wait(self) -> float | None:
         return getattr(self, "reset_in", None)
+
+
+def api_key_throttle_wait(api_key_id: int) -> float | None:
+    """Count one request of a key outside DRF (the MCP HTTP transport) in the same budget as its API
+    requests: None when it may pass, else the seconds until its window closes."""
+    throttle = ApiKeyRateThrottle()
+    return None if throttle.allow_key(throttle.key_for(api_key_id)) else (throttle.wait() or 0.0)
 
 
 def request_tenant(request: Request) -> Tenant:

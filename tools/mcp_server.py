@@ -11,6 +11,7 @@ key's tenant.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -22,32 +23,48 @@ from mcp.server.context import ServerRequestContext
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memoryhub.auth import hash_key
+from memoryhub.auth import api_key_throttle_wait, hash_key
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ApiKey, Tenant
 from tools import registry, services
 from tools.models import ToolCall
 
 SERVER_NAME = "memoryhub-tools"
-# JSON-RPC's range for server-defined errors: a request refused for its API key (401 or 403).
+# JSON-RPC's range for server-defined errors: a request refused for its API key (401, 403 or 429).
 REFUSED_CODE = -32001
 TenantResolver = Callable[[ServerRequestContext[Any]], Tenant]
 
 
 class KeyRefused(Exception):
-    def __init__(self, message: str, status: int) -> None:
+    def __init__(self, message: str, status: int, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
 
 
-def tenant_for_key(raw_key: str) -> Tenant:
-    """The tenant of an active key holding the `tools` scope; the same single answer as the DRF
+def tools_key(raw_key: str) -> ApiKey:
+    """An active key holding the `tools` scope, with its tenant; the same single answer as the DRF
     authentication for unknown, revoked and deactivated keys."""
     key = ApiKey.objects.select_related("tenant").filter(key_hash=hash_key(raw_key.strip())).first()
     if key is None or not key.is_active or not key.tenant.is_active:
         raise KeyRefused("Invalid API key.", 401)
     if ApiKey.Scope.TOOLS not in key.scopes:
         raise KeyRefused("This API key lacks the 'tools' scope.", 403)
+    return key
+
+
+def tenant_for_key(raw_key: str) -> Tenant:
+    return tools_key(raw_key).tenant
+
+
+def _admitted_tenant(raw_key: str) -> Tenant:
+    """The key's tenant, its request counted in the key's `API_THROTTLE_RATE` budget, which its REST
+    calls share: MCP over HTTP had no limit at all, so a key throttled on the API went on over MCP."""
+    key = tools_key(raw_key)
+    wait = api_key_throttle_wait(key.pk)
+    if wait is not None:
+        raise KeyRefused(f"Request was throttled. Expected available in {math.ceil(wait)} seconds.", 429,
+                         retry_after=math.ceil(wait))
     return key.tenant
 
 
@@ -123,17 +140,19 @@ class ApiKeyMiddleware:
         try:
             if scheme.lower() != "bearer" or not raw.strip():
                 raise KeyRefused("Use 'Authorization: Bearer <api key>'.", 401)
-            tenant = await sync_to_async(tenant_for_key, thread_sensitive=True)(raw)
+            tenant = await sync_to_async(_admitted_tenant, thread_sensitive=True)(raw)
         except KeyRefused as exc:
             # A JSON-RPC error at the HTTP status: MCP clients read the body of a refused request only in
             # this form (the official SDK's said "Server returned an error response" and nothing of why).
             # No request id: the body is not read before the key is checked.
-            code = "not_authenticated" if exc.status == 401 else "missing_scope"
+            code = {401: "not_authenticated", 429: "throttled"}.get(exc.status, "missing_scope")
             body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
                 "code": REFUSED_CODE, "message": str(exc), "data": {"code": code, "status": exc.status}}}).encode()
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
             if exc.status == 401:
                 headers.append((b"www-authenticate", b"Bearer"))
+            if exc.retry_after is not None:
+                headers.append((b"retry-after", str(exc.retry_after).encode()))
             await send({"type": "http.response.start", "status": exc.status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
             return

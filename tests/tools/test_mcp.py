@@ -198,3 +198,47 @@ def test_a_refused_call_quotes_russian_and_chinese_as_they_are(key_for: Callable
         text = result.content[0].text
         assert quoted in text and "\\u" not in text, text
         assert json.loads(text)["error"]["field"] in {"world", "k"}
+
+
+def test_http_counts_a_key_in_the_budget_its_api_calls_share(key_for: Callable[..., tuple[str, Tenant]],
+                                                             http_server: str, settings,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """MCP over HTTP had no rate limit: a key throttled on the API went on reading over MCP."""
+    from rest_framework.test import APIClient
+
+    from memoryhub import throttling
+    from memoryhub.auth import ApiKeyRateThrottle
+
+    settings.REDIS_URL = ""  # counted in this process, which the server's thread shares
+    monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": "3/hour"})
+    throttling.local_counter.clear()
+    raw, _ = key_for()
+    other, _ = key_for(name="tenant-b")
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert api.get("/api/v1/tools").status_code == 200
+    assert [_status(http_server, raw)[0] != 429 for _ in range(2)] == [True, True]
+    status, body = _status(http_server, raw)
+    assert status == 429 and body["error"]["data"] == {"code": "throttled", "status": 429}
+    assert "throttled" in body["error"]["message"]
+    assert api.get("/api/v1/tools").status_code == 429  # one budget for both
+    assert _status(http_server, other)[0] != 429  # another key's budget is its own
+
+
+def test_http_throttled_answer_says_when_to_retry(key_for: Callable[..., tuple[str, Tenant]], http_server: str,
+                                                  settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memoryhub import throttling
+    from memoryhub.auth import ApiKeyRateThrottle
+
+    settings.REDIS_URL = ""
+    monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": "1/min"})
+    throttling.local_counter.clear()
+    raw, _ = key_for()
+    _status(http_server, raw)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+    request = urllib.request.Request(http_server, body, {"Content-Type": "application/json",
+                                                         "Accept": "application/json, text/event-stream",
+                                                         "Authorization": f"Bearer {raw}"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request)
+    assert refused.value.code == 429 and 0 < int(refused.value.headers["Retry-After"]) <= 60
