@@ -63,3 +63,17 @@ def test_a_key_revoked_or_narrowed_while_stdio_serves_is_refused(key_for: Callab
     error = json.loads(after.content[0].text)["error"]
     assert error["code"] == ("not_authenticated" if change == "revoke" else "missing_scope")
     assert ToolCall.objects.filter(tenant=tenant).count() == 1  # the refused call read nothing
+
+
+def test_a_tenant_deactivated_while_stdio_serves_it_by_name_is_refused(key_for: Callable[..., tuple[str, Tenant]]
+                                                                        ) -> None:
+    """`mcp_serve --tenant NAME` (operator mode, no key) resolved the tenant once, at start."""
+    from tools.mcp_server import _call_sync
+
+    _, tenant = key_for()
+    served = Tenant.objects.get(pk=tenant.pk)  # the object the server holds from its start
+    assert not _call_sync(served, "profile_get", {"user_id": "u1"}, ToolCall.Transport.MCP_STDIO).is_error
+    Tenant.objects.filter(pk=tenant.pk).update(is_active=False)  # as the admin's tenant page saves it
+    refused = _call_sync(served, "profile_get", {"user_id": "u1"}, ToolCall.Transport.MCP_STDIO)
+    assert refused.is_error and json.loads(refused.content[0].text)["error"]["code"] == "not_authenticated"
+    assert ToolCall.objects.filter(tenant=tenant).count() == 1  # the refused call read and logged nothing
