@@ -84,8 +84,9 @@ def _call_sync(tenant: Tenant, name: str, arguments: dict[str, Any], transport: 
         except KeyRefused as exc:
             code = "not_authenticated" if exc.status == 401 else "missing_scope"
             return _error_result({"error": {"code": code, "message": str(exc), "field": None}})
-    elif not Tenant.objects.filter(pk=tenant.pk, is_active=True).exists():
-        # No key to check (`mcp_serve --tenant NAME`): a tenant deactivated while the client runs reads nothing more.
+    elif transport == ToolCall.Transport.MCP_STDIO and not Tenant.objects.filter(pk=tenant.pk, is_active=True).exists():
+        # No key to check (`mcp_serve --tenant NAME`; over HTTP the middleware has just checked the key and its
+        # tenant): a tenant deactivated while the client runs reads nothing more.
         return _error_result({"error": {"code": "not_authenticated", "message": "The tenant is deactivated.",
                                         "field": None}})
     try:

@@ -3,11 +3,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -27,6 +23,7 @@ from memoryhub.llm import (
     parse_json_reply,
 )
 from tests.llm_server import Delay, HTTPError, Malformed, OpenAICompatServer
+from tests.start_up import start_up
 
 
 class Fact(BaseModel):
@@ -304,27 +301,21 @@ def test_provider_off_refuses_to_build() -> None:
                                     '{"gpt-4o-mini": ["0.15", "0.6"]}', '{"gpt-4o-mini": [-1, 0.6]}'])
 def test_a_bad_llm_prices_stops_start_up_naming_the_variable(prices: str) -> None:
     # It used to start and fail later, on the first LLM call or priced turn report, with a TypeError.
-    repo = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-c", "import memoryhub.settings"], cwd=repo, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "LLM_PRICES": prices})
+    done = start_up(LLM_PRICES=prices)
     assert done.returncode != 0
     assert "ImproperlyConfigured: LLM_PRICES['gpt-4o-mini'] must be [USD per 1M prompt tokens" in done.stderr
 
 
 @pytest.mark.parametrize("models", ['{"archivist": 5}', '{"archivist": ""}', '{"archivist": ["a", "b"]}'])
 def test_a_bad_llm_models_stops_start_up_naming_the_variable(models: str) -> None:
-    repo = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-c", "import memoryhub.settings"], cwd=repo, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "LLM_MODELS": models})
+    done = start_up(LLM_MODELS=models)
     assert done.returncode != 0
     assert "ImproperlyConfigured: LLM_MODELS['archivist'] must be a model name" in done.stderr
 
 
 def test_llm_prices_as_documented_load() -> None:
-    repo = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-c", "from memoryhub import settings; print(settings.LLM_PRICES)"],
-                          cwd=repo, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "LLM_PRICES": '{"gpt-4o-mini": [0.15, 0.6]}'})
+    done = start_up("from memoryhub import settings; print(settings.LLM_PRICES)",
+                    LLM_PRICES='{"gpt-4o-mini": [0.15, 0.6]}')
     assert done.stdout.strip() == "{'gpt-4o-mini': [0.15, 0.6]}", done.stderr
 
 

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.start_up import ROOT, start_up
 
 
 def _load(**env: str) -> subprocess.CompletedProcess[str]:
     script = "import django; django.setup(); from django.conf import settings; print(settings.LOG_LEVEL)"
-    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "memoryhub.settings", **env})
+    return start_up(script, DJANGO_SETTINGS_MODULE="memoryhub.settings", **env)
 
 
 @pytest.mark.parametrize(("given", "level"), [("debug", "DEBUG"), ("Warning", "WARNING"), ("INFO", "INFO")])
@@ -34,8 +32,7 @@ def test_an_unknown_log_level_stops_start_up_naming_the_variable() -> None:
 
 
 def _database(url: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "import memoryhub.settings"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "DATABASE_URL": url})
+    return start_up(DATABASE_URL=url)
 
 
 @pytest.mark.parametrize("url", ["sqlite:///memoryhub.db", "mysql://u:p@db/memoryhub"])
@@ -56,8 +53,7 @@ def test_a_malformed_database_url_stops_start_up_naming_the_variable(url: str) -
 @pytest.mark.parametrize("url", ["localhost:6379", "redis://localhost:port/0"])
 def test_a_malformed_redis_url_stops_start_up_naming_the_variable(url: str) -> None:
     # It started, and every API call answered 500 when the rate limit first reached for Redis.
-    done = subprocess.run([sys.executable, "-c", "import memoryhub.settings"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "REDIS_URL": url})
+    done = start_up(REDIS_URL=url)
     assert done.returncode != 0
     assert "ImproperlyConfigured: REDIS_URL must be redis://HOST:PORT/DB" in done.stderr
 
@@ -67,8 +63,7 @@ def test_a_setting_set_to_empty_keeps_its_default() -> None:
     script = ("from memoryhub import settings as s; "
               "print(s.LLM_MODELS['default'], s.TOOLS_DEFAULT_WORLD, s.LORE_GOLDEN_DIR.name, s.ALLOWED_HOSTS[0])")
     empty = dict.fromkeys(("LLM_MODEL", "TOOLS_DEFAULT_WORLD", "LORE_GOLDEN_DIR", "ALLOWED_HOSTS"), "")
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **empty})
+    done = start_up(script, **empty)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["gpt-4o-mini", "dnd5e", "memory_retrieval_golden", "127.0.0.1"]
 
@@ -80,11 +75,9 @@ def _local_model(tmp_path: Path, *, path: str, installed: bool) -> subprocess.Co
     (stub / "sentence_transformers").mkdir(parents=True, exist_ok=True)
     (stub / "sentence_transformers" / "__init__.py").write_text("raise RuntimeError('imported')\n")
     hide = "" if installed else "import sys; sys.modules['sentence_transformers'] = None; "
-    env = {**os.environ, "EMBEDDING_PROVIDER": "sentence-transformers", "EMBEDDING_MODEL_PATH": path,
-           "PYTHONPATH": os.pathsep.join([str(stub), str(ROOT)])}
     script = hide + "from memoryhub import settings; print(settings.EMBEDDING_MODEL_PATH)"
-    return subprocess.run([sys.executable, "-c", script],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    return start_up(script, EMBEDDING_PROVIDER="sentence-transformers", EMBEDDING_MODEL_PATH=path,
+                    PYTHONPATH=os.pathsep.join([str(stub), str(ROOT)]))
 
 
 def test_a_local_model_that_is_not_there_stops_start_up(tmp_path: Path) -> None:

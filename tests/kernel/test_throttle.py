@@ -7,13 +7,9 @@ the counts in Redis (the test's own) and in-process (the embedded mode, and Redi
 from __future__ import annotations
 
 import http.client
-import os
-import subprocess
-import sys
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -21,6 +17,7 @@ import pytest
 from memoryhub import throttling
 from memoryhub.auth import ApiKeyRateThrottle
 from tests.factories import make_tenant
+from tests.start_up import start_up
 
 CLIENTS = 16
 LIMIT = 60
@@ -111,7 +108,6 @@ def test_a_window_closes_and_a_new_one_opens() -> None:
 @pytest.mark.parametrize("rate", ["1200", "1200/fortnight", "0/min", "many/min"])
 def test_a_bad_throttle_rate_stops_start_up_naming_the_variable(rate: str) -> None:
     # DRF parses the rate on every request: it used to start and answer every API call 500.
-    done = subprocess.run([sys.executable, "-c", "import memoryhub.settings"], cwd=Path(__file__).resolve().parents[2],
-                          capture_output=True, text=True, timeout=60, env={**os.environ, "API_THROTTLE_RATE": rate})
+    done = start_up(API_THROTTLE_RATE=rate)
     assert done.returncode != 0
     assert "ImproperlyConfigured: API_THROTTLE_RATE must be <requests>/<second|minute|hour|day>" in done.stderr

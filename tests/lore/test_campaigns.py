@@ -205,6 +205,13 @@ def published(staged: KnowledgeVersion) -> KnowledgeVersion:
     return staged
 
 
+def _scene_with_srd(engine, world, files, body: dict) -> dict:
+    """Publish these SRD files as the world's rules, then ask for a scene."""
+    version = lore_services.knowledge_ingest(world=world, domain="srd", files=files, actor="test")
+    lore_services.lore_version_publish(version=version, actor="test", force=True, reason="test fixture")
+    return engine.post(f"{BASE}/scene-context", body, format="json").json()
+
+
 def test_the_rules_block_holds_rules_not_the_stat_blocks_of_monsters_that_use_them(engine, world, small_files):
     from tests.lore.conftest import as_bytes
 
@@ -216,11 +223,9 @@ def test_the_rules_block_holds_rules_not_the_stat_blocks_of_monsters_that_use_th
                       "action to make a special melee attack, a grapple."}]
     files = [*small_files, lore_services.UploadedFile("Monsters.json", as_bytes(monsters), "en"),
              lore_services.UploadedFile("Rule-Sections.json", as_bytes(rules), "en")]
-    version = lore_services.knowledge_ingest(world=world, domain="srd", files=files, actor="test")
-    lore_services.lore_version_publish(version=version, actor="test", force=True, reason="test fixture")
-    body = {"party": "pty_001", "location": "loc_moon_bridge", "npcs": ["npc_LiShen"],
-            "user_input": "I try to grapple Li Shen and push him off the bridge"}
-    scene = engine.post(f"{BASE}/scene-context", body, format="json").json()
+    scene = _scene_with_srd(engine, world, files, {
+        "party": "pty_001", "location": "loc_moon_bridge", "npcs": ["npc_LiShen"],
+        "user_input": "I try to grapple Li Shen and push him off the bridge"})
     rules = next(b for b in scene["blocks"] if b["name"] == "rules")
     sources = [i["source"] for i in rules["items"]]
     assert sources and sources[0].startswith("srd:Rule-Sections/making-an-attack")
@@ -244,10 +249,7 @@ def test_a_persuasion_attempt_said_with_a_verb_brings_the_persuasion_rule(engine
         "you to make a Charisma (Persuasion) check, e.g. to convince a guard to let you pass."]}]
     files = [*small_files, lore_services.UploadedFile("Skills.json", as_bytes(skills), "ru"),
              lore_services.UploadedFile("Skills.json", as_bytes(skills_en), "en")]
-    version = lore_services.knowledge_ingest(world=world, domain="srd", files=files, actor="test")
-    lore_services.lore_version_publish(version=version, actor="test", force=True, reason="test fixture")
-    scene = engine.post(f"{BASE}/scene-context", {"party": "pty_001", "user_input": user_input},
-                        format="json").json()
+    scene = _scene_with_srd(engine, world, files, {"party": "pty_001", "user_input": user_input})
     assert scene["rules_needed"] is True, scene["rules_trigger"]
     rules = next(b for b in scene["blocks"] if b["name"] == "rules")
     assert rules["items"] and rules["items"][0]["source"].startswith("srd:Skills/persuasion@")
@@ -263,10 +265,7 @@ def test_a_shove_said_with_a_verb_brings_the_shoving_rule(engine, world, small_f
               "desc": "## Shoving a Creature\nUsing the Attack action, you can make a special melee attack to shove "
                       "a creature, either to knock it prone or push it 5 feet away from you. Вы толкаете существо."}]
     files = [*small_files, lore_services.UploadedFile("Rule-Sections.json", as_bytes(rules), "en")]
-    version = lore_services.knowledge_ingest(world=world, domain="srd", files=files, actor="test")
-    lore_services.lore_version_publish(version=version, actor="test", force=True, reason="test fixture")
-    scene = engine.post(f"{BASE}/scene-context", {"party": "pty_001", "user_input": user_input},
-                        format="json").json()
+    scene = _scene_with_srd(engine, world, files, {"party": "pty_001", "user_input": user_input})
     assert scene["rules_needed"] is True, scene["notes"]
     rules_block = next(b for b in scene["blocks"] if b["name"] == "rules")
     assert "srd:Rule-Sections/making-an-attack@1.0.0" in [i["source"] for i in rules_block["items"]]

@@ -368,15 +368,12 @@ def test_a_question_that_is_mostly_a_title_gets_that_entry_first(world, monkeypa
     assert top("fireball").entry_id != "Spells/fireball"
 
 
-def test_with_the_embedder_away_knowledge_is_searched_by_words_and_titles(world, settings, llm_server) -> None:
+def test_with_the_embedder_away_knowledge_is_searched_by_words_and_titles(world, remote_embedder) -> None:
     """A remote embedder away made every rules lookup, and so every scene's prompt, a 503; the
     knowledge is now searched by its BM25 and title lists alone until the embedder is back."""
     from tests.llm_server import HTTPError
 
-    settings.EMBEDDING_PROVIDER = "openai"
-    settings.EMBEDDING_BASE_URL = llm_server.base_url
-    settings.EMBEDDING_API_KEY = "test"
-    settings.LLM_MAX_RETRIES = 0
+    llm_server = remote_embedder
     conditions = [{"index": "blinded", "name": "Blinded", "desc": ["- A blinded creature can't see."]},
                   {"index": "prone", "name": "Prone", "desc": ["- A prone creature's only movement is to crawl."]}]
     version = services.knowledge_ingest(world=world, domain="srd", actor="test", files=[

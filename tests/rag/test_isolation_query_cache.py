@@ -6,27 +6,13 @@ had just asked ("is alice pregnant?")."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from memoryhub import embeddings
 from tests.llm_server import OpenAICompatServer
 
 pytestmark = pytest.mark.django_db
 
 QUERY = "is alice pregnant?"
-
-
-@pytest.fixture
-def remote_embedder(settings: Any, llm_server: OpenAICompatServer) -> OpenAICompatServer:
-    settings.EMBEDDING_PROVIDER = "openai"
-    settings.EMBEDDING_BASE_URL = llm_server.base_url
-    settings.EMBEDDING_API_KEY = "test"
-    settings.LLM_TIMEOUT = 10.0
-    settings.LLM_MAX_RETRIES = 0
-    embeddings.reset_providers()
-    return llm_server
 
 
 def _embedded(server: OpenAICompatServer) -> int:

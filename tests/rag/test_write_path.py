@@ -50,18 +50,6 @@ def queued(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kernel, "archival_job_enqueue", lambda *, job_id, **kwargs: True)
 
 
-@pytest.fixture
-def remote_embedder(settings: Any, llm_server: OpenAICompatServer) -> OpenAICompatServer:
-    """Embeddings through the real `openai` client against the loopback server (settings changes
-    reset the cached embedder)."""
-    settings.EMBEDDING_PROVIDER = "openai"
-    settings.EMBEDDING_BASE_URL = llm_server.base_url
-    settings.EMBEDDING_API_KEY = "test"
-    settings.LLM_TIMEOUT = 10.0
-    settings.LLM_MAX_RETRIES = 0
-    return llm_server
-
-
 def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not condition():

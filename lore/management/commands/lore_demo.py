@@ -43,8 +43,8 @@ class Command(BaseCommand):
                      stderr=self.stderr)
         staged = Alias.objects.select_related("version__world").get(
             world__tenant=tenant, world__slug=DEMO_WORLD, domain="srd", name="stage").version
-        failures = services.smoke_failures(staged)
-        if failures:
+        forced: list[str] = []
+        if failures := services.smoke_failures(staged):
             # The gate's thresholds (config/knowledge.yaml) were chosen with the offline embedder; another
             # one (an English-only local model, say) can miss them on the Russian rules, and `make run`
             # then stopped with no demo at all. The demo still comes up, as a forced publish that the
@@ -52,11 +52,9 @@ class Command(BaseCommand):
             reason = (f"demo: smoke gate missed with the embedder {embeddings.get_embedder().name} "
                       f"({'; '.join(failures)})")
             self.stderr.write(f"warning: {reason}; published anyway as a forced publish")
-            call_command("lore_publish", DEMO_WORLD, "srd", "stage", "--tenant", DEMO_TENANT, "--force",
-                         "--reason", reason, stdout=self.stdout, stderr=self.stderr)
-        else:
-            call_command("lore_publish", DEMO_WORLD, "srd", "stage", "--tenant", DEMO_TENANT, stdout=self.stdout,
-                         stderr=self.stderr)
+            forced = ["--force", "--reason", reason]
+        call_command("lore_publish", DEMO_WORLD, "srd", "stage", "--tenant", DEMO_TENANT, *forced, stdout=self.stdout,
+                     stderr=self.stderr)
         self.stdout.write(
             "  try: curl -s -X POST http://127.0.0.1:8000/api/v1/worlds/dnd5e/search -H 'Authorization: Bearer <key>' "
             "-H 'Content-Type: application/json' -d '{\"query\": \"how big is a fireball?\", \"k\": 3}'")
