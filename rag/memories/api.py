@@ -46,13 +46,14 @@ class NamedChoiceField(StrictChoiceField):
 
 
 class EmotionField(StrictChoiceField):
-    """An emotion by id or by its Russian / Chinese name (→ the id). The names are the schema's enum,
-    so a value the schema allows is one the API takes."""
+    """An emotion by id, by its Russian / Chinese name or by an everyday word for it ("sad", "开心";
+    → the id). The names are the schema's enum, so a value the schema allows is one the API takes."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(choices=EMOTION_NAMES, **kwargs)
         self.error_messages["invalid_choice"] = (
-            f'"{{input}}" is not a valid emotion; allowed: {", ".join(EMOTION_IDS)} (or their ru/zh names).')
+            f'"{{input}}" is not a valid emotion; allowed: {", ".join(EMOTION_IDS)}'
+            ' (or their ru/zh names, or words such as "sad" or "happy").')
 
     def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)

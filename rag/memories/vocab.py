@@ -1,7 +1,9 @@
 """Seed 004's vocabularies: memory kinds, consolidation categories, emotions (with valence).
 
 Emotions are stored by an English id; the seed's Russian names and Chinese names are accepted as
-aliases, so a client (or a model) writing "радость" or "快乐" gets `joy`.
+aliases, so a client (or a model) writing "радость" or "快乐" gets `joy`, and so are the everyday words
+for the feeling ("sad", "happy", "开心", "печаль"): a client that writes `"emotion": "sad"` means
+`sadness`, and a model's "grateful" should not drop out of the mood.
 """
 
 from __future__ import annotations
@@ -35,26 +37,26 @@ SESSION_CATEGORIES = frozenset({Category.CHAT.value, Category.SESSION_EVENT.valu
 # id -> (valence in -1..1 of feeling it, aliases in en/ru/zh). Valence turns a detected emotion of
 # intensity s into a signed score s * valence for mood (seed 004: -1 very negative .. +1 very positive).
 BASIC_EMOTIONS: dict[str, tuple[float, tuple[str, ...]]] = {
-    "joy": (1.0, ("радость", "快乐", "喜悦", "happiness")),
-    "sadness": (-1.0, ("грусть", "悲伤", "难过")),
-    "anger": (-1.0, ("гнев", "злость", "愤怒", "生气")),
-    "fear": (-1.0, ("страх", "恐惧", "害怕")),
-    "surprise": (0.2, ("удивление", "惊讶")),
-    "disgust": (-1.0, ("отвращение", "厌恶")),
-    "calm": (0.5, ("спокойствие", "平静")),
-    "excitement": (0.7, ("волнение", "兴奋", "激动")),
+    "joy": (1.0, ("радость", "快乐", "喜悦", "happiness", "happy", "joyful", "счастье", "开心", "高兴")),
+    "sadness": (-1.0, ("грусть", "悲伤", "难过", "sad", "печаль", "伤心")),
+    "anger": (-1.0, ("гнев", "злость", "愤怒", "生气", "angry")),
+    "fear": (-1.0, ("страх", "恐惧", "害怕", "afraid", "scared", "fearful")),
+    "surprise": (0.2, ("удивление", "惊讶", "surprised")),
+    "disgust": (-1.0, ("отвращение", "厌恶", "disgusted")),
+    "calm": (0.5, ("спокойствие", "平静", "calmness")),
+    "excitement": (0.7, ("волнение", "兴奋", "激动", "excited")),
     "love": (1.0, ("любовь", "爱")),
-    "shame": (-0.7, ("стыд", "羞耻")),
+    "shame": (-0.7, ("стыд", "羞耻", "ashamed")),
 }
 COMPLEX_EMOTIONS: dict[str, tuple[float, tuple[str, ...]]] = {
-    "nostalgia": (0.3, ("ностальгия", "怀旧")),
-    "pride": (0.8, ("гордость", "自豪", "骄傲")),
-    "envy": (-0.6, ("зависть", "嫉妒", "羡慕")),
-    "gratitude": (0.9, ("благодарность", "感激", "感谢")),
-    "disappointment": (-0.8, ("разочарование", "失望")),
-    "hope": (0.7, ("надежда", "希望")),
-    "boredom": (-0.4, ("скука", "无聊")),
-    "interest": (0.5, ("интерес", "兴趣")),
+    "nostalgia": (0.3, ("ностальгия", "怀旧", "nostalgic")),
+    "pride": (0.8, ("гордость", "自豪", "骄傲", "proud")),
+    "envy": (-0.6, ("зависть", "嫉妒", "羡慕", "envious", "jealous", "jealousy")),
+    "gratitude": (0.9, ("благодарность", "感激", "感谢", "grateful", "thankful")),
+    "disappointment": (-0.8, ("разочарование", "失望", "disappointed")),
+    "hope": (0.7, ("надежда", "希望", "hopeful")),
+    "boredom": (-0.4, ("скука", "无聊", "bored")),
+    "interest": (0.5, ("интерес", "兴趣", "interested", "curious", "curiosity")),
 }
 EMOTIONS = {**BASIC_EMOTIONS, **COMPLEX_EMOTIONS}
 _ALIASES = {alias: name for name, (_, aliases) in EMOTIONS.items() for alias in (name, *aliases)}

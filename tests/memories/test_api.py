@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from rag.memories.consolidation import emotion_scores
 from rag.models import Chunk
 from tests.openapi import schema_body, schema_parameter
 
@@ -31,6 +32,18 @@ def test_memory_is_written_with_its_own_id_and_typed_columns(client_a) -> None:
 
     listed = client.get("/api/v1/characters/neiri/memories", {"category": "FactsAboutUser"}).json()
     assert len(listed) == 2 and {m["id"] for m in listed} == {body["id"], second.json()["id"]}
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    ("sad", "sadness"), ("grateful", "gratitude"), ("开心", "joy"), ("печаль", "sadness"), ("jealous", "envy"),
+])
+def test_an_everyday_word_for_the_feeling_is_its_emotion(client_a, said: str, stored: str) -> None:
+    # A client writes "sad", a model "grateful": the feeling is meant, not a 400 or a dropped emotion.
+    client, _ = client_a
+    response = client.post("/api/v1/characters/neiri/memories", {**MEMORY, "emotion": said}, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["emotion"] == stored
+    assert emotion_scores({"emotions": [{"name": said, "score": 0.6}]}) == {stored: 0.6}
 
 
 def test_missing_timestamp_is_stored_as_now_not_1970(client_a) -> None:
