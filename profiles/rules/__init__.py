@@ -24,8 +24,12 @@ def extract(text: str) -> list[RuleFact]:
     (key, value) is kept. Values a key cannot hold (an age of 500) are dropped here; sensitive
     numbers are not: they are refused, and counted, when saved."""
     best: dict[tuple[str, str], RuleFact] = {}
-    for sentence in sentences(text):
-        for fact in _BY_LANGUAGE[detect_language(sentence)](sentence):
+    for i, sentence in enumerate(sentences(text)):
+        language = detect_language(sentence)
+        # Chinese leaves the subject out: only the opening sentence's is surely the writer's.
+        found = (zh.extract_sentence(sentence, opens_message=i == 0) if language == "zh"
+                 else _BY_LANGUAGE[language](sentence))
+        for fact in found:
             try:
                 key = key_normalize(fact.key)
                 value = value_clean(key, fact.value)

@@ -39,6 +39,10 @@ TZ_WORD = r"((?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2})\s+(?:time|Time))"
 AS_MUCH_AS = r"(?:hard|much|long|fast|well|often|little|best|quick(?:ly)?|many|far|late|early)\s+as\b"
 I_HAVE_BEEN = r"\bi(?:'ve|’ve|\s+have)\s+(?:(?:also|now|just)\s+)?been\s+"
 AND_I = r"\b(?:i|i'm|i’m|i\s+am)\b[^.;!?]{0,60}?\b(?:and|but)\s+"
+# Between "I work" and "as a nurse": a shift or way of working, then a place ("in Boston", "at a hospital in
+# Leeds"). Lazy and short, so "I work with kids as much as I can" is still refused by AS_MUCH_AS.
+WORK_WHERE = (r"(?:\s+(?:nights|days|weekends|evenings|part[-\s]time|full[-\s]time|remotely|from\s+home))?"
+              r"(?:\s+(?:in|at|for|with)\s+(?:(?!\bas\b)[^,.;!?]){1,40}?)?")
 # What may follow a place that ends a subjectless clause ("living in Dublin these days").
 PLACE_END = r"(?=\s*(?:$|[,.;!]|these\s+days\b|now\b|at\s+the\s+moment\b|currently\b|for\b|since\b))"
 # Fields one works in ("I work in HR"): an occupation where a capitalised word would otherwise read as a place.
@@ -238,11 +242,15 @@ RULES: tuple[Rule, ...] = (
     # occupation, employer, diet
     Rule("en.job.i_am_a", _r(rf"\b{I_AM}\s+{ADV}(?:a|an)\s+{NP}{NP_END}"), one("occupation", transform=_job_in_lexicon),
          0.85),
-    Rule("en.job.been_a", _r(rf"\bi(?:'ve|’ve|\s+have)\s+been\s+(?:a|an)\s+{NP}\s+(?:for|since)\b"),
+    # "Been a plumber for twenty years": the subject left out at the start of a message or clause.
+    Rule("en.job.been_a", _r(rf"(?:\bi(?:'ve|’ve|\s+have)|(?:^|[,;]\s*)\W*)\s*been\s+(?:a|an)\s+{NP}"
+                             rf"\s+(?:for|since)\b"),
          one("occupation", transform=_job_in_lexicon), 0.8),
     Rule("en.job.teach", _r(r"\bi\s+(?:currently\s+|now\s+)?teach\s+([a-z]+)\b(?!\s+(?:myself|me|you))"),
          one("occupation", transform=lambda subject: f"{subject.lower()} teacher"), 0.75),
-    Rule("en.job.work_as", _r(rf"\bi\s+{ADV}(?:work|(?:make|earn)\s+(?:a|my)\s+living)\s+as\s+"
+    # "I work in Boston as a nurse", "I work at a hospital in Leeds as a nurse", "I work nights as…": where or
+    # when comes before the job.
+    Rule("en.job.work_as", _r(rf"\bi\s+{ADV}(?:work{WORK_WHERE}|(?:make|earn)\s+(?:a|my)\s+living)\s+as\s+"
                               rf"(?!{AS_MUCH_AS})(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
          one("occupation", transform=_job), 0.9),
     Rule("en.job.who_works_as", _r(rf"{I_WHO}works\s+as\s+(?:a|an)\s+{NP}{NP_END}"),
@@ -252,7 +260,8 @@ RULES: tuple[Rule, ...] = (
     Rule("en.job.and_a", _r(rf"\b{I_AM}\s+(?:(?!\b(?:with|to|of|for|like)\b)[^.;!?]){{1,40}}?\band\s+(?:a|an)\s+"
                             rf"{NP}{NP_END}"),
          one("occupation", transform=_job_in_lexicon), 0.8),
-    Rule("en.job.work_in_field", _r(rf"\bi\s+{ADV}work\s+in\s+{FIELDS}\b"),
+    # "I work in sales as a manager": the job after "as" says more (en.job.work_as).
+    Rule("en.job.work_in_field", _r(rf"\bi\s+{ADV}work\s+in\s+{FIELDS}\b(?!\s+as\b)"),
          lambda m: [("occupation", m.group(1) if m.group(1).isupper() else m.group(1).lower())], 0.8),
     Rule("en.job.working_at_as", _r(rf"(?:^\W*(?:currently\s+|now\s+)?working|\b{I_AM}\s+{ADV}working|\bi\s+{ADV}work"
                                     rf"|{I_HAVE_BEEN}working)\s+(?:at|for)\s+(?:the\s+)?({ORG})"
@@ -310,6 +319,12 @@ RULES: tuple[Rule, ...] = (
                                          rf"({PLACE}){PLACE_END}"), one("location", transform=_place), 0.8),
     Rule("en.hometown.born", _r(rf"\bi\s+(?:come\s+from|was\s+born\s+(?:and\s+raised\s+)?in|grew\s+up\s+in)\s+"
                                 rf"(?:the\s+)?({PLACE})"), one("hometown", transform=_place), 0.85),
+    # "I grew up in Ohio but I'm in Texas now": against where they come from, "in X now" is where they live
+    # (alone, "I'm in Texas now" may be a trip).
+    Rule("en.location.but_in_now", _r(rf"\b(?:grew\s+up|was\s+born|(?:come|{I_AM}\s+(?:originally\s+)?)from)\b"
+                                      rf"[^.;!?]{{1,40}}?\bbut\s+{I_AM}\s+(?:now\s+)?in\s+(?:the\s+)?({PLACE})"
+                                      rf"\s+(?:now|these\s+days|nowadays)\b"),
+         one("location", transform=_place), 0.8),
     Rule("en.hometown.my_hometown", _r(rf"\bmy\s+home\s*town\s+is\s+({PLACE})"), one("hometown", transform=_place),
          0.9),
     # language preference and languages spoken

@@ -2,7 +2,7 @@
 
 A case is a dict: `text`, optional `role` (user unless "assistant"/"system": the bot's own words
 are never passed to the extractor, as in production), `facts` ([key, value] pairs) and optional
-`set` ("dev", "heldout", "challenge", "blind", "blind2", "blind3" or "blind4"). Facts compare on
+`set` ("dev", "heldout", "challenge", "blind", "blind2", "blind3", "blind4" or "blind5"). Facts compare on
 (key, normalised value).
 """
 
@@ -68,7 +68,7 @@ def evaluate(table: Mapping[str, list[Mapping[str, Any]]]) -> dict[tuple[str, st
     """Scores per (language, set), with "all" for both sets together."""
     out: dict[tuple[str, str], Score] = {}
     for lang, cases in table.items():
-        for subset in ("dev", "heldout", "challenge", "blind", "blind2", "blind3", "blind4", "all"):
+        for subset in ("dev", "heldout", "challenge", "blind", "blind2", "blind3", "blind4", "blind5", "all"):
             chosen = [c for c in cases if subset == "all" or c.get("set", "dev") == subset]
             out[(lang, subset)] = score(chosen)
     return out

@@ -371,14 +371,16 @@ RULES: tuple[Rule, ...] = (
          lambda m: [("age", a)] if _name_after_ya(m.group(1)) and (a := _ru_number(m.group(2))) else [], 0.8),
     Rule("ru.age.vozrast", _r(r"\bмой\s+возраст\s*(?:[—–:-]|это)?\s*(\d{1,3})"), one("age"), 0.9),
     # occupation, employer, diet
-    Rule("ru.job.rabotayu", _r(rf"\b(?:я\s+)?{ADV}работаю\s+((?:{WORD}\s+){{0,2}}{WORD})"),
+    Rule("ru.job.rabotayu", _r(rf"\b(?:я\s+)?{ADV}(?:работаю|тружусь)\s+((?:{WORD}\s+){{0,2}}{WORD})"),
          one("occupation", transform=_job_ablt), 0.9),
     Rule("ru.job.po_professii", _r(rf"\b(?:по\s+профессии\s+я|я\s+по\s+профессии|моя\s+профессия)\s*(?:[—–:-]|это)?"
                                    rf"\s*((?:{WORD}\s+){{0,2}}{WORD})"),
          one("occupation", transform=lambda raw: _job_nominative(raw, lexicon=False)), 0.9),
     Rule("ru.job.ya", _r(rf"\bя\s*[—–-]?\s*{ADV}((?:{WORD}\s+){{0,2}}{WORD})"), one("occupation",
                                                                                    transform=_job_nominative), 0.85),
-    Rule("ru.job.rabotayu_v_org", _r(rf"\b(?:я\s+)?{ADV}работаю\s+в\s+(?:компании\s+)?[«\"]?{PLACE}[»\"]?\s+"
+    # "работаю в Москве врачом", "работаю в Бостоне, медсестрой в больнице"
+    Rule("ru.job.rabotayu_v_org", _r(rf"\b(?:я\s+)?{ADV}(?:работаю|тружусь)\s+в\s+(?:компании\s+)?[«\"]?{PLACE}[»\"]?"
+                                     rf"\s*,?\s+"
                                      rf"((?:{WORD}\s+){{0,1}}{WORD})"),
          one("occupation", 2, transform=_job_ablt_known), 0.85),
     Rule("ru.employer.rabotayu_v", _r(rf"\b(?:я\s+)?{ADV}работаю\s+(?:[{CYR}]+\s+){{0,3}}?в\s+(?:компании\s+)?[«\"]?"
@@ -447,6 +449,8 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.pets.age", _r(rf"\b(?:моей|моему)\s+([{CYR}]+)(?:\s+({NAME_CAP}))?\s+(?:уже\s+|сейчас\s+|только\s+|"
                            rf"скоро\s+|недавно\s+)?(?:исполнил(?:ось|ся)\s+)?(?:\d{{1,2}}|{NUM}|{SMALL_NUM})\s*(?:лет|год|года|"
                            rf"месяц|месяца|месяцев|недел[ьи])\b"), _pet_age, 0.8),
+    # "Моя кошка Муся сидит на клавиатуре": the animal and its name as the subject.
+    Rule("ru.pets.moy", _r(rf"\bмо(?:й|я)\s+((?-i:[а-яё]+))\s+({NAME_CAP})\b"), _pet, 0.8),
     Rule("ru.pets.zovut", _r(rf"\bмо(?:ю|его|й|я)\s+([{CYR}]+)\s+зовут\s+({NAME_CAP})"), _pet, 0.8),
     Rule("ru.likes.lyublyu", _r(rf"\b(?:я\s+)?(?:очень\s+|просто\s+|тоже\s+|также\s+|безумно\s+)?(?:люблю|обожаю)\s+"
                                 rf"([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)(?=\s*(?:$|[.!;]|\bно\b|\bпотому\b|\bкогда\b))"),

@@ -50,6 +50,7 @@ OCCUPATIONS = tuple(lexicon("""
 自由职业者 翻译 编辑 画家 歌手 模特 运动员 军人 保安 保姆 店主 主播 博主 秘书 助理 顾问 教练
 空姐 导游 法官 科学家 研究者 家庭主妇 全职妈妈 码农 实习生 艺术家 音乐家 企业家 专家 公务员
 职员 白领 外卖员 快递员 服务员 店员 医师 药师 兽医 牙医 退休人员 个体户 程序猿 产品经理 分析师
+水管工 电工 木工 焊工 钳工 瓦工 油漆工 清洁工 装修工 技工 农民工
 """))
 # X师 and X员 are jobs whatever X is (咨询师, 飞行员…).
 _JOB_SUFFIX = re.compile(r"[师员]$")
@@ -150,6 +151,12 @@ def _job_any(raw: str) -> str | None:
 def _place(raw: str) -> str | None:
     value = _trim(raw).strip()
     return value if 2 <= len(value) <= 12 or re.match("[A-Za-z]", value) else None
+
+
+def _known_place(raw: str) -> str | None:
+    """A place by name (里斯本) or by its ending (德州, 云南省), not any word after 在 (学校, 上班)."""
+    value = _trim(raw)
+    return value if value in PLACES or re.fullmatch(rf"[{HAN}]{{1,6}}[省市县州]", value) else None
 
 
 def _native_place(raw: str) -> str | None:
@@ -267,6 +274,10 @@ RULES: tuple[Rule, ...] = (
          one("occupation"), 0.8),
     Rule("zh.employer.zai_dang", re.compile(rf"我(?:现在|目前)?在([{HAN}A-Za-z][{HAN}A-Za-z0-9·&\-]{{0,11}}?)"
                                             rf"(?:当|做|担任|负责)(?:了)?([{HAN}A-Za-z]{{1,10}})"), _employer_at, 0.8),
+    # "干水管工二十年了": how long they have done the job says they do it.
+    Rule("zh.job.gan_nian", re.compile(rf"我(?:已经)?干了?([{HAN}]{{1,8}}?)(?:已经|都|快|有)?"
+                                       rf"[\d零一二两三四五六七八九十百几]+多?年"),
+         one("occupation", transform=_job), 0.8),
     Rule("zh.job.zhiye", re.compile(rf"我的(?:职业|工作|职位)是{RUN}"), one("occupation", transform=_job_any), 0.9),
     Rule("zh.job.congshi", re.compile(rf"我(?:现在|目前)?从事{RUN}"), one("occupation", transform=_job_any), 0.85),
     Rule("zh.employer", re.compile(rf"我(?:现在|目前)?在{RUN}(?:工作|上班|任职|实习)"), one("employer",
@@ -291,6 +302,10 @@ RULES: tuple[Rule, ...] = (
          one("location", transform=_place), 0.8),
     Rule("zh.employer.tiaocao", re.compile(rf"我(?:已经|最近|刚|刚刚|终于)*(?:跳槽到|跳槽去|入职)了?{RUN}"),
          one("employer", transform=_employer), 0.8, change=True),
+    # "我现在在德州": where they are now, which may be a trip: a known place, and reviewed ("现在在杭州工作" says
+    # where they work).
+    Rule("zh.location.xianzai_zai", re.compile(rf"我(?:现在|目前|如今)在{RUN}(?<!工作|上班|实习|读书|上学)(?=\W*$)"),
+         one("location", transform=_known_place), 0.65),
     Rule("zh.location.jia_zai", re.compile(rf"我家(?:住)?在{RUN}"), one("location", transform=_place), 0.8),
     Rule("zh.hometown.laizi", re.compile(rf"我来自{RUN}"), one("hometown", transform=_place), 0.85),
     Rule("zh.hometown.ren", re.compile(rf"我是([{HAN}]{{1,7}})人"), one("hometown", transform=_native_place), 0.85),
@@ -362,7 +377,7 @@ _ID_KEYS = {"手机号": "phone_number", "手机号码": "phone_number", "电话
             "护照号码": "passport_number", "邮箱": "email", "电子邮箱": "email", "IBAN": "iban"}
 
 # Clauses that start with a predicate and no subject, when an earlier clause of the sentence was about 我.
-_ELIDED_START = re.compile(rf"^(?:今年|现在|目前|已经|是|住在|来自|在|从事|做|当|也是|还是|{USUALLY}"
+_ELIDED_START = re.compile(rf"^(?:今年|现在|目前|已经|是|住在|来自|在|从事|做|当|干|也是|还是|{USUALLY}"
                            r"|\d{1,3}岁|[一二两三四五六七八九十]{1,3}岁"
                            rf"|{SINCE}(?:就|都)?(?:现在|目前|一直|也|还)?(?:住|生活|定居|居住)在"
                            rf"|{MOVED_WHEN}(?:已经|最近|刚|刚刚|终于|就)*搬(?:到|去|家到))")
@@ -398,7 +413,7 @@ _PET_NAME = re.compile(rf"^(?:它|牠)?(?:的名字)?(叫做?|名叫|名字叫)(
 _PUT_SIMPLY = re.compile(r"^(?:说|讲)(?:得)?(?:简单|通俗|白|直白)一?点?(?:了|说)?$")
 
 
-def extract_sentence(sentence: str) -> list[RuleFact]:
+def extract_sentence(sentence: str, *, opens_message: bool = False) -> list[RuleFact]:
     if _FILTERS.reported(sentence):
         return []
     intro = _INTRO.match(sentence)
@@ -414,9 +429,11 @@ def extract_sentence(sentence: str) -> list[RuleFact]:
         negated=_FILTERS.negated,
     )
     out: list[RuleFact] = []
-    about_me = bool(intro)
-    pet: RuleFact | None = None
     clauses = [c.strip() for c in re.split(r"[，,；;]", sentence)]
+    # A message that opens without a subject ("现在住在里斯本，天气很好", "干水管工二十年了") speaks for its
+    # writer; a later sentence without one may go on about someone else ("我妈妈是医生。现在住在上海。").
+    about_me = bool(intro) or (opens_message and bool(_ELIDED_START.match(clauses[0])))
+    pet: RuleFact | None = None
     for i, clause in enumerate(clauses):
         if i < len(clauses) - 1 and _PUT_SIMPLY.match(clause):
             continue

@@ -20,9 +20,10 @@ CASES = load_cases(Path(__file__).with_name("rule_cases.yaml"))
 LANGUAGES = ("en", "ru", "zh")
 # (precision, recall) floors per set. Blind rows were never tuned on: their floor guards against
 # regressions, it is not a target.
-# blind, blind2 and blind4 were tuned on (2026-11-24), so their floors now guard what the rules learnt from them.
+# blind, blind2, blind4 and blind5 were tuned on (2026-11-24), so their floors now guard what the rules learnt
+# from them.
 FLOORS = {"dev": (0.95, 0.95), "heldout": (0.9, 0.9), "challenge": (0.9, 0.85), "blind": (0.95, 0.9),
-          "blind2": (0.95, 0.9), "blind3": (0.85, 0.25), "blind4": (0.95, 0.9)}
+          "blind2": (0.95, 0.9), "blind3": (0.85, 0.25), "blind4": (0.95, 0.9), "blind5": (0.95, 0.9)}
 
 
 def _dev_cases() -> list[Any]:
