@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
+from typing import Any
+
 from django.db.models.functions import Length
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +21,7 @@ from memoryhub.llm import get_llm
 from memoryhub.validation import (
     ClosedSerializerMixin,
     JSONObjectField,
+    JSONParser,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -261,6 +266,44 @@ class DocumentInputSerializer(ClosedSerializerMixin, serializers.Serializer):
     importance = StrictFloatField(min_value=0, max_value=1, default=0.5)
 
 
+DOCUMENT_FILE_MAX_BYTES = 8_000_000  # 2,000,000 characters of UTF-8 fit in it whatever the script
+
+
+class DocumentUploadSerializer(ClosedSerializerMixin, serializers.Serializer):
+    """The same document as a file (`curl -F file=@faq.md`), as a client holding one would send it."""
+
+    file = serializers.FileField(help_text="UTF-8 text: Markdown (.md, .markdown) or plain text (.txt); at most "
+                                           f"{DOCUMENT_FILE_MAX_BYTES:,} bytes and 2,000,000 characters.")
+    title = serializers.CharField(max_length=300, required=False, help_text="Default: the file's name without "
+                                                                            "its extension.")
+    format = serializers.ChoiceField(choices=["markdown", "text"], required=False,
+                                     help_text="Default: `text` for a .txt file, `markdown` otherwise.")
+    external_id = serializers.CharField(max_length=128, required=False,
+                                        help_text="Re-sending a document with the same id replaces it.")
+    tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list,
+                                 max_length=DOCUMENT_MAX_TAGS,
+                                 help_text=f"Repeat the field; at most {DOCUMENT_MAX_TAGS}.")
+    importance = serializers.FloatField(min_value=0, max_value=1, default=0.5)
+
+    def document_data(self) -> dict[str, Any]:
+        """The upload as the JSON body it stands for; the text is checked by the JSON serializer, its errors
+        named `file`."""
+        data = dict(self.validated_data)
+        upload = data.pop("file")
+        if upload.size > DOCUMENT_FILE_MAX_BYTES:
+            raise serializers.ValidationError({"file": [f"At most {DOCUMENT_FILE_MAX_BYTES:,} bytes."]})
+        content = upload.read()
+        try:
+            text = content.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = content[:exc.start].count(b"\n") + 1
+            raise serializers.ValidationError({"file": [f"Not UTF-8 text (line {line})."]}) from exc
+        name = PurePath(upload.name or "")
+        data.setdefault("title", name.stem.strip()[:300])
+        data.setdefault("format", "text" if name.suffix.lower() == ".txt" else "markdown")
+        return {**data, "text": text}
+
+
 class DocumentOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     namespace = serializers.CharField()
@@ -293,8 +336,17 @@ class ErrorSerializer(serializers.Serializer):
 
 
 def _ingest(request: Request, user_id: str | None) -> Response:
-    serializer = DocumentInputSerializer(data=request.data)
-    serializer.is_valid(raise_exception=True)
+    data = request.data
+    if request.content_type.startswith("multipart/form-data"):
+        upload = DocumentUploadSerializer(data=data)
+        upload.is_valid(raise_exception=True)
+        data = upload.document_data()
+    serializer = DocumentInputSerializer(data=data)
+    if not serializer.is_valid():
+        errors = dict(serializer.errors)
+        if data is not request.data and "text" in errors:
+            errors["file"] = errors.pop("text")
+        raise serializers.ValidationError(errors)
     document, chunks = services.document_ingest(
         tenant=request_tenant(request), user_id=user_id, document=services.DocumentInput(**serializer.validated_data)
     )
@@ -311,19 +363,25 @@ _INGEST_DESCRIPTION = (
     "with the same `external_id` replaces it (and stops the old one's job)."
 )
 _INGEST_RESPONSES = {201: DocumentOutputSerializer, 202: DocumentOutputSerializer, 400: ErrorSerializer}
+_INGEST_REQUEST = {"application/json": DocumentInputSerializer, "multipart/form-data": DocumentUploadSerializer}
+_INGEST_PARSERS = [JSONParser, MultiPartParser]
 _INGEST_EXAMPLES = [OpenApiExample("Markdown", request_only=True, value={
     "title": "Returns policy", "text": "# Returns\nWithin 30 days with the receipt.", "external_id": "faq-returns"})]
 
 
 class UserDocumentCreateApi(APIView):
-    @extend_schema(operation_id="user_document_create", request=DocumentInputSerializer,
+    parser_classes = _INGEST_PARSERS
+
+    @extend_schema(operation_id="user_document_create", request=_INGEST_REQUEST,
                    responses=_INGEST_RESPONSES, description=_INGEST_DESCRIPTION, examples=_INGEST_EXAMPLES)
     def post(self, request: Request, user_id: str) -> Response:
         return _ingest(request, user_id)
 
 
 class TenantDocumentCreateApi(APIView):
-    @extend_schema(operation_id="tenant_document_create", request=DocumentInputSerializer,
+    parser_classes = _INGEST_PARSERS
+
+    @extend_schema(operation_id="tenant_document_create", request=_INGEST_REQUEST,
                    responses=_INGEST_RESPONSES, examples=_INGEST_EXAMPLES,
                    description="A document every user of the tenant can retrieve (FAQ, manuals, rules). "
                                + _INGEST_DESCRIPTION)

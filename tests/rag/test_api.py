@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from rag.models import Chunk, Document
 from tests.factories import append_messages
+from tests.openapi import schema_body
 
 START = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
 
@@ -80,6 +82,48 @@ def test_documents_are_chunked_by_heading_and_replaced_by_external_id(client_a) 
     assert user_doc.status_code == 201 and user_doc.json()["namespace"] == "user:alice"
     empty = client.post("/api/v1/documents", {"text": "   "}, format="json")
     assert empty.status_code == 400 and "text" in empty.json()["error"]["fields"]
+
+
+def test_a_document_can_be_sent_as_a_file(client_a, schema) -> None:
+    """`curl -F file=@policy.md` is how a client holding a file sends it; it got a 415."""
+    client, tenant = client_a
+    policy = SimpleUploadedFile("Политика возврата.md", "# Возврат\nВозврат в течение 14 дней.\n\n# Доставка\n"
+                                "По Москве 1-2 дня.".encode())
+    response = client.post("/api/v1/documents", {"file": policy, "tags": ["faq", "ru"], "external_id": "policy"},
+                           format="multipart")
+    assert response.status_code == 201, response.content
+    assert response.json()["chunks"] == 2
+    document = Document.objects.get(tenant=tenant)
+    assert (document.title, document.format, document.external_id) == ("Политика возврата", "markdown", "policy")
+    found = client.post("/api/v1/search", {"query": "сколько дней на возврат", "user_id": "anyone"}, format="json")
+    assert found.json()["items"][0]["text"] == "Политика возврата / Возврат\nВозврат в течение 14 дней."
+    assert found.json()["items"][0]["tags"] == ["faq", "ru"]
+
+    # A .txt file is plain text ("#" taken literally); a title given wins over the file's name.
+    note = SimpleUploadedFile("notes.txt", "\ufeff# 1 rule: 带伞。".encode())
+    response = client.post("/api/v1/users/alice/documents", {"file": note, "title": "Rules"}, format="multipart")
+    assert response.status_code == 201, response.content
+    document = Document.objects.get(pk=response.json()["id"])
+    assert (document.title, document.format, document.text) == ("Rules", "text", "# 1 rule: 带伞。")
+
+    for upload, fields in [
+        ({"file": SimpleUploadedFile("latin1.md", "Café\nnaïve".encode("latin-1"))}, {"file"}),
+        ({"file": SimpleUploadedFile("empty.md", b"  \n")}, {"file"}),
+        ({"title": "no file"}, {"file"}),
+        ({"file": SimpleUploadedFile("a.md", b"x"), "colour": "red"}, {"colour"}),
+        ({"file": SimpleUploadedFile("a.md", b"x"), "importance": "2"}, {"importance"}),
+    ]:
+        response = client.post("/api/v1/documents", upload, format="multipart")
+        assert response.status_code == 400, response.content
+        assert set(response.json()["error"]["fields"]) == fields, response.content
+    bad = client.post("/api/v1/documents", {"file": SimpleUploadedFile("x.md", b"ok\n\xff")}, format="multipart")
+    assert bad.json()["error"]["fields"]["file"] == ["Not UTF-8 text (line 2)."]
+    assert Document.objects.filter(tenant=tenant).count() == 2
+
+    body = schema["paths"]["/api/v1/documents"]["post"]["requestBody"]["content"]
+    assert set(body) == {"application/json", "multipart/form-data"}
+    upload_schema = schema_body(schema, "/api/v1/documents", "post", "multipart/form-data")
+    assert upload_schema["required"] == ["file"] and upload_schema["additionalProperties"] is False
 
 
 def test_a_document_with_too_many_tags_is_refused_naming_the_field(client_a, schema) -> None:
