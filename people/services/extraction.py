@@ -58,13 +58,22 @@ def _known_facts(*, tenant_id: int, user_id: str, limit: int = 50) -> list[tuple
 
 
 def _own_names(*, tenant_id: int, user_id: str) -> set[str]:
-    """Name keys of the user themself ("my name is Alice" is the user, not a person they know)."""
+    """Name keys of the user themself ("my name is Alice" is the user, not a person they know): the names
+    they go by and every name they went by. "My name is Bob" then "Меня зовут Боб" leaves Боб as the fact
+    and Bob in its history, and Bob is still the user. A name only proposed, or rejected, is not theirs."""
     try:
-        from profiles.models import UserProfile
+        from profiles.models import FactEvent, UserProfile
     except ImportError:
         return set()
-    names = UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, key="name").exclude(
-        status=UserProfile.Status.REJECTED).values_list("value", flat=True)
+    names = set(UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, key="name").exclude(
+        status=UserProfile.Status.REJECTED).values_list("value", flat=True))
+    rejected = set(UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, key="name",
+                                              status=UserProfile.Status.REJECTED).values_list("value", flat=True))
+    held = (FactEvent.Action.CREATED, FactEvent.Action.CONFIRMED, FactEvent.Action.UPDATED,
+            FactEvent.Action.REPLACED, FactEvent.Action.APPROVED, FactEvent.Action.EDITED)
+    for old, new in FactEvent.objects.filter(tenant_id=tenant_id, user_id=user_id, key="name",
+                                             action__in=held).values_list("old_value", "new_value"):
+        names.update(v for v in (old, new) if v and v not in rejected)
     return {name_key(str(n)) for n in names if name_key(str(n))}
 
 

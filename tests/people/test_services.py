@@ -214,6 +214,25 @@ def test_the_users_own_name_is_not_added_as_a_person(tenant) -> None:
     assert names == {"Maria Lopez"}
 
 
+@pytest.mark.parametrize("texts", [
+    ["My name is Bob and I live in Berlin.", "Меня зовут Боб."],
+    ["Меня зовут Лена.", "我叫小丽。", "Лена любит рисовать, а мой друг Олег нет."],
+])
+def test_a_name_the_user_went_by_is_not_a_person_in_any_language(tenant, texts: list[str]) -> None:
+    """Said in two languages, the first name fact is replaced by the second; the first was still the user,
+    and became someone else in their people graph (and their prompt)."""
+    from memoryhub import services as kernel_services
+
+    result = kernel_services.messages_append(
+        tenant=tenant, user_id="bob", session_id="s1", auto_extract=True,
+        messages=[kernel_services.IncomingMessage(role="user", text=text, external_id=str(i))
+                  for i, text in enumerate(texts)],
+    )
+    kernel_services.archival_job_run(job_id=result.extract_job.pk)
+    names = set(Person.objects.filter(tenant=tenant, user_id="bob").values_list("display_name", flat=True))
+    assert names <= {"Олег"}, names
+
+
 @pytest.mark.parametrize(("texts", "name"), [
     (["Mom called.", "I visited my mother on Sunday.", "My mom's cat is sick."], "Mom"),
     (["Мама звонила.", "Ходил с мамой в кино.", "Купил маме цветы."], "мама"),
