@@ -340,7 +340,10 @@ def context_assemble(
     remaining -= _pack_by_day(block, candidates, cap)
     blocks.extend([block, people])
     context = Context(budget=budget, blocks=blocks)
-    _top_up(context, ("inner_circle", "profile", "relevant_people"))
+    # Older recent turns last, and not one the memories already show: those lines say it.
+    said = {f"message:{turn_of[i.ref]}" for i in block.items if i.ref in turn_of}
+    _top_up(context, ("inner_circle", "profile", "relevant_people", "recent_turns"), contiguous={"recent_turns"},
+            shown=said)
     return context
 
 
@@ -378,27 +381,36 @@ def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, t
     return final
 
 
-def _top_up(context: Context, order: tuple[str, ...]) -> None:
+def _top_up(context: Context, order: tuple[str, ...], contiguous: frozenset[str] | set[str] = frozenset(),
+            shown: frozenset[str] | set[str] = frozenset()) -> None:
     """Give what the blocks left of the budget to those that cut items for budget, block by block in
     `order`, each block's items in their rank order: a share is a cap while others need the room, and
-    an inner circle cut at 15% while half the budget stays unused helps no one."""
+    an inner circle cut at 15% while half the budget stays unused helps no one (nor a session's last
+    user turn cut with a third of the budget left). A `contiguous` block (the recent turns, ranked newest
+    first and shown oldest first) stops at the first item that does not fit, or that another block
+    already `shown`, so that no gap opens in it."""
     by_name = {b.name: b for b in context.blocks}
     for name in order:
         block = by_name[name]
+        chained = name in contiguous
         added = False
         for item in list(block.waiting):
             header = count_tokens(block.header) if block.header and not block.items else 0
-            shown = next((i for i in block.items if i.ref == item.ref), None)  # a clipped line, made whole
-            if context.used + item.tokens - (shown.tokens if shown else 0) + header > context.budget:
+            shown_clipped = next((i for i in block.items if i.ref == item.ref), None)  # a clipped line, made whole
+            grows = item.tokens - (shown_clipped.tokens if shown_clipped else 0) + header
+            too_big = context.used + grows > context.budget
+            if too_big or item.ref in shown:
+                if chained:
+                    break
                 continue
-            if shown is not None:
-                block.items.remove(shown)
+            if shown_clipped is not None:
+                block.items.remove(shown_clipped)
             block.items.append(item)
             block.waiting.remove(item)
             block.cut = [c for c in block.cut if not (c["ref"] == item.ref and c["reason"] in ("budget", "clipped"))]
             added = True
         if added:
-            block.items.sort(key=lambda i: block.rank[i.ref])
+            block.items.sort(key=lambda i: block.rank[i.ref], reverse=chained)
 
 
 def _by_relevance(lines: list[tuple[str, str]], query: str) -> list[tuple[str, str]]:

@@ -157,6 +157,38 @@ def test_recent_turns_are_the_last_ones_said_without_a_gap(tenant) -> None:
         assert shown and shown == said[-len(shown):], (budget, shown)
 
 
+def test_budget_left_over_brings_back_the_recent_turns_cut_for_their_share(tenant) -> None:
+    """At 120 tokens the recent turns' share (35%) held the bot's last line only: the user's turn before it
+    was cut "for budget" while a third of the budget stayed unused. (Said in Chinese, the turn is below the
+    memories' floor for an English question: only the recent turns can show it.)"""
+    turns = ["今天医院特别忙，我站了十二个小时，还有两个急诊病人。",
+             ("assistant", "That sounds exhausting, Kate!"), "What does my brother do?"]
+    append_messages(tenant, "u1", "k1", turns, start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="What does my brother do?", session_id="k1",
+                               budget_tokens=120)
+    shown = [line.split(": ", 1)[1] for line in _text(context, "recent_turns").splitlines()]
+    assert shown == [t if isinstance(t, str) else t[1] for t in turns], shown
+    assert context.used <= 120
+    assert not [c for b in context.blocks if b.name == "recent_turns" for c in b.cut if c["reason"] == "budget"]
+    # Where the budget runs out, the newest that fit stay, without a gap.
+    said = [t if isinstance(t, str) else t[1] for t in turns]
+    for budget in (40, 70, 90):
+        tight = context_assemble(tenant_id=tenant.pk, user_id="u1", query="What does my brother do?",
+                                 session_id="k1", budget_tokens=budget)
+        shown = [line.split(": ", 1)[1] for line in _text(tight, "recent_turns").splitlines()]
+        assert shown == said[len(said) - len(shown):] and tight.used <= budget, (budget, shown)
+
+
+def test_a_recent_turn_the_memories_show_is_not_brought_back_twice(tenant) -> None:
+    turns = ["My brother Max just started as a paramedic in Leeds, night shifts mostly, he loves it.",
+             ("assistant", "Thanks for telling me, Kate!"), "What does my brother do?"]
+    append_messages(tenant, "u1", "k1", turns, start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="What does my brother do?", session_id="k1",
+                               budget_tokens=120)
+    assert "paramedic" in _text(context, "memories") and "paramedic" not in _text(context, "recent_turns")
+    assert _text(context, "recent_turns").endswith("What does my brother do?")
+
+
 def test_a_partner_with_a_long_bio_is_clipped_not_dropped_for_a_former_boss(tenant) -> None:
     """At 400 tokens a chat user's inner circle showed her former boss Greg (a short bio) and not her
     partner Daniel, whom the query named: his bio of six sentences no longer fitted the share."""
