@@ -63,11 +63,21 @@ class VersionSerializer(serializers.ModelSerializer):
 class ChangeSerializer(serializers.ModelSerializer):
     from_version = serializers.CharField(source="from_version.version", allow_null=True, default=None)
     to_version = serializers.CharField(source="to_version.version")
+    edits_left_out = serializers.SerializerMethodField(
+        help_text="Ids of approved lore edits that the version live before holds and this one does not (a "
+                  "rollback, or a publish of a version built before them): no longer live, though approved. "
+                  "Propose them again, or publish a version that holds them.")
 
     class Meta:
         model = KnowledgeChange
         fields = ["domain", "action", "from_version", "to_version", "actor", "reason", "smoke", "took_ms",
-                  "created_at"]
+                  "edits_left_out", "created_at"]
+
+    def get_edits_left_out(self, change: KnowledgeChange) -> list[int]:
+        if change.from_version is None:
+            return []
+        kept = set(change.to_version.edits)
+        return [pk for pk in change.from_version.edits if pk not in kept]
 
 
 class WorldCreateApi(APIView):

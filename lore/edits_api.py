@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from lore import edits, selectors
 from lore.api import EDITOR, ERRORS, _actor
 from lore.edit_models import KnowledgeEdit
-from lore.models import Domain
+from lore.models import Alias, Domain
 from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
 from memoryhub.models import Tenant
@@ -25,12 +25,25 @@ class EditSerializer(serializers.ModelSerializer):
     base_version = serializers.CharField(source="base_version.version", allow_null=True, default=None)
     produced_version = serializers.CharField(source="produced_version.version", allow_null=True, default=None,
                                              help_text="The staged version approving it built.")
+    live = serializers.SerializerMethodField(
+        help_text="Whether the version live now (`latest`) holds the edit: false until a version built with it "
+                  "is published, and again after a rollback to a version built before it.")
 
     class Meta:
         model = KnowledgeEdit
         fields = ["id", "world", "domain", "action", "language", "entry_id", "title", "text", "reason",
                   "proposed_by", "base_version", "old_title", "old_text", "status", "decided_by", "decided_at",
-                  "decision_reason", "produced_version", "created_at"]
+                  "decision_reason", "produced_version", "live", "created_at"]
+
+    def get_live(self, edit: KnowledgeEdit) -> bool:
+        # One alias read per (world, domain) for a whole list.
+        live_edits = self.context.setdefault("live_edits", {})
+        key = (edit.world_id, edit.domain)
+        if key not in live_edits:
+            latest = (Alias.objects.filter(world_id=edit.world_id, domain=edit.domain, name=Alias.Name.LATEST)
+                      .select_related("version").first())
+            live_edits[key] = set(latest.version.edits) if latest is not None else set()
+        return edit.pk in live_edits[key]
 
 
 def _edit(request: Request, world: str, edit_id: int) -> KnowledgeEdit:

@@ -141,6 +141,36 @@ def test_api_propose_list_approve_reject(editor_client, live):
     assert latest["versions"] == {"srd": "1.0.0"} and "8d6" in latest["items"][0]["text"]
 
 
+def test_a_rollback_says_which_approved_edits_it_leaves_out_and_each_edit_whether_it_is_live(editor_client, live):
+    """After a rollback the next approved edit builds on the version rolled back to: edits approved and
+    published before silently left every later version, and still read "approved"."""
+    client, _ = editor_client()
+
+    def approve(entry_id: str, text: str) -> dict:
+        proposed = client.post("/api/v1/worlds/dnd5e/edits", {
+            "domain": "srd", "action": "update", "language": "en", "entry_id": entry_id, "text": text,
+            "reason": "house rule"}, format="json").json()
+        return client.post(f"/api/v1/worlds/dnd5e/edits/{proposed['id']}/approve", {}, format="json").json()
+
+    fireball = approve("Spells/fireball", NEW_FIREBALL)
+    assert fireball["live"] is False  # staged, not yet published
+    published = client.post("/api/v1/worlds/dnd5e/domains/srd/publish",
+                            {"version": fireball["produced_version"], "force": True, "reason": "house rules"},
+                            format="json")
+    assert published.status_code == 200 and published.json()["edits_left_out"] == []
+    assert client.get(f"/api/v1/worlds/dnd5e/edits/{fireball['id']}").json()["live"] is True
+
+    rolled = client.post("/api/v1/worlds/dnd5e/domains/srd/rollback", {"reason": "oops"}, format="json")
+    assert rolled.status_code == 200, rolled.content
+    assert rolled.json()["edits_left_out"] == [fireball["id"]]
+    after = client.get(f"/api/v1/worlds/dnd5e/edits/{fireball['id']}").json()
+    assert (after["status"], after["live"]) == ("approved", False)
+    listed = client.get("/api/v1/worlds/dnd5e/edits", {"status": "approved"}).json()["items"]
+    assert [(e["id"], e["live"]) for e in listed] == [(fireball["id"], False)]
+    changes = client.get("/api/v1/worlds/dnd5e/versions").json()["changes"]
+    assert changes[0]["action"] == "rollback" and changes[0]["edits_left_out"] == [fireball["id"]]
+
+
 def test_an_edit_of_an_entry_changed_since_it_was_proposed_is_refused_not_approved_over_the_change(
         editor_client, live):
     """Two editors fix one entry from the same text; approving the second after the first would have
