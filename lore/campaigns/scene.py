@@ -221,10 +221,12 @@ def scene_context(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any
 
     max_summaries = max(1, blocks_cfg["episode"].get("max_items", 3) - 1)
     summaries = list(EpisodicSummary.objects.filter(party=party, expired_at__isnull=True)
-                     .order_by("-when", "-id")[:max_summaries])
+                     .prefetch_related("disposition_changes").order_by("-when", "-id")[:max_summaries])
     words = {w for w in re.split(r"[^\w]+", " ".join([request.location, *request.npcs, request.scene_text,
                                                       request.user_input]).lower()) if len(w) > 2}
-    episode_items = [Item(f"summary:{s.summary_id}", summary_text(s.document)) for s in summaries]
+    episode_items = [Item(f"summary:{s.summary_id}", summary_text(
+        s.document, [c.applied for c in sorted(s.disposition_changes.all(), key=lambda c: c.pk)]))
+        for s in summaries]
     flags = _flags_line(party, summaries, words)
     # Flags first: they are the hard facts the engine guarantees, worth more than older prose.
     blocks.append(packer.pack("episode", ([flags] if flags else []) + episode_items, blocks_cfg["episode"]))

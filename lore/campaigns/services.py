@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -162,8 +163,10 @@ class SummaryResult:
     created: bool
 
 
-def summary_text(document: dict[str, Any]) -> str:
-    """The prose an `episode` chunk holds: what search and the scene's episode block read."""
+def summary_text(document: dict[str, Any], applied: Sequence[int] | None = None) -> str:
+    """The prose an `episode` chunk holds: what search and the scene's episode block read. `applied`: each
+    `relations_delta` item's change as made (clamped to the disposition's range), when known; a model
+    told "+3" of an NPC whose disposition moved by 1 reasons from a number that never happened."""
     what, where, who = document["what"], document["where"], document["who"]
     parts = [f"Scene {document['scene_id']} at {where['location_id']}"
              + (f" ({', '.join(where['tags'])})" if where["tags"] else "")
@@ -178,8 +181,10 @@ def summary_text(document: dict[str, Any]) -> str:
         parts.append("Loot: " + ", ".join(f"{item['item_id']}×{item['qty']}" for item in what["loot"]) + ".")
     if document["flags"]:
         parts.append("Flags: " + ", ".join(f"{k}={v}" for k, v in document["flags"].items()) + ".")
-    for change in document["relations_delta"]:
-        parts.append(f"{change['npc_id']} {change['delta']:+d} towards the party: {change['reason']}.")
+    for i, change in enumerate(document["relations_delta"]):
+        made = applied[i] if applied is not None and i < len(applied) else change["delta"]
+        bound = f" ({change['delta']:+d} asked, at its bound)" if made != change["delta"] else ""
+        parts.append(f"{change['npc_id']} {made:+d}{bound} towards the party: {change['reason']}.")
     if document["notes"]:
         parts.append(document["notes"])
     return " ".join(parts)
@@ -274,15 +279,20 @@ def _summary_write(campaign: Campaign, party: Party, npcs: dict[str, NPC], docum
         party.flags = flags
         party.save(update_fields=["flags"])
     limit = settings.GM_DISPOSITION_RANGE
+    applied: list[int] = []
     for change in document["relations_delta"]:
         disposition, _ = Disposition.objects.select_for_update().get_or_create(npc=npcs[change["npc_id"]],
                                                                                party=party)
         after = max(-limit, min(limit, disposition.value + change["delta"]))
+        applied.append(after - disposition.value)
         DispositionChange.objects.create(disposition=disposition, summary=summary, delta=change["delta"],
-                                         applied=after - disposition.value, value_after=after,
+                                         applied=applied[-1], value_after=after,
                                          reason=change["reason"], created_at=now)
         disposition.value, disposition.updated_at = after, now
         disposition.save(update_fields=["value", "updated_at"])
+    # The vector was made from the text as asked (outside the lock); the text says what was made. A clamp
+    # changes one number of it, which moves no search.
+    text = summary_text(document, applied)
     draft = ChunkDraft(type=Chunk.Type.DOCUMENT, kind="episode", text=text, source_id=f"summary:{summary.pk}",
                        session_id=party.slug, created_ts=summary.when, tags=[f"party:{party.slug}"],
                        meta={"summary_id": summary.summary_id, "party_id": party.slug, "scene_id": summary.scene_id,

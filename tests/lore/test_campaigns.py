@@ -66,6 +66,12 @@ def test_delta_beyond_the_bound_is_400_and_the_range_clamps(engine, settings):
                            format="json").status_code == 201
     rows = list(DispositionChange.objects.order_by("id").values_list("delta", "applied", "value_after"))
     assert rows == [(3, 3, 3), (3, 1, 4)]
+    # The scene and the stored episode say what was made, not the +3 asked: a model reasons from them.
+    scene = engine.post(f"{BASE}/scene-context", {"party": "pty_001", "npcs": ["npc_LiShen"]}, format="json").json()
+    assert "npc_LiShen +1 (+3 asked, at its bound) towards the party: gift 1." in scene["prompt"]
+    assert "npc_LiShen +3 towards the party: gift 0." in scene["prompt"]
+    stored = EpisodicSummary.objects.get(summary_id="s1").chunk.text
+    assert "npc_LiShen +1 (+3 asked, at its bound)" in stored
 
 
 def test_the_delta_bound_holds_per_npc_when_one_summary_names_it_twice(engine):
