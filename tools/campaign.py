@@ -18,8 +18,8 @@ PARTY = {**ID, "description": "The party's id (party_id)."}
 
 
 def _campaign(tenant: Tenant, args: dict[str, Any]) -> Campaign:
-    campaign = campaigns.campaign_get(tenant_id=tenant.pk, slug=args["campaign_id"])
-    campaigns.require_active(campaign, "reading it through the tools")
+    campaign = campaigns.campaign_get(tenant_id=tenant.pk, slug=args["campaign_id"], field="campaign_id")
+    campaigns.require_active(campaign, "reading it through the tools", field="campaign_id")
     return campaign
 
 

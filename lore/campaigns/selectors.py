@@ -60,19 +60,20 @@ def _known(wanted: str, ids: list[str], what: str) -> str:
     return f" Its {what}: {shown}."
 
 
-def campaign_get(*, tenant_id: int, slug: str) -> Campaign:
+def campaign_get(*, tenant_id: int, slug: str, field: str = "campaign") -> Campaign:
+    """`field`: what an error names, as the caller called it (the tools' input is `campaign_id`)."""
     campaign = Campaign.objects.filter(tenant_id=tenant_id, slug=slug).select_related("world", "tenant").first()
     if campaign is None:
-        raise _not_found(f"No campaign {slug!r}.", "campaign")
+        raise _not_found(f"No campaign {slug!r}.", field)
     return campaign
 
 
-def require_active(campaign: Campaign, doing: str) -> None:
+def require_active(campaign: Campaign, doing: str, field: str = "campaign") -> None:
     """A 409 naming why: an archived (finished) campaign is kept read-only and out of search."""
     if campaign.is_archived:
         when = f" on {campaign.archived_at:%Y-%m-%d}" if campaign.archived_at else ""
         raise ApplicationError(f"Campaign {campaign.slug!r} was finished and archived{when}: it is kept read-only "
-                               f"and out of search, so {doing} is refused.", code="archived", field="campaign",
+                               f"and out of search, so {doing} is refused.", code="archived", field=field,
                                status_code=409)
 
 

@@ -156,6 +156,11 @@ def test_unknown_tool_and_world_are_404(tools_client: tuple[APIClient, Tenant],
                        ("lore_assert", {"fact": "Огненный шар наносит 8к6 урона.", "world": "sredizemye"})):
         status, body = call(client, name, args)
         assert status == 404 and list(body["error"]["fields"]) == ["world"], (name, body)
+    # And a campaign by the argument's own name (it said "campaign", which the call has no argument of).
+    for name in ("npc_profile", "session_fetch"):
+        status, body = call(client, name, {"campaign_id": "nope", "party_id": "p", "npc_id": "n"}
+                            if name == "npc_profile" else {"campaign_id": "nope", "party_id": "p"})
+        assert status == 404 and list(body["error"]["fields"]) == ["campaign_id"], (name, body)
     # The world of a path is named too (/worlds/{world}/search).
     path = client.post("/api/v1/worlds/sredizemye/search", {"query": "захват"}, format="json")
     assert path.status_code == 404 and list(path.json()["error"]["fields"]) == ["world"]
