@@ -146,7 +146,8 @@ class SourceUploadApi(APIView):
         entry_level = serializers.IntegerField(min_value=1, max_value=6, default=2,
                                                help_text="Markdown: headings down to this level start an entry.")
         version = serializers.RegexField(SEMVER_PATTERN, max_length=32, required=False,
-                                         help_text="SemVer (MAJOR.MINOR.PATCH); default: next minor.")
+                                         help_text="SemVer (MAJOR.MINOR.PATCH) above the newest of the domain "
+                                                   "(409 otherwise); default: next minor.")
         replace_all = serializers.BooleanField(default=False,
                                                help_text="Build only from these files, not also from the "
                                                          "previous version's other sources.")

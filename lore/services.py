@@ -145,6 +145,16 @@ def knowledge_ingest(
         raise ApplicationError("Give at least one file.", field="files")
     if version is not None and not SEMVER.fullmatch(version):
         raise ApplicationError(f"{version!r} is not a SemVer version (MAJOR.MINOR.PATCH).", field="version")
+    if version is not None and from_sources is None:
+        # Versions only go forward: 0.0.0 after 0.0.1 moved `stage` back and read as the older build. A
+        # rebuild (from_sources) replays numbers that exist elsewhere, in their own order.
+        highest = max((v.semver for v in KnowledgeVersion.objects.filter(world=world, domain=domain)
+                       .only("version")), default=None)
+        if highest is not None and tuple(int(p) for p in version.split(".")) <= highest:
+            newest = ".".join(map(str, highest))
+            raise ApplicationError(f"Version {version} is not above {newest}, the newest of {world.slug}/{domain}: "
+                                   "versions only go forward (leave it out for the next minor).",
+                                   code="version_not_newer", field="version", status_code=409)
     options = options or SourceOptions()
     cfg = lore_config.domain_config(domain)
     parsed: list[_Normalized] = []

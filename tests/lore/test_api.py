@@ -224,6 +224,13 @@ def test_upload_version_pattern_is_the_semver_the_api_takes(editor_client, world
     response = _upload(client, ("Spells.json", as_bytes(SPELLS)), version="0")
     assert response.status_code == 400 and "version" in response.json()["error"]["fields"]
     assert _upload(client, ("Spells.json", as_bytes(SPELLS)), version="2.10.0").status_code == 201
+    # Versions only go forward: an older number moved `stage` back to a build that read as the older one.
+    for older in ("2.9.9", "2.10.0", "0.0.0"):
+        refused = _upload(client, ("Spells.json", as_bytes(SPELLS)), version=older)
+        assert refused.status_code == 409 and list(refused.json()["error"]["fields"]) == ["version"], refused.content
+        assert "2.10.0" in refused.json()["error"]["message"]
+    assert _upload(client, ("Spells.json", as_bytes(SPELLS)), version="2.10.1").status_code == 201
+    assert _upload(client, ("Spells.json", as_bytes(SPELLS))).json()["version"] == "2.11.0"
 
 
 def test_search_schema_forbids_an_alias_with_a_version_as_the_api_does(editor_client, staged, schema,
