@@ -342,6 +342,13 @@ def artcard_record(*, campaign: Campaign, document: Any) -> tuple[ArtCard, bool]
             raise ApplicationError(f"Art card {document['image_id']!r} was recorded with a different body.",
                                    code="conflict", field="/image_id", status_code=409)
         return existing, False
+    # As a summary's: an NPC the campaign does not have is a typo the card would carry into every
+    # art_suggest for it.
+    known = set(NPC.objects.filter(campaign=campaign, npc_id__in=document["entities"]["npc"])
+                .values_list("npc_id", flat=True))
+    for i, npc_id in enumerate(document["entities"]["npc"]):
+        if npc_id not in known:
+            raise _not_found(f"Campaign {campaign.slug!r} has no NPC {npc_id!r}.", f"/entities/npc/{i}")
     card = ArtCard.objects.create(
         tenant_id=campaign.tenant_id, campaign=campaign, image_id=document["image_id"],
         scene_id=document["scene_id"], npcs=document["entities"]["npc"], locations=document["entities"]["location"],

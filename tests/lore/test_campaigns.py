@@ -187,6 +187,10 @@ def test_art_cards_are_idempotent_and_give_keep_and_avoid_markers(engine):
     assert art["keep"] == ["katana", "scar_left_cheek"]
     assert art["avoid"] == ["scar_right_cheek"] and art["style"] == "ukiyo-e-modern"
     assert selectors.art_suggest(campaign, scene_id="scn_999")["cards"] == []
+    # An NPC the campaign does not have is refused, as a summary's is, naming the item.
+    ghost = {**ARTCARD_EXAMPLE, "image_id": "img_4", "entities": {"npc": ["npc_LiShen", "npc_Ghost"], "location": []}}
+    response = engine.post(f"{BASE}/artcards", ghost, format="json")
+    assert response.status_code == 404 and list(response.json()["error"]["fields"]) == ["/entities/npc/1"]
 
 
 def test_session_fetch_and_npc_profile_for_the_tools(engine):
