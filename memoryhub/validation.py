@@ -139,7 +139,41 @@ class ClosedSerializerMixin:
             unknown = sorted(set(data) - set(self.fields))  # type: ignore[attr-defined]
             if unknown:
                 raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
-        return super().to_internal_value(data)  # type: ignore[misc]
+        try:
+            return super().to_internal_value(data)  # type: ignore[misc]
+        except serializers.ValidationError as exc:
+            if isinstance(exc.detail, dict):
+                fields = self.fields  # type: ignore[attr-defined]
+                exc.detail = {name: _explained(fields.get(name), errors) for name, errors in exc.detail.items()}
+            raise
+
+
+# Beyond this many, a choice error points to the schema instead of listing them.
+_MAX_LISTED_CHOICES = 30
+
+
+def _explained(field: Any, errors: Any) -> Any:
+    """DRF's "is not a valid choice." and "does not match the required pattern." leave a client guessing
+    what would do: the allowed values, or the pattern, are added (a field that lists them itself, such
+    as an emotion's, is left as it is). A list field's item errors are explained by its child."""
+    if isinstance(errors, dict) and isinstance(field, serializers.ListField):
+        return {key: _explained(field.child, value) for key, value in errors.items()}
+    if not isinstance(errors, list):
+        return errors
+    explained = []
+    for error in errors:
+        code = getattr(error, "code", None)
+        text = str(error)
+        if code == "invalid_choice" and isinstance(field, serializers.ChoiceField) and "allowed" not in text:
+            choices = [str(choice) for choice in field.choices]
+            listed = ", ".join(choices) if len(choices) <= _MAX_LISTED_CHOICES else "see the API schema"
+            error = serializers.ErrorDetail(f"{text.rstrip('.')}; allowed: {listed}.", code=code)
+        elif code == "invalid" and isinstance(field, serializers.RegexField) and "pattern" in text:
+            pattern = next((v.regex.pattern for v in field.validators if hasattr(v, "regex")), None)
+            if pattern:
+                error = serializers.ErrorDetail(f"{text.rstrip('.')}: {pattern}", code=code)
+        explained.append(error)
+    return explained
 
 
 def query_data(query_params: Any) -> dict[str, str]:

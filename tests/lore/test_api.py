@@ -242,3 +242,16 @@ def test_search_schema_forbids_an_alias_with_a_version_as_the_api_does(editor_cl
     assert schema_allows(search, {"query": "fireball", "alias": "stage"})
     response = client.post("/api/v1/worlds/dnd5e/search", body, format="json")
     assert response.status_code == 400 and "version" in response.json()["error"]["fields"]
+
+
+def test_a_value_outside_a_pattern_or_a_choice_is_refused_saying_what_would_do(editor_client, world) -> None:
+    """`slug: This value does not match the required pattern.` and `"own" is not a valid choice.` left a
+    client guessing (found by a QA trial): the error now gives the pattern, or the allowed values."""
+    client, _ = editor_client()
+    slug = client.post("/api/v1/worlds", {"slug": "qa_realm"}, format="json").json()["error"]["fields"]["slug"]
+    assert slug == ["This value does not match the required pattern: ^[a-z0-9][a-z0-9-]{0,63}$"]
+    preset = _upload(client, ("Spells.json", as_bytes(SPELLS)), preset="own").json()["error"]["fields"]["preset"]
+    assert preset[0].startswith('"own" is not a valid choice; allowed: ') and "generic" in preset[0]
+    domains = client.post("/api/v1/worlds/dnd5e/search", {"query": "x", "domains": ["srd", "rules"]},
+                          format="json").json()["error"]["fields"]["domains"]
+    assert domains == {"1": ['"rules" is not a valid choice; allowed: srd, lore.']}, domains
