@@ -148,7 +148,8 @@ class MessageInputSerializer(serializers.Serializer):
             if content["skipped"]:
                 attrs["meta"] = {**attrs.get("meta", {}), "skipped_content_parts": content["skipped"]}
         if "text" not in attrs:
-            raise serializers.ValidationError({"text": ["This field is required."]})
+            raise serializers.ValidationError({"text": ["This field is required (or `content`, as OpenAI's chat "
+                                                        "format gives it)."]})
         return attrs
 
 

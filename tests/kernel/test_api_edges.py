@@ -294,7 +294,8 @@ def test_a_string_that_trims_to_nothing_is_outside_the_schema(schema: dict, sche
 
 # --- the error message names the item at fault ---------------------------------------------------
 @pytest.mark.parametrize(("messages", "expected"), [
-    ([{"role": "user", "text": "ok"}, {"role": "user", "body": "Hi"}], "messages[1].text: This field is required."),
+    ([{"role": "user", "text": "ok"}, {"role": "user", "body": "Hi"}],
+     "messages[1].text: This field is required (or `content`, as OpenAI's chat format gives it)."),
     ([{"role": "robot", "text": "beep"}], "messages[0].role: "),
     ([], "messages: "),
 ])
