@@ -217,7 +217,7 @@ def _recent_mentions(side: str) -> Prefetch:
 
 
 def review_items(tenant: Tenant) -> QuerySet[MergeProposal]:
-    return (MergeProposal.objects.filter(tenant=tenant).select_related("source", "target")
+    return (MergeProposal.objects.filter(tenant=tenant).select_related("source", "target", "merge")
             .defer("source__embedding", "target__embedding", "source__name_terms", "target__name_terms",
                    "source__search_terms", "target__search_terms")
             .prefetch_related(_recent_mentions("source"), _recent_mentions("target")))

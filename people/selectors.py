@@ -421,15 +421,27 @@ def review_pending() -> QuerySet[MergeProposal]:
 def review_describe(proposal: MergeProposal) -> str:
     """"anna: merge Hannah Miller into Hannah, kept as Hannah Miller (prefix, 0.90)": the name the
     merge keeps is said where it is not the target's, so the reviewer is not surprised by it."""
-    kept = merged_display_name(proposal.source, proposal.target)
-    as_kept = f", kept as {kept}" if kept != proposal.target.display_name else ""
-    return (f"{proposal.user_id}: merge {proposal.source.display_name} into {proposal.target.display_name}{as_kept} "
-            f"({proposal.rule}, {proposal.score:.2f})")
+    source, target = _names_before(proposal)
+    merge = proposal.merge if proposal.merge_id else None
+    kept = (merge.target_after.get("display_name", target) if merge is not None
+            else merged_display_name(proposal.source, proposal.target))
+    as_kept = f", kept as {kept}" if kept != target else ""
+    return f"{proposal.user_id}: merge {source} into {target}{as_kept} ({proposal.rule}, {proposal.score:.2f})"
+
+
+def _names_before(proposal: MergeProposal) -> tuple[str, str]:
+    """The two names as the reviewer saw them: once merged, the target carries the name the merge kept
+    ("merge Anna Smith into Anna Smith" read as nonsense), so a decided merge's snapshots say them."""
+    merge = proposal.merge if proposal.merge_id else None
+    if merge is None:
+        return proposal.source.display_name, proposal.target.display_name
+    return (merge.source_before.get("display_name", proposal.source.display_name),
+            merge.target_before.get("display_name", proposal.target.display_name))
 
 
 def review_decided_since(moment: datetime) -> list[Decision]:
     proposals = list(MergeProposal.objects.filter(decided_at__gte=moment).exclude(status=MergeProposal.Status.PENDING)
-                     .select_related("source", "target").order_by("-decided_at")[:50])
+                     .select_related("source", "target", "merge").order_by("-decided_at")[:50])
     undone = list(PersonMerge.objects.filter(undone_at__gte=moment).select_related("source", "target")
                   .order_by("-undone_at")[:50])
     # Who: the audit row's label ("admin:alice", or the API key's), which names API decisions too.
@@ -441,7 +453,7 @@ def review_decided_since(moment: datetime) -> list[Decision]:
                     .values_list("merge_id", "actor_label"))
     decided = [Decision(when=p.decided_at, who=by_proposal.get(p.pk, "—"),
                         what=f"merge proposal {p.get_status_display().lower()}: {p.user_id} "
-                             f"{p.source.display_name} → {p.target.display_name}") for p in proposals]
+                             f"{' → '.join(_names_before(p))}") for p in proposals]
     decided += [Decision(when=m.undone_at, who=by_merge.get(m.pk, "—"),
                          what=f"merge undone: {m.user_id} {m.source.display_name} ↔ {m.target.display_name}")
                 for m in undone]
