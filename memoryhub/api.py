@@ -312,12 +312,23 @@ class JobOutputSerializer(serializers.Serializer):
     waiting_for = serializers.SerializerMethodField(
         help_text="The user's earlier extraction that holds this one back (extractions run in the order the turns "
                   "were said: one running or waiting for its retry keeps the later ones pending); null when none.")
+    overdue_s = serializers.SerializerMethodField(
+        help_text="Seconds a pending job is past its time with nothing holding it back (`waiting_for` null): no "
+                  "worker has taken it. With REDIS_URL a Celery worker must run; the sweeper sends it again "
+                  "after ARCHIVAL_SWEEP_AFTER_SECONDS. Null when it is not late.")
     error = serializers.CharField(help_text="The last failure, empty when none.")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
     def get_message_count(self, job: ArchivalJob) -> int:
         return len(job.message_ids)
+
+    def get_overdue_s(self, job: ArchivalJob) -> int | None:
+        # A few seconds late is a worker busy with the job before it; later than that, nothing took it.
+        late = (timezone.now() - job.next_attempt_at).total_seconds()
+        if job.status != ArchivalJob.Status.PENDING or late < 10 or self.get_waiting_for(job) is not None:
+            return None
+        return int(late)
 
     def get_waiting_for(self, job: ArchivalJob) -> int | None:
         return selectors.job_waiting_for(job)

@@ -119,7 +119,14 @@ def test_the_extract_endpoint_extracts_a_session_now(client_a, client_b, django_
     job = response.json()
     assert job["kind"] == "extract" and job["trigger"] == "request"
     status = client.get(f"/api/v1/jobs/{job['id']}").json()
-    assert status["status"] == "done" and status["message_count"] == 1
+    assert status["status"] == "done" and status["message_count"] == 1 and status["overdue_s"] is None
+    # A job nothing took (REDIS_URL set, no worker running) says how late it is; a job on time does not.
+    stuck = ArchivalJob.objects.get(pk=job["id"])
+    ArchivalJob.objects.filter(pk=stuck.pk).update(status=ArchivalJob.Status.PENDING, kind=ArchivalJob.Kind.INDEX,
+                                                   next_attempt_at=timezone.now() - timedelta(seconds=90))
+    assert client.get(f"/api/v1/jobs/{job['id']}").json()["overdue_s"] >= 90
+    ArchivalJob.objects.filter(pk=stuck.pk).update(next_attempt_at=timezone.now())
+    assert client.get(f"/api/v1/jobs/{job['id']}").json()["overdue_s"] is None
     assert UserProfile.objects.filter(tenant=tenant, user_id="u1", key="location").exists()
     # Another tenant sees neither the session nor the job.
     other, _ = client_b
