@@ -178,6 +178,13 @@ class SessionMessagesApi(APIView):
         extract_job_id = serializers.IntegerField(
             allow_null=True, help_text="The session's extraction job when this batch requested or triggered one.")
         message_ids = serializers.ListField(child=serializers.IntegerField())
+        duplicate_ids = serializers.DictField(
+            child=serializers.IntegerField(),
+            help_text="The stored message of each skipped duplicate: its external_id → the message's id.")
+        duplicates_changed = serializers.ListField(
+            child=serializers.CharField(),
+            help_text="external_ids re-sent with another text than the one stored: the stored text stays (a "
+                      "retry never rewrites what was said); an edit is a new message.")
         masked = serializers.DictField(
             child=serializers.IntegerField(),
             help_text='Sensitive numbers masked in the stored messages, by kind, e.g. {"card_number": 1}; '
@@ -225,6 +232,8 @@ class SessionMessagesApi(APIView):
             "job_id": result.job.pk if result.job else None,
             "extract_job_id": result.extract_job.pk if result.extract_job else None,
             "message_ids": [m.pk for m in result.created],
+            "duplicate_ids": result.duplicate_ids,
+            "duplicates_changed": result.duplicates_changed,
             "masked": dict(result.masked),
         }
         return Response(self.AcceptedSerializer(body).data, status=status.HTTP_202_ACCEPTED)

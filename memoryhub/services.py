@@ -96,6 +96,10 @@ class AppendResult:
     duplicates: int
     job: ArchivalJob | None
     extract_job: ArchivalJob | None = None
+    # The stored message of each skipped duplicate (its external_id → id), and the external_ids of those
+    # re-sent with another text than the one stored (which stays: a retry must not rewrite history).
+    duplicate_ids: dict[str, int] = field(default_factory=dict)
+    duplicates_changed: list[str] = field(default_factory=list)
     # Sensitive numbers masked in the stored messages, by kind (empty under SENSITIVE_POLICY=keep).
     masked: Counter[str] = field(default_factory=Counter)
 
@@ -146,9 +150,10 @@ def _messages_store(
             conversation = session.get(pk=conversation.pk)
 
     ids = [m.external_id for m in messages if m.external_id]
-    existing = set(
-        Message.objects.filter(conversation=conversation, external_id__in=ids).values_list("external_id", flat=True)
-    ) if ids else set()
+    existing = {
+        external_id: (pk, text) for external_id, pk, text in Message.objects.filter(
+            conversation=conversation, external_id__in=ids).values_list("external_id", "pk", "text")
+    } if ids else {}
 
     now = timezone.now()
     new = [i for i, m in enumerate(messages) if not (m.external_id and m.external_id in existing)]
@@ -190,8 +195,11 @@ def _messages_store(
         elif (conversation.message_count >= settings.ARCHIVAL_SESSION_SIZE
               and _unextracted_count(conversation) >= settings.ARCHIVAL_SESSION_SIZE):
             extract_job, _ = _extraction_request(conversation, trigger=ArchivalJob.Trigger.SIZE)
+    repeated = [m for m in messages if m.external_id and m.external_id in existing]
     return AppendResult(conversation=conversation, created=created, duplicates=len(messages) - len(created),
-                        job=job, extract_job=extract_job, masked=masked)
+                        job=job, extract_job=extract_job, masked=masked,
+                        duplicate_ids={m.external_id: existing[m.external_id][0] for m in repeated},
+                        duplicates_changed=[m.external_id for m in repeated if m.text != existing[m.external_id][1]])
 
 
 def _masked(message: IncomingMessage, counts: Counter[str]) -> IncomingMessage:

@@ -112,12 +112,19 @@ def test_retried_batch_is_idempotent_on_external_ids(client_a) -> None:
     client, _ = client_a
     batch = {"messages": [{"role": "user", "text": "one", "external_id": "x1"},
                           {"role": "user", "text": "two", "external_id": "x2"}]}
-    assert post(client, batch).json()["accepted"] == 2
+    first = post(client, batch).json()
+    assert first["accepted"] == 2 and first["duplicate_ids"] == {} and first["duplicates_changed"] == []
     again = post(client, batch | {"messages": [*batch["messages"], {"role": "user", "text": "3", "external_id": "x3"}]})
     assert again.json() | {"job_id": None, "message_ids": []} == {
-        "accepted": 1, "duplicates": 2, "job_id": None, "extract_job_id": None, "message_ids": [], "masked": {}}
+        "accepted": 1, "duplicates": 2, "job_id": None, "extract_job_id": None, "message_ids": [], "masked": {},
+        "duplicate_ids": dict(zip(["x1", "x2"], first["message_ids"], strict=True)), "duplicates_changed": []}
     assert Message.objects.count() == 3
     assert ArchivalJob.objects.count() == 2
+    # Re-sent with another text, a message is still the one stored, and the client is told so.
+    edited = post(client, {"messages": [{"role": "user", "text": "one, edited", "external_id": "x1"}]}).json()
+    assert (edited["accepted"], edited["duplicates_changed"]) == (0, ["x1"])
+    assert edited["duplicate_ids"] == {"x1": first["message_ids"][0]}
+    assert Message.objects.get(external_id="x1").text == "one"
 
 
 def test_recent_messages_are_the_newest_n_in_order(client_a) -> None:
