@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,8 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.search import vectors
 from memoryhub.search.bm25 import idf as bm25_idf
 from memoryhub.search.fusion import fuse
-from memoryhub.text import analyze, analyze_query, pronoun_terms
+from memoryhub.text import analyze, analyze_query, normalize, pronoun_terms
+from memoryhub.text import term as word_term
 from rag import index as bm25_index
 from rag import selectors as rag_selectors
 from rag.models import Chunk
@@ -166,6 +168,53 @@ def _named(index: Any, query_terms: set[str], titled: dict[int, frozenset[str]])
     return {pk: share for pk, share in shares.items() if share >= NAME_SHARE}
 
 
+# Words that frame a question rather than say what it asks about. "What happens when my character is
+# blinded?" asks about Blinded, but "happens" is rare in the SRD (19 of 1,749 chunks), so BM25 weighed it
+# above "blinded": long sections that say both (The Environment, Madness) outscored the condition, and
+# the title Blinded held 0.32 of the question's weight, short of NAME_SHARE (docs/retrieval.md
+# "Game-master knowledge: the README's own questions, and a relevance floor"). Not "случится": its stem
+# is that of "случай" (case), which rules say.
+_QUESTION_FRAME = "happen happens happened happening происходит происходят произойдет"
+
+
+@functools.cache
+def _question_frame_terms() -> frozenset[str]:
+    return frozenset(word_term(normalize(word)) for word in _QUESTION_FRAME.split()) - {""}
+
+
+_WORD_CASED = re.compile(r"[^\W\d_][\w'’]*")
+
+
+def _search_terms(index: Any, query: str) -> list[str]:
+    """A question's BM25 terms, less those that say nothing of which entry it wants: personal pronouns (a
+    player's "I try to persuade…" brought Madness, a table of first-person flaws), the question's frame
+    ("what happens"), and the capitalised words no entry holds — a character's or a place's name, "I
+    cast fireball at Vasilisa". Such a name matches nothing, yet, unknown to every entry, it had the
+    highest weight of the question and left "fireball" 0.32 of it, so the spell got no name vote and
+    the Wand of Fireballs came first."""
+    names = {t for match in _WORD_CASED.finditer(query) if match.group()[0].isupper()
+             for t in analyze(match.group()) if not index.document_frequency(t)}
+    dropped = pronoun_terms() | _question_frame_terms() | names
+    return [t for t in analyze_query(query) if t not in dropped]
+
+
+# The relevance floor: what a hit needs to be returned at all. A question the world cannot answer
+# ("失明" in a world of English and Russian, "бросаю инициативу" where the Russian subset has no rule
+# sections) still got k hits, the vectors' nearest whatever their distance, and the scene put them into
+# its rules block as rules. A hit now needs a word of the question (BM25), a title vote, or a cosine of
+# at least MIN_COSINE. Chosen on the SRD golden tune half and a tune half of player inputs the world
+# answers in English only or not at all (docs/retrieval.md "Game-master knowledge: the README's own
+# questions, and a relevance floor"): the offline hashing vectors put unrelated text at up to 0.23, no
+# golden answer is found by its vector alone, and 0.2–0.3 measure alike. A share of the question's BM25
+# ceiling on top was not taken: 0.03 changes nothing, 0.05 moves one tune question a place but leaves
+# the weakest tune answers (share 0.04) hanging on their cosine.
+MIN_COSINE = 0.25
+
+
+def _above_floor(score: Any) -> bool:
+    return bool({"bm25", "title"} & score.ranks.keys()) or score.components.get("vector", 0.0) >= MIN_COSINE
+
+
 def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.ndarray | None,
                 filters: KnowledgeFilters) -> dict[int, Any]:
     cfg = lore_config.domain_config(target.domain)
@@ -178,9 +227,7 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
     scores: dict[str, dict[int, float]] = {}
     if cfg.mode in ("hybrid", "bm25"):
         allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64) if filters else None
-        # A player's "I" is no search word: "I try to persuade…" brought Madness, a table of
-        # first-person flaws, into the rules block (SRD golden figures unchanged without it).
-        terms = [t for t in analyze_query(query) if t not in pronoun_terms()]
+        terms = _search_terms(index, query)
         scores["bm25"] = dict(index.search(terms, cfg.k_keyword, allowed=allowed))
         if weights.get("title"):
             titled = _title_matches(tenant_id, target.namespace, marks.get(target.namespace), set(terms), allowed,
@@ -195,13 +242,15 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
         scores["vector"] = dict(vectors.nearest(
             chunks, fit_dims(query_vector, cfg.dims)[0], cfg.k_vector, namespace_size=len(index),
             hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True))
-    return fuse(scores, method="rrf", weights={name: weights[name] for name in scores}, rrf_k=cfg.rrf_k)
+    fused = fuse(scores, method="rrf", weights={name: weights[name] for name in scores}, rrf_k=cfg.rrf_k)
+    return {pk: score for pk, score in fused.items() if _above_floor(score)}
 
 
 def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: int | None = None,
                      filters: KnowledgeFilters | None = None) -> KnowledgeResult:
     """Hybrid BM25 + vector search of each target version with its domain's k's, fused by RRF;
-    the chunks of one entry count once (its best), and domains merge by fused score."""
+    the chunks of one entry count once (its best), and domains merge by fused score. Hits below the
+    relevance floor (`_above_floor`) are left out, so a question the world cannot answer gets none."""
     started = time.perf_counter()
     filters = filters or KnowledgeFilters()
     k = k or lore_config.domain_config(targets[0].domain).k

@@ -45,24 +45,28 @@ def published_targets(tenant: Tenant, world: str | None, domains: list[str]) -> 
 
 
 # --- rules_lookup ---------------------------------------------------------------------------------
+def _rule_rows(chunks: Any) -> list[dict[str, Any]]:
+    return list(chunks.order_by("id").values("text", "meta", "kind"))
+
+
 def rules_lookup(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     [target] = published_targets(tenant, args.get("world"), ["srd"])
     chunks = Chunk.objects.filter(tenant_id=tenant.pk, namespace=target.namespace)
-    if args.get("language"):
-        chunks = chunks.filter(kind=args["language"])
+    language = args.get("language")
     how = "rule_id"
     if "rule_id" in args:
-        rows = list(chunks.filter(meta__entry_id=args["rule_id"]).order_by("id").values("text", "meta", "kind"))
+        rows = _rule_rows(chunks.filter(meta__entry_id=args["rule_id"]))
     else:
+        # A title in any of the world's languages names the rule: {"term": "blinded", "language": "ru"}
+        # found no Russian title "blinded" and searched the Russian text for an English word, which
+        # brought Stealth and Survival although the condition has its Russian entry, "Ослепление".
         how = "title"
-        rows = list(chunks.filter(meta__title__iexact=args["term"].strip()).order_by("id")
-                    .values("text", "meta", "kind"))
+        rows = _rule_rows(chunks.filter(meta__title__iexact=args["term"].strip()))
         if not rows:
             how = "search"
-            hits = lore_selectors.knowledge_search(
-                tenant_id=tenant.pk, targets=[target], query=args["term"], k=3,
-                filters=lore_selectors.KnowledgeFilters(languages=(args["language"],) if args.get("language") else ()))
-            rows = [{"text": h.text, "meta": h.meta, "kind": h.language} for h in hits.hits]
+            rows = _rule_search(tenant, target, args["term"], language)
+    if language:
+        rows = _in_language(chunks, rows, language)
     entries: dict[tuple[str, str], dict[str, Any]] = {}
     for row in rows:
         key = (row["meta"].get("entry_id", ""), row["kind"])
@@ -72,9 +76,41 @@ def rules_lookup(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     rules = list(entries.values())
     # The world searched, named: without `world` it is TOOLS_DEFAULT_WORLD, and a model asking about
     # its own campaign's world could not tell the answer came from another.
-    return {"world": args.get("world") or settings.TOOLS_DEFAULT_WORLD,
-            "matched_by": how if rules else "none", "version": target.version, "rules": rules,
-            "sources": [source_ref("srd", r["rule_id"], target.version) for r in rules]}
+    answer = {"world": args.get("world") or settings.TOOLS_DEFAULT_WORLD,
+              "matched_by": how if rules else "none", "version": target.version, "rules": rules,
+              "sources": [source_ref("srd", r["rule_id"], target.version) for r in rules]}
+    elsewhere = [r for r in rules if language and r["language"] != language]
+    if elsewhere:
+        # Said, so a model does not take an English text for the Russian rules it asked for.
+        answer["note"] = (f"The world has no {language!r} text of {', '.join(r['rule_id'] for r in elsewhere)}; "
+                          f"given in {', '.join(sorted({r['language'] for r in elsewhere}))}.")
+    return answer
+
+
+def _rule_search(tenant: Tenant, target: lore_selectors.Target, term: str,
+                 language: str | None) -> list[dict[str, Any]]:
+    """The best three entries for the term, in `language` when it has any above the search's relevance
+    floor, else in the world's other languages: the Russian SRD is a subset (no spells, monsters or
+    rule sections), and its nearest text to "fireball" was no rule of fireballs."""
+    for languages in ((language,), ()) if language else ((),):
+        hits = lore_selectors.knowledge_search(tenant_id=tenant.pk, targets=[target], query=term, k=3,
+                                               filters=lore_selectors.KnowledgeFilters(languages=languages))
+        if hits.hits:
+            return [{"text": h.text, "meta": h.meta, "kind": h.language} for h in hits.hits]
+    return []
+
+
+def _in_language(chunks: Any, rows: list[dict[str, Any]], language: str) -> list[dict[str, Any]]:
+    """Each entry found, in `language` where the world has it (an entry keeps its id across languages),
+    else as found."""
+    ids = list(dict.fromkeys(row["meta"].get("entry_id", "") for row in rows))
+    translated: dict[str, list[dict[str, Any]]] = {}
+    for row in _rule_rows(chunks.filter(kind=language, meta__entry_id__in=ids)):
+        translated.setdefault(row["meta"].get("entry_id", ""), []).append(row)
+    out: list[dict[str, Any]] = []
+    for entry_id in ids:
+        out.extend(translated.get(entry_id) or [row for row in rows if row["meta"].get("entry_id", "") == entry_id])
+    return out
 
 
 register(Tool(
@@ -88,7 +124,8 @@ register(Tool(
             "rule_id": {"type": "string", "pattern": r"^[^/\s]+/\S", "maxLength": 300,
                         "description": "Category/slug, as the search returns in entry_id."},
             "world": WORLD,
-            "language": LANGUAGE,
+            "language": {**LANGUAGE, "description": "This language's text where the world has the rule in it, "
+                                                    "else another's (the answer's note says so)."},
         },
         "anyOf": [{"required": ["term"]}, {"required": ["rule_id"]}],
         "additionalProperties": False,

@@ -35,20 +35,44 @@ ROLE = ("You are the narrator of this scene. Rules, rolls and outcomes belong to
 DEGRADED_LINE = ("No lore was retrieved for this scene: say nothing new about the world; rely on the rules "
                  "and the engine's state below.")
 
-# Words that mean the input asks for a rule (seed §8.6.2: SRD only when terms are needed), in
-# English and Russian stems. A miss costs only the rules block; a false hit costs ~2 chunks.
-# Verbs as well as nouns: "I try to persuade the guard", "уговорить / убедить стражника" asked for
-# persuasion but matched none of "persuasion", "убежд" (убеждение), so no rule came. "захват" and
-# "реакция" are grapple and reaction in Russian. The combat actions and movement a player names
-# by their verb ("I try to shove the guard", "I jump the gap", "I sneak past") are rules too: the
-# SRD's Shoving a Creature, Jumping, Climbing and Swimming, Dodge, Dash, Disengage.
+# Words that mean the input asks for a rule (seed §8.6.2: SRD only when terms are needed), in English,
+# Russian and Chinese. A miss costs only the rules block; a false hit costs ~2 chunks. Verbs as well as
+# nouns: "I try to persuade the guard", "уговорить / убедить стражника" asked for persuasion but matched
+# none of "persuasion", "убежд" (убеждение), so no rule came. "захват" and "реакция" are grapple and
+# reaction in Russian. The combat actions and movement a player names by their verb ("I try to shove the
+# guard", "I jump the gap", "I sneak past") are rules too: the SRD's Shoving a Creature, Jumping,
+# Climbing and Swimming, Dodge, Dash, Disengage. Players also say it as gamers do: "What is my AC?",
+# "кастую", "КД", "кидаю кубик"; and every Chinese input asked for nothing ("我施放火球术", "我进行敏捷
+# 豁免"), the list having no Chinese.
+#
+# Stems take any ending; the short or ambiguous words only whole ones: "cast" but not "castle", "AC" but
+# not "across", "урон" (damage) but not "уронил" (dropped), "кастую" but not "кастрюля" (a pot). Latin
+# and Cyrillic words end where their own script's letters end, so "我的AC是多少" finds "AC" after Han
+# letters; Chinese has no spaces, so its words are found anywhere, and only ones a table says of a rule
+# ("攻击" attack, "检定" check, not "反应", which is every reaction, or "专注", every focus).
+_LATIN_STEMS = ("roll check save saving.throw attack spell advantage disadvantage damage initiative grapple "
+                "stealth hide perception persua insight condition opportunity reaction bonus.action shove "
+                "shoving push grab jump climb swim sneak dodge dash disengage cantrip concentrat counterspell "
+                "armou?r.class hit.points?")
+_LATIN_WORDS = "cast casts casting caster dc ac hp d20"
+_CYRILLIC_STEMS = ("бросо?к кида провер спасбросок атак заклинан колду урона уроном урону кастова касту скасту "
+                   "инициатив преимуществ помех скрыт незамет восприят убежд убед уговор захват проницат "
+                   "состояни реакци толкн толка оттолк прыг прыжк карабк плыв плав подкрад крад уклон отход "
+                   "класс.доспех кубик")
+_CYRILLIC_WORDS = "урон кд к20"
+_HAN_WORDS = ("施放 施法 法术 咒语 戏法 检定 豁免 掷骰 投骰 骰子 先攻 攻击 护甲等级 擒抱 推撞 潜行 躲藏 察觉 洞察 "
+              "说服 威吓 欺瞒 优势 劣势 伤害 借机 附赠动作 疾走 撤离 闪避 跳跃 攀爬 游泳 生命值")
+
+
+def _alternatives(words: str) -> str:
+    return "|".join(w.replace(".", r"\s+") for w in words.split())
+
+
 RULE_TRIGGERS = re.compile(
-    r"\b(roll|check|save|saving throw|attack|cast|spell|dc|advantage|disadvantage|damage|initiative|grapple|"
-    r"stealth|hide|perception|persua|insight|condition|opportunity|reaction|bonus action|"
-    r"shove|shoving|push|grab|jump|climb|swim|sneak|dodge|dash|disengage|"
-    r"бросо?к|кида|провер|спасбросок|атак|заклинан|колду|урон|инициатив|преимуществ|помех|скрыт|"
-    r"незамет|восприят|убежд|убед|уговор|захват|проницат|состояни|реакци|"
-    r"толкн|толка|оттолк|прыг|прыжк|карабк|плыв|плав|подкрад|крад|уклон|отход)\w*",
+    rf"(?<![a-z])(?:{_alternatives(_LATIN_STEMS)})[a-z]*|(?<![a-z])(?:{_alternatives(_LATIN_WORDS)})(?![a-z])"
+    rf"|(?<![а-яё])(?:{_alternatives(_CYRILLIC_STEMS)})[а-яё]*"
+    rf"|(?<![а-яё])(?:{_alternatives(_CYRILLIC_WORDS)})(?![а-яё])"
+    rf"|{_alternatives(_HAN_WORDS)}",
     re.IGNORECASE,
 )
 

@@ -143,9 +143,11 @@ def test_a_version_embedded_by_another_embedder_is_searched_by_its_words(staged)
 
 def test_search_filters_by_language_and_category(staged):
     targets = selectors.targets_resolve(tenant_id=staged.tenant_id, world_slug="dnd5e", domains=["srd"], alias="stage")
-    only_ru = selectors.knowledge_search(tenant_id=staged.tenant_id, targets=targets, query="blinded creature",
+    # The question's words are in both languages' text of the condition; the filter keeps the Russian.
+    only_ru = selectors.knowledge_search(tenant_id=staged.tenant_id, targets=targets,
+                                         query="blinded creature, ослеплённое существо",
                                          filters=selectors.KnowledgeFilters(languages=("ru",)))
-    assert {h.language for h in only_ru.hits} == {"ru"}
+    assert only_ru.hits and {h.language for h in only_ru.hits} == {"ru"}
     spells = selectors.knowledge_search(tenant_id=staged.tenant_id, targets=targets, query="creature",
                                         filters=selectors.KnowledgeFilters(categories=("Spells",)))
     assert spells.hits and all(h.entry_id.startswith("Spells/") for h in spells.hits)
