@@ -3,9 +3,13 @@ it, or unknown to it?
 
 Offline it retrieves the entries the fact is about and checks them: how much of the fact the
 entry covers, then names (another entry's title that the subject entry does not mention), numbers
-(a value the entry does not give) and negation (a "not" on one side only, next to words both
-share). With an LLM configured, the model judges the same sources and the offline verdict is the
-fallback when it fails.
+(a value the entry does not give), opposites (a word of a closed class, `tools.contrast`, where the
+entry has another member of that class between the same neighbours: "left" for "right", "succeeds"
+for "fails"), negation (a "not" on one side only, next to words both share), and last the words
+themselves: past the first word the fact shares with the entry's closest sentence, a word the entry
+lacks ("lost her right hand to a fire drake" where it says "frost wyrm") leaves the fact unknown,
+never supported. With an LLM configured, the model judges the same sources and the offline verdict
+is the fallback when it fails.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any, Literal
 
 from django.conf import settings
@@ -23,8 +28,9 @@ from pydantic import BaseModel
 from lore import selectors as lore_selectors
 from memoryhub import llm
 from memoryhub.models import Tenant
-from memoryhub.text import analyze
+from memoryhub.text import HAN_CHAR, analyze, pronoun_terms, term, words
 from rag.models import Chunk
+from tools import contrast
 from tools.builtin import WORLD, published_targets, source_ref
 from tools.registry import Tool, register
 
@@ -37,10 +43,26 @@ NEGATIONS = {
 }
 # A number, a die expression (8d6) or an ordinal (3rd, 5-го): the value, without the suffix.
 NUMBER = re.compile(r"\b(\d+d\d+|\d+)(?:st|nd|rd|th|-?(?:го|й|м|х|ого|ий|ая|ое|ей))?\b", re.IGNORECASE)
-CONJUNCTIONS = {"and", "or", "but", "then", "и", "или", "а", "но", "затем"}
+# jieba words: 不 and 没有 stand alone or lead a word (不能, 从不), but 非常 "very" and 未来 "future" do not negate.
+ZH_NEGATIONS = {"不", "没", "没有", "未", "无", "非", "别", "不能", "不会", "不是", "不再", "不可", "无法", "从不",
+                "从未", "并非", "绝不"}
+CONJUNCTIONS = {"and", "or", "but", "then", "и", "или", "а", "но", "затем", "和", "或", "但", "但是", "然后", "并且"}
+# Who an entry's sentences speak of when they do not name it: "She lost her right hand" in Maren Vell's entry.
+SUBJECT_PRONOUNS = {"he", "she", "it", "they", "он", "она", "оно", "они", "他", "她", "它", "他们", "她们"}
+# The term a subject pronoun or a word of the entry's title stands as: one neighbour however long the name,
+# so that "Maren Vell was born in the south" and "She rules from the north tower" do not share a slot
+# on the strength of her two names.
+SUBJECT = "\x00subject"
 WORD = re.compile(r"[\w']+", re.UNICODE)
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# A line break ends a sentence unless the next line goes on in lower case, as wrapped prose does ("he
+# never says\nwho gave it to him"); Chinese ends sentences with full-width marks and no space.
+SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+(?![a-zа-яё])")
 WINDOW = 3  # a negation applies to this many words after it
+SLOT = 3  # a word's slot: this many content words on either side of it
+# Shared neighbours (same side 1, across 1/2) before two words are in the same slot, or all of the
+# statement's when it has fewer ("Borin is dead": only the name). One is not enough: "suffers the
+# consequences of a failed saving throw" and "a successful save means" share only "save".
+SLOT_MIN = 2.0
 COVERAGE_UNKNOWN = 0.5  # below this share of the fact's terms in the entry, the lore does not speak of it
 COVERAGE_SUPPORTED = 0.7
 
@@ -78,6 +100,156 @@ def _sentences(text: str) -> list[str]:
     return [s for s in SENTENCE.split(text) if s.strip()]
 
 
+def _quote(text: str) -> str:
+    return " ".join(text.split())[:200]
+
+
+@dataclass(frozen=True)
+class Token:
+    """One word of a sentence, as the slot checks see it."""
+
+    word: str  # normalised (memoryhub.text.words)
+    terms: tuple[str, ...]  # its index term, a Chinese word's characters after it; () for a function word
+    senses: frozenset[contrast.Sense]
+    negated: bool
+
+
+def _tokens(text: str, subject: frozenset[str]) -> list[Token]:
+    """`text` word by word; a subject pronoun and a word of the entry's title (`subject`: its terms) stand
+    as SUBJECT."""
+    found = words(text)
+    negated: set[int] = set()
+    for i, word in enumerate(found):
+        if word in NEGATIONS or word in ZH_NEGATIONS or word.endswith("n't"):
+            for k in range(i + 1, min(i + 1 + WINDOW, len(found))):
+                if found[k] in CONJUNCTIONS:
+                    break
+                negated.add(k)
+    pronouns = pronoun_terms()
+    out = []
+    for i, word in enumerate(found):
+        stem = term(word)
+        if word in SUBJECT_PRONOUNS or stem in subject:
+            terms: tuple[str, ...] = (SUBJECT,)
+        elif not stem or stem in pronouns:
+            terms = ()
+        elif len(word) > 1 and HAN_CHAR.match(word):
+            terms = (stem, *(ch for ch in word if term(ch)))
+        else:
+            terms = (stem,)
+        out.append(Token(word, terms, contrast.senses(word), i in negated))
+    return out
+
+
+Slot = tuple[set[str], set[str], set[str]]
+
+
+def _slot(tokens: list[Token], i: int, cls: str) -> Slot:
+    """The terms before and after token `i` (SLOT content words each way, not counting words of class
+    `cls`), and those inside it: 手 of 左手, where jieba kept the side and the hand in one word."""
+    def side(indices: range) -> set[str]:
+        out: set[str] = set()
+        taken = 0
+        for k in indices:
+            if taken == SLOT:
+                break
+            if tokens[k].terms and all(c != cls for c, _ in tokens[k].senses):
+                out.update(tokens[k].terms)
+                taken += 1
+        return out
+
+    token = tokens[i]
+    inside: set[str] = set()
+    if len(token.word) > 1 and HAN_CHAR.match(token.word) and any(
+            c == cls for ch in token.word for c, _ in contrast.senses(ch)):
+        inside = {ch for ch in token.word if term(ch) and all(c != cls for c, _ in contrast.senses(ch))}
+    return side(range(i - 1, -1, -1)), side(range(i + 1, len(tokens))), inside
+
+
+def _slot_overlap(a: Slot, b: Slot) -> float:
+    """How surely two words sit in the same slot: shared neighbours on the same side count 1, across
+    ("gold gauntlet" / "gauntlet of silver") one half."""
+    (before_a, after_a, in_a), (before_b, after_b, in_b) = a, b
+    same = len(before_a & before_b) + len(after_a & after_b) + len(in_a & in_b)
+    across = (len(before_a & after_b) + len(after_a & before_b)
+              + len(in_a & (before_b | after_b)) + len(in_b & (before_a | after_a)))
+    return same + across / 2
+
+
+def _opposites(fact: list[Token], sentences: list[tuple[str, list[Token]]]) -> list[tuple[Token, Token, str]]:
+    """The words of the statement whose slot the entry fills with another member of their class ("left"
+    where the entry says "right"): the statement's word, the entry's and the entry's sentence.
+
+    The sentence that decides is, of those with a word of that class, the one sharing most words with
+    the statement. When it also has the statement's own word it does not contradict, whatever the slots
+    say: "half as much damage on a successful one" has no word for "save" after "successful", and
+    "attack rolls against it have advantage, its own attack rolls disadvantage" both members.
+    """
+    fact_terms = {t for token in fact for t in token.terms}
+    found: list[tuple[Token, Token, str]] = []
+    for i, claim in enumerate(fact):
+        for cls, member in claim.senses:
+            if any(c == cls and m != member for token in fact for c, m in token.senses):
+                continue  # the statement names both ("her right hand, not her left")
+            candidates = [(sentence, tokens) for sentence, tokens in sentences
+                          if any(c == cls for token in tokens for c, _ in token.senses)]
+            if not candidates:
+                continue
+
+            def shared(tokens: list[Token], cls: str = cls) -> int:
+                return len(fact_terms & {t for token in tokens if all(c != cls for c, _ in token.senses)
+                                         for t in token.terms})
+
+            top = max(shared(tokens) for _, tokens in candidates)
+            closest = [(sentence, tokens) for sentence, tokens in candidates if shared(tokens) == top]
+            if any((cls, member) in token.senses for _, tokens in closest for token in tokens):
+                continue
+            slot = _slot(fact, i, cls)
+            needed = min(SLOT_MIN, len(slot[0] | slot[1] | slot[2]))
+            best: tuple[float, Token, str] | None = None
+            for sentence, tokens in closest:
+                for j, token in enumerate(tokens):
+                    if any(c == cls for c, _ in token.senses):
+                        score = _slot_overlap(slot, _slot(tokens, j, cls))
+                        if score >= needed and (best is None or score > best[0]):
+                            best = (score, token, sentence)
+            if best is not None:
+                found.append((claim, best[1], best[2]))
+    return found
+
+
+def _sequence(tokens: list[Token], skip: frozenset[str]) -> list[tuple[str, str]]:
+    """(term, word) of the content words, a Chinese word as its characters, without the `skip` terms."""
+    out = []
+    for token in tokens:
+        if token.terms == (SUBJECT,):
+            continue
+        if len(token.terms) > 1 and HAN_CHAR.match(token.word):
+            out.extend((ch, ch) for ch in token.terms[1:])
+        elif token.terms:
+            out.append((token.terms[0], token.word))
+    return [(t, w) for t, w in out if t not in skip]
+
+
+def _unsupported(fact: list[Token], best: list[Token], skip: frozenset[str],
+                 entry_terms: set[str]) -> tuple[list[str], list[str]] | None:
+    """Words of the statement the entry lacks, after a word the statement shares with the entry's closest
+    sentence: (those words, the sentence's words in their place, if any). "Lost her right hand to a fire
+    drake" against "to a frost wyrm", or "wears a silver gauntlet on her left hand" against a sentence
+    that never says which hand. The words before the first shared one are free phrasing, the verbs that
+    join a subject to the rest ("Fireball deals 8d6" / "A target takes 8d6")."""
+    claim, evidence = _sequence(fact, skip), _sequence(best, skip)
+    claim_terms = {t for t, _ in claim}
+    matcher = SequenceMatcher(None, [t for t, _ in claim], [t for t, _ in evidence], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag not in ("replace", "delete") or i1 == 0:
+            continue
+        # Values are the number check's: _terms leaves them out of the entry's terms.
+        if lacking := [w for t, w in claim[i1:i2] if t not in entry_terms and not NUMBER.fullmatch(w)]:
+            return lacking, [w for t, w in evidence[j1:j2] if t not in claim_terms][:len(lacking)]
+    return None
+
+
 Hit = lore_selectors.KnowledgeHit
 
 
@@ -111,10 +283,12 @@ def offline_check(fact: str, hits: list[Hit]) -> tuple[Check, list[Hit]]:
     # The sentence (or "Range: 150 feet" line) closest to the fact.
     # Scored without the title's words, which the heading line repeats; on a tie, the line giving the
     # fact's own values wins, then any line giving values ("within 20 feet" vs "Range: 90 feet").
-    asked = fact_terms - _terms(subject.title) or fact_terms
-    best = max(_sentences(subject.text) or [subject.text],
-               key=lambda s: (len(asked & _terms(s)), len(_numbers(fact) & _numbers(s)),
-                              bool(_numbers(fact)) and bool(_numbers(s))))
+    title = frozenset(_terms(subject.title))
+    asked = fact_terms - title or fact_terms
+    sentences = [(s, _tokens(s, title)) for s in _sentences(subject.text) or [subject.text]]
+    best, best_tokens = max(sentences, key=lambda pair: (
+        len(asked & _terms(pair[0])), len(_numbers(fact) & _numbers(pair[0])),
+        bool(_numbers(fact)) and bool(_numbers(pair[0]))))
 
     # Numbers: every value in the fact must appear in that sentence, or at least in the entry.
     fact_numbers = _numbers(fact)
@@ -123,7 +297,21 @@ def offline_check(fact: str, hits: list[Hit]) -> tuple[Check, list[Hit]]:
     wrong = sorted(fact_numbers - (line_numbers or entry_numbers))
     if wrong and (line_numbers or entry_numbers):
         return Check("contradicted", f"{subject.entry_id} gives {', '.join(sorted(line_numbers or entry_numbers)[:8])}"
-                                     f", not {', '.join(wrong)}: \u201c{best.strip()[:200]}\u201d"), [subject]
+                                     f", not {', '.join(wrong)}: \u201c{_quote(best)}\u201d"), [subject]
+
+    # Opposites anywhere in the entry: the sentence that fills the statement's slot decides.
+    fact_tokens = _tokens(fact, title)
+    swaps = _opposites(fact_tokens, sentences)
+    for said, source, sentence in swaps:
+        if said.negated == source.negated:
+            return Check("contradicted", f"{subject.entry_id} says \u201c{source.word}\u201d where the statement "
+                                         f"says \u201c{said.word}\u201d: \u201c{_quote(sentence)}\u201d"), [subject]
+    if swaps:
+        # "Not gold" against "silver" agrees, yet the entry never speaks of gold: neither verdict is
+        # earned, and the negation check below would read the "not" as a contradiction.
+        said, source, sentence = swaps[0]
+        return Check("unknown", f"{subject.entry_id} says \u201c{source.word}\u201d; the statement denies "
+                                f"\u201c{said.word}\u201d: \u201c{_quote(sentence)}\u201d"), [subject]
 
     # Negation in that sentence: negated on one side only, next to words both share.
     fact_neg = _negated_terms(fact) & _terms(f"{subject.title} {best}")
@@ -131,12 +319,19 @@ def offline_check(fact: str, hits: list[Hit]) -> tuple[Check, list[Hit]]:
     if bool(fact_neg) != bool(entry_neg):
         side = "the statement" if fact_neg else subject.entry_id
         return Check("contradicted", f"Negation differs: {side} negates {', '.join(sorted(fact_neg or entry_neg))}. "
-                                     f"Source: \u201c{best.strip()[:200]}\u201d"), [subject]
+                                     f"Source: \u201c{_quote(best)}\u201d"), [subject]
     if wrong:
         return Check("unknown", f"{subject.entry_id} gives no numbers to compare with {', '.join(wrong)}."), [subject]
+    # Support needs the statement's words: one the entry lacks is a detail the lore does not give (or
+    # gives otherwise), whatever the overlap.
+    if unsupported := _unsupported(fact_tokens, best_tokens, title, subject_terms):
+        lacking, instead = unsupported
+        said = f"says \u201c{' '.join(instead)}\u201d where the statement says" if instead else "does not say"
+        return Check("unknown", f"{subject.entry_id} {said} \u201c{' '.join(lacking)}\u201d: "
+                                f"\u201c{_quote(best)}\u201d"), [subject]
     if cover < COVERAGE_SUPPORTED:
         return Check("unknown", f"{subject.entry_id} covers only part of the statement ({cover:.0%})."), [subject]
-    return Check("supported", f"Stated by {subject.entry_id}: \u201c{best.strip()[:200]}\u201d"), [subject]
+    return Check("supported", f"Stated by {subject.entry_id}: \u201c{_quote(best)}\u201d"), [subject]
 
 
 class LLMVerdict(BaseModel):
@@ -211,7 +406,8 @@ register(Tool(
     name="lore_assert",
     description="Check a statement against the world's published rules and lore: verdict supported, "
                 "contradicted or unknown, the sources it rests on and a hint. Works offline (retrieval plus "
-                "checks of negation, numbers and names); uses the LLM when one is configured.",
+                "checks of names, numbers, opposite words such as left/right or dawn/dusk, negation and words "
+                "the lore lacks); uses the LLM when one is configured.",
     input_schema={
         "type": "object",
         "properties": {

@@ -1,4 +1,5 @@
-"""lore_assert with the LLM (through the loopback server) and its fallback, and the bench command."""
+"""lore_assert with the LLM (through the loopback server) and its fallback, the offline checks of
+opposite and substituted words in three languages, and the bench command."""
 
 from __future__ import annotations
 
@@ -8,10 +9,107 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
+from lore import services as lore_services
 from memoryhub.models import Tenant
 from tests.llm_server import HTTPError, OpenAICompatServer
 
 pytestmark = pytest.mark.django_db
+
+# A world's lore in three languages; the English wraps a sentence over two lines, as Markdown prose does.
+REALM = {
+    "en": "# Realm\n\n## Maren Vell\nMaren Vell is the warden of Ironpeak. She lost her right hand to a frost wyrm "
+          "and wears a silver gauntlet.\n\n## Ironpeak\nThe gates of Ironpeak open only at dawn.\n\n"
+          "## Li Shen\nA masterless samurai. A scar runs down his left cheek; he never says\nwho gave it to him.\n",
+    "ru": "# Мир\n\n## Марен Велл\nМарен Велл — хранительница Железного пика. Она потеряла правую руку в бою с "
+          "ледяным змеем и носит серебряную перчатку.\n\n## Железный пик\nВорота Железного пика открываются "
+          "только на рассвете.\n",
+    "zh": "# 世界\n\n## 玛伦·维尔\n玛伦·维尔是铁峰的守护者。她在与冰霜巨龙的战斗中失去了右手，戴着银色的护手。\n\n"
+          "## 铁峰\n铁峰的城门只在黎明时打开。\n",
+}
+
+
+@pytest.fixture
+def realm(tools_client: tuple[APIClient, Tenant]) -> APIClient:
+    client, tenant = tools_client
+    world = lore_services.world_create(tenant=tenant, slug="realm", languages=["en", "ru", "zh"])
+    files = [lore_services.UploadedFile(f"realm_{lang}.md", text.encode(), lang) for lang, text in REALM.items()]
+    version = lore_services.knowledge_ingest(world=world, domain="lore", files=files, actor="test")
+    lore_services.lore_version_publish(version=version, actor="test", force=True, reason="test fixture")
+    return client
+
+
+def verdict(client: APIClient, fact: str, world: str = "realm") -> tuple[str, str]:
+    body = client.post("/api/v1/tools/lore_assert", {"fact": fact, "world": world, "use_llm": False},
+                       format="json").json()
+    return body["verdict"], body["hint"]
+
+
+def test_a_word_swapped_for_its_opposite_or_sibling_is_contradicted(realm: APIClient) -> None:
+    """Word overlap called these supported, quoting the very sentence that says otherwise."""
+    for fact, said, source in [
+        ("Maren Vell lost her left hand.", "left", "right"),
+        ("Maren Vell wears a gold gauntlet.", "gold", "silver"),
+        ("The gates of Ironpeak open only at dusk.", "dusk", "dawn"),
+        ("She lost her left hand.", "left", "right"),  # the entry's "She" is its subject
+        ("Li Shen has a scar on his right cheek.", "right", "left"),  # the sentence goes on past a line break
+    ]:
+        result, hint = verdict(realm, fact)
+        assert result == "contradicted", (fact, hint)
+        assert f"says \u201c{source}\u201d where the statement says \u201c{said}\u201d" in hint, hint
+    result, hint = verdict(realm, "Li Shen has a scar on his left cheek.")
+    assert result == "supported" and "he never says who gave it to him" in hint
+    assert verdict(realm, "Maren Vell lost her right hand.")[0] == "supported"
+    assert verdict(realm, "Maren Vell wears a silver gauntlet.")[0] == "supported"
+    assert verdict(realm, "The gates of Ironpeak open only at dawn.")[0] == "supported"
+
+
+def test_russian_case_forms_of_opposites_are_contradicted(realm: APIClient) -> None:
+    """"левую" and "правую" share no stem but are the two sides; "закате" and "рассвете" the two ends of day."""
+    for fact, said in [("Марен Велл потеряла левую руку.", "левую"), ("Марен Велл носит золотую перчатку.", "золотую"),
+                       ("Ворота Железного пика открываются только на закате.", "закате")]:
+        result, hint = verdict(realm, fact)
+        assert result == "contradicted" and f"\u201c{said}\u201d" in hint, (fact, hint)
+    assert verdict(realm, "Марен Велл потеряла правую руку.")[0] == "supported"
+    assert verdict(realm, "Ворота Железного пика открываются только на рассвете.")[0] == "supported"
+    # A negated swap agrees with the lore ("not gold": it is silver), yet the lore never speaks of gold.
+    assert verdict(realm, "Марен Велл не носит золотую перчатку.")[0] == "unknown"
+
+
+def test_chinese_opposites_are_contradicted_inside_words(realm: APIClient) -> None:
+    """jieba keeps 左手 and 金色 whole: the side and the metal are characters of the word."""
+    for fact, said, source in [("玛伦·维尔失去了左手。", "左手", "右手"), ("玛伦·维尔戴着金色的护手。", "金色", "银色"),
+                               ("铁峰的城门只在黄昏时打开。", "黄昏", "黎明")]:
+        result, hint = verdict(realm, fact)
+        assert result == "contradicted", (fact, hint)
+        assert f"says \u201c{source}\u201d where the statement says \u201c{said}\u201d" in hint, hint
+    assert verdict(realm, "玛伦·维尔失去了右手。")[0] == "supported"
+    assert verdict(realm, "铁峰的城门只在黎明时打开。")[0] == "supported"
+    assert verdict(realm, "铁峰的城门不在黄昏时打开。")[0] == "unknown"  # 不: denied, not asserted
+
+
+def test_a_word_the_lore_lacks_in_a_filled_slot_is_not_support(realm: APIClient) -> None:
+    """Three of four words found used to be support; the fourth, where the lore says something else, is
+    a detail the lore does not give."""
+    for fact, said in [("Maren Vell lost her right hand to a fire drake.", "fire drake"),
+                       ("Maren Vell wears a silver crown.", "crown"),
+                       ("Марен Велл потеряла правую ногу.", "ногу"),
+                       ("玛伦·维尔失去了右脚。", "脚")]:
+        result, hint = verdict(realm, fact)
+        assert result == "unknown" and f"the statement says \u201c{said}\u201d" in hint, (fact, hint)
+    assert verdict(realm, "Maren Vell lost her right hand to a frost wyrm.")[0] == "supported"
+    # "Not gold" is no contradiction of "silver": the negation alone used to make it one.
+    assert verdict(realm, "Maren Vell does not wear a gold gauntlet.")[0] == "unknown"
+
+
+def test_the_rules_succeed_where_they_say_fail(tools_client: tuple[APIClient, Tenant]) -> None:
+    client, _ = tools_client
+    result, hint = verdict(client, "A blinded creature automatically succeeds on any ability check that requires "
+                                   "sight.", world="dnd5e")
+    assert result == "contradicted" and "says \u201cfails\u201d" in hint
+    assert verdict(client, "Ослеплённое существо автоматически преуспевает в любой проверке характеристики, "
+                           "требующей зрения.", world="dnd5e")[0] == "contradicted"
+    assert verdict(client, "A blinded creature automatically fails any ability check that requires sight.",
+                   world="dnd5e")[0] == "supported"
 
 
 def test_llm_verdict_over_the_retrieved_sources(tools_client: tuple[APIClient, Tenant],
