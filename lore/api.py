@@ -272,6 +272,73 @@ class VersionSmokeApi(APIView):
         return Response(result)
 
 
+class GoldenQuerySerializer(ClosedSerializerMixin, serializers.Serializer):
+    id = StrictCharField(max_length=100)
+    language = StrictRegexField(LANGUAGE_PATTERN, help_text="One of the world's languages.")
+    split = StrictChoiceField(choices=["tune", "test"], default="test",
+                              help_text="`test` (the default) is what the publish gate runs; `tune` is for "
+                                        "choosing settings.")
+    query = StrictCharField(max_length=2000, help_text="As a player or a game master would ask.")
+    expected = serializers.ListField(child=StrictCharField(max_length=300), min_length=1, max_length=50,
+                                     help_text="Entry ids that answer it (e.g. 'Conditions/blinded').")
+    note = StrictCharField(max_length=2000, required=False)
+
+
+class GoldenSetApi(APIView):
+    """A world's golden queries of one domain: what the smoke run gating a publish searches with."""
+
+    required_scopes = EDITOR
+
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
+        queries = GoldenQuerySerializer(many=True, allow_empty=False, max_length=2000)
+
+    class OutputSerializer(serializers.Serializer):
+        world = serializers.CharField()
+        domain = serializers.CharField()
+        source = serializers.CharField(allow_blank=True, help_text="`api` (sent here), the file under LORE_GOLDEN_DIR "
+                                                                   "in use, or empty when there are none.")
+        queries = GoldenQuerySerializer(many=True)
+        updated_by = serializers.CharField(allow_blank=True)
+        updated_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema(operation_id="world_golden_get", responses={200: OutputSerializer, **ERRORS})
+    def get(self, request: Request, world: str, domain: str) -> Response:
+        found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
+        sent = found.golden_sets.filter(domain=domain).first()
+        if sent is not None:
+            body = {"source": "api", "queries": sent.queries, "updated_by": sent.updated_by,
+                    "updated_at": sent.updated_at}
+        else:
+            path = smoke.golden_path(found.slug, domain)
+            try:
+                queries = [{"id": q.id, "language": q.language, "split": q.split, "query": q.query,
+                            "expected": list(q.expected)} for q in smoke.golden_load(path)]
+            except ApplicationError as exc:
+                if exc.code != "no_golden":
+                    raise
+                queries = []  # none yet: the answer to send some, not an error
+            body = {"source": smoke.shown_path(path) if queries else "", "queries": queries, "updated_by": "",
+                    "updated_at": None}
+        return Response(self.OutputSerializer({"world": found.slug, "domain": domain, **body}).data)
+
+    @extend_schema(operation_id="world_golden_put", request=InputSerializer,
+                   responses={200: OutputSerializer, **ERRORS},
+                   examples=[OpenApiExample("Two queries", request_only=True, value={"queries": [
+                       {"id": "en-1", "language": "en", "query": "what happens when my character is blinded?",
+                        "expected": ["Conditions/blinded"]},
+                       {"id": "en-2", "language": "en", "split": "tune", "query": "how big is a fireball?",
+                        "expected": ["Spells/fireball"]}]})])
+    def put(self, request: Request, world: str, domain: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
+        queries = [dict(q) for q in serializer.validated_data["queries"]]
+        sent = services.golden_set_save(world=found, domain=domain, queries=queries, actor=_actor(request))
+        return Response(self.OutputSerializer({
+            "world": found.slug, "domain": domain, "source": "api", "queries": sent.queries,
+            "updated_by": sent.updated_by, "updated_at": sent.updated_at}).data)
+
+
 class VersionPublishApi(APIView):
     required_scopes = EDITOR
 

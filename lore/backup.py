@@ -21,7 +21,7 @@ from django.utils.dateparse import parse_datetime
 
 from lore import services
 from lore.edit_models import KnowledgeEdit, KnowledgeEditEvent
-from lore.models import Alias, Domain, KnowledgeChange, KnowledgeVersion, Source, World
+from lore.models import Alias, Domain, GoldenSet, KnowledgeChange, KnowledgeVersion, Source, World
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Tenant
 from rag import index as bm25_index
@@ -71,8 +71,11 @@ def knowledge_export(*, world: World) -> dict[str, Any]:
         "took_ms": c.took_ms, "created_at": _when(c.created_at),
     } for c in KnowledgeChange.objects.filter(world=world).select_related("from_version", "to_version")
         .order_by("id")]
+    golden = [{"domain": g.domain, "queries": g.queries, "updated_by": g.updated_by,
+               "updated_at": _when(g.updated_at)} for g in world.golden_sets.order_by("domain")]
     return {"format": FORMAT, "world": {"slug": world.slug, "name": world.name, "languages": world.languages},
-            "sources": sources, "edits": edits, "versions": versions, "aliases": aliases, "changelog": changelog}
+            "sources": sources, "edits": edits, "versions": versions, "aliases": aliases, "changelog": changelog,
+            "golden": golden}
 
 
 def world_delete(*, world: World) -> int:
@@ -176,3 +179,9 @@ def _restore(world: World, data: dict[str, Any], progress: Callable[[str], None]
             to_version=built[(row["domain"], row["to_version"])], actor=row["actor"], reason=row["reason"],
             smoke=row["smoke"], took_ms=row["took_ms"], created_at=parse_datetime(row["created_at"]),
         ) for row in _require(data, "changelog", list)])
+        # Golden sets sent over the API; an export made before they existed has none.
+        for row in data.get("golden") or []:
+            services.golden_set_save(world=world, domain=row["domain"], queries=row["queries"],
+                                     actor=row["updated_by"])
+            GoldenSet.objects.filter(world=world, domain=row["domain"]).update(
+                updated_at=parse_datetime(row["updated_at"]))

@@ -33,6 +33,25 @@ class World(models.Model):
         return self.slug
 
 
+class GoldenSet(models.Model):
+    """A world's golden queries for one domain, sent over the API (`PUT …/domains/{domain}/golden`):
+    what the smoke run gating a publish searches with, before any file under LORE_GOLDEN_DIR. An
+    editor of a new world had no way to give them but the server's disk, so every publish was forced."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="golden_sets")
+    domain = models.CharField(max_length=16, choices=Domain.choices)
+    queries = models.JSONField(default=list)  # lore.smoke.GOLDEN_SCHEMA's `queries`, checked on write
+    updated_by = models.CharField(max_length=200, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["world", "domain"], name="goldenset_world_domain_uniq")]
+
+    def __str__(self) -> str:
+        return f"{self.world.slug}/{self.domain} golden"
+
+
 class Source(models.Model):
     """One uploaded file, kept byte for byte, so any version built from it can be rebuilt."""
 

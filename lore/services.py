@@ -15,7 +15,7 @@ from django.utils import timezone
 from lore import config as lore_config
 from lore.chunking import Piece, entry_pieces
 from lore.edit_apply import entries_apply_edits
-from lore.models import Alias, Domain, KnowledgeChange, KnowledgeVersion, Source, World
+from lore.models import Alias, Domain, GoldenSet, KnowledgeChange, KnowledgeVersion, Source, World
 from lore.normalize import Entry, SourceOptions, detect_format, normalize
 from memoryhub.embeddings import get_embedder, l2_normalize
 from memoryhub.exceptions import ApplicationError
@@ -267,6 +267,34 @@ def knowledge_ingest(
 # --- Publish and rollback ------------------------------------------------------------------------
 def _lock_latest(world: World, domain: str) -> Alias | None:
     return Alias.objects.select_for_update().filter(world=world, domain=domain, name=Alias.Name.LATEST).first()
+
+
+def golden_set_save(*, world: World, domain: str, queries: list, actor: str) -> GoldenSet:
+    """Replace the world's golden queries of `domain` (what the smoke run gating a publish searches
+    with). Checked here as a file under LORE_GOLDEN_DIR is checked when read, and more: a query in a
+    language the world has not, two queries of one id, or no `test` query (the gate's split: every
+    publish would fail on nothing) is refused, naming the query."""
+    from lore.smoke import golden_problem
+
+    _check_domain(domain)
+    problem = golden_problem({"queries": queries})
+    if problem is not None:
+        raise ApplicationError(f"{problem[0]}: {problem[1]}", field=problem[0].replace("$.", "", 1) or "queries")
+    seen: set[str] = set()
+    for i, query in enumerate(queries):
+        if query["language"] not in world.languages:
+            raise ApplicationError(f"Language {query['language']!r} is not one of the world's {world.languages}.",
+                                   field=f"queries[{i}].language")
+        if query["id"] in seen:
+            raise ApplicationError(f"Two queries have the id {query['id']!r}.", field=f"queries[{i}].id")
+        seen.add(query["id"])
+    if not any(query.get("split", "test") == "test" for query in queries):
+        raise ApplicationError("The publish gate runs the `test` split: give at least one query of it (the "
+                               "default when `split` is left out).", field="queries")
+    golden, _ = GoldenSet.objects.update_or_create(
+        world=world, domain=domain,
+        defaults={"tenant": world.tenant, "queries": queries, "updated_by": actor, "updated_at": timezone.now()})
+    return golden
 
 
 def smoke_failures(version: KnowledgeVersion) -> list[str]:

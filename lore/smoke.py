@@ -1,9 +1,10 @@
 """Smoke retrieval with golden queries (seed 003 §8.11, §8.15): hit@1/5/10 and MRR per language.
 
-A golden file `qa/memory_retrieval_golden/<world>/<domain>.json` holds queries phrased as a player
-or a game master would ask, each with the entry ids that answer it and a `split`: `tune` (used
-while choosing the retrieval settings) or `test` (held out; what the publish gate and the reported
-figures use by default).
+Golden queries are phrased as a player or a game master would ask, each with the entry ids that
+answer it and a `split`: `tune` (used while choosing the retrieval settings) or `test` (held out;
+what the publish gate and the reported figures use by default). A world's editors send them over the
+API (`lore.models.GoldenSet`, one set per domain); without one, the file
+`qa/memory_retrieval_golden/<world>/<domain>.json` under LORE_GOLDEN_DIR is used.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import jsonschema
 from django.conf import settings
 from django.utils import timezone
 
-from lore.models import KnowledgeVersion
+from lore.models import GoldenSet, KnowledgeVersion
 from lore.selectors import Target, knowledge_search
 from memoryhub.exceptions import ApplicationError
 
@@ -64,7 +65,7 @@ def golden_path(world_slug: str, domain: str) -> Path:
     return Path(settings.LORE_GOLDEN_DIR) / world_slug / f"{domain}.json"
 
 
-def _shown(path: Path) -> str:
+def shown_path(path: Path) -> str:
     """The golden file as an API error names it: under LORE_GOLDEN_DIR by that name, so an engine's
     error says where the operator puts the file without showing the server's directories."""
     try:
@@ -79,18 +80,41 @@ def golden_load(path: Path) -> list[GoldenQuery]:
     except FileNotFoundError as exc:
         # A new world has none: say how its versions still go live, so an editor is not sent in a circle
         # between "publish needs a smoke run" and "no golden queries".
-        raise ApplicationError(f"No golden queries at {_shown(path)}; without them a version goes live only by a "
-                               "forced publish with a reason (API force, lore_publish --force, the admin's "
-                               "Publish despite the smoke run).", code="no_golden", status_code=409) from exc
+        raise ApplicationError(f"No golden queries at {shown_path(path)}; send them with PUT …/domains/<domain>/"
+                               "golden, or the version goes live only by a forced publish with a reason (API "
+                               "force, lore_publish --force, the admin's Publish despite the smoke run).",
+                               code="no_golden", status_code=409) from exc
     except json.JSONDecodeError as exc:
-        raise ApplicationError(f"{_shown(path)}: line {exc.lineno} column {exc.colno}: {exc.msg}",
+        raise ApplicationError(f"{shown_path(path)}: line {exc.lineno} column {exc.colno}: {exc.msg}",
                                code="invalid_golden") from exc
+    return golden_queries(data, where=shown_path(path))
+
+
+def golden_problem(data: Any) -> tuple[str, str] | None:
+    """(JSON path, message) of the first way `data` is not a golden set, or None."""
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(GOLDEN_SCHEMA).iter_errors(data))
-    if error is not None:
-        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        raise ApplicationError(f"{_shown(path)}: {where}: {error.message}", code="invalid_golden")
+    if error is None:
+        return None
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path), error.message
+
+
+def golden_queries(data: Any, *, where: str) -> list[GoldenQuery]:
+    problem = golden_problem(data)
+    if problem is not None:
+        raise ApplicationError(f"{where}: {problem[0]}: {problem[1]}", code="invalid_golden")
     return [GoldenQuery(q["id"], q["language"], q["query"], tuple(q["expected"]), q.get("split", "test"))
             for q in data["queries"]]
+
+
+def golden_for(version: KnowledgeVersion) -> tuple[list[GoldenQuery], str]:
+    """The golden queries of `version`'s world and domain, and where they come from: the set sent over
+    the API, else the file under LORE_GOLDEN_DIR."""
+    sent = GoldenSet.objects.filter(world_id=version.world_id, domain=version.domain).first()
+    if sent is not None:
+        where = f"golden set of {version.world.slug}/{version.domain}"
+        return golden_queries({"queries": sent.queries}, where=where), where
+    path = golden_path(version.world.slug, version.domain)
+    return golden_load(path), shown_path(path)
 
 
 def _figures(ranks: list[int | None]) -> dict[str, float]:
@@ -133,7 +157,10 @@ def version_smoke(*, version: KnowledgeVersion, split: str | None = "test", gold
     """Run the smoke queries against `version` and record the figures on it (the publish gate)."""
     from lore.services import version_smoke_save
 
-    path = golden_file or golden_path(version.world.slug, version.domain)
-    result = smoke_run(version=version, queries=golden_load(path), split=split, golden=_shown(path), progress=progress)
+    if golden_file is not None:
+        queries, where = golden_load(golden_file), shown_path(golden_file)
+    else:
+        queries, where = golden_for(version)
+    result = smoke_run(version=version, queries=queries, split=split, golden=where, progress=progress)
     version_smoke_save(version=version, smoke=result)
     return result

@@ -12,6 +12,7 @@ urlpatterns = [
     re_path(rf"^worlds/{WORLD}/search$", api.KnowledgeSearchApi.as_view(), name="world-search"),
     re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/versions/(?P<version>\d+\.\d+\.\d+)/smoke$",
             api.VersionSmokeApi.as_view(), name="world-version-smoke"),
+    re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/golden$", api.GoldenSetApi.as_view(), name="world-golden"),
     re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/publish$", api.VersionPublishApi.as_view(), name="world-publish"),
     re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/rollback$", api.VersionRollbackApi.as_view(), name="world-rollback"),
     re_path(rf"^worlds/{WORLD}/edits$", edits_api.EditListProposeApi.as_view(), name="world-edits"),

@@ -255,3 +255,48 @@ def test_a_value_outside_a_pattern_or_a_choice_is_refused_saying_what_would_do(e
     domains = client.post("/api/v1/worlds/dnd5e/search", {"query": "x", "domains": ["srd", "rules"]},
                           format="json").json()["error"]["fields"]["domains"]
     assert domains == {"1": ['"rules" is not a valid choice; allowed: srd, lore.']}, domains
+
+
+def test_an_editor_sends_golden_queries_over_the_api_and_publishes_without_force(editor_client, tmp_path,
+                                                                                  settings) -> None:
+    """Golden queries lived only on the server's disk: a new world's editor, told to run the smoke, was told
+    there were no golden queries, and every publish had to be forced (found by a QA trial)."""
+    settings.LORE_GOLDEN_DIR = tmp_path  # no file for this world
+    client, _ = editor_client()
+    assert client.post("/api/v1/worlds", {"slug": "frost", "languages": ["en", "ru"]}, format="json").status_code == 201
+    assert client.post("/api/v1/worlds/frost/sources", {
+        "files": [SimpleUploadedFile("Spells.json", as_bytes(SPELLS))], "domain": "srd"},
+        format="multipart").status_code == 201
+    none = client.get("/api/v1/worlds/frost/domains/srd/golden").json()
+    assert (none["source"], none["queries"]) == ("", [])
+    smoke = client.post("/api/v1/worlds/frost/domains/srd/versions/1.0.0/smoke", {}, format="json")
+    assert smoke.status_code == 409 and "PUT" in smoke.json()["error"]["message"]
+
+    queries = [{"id": "en-1", "language": "en", "query": "teleport in silvery mist", "expected": ["Spells/misty-step"]},
+               {"id": "en-2", "language": "en", "split": "tune", "query": "explosion of flame",
+                "expected": ["Spells/fireball"]}]
+    sent = client.put("/api/v1/worlds/frost/domains/srd/golden", {"queries": queries}, format="json")
+    assert sent.status_code == 200, sent.content
+    assert sent.json()["source"] == "api" and [q["split"] for q in sent.json()["queries"]] == ["test", "tune"]
+    assert client.get("/api/v1/worlds/frost/domains/srd/golden").json()["queries"] == sent.json()["queries"]
+    ran = client.post("/api/v1/worlds/frost/domains/srd/versions/1.0.0/smoke", {}, format="json").json()
+    assert ran["golden"] == "golden set of frost/srd" and ran["overall"]["n"] == 1 and ran["overall"]["hit@1"] == 1.0
+    published = client.post("/api/v1/worlds/frost/domains/srd/publish", {"version": "1.0.0"}, format="json")
+    assert published.status_code == 200 and published.json()["action"] == "publish"
+
+    for bad, field in [
+        ([{**queries[0], "language": "zh"}], "queries[0].language"),
+        ([queries[0], {**queries[1], "id": "en-1"}], "queries[1].id"),
+        ([queries[1]], "queries"),
+        ([{**queries[0], "expected": []}], "queries"),
+        ([{**queries[0], "colour": "red"}], "queries"),
+    ]:
+        refused = client.put("/api/v1/worlds/frost/domains/srd/golden", {"queries": bad}, format="json")
+        assert refused.status_code == 400, (bad, refused.content)
+        assert field in str(refused.json()["error"]["fields"]), (field, refused.content)
+    assert client.get("/api/v1/worlds/frost/domains/srd/golden").json()["queries"] == sent.json()["queries"]
+    # Another tenant's world is unknown; a key without the editor scope may not send golden queries.
+    other, _ = editor_client("tenant-b")
+    assert other.get("/api/v1/worlds/frost/domains/srd/golden").status_code == 404
+    tools, _ = editor_client(scopes=("tools",))
+    assert tools.put("/api/v1/worlds/frost/domains/srd/golden", {"queries": queries}, format="json").status_code == 403

@@ -72,6 +72,9 @@ def test_export_delete_import_gives_identical_search(staged, tmp_path):
     pending = edits.knowledge_edit_propose(world=world, domain="srd", action="delete", language="en",
                                            entry_id="Spells/shield", reason="later", actor="alice")
     assert pending.status == "pending"
+    golden = [{"id": "g1", "language": "en", "split": "test", "query": "teleport in mist",
+               "expected": ["Spells/misty-step"]}]
+    services.golden_set_save(world=world, domain="srd", queries=golden, actor="alice")
     before, state = _answers(tenant_id), _state(world)
     assert [v[1] for v in state["versions"]] == ["1.0.0", "1.0.1", "1.1.0", "1.1.1"]
     assert state["aliases"] == [("srd", "latest", "1.0.1"), ("srd", "stage", "1.1.1")]
@@ -99,6 +102,8 @@ def test_export_delete_import_gives_identical_search(staged, tmp_path):
     assert "Spells/misty-step" not in {hit[0] for hit in after[("1.1.1", "teleport in mist")]}
     assert Alias.objects.filter(world=restored).count() == 2
     assert KnowledgeChange.objects.filter(world=restored).count() == 2
+    # Golden queries sent over the API come back with the world.
+    assert list(restored.golden_sets.values_list("domain", "queries", "updated_by")) == [("srd", golden, "alice")]
 
 
 def test_import_refuses_an_existing_world_and_a_tampered_source(staged, tmp_path):
