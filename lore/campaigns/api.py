@@ -37,6 +37,7 @@ from memoryhub.validation import (
     StrictFloatField,
     StrictIntegerField,
     StrictRegexField,
+    query_data,
 )
 
 ENGINE = (ApiKey.Scope.ENGINE,)
@@ -296,6 +297,26 @@ class NpcUpsertApi(APIView):
         npc, created = services.npc_upsert(campaign=found, document=_document(request))
         body = {"npc_id": npc.npc_id, "static": npc.static, "version": npc.version}
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class NpcDetailApi(APIView):
+    """An NPC as MemoryHub holds it: its static part and, towards one party, the disposition the summaries
+    made (clamped to the range) with the changes that moved it. An engine-only key could read it only
+    through the `tools` scope's npc_profile."""
+
+    required_scopes = (*STEWARDS, ApiKey.Scope.TOOLS)
+
+    class QuerySerializer(ClosedSerializerMixin, serializers.Serializer):
+        party = StrictRegexField(ID, help_text="The party whose disposition and memory to show.")
+
+    @extend_schema(operation_id="campaign_npc_get", parameters=[QuerySerializer],
+                   responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request: Request, campaign: str, npc_id: str) -> Response:
+        query = self.QuerySerializer(data=query_data(request.query_params))
+        query.is_valid(raise_exception=True)
+        found = _campaign(request, campaign)
+        party = selectors.party_get(campaign=found, slug=query.validated_data["party"])
+        return Response(selectors.npc_profile(npc_id, party, found))
 
 
 class ArtCardRecordApi(APIView):

@@ -12,6 +12,8 @@ urlpatterns = [
     re_path(rf"^campaigns/{CAMPAIGN}/parties$", api.PartyCreateApi.as_view(), name="campaign-parties"),
     re_path(rf"^campaigns/{CAMPAIGN}/summaries$", api.SummaryRecordApi.as_view(), name="campaign-summaries"),
     re_path(rf"^campaigns/{CAMPAIGN}/npcs$", api.NpcUpsertApi.as_view(), name="campaign-npcs"),
+    re_path(rf"^campaigns/{CAMPAIGN}/npcs/(?P<npc_id>[A-Za-z0-9][A-Za-z0-9_.:-]{{0,63}})$", api.NpcDetailApi.as_view(),
+            name="campaign-npc"),
     re_path(rf"^campaigns/{CAMPAIGN}/artcards$", api.ArtCardRecordApi.as_view(), name="campaign-artcards"),
     re_path(rf"^campaigns/{CAMPAIGN}/scene-context$", api.SceneContextApi.as_view(), name="campaign-scene-context"),
     re_path(rf"^campaigns/{CAMPAIGN}/scene-context/(?P<assembly_id>[0-9]{{1,18}})/feedback$",

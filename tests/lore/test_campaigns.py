@@ -206,6 +206,17 @@ def test_session_fetch_and_npc_profile_for_the_tools(engine):
     assert profile["dynamic"]["disposition"] == {"party_id:pty_001": -3}
     assert [m["summary_id"] for m in profile["dynamic"]["memory"]] == ["s0", "s1", "s2"]
     assert profile["latest_changes"][0]["reason"] == "lie 2"
+    # The engine reads it over REST with its own key (it had only the tools scope's npc_profile).
+    read = engine.get(f"{BASE}/npcs/npc_LiShen", {"party": "pty_001"})
+    assert read.status_code == 200, read.content
+    assert read.json()["dynamic"]["disposition"] == {"party_id:pty_001": -3} and read.json()["npc_id"] == "npc_LiShen"
+    for path, params, field in [(f"{BASE}/npcs/npc_Ghost", {"party": "pty_001"}, "npc_id"),
+                                (f"{BASE}/npcs/npc_LiShen", {"party": "pty_999"}, "party"),
+                                (f"{BASE}/npcs/npc_LiShen", {}, "party")]:
+        response = engine.get(path, params)
+        assert response.status_code in (400, 404) and field in response.json()["error"]["fields"], response.content
+    memory_only = scoped_client(party.tenant, "memory")
+    assert memory_only.get(f"{BASE}/npcs/npc_LiShen", {"party": "pty_001"}).status_code == 403
 
 
 # --- Scene assembly ----------------------------------------------------------------------------
