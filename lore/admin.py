@@ -81,9 +81,12 @@ class SourceAdmin(admin.ModelAdmin):
 
 @admin.register(KnowledgeVersion)
 class KnowledgeVersionAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "status", "entry_count", "chunk_count", "reused_chunks", "smoke_hit5", "created_at"]
-    list_filter = ["status", "domain", "world"]
-    list_select_related = ["world"]
+    # The tenant beside each row: two tenants' "dnd5e:srd:1.0.0" read the same without it.
+    list_display = ["__str__", "tenant", "status", "entry_count", "chunk_count", "reused_chunks", "smoke_hit5",
+                    "created_at"]
+    list_filter = ["status", "domain", "tenant", "world"]
+    list_select_related = ["world", "tenant"]
+    search_fields = ["world__slug", "version", "tenant__name"]
     readonly_fields = ["tenant", "world", "domain", "version", "status", "namespace", "sources", "edits",
                        "entry_count", "chunk_count", "reused_chunks", "smoke", "created_by", "created_at"]
     actions = ["run_smoke", "publish", "force_publish", "rollback"]

@@ -58,10 +58,10 @@ class EventInline(admin.TabularInline):
 
 @admin.register(KnowledgeEdit)
 class KnowledgeEditAdmin(admin.ModelAdmin):
-    list_display = ["id", "status", "world", "domain", "action", "language", "entry_id", "proposed_by", "created_at",
-                    "decided_by", "produced"]
-    list_filter = ["status", "domain", "action", "world"]
-    list_select_related = ["world", "produced_version"]
+    list_display = ["id", "status", "world", "tenant", "domain", "action", "language", "entry_id", "proposed_by",
+                    "created_at", "decided_by", "produced"]
+    list_filter = ["status", "domain", "action", "tenant", "world"]
+    list_select_related = ["world", "tenant", "produced_version"]
     search_fields = ["entry_id", "title", "reason", "proposed_by"]
     raw_id_fields = ["world"]
     inlines = [EventInline]

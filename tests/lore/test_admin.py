@@ -78,3 +78,19 @@ def test_admin_smoke_action_runs_the_golden_queries_so_the_version_can_be_publis
                           follow=True).content.decode()
     assert "No golden queries at LORE_GOLDEN_DIR/dnd5e/srd.json" in missing
     assert str(tmp_path) not in missing  # the server's directories are not shown
+
+
+def test_version_rows_name_their_tenant_and_the_list_can_be_searched(staged, small_files):
+    """Two tenants' `dnd5e:srd:1.0.0` rows read the same, and `?q=` was ignored (found by a QA trial)."""
+    from lore import services
+    from memoryhub import services as kernel_services
+
+    other, _ = kernel_services.tenant_create(name="guild-b")
+    world = services.world_create(tenant=other, slug="dnd5e", languages=["en", "ru"])
+    services.knowledge_ingest(world=world, domain="srd", files=small_files, actor="test")
+    client = Client()
+    client.force_login(get_user_model().objects.create_superuser("ed", "ed@example.com", "pw-123456"))
+    page = client.get("/admin/lore/knowledgeversion/").content.decode()
+    assert "guild-b" in page and staged.tenant.name in page
+    found = client.get("/admin/lore/knowledgeversion/", {"q": "guild-b"}).content.decode()
+    assert "1 result" in found and "guild-b" in found
