@@ -7,7 +7,9 @@ route or an unexpected exception.
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 import sys
 from typing import Any
 
@@ -159,7 +161,74 @@ def json_400(request: HttpRequest, exception: Exception | None = None) -> JsonRe
 
 
 def json_404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    """No route. Where an API route would match but for a path parameter outside its pattern ("/worlds/DnD5e/
+    search", a user id with a Cyrillic letter or of 129 characters), a 400 names the parameter and its pattern:
+    a bare "Not found." read as a wrong route."""
+    if request.path.startswith("/api/"):
+        problem = _path_parameter_problem(request.path.lstrip("/"))
+        if problem is not None:
+            name, value, pattern = problem
+            message = f"{name}: {value[:80]!r} does not match the pattern {pattern}"
+            return JsonResponse(error_body("invalid", message, {name: [f"Does not match the pattern {pattern}."]}),
+                                status=400)
     return JsonResponse(error_body("not_found", "Not found."), status=404)
+
+
+def _named_groups(regex: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, name, body) of each `(?P<name>body)` in `regex`, bodies with nested groups whole."""
+    found = []
+    for match in re.finditer(r"\(\?P<(\w+)>", regex):
+        depth, i = 1, match.end()
+        while i < len(regex) and depth:
+            if regex[i] == "\\":
+                i += 2
+                continue
+            if regex[i] == "[":  # a class may hold parentheses: skip it whole
+                i = regex.index("]", i + 2 if regex[i + 1:i + 2] in ("]", "^") else i + 1) + 1
+                continue
+            depth += {"(": 1, ")": -1}.get(regex[i], 0)
+            i += 1
+        found.append((match.start(), i, match.group(1), regex[match.end():i - 1]))
+    return found
+
+
+@functools.cache
+def _api_routes() -> tuple[tuple[re.Pattern[str], tuple[tuple[str, re.Pattern[str], str], ...]], ...]:
+    """Every route as (its regex with each parameter relaxed to one path segment, its parameters' own
+    patterns)."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    routes = []
+
+    def walk(patterns: list, prefix: str) -> None:
+        for entry in patterns:
+            regex = prefix + entry.pattern.regex.pattern.lstrip("^")
+            if isinstance(entry, URLResolver):
+                walk(entry.url_patterns, regex.removesuffix("\\Z").removesuffix("$"))
+            elif isinstance(entry, URLPattern):
+                groups = _named_groups(regex)
+                relaxed, last = [], 0
+                for start, end, name, _ in groups:
+                    relaxed.append(regex[last:start] + f"(?P<{name}>[^/]+)")
+                    last = end
+                relaxed.append(regex[last:])
+                routes.append((re.compile("".join(relaxed)),
+                               tuple((name, re.compile(body), body) for _, _, name, body in groups)))
+
+    walk(get_resolver().url_patterns, "")
+    return tuple(routes)
+
+
+def _path_parameter_problem(path: str) -> tuple[str, str, str] | None:
+    for relaxed, parameters in _api_routes():
+        match = relaxed.fullmatch(path)
+        if match is None:
+            continue
+        for name, own, body in parameters:
+            value = match.group(name)
+            if own.fullmatch(value) is None:
+                return name, value, body
+    return None
 
 
 def json_500(request: HttpRequest) -> JsonResponse:

@@ -426,3 +426,27 @@ def test_a_host_outside_allowed_hosts_is_a_400_in_the_error_format_naming_the_se
     assert response.json() == {"error": {
         "code": "disallowed_host", "fields": {},
         "message": "This service does not answer to the host 'memory.example.com': add it to ALLOWED_HOSTS."}}
+
+
+# --- a path parameter outside its pattern ----------------------------------------------------------
+@pytest.mark.parametrize(("method", "path", "name"), [
+    ("post", "/api/v1/worlds/DnD5e/search", "world"),
+    ("post", "/api/v1/users/бoб/sessions/s1/messages", "user_id"),
+    ("get", f"/api/v1/users/{'a' * 129}/sessions", "user_id"),
+    ("get", "/api/v1/jobs/abc", "job_id"),
+    ("post", "/api/v1/worlds/dnd5e/domains/rules/publish", "domain"),
+])
+def test_a_path_parameter_outside_its_pattern_is_a_400_naming_it(client_a, method: str, path: str, name: str) -> None:
+    """It was a bare 404 "Not found.", which reads as a wrong route (found by a QA trial)."""
+    client, _ = client_a
+    response = getattr(client, method)(path, {}, format="json")
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert list(error["fields"]) == [name] and "pattern" in error["message"], error
+
+
+def test_a_path_that_is_no_route_is_still_a_404(client_a) -> None:
+    client, _ = client_a
+    for path in ("/api/v1/nothing/here", "/api/v1/users/bob/sessions/s1/nothing"):
+        response = client.get(path)
+        assert response.status_code == 404 and response.json()["error"]["code"] == "not_found", path
