@@ -162,15 +162,16 @@ def json_400(request: HttpRequest, exception: Exception | None = None) -> JsonRe
 
 def json_404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     """No route. Where an API route would match but for a path parameter outside its pattern ("/worlds/DnD5e/
-    search", a user id with a Cyrillic letter or of 129 characters), a 400 names the parameter and its pattern:
-    a bare "Not found." read as a wrong route."""
+    search", a user id with a Cyrillic letter or of 129 characters), the 404 names the parameter and its
+    pattern: a bare "Not found." read as a wrong route. Still a 404: nothing is at that path, and the schema's
+    path patterns (unanchored in OpenAPI) cannot promise a client more."""
     if request.path.startswith("/api/"):
         problem = _path_parameter_problem(request.path.lstrip("/"))
         if problem is not None:
             name, value, pattern = problem
-            message = f"{name}: {value[:80]!r} does not match the pattern {pattern}"
-            return JsonResponse(error_body("invalid", message, {name: [f"Does not match the pattern {pattern}."]}),
-                                status=400)
+            message = f"Not found: {name} {value[:80]!r} does not match the pattern {pattern}."
+            return JsonResponse(error_body("not_found", message, {name: [f"Does not match the pattern {pattern}."]}),
+                                status=404)
     return JsonResponse(error_body("not_found", "Not found."), status=404)
 
 

@@ -188,7 +188,7 @@ def test_bad_limit_and_bad_ids_are_4xx(client_a) -> None:
     response = client.get(url() + "?limit=0")
     assert response.status_code == 400 and "limit" in response.json()["error"]["fields"]
     response = client.get("/api/v1/users/bad%20id/sessions/s1/messages")
-    assert response.status_code == 400 and list(response.json()["error"]["fields"]) == ["user_id"]
+    assert response.status_code == 404 and list(response.json()["error"]["fields"]) == ["user_id"]
 
 
 def test_malformed_json_is_400_in_the_one_format(client_a) -> None:
