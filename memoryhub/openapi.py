@@ -97,14 +97,53 @@ ERROR_SCHEMA: dict[str, Any] = {
 _RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait."}}
 
 
+def _top_level_alternation(pattern: str) -> bool:
+    """Whether `pattern` has a "|" outside every group and character class (where the anchors bind)."""
+    depth, in_class, i = 0, False, 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+        i += 1
+    return False
+
+
+def _exact_path_parameters(operation: dict[str, Any]) -> None:
+    """A path parameter's pattern as the route means it: drf-spectacular anchors a route's group as
+    "^srd|lore$", which reads "^srd" or "lore$" and admits "srdTRUE"; and a route's digits are never
+    negative. A schema that admits what the routes refuse sends clients (and schemathesis) astray."""
+    for parameter in operation.get("parameters", []):
+        if parameter.get("in") != "path":
+            continue
+        schema = parameter.get("schema", {})
+        pattern = schema.get("pattern")
+        if pattern and pattern.startswith("^") and pattern.endswith("$") and _top_level_alternation(pattern):
+            schema["pattern"] = f"^(?:{pattern[1:-1]})$"
+        if schema.get("type") == "integer":
+            schema.setdefault("minimum", 0)
+
+
 def document_errors(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
-    """drf-spectacular postprocessing hook: the error responses of every operation."""
+    """drf-spectacular postprocessing hook: the error responses of every operation, and path parameters
+    as exact as the routes."""
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for path_item in result.get("paths", {}).values():
         for operation in path_item.values():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
+            _exact_path_parameters(operation)
             statuses = dict(ERROR_STATUSES)
             if "requestBody" in operation:
                 statuses.update(BODY_ERROR_STATUSES)

@@ -451,3 +451,14 @@ def test_a_path_that_is_no_route_is_still_a_404(client_a) -> None:
         response = client.get(path)
         assert response.status_code == 404 and response.json()["error"] == {
             "code": "not_found", "message": "Not found.", "fields": {}}, path
+
+
+def test_the_schema_path_patterns_admit_only_what_the_routes_take(schema, schema_allows) -> None:
+    """"^srd|lore$" read "^srd" or "lore$": the schema admitted "srdTRUE", which no route takes."""
+    operation = schema["paths"]["/api/v1/worlds/{world}/domains/{domain}/publish"]["post"]
+    domain = next(p["schema"] for p in operation["parameters"] if p["name"] == "domain")
+    assert schema_allows(domain, "srd") and schema_allows(domain, "lore")
+    assert not schema_allows(domain, "srdTRUE") and not schema_allows(domain, "llore")
+    job = next(p["schema"] for p in schema["paths"]["/api/v1/jobs/{job_id}"]["get"]["parameters"]
+               if p["name"] == "job_id")
+    assert schema_allows(job, 7) and not schema_allows(job, -7)
