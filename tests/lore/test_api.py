@@ -300,3 +300,35 @@ def test_an_editor_sends_golden_queries_over_the_api_and_publishes_without_force
     assert other.get("/api/v1/worlds/frost/domains/srd/golden").status_code == 404
     tools, _ = editor_client(scopes=("tools",))
     assert tools.put("/api/v1/worlds/frost/domains/srd/golden", {"queries": queries}, format="json").status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_editors_sending_a_worlds_first_golden_set_at_once_leave_one_set() -> None:
+    """The set is one row per world and domain: two first PUTs racing must not both insert (a 500 on the
+    unique constraint) nor leave two."""
+    from lore.models import GoldenSet
+
+    tenant, _ = kernel_services.tenant_create(name="race")
+    world = services.world_create(tenant=tenant, slug="frost", languages=["en"])
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def send(i: int) -> None:
+        from django.db import connection
+        try:
+            barrier.wait()
+            services.golden_set_save(world=world, domain="srd", actor=f"editor-{i}", queries=[
+                {"id": f"q{i}", "language": "en", "query": f"question {i}", "expected": ["Spells/fireball"]}])
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    [golden] = GoldenSet.objects.filter(world=world)
+    assert (golden.updated_by, golden.queries[0]["id"]) in {("editor-0", "q0"), ("editor-1", "q1")}
