@@ -20,6 +20,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 
 from memoryhub.exceptions import ApplicationError
+from memoryhub.text import NotUTF8, decode_utf8
 
 PRESET_5E = "5e-database"
 PRESETS = (PRESET_5E, "generic")
@@ -90,10 +91,9 @@ def detect_format(filename: str) -> str:
 
 def decode(content: bytes, filename: str) -> str:
     try:
-        return content.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = content[: exc.start].count(b"\n") + 1
-        raise SourceError("not valid UTF-8", filename=filename, where=f"line {line}") from exc
+        return decode_utf8(content)
+    except NotUTF8 as exc:
+        raise SourceError("not valid UTF-8", filename=filename, where=f"line {exc.line}") from exc
 
 
 def normalize(*, content: bytes, filename: str, language: str, options: SourceOptions,

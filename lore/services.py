@@ -92,11 +92,16 @@ def _check_domain(domain: str) -> None:
         raise ApplicationError(f"Unknown domain {domain!r}; use one of {', '.join(Domain.values)}.", field="domain")
 
 
+def _newest(world: World, domain: str) -> tuple[int, int, int] | None:
+    return max((v.semver for v in KnowledgeVersion.objects.filter(world=world, domain=domain).only("version")),
+               default=None)
+
+
 def _next_version(world: World, domain: str) -> str:
-    versions = [v.semver for v in KnowledgeVersion.objects.filter(world=world, domain=domain).only("version")]
-    if not versions:
+    newest = _newest(world, domain)
+    if newest is None:
         return "1.0.0"
-    major, minor, _ = max(versions)
+    major, minor, _ = newest
     return f"{major}.{minor + 1}.0"
 
 
@@ -148,8 +153,7 @@ def knowledge_ingest(
     if version is not None and from_sources is None:
         # Versions only go forward: 0.0.0 after 0.0.1 moved `stage` back and read as the older build. A
         # rebuild (from_sources) replays numbers that exist elsewhere, in their own order.
-        highest = max((v.semver for v in KnowledgeVersion.objects.filter(world=world, domain=domain)
-                       .only("version")), default=None)
+        highest = _newest(world, domain)
         if highest is not None and tuple(int(p) for p in version.split(".")) <= highest:
             newest = ".".join(map(str, highest))
             raise ApplicationError(f"Version {version} is not above {newest}, the newest of {world.slug}/{domain}: "

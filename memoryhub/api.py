@@ -340,7 +340,11 @@ class JobOutputSerializer(serializers.Serializer):
         return int(late)
 
     def get_waiting_for(self, job: ArchivalJob) -> int | None:
-        return selectors.job_waiting_for(job)
+        # Read once a job: overdue_s asks it too.
+        cache = self.context.setdefault("waiting_for", {})
+        if job.pk not in cache:
+            cache[job.pk] = selectors.job_waiting_for(job)
+        return cache[job.pk]
 
 
 class SessionExtractApi(APIView):

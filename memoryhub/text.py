@@ -84,6 +84,22 @@ _NORMALIZE_TABLE = str.maketrans(
 )
 
 
+class NotUTF8(ValueError):
+    """Bytes that are not UTF-8 text; `line` is where the first bad byte is (1-based)."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"not valid UTF-8 (line {line})")
+        self.line = line
+
+
+def decode_utf8(content: bytes) -> str:
+    """An uploaded file's text: UTF-8, a byte-order mark dropped; NotUTF8 names the line at fault."""
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NotUTF8(content[: exc.start].count(b"\n") + 1) from exc
+
+
 def normalize(text: str) -> str:
     """NFKC + casefold + 'ё'→'е' + unified apostrophes, whitespace collapsed to single spaces and stripped."""
     text = unicodedata.normalize("NFKC", text).casefold().translate(_NORMALIZE_TABLE)

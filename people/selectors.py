@@ -422,8 +422,7 @@ def review_describe(proposal: MergeProposal) -> str:
     """"anna: merge Hannah Miller into Hannah, kept as Hannah Miller (prefix, 0.90)": the name the
     merge keeps is said where it is not the target's, so the reviewer is not surprised by it."""
     source, target = _names_before(proposal)
-    merge = proposal.merge if proposal.merge_id else None
-    kept = (merge.target_after.get("display_name", target) if merge is not None
+    kept = (proposal.merge.target_after.get("display_name", target) if proposal.merge_id
             else merged_display_name(proposal.source, proposal.target))
     as_kept = f", kept as {kept}" if kept != target else ""
     return f"{proposal.user_id}: merge {source} into {target}{as_kept} ({proposal.rule}, {proposal.score:.2f})"

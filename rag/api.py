@@ -18,6 +18,7 @@ from memoryhub.api import CLIENT_ID_REGEX
 from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
 from memoryhub.llm import get_llm
+from memoryhub.text import NotUTF8, decode_utf8
 from memoryhub.validation import (
     ClosedSerializerMixin,
     JSONObjectField,
@@ -292,12 +293,10 @@ class DocumentUploadSerializer(ClosedSerializerMixin, serializers.Serializer):
         upload = data.pop("file")
         if upload.size > DOCUMENT_FILE_MAX_BYTES:
             raise serializers.ValidationError({"file": [f"At most {DOCUMENT_FILE_MAX_BYTES:,} bytes."]})
-        content = upload.read()
         try:
-            text = content.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            line = content[:exc.start].count(b"\n") + 1
-            raise serializers.ValidationError({"file": [f"Not UTF-8 text (line {line})."]}) from exc
+            text = decode_utf8(upload.read())
+        except NotUTF8 as exc:
+            raise serializers.ValidationError({"file": [f"Not UTF-8 text (line {exc.line})."]}) from exc
         name = PurePath(upload.name or "")
         data.setdefault("title", name.stem.strip()[:300])
         data.setdefault("format", "text" if name.suffix.lower() == ".txt" else "markdown")

@@ -65,10 +65,11 @@ def _own_names(*, tenant_id: int, user_id: str) -> set[str]:
         from profiles.models import FactEvent, UserProfile
     except ImportError:
         return set()
-    names = set(UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, key="name").exclude(
-        status=UserProfile.Status.REJECTED).values_list("value", flat=True))
-    rejected = set(UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, key="name",
-                                              status=UserProfile.Status.REJECTED).values_list("value", flat=True))
+    names: set[str] = set()
+    rejected: set[str] = set()
+    for value, status in UserProfile.objects.filter(tenant_id=tenant_id, user_id=user_id, key="name").values_list(
+            "value", "status"):
+        (rejected if status == UserProfile.Status.REJECTED else names).add(value)
     held = (FactEvent.Action.CREATED, FactEvent.Action.CONFIRMED, FactEvent.Action.UPDATED,
             FactEvent.Action.REPLACED, FactEvent.Action.APPROVED, FactEvent.Action.EDITED)
     for old, new in FactEvent.objects.filter(tenant_id=tenant_id, user_id=user_id, key="name",

@@ -153,14 +153,9 @@ def _place(raw: str) -> str | None:
     return value if 2 <= len(value) <= 12 or re.match("[A-Za-z]", value) else None
 
 
-def _known_place(raw: str) -> str | None:
-    """A place by name (里斯本) or by its ending (德州, 云南省), not any word after 在 (学校, 上班)."""
-    value = _trim(raw)
-    return value if value in PLACES or re.fullmatch(rf"[{HAN}]{{1,6}}[省市县州]", value) else None
-
-
 def _native_place(raw: str) -> str | None:
-    """我是X人: X must be a place (广州人), not an adjective (好人)."""
+    """A place by name (里斯本) or by its ending (德州, 云南省): 我是X人 names a place (广州人), not an adjective
+    (好人), and 我现在在X a place, not any word after 在 (学校, 上班)."""
     value = _trim(raw)
     return value if value in PLACES or re.fullmatch(rf"[{HAN}]{{1,6}}[省市县区州]", value) else None
 
@@ -305,7 +300,7 @@ RULES: tuple[Rule, ...] = (
     # "我现在在德州": where they are now, which may be a trip: a known place, and reviewed ("现在在杭州工作" says
     # where they work).
     Rule("zh.location.xianzai_zai", re.compile(rf"我(?:现在|目前|如今)在{RUN}(?<!工作|上班|实习|读书|上学)(?=\W*$)"),
-         one("location", transform=_known_place), 0.65),
+         one("location", transform=_native_place), 0.65),
     Rule("zh.location.jia_zai", re.compile(rf"我家(?:住)?在{RUN}"), one("location", transform=_place), 0.8),
     Rule("zh.hometown.laizi", re.compile(rf"我来自{RUN}"), one("hometown", transform=_place), 0.85),
     Rule("zh.hometown.ren", re.compile(rf"我是([{HAN}]{{1,7}})人"), one("hometown", transform=_native_place), 0.85),
