@@ -153,7 +153,9 @@ class SourceUploadApi(APIView):
                                                          "previous version's other sources.")
 
     @extend_schema(operation_id="world_sources_upload", request={"multipart/form-data": InputSerializer},
-                   responses={201: VersionSerializer, 409: OpenApiResponse(description="The version exists."),
+                   responses={201: VersionSerializer, 409: OpenApiResponse(
+                       description="The version exists or is not above the newest (`version_not_newer`), or other "
+                                   "uploads kept moving `stage` while this one was built (`stage_moved`: send again)."),
                               **ERRORS})
     def post(self, request: Request, world: str) -> Response:
         found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)

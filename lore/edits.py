@@ -140,21 +140,12 @@ def _claim(edit: KnowledgeEdit, status: str, actor: str, reason: str) -> None:
         raise ApplicationError(f"Edit {edit.pk} is already {current}.", code="already_decided", status_code=409)
 
 
-def _next_patch(world: World, domain: str) -> str:
-    versions = [v.semver for v in KnowledgeVersion.objects.filter(world=world, domain=domain).only("version")]
-    if not versions:
-        return "1.0.0"
-    major, minor, patch = max(versions)
-    return f"{major}.{minor}.{patch + 1}"
-
-
-def _stale_reason(edit: KnowledgeEdit) -> str | None:
+def _stale_reason(edit: KnowledgeEdit, base: KnowledgeVersion | None) -> str | None:
     """Why the edit no longer fits the entry it would replace, else None. An update carries the
     entry's whole new text, written against the text the proposer saw: if another approved edit
     changed that entry since, approving this one would silently undo it (two editors fixing one
     entry, both approved: the first fix was lost). Such an edit is refused; the editor proposes
-    again against the current text."""
-    base = services._base_version(edit.world, edit.domain)
+    again against the current text. `base`: the version the edit would now be built on."""
     if base is None or base.pk == edit.base_version_id:
         return None
     current = next((e for e in version_entries(base) if (e.language, e.entry_id) == (edit.language, edit.entry_id)),
@@ -178,14 +169,20 @@ def knowledge_edit_approve(*, edit: KnowledgeEdit, actor: str, reason: str = "")
     under `stage` (else `latest`) plus this edit, re-using the vectors of unchanged chunks. `latest`
     does not move; publishing that version is a separate, smoke-gated step. An edit proposed against
     an entry that has changed since is refused (409 `stale`): reject it and propose it again."""
-    stale = _stale_reason(edit) if edit.status == KnowledgeEdit.Status.PENDING else None
-    if stale:
-        raise ApplicationError(f"Edit {edit.pk} is stale: {stale} Reject it and propose it again against the "
-                               f"current text.", code="stale", field="entry_id", status_code=409)
+    def refuse_if_stale(base: KnowledgeVersion | None) -> None:
+        stale = _stale_reason(edit, base)
+        if stale:
+            raise ApplicationError(f"Edit {edit.pk} is stale: {stale} Reject it and propose it again against the "
+                                   f"current text.", code="stale", field="entry_id", status_code=409)
+
+    if edit.status == KnowledgeEdit.Status.PENDING:
+        refuse_if_stale(services._base_version(edit.world, edit.domain))
     _claim(edit, KnowledgeEdit.Status.APPROVED, actor, reason)
     try:
+        # Checked again on the base the build uses: another edit approved meanwhile may have changed
+        # the entry (the build is then made again on top of it, or refused as stale).
         version = services.knowledge_ingest(world=edit.world, domain=edit.domain, files=[], add_edits=[edit.pk],
-                                            actor=actor, version=_next_patch(edit.world, edit.domain))
+                                            actor=actor, bump="patch", check_base=refuse_if_stale)
     except BaseException:
         # The build writes nothing on failure; hand the edit back to the queue.
         KnowledgeEdit.objects.filter(pk=edit.pk).update(status=KnowledgeEdit.Status.PENDING, decided_by="",

@@ -97,12 +97,22 @@ def _newest(world: World, domain: str) -> tuple[int, int, int] | None:
                default=None)
 
 
-def _next_version(world: World, domain: str) -> str:
+def _next_version(world: World, domain: str, bump: str = "minor") -> str:
     newest = _newest(world, domain)
     if newest is None:
         return "1.0.0"
-    major, minor, _ = newest
-    return f"{major}.{minor + 1}.0"
+    major, minor, patch = newest
+    return f"{major}.{minor}.{patch + 1}" if bump == "patch" else f"{major}.{minor + 1}.0"
+
+
+def _check_forward(world: World, domain: str, version: str) -> None:
+    # Versions only go forward: 0.0.0 after 0.0.1 moved `stage` back and read as the older build.
+    highest = _newest(world, domain)
+    if highest is not None and tuple(int(p) for p in version.split(".")) <= highest:
+        newest = ".".join(map(str, highest))
+        raise ApplicationError(f"Version {version} is not above {newest}, the newest of {world.slug}/{domain}: "
+                               "versions only go forward (leave it out for the next minor).",
+                               code="version_not_newer", field="version", status_code=409)
 
 
 def _base_version(world: World, domain: str) -> KnowledgeVersion | None:
@@ -121,6 +131,24 @@ def _content_key(embedder_name: str, dims: int, piece: Piece) -> str:
     return f"lore:{digest[:40]}"
 
 
+# A build on top of `stage` that finds, at its write, that another build moved `stage` meanwhile is
+# done again on the new base (its vectors are mostly re-used by then): how many times before a 409.
+INGEST_ATTEMPTS = 3
+
+
+@dataclass
+class _Build:
+    """A version read, chunked and embedded, waiting for its write."""
+
+    entries: list[Entry]
+    parsed: list[_Normalized]
+    drafts: list[ChunkDraft]
+    keys: list[str]
+    known: dict[str, tuple[np.ndarray, list[str]]]
+    edit_ids: list[int]
+    reused: int
+
+
 def knowledge_ingest(
     *,
     world: World,
@@ -129,9 +157,11 @@ def knowledge_ingest(
     options: SourceOptions | None = None,
     actor: str = "",
     version: str | None = None,
+    bump: str = "minor",
     replace_all: bool = False,
     add_edits: Sequence[int] = (),
     from_sources: Sequence[Source] | None = None,
+    check_base: Callable[[KnowledgeVersion | None], None] | None = None,
     progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> KnowledgeVersion:
     """Build a new staged version of (world, domain) from `files` plus, unless `replace_all`, the
@@ -144,23 +174,54 @@ def knowledge_ingest(
     Approved lore edits (`lore.edit_models.KnowledgeEdit`) apply on top of the entries read from
     the sources, in order: the base version's edits (unless `replace_all`), then `add_edits`.
     `from_sources` builds from exactly those stored sources (plus `files`) and only `add_edits`:
-    how a rebuild from a backup replays a version."""
+    how a rebuild from a backup replays a version.
+
+    Builds of one world are written one at a time (the world's row is locked for the write), and a
+    build that carries the base's sources or edits is written only if `stage` still points at the
+    base it was built on: two editors uploading different files at once both end up in the later
+    version instead of the second silently dropping the first's. A build that lost that race is
+    done again on the new base, after `check_base(base)` (which may refuse it) has seen that base.
+    Without `version` the number is the next `bump` ("minor" or "patch"), taken under the lock."""
     _check_domain(domain)
     if not files and not add_edits and not from_sources:
         raise ApplicationError("Give at least one file.", field="files")
     if version is not None and not SEMVER.fullmatch(version):
         raise ApplicationError(f"{version!r} is not a SemVer version (MAJOR.MINOR.PATCH).", field="version")
-    if version is not None and from_sources is None:
-        # Versions only go forward: 0.0.0 after 0.0.1 moved `stage` back and read as the older build. A
-        # rebuild (from_sources) replays numbers that exist elsewhere, in their own order.
-        highest = _newest(world, domain)
-        if highest is not None and tuple(int(p) for p in version.split(".")) <= highest:
-            newest = ".".join(map(str, highest))
-            raise ApplicationError(f"Version {version} is not above {newest}, the newest of {world.slug}/{domain}: "
-                                   "versions only go forward (leave it out for the next minor).",
-                                   code="version_not_newer", field="version", status_code=409)
+    # A rebuild (from_sources) replays numbers that exist elsewhere, in their own order.
+    forward_only = version is not None and from_sources is None
+    if forward_only:
+        _check_forward(world, domain, version)  # early, before the work; again under the lock
     options = options or SourceOptions()
-    cfg = lore_config.domain_config(domain)
+    uploaded = _normalize_uploads(world, files, options)
+    on_base = from_sources is None and not replace_all
+    for _attempt in range(INGEST_ATTEMPTS):
+        base = _base_version(world, domain) if on_base else None
+        if check_base is not None:
+            check_base(base)
+        build = _build(world=world, domain=domain, uploaded=uploaded, base=base, add_edits=add_edits,
+                       from_sources=from_sources, progress=progress)
+        number = version or "?"
+        try:
+            with transaction.atomic():
+                World.objects.select_for_update().filter(pk=world.pk).first()
+                if on_base and _pk(_base_version(world, domain)) != _pk(base):
+                    continue  # `stage` moved while this build was embedded: build again on the new one
+                if forward_only:
+                    _check_forward(world, domain, version)
+                number = version or _next_version(world, domain, bump)
+                return _write(world=world, domain=domain, number=number, build=build, actor=actor)
+        except IntegrityError as exc:
+            raise ApplicationError(f"Version {number} of {world.slug}/{domain} already exists.", code="conflict",
+                                   field="version", status_code=409) from exc
+    raise ApplicationError(f"Other builds of {world.slug}/{domain} kept moving `stage` while this one was made; "
+                           "send it again.", code="stage_moved", status_code=409)
+
+
+def _pk(version: KnowledgeVersion | None) -> int | None:
+    return version.pk if version is not None else None
+
+
+def _normalize_uploads(world: World, files: Sequence[UploadedFile], options: SourceOptions) -> list[_Normalized]:
     parsed: list[_Normalized] = []
     for upload in files:
         language = upload.language or world.languages[0]
@@ -174,21 +235,27 @@ def knowledge_ingest(
     names = [(p.language, p.filename) for p in parsed]
     if len(set(names)) != len(names):
         raise ApplicationError("The same file name is given twice for one language.", field="files")
-    base = _base_version(world, domain)
-    if from_sources is not None:
-        replace_all, carried = False, list(from_sources)
-    else:
-        carried = list(base.sources.all().order_by("id")) if base is not None and not replace_all else []
-    if carried:
-        for stored in carried:
-            if (stored.language, stored.filename) in names:
-                continue
-            stored_options = SourceOptions.from_dict(stored.options)
-            parsed.append(_Normalized(stored.filename, stored.language, stored.format, stored_options,
-                                      bytes(stored.content), normalize(
-                                          content=bytes(stored.content), filename=stored.filename,
-                                          language=stored.language, options=stored_options, fmt=stored.format),
-                                      stored=stored))
+    return parsed
+
+
+def _build(*, world: World, domain: str, uploaded: list[_Normalized], base: KnowledgeVersion | None,
+           add_edits: Sequence[int], from_sources: Sequence[Source] | None,
+           progress: Callable[[int, int], None]) -> _Build:
+    """Read the carried sources, apply the edits, chunk and embed (vectors of unchanged chunks copied)."""
+    cfg = lore_config.domain_config(domain)
+    parsed = list(uploaded)
+    names = {(p.language, p.filename) for p in parsed}
+    carried = list(from_sources) if from_sources is not None else (
+        list(base.sources.all().order_by("id")) if base is not None else [])
+    for stored in carried:
+        if (stored.language, stored.filename) in names:
+            continue
+        stored_options = SourceOptions.from_dict(stored.options)
+        parsed.append(_Normalized(stored.filename, stored.language, stored.format, stored_options,
+                                  bytes(stored.content), normalize(
+                                      content=bytes(stored.content), filename=stored.filename,
+                                      language=stored.language, options=stored_options, fmt=stored.format),
+                                  stored=stored))
     seen: dict[tuple[str, str], str] = {}
     clashes = []
     for p in parsed:
@@ -200,8 +267,7 @@ def knowledge_ingest(
         raise ApplicationError(f"Duplicate entry ids across files: {', '.join(clashes[:50])}",
                                code="duplicate_entries", field="files", extra={"duplicates": clashes})
 
-    carry_edits = from_sources is None and base is not None and not replace_all
-    edit_ids = [*(base.edits if carry_edits and base is not None else []), *add_edits]
+    edit_ids = [*(base.edits if base is not None else []), *add_edits]
     entries = entries_apply_edits([entry for p in parsed for entry in p.entries], edit_ids)
     pieces = [piece for entry in entries for piece in entry_pieces(entry)]
     embedder = get_embedder()
@@ -229,7 +295,6 @@ def knowledge_ingest(
             known[keys[i]] = (vector, terms)
         done += len(batch)
         progress(done, total)
-    reused = len(pieces) - len(todo)
 
     drafts = [
         ChunkDraft(
@@ -241,30 +306,30 @@ def knowledge_ingest(
         )
         for piece, key in zip(pieces, keys, strict=True)
     ]
-    try:
-        with transaction.atomic():
-            number = version or _next_version(world, domain)
-            knowledge = KnowledgeVersion.objects.create(
-                tenant=world.tenant, world=world, domain=domain, version=number,
-                namespace=namespace_for(world, domain, number), entry_count=len(entries),
-                chunk_count=len(drafts), reused_chunks=reused, created_by=actor,
-                edits=edit_ids,
-            )
-            sources = [p.stored or Source.objects.create(
-                tenant=world.tenant, world=world, domain=domain, filename=p.filename, language=p.language,
-                format=p.format, options=p.options.as_dict(), content=p.content,
-                sha256=hashlib.sha256(p.content).hexdigest(), uploaded_by=actor,
-            ) for p in parsed]
-            knowledge.sources.set(sources)
-            # Vectors and terms were computed (or copied from an earlier version) before the
-            # transaction opened: the namespace lock is held for the insert alone.
-            chunks_insert(tenant=world.tenant, namespace=knowledge.namespace, prepared=PreparedChunks(
-                list(drafts), [known[key][1] for key in keys], np.stack([known[key][0] for key in keys])))
-            Alias.objects.update_or_create(world=world, domain=domain, name=Alias.Name.STAGE,
-                                           defaults={"version": knowledge, "updated_at": timezone.now()})
-    except IntegrityError as exc:
-        raise ApplicationError(f"Version {number} of {world.slug}/{domain} already exists.", code="conflict",
-                               field="version", status_code=409) from exc
+    return _Build(entries, parsed, drafts, keys, known, edit_ids, reused=len(pieces) - len(todo))
+
+
+def _write(*, world: World, domain: str, number: str, build: _Build, actor: str) -> KnowledgeVersion:
+    """The build's rows and the `stage` alias; called inside the write transaction."""
+    knowledge = KnowledgeVersion.objects.create(
+        tenant=world.tenant, world=world, domain=domain, version=number,
+        namespace=namespace_for(world, domain, number), entry_count=len(build.entries),
+        chunk_count=len(build.drafts), reused_chunks=build.reused, created_by=actor,
+        edits=build.edit_ids,
+    )
+    sources = [p.stored or Source.objects.create(
+        tenant=world.tenant, world=world, domain=domain, filename=p.filename, language=p.language,
+        format=p.format, options=p.options.as_dict(), content=p.content,
+        sha256=hashlib.sha256(p.content).hexdigest(), uploaded_by=actor,
+    ) for p in build.parsed]
+    knowledge.sources.set(sources)
+    # Vectors and terms were computed (or copied from an earlier version) before the
+    # transaction opened: the namespace lock is held for the insert alone.
+    keys, known = build.keys, build.known
+    chunks_insert(tenant=world.tenant, namespace=knowledge.namespace, prepared=PreparedChunks(
+        list(build.drafts), [known[key][1] for key in keys], np.stack([known[key][0] for key in keys])))
+    Alias.objects.update_or_create(world=world, domain=domain, name=Alias.Name.STAGE,
+                                   defaults={"version": knowledge, "updated_at": timezone.now()})
     return knowledge
 
 

@@ -350,3 +350,68 @@ def test_review_api_lists_approves_and_rejects_lore_edits_like_the_edits_api(edi
     assert client.post(f"/api/v1/review/lore_edits/{third.pk}/reject", {"reason": "canon"},
                        format="json").json()["evidence"]["decision_reason"] == "canon"
     assert client.post(f"/api/v1/review/lore_edits/{third.pk}/undo", {}, format="json").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_edits_approved_at_once_both_reach_the_staged_version(live):
+    """Two reviewers approving edits of different entries at once: both builds took the same next patch
+    number (one a 409) or the one written second left the other's edit out of `stage`."""
+    import threading
+
+    from django.db import connection
+
+    world = live.world
+    pending = [edits.knowledge_edit_propose(world=world, domain="srd", action="update", language="en",
+                                            entry_id=entry_id, text=text, reason="fix", actor="alice")
+               for entry_id, text in (("Spells/fireball", NEW_FIREBALL),
+                                      ("Spells/misty-step", "You step through silver mist, up to 60 feet."))]
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def approve(edit: KnowledgeEdit) -> None:
+        try:
+            barrier.wait()
+            edits.knowledge_edit_approve(edit=edit, actor="bob")
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=approve, args=(edit,)) for edit in pending]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    stage = Alias.objects.get(world=world, domain="srd", name="stage").version
+    assert stage.version == "1.0.2" and sorted(stage.edits) == sorted(edit.pk for edit in pending)
+    assert "60 feet" in _search(world.tenant_id, "misty step", version="1.0.2")[0].text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_edit_whose_entry_another_approval_changed_during_its_build_is_refused_and_pending_again(live):
+    world = live.world
+    first, second = (edits.knowledge_edit_propose(world=world, domain="srd", action="update", language="en",
+                                                  entry_id="Spells/fireball", text=text, reason="fix", actor=who)
+                     for text, who in ((NEW_FIREBALL, "alice"), ("Fireball now deals 10d6.", "carol")))
+    original = services.knowledge_ingest
+
+    def other_approval(done: int, total: int) -> None:
+        if done == total and first.status == "pending":
+            services.knowledge_ingest = original
+            first.status = edits.knowledge_edit_approve(edit=first, actor="bob").status
+
+    def ingest_after_the_other_approval(**kwargs):  # the other approval lands while this build embeds
+        return original(**kwargs, progress=other_approval)
+
+    services.knowledge_ingest = ingest_after_the_other_approval
+    try:
+        with pytest.raises(ApplicationError) as refused:
+            edits.knowledge_edit_approve(edit=second, actor="dave")
+    finally:
+        services.knowledge_ingest = original
+    assert (refused.value.code, refused.value.status_code) == ("stale", 409)
+    second.refresh_from_db()
+    assert second.status == "pending" and second.produced_version is None
+    stage = Alias.objects.get(world=world, domain="srd", name="stage").version
+    assert stage.edits == [first.pk]

@@ -406,3 +406,79 @@ def test_the_players_i_is_no_search_word_of_the_rules(world) -> None:
                                       targets=[selectors.Target("srd", version.version, version.namespace)]).hits
     assert hits[0].entry_id == "Skills/persuasion"
     assert all("bm25" not in h.ranks for h in hits if h.entry_id == "Rule-Sections/madness")
+
+
+def _extra(name: str, index: str) -> services.UploadedFile:
+    return services.UploadedFile(f"{name}.json", as_bytes([{"index": index, "name": name, "desc": [f"About {name}."]}]),
+                                 "en")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upload_whose_base_moved_while_it_was_embedded_is_built_again_on_the_new_base(world, small_files):
+    """Two editors upload different files onto one staged version: the later version holds both.
+    Before, each built on the `stage` it read first, and the one written second dropped the other's file."""
+    services.knowledge_ingest(world=world, domain="srd", files=small_files, actor="setup")
+    other: list[KnowledgeVersion] = []
+
+    def meanwhile(done: int, total: int) -> None:
+        # The first build's vectors are made; another editor's upload lands before its write.
+        if done == total and not other:
+            other.append(services.knowledge_ingest(world=world, domain="srd", files=[_extra("Traps", "pit")],
+                                                   actor="bob"))
+
+    first = services.knowledge_ingest(world=world, domain="srd", files=[_extra("Gods", "tyr")], actor="alice",
+                                      progress=meanwhile)
+    [bobs] = other
+    assert (bobs.version, first.version) == ("1.1.0", "1.2.0")
+    assert set(first.sources.values_list("filename", flat=True)) == {
+        "Spells.json", "Conditions.json", "Traps.json", "Gods.json"}
+    assert Alias.objects.get(world=world, domain="srd", name="stage").version == first
+    assert first.reused_chunks >= first.chunk_count - 1  # the second build re-used the first's vectors
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_explicit_version_is_checked_again_when_it_is_written(world, small_files):
+    """Two uploads naming versions at once: 1.5.0 checked against 1.0.0 must not be written after 2.0.0."""
+    services.knowledge_ingest(world=world, domain="srd", files=small_files, actor="setup")
+
+    def meanwhile(done: int, total: int) -> None:
+        if done == total and not KnowledgeVersion.objects.filter(version="2.0.0").exists():
+            services.knowledge_ingest(world=world, domain="srd", files=[_extra("Traps", "pit")], version="2.0.0")
+
+    with pytest.raises(ApplicationError) as refused:
+        services.knowledge_ingest(world=world, domain="srd", files=[_extra("Gods", "tyr")], version="1.5.0",
+                                  progress=meanwhile)
+    assert (refused.value.code, refused.value.status_code, refused.value.field) == ("version_not_newer", 409, "version")
+    assert Alias.objects.get(world=world, domain="srd", name="stage").version.version == "2.0.0"
+    assert not KnowledgeVersion.objects.filter(world=world, version="1.5.0").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_uploads_at_once_both_reach_the_newest_version(world, small_files):
+    import threading
+
+    from django.db import connection
+
+    services.knowledge_ingest(world=world, domain="srd", files=small_files, actor="setup")
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def upload(name: str) -> None:
+        try:
+            barrier.wait()
+            services.knowledge_ingest(world=world, domain="srd", files=[_extra(name, name.lower())], actor=name)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=upload, args=(name,)) for name in ("Gods", "Traps")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    newest = KnowledgeVersion.objects.filter(world=world).order_by("-id").first()
+    assert newest.version == "1.2.0"
+    assert {"Gods.json", "Traps.json"} <= set(newest.sources.values_list("filename", flat=True))
+    assert Alias.objects.get(world=world, domain="srd", name="stage").version == newest
