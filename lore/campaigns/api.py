@@ -358,8 +358,9 @@ class SceneContextApi(APIView):
         user_input = StrictCharField(max_length=2000, required=False, default="", allow_blank=True)
 
     class OutputSerializer(serializers.Serializer):
-        assembly_id = serializers.IntegerField(help_text="This answer's record: report the turn's used sources to "
-                                                         "`…/scene-context/{assembly_id}/feedback`.")
+        assembly_id = serializers.IntegerField(allow_null=True, help_text=(
+            "This answer's record: report the turn's used sources to `…/scene-context/{assembly_id}/feedback`. "
+            "Null for a key without the `engine` scope (the LLM's `tools` key only reads: nothing is recorded)."))
         campaign = serializers.CharField()
         party = serializers.CharField()
         blocks = SceneBlockSerializer(many=True,
@@ -383,8 +384,9 @@ class SceneContextApi(APIView):
         found = _campaign(request, campaign)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        return Response(turns.scene_context_record(campaign=found,
-                                                   request=SceneRequest(**serializer.validated_data)))
+        return Response(turns.scene_context_record(
+            campaign=found, request=SceneRequest(**serializer.validated_data),
+            record=ApiKey.Scope.ENGINE in request.user.api_key.scopes))
 
 
 class EngineUsageSerializer(ClosedSerializerMixin, serializers.Serializer):

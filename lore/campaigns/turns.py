@@ -56,23 +56,27 @@ def returned_sources(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def scene_context_record(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any]:
+def scene_context_record(*, campaign: Campaign, request: SceneRequest, record: bool = True) -> dict[str, Any]:
     """Assemble a scene (`scene.scene_context`) and record what it returned; the answer carries the
-    record's id for the engine's feedback."""
+    record's id for the engine's feedback. `record=False` (a read by the LLM's tools key, which may
+    change nothing): the same answer, no record, `assembly_id` null."""
     with llm.usage_meter() as usage:
         result = scene_context(campaign=campaign, request=request)
     tokens = {block["name"]: block["tokens"] for block in result["blocks"]}
-    assembly = SceneAssembly.objects.create(
-        tenant_id=campaign.tenant_id, campaign=campaign, party=result["party"],
-        sources=returned_sources(result["blocks"]), tokens=tokens, context_tokens=result["tokens"]["without_user"],
-        degraded=result["degraded"], llm_tokens=usage.tokens, llm_cost_usd=usage.cost_usd)
+    assembly_id = None
+    if record:
+        assembly_id = SceneAssembly.objects.create(
+            tenant_id=campaign.tenant_id, campaign=campaign, party=result["party"],
+            sources=returned_sources(result["blocks"]), tokens=tokens,
+            context_tokens=result["tokens"]["without_user"], degraded=result["degraded"], llm_tokens=usage.tokens,
+            llm_cost_usd=usage.cost_usd).pk
     for name, count in tokens.items():
         metrics.SCENE_TOKENS.labels(name).observe(count)
-    metrics.SCENE_TOKENS.labels("context").observe(assembly.context_tokens)
+    metrics.SCENE_TOKENS.labels("context").observe(result["tokens"]["without_user"])
     metrics.TURN_LLM_TOKENS.labels("memory", "prompt").inc(usage.prompt_tokens)
     metrics.TURN_LLM_TOKENS.labels("memory", "completion").inc(usage.completion_tokens)
     metrics.TURN_LLM_COST.labels("memory").inc(usage.cost_usd)
-    return {"assembly_id": assembly.pk, **result}
+    return {"assembly_id": assembly_id, **result}
 
 
 @dataclass(frozen=True)

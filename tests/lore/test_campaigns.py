@@ -10,7 +10,7 @@ from django.db import connection
 from lore import services as lore_services
 from lore.campaigns import selectors, services
 from lore.campaigns.api import ARTCARD_EXAMPLE, NPC_EXAMPLE, SUMMARY_EXAMPLE
-from lore.campaigns.models import Disposition, DispositionChange, EpisodicSummary, Party, PartyFlagChange
+from lore.campaigns.models import Disposition, DispositionChange, EpisodicSummary, Party, PartyFlagChange, SceneAssembly
 from lore.models import KnowledgeVersion
 from memoryhub import services as kernel_services
 from rag.models import Chunk, Namespace
@@ -161,6 +161,10 @@ def test_every_write_route_refuses_non_engine_keys(engine, world, scope):
     assert not EpisodicSummary.objects.exists() and Disposition.objects.count() == 0
     scene = client.post(f"{BASE}/scene-context", {"party": "pty_001"}, format="json")
     assert scene.status_code == (200 if scope == "tools" else 403)
+    # The LLM's tools key reads the scene and leaves nothing behind, not even the engine's turn record.
+    assert not SceneAssembly.objects.exists()
+    if scope == "tools":
+        assert scene.json()["assembly_id"] is None and scene.json()["prompt"]
 
 
 def test_npc_dynamic_part_is_read_only(engine):
