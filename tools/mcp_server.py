@@ -98,7 +98,12 @@ def _call_sync(tenant: Tenant, name: str, arguments: dict[str, Any], transport: 
                                 structured_content=result)
 
 
-def build_server(resolve_tenant: TenantResolver, transport: str, raw_key: str | None = None) -> Server[Any]:
+def build_server(resolve_tenant: TenantResolver, transport: str, raw_key: str | None = None,
+                 refusal: str = "") -> Server[Any]:
+    """`refusal`: why a stdio server's key was refused at start (empty: it was not). The server runs
+    anyway and answers every call with that reason, because a client whose server exits at start
+    shows its user only "Connection closed"; a key fixed meanwhile (a scope added) works at once."""
+
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
@@ -109,21 +114,27 @@ def build_server(resolve_tenant: TenantResolver, transport: str, raw_key: str | 
         ])
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        if refusal and not raw_key:
+            return _error_result({"error": {"code": "not_authenticated", "message": refusal, "field": None}})
         tenant = resolve_tenant(ctx)
         return await sync_to_async(_call_sync, thread_sensitive=True)(tenant, params.name, params.arguments or {},
                                                                       transport, raw_key)
 
-    return Server(SERVER_NAME, version="1", instructions="Read-only MemoryHub tools: rules and lore of a world, "
-                  "fact checks against them, and a user's chat memory.",
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    instructions = ("Read-only MemoryHub tools: rules and lore of a world, fact checks against them, and a user's "
+                    "chat memory.")
+    if refusal:
+        instructions = f"{instructions} Every call fails now: {refusal}"
+    return Server(SERVER_NAME, version="1", instructions=instructions, on_list_tools=list_tools,
+                  on_call_tool=call_tool)
 
 
 # --- stdio ----------------------------------------------------------------------------------------
-async def serve_stdio(tenant: Tenant, raw_key: str | None = None) -> None:
-    """`raw_key`: the key the tenant came from (none for `--tenant`), checked again on every call."""
+async def serve_stdio(tenant: Tenant | None, raw_key: str | None = None, refusal: str = "") -> None:
+    """`raw_key`: the key the tenant came from (none for `--tenant`), checked again on every call.
+    `tenant` None: the key was refused at start, for `refusal` (see `build_server`)."""
     from mcp.server.stdio import stdio_server
 
-    server = build_server(lambda ctx: tenant, ToolCall.Transport.MCP_STDIO, raw_key)
+    server = build_server(lambda ctx: tenant, ToolCall.Transport.MCP_STDIO, raw_key, refusal)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 

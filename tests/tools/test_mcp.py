@@ -105,6 +105,30 @@ def test_stdio(world_key: tuple[str, Tenant]) -> None:
     check(anyio.run(run), tenant, "mcp-stdio")
 
 
+@pytest.mark.parametrize("given", ["memory-only key", "no key"])
+def test_stdio_with_a_refused_key_tells_the_client_why_instead_of_closing(
+        key_for: Callable[..., tuple[str, Tenant]], given: str) -> None:
+    """A server that exited at start showed the client's user only "Connection closed"; the reason
+    was on stderr, which clients hide."""
+    raw, _ = key_for(scopes=("memory",))
+    env = {k: v for k, v in os.environ.items() if k != "MEMORYHUB_API_KEY"}
+    env["MEMORYHUB_DB_NAME"] = connection.settings_dict["NAME"]
+    args = ["manage.py", "mcp_serve", *(["--api-key", raw] if given == "memory-only key" else [])]
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
+    reason = "lacks the 'tools' scope" if given == "memory-only key" else "MEMORYHUB_API_KEY"
+
+    async def run() -> tuple[str, Any, int]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            listed = await client.list_tools()
+            called = await client.call_tool("lore_search", {"query": "fireball"})
+            return client.instructions or "", called, len(listed.tools)
+
+    instructions, called, listed = anyio.run(run)
+    assert reason in instructions and listed == len(CALLS)
+    assert called.is_error and reason in json.loads(called.content[0].text)["error"]["message"]
+    assert not ToolCall.objects.exists()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

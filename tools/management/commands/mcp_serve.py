@@ -31,21 +31,25 @@ class Command(BaseCommand):
             uvicorn.run(http_app(host=options["host"]), host=options["host"], port=options["port"],
                         log_level="warning")
             return
-        tenant = self._stdio_tenant(options)
-        # A key is checked on every call as well: revoked or narrowed later, it is refused then.
-        raw = None if options["tenant"] else (options["api_key"] or os.environ.get("MEMORYHUB_API_KEY", ""))
-        anyio.run(serve_stdio, tenant, raw)
-
-    def _stdio_tenant(self, options: dict[str, Any]) -> Tenant:
         if options["tenant"]:
             tenant = Tenant.objects.filter(name=options["tenant"], is_active=True).first()
             if tenant is None:
                 raise CommandError(f"No active tenant {options['tenant']!r}.")
-            return tenant
+            anyio.run(serve_stdio, tenant)
+            return
+        # A key is checked on every call as well: revoked or narrowed later, it is refused then. A key
+        # refused now is said on stderr and in every call's answer, where the MCP client shows it: a
+        # server that exits at start reaches the client's user as "Connection closed" alone.
         raw = options["api_key"] or os.environ.get("MEMORYHUB_API_KEY", "")
         if not raw:
-            raise CommandError("Give --tenant NAME, --api-key or MEMORYHUB_API_KEY.")
+            refusal = "No API key: give --tenant NAME, --api-key or MEMORYHUB_API_KEY (a key with the 'tools' scope)."
+            self.stderr.write(refusal)
+            anyio.run(serve_stdio, None, None, refusal)
+            return
         try:
-            return tenant_for_key(raw)
+            tenant = tenant_for_key(raw)
         except KeyRefused as exc:
-            raise CommandError(str(exc)) from exc
+            self.stderr.write(f"{exc} Serving anyway: every call is refused with this reason until the key is fixed.")
+            anyio.run(serve_stdio, None, raw, str(exc))
+            return
+        anyio.run(serve_stdio, tenant, raw)
