@@ -16,7 +16,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from lore import services, smoke
-from lore.models import Alias, KnowledgeChange, KnowledgeVersion, Source, World
+from lore.models import Alias, KnowledgeBuild, KnowledgeChange, KnowledgeVersion, Source, World
 from memoryhub.admin import action_confirmation, apply_each
 from memoryhub.exceptions import ApplicationError
 
@@ -148,6 +148,27 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
                           lambda index: services.lore_version_rollback(world=index[0], domain=index[1],
                                                                        actor=f"admin:{request.user}"))
         self.message_user(request, f"{done} rollback(s)")
+
+
+@admin.register(KnowledgeBuild)
+class KnowledgeBuildAdmin(admin.ModelAdmin):
+    """Uploads built in the background: what is waiting, how far a build is, why one failed."""
+
+    list_display = ["id", "tenant", "world", "domain", "status", "progress", "version", "attempts", "error",
+                    "created_by", "created_at"]
+    list_filter = ["status", "domain", "tenant"]
+    list_select_related = ["world", "tenant", "version"]
+    search_fields = ["world__slug", "tenant__name", "created_by"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: KnowledgeBuild | None = None) -> bool:
+        return False
+
+    @admin.display(description="chunks")
+    def progress(self, obj: KnowledgeBuild) -> str:
+        return f"{obj.chunks_done} / {obj.chunks_total}" if obj.chunks_total else "–"
 
 
 @admin.register(Alias)

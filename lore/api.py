@@ -11,8 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from lore import selectors, services, smoke
-from lore.models import Alias, Domain, KnowledgeChange, KnowledgeVersion
+from lore import builds, selectors, services, smoke
+from lore.models import Alias, Domain, KnowledgeBuild, KnowledgeChange, KnowledgeVersion
 from lore.normalize import PRESETS, SourceOptions
 from lore.services import LANGUAGE_PATTERN, SEMVER_PATTERN, SLUG_PATTERN
 from memoryhub.auth import request_actor, request_tenant
@@ -78,6 +78,36 @@ class ChangeSerializer(serializers.ModelSerializer):
             return []
         kept = set(change.to_version.edits)
         return [pk for pk in change.from_version.edits if pk not in kept]
+
+
+class BuildSerializer(serializers.ModelSerializer):
+    """A background build of an upload."""
+
+    world = serializers.CharField(source="world.slug")
+    version = serializers.CharField(source="version.version", allow_null=True, default=None,
+                                    help_text="The version it made, once `done` (staged: smoke and publish as "
+                                              "after a 201).")
+    status_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = KnowledgeBuild
+        fields = ["id", "world", "domain", "status", "chunks_done", "chunks_total", "version", "requested_version",
+                  "error", "error_code", "error_field", "attempts", "next_attempt_at", "created_by", "created_at",
+                  "started_at", "finished_at", "status_url"]
+        extra_kwargs = {
+            "status": {"help_text": "pending (waiting for a worker, or for a retry after `error`), building, done, "
+                                    "or failed (the input was refused: `error`, `error_field`; send it again fixed)."},
+            "chunks_done": {"help_text": "Chunks with their vectors so far, of `chunks_total` (known once building)."},
+            "attempts": {"help_text": "Failed runs in a row (e.g. the embedding endpoint away); tried again at "
+                                      "`next_attempt_at`."},
+        }
+
+    def get_status_url(self, build: KnowledgeBuild) -> str:
+        return build_status_url(build)
+
+
+def build_status_url(build: KnowledgeBuild) -> str:
+    return f"/api/v1/worlds/{build.world.slug}/builds/{build.pk}"
 
 
 class WorldCreateApi(APIView):
@@ -151,9 +181,13 @@ class SourceUploadApi(APIView):
         replace_all = serializers.BooleanField(default=False,
                                                help_text="Build only from these files, not also from the "
                                                          "previous version's other sources.")
+        background = serializers.BooleanField(
+            required=False, allow_null=True, default=None,
+            help_text="Build in the background: 202 with a build to poll (`status_url`) instead of 201 with the "
+                      "version. Default: only when the files together exceed LORE_BACKGROUND_BYTES (1 MiB).")
 
     @extend_schema(operation_id="world_sources_upload", request={"multipart/form-data": InputSerializer},
-                   responses={201: VersionSerializer, 409: OpenApiResponse(
+                   responses={201: VersionSerializer, 202: BuildSerializer, 409: OpenApiResponse(
                        description="The version exists or is not above the newest (`version_not_newer`), or other "
                                    "uploads kept moving `stage` while this one was built (`stage_moved`: send again)."),
                               **ERRORS})
@@ -173,10 +207,34 @@ class SourceUploadApi(APIView):
             text_fields=tuple(f.strip() for f in data["text_fields"].split(",") if f.strip()),
             id_prefix=data["id_prefix"], entry_level=data["entry_level"],
         )
+        background = data["background"]
+        if background is None:
+            background = sum(len(u.content) for u in uploads) > settings.LORE_BACKGROUND_BYTES
+        if background:
+            build = builds.knowledge_build_create(world=found, domain=data["domain"], files=uploads, options=options,
+                                                  actor=_actor(request), version=data.get("version"),
+                                                  replace_all=data["replace_all"])
+            build.refresh_from_db()  # an in-process task may have built it already
+            return Response(BuildSerializer(build).data, status=status.HTTP_202_ACCEPTED,
+                            headers={"Location": build_status_url(build)})
         version = services.knowledge_ingest(world=found, domain=data["domain"], files=uploads, options=options,
                                             actor=_actor(request), version=data.get("version"),
                                             replace_all=data["replace_all"])
         return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+
+class BuildDetailApi(APIView):
+    """A background build's progress and outcome: what a client polls after a 202 from an upload."""
+
+    required_scopes = (ApiKey.Scope.EDITOR, ApiKey.Scope.ENGINE)
+
+    @extend_schema(operation_id="world_build_get", responses={200: BuildSerializer, **ERRORS})
+    def get(self, request: Request, world: str, build_id: str) -> Response:
+        found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
+        build = KnowledgeBuild.objects.filter(world=found, pk=int(build_id)).select_related("world", "version").first()
+        if build is None:
+            raise NotFound(f"World {world!r} has no build {build_id}.")
+        return Response(BuildSerializer(build).data)
 
 
 class KnowledgeFiltersSerializer(ClosedSerializerMixin, serializers.Serializer):

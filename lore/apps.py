@@ -12,6 +12,7 @@ class LoreConfig(AppConfig):
         config.domain_config("srd")
 
         from lore import edits, edits_api
+        from lore import tasks as _lore_tasks  # noqa: F401  (registers the background builds' tasks)
         from lore.campaigns import tasks as _campaign_tasks  # noqa: F401  (registers the beat's Celery tasks)
         from memoryhub import registry
 

@@ -114,6 +114,64 @@ class KnowledgeVersion(models.Model):
         return major, minor, patch
 
 
+class KnowledgeBuild(models.Model):
+    """An upload built in the background (`POST …/sources` with `background`, or files larger than
+    LORE_BACKGROUND_BYTES): the files wait here until `lore.builds.knowledge_build_run` makes the
+    version, whose progress and outcome the client polls. A 20 MiB source took over half a minute
+    to build, near the web worker's timeout, and a request shows no progress."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"  # waiting for a worker; also after a failure that is tried again
+        BUILDING = "building"
+        DONE = "done"
+        FAILED = "failed"  # refused for its input (retrying cannot help): `error`, `error_field`
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="builds")
+    domain = models.CharField(max_length=16, choices=Domain.choices)
+    options = models.JSONField(default=dict, blank=True)  # lore.normalize.SourceOptions as a dict
+    requested_version = models.CharField(max_length=32, blank=True)  # empty: the next minor
+    replace_all = models.BooleanField(default=False)
+    created_by = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    version = models.ForeignKey(KnowledgeVersion, null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="+")
+    error = models.TextField(blank=True)
+    error_code = models.CharField(max_length=64, blank=True)
+    error_field = models.CharField(max_length=200, blank=True)
+    # Failed runs in a row (an embedding endpoint away, a worker's database gone); each waits longer.
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # The sweep: builds not finished.
+            models.Index(fields=["next_attempt_at"], name="knowledgebuild_unfinished_idx",
+                         condition=models.Q(status__in=["pending", "building"])),
+        ]
+
+    def __str__(self) -> str:
+        return f"build {self.pk} of {self.world}:{self.domain} ({self.status})"
+
+
+class KnowledgeBuildFile(models.Model):
+    """A file of a build, kept until the build has made its version (then its `Source` holds it)."""
+
+    build = models.ForeignKey(KnowledgeBuild, on_delete=models.CASCADE, related_name="files")
+    filename = models.CharField(max_length=255)
+    language = models.CharField(max_length=8, blank=True)
+    content = models.BinaryField()
+
+    def __str__(self) -> str:
+        return self.filename
+
+
 class Alias(models.Model):
     class Name(models.TextChoices):
         LATEST = "latest"

@@ -163,6 +163,7 @@ def knowledge_ingest(
     from_sources: Sequence[Source] | None = None,
     check_base: Callable[[KnowledgeVersion | None], None] | None = None,
     progress: Callable[[int, int], None] = lambda done, total: None,
+    on_written: Callable[[KnowledgeVersion], None] = lambda version: None,
 ) -> KnowledgeVersion:
     """Build a new staged version of (world, domain) from `files` plus, unless `replace_all`, the
     sources of the version it builds on that these files do not replace (same language and file
@@ -181,16 +182,15 @@ def knowledge_ingest(
     base it was built on: two editors uploading different files at once both end up in the later
     version instead of the second silently dropping the first's. A build that lost that race is
     done again on the new base, after `check_base(base)` (which may refuse it) has seen that base.
-    Without `version` the number is the next `bump` ("minor" or "patch"), taken under the lock."""
-    _check_domain(domain)
+    Without `version` the number is the next `bump` ("minor" or "patch"), taken under the lock.
+    `on_written(version)` runs inside the write transaction (a background build marks itself done
+    there, so it is done exactly when its version exists)."""
     if not files and not add_edits and not from_sources:
         raise ApplicationError("Give at least one file.", field="files")
-    if version is not None and not SEMVER.fullmatch(version):
-        raise ApplicationError(f"{version!r} is not a SemVer version (MAJOR.MINOR.PATCH).", field="version")
     # A rebuild (from_sources) replays numbers that exist elsewhere, in their own order.
     forward_only = version is not None and from_sources is None
-    if forward_only:
-        _check_forward(world, domain, version)  # early, before the work; again under the lock
+    # Early, before the work; the version again under the lock.
+    knowledge_ingest_precheck(world=world, domain=domain, files=files, version=version, forward=forward_only)
     options = options or SourceOptions()
     uploaded = _normalize_uploads(world, files, options)
     on_base = from_sources is None and not replace_all
@@ -209,12 +209,29 @@ def knowledge_ingest(
                 if forward_only:
                     _check_forward(world, domain, version)
                 number = version or _next_version(world, domain, bump)
-                return _write(world=world, domain=domain, number=number, build=build, actor=actor)
+                written = _write(world=world, domain=domain, number=number, build=build, actor=actor)
+                on_written(written)
+                return written
         except IntegrityError as exc:
             raise ApplicationError(f"Version {number} of {world.slug}/{domain} already exists.", code="conflict",
                                    field="version", status_code=409) from exc
     raise ApplicationError(f"Other builds of {world.slug}/{domain} kept moving `stage` while this one was made; "
                            "send it again.", code="stage_moved", status_code=409)
+
+
+def knowledge_ingest_precheck(*, world: World, domain: str, files: Sequence[UploadedFile], version: str | None,
+                              forward: bool = True) -> None:
+    """What an upload can be refused for before its files are read: the domain, the files'
+    languages, the version's form and (`forward`) that it is above the domain's newest."""
+    _check_domain(domain)
+    for upload in files:
+        if upload.language and upload.language not in world.languages:
+            raise ApplicationError(f"{upload.filename}: language {upload.language!r} is not one of the world's "
+                                   f"{world.languages}.", field="language")
+    if version is not None and not SEMVER.fullmatch(version):
+        raise ApplicationError(f"{version!r} is not a SemVer version (MAJOR.MINOR.PATCH).", field="version")
+    if version is not None and forward:
+        _check_forward(world, domain, version)
 
 
 def _pk(version: KnowledgeVersion | None) -> int | None:
@@ -224,10 +241,7 @@ def _pk(version: KnowledgeVersion | None) -> int | None:
 def _normalize_uploads(world: World, files: Sequence[UploadedFile], options: SourceOptions) -> list[_Normalized]:
     parsed: list[_Normalized] = []
     for upload in files:
-        language = upload.language or world.languages[0]
-        if language not in world.languages:
-            raise ApplicationError(f"{upload.filename}: language {language!r} is not one of the world's "
-                                   f"{world.languages}.", field="language")
+        language = upload.language or world.languages[0]  # an explicit one was checked by the precheck
         fmt = detect_format(upload.filename)
         entries = normalize(content=upload.content, filename=upload.filename, language=language, options=options,
                             fmt=fmt)

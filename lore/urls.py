@@ -9,6 +9,7 @@ urlpatterns = [
     path("worlds", api.WorldCreateApi.as_view(), name="world-create"),
     re_path(rf"^worlds/{WORLD}/versions$", api.WorldVersionsApi.as_view(), name="world-versions"),
     re_path(rf"^worlds/{WORLD}/sources$", api.SourceUploadApi.as_view(), name="world-sources"),
+    re_path(rf"^worlds/{WORLD}/builds/(?P<build_id>\d{{1,18}})$", api.BuildDetailApi.as_view(), name="world-build"),
     re_path(rf"^worlds/{WORLD}/search$", api.KnowledgeSearchApi.as_view(), name="world-search"),
     re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/versions/(?P<version>\d+\.\d+\.\d+)/smoke$",
             api.VersionSmokeApi.as_view(), name="world-version-smoke"),

@@ -7,7 +7,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,6 +20,7 @@ from django.utils import timezone
 from memoryhub import deferred, metrics, registry, sensitive
 from memoryhub.auth import generate_key, hash_key, key_cache
 from memoryhub.exceptions import ApplicationError, NotFound
+from memoryhub.locks import advisory_lock
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
 
 logger = logging.getLogger(__name__)
@@ -343,23 +344,11 @@ def job_write(job_id: int, *, owner: tuple[int, str] | None = None) -> Iterator[
                .filter(pk=job_id).first())
 
 
-@contextmanager
-def _runner_lock(tenant_id: int, user_id: str, kind: str) -> Iterator[bool]:
-    """One runner per user and kind at a time, across processes: a session-level advisory lock,
-    held while the runner works through the user's queue. It guards no row and no transaction
-    waits on it (erasure does not), so holding it across LLM calls blocks nobody but another
-    runner of the same queue, which then leaves the work to this one. A worker that dies drops
-    its connection and with it the lock."""
-    key = f"runner:{kind}:{tenant_id}:{user_id}"
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 2))", [key])
-        acquired = bool(cursor.fetchone()[0])
-    try:
-        yield acquired
-    finally:
-        if acquired:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 2))", [key])
+def _runner_lock(tenant_id: int, user_id: str, kind: str) -> AbstractContextManager[bool]:
+    """One runner per user and kind at a time, across processes (`memoryhub.locks`), held while
+    the runner works through the user's queue; erasure does not wait on it, so holding it across
+    LLM calls blocks nobody but another runner of the same queue."""
+    return advisory_lock(f"runner:{kind}:{tenant_id}:{user_id}", 2)
 
 
 def archival_job_run(*, job_id: int) -> ArchivalJob | None:

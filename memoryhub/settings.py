@@ -384,6 +384,7 @@ CELERY_BEAT_SCHEDULE = {
     "memories-forget": {"task": "rag.memories.tasks.memories_forget", "schedule": 3600.0},
     # Seed 003 §8.9: episode summaries past their campaign's period, art cards by ART_MEDIA_POLICY,
     # and the scene records kept for the quality figures.
+    "lore-builds-sweep": {"task": "lore.tasks.knowledge_builds_sweep", "schedule": 60.0},
     "campaigns-episodes-expire": {"task": "lore.campaigns.tasks.episodes_expire", "schedule": 3600.0},
     "campaigns-assemblies-prune": {"task": "lore.campaigns.tasks.scene_assemblies_prune", "schedule": 86400.0},
 }
@@ -559,6 +560,9 @@ LORE_CHUNK_TARGET_TOKENS = env_int("LORE_CHUNK_TARGET_TOKENS", 500, minimum=20)
 if LORE_CHUNK_TARGET_TOKENS > LORE_CHUNK_MAX_TOKENS:
     raise ImproperlyConfigured("LORE_CHUNK_TARGET_TOKENS must not exceed LORE_CHUNK_MAX_TOKENS")
 LORE_MAX_UPLOAD_BYTES = env_int("LORE_MAX_UPLOAD_BYTES", 20 * 1024 * 1024, minimum=1024)
+# An upload whose files together exceed this is built in the background (202 and a build to poll)
+# unless the client asks otherwise: about 2 s of offline embedding a MiB on 2 cores.
+LORE_BACKGROUND_BYTES = env_int("LORE_BACKGROUND_BYTES", 1024 * 1024, minimum=0)
 # Golden queries of the smoke run: <dir>/<world>/<domain>.json.
 LORE_GOLDEN_DIR = Path(env_str("LORE_GOLDEN_DIR", str(BASE_DIR / "qa" / "memory_retrieval_golden")))
 

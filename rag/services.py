@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,6 +21,7 @@ from psycopg.types.json import Jsonb
 from memoryhub import deferred, lexicon, timeexpr, vector_io
 from memoryhub.embeddings import get_embedder, l2_normalize
 from memoryhub.exceptions import ApplicationError, NotFound
+from memoryhub.locks import advisory_lock
 from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.search import vectors
 from memoryhub.sensitive import redact
@@ -577,21 +578,9 @@ def document_index_enqueue(*, document_id: int) -> bool:
     return True
 
 
-@contextmanager
-def _document_runner(document_id: int) -> Iterator[bool]:
-    """One runner per document across processes (a session-level advisory lock that guards no
-    row, so holding it while embedding blocks nobody but a second runner of the same document,
-    which leaves the work to this one). A worker that dies drops the lock with its connection."""
-    key = f"document-job:{document_id}"
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 3))", [key])
-        acquired = bool(cursor.fetchone()[0])
-    try:
-        yield acquired
-    finally:
-        if acquired:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 3))", [key])
+def _document_runner(document_id: int) -> AbstractContextManager[bool]:
+    """One runner per document across processes (`memoryhub.locks`)."""
+    return advisory_lock(f"document-job:{document_id}", 3)
 
 
 def _document_parts_done(document: Document) -> set[int]:

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
 import jsonschema
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import BigIntegerField, Max, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -40,6 +40,7 @@ from pydantic import RootModel, model_validator
 
 from memoryhub import deferred
 from memoryhub.llm import get_llm, llm_enabled
+from memoryhub.locks import advisory_lock
 from memoryhub.models import Conversation, Message
 from memoryhub.services import archival_retry_delay, user_write_lock
 from rag.memories import mood, rules, services
@@ -314,19 +315,10 @@ def consolidations_due(*, now: Any = None) -> dict[str, int]:
 
 
 # --- A run ----------------------------------------------------------------------------------
-@contextmanager
-def _run_lock(run_id: int) -> Iterator[bool]:
-    """One runner per consolidation run across processes. Session-level: it guards no row, so
+def _run_lock(run_id: int) -> AbstractContextManager[bool]:
+    """One runner per consolidation run across processes (`memoryhub.locks`): it guards no row, so
     holding it across the LLM call blocks nobody but a second runner of the same run."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 3))", [f"consolidation:{run_id}"])
-        acquired = bool(cursor.fetchone()[0])
-    try:
-        yield acquired
-    finally:
-        if acquired:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 3))", [f"consolidation:{run_id}"])
+    return advisory_lock(f"consolidation:{run_id}", 3)
 
 
 def _claim(run_id: int) -> tuple[MemoryConsolidation, list[Message]] | None:
