@@ -95,6 +95,10 @@ def _ratio(part: float, whole: float) -> float | None:
     return part / whole if whole else None
 
 
+def _mean_or_0(total: float, count: int) -> float:
+    return total / count if count else 0.0
+
+
 def _assemblies(world: World, period: Period) -> QuerySet[SceneAssembly]:
     return SceneAssembly.objects.filter(tenant_id=world.tenant_id, campaign__world=world, created_at__gte=period.since)
 
@@ -106,13 +110,16 @@ def turns_section(world: World, period: Period) -> Section:
     turns = len(rows)
     context_by_day: dict[date, list[int]] = defaultdict(list)
     hits_by_day: dict[date, list[int]] = defaultdict(lambda: [0, 0])
-    cost_by_day: dict[date, list[float]] = defaultdict(list)
+    # MemoryHub's own spend is known for every turn, the engine's only for the turns it reported: each is
+    # averaged over the turns it is known for (over every turn, unreported turns counted as free).
+    own_cost_by_day: dict[date, list[float]] = defaultdict(list)
+    engine_cost_by_day: dict[date, list[float]] = defaultdict(list)
     block_tokens: dict[str, list[int]] = defaultdict(list)
     returned = used_count = retrieved = retrieved_used = 0
     pairs: list[tuple[float, float]] = []
     reported = engine_reported = degraded = 0
-    tokens_total = 0
-    cost_total = 0.0
+    own_tokens = engine_tokens = 0
+    own_cost = engine_cost_total = 0.0
     for (created, sources, used, tokens, context, was_degraded, llm_tokens, llm_cost, engine_prompt,
          engine_completion, engine_cost) in rows:
         day = timezone.localdate(created)
@@ -120,14 +127,14 @@ def turns_section(world: World, period: Period) -> Section:
         for name, count in tokens.items():
             block_tokens[name].append(count)
         degraded += was_degraded
-        turn_tokens, turn_cost = llm_tokens, llm_cost
+        own_tokens += llm_tokens
+        own_cost += llm_cost
+        own_cost_by_day[day].append(llm_cost)
         if engine_prompt is not None:
             engine_reported += 1
-            turn_tokens += engine_prompt + (engine_completion or 0)
-            turn_cost += engine_cost or 0.0
-        tokens_total += turn_tokens
-        cost_total += turn_cost
-        cost_by_day[day].append(turn_cost)
+            engine_tokens += engine_prompt + (engine_completion or 0)
+            engine_cost_total += engine_cost or 0.0
+            engine_cost_by_day[day].append(engine_cost or 0.0)
         if used is None:
             continue
         reported += 1
@@ -165,17 +172,25 @@ def turns_section(world: World, period: Period) -> Section:
                                        f"max {contexts[-1]}; degraded (no lore) {degraded}"),
         Figure("tokens per block (mean)", ", ".join(f"{name} {statistics.fmean(v):.0f}"
                                                     for name, v in block_tokens.items()) or "—"),
-        Figure("LLM tokens per turn", "—" if not turns else f"{tokens_total / turns:.0f}",
-               f"MemoryHub's own calls + the engine's reported call ({engine_reported} of {turns} reported)"),
-        Figure("LLM cost per turn", "—" if not turns else f"${cost_total / turns:.5f}",
-               "priced by LLM_PRICES or as the engine reported; unpriced models count 0"),
+        Figure("LLM tokens per turn",
+               "—" if not turns else f"{own_tokens / turns + _mean_or_0(engine_tokens, engine_reported):.0f}",
+               "—" if not turns else f"MemoryHub's own calls {own_tokens / turns:.0f} (every turn) + the engine's "
+                                     f"call {_mean_or_0(engine_tokens, engine_reported):.0f} (the mean of its "
+                                     f"{engine_reported} reported turns)"),
+        Figure("LLM cost per turn",
+               "—" if not turns else f"${own_cost / turns + _mean_or_0(engine_cost_total, engine_reported):.5f}",
+               "the same two parts; priced by LLM_PRICES or as the engine reported; unpriced models count 0"),
     ]
+    cost_days = set(own_cost_by_day) | set(engine_cost_by_day)
+    cost_by_day = {d: statistics.fmean(own_cost_by_day[d])
+                   + (statistics.fmean(engine_cost_by_day[d]) if engine_cost_by_day.get(d) else 0.0)
+                   for d in cost_days}
     section.charts = [
         bar_chart(daily(period, {d: statistics.fmean(v) for d, v in context_by_day.items()}),
                   title="Context tokens per scene (daily mean)"),
         bar_chart(daily(period, {d: _ratio(h, n) for d, (h, n) in hits_by_day.items()}),
                   title="Retrieval hit-rate (rules + lore, daily)", max_value=1.0, value_format=pct),
-        bar_chart(daily(period, {d: statistics.fmean(v) for d, v in cost_by_day.items()}),
+        bar_chart(daily(period, cost_by_day),
                   title="LLM cost per turn (USD, daily mean)", value_format=lambda v: f"${v:.4f}"),
     ]
     return section

@@ -15,7 +15,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import DisallowedHost, PermissionDenied, RequestDataTooBig
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -160,11 +161,14 @@ def json_400(request: HttpRequest, exception: Exception | None = None) -> JsonRe
     return JsonResponse(error_body("bad_request", "Bad request."), status=400)
 
 
-def json_404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+def json_404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """No route. Where an API route would match but for a path parameter outside its pattern ("/worlds/DnD5e/
     search", a user id with a Cyrillic letter or of 129 characters), the 404 names the parameter and its
     pattern: a bare "Not found." read as a wrong route. Still a 404: nothing is at that path, and the schema's
-    path patterns (unanchored in OpenAPI) cannot promise a client more."""
+    path patterns (unanchored in OpenAPI) cannot promise a client more. The admin is read in a browser: its
+    404 (a world's quality page for a world deleted meanwhile) is Django's page, not JSON."""
+    if request.path.startswith("/admin/"):
+        return page_not_found(request, exception or Http404())
     if request.path.startswith("/api/"):
         problem = _path_parameter_problem(request.path.lstrip("/"))
         if problem is not None:

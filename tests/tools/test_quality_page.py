@@ -92,8 +92,11 @@ def test_the_world_quality_page_shows_the_figures_with_plots(played_world: World
     assert re.fullmatch(r"\d+\.\d%", retrieval) and retrieval != "0.0%"
     assert shown["fusion gain (MRR fused − MRR BM25)"].startswith(("+", "-"))
     assert int(shown["context tokens per scene"]) > 0
-    assert shown["LLM tokens per turn"] == "667"  # (900 + 100) × 2 reported turns / 3 turns
-    assert shown["LLM cost per turn"] == "$0.00133"
+    # The engine's call is averaged over the 2 turns it reported, not the 3 (667 tokens read as if one
+    # turn in three cost nothing); MemoryHub made no call of its own.
+    assert shown["LLM tokens per turn"] == "1000"
+    assert "(the mean of its 2 reported turns)" in html
+    assert shown["LLM cost per turn"] == "$0.00200"
     calls = len(FACTS)
     contradicted = ToolCall.objects.filter(tool="lore_assert", verdict="contradicted").count()
     assert shown["lore_assert calls"] == str(calls)
@@ -109,6 +112,9 @@ def test_the_world_quality_page_shows_the_figures_with_plots(played_world: World
                                        languages=["en"])
     empty = figures(admin_client.get(f"/admin/lore/world/{other.pk}/quality/").content.decode())
     assert empty["turns (scene-context answers)"] == "0" and empty["lore_assert calls"] == "0"
+    # A world gone (deleted in another tab): the admin's own 404 page, not the API's JSON.
+    gone = admin_client.get("/admin/lore/world/999999/quality/")
+    assert gone.status_code == 404 and gone["Content-Type"].startswith("text/html")
 
 
 def test_the_page_is_linked_from_the_world_and_the_dashboard(played_world: World, admin_client, client) -> None:
