@@ -49,9 +49,15 @@ def world_create(*, tenant: Tenant, slug: str, name: str = "", languages: Sequen
     if bad or not languages:
         raise ApplicationError(f"Languages are ISO 639 codes such as 'en', 'ru'; got {bad or 'none'}.",
                                field="languages")
-    if World.objects.filter(tenant=tenant, slug=slug).exists():
-        raise ApplicationError(f"World {slug!r} already exists.", code="exists", field="slug", status_code=409)
-    return World.objects.create(tenant=tenant, slug=slug, name=name or slug, languages=list(dict.fromkeys(languages)))
+    try:
+        # The unique constraint decides, not a read before the insert: two creations of one slug at
+        # once both passed such a read, and the second insert's IntegrityError was a 500.
+        with transaction.atomic():
+            return World.objects.create(tenant=tenant, slug=slug, name=name or slug,
+                                        languages=list(dict.fromkeys(languages)))
+    except IntegrityError as exc:
+        raise ApplicationError(f"World {slug!r} already exists.", code="exists", field="slug",
+                               status_code=409) from exc
 
 
 # --- Vectors at the domain's dimension ---------------------------------------------------------

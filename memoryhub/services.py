@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
@@ -46,9 +46,11 @@ def tenant_create(*, name: str, scopes: Sequence[str] = ("memory",)) -> tuple[Te
     name = name.strip()
     if not name:
         raise ApplicationError("Tenant name must not be empty.", field="name")
-    if Tenant.objects.filter(name=name).exists():
-        raise ApplicationError(f"Tenant {name!r} already exists.", code="exists", field="name")
-    tenant = Tenant.objects.create(name=name)
+    try:
+        with transaction.atomic():  # the unique name decides, as for worlds and campaigns
+            tenant = Tenant.objects.create(name=name)
+    except IntegrityError as exc:
+        raise ApplicationError(f"Tenant {name!r} already exists.", code="exists", field="name") from exc
     _, raw = api_key_create(tenant=tenant, scopes=scopes)
     return tenant, raw
 

@@ -95,12 +95,15 @@ def campaign_create(*, tenant: Tenant, world: World, slug: str, name: str = "", 
         raise ApplicationError("Use letters, digits and _ . : - (at most 64).", field="campaign_id")
     if episode_ttl_days is not None:
         _ttl_check(episode_ttl_days)
-    if Campaign.objects.filter(tenant=tenant, slug=slug).exists():
-        raise ApplicationError(f"Campaign {slug!r} already exists.", code="exists", field="campaign_id",
-                               status_code=409)
     extra = {} if episode_ttl_days is None else {"episode_ttl_days": episode_ttl_days}
-    return Campaign.objects.create(tenant=tenant, world=world, slug=slug, name=name or slug, tone_rules=tone_rules,
-                                   **extra)
+    try:
+        # The unique constraint decides (as for worlds): a read before the insert let two at once through.
+        with transaction.atomic():
+            return Campaign.objects.create(tenant=tenant, world=world, slug=slug, name=name or slug,
+                                           tone_rules=tone_rules, **extra)
+    except IntegrityError as exc:
+        raise ApplicationError(f"Campaign {slug!r} already exists.", code="exists", field="campaign_id",
+                               status_code=409) from exc
 
 
 @transaction.atomic

@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 from lore import selectors, services, smoke
 from lore.models import KnowledgeVersion
 from memoryhub import services as kernel_services
+from memoryhub.exceptions import ApplicationError
 from tests.lore.conftest import CONDITIONS_EN, SPELLS, as_bytes
 from tests.openapi import schema_body
 
@@ -332,3 +333,39 @@ def test_two_editors_sending_a_worlds_first_golden_set_at_once_leave_one_set() -
     assert not errors, errors
     [golden] = GoldenSet.objects.filter(world=world)
     assert (golden.updated_by, golden.queries[0]["id"]) in {("editor-0", "q0"), ("editor-1", "q1")}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_creations_of_one_world_or_campaign_at_once_give_one_and_a_409_not_a_500() -> None:
+    from django.db import connection
+
+    from lore.campaigns import services as campaign_services
+
+    tenant, _ = kernel_services.tenant_create(name="race")
+    world = services.world_create(tenant=tenant, slug="base", languages=["en"])
+    makers = {
+        "world": lambda: services.world_create(tenant=tenant, slug="frost", languages=["en"]),
+        "campaign": lambda: campaign_services.campaign_create(tenant=tenant, world=world, slug="camp_1"),
+        "tenant": lambda: kernel_services.tenant_create(name="twins"),
+    }
+    for what, make in makers.items():
+        barrier = threading.Barrier(2)
+        outcomes: list[object] = []
+
+        def create(make=make, barrier=barrier, outcomes=outcomes) -> None:  # type: ignore[no-untyped-def]
+            try:
+                barrier.wait()
+                outcomes.append(make())
+            except BaseException as exc:
+                outcomes.append(exc)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=create) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        refused = [o for o in outcomes if isinstance(o, BaseException)]
+        assert len(refused) == 1 and isinstance(refused[0], ApplicationError), (what, outcomes)
+        assert refused[0].code == "exists", (what, refused[0])
