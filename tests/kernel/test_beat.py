@@ -13,7 +13,7 @@ from django.utils import timezone
 from memoryhub.beat import EmbeddedBeat
 from memoryhub.models import ArchivalJob, Conversation
 from profiles.models import UserProfile
-from tests.kernel.test_outbox import UNREACHABLE_BROKER, use_broker
+from tests.celery_worker import UNREACHABLE_BROKER, use_broker
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

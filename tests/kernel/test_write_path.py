@@ -374,7 +374,7 @@ def test_a_worker_killed_mid_job_loses_nothing_and_does_nothing_twice(client_a, 
     from pathlib import Path
 
     from profiles.models import FactEvent
-    from tests.kernel.test_outbox import use_broker
+    from tests.celery_worker import use_broker
 
     redis_url = os.environ.get("REDIS_URL")
     if not redis_url:

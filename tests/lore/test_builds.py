@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from lore import builds, services
 from lore.models import Alias, KnowledgeBuild, KnowledgeBuildFile, KnowledgeVersion
 from lore.normalize import SourceOptions
+from tests.celery_worker import UNREACHABLE_BROKER, celery_worker, use_broker
 from tests.llm_server import Delay, HTTPError, OpenAICompatServer
 from tests.lore.conftest import CONDITIONS_EN, SPELLS, as_bytes
 
@@ -155,3 +156,38 @@ def test_in_the_embedded_mode_the_build_runs_after_the_202_and_its_progress_show
         time.sleep(0.1)
     assert seen[-1] == ("done", 5, 5), seen
     assert any(status == "building" and 0 < done < total for status, done, total in seen), seen
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_build_accepted_while_the_broker_is_away_is_kept_and_built_by_the_sweep(world_client):
+    client, _ = world_client
+    use_broker(UNREACHABLE_BROKER)
+    started = time.monotonic()
+    response = _upload(client, ("Spells.json", as_bytes(SPELLS)), background="true")
+    assert response.status_code == 202 and time.monotonic() - started < 10
+    build = KnowledgeBuild.objects.get(pk=response.json()["id"])
+    assert build.status == "pending" and build.enqueued_at is not None and build.files.count() == 1
+    assert builds.knowledge_builds_sweep(older_than=timedelta(0)) == 1  # still away: nothing lost
+    assert KnowledgeBuild.objects.get(pk=build.pk).status == "pending"
+
+    use_broker(None)  # back (in-process: the task runs at once)
+    assert builds.knowledge_builds_sweep(older_than=timedelta(0)) == 1
+    assert client.get(response.json()["status_url"]).json()["status"] == "done"
+    assert builds.knowledge_builds_sweep(older_than=timedelta(0)) == 0
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_real_celery_worker_builds_an_upload(world_client):
+    client, _ = world_client
+    with celery_worker() as worker:
+        response = _upload(client, ("Spells.json", as_bytes(SPELLS)), background="true")
+        assert response.status_code == 202
+        deadline = time.monotonic() + 60
+        state: dict[str, Any] = {}
+        while time.monotonic() < deadline and worker.poll() is None:
+            state = client.get(response.json()["status_url"]).json()
+            if state["status"] in ("done", "failed"):
+                break
+            time.sleep(0.2)
+        assert (state.get("status"), state.get("version")) == ("done", "1.0.0"), (worker.poll(), state)
