@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
-from lore import services, smoke
+from lore import builds, services, smoke
 from lore.models import Alias, KnowledgeBuild, KnowledgeChange, KnowledgeVersion, Source, World
 from memoryhub.admin import action_confirmation, apply_each
 from memoryhub.exceptions import ApplicationError
@@ -154,17 +154,26 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
 class KnowledgeBuildAdmin(admin.ModelAdmin):
     """Uploads built in the background: what is waiting, how far a build is, why one failed."""
 
-    list_display = ["id", "tenant", "world", "domain", "status", "progress", "version", "attempts", "error",
-                    "created_by", "created_at"]
+    list_display = ["id", "tenant", "world", "domain", "status", "step", "progress", "version", "attempts",
+                    "error", "created_by", "created_at"]
     list_filter = ["status", "domain", "tenant"]
     list_select_related = ["world", "tenant", "version"]
     search_fields = ["world__slug", "tenant__name", "created_by"]
+    readonly_fields = ["tenant", "world", "domain", "status", "step", "chunks_done", "chunks_total", "version",
+                       "requested_version", "replace_all", "options", "error", "error_code", "error_field",
+                       "attempts", "created_by", "created_at", "enqueued_at", "next_attempt_at", "started_at",
+                       "finished_at"]
+    actions = ["build_again"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj: KnowledgeBuild | None = None) -> bool:
-        return False
+    @admin.action(description="Build again (a failed build, once its cause is mended; its files are kept)",
+                  permissions=["change"])
+    def build_again(self, request: HttpRequest, queryset: QuerySet[KnowledgeBuild]) -> None:
+        queued = sum(builds.knowledge_build_retry(build=build) for build in queryset)
+        self.message_user(request, f"{queued} build(s) queued again; {queryset.count() - queued} left as they were "
+                                   "(not failed, or done).")
 
     @admin.display(description="chunks")
     def progress(self, obj: KnowledgeBuild) -> str:

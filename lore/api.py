@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lore import builds, selectors, services, smoke
-from lore.models import Alias, Domain, KnowledgeBuild, KnowledgeChange, KnowledgeVersion
+from lore.models import Alias, Domain, KnowledgeBuild, KnowledgeChange, KnowledgeVersion, World
 from lore.normalize import PRESETS, SourceOptions
 from lore.services import LANGUAGE_PATTERN, SEMVER_PATTERN, SLUG_PATTERN
 from memoryhub.auth import request_actor, request_tenant
@@ -91,12 +91,15 @@ class BuildSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = KnowledgeBuild
-        fields = ["id", "world", "domain", "status", "chunks_done", "chunks_total", "version", "requested_version",
+        fields = ["id", "world", "domain", "status", "step", "chunks_done", "chunks_total", "version",
+                  "requested_version",
                   "error", "error_code", "error_field", "attempts", "next_attempt_at", "created_by", "created_at",
                   "started_at", "finished_at", "status_url"]
         extra_kwargs = {
             "status": {"help_text": "pending (waiting for a worker, or for a retry after `error`), building, done, "
                                     "or failed (the input was refused: `error`, `error_field`; send it again fixed)."},
+            "step": {"help_text": "While building: waiting (for the domain's other build), embedding, writing (one "
+                                  "insert of every chunk; long for a large version)."},
             "chunks_done": {"help_text": "Chunks with their vectors so far, of `chunks_total` (known once building)."},
             "attempts": {"help_text": "Failed runs in a row (e.g. the embedding endpoint away); tried again at "
                                       "`next_attempt_at`."},
@@ -184,7 +187,10 @@ class SourceUploadApi(APIView):
         background = serializers.BooleanField(
             required=False, allow_null=True, default=None,
             help_text="Build in the background: 202 with a build to poll (`status_url`) instead of 201 with the "
-                      "version. Default: only when the files together exceed LORE_BACKGROUND_BYTES (1 MiB).")
+                      "version. Default: when the files together exceed LORE_BACKGROUND_BYTES (1 MiB), the version "
+                      "carried forward holds over LORE_BACKGROUND_CHUNKS (10,000) chunks, or another build of the "
+                      "domain runs past LORE_BUILD_WAIT_SECONDS. `false`: always within the request (409 "
+                      "`world_busy` if it cannot start).")
 
     @extend_schema(operation_id="world_sources_upload", request={"multipart/form-data": InputSerializer},
                    responses={201: VersionSerializer, 202: BuildSerializer, 409: OpenApiResponse(
@@ -209,18 +215,32 @@ class SourceUploadApi(APIView):
         )
         background = data["background"]
         if background is None:
-            background = sum(len(u.content) for u in uploads) > settings.LORE_BACKGROUND_BYTES
-        if background:
-            build = builds.knowledge_build_create(world=found, domain=data["domain"], files=uploads, options=options,
-                                                  actor=_actor(request), version=data.get("version"),
-                                                  replace_all=data["replace_all"])
-            build.refresh_from_db()  # an in-process task may have built it already
-            return Response(BuildSerializer(build).data, status=status.HTTP_202_ACCEPTED,
-                            headers={"Location": build_status_url(build)})
-        version = services.knowledge_ingest(world=found, domain=data["domain"], files=uploads, options=options,
-                                            actor=_actor(request), version=data.get("version"),
-                                            replace_all=data["replace_all"])
-        return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
+            background = _large_build(found, data["domain"], uploads, data["replace_all"])
+        args = {"world": found, "domain": data["domain"], "files": uploads, "options": options,
+                "actor": _actor(request), "version": data.get("version"), "replace_all": data["replace_all"]}
+        if not background:
+            try:
+                version = services.knowledge_ingest(**args, wait=settings.LORE_BUILD_WAIT_SECONDS)
+            except ApplicationError as exc:
+                if exc.code != "world_busy" or data["background"] is False:
+                    raise
+                # Another build of the domain holds it: this one queues behind it instead of a 409.
+            else:
+                return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
+        build = builds.knowledge_build_create(**args)
+        build.refresh_from_db()  # an in-process task may have built it already
+        return Response(BuildSerializer(build).data, status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": build_status_url(build)})
+
+
+def _large_build(world: World, domain: str, uploads: list[services.UploadedFile], replace_all: bool) -> bool:
+    """Whether an upload is built in the background by default: its bytes are many, or the version
+    it carries forward is (every chunk of it is copied into the new version: 41,000 chunks took
+    over 40 s for a 30-byte upload)."""
+    if sum(len(u.content) for u in uploads) > settings.LORE_BACKGROUND_BYTES:
+        return True
+    base = None if replace_all else services._base_version(world, domain)
+    return base is not None and base.chunk_count > settings.LORE_BACKGROUND_CHUNKS
 
 
 class BuildDetailApi(APIView):
@@ -233,7 +253,8 @@ class BuildDetailApi(APIView):
         found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
         build = KnowledgeBuild.objects.filter(world=found, pk=int(build_id)).select_related("world", "version").first()
         if build is None:
-            raise NotFound(f"World {world!r} has no build {build_id}.")
+            raise ApplicationError(f"World {world!r} has no build {build_id}.", code="not_found", field="build_id",
+                                   status_code=404)
         return Response(BuildSerializer(build).data)
 
 

@@ -29,6 +29,9 @@ logger = logging.getLogger(__name__)
 
 # How often a running build writes its progress: each write is a round trip, a chunk takes ~1 ms.
 PROGRESS_EVERY_SECONDS = 1.0
+# Refusals that are not the input's fault: the domain's base moved under the build, or another build
+# held the domain. The build goes back to the queue, due at once, its attempts untouched.
+NOT_THE_INPUT = frozenset({"stage_moved", "world_busy"})
 
 
 def knowledge_build_create(*, world: World, domain: str, files: Sequence[services.UploadedFile],
@@ -36,7 +39,7 @@ def knowledge_build_create(*, world: World, domain: str, files: Sequence[service
                            replace_all: bool = False) -> KnowledgeBuild:
     """Store an upload to be built in the background and hand it to a worker. What can be checked
     without reading the files is checked now (a 4xx to the request); the rest is the build's."""
-    services.knowledge_ingest_precheck(world=world, domain=domain, files=files, version=version)
+    services.knowledge_ingest_precheck(world=world, domain=domain, files=files, version=version, options=options)
     with transaction.atomic():
         build = KnowledgeBuild.objects.create(
             tenant=world.tenant, world=world, domain=domain, options=options.as_dict(),
@@ -81,7 +84,7 @@ def knowledge_build_run(*, build_id: int) -> KnowledgeBuild | None:
         build = KnowledgeBuild.objects.select_related("world", "world__tenant").filter(pk=build_id).first()
         if not acquired or build is None or build.status in (KnowledgeBuild.Status.DONE, KnowledgeBuild.Status.FAILED):
             return build
-        _update(build_id, status=KnowledgeBuild.Status.BUILDING, started_at=timezone.now(), chunks_done=0)
+        _update(build_id, status=KnowledgeBuild.Status.BUILDING, started_at=timezone.now(), chunks_done=0, step="")
         files = [services.UploadedFile(f.filename, bytes(f.content), f.language)
                  for f in build.files.order_by("id")]
         last = 0.0
@@ -95,24 +98,48 @@ def knowledge_build_run(*, build_id: int) -> KnowledgeBuild | None:
         def finished(version: KnowledgeVersion) -> None:
             # Inside the version's transaction: the build is done exactly when the version exists.
             _update(build_id, status=KnowledgeBuild.Status.DONE, version=version, finished_at=timezone.now(),
-                    error="", error_code="", error_field="", chunks_done=F("chunks_total"))
+                    error="", error_code="", error_field="", chunks_done=F("chunks_total"), step="")
             KnowledgeBuildFile.objects.filter(build_id=build_id).delete()  # its sources hold them now
 
         try:
             services.knowledge_ingest(
                 world=build.world, domain=build.domain, files=files, options=SourceOptions.from_dict(build.options),
                 actor=build.created_by, version=build.requested_version or None, replace_all=build.replace_all,
-                progress=progress, on_written=finished)
+                progress=progress, on_written=finished, wait=None, on_step=lambda step: _update(build_id, step=step))
         except ApplicationError as exc:
-            _update(build_id, status=KnowledgeBuild.Status.FAILED, error=exc.message[:4000], error_code=exc.code,
-                    error_field=exc.field or "", finished_at=timezone.now())
+            if exc.code in NOT_THE_INPUT:
+                # Due now: the beat's next sweep sends it again (not from here, where an in-process
+                # task would run inside this one).
+                _update(build_id, status=KnowledgeBuild.Status.PENDING, error=exc.message[:4000], step="",
+                        next_attempt_at=timezone.now())
+            else:
+                _update(build_id, status=KnowledgeBuild.Status.FAILED, error=exc.message[:4000], error_code=exc.code,
+                        error_field=exc.field or "", finished_at=timezone.now(), step="")
         except Exception as exc:
+            # Anything else is tried again after a growing delay (an embedding endpoint away); a build
+            # that failed ARCHIVAL_MAX_ATTEMPTS times in a row is given up and says so, files kept.
             attempts = build.attempts + 1
-            _update(build_id, status=KnowledgeBuild.Status.PENDING, attempts=attempts,
-                    error=f"{type(exc).__name__}: {exc}"[:4000], next_attempt_at=timezone.now() +
-                    archival_retry_delay(attempts))
-            logger.warning("lore build %s failed (attempt %s), tried again later: %s", build_id, attempts, exc)
+            gave_up = attempts >= settings.ARCHIVAL_MAX_ATTEMPTS
+            _update(build_id, attempts=attempts, error=f"{type(exc).__name__}: {exc}"[:4000], step="",
+                    next_attempt_at=timezone.now() + archival_retry_delay(attempts),
+                    **({"status": KnowledgeBuild.Status.FAILED, "error_code": "gave_up", "finished_at": timezone.now()}
+                       if gave_up else {"status": KnowledgeBuild.Status.PENDING}))
+            logger.warning("lore build %s failed (attempt %s%s): %s", build_id, attempts,
+                           ", given up" if gave_up else ", tried again later", exc)
         return KnowledgeBuild.objects.filter(pk=build_id).first()
+
+
+def knowledge_build_retry(*, build: KnowledgeBuild) -> bool:
+    """Queue a failed build again (the admin's action, once the cause is mended); False if its files
+    are gone (it was done) or it is not failed."""
+    if not KnowledgeBuildFile.objects.filter(build=build).exists():
+        return False
+    retried = KnowledgeBuild.objects.filter(pk=build.pk, status=KnowledgeBuild.Status.FAILED).update(
+        status=KnowledgeBuild.Status.PENDING, attempts=0, error="", error_code="", error_field="", finished_at=None,
+        next_attempt_at=timezone.now())
+    if retried:
+        transaction.on_commit(lambda: knowledge_build_enqueue(build_id=build.pk))
+    return bool(retried)
 
 
 def knowledge_builds_sweep(*, older_than: timedelta | None = None) -> int:

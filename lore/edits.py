@@ -10,6 +10,7 @@ import difflib
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -182,7 +183,8 @@ def knowledge_edit_approve(*, edit: KnowledgeEdit, actor: str, reason: str = "")
         # Checked again on the base the build uses: another edit approved meanwhile may have changed
         # the entry (the build is then made again on top of it, or refused as stale).
         version = services.knowledge_ingest(world=edit.world, domain=edit.domain, files=[], add_edits=[edit.pk],
-                                            actor=actor, bump="patch", check_base=refuse_if_stale)
+                                            actor=actor, bump="patch", check_base=refuse_if_stale,
+                                            wait=settings.LORE_BUILD_WAIT_SECONDS)
     except BaseException:
         # The build writes nothing on failure; hand the edit back to the queue.
         KnowledgeEdit.objects.filter(pk=edit.pk).update(status=KnowledgeEdit.Status.PENDING, decided_by="",

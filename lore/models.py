@@ -124,7 +124,9 @@ class KnowledgeBuild(models.Model):
         PENDING = "pending"  # waiting for a worker; also after a failure that is tried again
         BUILDING = "building"
         DONE = "done"
-        FAILED = "failed"  # refused for its input (retrying cannot help): `error`, `error_field`
+        # Refused for its input (retrying cannot help: `error`, `error_field`), or given up after
+        # ARCHIVAL_MAX_ATTEMPTS failures in a row (`gave_up`: the files are kept; the admin builds it again).
+        FAILED = "failed"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="builds")
@@ -134,6 +136,9 @@ class KnowledgeBuild(models.Model):
     replace_all = models.BooleanField(default=False)
     created_by = models.CharField(max_length=200, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    # While building: "waiting" (for the domain's other build), "embedding", "writing" (one insert of
+    # every chunk: long for a large version, and progress stands at its total meanwhile).
+    step = models.CharField(max_length=16, blank=True)
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
     version = models.ForeignKey(KnowledgeVersion, null=True, blank=True, on_delete=models.SET_NULL,

@@ -145,6 +145,9 @@ def _json_entries(text: str, filename: str, language: str, options: SourceOption
         raise SourceError(exc.msg, filename=filename, where=f"line {exc.lineno} column {exc.colno}") from exc
     if not isinstance(data, list):
         raise SourceError("expected an array of entries", filename=filename, where="$")
+    if not data:
+        # Else a version of no chunks, or a source of nothing that every later version carries.
+        raise SourceError("the array holds no entries", filename=filename, where="$")
     category = options.id_prefix or PurePath(filename).stem
     entries = []
     for i, item in enumerate(data):
@@ -162,7 +165,8 @@ def _json_entries(text: str, filename: str, language: str, options: SourceOption
         text_parts = _entry_text(item, options, filename, where)
         body = "\n\n".join(p for p in text_parts if p.strip())
         if not body.strip():
-            raise SourceError("entry has no text", filename=filename, where=where)
+            fields = f" in its text_fields ({', '.join(options.text_fields)})" if options.text_fields else ""
+            raise SourceError(f"entry has no text{fields}", filename=filename, where=where)
         entries.append(Entry(
             entry_id=f"{category}/{raw_id}", title=str(title), text=body, language=language,
             heading_path=(category, str(title)), source_file=filename, category=category,

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import PurePath
 
 import numpy as np
 from django.db import IntegrityError, transaction
@@ -19,10 +21,11 @@ from lore.models import Alias, Domain, GoldenSet, KnowledgeChange, KnowledgeVers
 from lore.normalize import Entry, SourceOptions, detect_format, normalize
 from memoryhub.embeddings import get_embedder, l2_normalize
 from memoryhub.exceptions import ApplicationError
+from memoryhub.locks import advisory_lock
 from memoryhub.models import Tenant
 from memoryhub.text import analyze
 from rag.models import Chunk
-from rag.services import ChunkDraft, PreparedChunks, chunks_insert
+from rag.services import ChunkDraft, PreparedChunks, chunks_insert, storable_terms
 
 SEMVER_PATTERN = r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$"
 SEMVER = re.compile(SEMVER_PATTERN)
@@ -170,6 +173,8 @@ def knowledge_ingest(
     check_base: Callable[[KnowledgeVersion | None], None] | None = None,
     progress: Callable[[int, int], None] = lambda done, total: None,
     on_written: Callable[[KnowledgeVersion], None] = lambda version: None,
+    wait: float | None = None,
+    on_step: Callable[[str], None] = lambda step: None,
 ) -> KnowledgeVersion:
     """Build a new staged version of (world, domain) from `files` plus, unless `replace_all`, the
     sources of the version it builds on that these files do not replace (same language and file
@@ -183,57 +188,99 @@ def knowledge_ingest(
     `from_sources` builds from exactly those stored sources (plus `files`) and only `add_edits`:
     how a rebuild from a backup replays a version.
 
-    Builds of one world are written one at a time (the world's row is locked for the write), and a
-    build that carries the base's sources or edits is written only if `stage` still points at the
-    base it was built on: two editors uploading different files at once both end up in the later
-    version instead of the second silently dropping the first's. A build that lost that race is
-    done again on the new base, after `check_base(base)` (which may refuse it) has seen that base.
+    Builds of one world and domain run one at a time: each holds a session advisory lock on it from
+    reading its base to writing (no row and no transaction waits on that lock, so the embedding
+    calls under it block nobody but the next build of the domain, which queues: `wait` seconds, None
+    for as long as it takes, then 409 `world_busy`). Two editors uploading different files at once
+    thus both end up in the later version, and a stream of small uploads cannot starve a large one.
+    As a second guard the write itself locks the world's row and checks that `stage` (or, without
+    one, `latest`, which a publish or rollback moves) is still the base the build read; if not, the
+    build is made again on the new base, after `check_base(base)` (which may refuse it) has seen it.
     Without `version` the number is the next `bump` ("minor" or "patch"), taken under the lock.
     `on_written(version)` runs inside the write transaction (a background build marks itself done
-    there, so it is done exactly when its version exists)."""
+    there, so it is done exactly when its version exists); `on_step` hears "waiting" (for another
+    build), "embedding" and "writing"."""
     if not files and not add_edits and not from_sources:
         raise ApplicationError("Give at least one file.", field="files")
     # A rebuild (from_sources) replays numbers that exist elsewhere, in their own order.
     forward_only = version is not None and from_sources is None
     # Early, before the work; the version again under the lock.
-    knowledge_ingest_precheck(world=world, domain=domain, files=files, version=version, forward=forward_only)
     options = options or SourceOptions()
+    knowledge_ingest_precheck(world=world, domain=domain, files=files, version=version, options=options,
+                              forward=forward_only)
     uploaded = _normalize_uploads(world, files, options)
     on_base = from_sources is None and not replace_all
-    for _attempt in range(INGEST_ATTEMPTS):
-        base = _base_version(world, domain) if on_base else None
-        if check_base is not None:
-            check_base(base)
-        build = _build(world=world, domain=domain, uploaded=uploaded, base=base, add_edits=add_edits,
-                       from_sources=from_sources, progress=progress)
-        number = version or "?"
-        try:
-            with transaction.atomic():
-                World.objects.select_for_update().filter(pk=world.pk).first()
-                if on_base and _pk(_base_version(world, domain)) != _pk(base):
-                    continue  # `stage` moved while this build was embedded: build again on the new one
-                if forward_only:
-                    _check_forward(world, domain, version)
-                number = version or _next_version(world, domain, bump)
-                written = _write(world=world, domain=domain, number=number, build=build, actor=actor)
-                on_written(written)
-                return written
-        except IntegrityError as exc:
-            raise ApplicationError(f"Version {number} of {world.slug}/{domain} already exists.", code="conflict",
-                                   field="version", status_code=409) from exc
-    raise ApplicationError(f"Other builds of {world.slug}/{domain} kept moving `stage` while this one was made; "
-                           "send it again.", code="stage_moved", status_code=409)
+    with _domain_build_lock(world, domain, wait, on_step):
+        for _attempt in range(INGEST_ATTEMPTS):
+            base = _base_version(world, domain) if on_base else None
+            if check_base is not None:
+                check_base(base)
+            on_step("embedding")
+            build = _build(world=world, domain=domain, uploaded=uploaded, base=base, add_edits=add_edits,
+                           from_sources=from_sources, progress=progress)
+            on_step("writing")
+            number = version or "?"
+            try:
+                with transaction.atomic():
+                    World.objects.select_for_update().filter(pk=world.pk).first()
+                    if on_base and _pk(_base_version(world, domain)) != _pk(base):
+                        continue  # a publish or rollback moved the base meanwhile: build again on the new one
+                    if forward_only:
+                        _check_forward(world, domain, version)
+                    number = version or _next_version(world, domain, bump)
+                    written = _write(world=world, domain=domain, number=number, build=build, actor=actor)
+                    on_written(written)
+                    return written
+            except IntegrityError as exc:
+                raise ApplicationError(f"Version {number} of {world.slug}/{domain} already exists.",
+                                       code="conflict", field="version", status_code=409) from exc
+    raise ApplicationError(f"Publishes or rollbacks of {world.slug}/{domain} kept moving its base while this "
+                           "build was made; send it again.", code="stage_moved", status_code=409)
+
+
+@contextmanager
+def _domain_build_lock(world: World, domain: str, wait: float | None,
+                       on_step: Callable[[str], None]) -> Iterator[None]:
+    key = f"lore-build:{world.pk}:{domain}"
+    with advisory_lock(key, 4) as acquired:
+        if acquired:
+            yield
+            return
+    on_step("waiting")
+    with advisory_lock(key, 4, wait=wait) as acquired:
+        if not acquired:
+            raise ApplicationError(f"Another build of {world.slug}/{domain} has run for over {wait:.0f} s; "
+                                   "this one did not start (send it again, or in the background).",
+                                   code="world_busy", status_code=409)
+        yield
+
+
+# Stored per source (its file name) and per chunk (its category: `id_prefix` or the file's stem).
+MAX_FILENAME_CHARS = 255
+MAX_CATEGORY_CHARS = 64
 
 
 def knowledge_ingest_precheck(*, world: World, domain: str, files: Sequence[UploadedFile], version: str | None,
-                              forward: bool = True) -> None:
-    """What an upload can be refused for before its files are read: the domain, the files'
-    languages, the version's form and (`forward`) that it is above the domain's newest."""
+                              options: SourceOptions | None = None, forward: bool = True) -> None:
+    """What an upload can be refused for before its files are read: the domain, the files' names
+    and languages, the version's form and (`forward`) that it is above the domain's newest."""
     _check_domain(domain)
+    options = options or SourceOptions()
+    for upload in files:
+        if len(upload.filename) > MAX_FILENAME_CHARS:
+            raise ApplicationError(f"{upload.filename[:40]}…: a file name of at most {MAX_FILENAME_CHARS} "
+                                   "characters.", field="files")
+        if len(options.id_prefix or PurePath(upload.filename).stem) > MAX_CATEGORY_CHARS:
+            raise ApplicationError(f"{upload.filename[:40]}…: the file's name without its extension is its entries' "
+                                   f"category and id prefix, at most {MAX_CATEGORY_CHARS} characters: shorten it "
+                                   "or give `id_prefix`.", field="files")
     for upload in files:
         if upload.language and upload.language not in world.languages:
             raise ApplicationError(f"{upload.filename}: language {upload.language!r} is not one of the world's "
                                    f"{world.languages}.", field="language")
+    names = [(upload.language or world.languages[0], upload.filename) for upload in files]
+    if len(set(names)) != len(names):
+        raise ApplicationError("The same file name is given twice for one language.", field="files")
     if version is not None and not SEMVER.fullmatch(version):
         raise ApplicationError(f"{version!r} is not a SemVer version (MAJOR.MINOR.PATCH).", field="version")
     if version is not None and forward:
@@ -252,9 +299,6 @@ def _normalize_uploads(world: World, files: Sequence[UploadedFile], options: Sou
         entries = normalize(content=upload.content, filename=upload.filename, language=language, options=options,
                             fmt=fmt)
         parsed.append(_Normalized(upload.filename, language, fmt, options, upload.content, entries))
-    names = [(p.language, p.filename) for p in parsed]
-    if len(set(names)) != len(names):
-        raise ApplicationError("The same file name is given twice for one language.", field="files")
     return parsed
 
 
@@ -290,6 +334,8 @@ def _build(*, world: World, domain: str, uploaded: list[_Normalized], base: Know
     edit_ids = [*(base.edits if base is not None else []), *add_edits]
     entries = entries_apply_edits([entry for p in parsed for entry in p.entries], edit_ids)
     pieces = [piece for entry in entries for piece in entry_pieces(entry)]
+    if not pieces:  # every entry deleted by edits, say: a version of nothing serves no search
+        raise ApplicationError(f"The new version of {world.slug}/{domain} would hold no entries.", field="files")
     embedder = get_embedder()
     keys = [_content_key(embedder.name, cfg.dims, piece) for piece in pieces]
     known: dict[str, tuple[np.ndarray, list[str]]] = {}
@@ -311,7 +357,7 @@ def _build(*, world: World, domain: str, uploaded: list[_Normalized], base: Know
         vectors = fit_dims(embedder.embed([pieces[i].text for i in batch]), cfg.dims)
         for i, vector in zip(batch, vectors, strict=True):
             # BM25 sees the title twice: a question naming a spell should find that spell first.
-            terms = analyze(pieces[i].entry.title) + analyze(pieces[i].text)
+            terms = storable_terms(analyze(pieces[i].entry.title) + analyze(pieces[i].text))
             known[keys[i]] = (vector, terms)
         done += len(batch)
         progress(done, total)

@@ -563,6 +563,11 @@ LORE_MAX_UPLOAD_BYTES = env_int("LORE_MAX_UPLOAD_BYTES", 20 * 1024 * 1024, minim
 # An upload whose files together exceed this is built in the background (202 and a build to poll)
 # unless the client asks otherwise: about 2 s of offline embedding a MiB on 2 cores.
 LORE_BACKGROUND_BYTES = env_int("LORE_BACKGROUND_BYTES", 1024 * 1024, minimum=0)
+# ... or when the version it carries forward holds more chunks than this (each is copied: ~1 ms apiece).
+LORE_BACKGROUND_CHUNKS = env_int("LORE_BACKGROUND_CHUNKS", 10_000, minimum=0)
+# How long a request's build (an upload, an edit's approval) waits for another build of the same
+# world and domain before an upload goes to the background and an approval answers 409 `world_busy`.
+LORE_BUILD_WAIT_SECONDS = env_float("LORE_BUILD_WAIT_SECONDS", 10.0, minimum=0.0)
 # Golden queries of the smoke run: <dir>/<world>/<domain>.json.
 LORE_GOLDEN_DIR = Path(env_str("LORE_GOLDEN_DIR", str(BASE_DIR / "qa" / "memory_retrieval_golden")))
 

@@ -167,6 +167,12 @@ def _category_terms(draft: ChunkDraft) -> list[str]:
     return lexicon.chunk_terms(draft.text) if draft.type in DATED_TYPES else []
 
 
+def storable_terms(terms: list[str]) -> list[str]:
+    """The terms a chunk can store: the column holds at most MAX_TERM_CHARS a term, and a longer
+    "word" (a data URI, a hash, a run of letters) is no word anyone searches for."""
+    return [t for t in terms if len(t) <= MAX_TERM_CHARS]
+
+
 def chunks_prepare(drafts: Sequence[ChunkDraft], *, embeddings: np.ndarray | None = None) -> PreparedChunks:
     """BM25 terms and embeddings of the drafts. Writes nothing and takes no lock: call it before
     opening the transaction that inserts them. `embeddings`: the drafts' vectors when the caller
@@ -175,7 +181,7 @@ def chunks_prepare(drafts: Sequence[ChunkDraft], *, embeddings: np.ndarray | Non
         return PreparedChunks([], [], np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32))
     own_terms = analyze_many([f"{d.search_prefix} {d.text}" for d in drafts])
     context_terms = analyze_many([d.context_text for d in drafts])
-    terms = [[t for t in own * OWN_TERM_WEIGHT + ctx + _date_terms(d) + _category_terms(d) if len(t) <= MAX_TERM_CHARS]
+    terms = [storable_terms(own * OWN_TERM_WEIGHT + ctx + _date_terms(d) + _category_terms(d))
              for d, own, ctx in zip(drafts, own_terms, context_terms, strict=True)]
     if embeddings is None:
         embeddings = _embed(drafts)

@@ -48,7 +48,7 @@ from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Tenant
 from memoryhub.text import analyze, count_tokens
 from rag.models import Chunk
-from rag.services import ChunkDraft, PreparedChunks, chunks_delete, chunks_insert
+from rag.services import ChunkDraft, PreparedChunks, chunks_delete, chunks_insert, storable_terms
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
@@ -301,7 +301,7 @@ def _summary_write(campaign: Campaign, party: Party, npcs: dict[str, NPC], docum
                        meta={"summary_id": summary.summary_id, "party_id": party.slug, "scene_id": summary.scene_id,
                              "location_id": summary.location_id, "campaign_id": campaign.slug})
     [chunk] = chunks_insert(tenant=campaign.tenant, namespace=campaign.episode_namespace,
-                            prepared=PreparedChunks([draft], [analyze(text)], vector))
+                            prepared=PreparedChunks([draft], [storable_terms(analyze(text))], vector))
     summary.chunk = chunk
     summary.save(update_fields=["chunk"])
     return SummaryResult(summary, created=True)

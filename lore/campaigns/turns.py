@@ -70,9 +70,10 @@ def scene_context_record(*, campaign: Campaign, request: SceneRequest, record: b
             sources=returned_sources(result["blocks"]), tokens=tokens,
             context_tokens=result["tokens"]["without_user"], degraded=result["degraded"], llm_tokens=usage.tokens,
             llm_cost_usd=usage.cost_usd).pk
-    for name, count in tokens.items():
-        metrics.SCENE_TOKENS.labels(name).observe(count)
-    metrics.SCENE_TOKENS.labels("context").observe(result["tokens"]["without_user"])
+    if record:  # a turn of the engine's: what the tools read is no turn (its count is the turns')
+        for name, count in tokens.items():
+            metrics.SCENE_TOKENS.labels(name).observe(count)
+        metrics.SCENE_TOKENS.labels("context").observe(result["tokens"]["without_user"])
     metrics.TURN_LLM_TOKENS.labels("memory", "prompt").inc(usage.prompt_tokens)
     metrics.TURN_LLM_TOKENS.labels("memory", "completion").inc(usage.completion_tokens)
     metrics.TURN_LLM_COST.labels("memory").inc(usage.cost_usd)

@@ -191,3 +191,86 @@ def test_a_real_celery_worker_builds_an_upload(world_client):
                 break
             time.sleep(0.2)
         assert (state.get("status"), state.get("version")) == ("done", "1.0.0"), (worker.poll(), state)
+
+
+@pytest.mark.django_db
+def test_a_build_failing_every_time_is_given_up_saying_so_and_the_admin_builds_it_again(
+        world, settings, remote_embedder: OpenAICompatServer, admin_client):
+    settings.ARCHIVAL_MAX_ATTEMPTS = 2
+    build = builds.knowledge_build_create(world=world, domain="srd", options=SourceOptions(), actor="alice",
+                                          files=[services.UploadedFile("Spells.json", as_bytes(SPELLS), "en")])
+    remote_embedder.script_embeddings(HTTPError(500), HTTPError(500))
+    builds.knowledge_build_run(build_id=build.pk)
+    assert KnowledgeBuild.objects.get(pk=build.pk).status == "pending"
+    builds.knowledge_build_run(build_id=build.pk)
+    build.refresh_from_db()
+    assert (build.status, build.error_code, build.attempts) == ("failed", "gave_up", 2) and "500" in build.error
+    assert builds.knowledge_builds_sweep(older_than=timedelta(0)) == 0  # not retried for ever
+    assert build.files.count() == 1  # nothing accepted is lost
+
+    page = admin_client.post("/admin/lore/knowledgebuild/", {"action": "build_again", "_selected_action": [build.pk]},
+                             follow=True)
+    assert "1 build(s) queued again" in page.content.decode()
+    build.refresh_from_db()
+    assert (build.status, build.attempts, build.error) == ("pending", 0, "")
+    assert builds.knowledge_builds_sweep() == 1
+    build.refresh_from_db()
+    assert build.status == "done" and build.version.version == "1.0.0"
+
+
+def test_an_upload_onto_a_large_version_or_behind_a_long_build_goes_to_the_background(world_client, settings):
+    from django.db import connections
+
+    client, _ = world_client
+    assert _upload(client, ("Spells.json", as_bytes(SPELLS))).status_code == 201  # 3 chunks
+    settings.LORE_BACKGROUND_CHUNKS = 2  # every chunk of the base is copied into the new version
+    small = ("Conditions.json", as_bytes(CONDITIONS_EN))
+    assert _upload(client, small).status_code == 202
+    assert _upload(client, small, background="false").status_code == 201
+    assert _upload(client, small, replace_all="true").status_code == 201  # carries nothing forward
+
+    settings.LORE_BACKGROUND_CHUNKS = 10_000
+    settings.LORE_BUILD_WAIT_SECONDS = 0.2
+    world = KnowledgeVersion.objects.first().world
+    # Another session holds the domain (a long build elsewhere): queued behind it, not a 409.
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 4))", [f"lore-build:{world.pk}:srd"])
+        queued = _upload(client, small)
+        assert queued.status_code == 202 and queued.json()["status"] == "pending"
+        busy = _upload(client, small, background="false")
+        assert busy.status_code == 409 and busy.json()["error"]["code"] == "world_busy"
+    finally:
+        other.close()
+
+
+def test_background_faults_that_need_no_reading_are_refused_at_once(world_client):
+    client, _ = world_client
+    twice = _upload(client, ("a.md", b"## A\nB.\n"), ("a.md", b"## C\nD.\n"), background="true")
+    assert twice.status_code == 400 and "files" in twice.json()["error"]["fields"]
+    long_name = _upload(client, (f"{'n' * 70}.md", b"## A\nB.\n"), background="true")
+    assert long_name.status_code == 400 and "id_prefix" in long_name.json()["error"]["message"]
+    assert not KnowledgeBuild.objects.exists()
+    missing = client.get("/api/v1/worlds/dnd5e/builds/999999")
+    assert missing.status_code == 404 and "build_id" in missing.json()["error"]["fields"]
+
+
+@pytest.mark.django_db
+def test_a_build_refused_for_no_fault_of_its_input_goes_back_to_the_queue(world, monkeypatch):
+    """A background build refused because the domain was busy or its base kept moving: its input is
+    fine, so it is not `failed` (which tells the client to fix and send again)."""
+    build = builds.knowledge_build_create(world=world, domain="srd", options=SourceOptions(), actor="alice",
+                                          files=[services.UploadedFile("Spells.json", as_bytes(SPELLS), "en")])
+
+    def moved(**kwargs: Any) -> None:
+        raise services.ApplicationError("moved", code="stage_moved", status_code=409)
+
+    monkeypatch.setattr(services, "knowledge_ingest", moved)
+    builds.knowledge_build_run(build_id=build.pk)
+    build.refresh_from_db()
+    assert (build.status, build.attempts, build.error) == ("pending", 0, "moved")
+    assert build.next_attempt_at <= timezone.now()
+    monkeypatch.undo()
+    assert builds.knowledge_builds_sweep() == 1
+    assert KnowledgeBuild.objects.get(pk=build.pk).status == "done"

@@ -159,10 +159,17 @@ def test_every_write_route_refuses_non_engine_keys(engine, world, scope):
         assert response.status_code == 403, (scope, path, response.status_code)
         assert response.json()["error"]["code"] == "missing_scope"
     assert not EpisodicSummary.objects.exists() and Disposition.objects.count() == 0
+    from prometheus_client import REGISTRY
+
+    def turns_counted() -> float:
+        return REGISTRY.get_sample_value("memoryhub_gm_scene_tokens_count", {"block": "context"}) or 0.0
+
+    before = turns_counted()
     scene = client.post(f"{BASE}/scene-context", {"party": "pty_001"}, format="json")
     assert scene.status_code == (200 if scope == "tools" else 403)
-    # The LLM's tools key reads the scene and leaves nothing behind, not even the engine's turn record.
-    assert not SceneAssembly.objects.exists()
+    # The LLM's tools key reads the scene and leaves nothing behind, not even the engine's turn record,
+    # nor a turn in the metrics (their count is the engine's turns).
+    assert not SceneAssembly.objects.exists() and turns_counted() == before
     if scope == "tools":
         assert scene.json()["assembly_id"] is None and scene.json()["prompt"]
 
@@ -441,3 +448,10 @@ def test_a_long_version_is_a_400_not_a_database_error(engine):
     card = {**ARTCARD_EXAMPLE, "embedding": {"model": "m", "dims": 3, "vec": None}}
     assert "/embedding/vec" in engine.post(f"{BASE}/artcards", card, format="json").json()["error"]["fields"]
     assert "/npc_id" in engine.post(f"{BASE}/npcs", {}, format="json").json()["error"]["fields"]
+
+
+def test_a_summary_with_a_word_too_long_to_index_is_stored(engine):
+    """The episode chunk's terms column holds 128 characters a term: a long word was a 500."""
+    document = summary_document("sum_long", notes=f"The seal read {'Q' * 140}.")
+    response = engine.post(f"{BASE}/summaries", document, format="json")
+    assert response.status_code == 201, response.content

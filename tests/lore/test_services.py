@@ -415,8 +415,10 @@ def _extra(name: str, index: str) -> services.UploadedFile:
 
 @pytest.mark.django_db(transaction=True)
 def test_an_upload_whose_base_moved_while_it_was_embedded_is_built_again_on_the_new_base(world, small_files):
-    """Two editors upload different files onto one staged version: the later version holds both.
-    Before, each built on the `stage` it read first, and the one written second dropped the other's file."""
+    """The write's own guard: a build whose base moved before its write is made again on the new base.
+    (Builds of a domain queue on its advisory lock, which the same session re-enters: the write injected
+    here from the progress callback is what a publish or rollback moving the base looks like.) Before,
+    the build written second dropped the other's file."""
     services.knowledge_ingest(world=world, domain="srd", files=small_files, actor="setup")
     other: list[KnowledgeVersion] = []
 
@@ -454,31 +456,98 @@ def test_an_explicit_version_is_checked_again_when_it_is_written(world, small_fi
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_uploads_at_once_both_reach_the_newest_version(world, small_files):
+def test_six_uploads_at_once_all_reach_the_newest_version(world, small_files):
+    """Builds of a domain queue: with three tries of an optimistic write, 3 of 6 uploads at once were
+    refused (`stage_moved`)."""
     import threading
 
     from django.db import connection
 
     services.knowledge_ingest(world=world, domain="srd", files=small_files, actor="setup")
-    barrier = threading.Barrier(2)
+    names = ["Gods", "Traps", "Planes", "Herbs", "Ships", "Songs"]
+    barrier = threading.Barrier(len(names))
     errors: list[BaseException] = []
 
     def upload(name: str) -> None:
         try:
             barrier.wait()
-            services.knowledge_ingest(world=world, domain="srd", files=[_extra(name, name.lower())], actor=name)
+            services.knowledge_ingest(world=world, domain="srd", files=[_extra(name, name.lower())], actor=name,
+                                      wait=60)
         except BaseException as exc:
             errors.append(exc)
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=upload, args=(name,)) for name in ("Gods", "Traps")]
+    threads = [threading.Thread(target=upload, args=(name,)) for name in names]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert not errors, errors
     newest = KnowledgeVersion.objects.filter(world=world).order_by("-id").first()
-    assert newest.version == "1.2.0"
-    assert {"Gods.json", "Traps.json"} <= set(newest.sources.values_list("filename", flat=True))
+    assert newest.version == "1.6.0"
+    assert {f"{name}.json" for name in names} <= set(newest.sources.values_list("filename", flat=True))
     assert Alias.objects.get(world=world, domain="srd", name="stage").version == newest
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_build_that_cannot_start_within_its_wait_is_refused_as_busy(world, small_files):
+    import threading
+
+    from django.db import connection
+
+    from memoryhub.locks import advisory_lock
+
+    held, release = threading.Event(), threading.Event()
+
+    def other_build() -> None:  # another process's build of the same domain
+        try:
+            with advisory_lock(f"lore-build:{world.pk}:srd", 4):
+                held.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=other_build)
+    thread.start()
+    try:
+        assert held.wait(10)
+        steps: list[str] = []
+        with pytest.raises(ApplicationError) as busy:
+            services.knowledge_ingest(world=world, domain="srd", files=small_files, wait=0.3, on_step=steps.append)
+        assert (busy.value.code, busy.value.status_code, steps) == ("world_busy", 409, ["waiting"])
+        # Another domain of the world is not held.
+        services.knowledge_ingest(world=world, domain="lore", files=[_extra("Gods", "tyr")], wait=0)
+    finally:
+        release.set()
+        thread.join()
+    built = services.knowledge_ingest(world=world, domain="srd", files=small_files, wait=0, on_step=steps.append)
+    assert built.version == "1.0.0" and steps[-2:] == ["embedding", "writing"]
+
+
+def test_long_words_are_left_out_of_the_terms_not_a_500(world):
+    """A word over 128 characters (a data URI, a run of letters) broke the insert of the terms column."""
+    long_word = "Supercalifragilistic" * 20
+    source = f"## Tower\nThe {long_word} tower.\n\n## Img\n![map](data:image/png;base64,{'QUJD' * 100})\n"
+    version = services.knowledge_ingest(world=world, domain="lore", files=[services.UploadedFile(
+        "Towers.md", source.encode(), "en")])
+    terms = [t for chunk in Chunk.objects.filter(namespace=version.namespace) for t in chunk.terms]
+    assert "tower" in terms and max(len(t) for t in terms) <= 128
+    # A file name too long for its category (a chunk tag) or its source row: a 400 naming the file.
+    for name in (f"{'n' * 65}.md", f"{'n' * 300}.md"):
+        with pytest.raises(ApplicationError) as refused:
+            services.knowledge_ingest(world=world, domain="lore", files=[services.UploadedFile(name, b"## A\nB.\n")])
+        assert refused.value.field == "files" and refused.value.status_code == 400
+    named = services.knowledge_ingest(world=world, domain="lore", options=SourceOptions(id_prefix="maps"),
+                                      files=[services.UploadedFile(f"{'n' * 65}.md", b"## A\nB.\n")])
+    assert Chunk.objects.filter(namespace=named.namespace, tags=["maps"]).exists()
+
+
+def test_a_source_of_no_entries_is_refused_naming_the_file(world, small_files):
+    services.knowledge_ingest(world=world, domain="srd", files=small_files)
+    for replace_all in (False, True):
+        with pytest.raises(ApplicationError) as refused:
+            services.knowledge_ingest(world=world, domain="srd", files=[services.UploadedFile("Empty.json", b"[]")],
+                                      replace_all=replace_all)
+        assert refused.value.field == "files" and "Empty.json $: the array holds no entries" in refused.value.message
+    assert KnowledgeVersion.objects.filter(world=world).count() == 1
