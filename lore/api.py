@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lore import builds, selectors, services, smoke
-from lore.models import Alias, Domain, KnowledgeBuild, KnowledgeChange, KnowledgeVersion, World
+from lore.models import Alias, Domain, KnowledgeBuild, KnowledgeChange, KnowledgeVersion
 from lore.normalize import PRESETS, SourceOptions
 from lore.services import LANGUAGE_PATTERN, SEMVER_PATTERN, SLUG_PATTERN
 from memoryhub.auth import request_actor, request_tenant
@@ -215,7 +215,8 @@ class SourceUploadApi(APIView):
         )
         background = data["background"]
         if background is None:
-            background = _large_build(found, data["domain"], uploads, data["replace_all"])
+            background = builds.large_build(world=found, domain=data["domain"], replace_all=data["replace_all"],
+                                            upload_bytes=sum(len(u.content) for u in uploads))
         args = {"world": found, "domain": data["domain"], "files": uploads, "options": options,
                 "actor": _actor(request), "version": data.get("version"), "replace_all": data["replace_all"]}
         if not background:
@@ -231,16 +232,6 @@ class SourceUploadApi(APIView):
         build.refresh_from_db()  # an in-process task may have built it already
         return Response(BuildSerializer(build).data, status=status.HTTP_202_ACCEPTED,
                         headers={"Location": build_status_url(build)})
-
-
-def _large_build(world: World, domain: str, uploads: list[services.UploadedFile], replace_all: bool) -> bool:
-    """Whether an upload is built in the background by default: its bytes are many, or the version
-    it carries forward is (every chunk of it is copied into the new version: 41,000 chunks took
-    over 40 s for a 30-byte upload)."""
-    if sum(len(u.content) for u in uploads) > settings.LORE_BACKGROUND_BYTES:
-        return True
-    base = None if replace_all else services._base_version(world, domain)
-    return base is not None and base.chunk_count > settings.LORE_BACKGROUND_CHUNKS
 
 
 class BuildDetailApi(APIView):

@@ -19,6 +19,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from lore import services
+from lore.edit_models import KnowledgeEdit
 from lore.models import KnowledgeBuild, KnowledgeBuildFile, KnowledgeVersion, World
 from lore.normalize import SourceOptions
 from memoryhub import deferred
@@ -34,16 +35,27 @@ PROGRESS_EVERY_SECONDS = 1.0
 NOT_THE_INPUT = frozenset({"stage_moved", "world_busy"})
 
 
+def large_build(*, world: World, domain: str, upload_bytes: int = 0, replace_all: bool = False) -> bool:
+    """Whether a build is left to the background by default: its uploaded bytes are many, or the
+    version it carries forward is (each of its chunks is copied into the new version, ~1 ms apiece:
+    41,000 chunks took over 40 s for a 30-byte upload or one approved edit)."""
+    if upload_bytes > settings.LORE_BACKGROUND_BYTES:
+        return True
+    base = None if replace_all else services._base_version(world, domain)
+    return base is not None and base.chunk_count > settings.LORE_BACKGROUND_CHUNKS
+
+
 def knowledge_build_create(*, world: World, domain: str, files: Sequence[services.UploadedFile],
                            options: SourceOptions, actor: str, version: str | None = None,
-                           replace_all: bool = False) -> KnowledgeBuild:
-    """Store an upload to be built in the background and hand it to a worker. What can be checked
-    without reading the files is checked now (a 4xx to the request); the rest is the build's."""
+                           replace_all: bool = False, edit: KnowledgeEdit | None = None) -> KnowledgeBuild:
+    """Store an upload (or an approved `edit`) to be built in the background and hand it to a worker.
+    What can be checked without reading the files is checked now (a 4xx to the request); the rest
+    is the build's."""
     services.knowledge_ingest_precheck(world=world, domain=domain, files=files, version=version, options=options)
     with transaction.atomic():
         build = KnowledgeBuild.objects.create(
             tenant=world.tenant, world=world, domain=domain, options=options.as_dict(),
-            requested_version=version or "", replace_all=replace_all, created_by=actor)
+            requested_version=version or "", replace_all=replace_all, created_by=actor, edit=edit)
         KnowledgeBuildFile.objects.bulk_create([
             KnowledgeBuildFile(build=build, filename=f.filename, language=f.language, content=f.content)
             for f in files])
@@ -101,11 +113,21 @@ def knowledge_build_run(*, build_id: int) -> KnowledgeBuild | None:
                     error="", error_code="", error_field="", chunks_done=F("chunks_total"), step="")
             KnowledgeBuildFile.objects.filter(build_id=build_id).delete()  # its sources hold them now
 
+        def on_step(step: str) -> None:
+            _update(build_id, step=step)
+
         try:
-            services.knowledge_ingest(
-                world=build.world, domain=build.domain, files=files, options=SourceOptions.from_dict(build.options),
-                actor=build.created_by, version=build.requested_version or None, replace_all=build.replace_all,
-                progress=progress, on_written=finished, wait=None, on_step=lambda step: _update(build_id, step=step))
+            if build.edit_id is not None:
+                from lore.edits import knowledge_edit_build
+
+                knowledge_edit_build(edit=build.edit, actor=build.created_by, progress=progress, on_written=finished,
+                                     wait=None, on_step=on_step)
+            else:
+                services.knowledge_ingest(
+                    world=build.world, domain=build.domain, files=files,
+                    options=SourceOptions.from_dict(build.options), actor=build.created_by,
+                    version=build.requested_version or None, replace_all=build.replace_all, progress=progress,
+                    on_written=finished, wait=None, on_step=on_step)
         except ApplicationError as exc:
             if exc.code in NOT_THE_INPUT:
                 # Due now: the beat's next sweep sends it again (not from here, where an in-process
@@ -115,6 +137,7 @@ def knowledge_build_run(*, build_id: int) -> KnowledgeBuild | None:
             else:
                 _update(build_id, status=KnowledgeBuild.Status.FAILED, error=exc.message[:4000], error_code=exc.code,
                         error_field=exc.field or "", finished_at=timezone.now(), step="")
+                _edit_back_to_queue(build)
         except Exception as exc:
             # Anything else is tried again after a growing delay (an embedding endpoint away); a build
             # that failed ARCHIVAL_MAX_ATTEMPTS times in a row is given up and says so, files kept.
@@ -126,13 +149,23 @@ def knowledge_build_run(*, build_id: int) -> KnowledgeBuild | None:
                        if gave_up else {"status": KnowledgeBuild.Status.PENDING}))
             logger.warning("lore build %s failed (attempt %s%s): %s", build_id, attempts,
                            ", given up" if gave_up else ", tried again later", exc)
+            if gave_up:
+                _edit_back_to_queue(build)
         return KnowledgeBuild.objects.filter(pk=build_id).first()
+
+
+def _edit_back_to_queue(build: KnowledgeBuild) -> None:
+    # As when an approval's build fails within the request: the edit waits for a decision again.
+    if build.edit_id is not None:
+        from lore.edits import edit_unclaim
+
+        edit_unclaim(build.edit_id)
 
 
 def knowledge_build_retry(*, build: KnowledgeBuild) -> bool:
     """Queue a failed build again (the admin's action, once the cause is mended); False if its files
-    are gone (it was done) or it is not failed."""
-    if not KnowledgeBuildFile.objects.filter(build=build).exists():
+    are gone (it was done), it is not failed, or it is an edit's (the edit is pending again: approve it)."""
+    if build.edit_id is not None or not KnowledgeBuildFile.objects.filter(build=build).exists():
         return False
     retried = KnowledgeBuild.objects.filter(pk=build.pk, status=KnowledgeBuild.Status.FAILED).update(
         status=KnowledgeBuild.Status.PENDING, attempts=0, error="", error_code="", error_field="", finished_at=None,

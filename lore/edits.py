@@ -7,8 +7,10 @@ version it produced is published (smoke-gated, `lore_version_publish`).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -37,7 +39,8 @@ def version_entries(version: KnowledgeVersion) -> list[Entry]:
 
 
 def edits_list(*, world: World, status: str | None = None, domain: str | None = None) -> QuerySet[KnowledgeEdit]:
-    edits = KnowledgeEdit.objects.filter(world=world).select_related("produced_version", "base_version")
+    edits = (KnowledgeEdit.objects.filter(world=world).select_related("produced_version", "base_version")
+             .prefetch_related("builds"))
     if status:
         edits = edits.filter(status=status)
     if domain:
@@ -169,33 +172,63 @@ def knowledge_edit_approve(*, edit: KnowledgeEdit, actor: str, reason: str = "")
     """Approve a pending edit: build the next staged version (a patch release) from the version
     under `stage` (else `latest`) plus this edit, re-using the vectors of unchanged chunks. `latest`
     does not move; publishing that version is a separate, smoke-gated step. An edit proposed against
-    an entry that has changed since is refused (409 `stale`): reject it and propose it again."""
-    def refuse_if_stale(base: KnowledgeVersion | None) -> None:
-        stale = _stale_reason(edit, base)
-        if stale:
-            raise ApplicationError(f"Edit {edit.pk} is stale: {stale} Reject it and propose it again against the "
-                                   f"current text.", code="stale", field="entry_id", status_code=409)
+    an entry that has changed since is refused (409 `stale`): reject it and propose it again.
+
+    In a world whose version is large (`builds.large_build`) the version is built in the background:
+    the edit is approved at once, its `produced_version` comes when its build (`edit.builds`) is done,
+    and it goes back to pending if the build fails."""
+    from lore import builds
 
     if edit.status == KnowledgeEdit.Status.PENDING:
-        refuse_if_stale(services._base_version(edit.world, edit.domain))
+        _refuse_if_stale(edit, services._base_version(edit.world, edit.domain))
     _claim(edit, KnowledgeEdit.Status.APPROVED, actor, reason)
     try:
-        # Checked again on the base the build uses: another edit approved meanwhile may have changed
-        # the entry (the build is then made again on top of it, or refused as stale).
-        version = services.knowledge_ingest(world=edit.world, domain=edit.domain, files=[], add_edits=[edit.pk],
-                                            actor=actor, bump="patch", check_base=refuse_if_stale,
-                                            wait=settings.LORE_BUILD_WAIT_SECONDS)
+        if builds.large_build(world=edit.world, domain=edit.domain):
+            builds.knowledge_build_create(world=edit.world, domain=edit.domain, files=[],
+                                          options=SourceOptions(), actor=actor, edit=edit)
+        else:
+            knowledge_edit_build(edit=edit, actor=actor, wait=settings.LORE_BUILD_WAIT_SECONDS)
     except BaseException:
         # The build writes nothing on failure; hand the edit back to the queue.
-        KnowledgeEdit.objects.filter(pk=edit.pk).update(status=KnowledgeEdit.Status.PENDING, decided_by="",
-                                                        decided_at=None, decision_reason="")
+        edit_unclaim(edit.pk)
         raise
-    with transaction.atomic():
-        KnowledgeEdit.objects.filter(pk=edit.pk).update(produced_version=version)
-        KnowledgeEditEvent.objects.create(tenant=edit.tenant, edit=edit, action=KnowledgeEditEvent.Action.APPROVED,
-                                          actor=actor, reason=reason, version=version.version)
     edit.refresh_from_db()
     return edit
+
+
+def _refuse_if_stale(edit: KnowledgeEdit, base: KnowledgeVersion | None) -> None:
+    stale = _stale_reason(edit, base)
+    if stale:
+        raise ApplicationError(f"Edit {edit.pk} is stale: {stale} Reject it and propose it again against the "
+                               f"current text.", code="stale", field="entry_id", status_code=409)
+
+
+def knowledge_edit_build(*, edit: KnowledgeEdit, actor: str,
+                         on_written: Callable[[KnowledgeVersion], None] = lambda version: None,
+                         **ingest: Any) -> KnowledgeVersion:
+    """Build the version of an approved edit (within the request, or as its background build): the
+    edit is checked again against the base the build uses (another edit approved meanwhile may have
+    changed its entry), and the version it produced and the approval's audit row are written in the
+    version's own transaction. `ingest`: `knowledge_ingest`'s wait, progress and on_step."""
+
+    def record(version: KnowledgeVersion) -> None:
+        KnowledgeEdit.objects.filter(pk=edit.pk).update(produced_version=version)
+        decided = KnowledgeEdit.objects.filter(pk=edit.pk).values_list("decision_reason", flat=True).first()
+        KnowledgeEditEvent.objects.create(tenant_id=edit.tenant_id, edit_id=edit.pk,
+                                          action=KnowledgeEditEvent.Action.APPROVED, actor=actor,
+                                          reason=decided or "", version=version.version)
+        on_written(version)
+
+    return services.knowledge_ingest(world=edit.world, domain=edit.domain, files=[], add_edits=[edit.pk],
+                                     actor=actor, bump="patch",
+                                     check_base=lambda base: _refuse_if_stale(edit, base),
+                                     on_written=record, **ingest)
+
+
+def edit_unclaim(edit_id: int) -> None:
+    """An approved edit whose build failed waits for a decision again."""
+    KnowledgeEdit.objects.filter(pk=edit_id, produced_version__isnull=True).update(
+        status=KnowledgeEdit.Status.PENDING, decided_by="", decided_at=None, decision_reason="")
 
 
 @transaction.atomic

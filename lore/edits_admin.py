@@ -112,9 +112,13 @@ class KnowledgeEditAdmin(admin.ModelAdmin):
     @admin.action(description="Approve (builds the next staged version; publish it separately)", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[KnowledgeEdit]) -> None:
         pending = queryset.filter(status=KnowledgeEdit.Status.PENDING).select_related("world").order_by("id")
-        count = apply_each(self, request, pending, _edit_label,
-                           lambda edit: edits.knowledge_edit_approve(edit=edit, actor=f"admin:{request.user}"))
-        self.message_user(request, f"{count} edit(s) approved")
+        approved: list[KnowledgeEdit] = []
+        count = apply_each(self, request, pending, _edit_label, lambda edit: approved.append(
+            edits.knowledge_edit_approve(edit=edit, actor=f"admin:{request.user}")))
+        building = sum(edit.produced_version_id is None for edit in approved)
+        self.message_user(request, f"{count} edit(s) approved" + (
+            f"; {building} of them build their version in the background (Knowledge builds: it shows the "
+            "progress; an edit whose build fails is pending again)" if building else ""))
 
     @admin.action(description="Reject… (with a reason)", permissions=["change"])
     def reject(self, request: HttpRequest, queryset: QuerySet[KnowledgeEdit]) -> HttpResponse | None:

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lore import edits, selectors
-from lore.api import EDITOR, ERRORS, _actor
+from lore.api import EDITOR, ERRORS, _actor, build_status_url
 from lore.edit_models import KnowledgeEdit
 from lore.models import Alias, Domain
 from memoryhub.auth import request_tenant
@@ -28,12 +28,19 @@ class EditSerializer(serializers.ModelSerializer):
     live = serializers.SerializerMethodField(
         help_text="Whether the version live now (`latest`) holds the edit: false until a version built with it "
                   "is published, and again after a rollback to a version built before it.")
+    build = serializers.SerializerMethodField(
+        help_text="The status URL of the background build of its version, when its world's version is large "
+                  "(approved, `produced_version` null until it is done; pending again if it fails); else null.")
 
     class Meta:
         model = KnowledgeEdit
         fields = ["id", "world", "domain", "action", "language", "entry_id", "title", "text", "reason",
                   "proposed_by", "base_version", "old_title", "old_text", "status", "decided_by", "decided_at",
-                  "decision_reason", "produced_version", "live", "created_at"]
+                  "decision_reason", "produced_version", "live", "build", "created_at"]
+
+    def get_build(self, edit: KnowledgeEdit) -> str | None:
+        newest = max(edit.builds.all(), key=lambda b: b.pk, default=None)  # prefetched by the lists
+        return build_status_url(newest) if newest is not None else None
 
     def get_live(self, edit: KnowledgeEdit) -> bool:
         # One alias read per (world, domain) for a whole list.
@@ -152,7 +159,8 @@ class EditRejectApi(APIView):
 # --- The review API's lore edit queue (memoryhub.review_api) --------------------------------------
 # The same services as the approve / reject operations above, so both write the same events.
 def review_items(tenant: Tenant) -> QuerySet[KnowledgeEdit]:
-    return KnowledgeEdit.objects.filter(tenant=tenant).select_related("world", "base_version", "produced_version")
+    return (KnowledgeEdit.objects.filter(tenant=tenant).select_related("world", "base_version", "produced_version")
+            .prefetch_related("builds"))
 
 
 def review_approve(edit: KnowledgeEdit, *, actor: str, reason: str) -> None:

@@ -115,9 +115,9 @@ class KnowledgeVersion(models.Model):
 
 
 class KnowledgeBuild(models.Model):
-    """An upload built in the background (`POST …/sources` with `background`, or files larger than
-    LORE_BACKGROUND_BYTES): the files wait here until `lore.builds.knowledge_build_run` makes the
-    version, whose progress and outcome the client polls. A 20 MiB source took over half a minute
+    """An upload built in the background (`POST …/sources` with `background`, or a large one; also an
+    approved edit of a large world): the files wait here until `lore.builds.knowledge_build_run`
+    makes the version, whose progress and outcome the client polls. A 20 MiB source took over half a minute
     to build, near the web worker's timeout, and a request shows no progress."""
 
     class Status(models.TextChoices):
@@ -135,6 +135,10 @@ class KnowledgeBuild(models.Model):
     requested_version = models.CharField(max_length=32, blank=True)  # empty: the next minor
     replace_all = models.BooleanField(default=False)
     created_by = models.CharField(max_length=200, blank=True)
+    # An approved lore edit built in the background (its world's version is large): no files, the
+    # edit on top of the base; the edit records its version when this build writes it.
+    edit = models.ForeignKey("lore.KnowledgeEdit", null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="builds")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     # While building: "waiting" (for the domain's other build), "embedding", "writing" (one insert of
     # every chunk: long for a large version, and progress stands at its total meanwhile).

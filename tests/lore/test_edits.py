@@ -259,7 +259,7 @@ def test_admin_shows_diff_and_approves_and_rejects(live):
     assert b"ember" in page.content and b"8d6" in page.content
     done = client.post("/admin/lore/knowledgeedit/", {"action": "approve", "_selected_action": [update.pk]},
                        follow=True)
-    assert b"1 edit(s) approved" in done.content
+    assert b"1 edit(s) approved" in done.content and b"in the background" not in done.content
     assert KnowledgeEdit.objects.get(pk=update.pk).decided_by == "admin:editor"
     # The confirmation posts the same action back for the same rows, with the reason.
     confirmation = client.post("/admin/lore/knowledgeedit/", {"action": "reject", "_selected_action": [delete.pk]})
@@ -415,3 +415,44 @@ def test_an_edit_whose_entry_another_approval_changed_during_its_build_is_refuse
     assert second.status == "pending" and second.produced_version is None
     stage = Alias.objects.get(world=world, domain="srd", name="stage").version
     assert stage.edits == [first.pk]
+
+
+def test_in_a_large_world_an_approval_builds_in_the_background_and_a_stale_one_goes_back_to_pending(
+        editor_client, live, settings, django_capture_on_commit_callbacks):
+    """An approval copied every chunk of the world's version within its request (41,000 chunks: 44 s)."""
+    settings.LORE_BACKGROUND_CHUNKS = 2  # the live version has 6
+    world = live.world
+    client, _ = editor_client(world.tenant.name)
+    first, second = (edits.knowledge_edit_propose(world=world, domain="srd", action="update", language="en",
+                                                  entry_id="Spells/fireball", text=text, reason="fix", actor=who)
+                     for text, who in ((NEW_FIREBALL, "alice"), ("Fireball now deals 10d6.", "carol")))
+    with django_capture_on_commit_callbacks() as callbacks:
+        approved = client.post(f"/api/v1/worlds/dnd5e/edits/{first.pk}/approve", {"reason": "ok"}, format="json")
+        other = client.post(f"/api/v1/worlds/dnd5e/edits/{second.pk}/approve", {}, format="json")
+    assert approved.status_code == other.status_code == 200, approved.content
+    body = approved.json()
+    assert (body["status"], body["produced_version"]) == ("approved", None) and body["build"]
+
+    for callback in callbacks:  # the builds, in-process, in the order they were approved
+        callback()
+    done = client.get(f"/api/v1/worlds/dnd5e/edits/{first.pk}").json()
+    assert (done["status"], done["produced_version"]) == ("approved", "1.0.1")
+    assert client.get(done["build"]).json()["status"] == "done"
+    assert list(KnowledgeEditEvent.objects.filter(edit=first).values_list("action", "actor", "reason", "version")) == [
+        ("proposed", "alice", "fix", ""), ("approved", done["decided_by"], "ok", "1.0.1")]
+    # The second was approved against the version before the first: its build finds the entry changed.
+    stale = client.get(f"/api/v1/worlds/dnd5e/edits/{second.pk}").json()
+    assert (stale["status"], stale["produced_version"]) == ("pending", None)
+    failed = client.get(stale["build"]).json()
+    assert (failed["status"], failed["error_code"], failed["error_field"]) == ("failed", "stale", "entry_id")
+    assert Alias.objects.get(world=world, domain="srd", name="stage").version.edits == [first.pk]
+
+
+def test_the_admin_says_when_an_approved_edit_builds_in_the_background(live, settings, admin_client):
+    settings.LORE_BACKGROUND_CHUNKS = 2
+    edit = edits.knowledge_edit_propose(world=live.world, domain="srd", action="update", language="en",
+                                        entry_id="Spells/fireball", text=NEW_FIREBALL, reason="r", actor="a")
+    done = admin_client.post("/admin/lore/knowledgeedit/", {"action": "approve", "_selected_action": [edit.pk]},
+                             follow=True)
+    assert "1 edit(s) approved; 1 of them build their version in the background" in done.content.decode()
+    assert edit.builds.count() == 1
