@@ -204,8 +204,8 @@ def knowledge_ingest(
         raise ApplicationError("Give at least one file.", field="files")
     # A rebuild (from_sources) replays numbers that exist elsewhere, in their own order.
     forward_only = version is not None and from_sources is None
-    # Early, before the work; the version again under the lock.
     options = options or SourceOptions()
+    # Early, before the work; the version again under the lock.
     knowledge_ingest_precheck(world=world, domain=domain, files=files, version=version, options=options,
                               forward=forward_only)
     uploaded = _normalize_uploads(world, files, options)
@@ -274,7 +274,6 @@ def knowledge_ingest_precheck(*, world: World, domain: str, files: Sequence[Uplo
             raise ApplicationError(f"{upload.filename[:40]}…: the file's name without its extension is its entries' "
                                    f"category and id prefix, at most {MAX_CATEGORY_CHARS} characters: shorten it "
                                    "or give `id_prefix`.", field="files")
-    for upload in files:
         if upload.language and upload.language not in world.languages:
             raise ApplicationError(f"{upload.filename}: language {upload.language!r} is not one of the world's "
                                    f"{world.languages}.", field="language")
