@@ -139,11 +139,16 @@ def _messages_store(
     *, tenant: Tenant, user_id: str, session_id: str, messages: Sequence[IncomingMessage],
     found: Sequence[Counter[str]], auto_extract: bool,
 ) -> AppendResult:
-    # Serialise appends to one session, so two concurrent retries of one batch cannot both pass
-    # the duplicate check and then collide on the unique constraint. Only the session's row:
-    # other users of the tenant never wait for it. An existing session (the usual case) is locked
-    # in one query; a row this transaction creates is its own until commit (a concurrent creator
-    # waits on the unique constraint), so only a row found by get_or_create needs the lock.
+    # The user's write lock first, as erasure and every job's write take it: an erasure running
+    # meanwhile either waits for this batch and erases it, or comes first and this batch starts the
+    # user anew. Without it, a batch committed between an erasure's deletes left rows pointing at
+    # the session it was deleting, and the erasure failed at its commit (a 500; nothing erased).
+    # Then the session's row serialises appends to one session, so two concurrent retries of one
+    # batch cannot both pass the duplicate check and collide on the unique constraint. An existing
+    # session (the usual case) is locked in one query; a row this transaction creates is its own
+    # until commit (a concurrent creator waits on the unique constraint), so only a row found by
+    # get_or_create needs the lock.
+    user_write_lock(tenant_id=tenant.pk, user_id=user_id)
     session = Conversation.objects.select_for_update(of=("self",))
     conversation = session.filter(tenant=tenant, user_id=user_id, session_id=session_id).first()
     if conversation is None:
@@ -268,6 +273,7 @@ def _extraction_request(conversation: Conversation, *, trigger: str) -> tuple[Ar
 @transaction.atomic
 def session_extract(*, tenant: Tenant, user_id: str, session_id: str) -> ArchivalJob:
     """Extract a session now (the extract endpoint): its waiting extraction job, due at once."""
+    user_write_lock(tenant_id=tenant.pk, user_id=user_id)  # as an append: an erasure comes before or after
     conversation = (Conversation.objects.select_for_update(of=("self",))
                     .filter(tenant=tenant, user_id=user_id, session_id=session_id).first())
     if conversation is None:
@@ -285,9 +291,10 @@ def sessions_extract_idle(*, idle: timedelta | None = None) -> int:
         status=ArchivalJob.Status.DONE)
     created = 0
     candidates = (Conversation.objects.filter(last_message_at__lt=cutoff)
-                  .filter(Exists(unextracted)).exclude(Exists(waiting)).values_list("pk", flat=True))
-    for pk in candidates.iterator():
+                  .filter(Exists(unextracted)).exclude(Exists(waiting)).values_list("pk", "tenant_id", "user_id"))
+    for pk, tenant_id, user_id in candidates.iterator():
         with transaction.atomic():
+            user_write_lock(tenant_id=tenant_id, user_id=user_id)  # as an append: not amid an erasure
             locked = Conversation.objects.select_for_update(of=("self",)).filter(pk=pk).first()
             if locked is None or not _unextracted_count(locked):
                 continue
@@ -565,5 +572,6 @@ def user_erase(*, tenant: Tenant, user_id: str) -> dict[str, Any]:
             deleted[kind] = deleted.get(kind, 0) + count
     deleted["messages"], _ = Message.objects.filter(tenant=tenant, user_id=user_id).delete()
     deleted["conversations"], _ = Conversation.objects.filter(tenant=tenant, user_id=user_id).delete()
-    logger.info("erased user %s of tenant %s: %s", user_id, tenant.pk, deleted)
+    # Said once it holds: a failed commit logged "erased" for an erasure rolled back.
+    transaction.on_commit(lambda: logger.info("erased user %s of tenant %s: %s", user_id, tenant.pk, deleted))
     return {"user_id": user_id, "erased_at": timezone.now(), "deleted": deleted}

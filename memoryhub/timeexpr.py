@@ -891,12 +891,23 @@ _HAN = re.compile("[\u4e00-\u9fff]")
 
 def mentions(text: str, anchor: date, *, query: bool = False) -> list[Span]:
     """Every date span the text mentions, resolved against `anchor` (the day it was said)."""
-    spans = list(_en(text, anchor, query))
+    spans = _resolved(_en(text, anchor, query))
     if _CYRILLIC.search(text):
-        spans += _ru(text, anchor, query)
+        spans += _resolved(_ru(text, anchor, query))
     if _HAN.search(text):
-        spans += _zh(text, anchor, query)
+        spans += _resolved(_zh(text, anchor, query))
     return [s for s in spans if s.start <= s.end]
+
+
+def _resolved(spans: Iterable[Span]) -> list[Span]:
+    """The spans up to one outside the calendar: "last Friday" said on 2 January of year 1 (a client may
+    date a message so) is before date.min, and its OverflowError failed the index job on every retry."""
+    out: list[Span] = []
+    try:
+        out.extend(spans)
+    except (OverflowError, ValueError):
+        pass
+    return out
 
 
 def span_terms(span: Span, *, widen: bool = True) -> list[str]:

@@ -29,6 +29,7 @@ from people.services.persons import (
     combine_bio,
     default_bio,
     derive,
+    user_lock,
 )
 from people.services.vectors import vectors_after_commit
 
@@ -120,6 +121,7 @@ def person_merge(
 
     When the merge changes the target's text its vector is cleared, and embedding it is left to the
     caller, after its commit: `merge_proposal_approve` does, the archivist's after-phase does."""
+    user_lock(tenant_id=source.tenant_id, user_id=source.user_id)
     source, target = _lock_pair(source.pk, target.pk)
     if source.pk == target.pk:
         raise ApplicationError("A person cannot be merged into themselves.", code="same_person")
@@ -213,6 +215,7 @@ def person_merge_undo(
     reopened. Refused while a later merge involves the target (undo that first), and, unless
     `force`, when the target changed after the merge (forcing discards those changes; the audit
     row keeps them)."""
+    user_lock(tenant_id=merge.tenant_id, user_id=merge.user_id)
     merge = PersonMerge.objects.select_for_update().get(pk=merge.pk)
     if merge.undone_at is not None:
         raise ApplicationError("This merge was already undone.", code="already_undone", status_code=409)
@@ -303,6 +306,7 @@ def _why(reason: str) -> dict[str, str]:
 
 
 def _pending(proposal: MergeProposal) -> MergeProposal:
+    user_lock(tenant_id=proposal.tenant_id, user_id=proposal.user_id)
     proposal = MergeProposal.objects.select_for_update().get(pk=proposal.pk)
     if proposal.status != MergeProposal.Status.PENDING:
         # 409 like a lore edit decided twice (the review API answers it as is).
@@ -352,6 +356,7 @@ def merge_proposal_undo(
     *, proposal: MergeProposal, reviewer: AbstractBaseUser | None, force: bool = False,
     actor_label: str | None = None, reason: str = "",
 ) -> PersonMerge:
+    user_lock(tenant_id=proposal.tenant_id, user_id=proposal.user_id)
     proposal = MergeProposal.objects.select_for_update().get(pk=proposal.pk)
     if proposal.status != MergeProposal.Status.APPROVED or proposal.merge_id is None:
         raise ApplicationError(f"Only an approved proposal's merge can be undone; this one is {proposal.status}.",

@@ -91,7 +91,15 @@ def embed(people: Iterable[Person]) -> None:
 
 
 def user_lock(*, tenant_id: int, user_id: str) -> None:
-    """Serialise people writers of one user until commit (archival jobs, idle triggers, reviews)."""
+    """Serialise people writers of one user until commit (archival jobs, idle triggers, reviews,
+    clients' edits), before any row lock. The user's write lock comes first, as erasure and the
+    archival jobs take it: a merge decided while the user is erased waits and finds nothing, instead
+    of writing an audit row for a proposal the erasure deletes (its commit failed). One order for
+    everyone: an edit (person, then its dedup's proposals) and a merge decision (proposal, then the
+    pair) deadlocked, each holding a row the other wanted."""
+    from memoryhub.services import user_write_lock
+
+    user_write_lock(tenant_id=tenant_id, user_id=user_id)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", [f"people:{tenant_id}:{user_id}"])
 
@@ -305,6 +313,7 @@ def person_update(
     from people.services.merges import person_dedup
     from people.services.vectors import vectors_after_commit
 
+    user_lock(tenant_id=person.tenant_id, user_id=person.user_id)
     person = Person.objects.select_for_update().get(pk=person.pk)
     if person.status != Person.Status.ACTIVE:
         raise ApplicationError("This person was merged into another one.", code="merged")

@@ -197,3 +197,25 @@ def test_today_in_a_question_is_the_moment_of_asking_and_a_later_date_is_not_wid
     # A past day still widens: a turn said the morning after matches it.
     yesterday = set(timeexpr.query_terms("what did I eat yesterday?", THURSDAY))
     assert {"@d2023-11-15", "@w2023-46", "@m2023-11", "@y2023"} <= yesterday
+
+
+@pytest.mark.parametrize("text", ["Last Friday I visited Rome.", "Last Christmas I was in Paris.",
+                                  "Last year I was in Oslo.", "В прошлую пятницу я был в Риме.", "上周五我去了罗马。"])
+def test_a_relative_date_before_the_calendar_begins_is_left_out_not_an_error(text: str) -> None:
+    """A message dated 2 January of year 1 (accepted: a client's choice) made its index job fail on
+    every retry: "last Friday" is before date.min."""
+    terms = timeexpr.chunk_terms(text, date(1, 1, 2))
+    assert "@d0001-01-02" in terms
+
+
+def test_a_turn_dated_in_year_one_is_indexed_and_found(client_a, django_capture_on_commit_callbacks) -> None:
+    client, _ = client_a
+    with django_capture_on_commit_callbacks(execute=True):
+        stored = client.post("/api/v1/users/u1/sessions/s1/messages", {"messages": [
+            {"role": "user", "text": "Last Friday I visited Rome.", "created_at": "0001-01-02T00:00:00Z"}]},
+            format="json")
+    assert stored.status_code == 202, stored.content
+    job = client.get(f"/api/v1/jobs/{stored.json()['job_id']}").json()
+    assert (job["status"], job["error"]) == ("done", "")
+    hits = client.post("/api/v1/search", {"user_id": "u1", "query": "Rome"}, format="json").json()
+    assert "Rome" in hits["items"][0]["text"]

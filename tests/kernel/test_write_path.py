@@ -6,6 +6,7 @@ Threads run with their own database connections, so these tests use real transac
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from memoryhub import registry, services
+from memoryhub.exceptions import NotFound
 from memoryhub.models import ArchivalJob, Conversation, Message
 from profiles.extraction import SYSTEM_PROMPT as FACTS_PROMPT
 from profiles.models import UserProfile
@@ -436,3 +438,45 @@ def test_a_worker_killed_mid_job_loses_nothing_and_does_nothing_twice(client_a, 
     assert fact.value == "Riga"
     # The facts step was not applied again on the re-run (a second apply would confirm the fact).
     assert FactEvent.objects.filter(tenant=tenant, user_id="u1").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_erasure_racing_writers_of_the_user_succeeds_and_leaves_only_what_came_after(tenant, queued: None) -> None:
+    """Two clients keep appending (one asking for extraction each time) while the user is erased.
+    The erasure failed at its commit (a batch's rows pointed at the session it deleted; a 500, nothing
+    erased) or deadlocked. Now it succeeds, and the only messages left are ones received after it."""
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def writer(session: str, auto_extract: bool) -> None:
+        try:
+            n = 0
+            while not stop.is_set():
+                n += 1
+                services.messages_append(tenant=tenant, user_id="u1", session_id=session, auto_extract=auto_extract,
+                                         messages=[services.IncomingMessage(role="user", text=f"Turn {n} of {session}.",
+                                                                            external_id=f"{session}-{n}")])
+                if auto_extract:
+                    with contextlib.suppress(NotFound):  # erased between the two calls: a clean 404
+                        services.session_extract(tenant=tenant, user_id="u1", session_id=session)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=writer, args=(f"s{i}", i == 0)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    try:
+        receipts = []
+        for _ in range(3):
+            time.sleep(0.3)
+            receipts.append(services.user_erase(tenant=tenant, user_id="u1"))
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+    assert not errors, errors
+    assert all(receipt["deleted"]["messages"] > 0 for receipt in receipts), receipts
+    survivors = Message.objects.filter(tenant=tenant, user_id="u1")
+    assert not survivors.filter(received_at__lte=receipts[-1]["erased_at"]).exists()

@@ -254,3 +254,47 @@ def test_a_merge_proposal_says_the_name_the_merge_keeps(make_person: MakePerson,
     other = services.merge_proposal_create(source=make_person("Jon"), target=make_person("Jon Snow"),
                                            rule="name_part", score=0.8, evidence=[])
     assert selectors.review_describe(other) == "u1: merge Jon into Jon Snow (name_part, 0.80)"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_merge_decided_while_the_client_edits_one_of_the_two_never_deadlocks(make_person) -> None:
+    """The edit locked its person, then (its dedup) the pair's pending proposal; the approval locked the
+    proposal, then the pair: each held what the other wanted (`deadlock detected`, a 500 on one side).
+    Both now take the user's lock first."""
+    import threading
+
+    from django.db import connections
+
+    pairs = []
+    for i in range(6):
+        source = make_person("Alex", user_id=f"u{i}", bio="Plays chess.")
+        target = make_person("Alexander", user_id=f"u{i}", bio="My colleague.")
+        pairs.append((services.merge_proposal_create(source=source, target=target, rule="diminutive", score=0.85,
+                                                     evidence=[{"rule": "diminutive"}]), source))
+    errors: list[BaseException] = []
+
+    def run(fn: Callable[[], object], barrier: threading.Barrier) -> None:
+        try:
+            barrier.wait()
+            fn()
+        except ApplicationError:
+            pass  # "merged": the edit came after the approval, a clean 4xx
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    for proposal, source in pairs:
+        barrier = threading.Barrier(2)
+        threads = [
+            threading.Thread(target=run, args=(lambda p=proposal: services.merge_proposal_approve(
+                proposal=p, reviewer=None, actor_label="editor"), barrier)),
+            threading.Thread(target=run, args=(lambda s=source: services.person_update(
+                person=s, actor=None, actor_label="client", bio="Plays chess on Sundays."), barrier)),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    assert not errors, errors
+    assert MergeProposal.objects.filter(status=MergeProposal.Status.APPROVED).count() == len(pairs)
