@@ -13,6 +13,7 @@ import importlib.util
 import ipaddress
 import json
 import os
+import sys
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -226,7 +227,12 @@ if _DB_NAME_OVERRIDE:
 # new PostgreSQL backend with cold catalog caches: it took a search from ~18 to ~40 ms in process
 # (bench/request_cost.py). The health check (a `SELECT 1` before a request's first query on a
 # reused connection) lets a worker survive a database restart without one failed request.
-_db["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
+# Not under `runserver` (what `make run` starts): it serves each request on a new thread, and a
+# thread's kept connection is never closed after it ends (Django's docs: persistent connections do
+# not suit the development server). Under a few concurrent clients the idle backends piled up to the
+# server's max_connections, and then every request failed.
+_RUNSERVER = len(sys.argv) > 1 and sys.argv[1] == "runserver"
+_db["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 0 if _RUNSERVER else 60, minimum=0)
 _db["CONN_HEALTH_CHECKS"] = True
 _db.setdefault("TEST", {})
 DATABASES = {"default": _db}

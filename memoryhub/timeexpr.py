@@ -23,6 +23,7 @@ only when one of its words occurs, since most turns name no date. Pure Python, n
 from __future__ import annotations
 
 import calendar
+import contextlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -903,10 +904,8 @@ def _resolved(spans: Iterable[Span]) -> list[Span]:
     """The spans up to one outside the calendar: "last Friday" said on 2 January of year 1 (a client may
     date a message so) is before date.min, and its OverflowError failed the index job on every retry."""
     out: list[Span] = []
-    try:
-        out.extend(spans)
-    except (OverflowError, ValueError):
-        pass
+    with contextlib.suppress(OverflowError, ValueError):
+        out.extend(spans)  # keeps the spans made before the one that failed
     return out
 
 

@@ -96,3 +96,16 @@ def test_a_local_model_without_the_extra_stops_start_up(tmp_path: Path) -> None:
     done = _local_model(tmp_path, path=str(tmp_path), installed=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == str(tmp_path)
+
+
+@pytest.mark.parametrize(("argv", "env", "age"), [(["manage.py", "runserver"], {}, "0"),
+                                                  (["manage.py", "runserver"], {"DB_CONN_MAX_AGE": "30"}, "30"),
+                                                  (["gunicorn"], {}, "60")])
+def test_the_development_server_keeps_no_connection_unless_told(argv: list[str], env: dict[str, str], age: str) -> None:
+    """runserver's per-request threads never close a kept connection: idle backends piled up to the
+    server's max_connections under a few concurrent clients of `make run`."""
+    script = (f"import sys; sys.argv = {argv!r}; import django; django.setup(); from django.conf import settings; "
+              "print(settings.DATABASES['default']['CONN_MAX_AGE'])")
+    done = start_up(script, DJANGO_SETTINGS_MODULE="memoryhub.settings", **env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == age
