@@ -209,6 +209,31 @@ def _clipped(item: BlockItem, room: int) -> BlockItem | None:
     return best
 
 
+# The least room a clipped recent turn gets: its time, speaker and a sentence or two.
+MIN_TURN_TOKENS = 48
+
+
+def _turn_within(item: BlockItem, room: int, block: Block) -> BlockItem:
+    """The turn's line, or, longer than `room` tokens, its longest beginning that fits, cut at a space
+    and marked with an ellipsis (the cut is noted in the block, as a clipped bio's is)."""
+    if item.tokens <= room:
+        return item
+    low, high = 0, len(item.text)
+    while low < high:  # the longest prefix within room, by bisection: a line may be 16,000 characters
+        middle = (low + high + 1) // 2
+        if count_tokens(item.text[:middle] + " …") <= room:
+            low = middle
+        else:
+            high = middle - 1
+    head = item.text[:low]
+    if " " in head[len(head) * 4 // 5:]:  # at a word's end, unless the text has no spaces (Chinese)
+        head = head[:head.rindex(" ")]
+    text = f"{head.rstrip()} …"
+    clipped = BlockItem(text, count_tokens(text), item.ref, {**item.meta, "clipped": True})
+    block.cut.append({"ref": item.ref, "tokens": item.tokens - clipped.tokens, "reason": "clipped"})
+    return clipped
+
+
 def _pack_clipping(block: Block, candidates: list[BlockItem], cap: int) -> int:
     """`_pack` for people's lines: one too long for what is left shows the first sentences of its bio
     rather than none of it. The inner circle is ranked (family first, those the query names first): a
@@ -272,11 +297,15 @@ def context_assemble(
     messages = session_recent_messages_by_ids(tenant_id=tenant_id, user_id=user_id, session_id=session_id,
                                               limit=settings.SESSION_RECENT_MAX) if session_id else []
     if messages:
-        candidates = [
-            BlockItem(_turn_line(m), count_tokens(_turn_line(m)), f"message:{m.pk}") for m in reversed(messages)
-        ]
-        remaining -= _pack(block, candidates, min(remaining, int(budget * spec["max_share"])), spec.get("max_items"),
-                           contiguous=True)
+        cap = min(remaining, int(budget * spec["max_share"]))
+        # A turn longer than the whole share shows its beginning, in half of it: one pasted text (an
+        # itinerary, a letter) was cut whole, and with it, the block being contiguous, every turn
+        # before it. Shorter turns are whole or not at all, as before.
+        candidates = [BlockItem(_turn_line(m), count_tokens(_turn_line(m)), f"message:{m.pk}")
+                      for m in reversed(messages)]
+        if cap // 2 >= MIN_TURN_TOKENS:  # at a tiny budget a few words of a turn say nothing
+            candidates = [_turn_within(c, cap // 2, block) if c.tokens > cap else c for c in candidates]
+        remaining -= _pack(block, candidates, cap, spec.get("max_items"), contiguous=True)
         block.items.reverse()
         recent_ids = {int(i.ref.split(":")[1]) for i in block.items}
     blocks.append(block)

@@ -243,3 +243,26 @@ def test_a_turn_that_shares_only_a_pronoun_with_the_query_is_below_the_floor(
     append_messages(tenant, "u1", "s2", [topical], start=START)
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=500)
     assert topical in _text(context, "memories")
+
+
+def test_one_long_turn_shows_its_beginning_and_the_turns_before_it_stay(tenant) -> None:
+    """A user pasting a long text (3,000 tokens) emptied the recent turns: that turn did not fit the
+    share, so it was cut whole, and every turn before it with it (the block has no gaps)."""
+    turns = ["Hi, I'm planning a trip to Japan.", ("assistant", "Great! When are you going?"),
+             "In April, for the cherry blossoms.", ("assistant", "Perfect timing."),
+             "Here is my itinerary: " + "Tokyo Kyoto Osaka day plan. " * 500]
+    append_messages(tenant, "u1", "s1", turns, start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="What should I pack?", session_id="s1",
+                               budget_tokens=2000)
+    block = next(b for b in context.blocks if b.name == "recent_turns")
+    shown = [item.text.split(": ", 1)[1] for item in block.items]
+    assert shown[:4] == ["Hi, I'm planning a trip to Japan.", "Great! When are you going?",
+                         "In April, for the cherry blossoms.", "Perfect timing."], shown
+    assert shown[4].startswith("Here is my itinerary: Tokyo Kyoto") and shown[4].endswith(" …")
+    assert block.items[4].meta["clipped"] and context.used <= 2000
+    assert any(c["reason"] == "clipped" for c in block.cut)
+    # Chinese has no spaces to cut at: the beginning is cut by characters.
+    append_messages(tenant, "u1", "z1", ["我们下个月去日本。", "这是我的行程：" + "东京京都大阪一日游。" * 400], start=START)
+    zh = context_assemble(tenant_id=tenant.pk, user_id="u1", query="带什么？", session_id="z1", budget_tokens=2000)
+    shown = [item.text.split(": ", 1)[1] for item in next(b for b in zh.blocks if b.name == "recent_turns").items]
+    assert shown[0] == "我们下个月去日本。" and shown[1].startswith("这是我的行程：东京京都") and shown[1].endswith(" …")
