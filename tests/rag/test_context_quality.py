@@ -262,7 +262,9 @@ def test_one_long_turn_shows_its_beginning_and_the_turns_before_it_stay(tenant) 
     assert block.items[4].meta["clipped"] and context.used <= 2000
     assert any(c["reason"] == "clipped" for c in block.cut)
     # Chinese has no spaces to cut at: the beginning is cut by characters.
-    append_messages(tenant, "u1", "z1", ["我们下个月去日本。", "这是我的行程：" + "东京京都大阪一日游。" * 400], start=START)
+    plan = "这是我的行程：" + "东京京都大阪一日游。" * 400
+    append_messages(tenant, "u1", "z1", ["我们下个月去日本。", plan], start=START)
     zh = context_assemble(tenant_id=tenant.pk, user_id="u1", query="带什么？", session_id="z1", budget_tokens=2000)
     shown = [item.text.split(": ", 1)[1] for item in next(b for b in zh.blocks if b.name == "recent_turns").items]
-    assert shown[0] == "我们下个月去日本。" and shown[1].startswith("这是我的行程：东京京都") and shown[1].endswith(" …")
+    assert shown[0] == "我们下个月去日本。"
+    assert shown[1].startswith("这是我的行程：东京京都") and shown[1].endswith(" …")
