@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -115,7 +117,19 @@ class MessageInputSerializer(serializers.Serializer):
     name = StrictCharField(required=False, write_only=True, max_length=128, allow_blank=True,
                            help_text="OpenAI's participant name, taken as `speaker` (give one of the two).")
     emotion = StrictCharField(required=False, max_length=32, allow_blank=True, default="")
-    meta = JSONObjectField(required=False, default=dict)
+    meta = JSONObjectField(required=False, default=dict,
+                           help_text="Kept with the turn. `conf_uid`: the character these turns are with, whose typed "
+                                     "memories consolidation files them under (`/characters/{conf_uid}/…`); it "
+                                     f"matches {CLIENT_ID}.")
+
+    def validate_meta(self, value: dict[str, Any]) -> dict[str, Any]:
+        # Consolidation files memories under it: "bad uid!" or 123 made memories no route could list.
+        conf_uid = value.get("conf_uid")
+        if conf_uid is not None and not (isinstance(conf_uid, str) and re.fullmatch(CLIENT_ID, conf_uid)):
+            raise serializers.ValidationError(
+                f"conf_uid (the character, as in /characters/{{conf_uid}}/memories) must be a string matching "
+                f"{CLIENT_ID}; got {str(conf_uid)[:80]!r}.")
+        return value
 
     def validate_created_at(self, value: datetime) -> datetime:
         tolerance = timedelta(seconds=settings.MESSAGE_FUTURE_TOLERANCE_SECONDS)
@@ -128,6 +142,9 @@ class MessageInputSerializer(serializers.Serializer):
         limit = settings.MESSAGE_MAX_CHARS
         if len(value) > limit:
             raise serializers.ValidationError(f"Ensure this field has no more than {limit} characters.")
+        # A zero-width space alone passed as text, was indexed, and ranked in unrelated searches.
+        if not any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in value):
+            raise serializers.ValidationError("This field holds no visible character.")
         return value
 
     def validate_content(self, value: dict[str, Any]) -> dict[str, Any]:

@@ -462,3 +462,20 @@ def test_the_schema_path_patterns_admit_only_what_the_routes_take(schema, schema
     job = next(p["schema"] for p in schema["paths"]["/api/v1/jobs/{job_id}"]["get"]["parameters"]
                if p["name"] == "job_id")
     assert schema_allows(job, 7) and not schema_allows(job, -7)
+
+
+@pytest.mark.parametrize(("message", "field", "said"), [
+    ({"role": "user", "text": "hi", "meta": {"conf_uid": "bad uid!"}}, "meta", "conf_uid"),
+    ({"role": "user", "text": "hi", "meta": {"conf_uid": 123}}, "meta", "conf_uid"),
+    ({"role": "user", "text": "\u200b \u200d\ufeff"}, "text", "no visible character"),
+])
+def test_a_turn_consolidation_or_search_could_not_use_is_400_naming_the_field(client_a, message, field, said) -> None:
+    """A conf_uid no route can address filed typed memories nobody could list; an invisible turn was
+    indexed and ranked in unrelated searches."""
+    client, _ = client_a
+    response = client.post(MESSAGES, {"messages": [message]}, format="json")
+    assert response.status_code == 400, response.content
+    assert said in str(response.json()["error"]["fields"]["messages"]["0"][field])
+    turn = {"role": "user", "text": "Mos\u200bcow", "meta": {"conf_uid": "neiri"}}
+    fine = client.post(MESSAGES, {"messages": [turn]}, format="json")
+    assert fine.status_code == 202, fine.content
