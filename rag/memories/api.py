@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memoryhub.api import CLIENT_ID_REGEX
-from memoryhub.auth import request_tenant
+from memoryhub.auth import request_actor, request_tenant
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Tenant
 from memoryhub.registry import ReviewApi
@@ -158,6 +158,47 @@ class CharacterMemoriesApi(APIView):
         services.character_get(tenant=tenant, conf_uid=conf_uid)
         rows = selectors.memories_list(tenant_id=tenant.pk, conf_uid=conf_uid, **params.validated_data)
         return Response(MemoryOutputSerializer(rows, many=True).data)
+
+
+class CharacterMemoryApi(APIView):
+    """One typed memory: read it, correct its kind, category, importance or tags, or forget it."""
+
+    class PatchSerializer(ClosedSerializerMixin, serializers.Serializer):
+        kind = NamedChoiceField(choices=KINDS, required=False)
+        category = NamedChoiceField(choices=CATEGORIES, required=False)
+        importance = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
+        tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, max_length=32)
+
+    @extend_schema(operation_id="character_memory_get", responses={200: MemoryOutputSerializer})
+    def get(self, request: Request, conf_uid: str, memory_id: str) -> Response:
+        memory = services.memory_get(tenant=request_tenant(request), conf_uid=conf_uid, memory_uid=memory_id)
+        return Response(MemoryOutputSerializer(memory).data)
+
+    @extend_schema(operation_id="character_memory_update", request=PatchSerializer,
+                   responses={200: MemoryOutputSerializer},
+                   description="Correct a memory's kind, category, importance or tags; searches see it at once. "
+                               "The text is what was said: to change it, forget the memory and write a new one "
+                               "(`text` here is a 400).")
+    def patch(self, request: Request, conf_uid: str, memory_id: str) -> Response:
+        tenant = request_tenant(request)
+        memory = services.memory_get(tenant=tenant, conf_uid=conf_uid, memory_uid=memory_id)
+        serializer = self.PatchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if not data:  # nothing to change
+            return Response(MemoryOutputSerializer(memory).data)
+        services.memory_edit(tenant=tenant, chunk_id=memory.pk, kind=data.get("kind", memory.kind),
+                             category=data.get("category", memory.category),
+                             importance=data.get("importance", memory.importance), tags=data.get("tags", memory.tags),
+                             editor=request_actor(request))
+        return Response(MemoryOutputSerializer(services.memory_get(tenant=tenant, conf_uid=conf_uid,
+                                                                   memory_uid=memory_id)).data)
+
+    @extend_schema(operation_id="character_memory_delete", request=None, responses={204: None},
+                   description="Forget one memory: gone from search, context and lists at once.")
+    def delete(self, request: Request, conf_uid: str, memory_id: str) -> Response:
+        services.memory_forget(tenant=request_tenant(request), conf_uid=conf_uid, memory_uid=memory_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class RelationshipSerializer(serializers.Serializer):

@@ -30,7 +30,14 @@ from memoryhub.models import Tenant
 from rag.memories.classify import calculate_importance
 from rag.memories.vocab import CATEGORIES, KINDS, canonical_emotion
 from rag.models import Character, Chunk, MemoryReview, Namespace, user_namespace
-from rag.services import ChunkDraft, PreparedChunks, chunks_insert, chunks_prepare, namespace_write_lock
+from rag.services import (
+    ChunkDraft,
+    PreparedChunks,
+    chunks_delete,
+    chunks_insert,
+    chunks_prepare,
+    namespace_write_lock,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -210,6 +217,24 @@ def memory_edit(*, tenant: Tenant, chunk_id: int, kind: str, category: str, impo
         Namespace.objects.filter(tenant=tenant, name=namespace).update(memory_revision=F("memory_revision") + 1)
     logger.info("typed memory chunk %s edited by %s", chunk_id, editor)
     return updated
+
+
+def memory_get(*, tenant: Tenant, conf_uid: str, memory_uid: Any) -> Chunk:
+    """One typed memory of a character, by its own id; 404 naming `memory_id` otherwise."""
+    memory = Chunk.objects.filter(tenant=tenant, type=Chunk.Type.MEMORY, conf_uid=conf_uid,
+                                  memory_uid=memory_uid).first()
+    if memory is None:
+        raise ApplicationError(f"Character {conf_uid!r} has no memory {memory_uid}.", code="not_found",
+                               field="memory_id", status_code=404)
+    return memory
+
+
+def memory_forget(*, tenant: Tenant, conf_uid: str, memory_uid: Any) -> int:
+    """Delete one typed memory ("forget that"): logged as every chunk deletion is, so cached indexes
+    drop it at their next search. Returns 1, or 0 if a concurrent forget took it first."""
+    memory = memory_get(tenant=tenant, conf_uid=conf_uid, memory_uid=memory_uid)
+    with transaction.atomic():
+        return chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(pk=memory.pk))
 
 
 # --- Review ---------------------------------------------------------------------------------

@@ -211,3 +211,35 @@ def test_a_huge_list_offset_is_a_400_naming_it(client_a) -> None:
     client, _ = client_a
     response = client.get("/api/v1/characters/c1/memories?offset=379609580411578674955700666368")
     assert response.status_code == 400 and "offset" in response.json()["error"]["fields"]
+
+
+def test_one_memory_is_read_corrected_and_forgotten_by_its_id(client_a, client_b) -> None:
+    """A chat app's "that's wrong" and "forget that": only the admin or erasing the whole user could."""
+    client, _ = client_a
+    body = client.post("/api/v1/characters/neiri/memories", MEMORY, format="json").json()
+    url = f"/api/v1/characters/neiri/memories/{body['id']}"
+    assert client.get(url).json()["text"] == "Alex loves rock music"
+
+    fixed = client.patch(url, {"category": "Objectives", "importance": 0.9, "tags": ["music", "goal"]}, format="json")
+    assert fixed.status_code == 200, fixed.content
+    assert (fixed.json()["category"], fixed.json()["importance"], fixed.json()["kind"]) == ("Objectives", 0.9, "user")
+    found = client.post("/api/v1/search", {"user_id": "alex", "query": "rock music",
+                                           "filters": {"categories": ["Objectives"]}}, format="json").json()
+    assert [item["text"] for item in found["items"]] == ["Alex loves rock music"]
+    assert client.patch(url, {}, format="json").json() == fixed.json()  # nothing to change
+    for bad, field in (({"importance": 2}, "importance"), ({"category": "Nope"}, "category"),
+                       ({"text": "Alex hates rock"}, "text")):
+        refused = client.patch(url, bad, format="json")
+        assert refused.status_code == 400 and field in refused.json()["error"]["fields"], (bad, refused.content)
+
+    other, _ = client_b  # another tenant: as if it did not exist
+    assert other.get(url).status_code == 404 and other.delete(url).status_code == 404
+    assert client.get(f"/api/v1/characters/other/memories/{body['id']}").status_code == 404
+
+    assert client.delete(url).status_code == 204
+    missing = client.get(url)
+    assert missing.status_code == 404 and "memory_id" in missing.json()["error"]["fields"]
+    assert client.delete(url).status_code == 404
+    assert client.get("/api/v1/characters/neiri/memories").json() == []
+    gone = client.post("/api/v1/search", {"user_id": "alex", "query": "rock music"}, format="json").json()
+    assert gone["items"] == []
