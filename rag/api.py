@@ -337,6 +337,8 @@ class ErrorSerializer(serializers.Serializer):
 def _ingest(request: Request, user_id: str | None) -> Response:
     data = request.data
     if request.content_type.startswith("multipart/form-data"):
+        if len(request.FILES.getlist("file")) > 1:  # the serializer would keep the last and drop the others
+            raise serializers.ValidationError({"file": ["One file a request: a document is one file."]})
         upload = DocumentUploadSerializer(data=data)
         upload.is_valid(raise_exception=True)
         data = upload.document_data()

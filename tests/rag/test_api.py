@@ -112,6 +112,8 @@ def test_a_document_can_be_sent_as_a_file(client_a, schema) -> None:
         ({"title": "no file"}, {"file"}),
         ({"file": SimpleUploadedFile("a.md", b"x"), "colour": "red"}, {"colour"}),
         ({"file": SimpleUploadedFile("a.md", b"x"), "importance": "2"}, {"importance"}),
+        # Two files: the second was kept and the first dropped without a word.
+        ({"file": [SimpleUploadedFile("a.md", b"First."), SimpleUploadedFile("b.md", b"Second.")]}, {"file"}),
     ]:
         response = client.post("/api/v1/documents", upload, format="multipart")
         assert response.status_code == 400, response.content
