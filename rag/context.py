@@ -84,7 +84,8 @@ def budgets() -> dict[str, Any]:
 
 
 def _fmt_time(item_time: Any) -> str:
-    return item_time.strftime("%Y-%m-%d %H:%M") if item_time else ""
+    # isoformat, not strftime("%Y"): glibc writes year 1 as "1", and the line read "[1-01-05 00:00]".
+    return f"{item_time.date().isoformat()} {item_time:%H:%M}" if item_time else ""
 
 
 def _turn_line(message: Message) -> str:
@@ -102,7 +103,7 @@ def _memory_line(item: SearchItem) -> str:
 
 def _day(item: SearchItem) -> str:
     # The day, not the minute: a remembered turn's time of day rarely matters. ISO, so that days sort.
-    return item.chunk["created_ts"].strftime("%Y-%m-%d") if item.chunk["created_ts"] else ""
+    return item.chunk["created_ts"].date().isoformat() if item.chunk["created_ts"] else ""
 
 
 _MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
@@ -105,12 +107,19 @@ class CharacterMemoriesApi(APIView):
                                       default=None, help_text="0..1; computed from the text when absent.")
         timestamp = StrictFloatField(min_value=0.0, max_value=TIMESTAMP_MAX, required=False, allow_null=True,
                                      default=None,
-                                     help_text="Unix seconds, before the year 3000; absent or 0 = unknown "
-                                               "(stored as now).")
+                                     help_text="Unix seconds, not in the future (as a message's "
+                                               "`created_at`); absent or 0 = unknown (stored as now).")
         tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list,
                                      max_length=32)
         emotion = EmotionField(required=False, default="", allow_blank=True)
         context_window = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
+
+        def validate_timestamp(self, value: float | None) -> float | None:
+            # A memory dated in 2999 kept a recency of 1 for ever and showed "[2999-12-24]" in context.
+            tolerance = settings.MESSAGE_FUTURE_TOLERANCE_SECONDS
+            if value and value > time.time() + tolerance:
+                raise serializers.ValidationError(f"Must not be more than {tolerance} s in the future.")
+            return value
 
     class ListParams(serializers.Serializer):
         user_id = StrictRegexField(CLIENT_ID_REGEX, required=False)

@@ -219,3 +219,7 @@ def test_a_turn_dated_in_year_one_is_indexed_and_found(client_a, django_capture_
     assert (job["status"], job["error"]) == ("done", "")
     hits = client.post("/api/v1/search", {"user_id": "u1", "query": "Rome"}, format="json").json()
     assert "Rome" in hits["items"][0]["text"]
+    # Its day in the prompt is the calendar's: glibc's strftime wrote year 1 as "[1-01-02 00:00]".
+    context = client.post("/api/v1/context", {"user_id": "u1", "session_id": "s1", "query": "Rome"},
+                          format="json").json()
+    assert "[0001-01-02 00:00] user: Last Friday I visited Rome." in str(context), context

@@ -181,7 +181,7 @@ def test_memory_the_schema_forbids_is_400_naming_the_field(client_a, schema, sch
     assert field in response.json()["error"]["fields"]
 
 
-@pytest.mark.parametrize("patch", [{"emotion": ""}, {"emotion": "兴趣"}, {"timestamp": 4102444800.0},
+@pytest.mark.parametrize("patch", [{"emotion": ""}, {"emotion": "兴趣"}, {"timestamp": 1700000000.0},
                                    {"tags": ["music", "🎸"]}])
 def test_memory_the_schema_allows_is_written(client_a, schema, schema_allows, patch: dict) -> None:
     client, _ = client_a
@@ -243,3 +243,14 @@ def test_one_memory_is_read_corrected_and_forgotten_by_its_id(client_a, client_b
     assert client.get("/api/v1/characters/neiri/memories").json() == []
     gone = client.post("/api/v1/search", {"user_id": "alex", "query": "rock music"}, format="json").json()
     assert gone["items"] == []
+
+
+def test_a_memory_dated_in_the_future_is_refused_as_a_message_is(client_a) -> None:
+    """Dated 2999, a memory kept a recency of 1 for ever and showed "[2999-12-24]" in every context."""
+    client, _ = client_a
+    for future in (4102444800.0, (timezone.now() + timedelta(hours=1)).timestamp()):
+        response = client.post("/api/v1/characters/neiri/memories", {**MEMORY, "timestamp": future}, format="json")
+        assert response.status_code == 400 and "timestamp" in response.json()["error"]["fields"], response.content
+    now = client.post("/api/v1/characters/neiri/memories", {**MEMORY, "timestamp": timezone.now().timestamp()},
+                      format="json")
+    assert now.status_code == 201, now.content
