@@ -64,20 +64,12 @@ def knowledge_build_create(*, world: World, domain: str, files: Sequence[service
 
 
 def knowledge_build_enqueue(*, build_id: int) -> bool:
-    """Hand a build to the broker; a broker away is logged (the sweep sends it again). Without a
-    broker it goes to this process's background thread where a beat runs (memoryhub.deferred),
-    else it runs right here, as every in-process task does."""
+    """Hand a build to the broker (`memoryhub.deferred.dispatch`: the background thread without one;
+    a broker away is logged, and the sweep sends the build again)."""
     from lore.tasks import knowledge_build_task
 
     KnowledgeBuild.objects.filter(pk=build_id).update(enqueued_at=timezone.now())
-    if knowledge_build_task.app.conf.task_always_eager and deferred.defer(knowledge_build_task.apply, (build_id,)):
-        return True
-    try:
-        knowledge_build_task.delay(build_id)
-    except Exception as exc:  # kombu raises several types for an unreachable broker
-        logger.warning("lore build %s not enqueued, the sweep will retry: %s", build_id, exc)
-        return False
-    return True
+    return deferred.dispatch(knowledge_build_task, build_id, what=f"lore build {build_id}")
 
 
 def _update(build_id: int, **fields: Any) -> bool:

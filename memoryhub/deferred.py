@@ -127,6 +127,22 @@ def runner() -> DeferredRunner:
         return _runner
 
 
+def dispatch(task: Any, arg: Any, *, what: str, background: bool = True) -> bool:
+    """Send a Celery task for one row (`arg`, its id). `background`: without a broker the task would
+    run right here, inside the client's request; where a beat runs in this process it goes to the
+    background thread instead (`defer`), its row pending until done and the sweep's to run again
+    should the process die first. A broker outage is logged (naming `what`), not raised: the row is
+    committed and the sweep sends it again. False when nothing was sent."""
+    if background and task.app.conf.task_always_eager and defer(task.apply, (arg,)):
+        return True
+    try:
+        task.delay(arg)
+    except Exception as exc:  # kombu raises several types for an unreachable broker
+        logger.warning("%s not enqueued, the sweeper will retry: %s", what, exc)
+        return False
+    return True
+
+
 def defer(fn: Callable[..., Any], *args: Any) -> bool:
     """Run `fn(*args)` soon on the background thread; False (nothing queued: run it yourself) when
     no beat runs in this process to pick the work up again should the process die first."""

@@ -316,15 +316,7 @@ def archival_job_enqueue(*, job_id: int, stamped: bool = False, background: bool
 
     if not stamped:
         ArchivalJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
-    if background and archival_job_run_task.app.conf.task_always_eager and deferred.defer(
-            archival_job_run_task.apply, (job_id,)):
-        return True
-    try:
-        archival_job_run_task.delay(job_id)
-    except Exception as exc:  # kombu raises several types for an unreachable broker
-        logger.warning("archival job %s not enqueued, the sweeper will retry: %s", job_id, exc)
-        return False
-    return True
+    return deferred.dispatch(archival_job_run_task, job_id, what=f"archival job {job_id}", background=background)
 
 
 def _user_lock_key(tenant_id: int, user_id: str) -> str:

@@ -574,14 +574,7 @@ def document_index_enqueue(*, document_id: int) -> bool:
     from rag.tasks import document_index_task
 
     Document.objects.filter(pk=document_id).update(enqueued_at=timezone.now())
-    if document_index_task.app.conf.task_always_eager and deferred.defer(document_index_task.apply, (document_id,)):
-        return True
-    try:
-        document_index_task.delay(document_id)
-    except Exception as exc:  # kombu raises several types for an unreachable broker
-        logger.warning("document %s not enqueued, the sweeper will retry: %s", document_id, exc)
-        return False
-    return True
+    return deferred.dispatch(document_index_task, document_id, what=f"document {document_id}")
 
 
 def _document_runner(document_id: int) -> AbstractContextManager[bool]:

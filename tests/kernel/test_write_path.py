@@ -23,6 +23,7 @@ from memoryhub.models import ArchivalJob, Conversation, Message
 from profiles.extraction import SYSTEM_PROMPT as FACTS_PROMPT
 from profiles.models import UserProfile
 from rag.models import Chunk
+from tests.concurrency import at_once, errors_of
 from tests.llm_server import Delay, HTTPError, Malformed, OpenAICompatServer
 
 URL = "/api/v1/users/{user}/sessions/{session}/messages"
@@ -488,24 +489,14 @@ def test_in_process_every_batch_is_searchable_when_its_append_returns_while_othe
     another request's returned at once, its batch indexed ~0.3 s later (44 of 60 not searchable at
     their 202). Now the runner waits for the holder."""
     late: list[int] = []
-    errors: list[BaseException] = []
 
     def writer(w: int) -> None:
-        try:
-            for n in range(8):
-                result = services.messages_append(tenant=tenant, user_id="u1", session_id=f"s{w}", messages=[
-                    services.IncomingMessage(role="user", text=f"Token zq{w}x{n} here.")])
-                if ArchivalJob.objects.get(pk=result.job.pk).status != ArchivalJob.Status.DONE:
-                    late.append(result.job.pk)
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connections.close_all()
+        for n in range(8):
+            result = services.messages_append(tenant=tenant, user_id="u1", session_id=f"s{w}", messages=[
+                services.IncomingMessage(role="user", text=f"Token zq{w}x{n} here.")])
+            if ArchivalJob.objects.get(pk=result.job.pk).status != ArchivalJob.Status.DONE:
+                late.append(result.job.pk)
 
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    errors = errors_of(at_once(*(lambda w=w: writer(w) for w in range(4))))
     assert not errors, errors
     assert late == [], f"{len(late)} of 32 batches not indexed at their return"

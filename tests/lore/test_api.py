@@ -10,6 +10,7 @@ from lore import selectors, services, smoke
 from lore.models import KnowledgeVersion
 from memoryhub import services as kernel_services
 from memoryhub.exceptions import ApplicationError
+from tests.concurrency import at_once, errors_of
 from tests.lore.conftest import CONDITIONS_EN, SPELLS, as_bytes
 from tests.openapi import schema_body
 
@@ -311,25 +312,12 @@ def test_two_editors_sending_a_worlds_first_golden_set_at_once_leave_one_set() -
 
     tenant, _ = kernel_services.tenant_create(name="race")
     world = services.world_create(tenant=tenant, slug="frost", languages=["en"])
-    barrier = threading.Barrier(2)
-    errors: list[BaseException] = []
 
-    def send(i: int) -> None:
-        from django.db import connection
-        try:
-            barrier.wait()
-            services.golden_set_save(world=world, domain="srd", actor=f"editor-{i}", queries=[
-                {"id": f"q{i}", "language": "en", "query": f"question {i}", "expected": ["Spells/fireball"]}])
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
+    def send(i: int) -> object:
+        return services.golden_set_save(world=world, domain="srd", actor=f"editor-{i}", queries=[
+            {"id": f"q{i}", "language": "en", "query": f"question {i}", "expected": ["Spells/fireball"]}])
 
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    errors = errors_of(at_once(lambda: send(0), lambda: send(1)))
     assert not errors, errors
     [golden] = GoldenSet.objects.filter(world=world)
     assert (golden.updated_by, golden.queries[0]["id"]) in {("editor-0", "q0"), ("editor-1", "q1")}
@@ -337,8 +325,6 @@ def test_two_editors_sending_a_worlds_first_golden_set_at_once_leave_one_set() -
 
 @pytest.mark.django_db(transaction=True)
 def test_two_creations_of_one_world_or_campaign_at_once_give_one_and_a_409_not_a_500() -> None:
-    from django.db import connection
-
     from lore.campaigns import services as campaign_services
 
     tenant, _ = kernel_services.tenant_create(name="race")
@@ -349,23 +335,7 @@ def test_two_creations_of_one_world_or_campaign_at_once_give_one_and_a_409_not_a
         "tenant": lambda: kernel_services.tenant_create(name="twins"),
     }
     for what, make in makers.items():
-        barrier = threading.Barrier(2)
-        outcomes: list[object] = []
-
-        def create(make=make, barrier=barrier, outcomes=outcomes) -> None:  # type: ignore[no-untyped-def]
-            try:
-                barrier.wait()
-                outcomes.append(make())
-            except BaseException as exc:
-                outcomes.append(exc)
-            finally:
-                connection.close()
-
-        threads = [threading.Thread(target=create) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        refused = [o for o in outcomes if isinstance(o, BaseException)]
+        outcomes = at_once(make, make)
+        refused = errors_of(outcomes)
         assert len(refused) == 1 and isinstance(refused[0], ApplicationError), (what, outcomes)
         assert refused[0].code == "exists", (what, refused[0])

@@ -11,6 +11,7 @@ from lore.edit_models import KnowledgeEdit, KnowledgeEditEvent
 from lore.models import Alias, KnowledgeVersion
 from memoryhub import registry
 from memoryhub.exceptions import ApplicationError
+from tests.concurrency import at_once, errors_of
 
 NEW_FIREBALL = "A tiny ember drifts from your fingertip and sets one candle alight. No damage."
 
@@ -356,32 +357,13 @@ def test_review_api_lists_approves_and_rejects_lore_edits_like_the_edits_api(edi
 def test_two_edits_approved_at_once_both_reach_the_staged_version(live):
     """Two reviewers approving edits of different entries at once: both builds took the same next patch
     number (one a 409) or the one written second left the other's edit out of `stage`."""
-    import threading
-
-    from django.db import connection
-
     world = live.world
     pending = [edits.knowledge_edit_propose(world=world, domain="srd", action="update", language="en",
                                             entry_id=entry_id, text=text, reason="fix", actor="alice")
                for entry_id, text in (("Spells/fireball", NEW_FIREBALL),
                                       ("Spells/misty-step", "You step through silver mist, up to 60 feet."))]
-    barrier = threading.Barrier(2)
-    errors: list[BaseException] = []
-
-    def approve(edit: KnowledgeEdit) -> None:
-        try:
-            barrier.wait()
-            edits.knowledge_edit_approve(edit=edit, actor="bob")
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=approve, args=(edit,)) for edit in pending]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    errors = errors_of(at_once(*(lambda e=edit: edits.knowledge_edit_approve(edit=e, actor="bob")
+                                 for edit in pending)))
     assert not errors, errors
     stage = Alias.objects.get(world=world, domain="srd", name="stage").version
     assert stage.version == "1.0.2" and sorted(stage.edits) == sorted(edit.pk for edit in pending)

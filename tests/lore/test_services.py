@@ -12,6 +12,7 @@ from lore.models import Alias, KnowledgeChange, KnowledgeVersion, Source, World
 from lore.normalize import SourceOptions
 from memoryhub.exceptions import ApplicationError
 from rag.models import Chunk, Namespace
+from tests.concurrency import at_once, errors_of
 from tests.lore.conftest import SPELLS, as_bytes
 
 
@@ -459,30 +460,10 @@ def test_an_explicit_version_is_checked_again_when_it_is_written(world, small_fi
 def test_six_uploads_at_once_all_reach_the_newest_version(world, small_files):
     """Builds of a domain queue: with three tries of an optimistic write, 3 of 6 uploads at once were
     refused (`stage_moved`)."""
-    import threading
-
-    from django.db import connection
-
     services.knowledge_ingest(world=world, domain="srd", files=small_files, actor="setup")
     names = ["Gods", "Traps", "Planes", "Herbs", "Ships", "Songs"]
-    barrier = threading.Barrier(len(names))
-    errors: list[BaseException] = []
-
-    def upload(name: str) -> None:
-        try:
-            barrier.wait()
-            services.knowledge_ingest(world=world, domain="srd", files=[_extra(name, name.lower())], actor=name,
-                                      wait=60)
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=upload, args=(name,)) for name in names]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    errors = errors_of(at_once(*(lambda n=name: services.knowledge_ingest(
+        world=world, domain="srd", files=[_extra(n, n.lower())], actor=n, wait=60) for name in names)))
     assert not errors, errors
     newest = KnowledgeVersion.objects.filter(world=world).order_by("-id").first()
     assert newest.version == "1.6.0"
