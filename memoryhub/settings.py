@@ -435,7 +435,7 @@ for _model, _pair in LLM_PRICES.items():
                                    f"completion tokens], two numbers >= 0; got {_pair!r}")
 
 EMBEDDING_PROVIDER = env_choice(
-    "EMBEDDING_PROVIDER", "hashing", {"hashing", "openai", "sentence-transformers"}
+    "EMBEDDING_PROVIDER", "hashing", {"hashing", "openai", "sentence-transformers", "e5"}
 )
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=8)
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "text-embedding-3-small")
