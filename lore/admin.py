@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -15,8 +16,9 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
-from lore import builds, services, smoke
+from lore import builds, pruning, services, smoke
 from lore.models import Alias, KnowledgeBuild, KnowledgeChange, KnowledgeVersion, Source, World
+from memoryhub import deferred
 from memoryhub.admin import action_confirmation, apply_each
 from memoryhub.exceptions import ApplicationError
 
@@ -28,6 +30,11 @@ class ForcedPublishForm(forms.Form):
                              help_text="Why it goes live without a passing smoke run; kept in the changelog.")
 
 
+class PruneForm(forms.Form):
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2, "cols": 80}), max_length=2000, required=False,
+                             help_text="Optional; kept with the world's history beside who pruned what.")
+
+
 @admin.register(World)
 class WorldAdmin(admin.ModelAdmin):
     list_display = ["slug", "name", "tenant", "languages", "created_at", "quality_link"]
@@ -35,6 +42,41 @@ class WorldAdmin(admin.ModelAdmin):
     list_select_related = ["tenant"]
     search_fields = ["slug", "name"]
     readonly_fields = ["quality_link"]
+    actions = ["prune_versions"]
+
+    @admin.action(description="Prune old versions… (the retention policy; recorded in the history)",
+                  permissions=["change"])
+    def prune_versions(self, request: HttpRequest, queryset: QuerySet[World]) -> HttpResponse | None:
+        """What the daily beat job does, for these worlds now: first a page of what would be kept (and
+        why) and pruned, then, confirmed, the versions are marked pruned here and their chunks deleted
+        by a task (a large version's take longer than a request should)."""
+        from lore.tasks import knowledge_versions_prune
+
+        worlds = list(queryset.select_related("tenant").order_by("tenant__name", "slug"))
+        form = PruneForm(request.POST if "apply" in request.POST else None)
+        if "apply" in request.POST and form.is_valid():
+            reason = form.cleaned_data["reason"].strip()
+            total = 0
+            for world in worlds:
+                report = pruning.knowledge_versions_prune(world=world, delete=False)
+                total += len(report.pruned)
+                if report.pruned or report.namespaces:
+                    gone = ", ".join(f"{v.domain} {v.version}" for v in report.pruned) or "none"
+                    self.log_change(request, world, f"Pruned old versions by {request.user}: {gone}"
+                                                    f"{f' ({reason})' if reason else ''}")
+                    deferred.dispatch(knowledge_versions_prune, world.pk, what=f"prune of {world.slug}")
+            self.message_user(request, f"{total} version(s) of {len(worlds)} world(s) pruned; their chunks are "
+                                       "being deleted in the background.")
+            return None
+        plan = [(world, verdict) for world in worlds for verdict in
+                pruning.knowledge_versions_prune(world=world, dry_run=True).verdicts]
+        pruned = sum(1 for _, verdict in plan if verdict.pruned)
+        return action_confirmation(
+            self, request, template="admin/lore/world/prune_confirmation.html",
+            title="Prune old knowledge versions", action="prune_versions", objects=worlds, form=form,
+            submit_label=f"Prune {pruned} version(s)",
+            extra={"plan": plan, "keep_versions": settings.LORE_KEEP_VERSIONS,
+                   "min_age_hours": settings.LORE_PRUNE_MIN_AGE_HOURS})
 
     @admin.display(description="quality")
     def quality_link(self, obj: World) -> str:
@@ -83,12 +125,13 @@ class SourceAdmin(admin.ModelAdmin):
 class KnowledgeVersionAdmin(admin.ModelAdmin):
     # The tenant beside each row: two tenants' "dnd5e:srd:1.0.0" read the same without it.
     list_display = ["__str__", "tenant", "status", "entry_count", "chunk_count", "reused_chunks", "smoke_hit5",
-                    "created_at"]
+                    "created_at", "pruned_at"]
     list_filter = ["status", "domain", "tenant", "world"]
     list_select_related = ["world", "tenant"]
     search_fields = ["world__slug", "version", "tenant__name"]
     readonly_fields = ["tenant", "world", "domain", "version", "status", "namespace", "sources", "edits",
-                       "entry_count", "chunk_count", "reused_chunks", "smoke", "created_by", "created_at"]
+                       "entry_count", "chunk_count", "reused_chunks", "smoke", "created_by", "created_at",
+                       "pruned_at"]
     actions = ["run_smoke", "publish", "force_publish", "rollback"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -40,6 +40,12 @@ ERRORS = {
 }
 
 
+# The refusal of a version the retention policy pruned (lore.pruning), wherever one is named.
+PRUNED_TEXT = ("the version was pruned by the retention policy (`error.code` version_pruned; `error.fields` names "
+               "`version` where the request names it; `error.version`, `error.pruned_at`, and in `error.reindex` "
+               "the `manage.py lore_reindex WORLD DOMAIN VERSION` that rebuilds it as a new staged version)")
+
+
 def _actor(request: Request) -> str:
     return request_actor(request)
 
@@ -51,7 +57,15 @@ class VersionSerializer(serializers.ModelSerializer):
     class Meta:
         model = KnowledgeVersion
         fields = ["domain", "version", "status", "namespace", "entry_count", "chunk_count", "reused_chunks",
-                  "sources", "aliases", "smoke", "created_by", "created_at"]
+                  "sources", "aliases", "smoke", "created_by", "created_at", "pruned_at"]
+        extra_kwargs = {
+            "status": {"help_text": "staged, live, retired, or pruned: its chunks were deleted by the retention "
+                                    "policy (LORE_KEEP_VERSIONS, LORE_PRUNE_MIN_AGE_HOURS) and it can no longer be "
+                                    "searched, smoked or published; its sources and edits are kept, and "
+                                    "`manage.py lore_reindex WORLD DOMAIN VERSION` rebuilds it as a new staged "
+                                    "version. `chunk_count` stays what it held."},
+            "pruned_at": {"help_text": "When it was pruned; null for a version that holds its chunks."},
+        }
 
     def get_sources(self, obj: KnowledgeVersion) -> list[str]:
         return [f"{s.language}/{s.filename}" for s in obj.sources.all()]
@@ -296,7 +310,10 @@ class KnowledgeSearchApi(APIView):
         took_ms = serializers.FloatField()
         items = serializers.ListField(child=serializers.DictField())
 
-    @extend_schema(operation_id="world_search", request=InputSerializer, responses={200: OutputSerializer, **ERRORS},
+    @extend_schema(operation_id="world_search", request=InputSerializer,
+                   responses={200: OutputSerializer,
+                              409: OpenApiResponse(description=f"A `version` was asked for and {PRUNED_TEXT}."),
+                              **ERRORS},
                    examples=[OpenApiExample("Rules question", request_only=True,
                                             value={"query": "how far does a fireball reach?", "domains": ["srd"],
                                                    "k": 5})])
@@ -333,7 +350,9 @@ class VersionSmokeApi(APIView):
         split = StrictChoiceField(choices=["test", "tune", "all"], default="test")
 
     @extend_schema(operation_id="world_version_smoke", request=InputSerializer,
-                   responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description="No golden file."),
+                   responses={200: OpenApiTypes.OBJECT,
+                              409: OpenApiResponse(description=f"No golden queries (`error.code` no_golden), or "
+                                                               f"{PRUNED_TEXT}."),
                               **ERRORS})
     def post(self, request: Request, world: str, domain: str, version: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
@@ -422,8 +441,9 @@ class VersionPublishApi(APIView):
 
     @extend_schema(operation_id="world_publish", request=InputSerializer,
                    responses={200: ChangeSerializer,
-                              409: OpenApiResponse(description="Smoke failed or missing (figures in "
-                                                               "`error.smoke`), or already live."),
+                              409: OpenApiResponse(description="Smoke failed or missing (`error.code` smoke_failed, "
+                                                               "figures in `error.smoke`), already live (conflict), "
+                                                               f"or {PRUNED_TEXT}."),
                               **ERRORS})
     def post(self, request: Request, world: str, domain: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
@@ -443,7 +463,9 @@ class VersionRollbackApi(APIView):
 
     @extend_schema(operation_id="world_rollback", request=InputSerializer,
                    responses={200: ChangeSerializer,
-                              409: OpenApiResponse(description="Nothing to roll back to."), **ERRORS})
+                              409: OpenApiResponse(description="Nothing to roll back to (`error.code` "
+                                                               "nothing_to_roll_back), or the version live before "
+                                                               f"was pruned: {PRUNED_TEXT}."), **ERRORS})
     def post(self, request: Request, world: str, domain: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

@@ -5,7 +5,9 @@ the edits with their audit trail, and per version the sources and edits it was b
 aliases and the changelog. An import rebuilds every version, in order, through the same ingest
 (normalise, chunk, embed; unchanged text re-uses the vectors of the version before), so the index
 it yields is the one the same code would build today: with the same embedder, search results are
-identical to the exported world's.
+identical to the exported world's. A version the retention policy pruned (lore.pruning) is exported
+as pruned and imported as such, its row, sources and edits without chunks: rebuilding it would undo
+the pruning and cost its embedding; `lore_reindex` rebuilds it when wanted.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from lore import services
@@ -60,7 +63,7 @@ def knowledge_export(*, world: World) -> dict[str, Any]:
         "domain": v.domain, "version": v.version, "status": v.status,
         "sources": sorted(s.pk for s in v.sources.all()), "edits": list(v.edits),
         "entry_count": v.entry_count, "chunk_count": v.chunk_count, "smoke": v.smoke,
-        "created_by": v.created_by, "created_at": _when(v.created_at),
+        "created_by": v.created_by, "created_at": _when(v.created_at), "pruned_at": _when(v.pruned_at),
     } for v in KnowledgeVersion.objects.filter(world=world).prefetch_related("sources").order_by("id")]
     aliases = [{"domain": a.domain, "name": a.name, "version": a.version.version,
                 "updated_at": _when(a.updated_at)}
@@ -152,6 +155,10 @@ def _restore(world: World, data: dict[str, Any], progress: Callable[[str], None]
     for row in _require(data, "versions", list):
         if row["domain"] not in Domain.values:
             raise ApplicationError(f"Unknown domain {row['domain']!r}.", field="versions")
+        if row["status"] == KnowledgeVersion.Status.PRUNED:
+            progress(f"keeping {row['domain']} {row['version']} as pruned (not rebuilt)")
+            built[(row["domain"], row["version"])] = _pruned_version(world, row, sources, edits)
+            continue
         progress(f"rebuilding {row['domain']} {row['version']}")
         version = services.knowledge_ingest(
             world=world, domain=row["domain"], files=[], actor=row["created_by"], version=row["version"],
@@ -170,6 +177,9 @@ def _restore(world: World, data: dict[str, Any], progress: Callable[[str], None]
                 produced_version=built.get((row["domain"], row["produced_version"])))
         Alias.objects.filter(world=world).delete()
         for row in _require(data, "aliases", list):
+            if built[(row["domain"], row["version"])].status == KnowledgeVersion.Status.PRUNED:
+                raise ApplicationError(f"Alias {row['domain']}@{row['name']} points at {row['version']}, which the "
+                                       "export says was pruned.", field="aliases")
             Alias.objects.create(world=world, domain=row["domain"], name=row["name"],
                                  version=built[(row["domain"], row["version"])],
                                  updated_at=parse_datetime(row["updated_at"]))
@@ -185,3 +195,17 @@ def _restore(world: World, data: dict[str, Any], progress: Callable[[str], None]
                                      actor=row["updated_by"])
             GoldenSet.objects.filter(world=world, domain=row["domain"]).update(
                 updated_at=parse_datetime(row["updated_at"]))
+
+
+def _pruned_version(world: World, row: dict[str, Any], sources: dict[int, Source],
+                    edits: dict[int, KnowledgeEdit]) -> KnowledgeVersion:
+    """A pruned version's row as exported: its sources and edits (what `lore_reindex` rebuilds it
+    from), figures and smoke run, no chunks."""
+    version = KnowledgeVersion.objects.create(
+        tenant=world.tenant, world=world, domain=row["domain"], version=row["version"],
+        status=KnowledgeVersion.Status.PRUNED, namespace=services.namespace_for(world, row["domain"], row["version"]),
+        edits=[edits[pk].pk for pk in row["edits"]], entry_count=row["entry_count"], chunk_count=row["chunk_count"],
+        smoke=row["smoke"], created_by=row["created_by"], created_at=parse_datetime(row["created_at"]),
+        pruned_at=parse_datetime(row["pruned_at"]) if row.get("pruned_at") else timezone.now())
+    version.sources.set([sources[pk] for pk in row["sources"]])
+    return version

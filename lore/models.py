@@ -81,6 +81,9 @@ class KnowledgeVersion(models.Model):
         STAGED = "staged"
         LIVE = "live"
         RETIRED = "retired"
+        # Its chunks and namespace were deleted by the retention policy (lore.pruning); the row, its
+        # sources and edits stay, so `manage.py lore_reindex` rebuilds it as a new staged version.
+        PRUNED = "pruned"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="versions")
@@ -99,6 +102,7 @@ class KnowledgeVersion(models.Model):
     smoke = models.JSONField(default=dict, blank=True)
     created_by = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    pruned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -13,7 +13,7 @@ from django.db.models import Q
 
 from lore import config as lore_config
 from lore.models import Alias, KnowledgeVersion, World
-from lore.services import fit_dims
+from lore.services import fit_dims, version_pruned_error
 from memoryhub import metrics
 from memoryhub.embeddings import embed_query_if_available
 from memoryhub.exceptions import ApplicationError, NotFound
@@ -49,15 +49,21 @@ def targets_resolve(*, tenant_id: int, world_slug: str, domains: list[str], alia
                     version: str | None = None) -> list[Target]:
     """The namespaces to search, in one query: an alias's row joined with its version, so a search
     running during a publish reads either the old version or the new one, never a mix."""
+    pruned: list[str] = []
     if version is not None:
         rows = (KnowledgeVersion.objects.filter(world__tenant_id=tenant_id, world__slug=world_slug,
                                                 domain__in=domains, version=version)
-                .values_list("domain", "version", "namespace"))
+                .values_list("domain", "version", "namespace", "status"))
     else:
+        # An alias never points at a pruned version (pruning keeps every aliased one).
         rows = (Alias.objects.filter(world__tenant_id=tenant_id, world__slug=world_slug, domain__in=domains,
                                      name=alias or Alias.Name.LATEST)
-                .values_list("domain", "version__version", "version__namespace"))
-    found = {domain: Target(domain, number, namespace) for domain, number, namespace in rows}
+                .values_list("domain", "version__version", "version__namespace", "version__status"))
+    found = {}
+    for domain, number, namespace, status in rows:
+        found[domain] = Target(domain, number, namespace)
+        if status == KnowledgeVersion.Status.PRUNED:
+            pruned.append(domain)
     missing = [d for d in domains if d not in found]
     if missing:
         world_get(tenant_id=tenant_id, slug=world_slug)  # 404 for an unknown or foreign world
@@ -74,6 +80,11 @@ def targets_resolve(*, tenant_id: int, world_slug: str, domains: list[str], alia
         hint = f"; it has one for {', '.join(others)}" if others else ""
         raise NotFound(f"World {world_slug!r} has no {what} for domain(s) {', '.join(missing)}{hint}.",
                        field="domains")
+    if pruned:
+        gone = (KnowledgeVersion.objects.select_related("world__tenant")
+                .get(world__tenant_id=tenant_id, world__slug=world_slug, domain=pruned[0],
+                     version=found[pruned[0]].version))
+        raise version_pruned_error(gone, field="version" if version is not None else "alias")
     return [found[d] for d in domains]
 
 

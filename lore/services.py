@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -403,6 +404,28 @@ def _lock_latest(world: World, domain: str) -> Alias | None:
     return Alias.objects.select_for_update().filter(world=world, domain=domain, name=Alias.Name.LATEST).first()
 
 
+def reindex_command(version: KnowledgeVersion) -> str:
+    """The command that rebuilds `version` from its kept sources and edits as a new staged version."""
+    world = version.world
+    return (f"manage.py lore_reindex {shlex.quote(world.slug)} {version.domain} {version.version} "
+            f"--tenant {shlex.quote(world.tenant.name)}")
+
+
+def version_pruned_error(version: KnowledgeVersion, *, field: str | None = "version",
+                         doing: str = "") -> ApplicationError:
+    """The refusal of anything that needs a pruned version's chunks (search, smoke, publish, rollback):
+    a 409 naming the version, when it went, and the command that brings it back."""
+    when = f" on {version.pruned_at:%Y-%m-%d}" if version.pruned_at else ""
+    command = reindex_command(version)
+    return ApplicationError(
+        f"{doing}Version {version.version} of {version.world.slug}/{version.domain} was pruned{when} by the "
+        f"retention policy: its chunks are deleted, its sources and edits kept. Rebuild it as a new staged "
+        f"version with `{command}`, then smoke and publish that one.",
+        code="version_pruned", field=field, status_code=409,
+        extra={"version": version.version, "pruned_at": version.pruned_at.isoformat() if version.pruned_at else None,
+               "reindex": command})
+
+
 def golden_set_save(*, world: World, domain: str, queries: list, actor: str) -> GoldenSet:
     """Replace the world's golden queries of `domain` (what the smoke run gating a publish searches
     with). Checked here as a file under LORE_GOLDEN_DIR is checked when read, and more: a query in a
@@ -455,6 +478,8 @@ def lore_version_publish(*, version: KnowledgeVersion, actor: str, force: bool =
     """Point `latest` at `version` in one transaction. The version must have passed its smoke run,
     unless `force` (with a reason, recorded as a forced publish)."""
     started = time.perf_counter()
+    if version.status == KnowledgeVersion.Status.PRUNED:
+        raise version_pruned_error(version)
     if force and not reason.strip():
         raise ApplicationError("A forced publish needs a reason.", field="reason")
     failures = smoke_failures(version)
@@ -467,6 +492,10 @@ def lore_version_publish(*, version: KnowledgeVersion, actor: str, force: bool =
         # The alias row lock orders concurrent publishes and rollbacks of one (world, domain).
         latest = _lock_latest(version.world, version.domain)
         version = KnowledgeVersion.objects.select_for_update().get(pk=version.pk)
+        # Pruning decides under these same locks (lore.pruning): a prune that got the version's row
+        # first has marked it pruned by now, and one that comes after finds it live and keeps it.
+        if version.status == KnowledgeVersion.Status.PRUNED:
+            raise version_pruned_error(version)
         if latest is not None and latest.version_id == version.pk:
             raise ApplicationError(f"Version {version.version} is already live.", code="conflict",
                                    field="version", status_code=409)
@@ -515,6 +544,10 @@ def lore_version_rollback(*, world: World, domain: str, actor: str, reason: str 
         raise ApplicationError(f"{world.slug}/{domain} {latest.version.version} has no earlier live version to "
                                "roll back to.", code="nothing_to_roll_back", status_code=409)
     current = latest.version
+    if target.status == KnowledgeVersion.Status.PRUNED:
+        # Beyond LORE_KEEP_VERSIONS rollbacks back (pruning keeps that many, decided under this lock).
+        raise version_pruned_error(target, field=None,
+                                   doing=f"{world.slug}/{domain} cannot roll back from {current.version}. ")
     _swap(world, domain, latest, current, target)
     return KnowledgeChange.objects.create(
         tenant=world.tenant, world=world, domain=domain, action=KnowledgeChange.Action.ROLLBACK,
@@ -524,6 +557,11 @@ def lore_version_rollback(*, world: World, domain: str, actor: str, reason: str 
 
 
 def version_smoke_save(*, version: KnowledgeVersion, smoke: dict) -> None:
-    KnowledgeVersion.objects.filter(pk=version.pk).update(smoke=smoke)
+    # A version pruned while its smoke queries ran was searched with chunks going: no figures for it.
+    saved = KnowledgeVersion.objects.filter(pk=version.pk).exclude(status=KnowledgeVersion.Status.PRUNED).update(
+        smoke=smoke)
+    pruned = None if saved else KnowledgeVersion.objects.filter(pk=version.pk).select_related("world__tenant").first()
+    if pruned is not None:
+        raise version_pruned_error(pruned)
     version.smoke = smoke
 

@@ -155,8 +155,10 @@ def smoke_run(
 def version_smoke(*, version: KnowledgeVersion, split: str | None = "test", golden_file: Path | None = None,
                   progress: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
     """Run the smoke queries against `version` and record the figures on it (the publish gate)."""
-    from lore.services import version_smoke_save
+    from lore.services import version_pruned_error, version_smoke_save
 
+    if version.status == KnowledgeVersion.Status.PRUNED:
+        raise version_pruned_error(version)
     if golden_file is not None:
         queries, where = golden_load(golden_file), shown_path(golden_file)
     else:

@@ -25,12 +25,13 @@ T = TypeVar("T")
 
 
 def action_confirmation(model_admin: admin.ModelAdmin, request: HttpRequest, *, template: str, title: str,
-                        action: str, objects: Iterable[Any], form: forms.Form, submit_label: str) -> TemplateResponse:
+                        action: str, objects: Iterable[Any], form: forms.Form, submit_label: str,
+                        extra: dict[str, Any] | None = None) -> TemplateResponse:
     """The page an action that needs a reason shows first; `template` extends admin/action_confirmation.html,
-    which posts `action` back for `objects` with `apply` set."""
+    which posts `action` back for `objects` with `apply` set. `extra`: more for the template to show."""
     context = {**model_admin.admin_site.each_context(request), "title": title, "opts": model_admin.model._meta,
                "objects": objects, "form": form, "action": action, "submit_label": submit_label,
-               "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME}
+               "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME, **(extra or {})}
     return TemplateResponse(request, template, context)
 
 

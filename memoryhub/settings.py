@@ -388,9 +388,11 @@ CELERY_BEAT_SCHEDULE = {
     "people-vectors-fill": {"task": "people.tasks.people_vectors_fill", "schedule": 300.0},
     "memories-consolidate-due": {"task": "rag.memories.tasks.memories_consolidate_due", "schedule": 300.0},
     "memories-forget": {"task": "rag.memories.tasks.memories_forget", "schedule": 3600.0},
+    "lore-builds-sweep": {"task": "lore.tasks.knowledge_builds_sweep", "schedule": 60.0},
+    # Old knowledge versions past the retention policy (LORE_KEEP_VERSIONS, LORE_PRUNE_MIN_AGE_HOURS).
+    "lore-versions-prune": {"task": "lore.tasks.knowledge_versions_prune", "schedule": 86400.0},
     # Seed 003 §8.9: episode summaries past their campaign's period, art cards by ART_MEDIA_POLICY,
     # and the scene records kept for the quality figures.
-    "lore-builds-sweep": {"task": "lore.tasks.knowledge_builds_sweep", "schedule": 60.0},
     "campaigns-episodes-expire": {"task": "lore.campaigns.tasks.episodes_expire", "schedule": 3600.0},
     "campaigns-assemblies-prune": {"task": "lore.campaigns.tasks.scene_assemblies_prune", "schedule": 86400.0},
 }
@@ -576,6 +578,15 @@ LORE_BACKGROUND_CHUNKS = env_int("LORE_BACKGROUND_CHUNKS", 10_000, minimum=0)
 LORE_BUILD_WAIT_SECONDS = env_float("LORE_BUILD_WAIT_SECONDS", 10.0, minimum=0.0)
 # Golden queries of the smoke run: <dir>/<world>/<domain>.json.
 LORE_GOLDEN_DIR = Path(env_str("LORE_GOLDEN_DIR", str(BASE_DIR / "qa" / "memory_retrieval_golden")))
+# Retention of knowledge versions (lore.pruning, daily beat and `manage.py lore_prune`): every version
+# holds a full copy of its world's chunks, so storage grew with every edit and many near-identical large
+# versions weakened the HNSW index's recall for each of them. Per world and domain a version is kept
+# while an alias points to it, while a rollback from `latest` can reach it within LORE_KEEP_VERSIONS
+# steps, while it is among the newest LORE_KEEP_VERSIONS by SemVer, and while it is younger than
+# LORE_PRUNE_MIN_AGE_HOURS (a version just built may be under its smoke run). At least 1: the rollback
+# right after a publish always finds the version it replaced.
+LORE_KEEP_VERSIONS = env_int("LORE_KEEP_VERSIONS", 5, minimum=1)
+LORE_PRUNE_MIN_AGE_HOURS = env_float("LORE_PRUNE_MIN_AGE_HOURS", 24.0, minimum=0.0)
 
 # --- Campaign memory (lore/campaigns/) --------------------------------------------------------
 # A summary's relations_delta may move a disposition by at most GM_DISPOSITION_MAX_DELTA per NPC

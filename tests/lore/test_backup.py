@@ -5,14 +5,17 @@ from __future__ import annotations
 import io
 import json
 import re
+from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
-from lore import edits, selectors, services
+from lore import edits, pruning, selectors, services
 from lore.backup import world_delete
 from lore.edit_models import KnowledgeEdit, KnowledgeEditEvent
 from lore.models import Alias, KnowledgeChange, KnowledgeVersion, World
+from memoryhub.exceptions import ApplicationError
 from rag.models import Chunk
 from tests.lore.conftest import SPELLS, as_bytes
 
@@ -22,7 +25,8 @@ QUERIES = ["how big is the explosion of flame", "teleport in mist", "regain hit 
 
 def _answers(tenant_id: int) -> dict:
     answers = {}
-    for version in KnowledgeVersion.objects.filter(world__tenant_id=tenant_id, world__slug="dnd5e"):
+    for version in KnowledgeVersion.objects.filter(world__tenant_id=tenant_id, world__slug="dnd5e").exclude(
+            status=KnowledgeVersion.Status.PRUNED):
         targets = selectors.targets_resolve(tenant_id=tenant_id, world_slug="dnd5e", domains=["srd"],
                                             version=version.version)
         for query in QUERIES:
@@ -39,7 +43,7 @@ def _answers(tenant_id: int) -> dict:
 def _state(world: World) -> dict:
     return {
         "versions": list(world.versions.order_by("id").values_list("domain", "version", "status", "entry_count",
-                                                                 "chunk_count", "created_by", "smoke")),
+                                                                 "chunk_count", "created_by", "smoke", "pruned_at")),
         "aliases": sorted(world.aliases.values_list("domain", "name", "version__version")),
         "changes": list(world.changes.order_by("id").values_list("action", "from_version__version",
                                                                  "to_version__version", "actor", "reason")),
@@ -104,6 +108,51 @@ def test_export_delete_import_gives_identical_search(staged, tmp_path):
     assert KnowledgeChange.objects.filter(world=restored).count() == 2
     # Golden queries sent over the API come back with the world.
     assert list(restored.golden_sets.values_list("domain", "queries", "updated_by")) == [("srd", golden, "alice")]
+
+
+def test_a_pruned_version_is_exported_as_pruned_and_imported_as_such_without_a_rebuild(staged, tmp_path, settings):
+    settings.LORE_KEEP_VERSIONS = 1
+    world = staged.world
+    tenant_id = world.tenant_id
+    services.lore_version_publish(version=staged, actor="alice", force=True, reason="first")
+    for name in ("Shield", "Light"):
+        newer = services.knowledge_ingest(world=world, domain="srd", actor="carol", files=[services.UploadedFile(
+            f"{name}.json", as_bytes([{"index": name.lower(), "name": name, "desc": [f"The {name} spell."]}]), "en")])
+        services.lore_version_publish(version=newer, actor="alice", force=True, reason=name)
+    services.knowledge_ingest(world=world, domain="srd", actor="carol", files=[services.UploadedFile(
+        "Notes.json", as_bytes([{"index": "n", "name": "Notes", "desc": ["A note."]}]), "en")])  # 1.3.0, stage
+    KnowledgeVersion.objects.filter(world=world).update(created_at=timezone.now() - timedelta(days=3))
+    assert [str(v) for v in pruning.knowledge_versions_prune(world=world).pruned] == ["dnd5e/srd 1.0.0"]
+    before, state = _answers(tenant_id), _state(world)
+    assert [v[2] for v in state["versions"]] == ["pruned", "retired", "live", "staged"]
+
+    path = tmp_path / "dnd5e.json"
+    call_command("knowledge_export", "dnd5e", str(path), tenant="tenant-a")
+    exported = json.loads(path.read_text())
+    assert exported["versions"][0]["status"] == "pruned" and exported["versions"][0]["pruned_at"]
+    world_delete(world=world)
+    shown = io.StringIO()
+    call_command("knowledge_import", str(path), tenant="tenant-a", stderr=shown)
+    assert "keeping srd 1.0.0 as pruned (not rebuilt)" in shown.getvalue()
+    assert shown.getvalue().count("rebuilding srd") == 3
+    restored = World.objects.get(tenant_id=tenant_id, slug="dnd5e")
+    assert _state(restored) == state  # statuses, figures, pruned_at, aliases, changelog
+    gone = KnowledgeVersion.objects.get(world=restored, version="1.0.0")
+    assert not Chunk.objects.filter(namespace=gone.namespace).exists()
+    assert sorted(gone.sources.values_list("filename", flat=True)) == ["Conditions.json", "Conditions.json",
+                                                                       "Spells.json"]
+    assert _answers(tenant_id) == before
+    with pytest.raises(ApplicationError) as refused:
+        selectors.targets_resolve(tenant_id=tenant_id, world_slug="dnd5e", domains=["srd"], version="1.0.0")
+    assert refused.value.code == "version_pruned"
+
+    # An export whose alias names a pruned version is refused, not restored half-searchable.
+    exported["world"]["slug"] = "copy"
+    exported["aliases"][0]["version"] = "1.0.0"
+    path.write_text(json.dumps(exported))
+    with pytest.raises(CommandError, match=r"points at 1\.0\.0, which the export says was pruned"):
+        call_command("knowledge_import", str(path), tenant="tenant-a")
+    assert not World.objects.filter(slug="copy").exists()
 
 
 def test_import_refuses_an_existing_world_and_a_tampered_source(staged, tmp_path):
