@@ -15,7 +15,7 @@ from lore import config as lore_config
 from lore.models import Alias, KnowledgeVersion, World
 from lore.services import fit_dims, version_pruned_error
 from memoryhub import metrics
-from memoryhub.embeddings import embed_query_if_available
+from memoryhub.embeddings import cosine_floor, embed_query_if_available
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.search import vectors
 from memoryhub.search.bm25 import idf as bm25_idf
@@ -222,8 +222,8 @@ def _search_terms(index: Any, query: str) -> list[str]:
 MIN_COSINE = 0.25
 
 
-def _above_floor(score: Any) -> bool:
-    return bool({"bm25", "title"} & score.ranks.keys()) or score.components.get("vector", 0.0) >= MIN_COSINE
+def _above_floor(score: Any, min_cosine: float = MIN_COSINE) -> bool:
+    return bool({"bm25", "title"} & score.ranks.keys()) or score.components.get("vector", 0.0) >= min_cosine
 
 
 def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.ndarray | None,
@@ -254,7 +254,9 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
             chunks, fit_dims(query_vector, cfg.dims)[0], cfg.k_vector, namespace_size=len(index),
             hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True))
     fused = fuse(scores, method="rrf", weights={name: weights[name] for name in scores}, rrf_k=cfg.rrf_k)
-    return {pk: score for pk, score in fused.items() if _above_floor(score)}
+    # MIN_COSINE is set on the hashing vectors' scale: E5's cosines, say, sit near 1 (cosine_floor).
+    min_cosine = cosine_floor(MIN_COSINE)
+    return {pk: score for pk, score in fused.items() if _above_floor(score, min_cosine)}
 
 
 def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: int | None = None,

@@ -62,7 +62,8 @@ class Embedder(Protocol):
     def embed_one(self, text: str) -> np.ndarray: ...
 
     # Optional: `embed_query_one(text)`, for a model that embeds a search unlike stored text (E5's
-    # "query: " prefix); `embed_query` uses it where present, `embed_one` otherwise.
+    # "query: " prefix); `embed_query` uses it where present, `embed_one` otherwise. Optional too:
+    # `cosine_floor(floor)`, see `cosine_floor` below.
 
 
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:
@@ -415,6 +416,19 @@ class E5Embedder:
     def embed_query_one(self, text: str) -> np.ndarray:
         return self._encode([text], True)[0]
 
+    # E5's cosines are compressed near the top: a question and a turn of another conversation (unrelated
+    # by construction) score 0.75 at the median, its evidence 0.83 (LoCoMo dev, tune half). A floor set
+    # for the hashing vectors (0.25, 0.3) let everything through. Each pair below lets through the same
+    # share of such unrelated pairs in both spaces, measured on the tune half (docs/retrieval.md, "A
+    # multilingual local embedder"); between them, linear.
+    _FLOORS = ((0.1, 0.774), (0.2, 0.808), (0.25, 0.822), (0.3, 0.839), (1.0, 1.0))
+
+    def cosine_floor(self, floor: float) -> float:
+        if floor <= 0:
+            return floor  # no floor stays no floor
+        hashing, own = zip(*self._FLOORS, strict=True)
+        return float(np.interp(floor, hashing, own))
+
 
 # --- process-wide instance from Django settings --------------------------------------------------
 
@@ -478,6 +492,15 @@ def embed_query(text: str, *, tenant_id: int) -> np.ndarray:
         vector.flags.writeable = False
         _query_vectors.put(key, vector)
     return vector
+
+
+def cosine_floor(floor: float) -> float:
+    """A cosine floor, set on the offline hashing vectors' scale (the relevance floors of the context and
+    of knowledge search), on the configured embedder's. Most embedders put unrelated text near 0 as the
+    hashing vectors do, and keep the floor as it is; one whose cosines are compressed near 1 (E5)
+    translates it with `cosine_floor` of its own."""
+    translate = getattr(get_embedder(), "cosine_floor", None)
+    return float(translate(floor)) if translate is not None else floor
 
 
 def embed_query_if_available(text: str, *, tenant_id: int, where: str) -> np.ndarray | None:

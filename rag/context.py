@@ -20,6 +20,7 @@ import yaml
 from django.conf import settings
 
 from memoryhub import text
+from memoryhub.embeddings import cosine_floor
 from memoryhub.models import Message
 from memoryhub.selectors import session_recent_messages_by_ids
 from memoryhub.sensitive import redact
@@ -314,7 +315,7 @@ def context_assemble(
     # Retrieved memories, best first: searched before the typed memories are packed, so that a
     # typed memory that only restates a turn this block shows in full does not take budget twice.
     result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k)
-    relevant = RelevanceFloor(floor["vector_only_min_cosine"], floor.get("memories_bm25_share", 0.0),
+    relevant = RelevanceFloor(cosine_floor(floor["vector_only_min_cosine"]), floor.get("memories_bm25_share", 0.0),
                               result.bm25_ceiling)
     typed_cap = min(remaining, int(budget * shares.get("typed_memories", {"max_share": 0.0})["max_share"]))
     block, typed_ids, typed_restate = typed_memories_block(

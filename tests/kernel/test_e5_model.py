@@ -94,3 +94,23 @@ def test_the_api_finds_a_turn_said_in_another_language(client_a, settings) -> No
                          format="json").json()
     assert hybrid["items"][0]["text"] == "Вчера мы взяли из приюта щенка."
     assert not hybrid.get("skipped_steps")
+
+
+def test_the_context_floor_keeps_out_the_unrelated_and_lets_in_what_is_meant(tenant, settings) -> None:
+    """The context's relevance floor (`vector_only_min_cosine`, 0.3 on the hashing vectors' scale) is
+    translated to E5's: as set, every turn of a user passed it, since E5 puts unrelated text near 0.75."""
+    from rag.context import context_assemble
+
+    settings.EMBEDDING_PROVIDER = "e5"
+    append_messages(tenant, "u1", "s1", ["Interest rates went up again.", "Процентные ставки снова выросли.",
+                                         "My colleague and I are planning the Q3 migration project."], start=START)
+
+    def memories(query: str) -> str:
+        context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None,
+                                   budget_tokens=500)
+        return "\n".join(item.text for block in context.blocks if block.name == "memories" for item in block.items)
+
+    assert memories("What pet do we have?") == ""
+    append_messages(tenant, "u1", "s2", ["We adopted a puppy from the shelter yesterday."], start=START)
+    # No word in common: the model's meaning alone brings it in.
+    assert "adopted a puppy" in memories("What pet do we have?")
