@@ -8,7 +8,8 @@ weakened the HNSW index's recall for each of them. Per (world, domain) a version
 - a rollback from the current `latest` can reach it within LORE_KEEP_VERSIONS steps (a rollback
   follows the publish that made the live version live back to its `from_version`, see
   `services.lore_version_rollback`);
-- it is among the newest LORE_KEEP_VERSIONS by SemVer;
+- one of the newest LORE_KEEP_VERSIONS publishes or rollbacks moved `latest` from or to it;
+- it is among the newest LORE_KEEP_VERSIONS by SemVer, of those not pruned yet;
 - it is younger than LORE_PRUNE_MIN_AGE_HOURS (a version just built may be under its smoke run).
 
 Any other is pruned: its status becomes `pruned` (with `pruned_at`), then its chunks are deleted
@@ -130,7 +131,18 @@ def versions_plan(*, world: World, domain: str, now: datetime | None = None,
             break
         reasons[previous].append(f"rollback {step}")
         current = previous
-    for pk, *_ in sorted(rows, key=lambda row: _semver(row[1]), reverse=True)[:keep]:
+    # Versions the newest changes of `latest` moved from or to: after rollbacks the version rolled back
+    # from is no rollback's target (a rollback walks back), yet it was live a moment ago and is what a
+    # publish would undo the rollback with.
+    for from_id, to_id in (KnowledgeChange.objects.filter(world=world, domain=domain).order_by("-id")
+                           .values_list("from_version_id", "to_version_id")[:keep]):
+        for pk in (to_id, from_id):
+            if pk is not None and "live recently" not in reasons[pk]:
+                reasons[pk].append("live recently")
+    # Among the versions not pruned yet: pruned ones, once counted, would crowd out those left after
+    # LORE_KEEP_VERSIONS was lowered and raised again.
+    unpruned = [row for row in rows if row[2] != KnowledgeVersion.Status.PRUNED]
+    for pk, *_ in sorted(unpruned, key=lambda row: _semver(row[1]), reverse=True)[:keep]:
         reasons[pk].append("newest")
     cutoff = now - timedelta(hours=settings.LORE_PRUNE_MIN_AGE_HOURS)
     allowed = None if prunable is None else set(prunable)

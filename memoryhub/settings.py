@@ -582,7 +582,9 @@ LORE_GOLDEN_DIR = Path(env_str("LORE_GOLDEN_DIR", str(BASE_DIR / "qa" / "memory_
 # holds a full copy of its world's chunks, so storage grew with every edit and many near-identical large
 # versions weakened the HNSW index's recall for each of them. Per world and domain a version is kept
 # while an alias points to it, while a rollback from `latest` can reach it within LORE_KEEP_VERSIONS
-# steps, while it is among the newest LORE_KEEP_VERSIONS by SemVer, and while it is younger than
+# steps, while one of the last LORE_KEEP_VERSIONS publishes or rollbacks moved `latest` from or to it
+# (the version just rolled back from undoes the rollback), while it is among the newest LORE_KEEP_VERSIONS
+# not pruned yet, and while it is younger than
 # LORE_PRUNE_MIN_AGE_HOURS (a version just built may be under its smoke run). At least 1: the rollback
 # right after a publish always finds the version it replaced.
 LORE_KEEP_VERSIONS = env_int("LORE_KEEP_VERSIONS", 5, minimum=1)

@@ -84,8 +84,9 @@ def test_the_policy_keeps_aliases_the_rollback_chain_the_newest_and_the_young_an
 
     reasons = {verdict.version: verdict.kept_for for verdict in report.verdicts}
     assert reasons == {
-        "1.7.0": ("stage", "newest"), "1.6.0": ("newest",), "1.5.0": ("latest",), "1.4.0": ("rollback 1",),
-        "1.3.0": ("recent",), "1.2.0": ("rollback 2",), "1.1.0": (), "1.0.0": (),
+        "1.7.0": ("stage", "newest"), "1.6.0": ("newest",), "1.5.0": ("latest", "live recently"),
+        "1.4.0": ("rollback 1", "live recently"), "1.3.0": ("recent",), "1.2.0": ("rollback 2", "live recently"),
+        "1.1.0": (), "1.0.0": (),
     }
     assert [str(verdict) for verdict in report.pruned] == ["dnd5e/srd 1.1.0", "dnd5e/srd 1.0.0"]
     for gone in (v[0], v[1]):
@@ -103,6 +104,41 @@ def test_the_policy_keeps_aliases_the_rollback_chain_the_newest_and_the_young_an
     # Nothing more to do: a second run prunes and deletes nothing.
     again = pruning.knowledge_versions_prune()
     assert again.counts() == {"kept": 6, "pruned": 0, "namespaces": 0, "chunks": 0}
+
+
+def test_the_version_rolled_back_from_is_kept_to_undo_the_rollback(world, small_files, settings):
+    """A rollback walks back, so the chain from `latest` never reaches the version just rolled back from;
+    it was live a moment ago, and publishing it again is how a rollback is undone."""
+    settings.LORE_KEEP_VERSIONS = 2
+    settings.LORE_PRUNE_MIN_AGE_HOURS = 24
+    v = _build(world, 8, small_files)  # stage 1.7.0
+    for number in (2, 4, 6):
+        _publish(v[number])
+    services.lore_version_rollback(world=world, domain="srd", actor="t")  # 1.6.0 -> 1.4.0
+    services.lore_version_rollback(world=world, domain="srd", actor="t")  # 1.4.0 -> 1.2.0
+    reasons = {verdict.version: verdict.kept_for for verdict in pruning.knowledge_versions_prune().verdicts}
+    assert reasons["1.2.0"] == ("latest", "live recently")
+    assert reasons["1.4.0"] == ("live recently",) and reasons["1.6.0"] == ("live recently", "newest")
+    assert _status(v[4]) != "pruned" and _chunks(v[4]) == v[4].chunk_count
+    assert {"1.0.0", "1.1.0", "1.3.0", "1.5.0"} == {verdict.version for verdict in
+                                                     pruning.knowledge_versions_prune(dry_run=True).verdicts
+                                                     if verdict.pruned} | {
+        row.version for row in KnowledgeVersion.objects.filter(world=world, status="pruned")}
+
+
+def test_the_newest_are_counted_among_the_versions_not_pruned_yet(world, small_files, settings):
+    settings.LORE_KEEP_VERSIONS = 1
+    settings.LORE_PRUNE_MIN_AGE_HOURS = 24
+    v = _build(world, 6, small_files)  # 1.0.0 … 1.5.0, stage 1.5.0, nothing published
+    _age([v[1]], hours=2)  # 1.1.0 is kept as young; the newer 1.2.0–1.4.0 go
+    pruning.knowledge_versions_prune()
+    assert [_status(x) == "pruned" for x in v] == [True, False, True, True, True, False]
+    _age([v[1]], hours=48)
+    settings.LORE_KEEP_VERSIONS = 2
+    reasons = {verdict.version: verdict.kept_for for verdict in pruning.knowledge_versions_prune().verdicts}
+    # The two newest of those left are 1.5.0 and 1.1.0: the pruned 1.4.0 takes no place of the two.
+    assert reasons == {"1.5.0": ("stage", "newest"), "1.1.0": ("newest",)}
+    assert _status(v[1]) != "pruned"
 
 
 def test_each_domain_and_world_is_judged_on_its_own(world, small_files, settings, api_client_for):
@@ -264,7 +300,7 @@ def test_the_command_says_what_it_keeps_and_prunes_and_a_dry_run_changes_nothing
     call_command("lore_prune", "dnd5e", tenant="tenant-a", dry_run=True, stdout=shown)
     out = shown.getvalue()
     assert "dnd5e/srd (tenant tenant-a):" in out and "dry run" in out
-    assert "1.2.0       keep   latest, newest" in out
+    assert "1.2.0       keep   latest, live recently, newest" in out
     assert f"1.0.0       would prune  {versions[0].chunk_count:,} chunks" in out
     assert "would prune 2 version(s)" in out
     assert [_status(v) for v in versions] == ["staged", "staged", "live"]

@@ -14,7 +14,8 @@ from lore.management.commands._common import tenant_named, world_named
 
 class Command(BaseCommand):
     help = ("Prune old knowledge versions: per world and domain, keep the versions an alias points to, those a "
-            "rollback can reach within LORE_KEEP_VERSIONS steps, the newest LORE_KEEP_VERSIONS and those younger "
+            "rollback can reach within LORE_KEEP_VERSIONS steps, those the last LORE_KEEP_VERSIONS publishes or "
+            "rollbacks moved latest from or to, the newest LORE_KEEP_VERSIONS and those younger "
             "than LORE_PRUNE_MIN_AGE_HOURS; delete the chunks of the others (their rows, sources and edits stay: "
             "`lore_reindex WORLD DOMAIN VERSION` rebuilds one). Also finishes deletions an interrupted run left. "
             "Without WORLD and --tenant: every world of every tenant, as the daily beat job does.")
@@ -33,7 +34,8 @@ class Command(BaseCommand):
         dry_run = bool(options["dry_run"])
         started = time.perf_counter()
         keep = settings.LORE_KEEP_VERSIONS
-        self.stdout.write(f"policy: keep aliased versions, {keep} rollback(s) back, the newest {keep}, and those "
+        self.stdout.write(f"policy: keep aliased versions, {keep} rollback(s) back, those the "
+                          f"last {keep} change(s) of latest named, the newest {keep}, and those "
                           f"younger than {settings.LORE_PRUNE_MIN_AGE_HOURS:g} h"
                           + (" (dry run: nothing changes)" if dry_run else ""))
 
