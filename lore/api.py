@@ -271,6 +271,11 @@ class KnowledgeFiltersSerializer(ClosedSerializerMixin, serializers.Serializer):
                                        default=list, help_text='Entry id prefixes, e.g. ["Spells"].')
 
 
+class KnowledgeSkippedStepSerializer(serializers.Serializer):
+    step = serializers.ChoiceField(choices=["vector"])
+    reason = serializers.ChoiceField(choices=["embedder_unavailable", "reindex_needed"])
+
+
 class KnowledgeSearchApi(APIView):
     required_scopes = READERS
 
@@ -309,6 +314,11 @@ class KnowledgeSearchApi(APIView):
         versions = serializers.DictField(child=serializers.CharField(), help_text="Version searched per domain.")
         took_ms = serializers.FloatField()
         items = serializers.ListField(child=serializers.DictField())
+        skipped_steps = KnowledgeSkippedStepSerializer(
+            many=True, help_text="Present when the vectors took no part and the knowledge was searched by words "
+                                 "and titles alone: `embedder_unavailable` (a remote embedder away), `reindex_needed` "
+                                 "(a version built by another embedder than the configured one: `manage.py "
+                                 "lore_reindex WORLD DOMAIN` builds one with it).", required=False)
 
     @extend_schema(operation_id="world_search", request=InputSerializer,
                    responses={200: OutputSerializer,
@@ -330,8 +340,10 @@ class KnowledgeSearchApi(APIView):
         result = selectors.knowledge_search(tenant_id=tenant_id, targets=targets, query=data["query"],
                                             k=data.get("k"), filters=filters)
         items = [self.HitSerializer(hit).data for hit in result.hits]
-        return Response({"query": data["query"], "versions": result.versions, "took_ms": result.took_ms,
-                         "items": items})
+        body = {"query": data["query"], "versions": result.versions, "took_ms": result.took_ms, "items": items}
+        if result.skipped_steps:
+            body["skipped_steps"] = result.skipped_steps
+        return Response(body)
 
 
 def _version(request: Request, world: str, domain: str, number: str) -> KnowledgeVersion:

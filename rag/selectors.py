@@ -288,9 +288,12 @@ def foreign_vector_spaces(tenant_id: int, spaces: dict[str, str]) -> set[str]:
         key = (tenant_id, namespace, spaces[namespace])
         if key not in _warned_foreign:
             _warned_foreign.add(key)
+            # A knowledge version is rebuilt by lore_reindex (a new version to publish), not by reindex.
+            remedy = ("`manage.py lore_reindex WORLD DOMAIN` builds a version with it" if namespace.startswith("lore:")
+                      else "`manage.py reindex`")
             logger.warning("namespace %s of tenant %s holds vectors of %r, not of the configured embedder %r: "
-                           "its searches use BM25 alone until `manage.py reindex`", namespace, tenant_id,
-                           spaces[namespace], current)
+                           "its searches use BM25 alone until %s", namespace, tenant_id,
+                           spaces[namespace], current, remedy)
     return foreign
 
 

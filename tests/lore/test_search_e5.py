@@ -45,3 +45,22 @@ def test_the_floor_stays_as_set_for_the_hashing_vectors(settings) -> None:
     assert model.cosine_floor(0.25) == pytest.approx(0.822) and model.cosine_floor(0.3) == pytest.approx(0.839)
     assert model.cosine_floor(0.0) == 0.0  # no floor stays no floor
     assert 0.822 < model.cosine_floor(0.27) < 0.839
+
+
+def test_a_version_built_by_another_embedder_is_searched_by_words_and_the_answer_says_so(staged, settings) -> None:
+    """After a switch of EMBEDDING_PROVIDER a version keeps the vectors it was built with: its search
+    answered by words alone, silently, while the log pointed to `reindex` (which does not cover it)."""
+    from tests.lore.conftest import scoped_client
+
+    client = scoped_client(staged.tenant, "tools")
+
+    def search() -> dict:
+        response = client.post("/api/v1/worlds/dnd5e/search", {"query": "fireball", "alias": "stage"}, format="json")
+        assert response.status_code == 200, response.content
+        return response.json()
+
+    assert "skipped_steps" not in search()
+    settings.EMBEDDING_PROVIDER = "e5"
+    body = search()
+    assert body["skipped_steps"] == [{"step": "vector", "reason": "reindex_needed"}]
+    assert body["items"][0]["entry_id"] == "Spells/fireball" and "vector" not in body["items"][0]["components"]
