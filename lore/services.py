@@ -420,7 +420,7 @@ def version_pruned_error(version: KnowledgeVersion, *, field: str | None = "vers
     return ApplicationError(
         f"{doing}Version {version.version} of {version.world.slug}/{version.domain} was pruned{when} by the "
         f"retention policy: its chunks are deleted, its sources and edits kept. Rebuild it as a new staged "
-        f"version with `{command}`, then smoke and publish that one.",
+        f"version with `{command}` (it becomes `stage`), then smoke and publish that one.",
         code="version_pruned", field=field, status_code=409,
         extra={"version": version.version, "pruned_at": version.pruned_at.isoformat() if version.pruned_at else None,
                "reindex": command})

@@ -217,10 +217,15 @@ def test_the_commands_and_the_admin_refuse_it_too_and_lore_reindex_brings_it_bac
     page = client.post("/admin/lore/knowledgeversion/", {"action": "publish", "_selected_action": [pruned_world[0].pk]},
                        follow=True).content.decode()
     assert "was pruned" in page and "lore_reindex dnd5e srd 1.0.0" in page
+    # Work staged and not yet published: the rebuild takes `stage` from it, and says so.
+    services.knowledge_ingest(world=pruned_world[0].world, domain="srd", files=[_extra("Unpublished")], actor="t")
+    capsys.readouterr()
     # The hint works: the version comes back as a new staged version with the same entries.
     call_command("lore_reindex", "dnd5e", "srd", "1.0.0", tenant="tenant-a")
-    assert "1.0.0 -> 1.3.0 (staged)" in capsys.readouterr().out
-    rebuilt = KnowledgeVersion.objects.get(world=pruned_world[0].world, version="1.3.0")
+    out = capsys.readouterr().out
+    assert "1.0.0 -> 1.4.0 (staged)" in out
+    assert "stage moved from 1.3.0 to 1.4.0: 1.3.0 stays as it was (`lore_publish dnd5e srd 1.3.0`" in out
+    rebuilt = KnowledgeVersion.objects.get(world=pruned_world[0].world, version="1.4.0")
     assert (rebuilt.entry_count, rebuilt.chunk_count) == (pruned_world[0].entry_count, pruned_world[0].chunk_count)
     assert smoke.version_smoke(version=rebuilt)["by_language"]
 

@@ -14,6 +14,7 @@ from lore.management.commands._common import (
     version_named,
     world_named,
 )
+from lore.models import Alias
 from memoryhub.exceptions import ApplicationError
 
 
@@ -33,6 +34,10 @@ class Command(BaseCommand):
         world = world_named(tenant_named(str(options["tenant"])), str(options["world"]))
         source = version_named(world, str(options["domain"]), str(options["version"]))
         started = time.perf_counter()
+        # The build becomes `stage`: a staged version holding work not yet published is no longer the
+        # one an editor's next approval builds on (it stays, and can still be published by number).
+        stage = Alias.objects.filter(world=world, domain=source.domain, name=Alias.Name.STAGE).select_related(
+            "version").first()
         try:
             built = services.knowledge_ingest(
                 world=world, domain=source.domain, files=[], actor=cli_actor(),
@@ -43,3 +48,7 @@ class Command(BaseCommand):
         self.stdout.write(f"{world.slug}/{built.domain} {source.version} -> {built.version} (staged): "
                           f"{built.entry_count} entries, {built.chunk_count} chunks, {built.reused_chunks} vectors "
                           f"re-used, {time.perf_counter() - started:.1f} s")
+        if stage is not None and stage.version_id not in (source.pk, built.pk):
+            self.stdout.write(f"stage moved from {stage.version.version} to {built.version}: {stage.version.version} "
+                              f"stays as it was (`lore_publish {world.slug} {built.domain} {stage.version.version}` "
+                              "publishes it; edits proposed on it are refused as stale against the new stage).")
