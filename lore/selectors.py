@@ -78,8 +78,10 @@ def targets_resolve(*, tenant_id: int, world_slug: str, domains: list[str], alia
                                         name=alias or Alias.Name.LATEST)
         others = sorted(set(held.values_list("domain", flat=True)) - set(missing))
         hint = f"; it has one for {', '.join(others)}" if others else ""
+        # The field at fault: a version no domain holds is the version's; one that other domains hold,
+        # the domains'.
         raise NotFound(f"World {world_slug!r} has no {what} for domain(s) {', '.join(missing)}{hint}.",
-                       field="domains")
+                       field="version" if version is not None and not others else "domains")
     if pruned:
         gone = (KnowledgeVersion.objects.select_related("world__tenant")
                 .get(world__tenant_id=tenant_id, world__slug=world_slug, domain=pruned[0],

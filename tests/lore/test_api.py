@@ -93,6 +93,12 @@ def test_searching_a_world_without_the_domain_names_the_domains_it_has(editor_cl
     found = client.post("/api/v1/worlds/dnd5e/search", {"query": "iron keep", "alias": "stage", "domains": ["lore"]},
                         format="json")
     assert found.status_code == 200 and found.json()["items"][0]["title"] == "The Iron Keep"
+    # A version that no domain holds: the version is at fault; one that another domain holds: the domains.
+    unknown = client.post("/api/v1/worlds/dnd5e/search", {"query": "iron keep", "version": "9.9.9",
+                                                          "domains": ["lore"]}, format="json")
+    assert unknown.status_code == 404 and list(unknown.json()["error"]["fields"]) == ["version"]
+    elsewhere = client.post("/api/v1/worlds/dnd5e/search", {"query": "iron keep", "version": "1.0.0"}, format="json")
+    assert elsewhere.status_code == 404 and list(elsewhere.json()["error"]["fields"]) == ["domains"]
 
 
 def test_scopes_guard_routes_and_old_keys_keep_memory(editor_client, staged):
