@@ -114,3 +114,16 @@ def test_the_context_floor_keeps_out_the_unrelated_and_lets_in_what_is_meant(ten
     append_messages(tenant, "u1", "s2", ["We adopted a puppy from the shelter yesterday."], start=START)
     # No word in common: the model's meaning alone brings it in.
     assert "adopted a puppy" in memories("What pet do we have?")
+
+
+def test_a_long_query_is_embedded_by_its_last_512_word_pieces(model: E5Embedder) -> None:
+    """Each window of 512 word pieces costs a pass of the model; a 4,000-character query took seconds."""
+    older = "Мы обсуждали ремонт кухни и цены на плитку. " * 60
+    latest = "我们下个月去日本旅行，想看樱花。你觉得带什么好？"
+    query = older + latest
+    tail = model.query_tail(query)
+    assert query.endswith(tail) and tail.endswith(latest) and len(tail) < len(query)
+    assert model._model.token_count(tail, True) <= model.QUERY_MAX_TOKENS
+    assert model._model.token_count(query[len(query) - len(tail) - 1:], True) > model.QUERY_MAX_TOKENS  # longest
+    assert np.allclose(model.embed_query_one(query), model.embed_query_one(tail), atol=1e-5)
+    assert model.query_tail("where do I live?") == "where do I live?"
