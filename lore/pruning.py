@@ -108,8 +108,9 @@ def versions_plan(*, world: World, domain: str, now: datetime | None = None,
     the policy would prune is kept for this run ("next run")."""
     now = now or timezone.now()
     keep = settings.LORE_KEEP_VERSIONS
-    rows = list(KnowledgeVersion.objects.filter(world=world, domain=domain)
-                .values_list("id", "version", "status", "created_at", "chunk_count"))
+    rows = sorted(KnowledgeVersion.objects.filter(world=world, domain=domain)
+                  .values_list("id", "version", "status", "created_at", "chunk_count"),
+                  key=lambda row: _semver(row[1]), reverse=True)  # newest first
     reasons: dict[int, list[str]] = defaultdict(list)
     aliases = dict(Alias.objects.filter(world=world, domain=domain).values_list("name", "version_id"))
     for name in (Alias.Name.LATEST, Alias.Name.STAGE):
@@ -142,13 +143,13 @@ def versions_plan(*, world: World, domain: str, now: datetime | None = None,
     # Among the versions not pruned yet: pruned ones, once counted, would crowd out those left after
     # LORE_KEEP_VERSIONS was lowered and raised again.
     unpruned = [row for row in rows if row[2] != KnowledgeVersion.Status.PRUNED]
-    for pk, *_ in sorted(unpruned, key=lambda row: _semver(row[1]), reverse=True)[:keep]:
+    for pk, *_ in unpruned[:keep]:
         reasons[pk].append("newest")
     cutoff = now - timedelta(hours=settings.LORE_PRUNE_MIN_AGE_HOURS)
     allowed = None if prunable is None else set(prunable)
     verdicts = []
     tenant = world.tenant.name
-    for pk, number, status, created_at, chunks in sorted(rows, key=lambda row: _semver(row[1]), reverse=True):
+    for pk, number, status, created_at, chunks in rows:
         if status == KnowledgeVersion.Status.PRUNED:
             continue
         if created_at > cutoff:

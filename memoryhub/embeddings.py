@@ -20,7 +20,7 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -265,6 +265,22 @@ class OpenAIEmbedder:
         return _fit_dimensions(matrix, self.dimensions, f"embedding model {self.model!r}")
 
 
+def _local_rows(embedder: Any, texts: Sequence[str], encode: Callable[[list[str]], Any]) -> np.ndarray:
+    """A local model's rows: `encode` of the texts that are not blank, timed and counted; a blank text
+    keeps a zero row, as with every embedder, rather than the model's vector of nothing. A wider model
+    is cut to the column's leading dimensions, re-normalised."""
+    result = np.zeros((len(texts), embedder.dimensions), dtype=np.float32)
+    todo = [i for i, text in enumerate(texts) if text.strip()]
+    if not todo:
+        return result
+    started = time.perf_counter()
+    matrix = encode([texts[i] for i in todo])
+    EMBEDDING_CALLS.labels(embedder.provider).inc(len(todo))
+    EMBEDDING_LATENCY.labels(embedder.provider).observe(time.perf_counter() - started)
+    result[todo] = _fit_dimensions(np.asarray(matrix), embedder.dimensions, f"local model {embedder.name!r}")
+    return result
+
+
 # --- local sentence-transformers model (optional extra) ------------------------------------------
 
 
@@ -347,21 +363,11 @@ class SentenceTransformerEmbedder:
             )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        result = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        todo = [i for i, text in enumerate(texts) if text.strip()]
-        if not todo:
-            return result
-        started = time.perf_counter()
         # show_progress_bar=False: left unset, sentence-transformers draws a progress bar on stderr
         # for every call whenever its logger is at INFO, as Django's logging puts it.
-        matrix = self._model.encode(
-            [texts[i] for i in todo], batch_size=self.batch_size, convert_to_numpy=True,
-            normalize_embeddings=True, show_progress_bar=False,
-        )
-        EMBEDDING_CALLS.labels(self.provider).inc(len(todo))
-        EMBEDDING_LATENCY.labels(self.provider).observe(time.perf_counter() - started)
-        result[todo] = _fit_dimensions(np.asarray(matrix), self.dimensions, f"local model {self.name!r}")
-        return result
+        return _local_rows(self, texts, lambda todo: self._model.encode(
+            todo, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True,
+            show_progress_bar=False))
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
@@ -397,17 +403,7 @@ class E5Embedder:
                 f"{dimensions}; the vector column has that width (docs/operations.md, \"Re-indexing\")")
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
-        result = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        todo = [i for i, text in enumerate(texts) if text.strip()]
-        if not todo:
-            return result
-        started = time.perf_counter()
-        matrix = np.atleast_2d(self._model.encode([texts[i] for i in todo], is_query))
-        EMBEDDING_CALLS.labels(self.provider).inc(len(todo))
-        EMBEDDING_LATENCY.labels(self.provider).observe(time.perf_counter() - started)
-        # Narrower columns: the leading dimensions, re-normalised, as for every local model.
-        result[todo] = _fit_dimensions(matrix, self.dimensions, f"local model {self.name!r}")
-        return result
+        return _local_rows(self, texts, lambda todo: np.atleast_2d(self._model.encode(todo, is_query)))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, False)
