@@ -101,6 +101,9 @@ class MessageRoleField(StrictChoiceField):
 
 
 class MessageInputSerializer(serializers.Serializer):
+    # Open (OpenAI's turn format carries keys of its own), so not a ClosedSerializerMixin: its wording here.
+    default_error_messages = {"invalid": "Must be a JSON object, not {datatype}."}
+
     role = MessageRoleField(choices=[*Message.Role.choices, ("developer", "Developer")],
                             help_text="user, assistant or system (`developer` is taken as system).")
     text = StrictCharField(trim_whitespace=True, allow_blank=False, required=False,

@@ -76,11 +76,20 @@ def _flatten(detail: Any) -> Any:
     return [str(detail)]
 
 
+def _codes(detail: Any) -> Any:
+    if isinstance(detail, dict):
+        return {str(k): _codes(v) for k, v in detail.items()}
+    if isinstance(detail, list):
+        return [_codes(item) for item in detail]
+    return getattr(detail, "code", None)
+
+
 def _first_message(fields: dict[str, Any]) -> str:
     """The first error with the path to its field, `messages[1].text: This field is required.`:
     "messages: …" alone left a client to search a batch for the item at fault."""
     for name, value in fields.items():
-        path = name
+        # The request as a whole ("Give at least one of circle, aliases, bio."): no field to name.
+        path = "" if name == api_settings.NON_FIELD_ERRORS_KEY else name
         while isinstance(value, (list, dict)) and value:
             if isinstance(value, dict):
                 key, value = next(iter(value.items()))
@@ -94,7 +103,7 @@ def _first_message(fields: dict[str, Any]) -> str:
                 index = next((i for i, item in enumerate(value) if item), 0)
                 path += f"[{index}]"
                 value = value[index]
-        return f"{path}: {value}"
+        return f"{path.lstrip('.')}: {value}" if path else str(value)
     return "Invalid input."
 
 
@@ -132,7 +141,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return Response(error_body("server_error", "Internal server error."), status=500)
 
     if isinstance(exc, drf_exceptions.ValidationError):
-        detail = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        detail = exc.detail if isinstance(exc.detail, dict) else {api_settings.NON_FIELD_ERRORS_KEY: exc.detail}
+        if _codes(detail) == {api_settings.NON_FIELD_ERRORS_KEY: ["null"]}:
+            # A body of `null`: DRF said "No data provided".
+            detail = {api_settings.NON_FIELD_ERRORS_KEY: ["The request body must be a JSON object, not null."]}
         fields = _flatten(detail)
         response.data = error_body("invalid", _first_message(fields), fields)
     else:

@@ -88,7 +88,8 @@ ERROR_SCHEMA: dict[str, Any] = {
                 "message": {"type": "string"},
                 "fields": {"type": "object", "additionalProperties": True,
                            "description": 'The fields at fault and their messages, nested like the input '
-                                          '(`{"messages": {"1": {"role": ["..."]}}}`).'},
+                                          '(`{"messages": {"1": {"role": ["..."]}}}`); `non_field_errors` for the '
+                                          'request or an item as a whole (a body that is no JSON object).'},
             },
             "additionalProperties": True,
         },

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser as BaseJSONParser
+from rest_framework.settings import api_settings
 
 # A string field trims whitespace and then refuses a blank value: this pattern (a character that
 # `str.strip` does not remove) puts that in the schema (memoryhub.openapi.AutoSchema), so "\u00a0"
@@ -135,6 +137,12 @@ class ClosedSerializerMixin:
     additional_properties = False
 
     def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            # DRF's "Invalid data. Expected a dictionary, but got list." spoke Python and named no place.
+            where = "The request body must" if self.parent is None else "Must"  # type: ignore[attr-defined]
+            raise serializers.ValidationError(
+                {api_settings.NON_FIELD_ERRORS_KEY: [f"{where} be a JSON object, not {type(data).__name__}."]},
+                code="invalid")
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))  # type: ignore[attr-defined]
             if unknown:

@@ -308,6 +308,33 @@ def test_a_bad_item_of_a_batch_is_named_with_its_path_in_the_message(client_a, m
     assert "messages" in error["fields"]
 
 
+@pytest.mark.parametrize(("url", "body", "expected"), [
+    (MESSAGES, "[]", "The request body must be a JSON object, not list."),
+    (MESSAGES, "null", "The request body must be a JSON object, not null."),
+    ("/api/v1/search", '"alice"', "The request body must be a JSON object, not str."),
+    (MESSAGES, '{"messages": ["hi"]}', "messages[0]: Must be a JSON object, not str."),
+    ("/api/v1/search", '{"query": "x", "user_id": "alice", "filters": [1]}',
+     "filters: Must be a JSON object, not list."),
+])
+def test_a_body_or_item_that_is_no_object_is_named_in_plain_words(client_a, url: str, body: str, expected: str) -> None:
+    # DRF said "non_field_errors: Invalid data. Expected a dictionary, but got list.": its own key as the
+    # place and Python's words for the fault.
+    client, _ = client_a
+    response = _raw_post(client, url, body)
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == expected
+
+
+def test_an_error_of_the_request_as_a_whole_has_no_key_in_its_message(client_a) -> None:
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["My colleague Petrov is planning the migration."], start=START)
+    response = client.patch("/api/v1/users/alice/people/999999", {}, format="json")
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["message"] == "Give at least one of circle, aliases, bio.", error
+    assert error["fields"] == {"non_field_errors": ["Give at least one of circle, aliases, bio."]}
+
+
 # --- a chat app's turns in the OpenAI format ------------------------------------------------------
 def test_messages_in_the_openai_format_are_taken_with_content_as_text(client_a) -> None:
     client, _ = client_a
