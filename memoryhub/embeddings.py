@@ -540,6 +540,20 @@ register_reset_hook(_clear_cache)
 
 
 def _build_from_settings() -> Embedder:
+    embedder = _provider_from_settings()
+    from django.conf import settings
+
+    dimensions = int(getattr(settings, "EMBEDDING_DIMENSIONS", 384))
+    if dimensions != int(getattr(settings, "MIGRATED_EMBEDDING_DIMENSIONS", 384)):
+        # The name is the vector space a namespace records (rag.models.Namespace.vector_space): one model's
+        # vectors at another width are another space, and after `embedding_resize` the namespaces written at
+        # the old width must count as another embedder's until reindexed (rag/vector_width.py). The
+        # migrations' width keeps the bare name, which every namespace written so far recorded.
+        embedder.name = f"{embedder.name}/{dimensions}d"
+    return embedder
+
+
+def _provider_from_settings() -> Embedder:
     from django.conf import settings
 
     provider = getattr(settings, "EMBEDDING_PROVIDER", "hashing")

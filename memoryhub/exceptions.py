@@ -137,6 +137,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return Response(error_body("unavailable", "Temporarily unavailable, retry shortly."), status=503,
                         headers={"Retry-After": str(max(1, round(settings.REDIS_RETRY_SECONDS)))})
     if response is None:
+        problem = _vector_width_problem()
+        if problem:
+            # Not a bug to hunt in the log: the database's vector columns are of another width than the
+            # embedder's (EMBEDDING_DIMENSIONS changed without `embedding_resize`), and every vector fails.
+            logger.error("%s (%s: %s)", problem, type(exc).__name__, exc)
+            return Response(error_body("misconfigured", problem), status=503)
         logger.exception("unhandled API error", exc_info=exc)
         return Response(error_body("server_error", "Internal server error."), status=500)
 
@@ -152,6 +158,19 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         message = str(getattr(exc, "detail", exc))
         response.data = error_body(code if isinstance(code, str) else "error", message)
     return response
+
+
+def _vector_width_problem() -> str | None:
+    from django.apps import apps
+
+    if not apps.is_installed("rag"):
+        return None
+    from rag import vector_width
+
+    try:
+        return vector_width.problem()
+    except Exception:  # the database away: the answer stays the 500 it was
+        return None
 
 
 def _is_backend_outage(exc: Exception) -> bool:

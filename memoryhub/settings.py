@@ -439,7 +439,13 @@ for _model, _pair in LLM_PRICES.items():
 EMBEDDING_PROVIDER = env_choice(
     "EMBEDDING_PROVIDER", "hashing", {"hashing", "openai", "sentence-transformers", "e5"}
 )
-EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=8)
+# The vector columns' width as the migrations create them; `manage.py embedding_resize` makes the live columns
+# EMBEDDING_DIMENSIONS wide (rag/vector_width.py), on a new database `migrate` does.
+MIGRATED_EMBEDDING_DIMENSIONS = 384
+EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", MIGRATED_EMBEDDING_DIMENSIONS, minimum=8)
+if EMBEDDING_DIMENSIONS > 4000:
+    raise ImproperlyConfigured(f"EMBEDDING_DIMENSIONS must be at most 4000 (pgvector's HNSW index of half-precision "
+                               f"vectors), not {EMBEDDING_DIMENSIONS}")
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "text-embedding-3-small")
 EMBEDDING_BASE_URL = env_str("EMBEDDING_BASE_URL") or LLM_BASE_URL
 EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY") or LLM_API_KEY

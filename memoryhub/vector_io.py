@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import psycopg
 from django.db import connection
+from pgvector.django import VectorField
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
@@ -67,3 +68,13 @@ def _vector(raw: Any) -> np.ndarray:
     # pgvector's loader, when registered on the connection (bench/search_latency.py does), made it a Vector.
     to_numpy = getattr(raw, "to_numpy", None)
     return np.asarray(to_numpy() if to_numpy is not None else raw, dtype=np.float32)
+
+
+class VectorColumnField(VectorField):
+    """pgvector's field, cast without a width in SQL Django writes (`bulk_update` casts every value to the
+    field's type): the column is EMBEDDING_DIMENSIONS wide (rag/vector_width.py), while the field keeps the
+    migrations' width, which only creating the column uses. `::vector(384)` refused 256-wide vectors headed
+    for a 256-wide column; `::vector` leaves the check to the column."""
+
+    def cast_db_type(self, connection: Any) -> str:
+        return "vector"

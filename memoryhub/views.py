@@ -33,8 +33,15 @@ def _check_database() -> dict[str, object]:
         with connection.cursor() as cursor:
             cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
             row = cursor.fetchone()
-        return {"ok": row is not None, "pgvector": row[0] if row else None,
-                "ms": round((time.monotonic() - started) * 1000, 1)}
+        found = {"ok": row is not None, "pgvector": row[0] if row else None,
+                 "ms": round((time.monotonic() - started) * 1000, 1)}
+        from rag import vector_width
+
+        problem = vector_width.problem()
+        if problem:
+            # Every write of a vector would fail (and a search 503): not a healthy instance.
+            found |= {"ok": False, "error": "vector_width", "message": problem}
+        return found
     except Exception as exc:
         return _failed("database", exc, {})
 

@@ -7,9 +7,10 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HnswIndex
 
 from memoryhub.models import Message, Tenant
+from memoryhub.vector_io import VectorColumnField
 
 
 class Person(models.Model):
@@ -39,7 +40,8 @@ class Person(models.Model):
     # Set when an editor or the client chose the circle: the archivist's "last wins" stops here.
     circle_locked = models.BooleanField(default=False)
     bio = models.TextField(blank=True)
-    embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # EMBEDDING_DIMENSIONS wide in the database (rag/vector_width.py); this is the migrations' width.
+    embedding = VectorColumnField(dimensions=settings.MIGRATED_EMBEDDING_DIMENSIONS, null=True, blank=True)
     first_seen = models.DateTimeField(default=timezone.now)
     last_seen = models.DateTimeField(default=timezone.now)
     mention_count = models.PositiveIntegerField(default=0)

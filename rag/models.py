@@ -8,9 +8,10 @@ from django.contrib.postgres.indexes import OpClass
 from django.db import models
 from django.db.models.functions import Cast
 from django.utils import timezone
-from pgvector.django import HalfVectorField, HnswIndex, VectorField
+from pgvector.django import HalfVectorField, HnswIndex
 
 from memoryhub.models import Tenant
+from memoryhub.vector_io import VectorColumnField
 
 
 def user_namespace(user_id: str) -> str:
@@ -90,7 +91,9 @@ class Chunk(models.Model):
     tokens = models.PositiveIntegerField()
     # The analysed terms (memoryhub.text.analyze), so a BM25 index is rebuilt without re-tokenising.
     terms = ArrayField(models.CharField(max_length=128), default=list)
-    embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
+    # The migrations' width: the live column is EMBEDDING_DIMENSIONS wide (rag/vector_width.py), and Django
+    # uses a vector field's width only to create the column.
+    embedding = VectorColumnField(dimensions=settings.MIGRATED_EMBEDDING_DIMENSIONS)
     importance = models.FloatField(default=0.5)
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     meta = models.JSONField(default=dict, blank=True)
@@ -129,9 +132,10 @@ class Chunk(models.Model):
             models.Index(fields=["expires_at"], name="chunk_expires_idx", condition=models.Q(expires_at__isnull=False)),
             # Approximate nearest neighbours in large namespaces (cosine); small ones are scanned
             # exactly through chunk_ns_id_idx. Half precision: half the memory and ~20% cheaper
-            # inserts, for a similarity error far below what separates neighbours.
+            # inserts, for a similarity error far below what separates neighbours. At the migrations' width
+            # here, at EMBEDDING_DIMENSIONS in the database (rag/vector_width.py builds it again).
             HnswIndex(
-                OpClass(Cast("embedding", HalfVectorField(dimensions=settings.EMBEDDING_DIMENSIONS)),
+                OpClass(Cast("embedding", HalfVectorField(dimensions=settings.MIGRATED_EMBEDDING_DIMENSIONS)),
                         name="halfvec_cosine_ops"),
                 name="chunk_embedding_hnsw",
                 m=16,
