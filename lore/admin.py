@@ -4,6 +4,8 @@ actions, the changelog (read-only)."""
 from __future__ import annotations
 
 import time
+from collections import defaultdict
+from collections.abc import Iterable
 
 from django import forms
 from django.conf import settings
@@ -160,8 +162,24 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
         by_language = (obj.smoke or {}).get("by_language") or {}
         return ", ".join(f"{lang} {f['hit@5']:.2f}" for lang, f in by_language.items()) or "-"
 
+    def _several_per_domain(self, request: HttpRequest, versions: Iterable[KnowledgeVersion]) -> bool:
+        """`latest` names one version: of two ticked for one world and domain, publishing each in turn
+        left it on whichever came last, the older one in the list's order, under "2 version(s) published".
+        Says so and returns True when the selection holds such a pair."""
+        chosen: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for version in versions:
+            chosen[(version.world.slug, version.domain)].append(version.version)
+        several = {index: numbers for index, numbers in chosen.items() if len(numbers) > 1}
+        for (world, domain), numbers in sorted(several.items()):
+            self.message_user(request, f"Nothing was published: {', '.join(sorted(numbers))} of {world}/{domain} are "
+                                       "selected, but latest points to one version: select the one to publish.",
+                              messages.ERROR)
+        return bool(several)
+
     @admin.action(description="Publish (move latest here; needs a passing smoke run)", permissions=["change"])
     def publish(self, request: HttpRequest, queryset: QuerySet[KnowledgeVersion]) -> None:
+        if self._several_per_domain(request, queryset.select_related("world")):
+            return
         done = apply_each(self, request, queryset.select_related("world"), str,
                           lambda version: services.lore_version_publish(version=version, actor=f"admin:{request.user}"))
         self.message_user(request, f"{done} version(s) published")
@@ -173,6 +191,8 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
         # them from the admin. Recorded as a forced publish with the reason, as the API records it.
         form = ForcedPublishForm(request.POST if "apply" in request.POST else None)
         versions = queryset.select_related("world").order_by("world__slug", "domain", "id")
+        if self._several_per_domain(request, versions):
+            return None
         if "apply" in request.POST and form.is_valid():
             done = apply_each(self, request, versions, str, lambda version: services.lore_version_publish(
                 version=version, actor=f"admin:{request.user}", force=True, reason=form.cleaned_data["reason"]))

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -202,6 +202,15 @@ def _summary_checks(campaign: Campaign, document: dict[str, Any]) -> None:
     if notes_tokens > settings.GM_NOTES_MAX_TOKENS:
         raise ApplicationError(f"Notes are {notes_tokens} tokens; at most {settings.GM_NOTES_MAX_TOKENS}.",
                                field="/notes")
+    # The last summaries come first by `when`: one dated in 2099 by an engine's typo stood first in every
+    # scene's episode block until it expired. The tolerance is the one messages have.
+    when = _parse_time(document["when"])
+    tolerance = timedelta(seconds=settings.MESSAGE_FUTURE_TOLERANCE_SECONDS)
+    if when.tzinfo is None:
+        raise ApplicationError("`when` needs its UTC offset (e.g. 2024-05-01T20:00:00Z).", field="/when")
+    if when > timezone.now() + tolerance:
+        raise ApplicationError(f"`when` must not be more than {settings.MESSAGE_FUTURE_TOLERANCE_SECONDS} s in the "
+                               "future.", field="/when")
     bound = settings.GM_DISPOSITION_MAX_DELTA
     # The bound is per NPC and summary, not per list item: two +3 items for one NPC moved it by 6.
     moved: dict[str, int] = {}
@@ -244,6 +253,12 @@ def summary_record(*, campaign: Campaign, document: Any) -> SummaryResult:
         if change["npc_id"] not in npcs:
             raise _not_found(f"Campaign {campaign.slug!r} has no NPC {change['npc_id']!r}.",
                              f"/relations_delta/{i}/npc_id")
+    # Who was there, as an art card's NPCs: the campaign's, or a scene's "Who:" line names a ghost.
+    present = set(NPC.objects.filter(campaign=campaign, npc_id__in=document["who"]["npcs"])
+                  .values_list("npc_id", flat=True))
+    for i, npc_id in enumerate(document["who"]["npcs"]):
+        if npc_id not in present:
+            raise _not_found(f"Campaign {campaign.slug!r} has no NPC {npc_id!r}.", f"/who/npcs/{i}")
     text = summary_text(document)
     # Embedded before the transaction: the embedding provider may be a network call.
     vector = fit_dims(get_embedder().embed_one(text), lore_config.domain_config("episode").dims)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from lore import smoke
+from lore import services, smoke
 from lore.models import KnowledgeChange, KnowledgeVersion
 
 
@@ -25,6 +25,28 @@ def test_admin_publish_action_moves_latest_and_audits_the_reviewer(staged, golde
                            {"action": "rollback", "_selected_action": [staged.pk]}, follow=True)
     assert "no earlier live version" in response.content.decode()
     assert client.get("/admin/lore/knowledgechange/").status_code == 200
+
+
+def test_admin_refuses_to_publish_two_versions_of_one_world_and_domain(staged, small_files, golden_dir):
+    """Published one after the other, the second ticked version (the older, in the list's order) ended
+    live, under "2 version(s) published": an editor ticking "the new ones" moved latest backwards."""
+    newer = services.knowledge_ingest(world=staged.world, domain="srd", files=small_files[:2], actor="test")
+    for version in (staged, newer):
+        smoke.version_smoke(version=version)
+    admin_user = get_user_model().objects.create_superuser("ed", "ed@example.com", "pw-123456")
+    client = Client()
+    client.force_login(admin_user)
+    for action, extra in (("publish", {}), ("force_publish", {"apply": "1", "reason": "both, please"})):
+        page = client.post("/admin/lore/knowledgeversion/",
+                           {"action": action, "_selected_action": [newer.pk, staged.pk], **extra}, follow=True)
+        assert page.status_code == 200
+        text = page.content.decode()
+        assert f"Nothing was published: {staged.version}, {newer.version} of dnd5e/srd are selected" in text
+        assert not KnowledgeChange.objects.exists()
+        assert not KnowledgeVersion.objects.filter(status=KnowledgeVersion.Status.LIVE).exists()
+    client.post("/admin/lore/knowledgeversion/", {"action": "publish", "_selected_action": [newer.pk]})
+    newer.refresh_from_db()
+    assert newer.status == KnowledgeVersion.Status.LIVE
 
 
 def test_admin_publishes_a_world_without_golden_queries_by_a_forced_publish_with_a_reason(staged, settings,

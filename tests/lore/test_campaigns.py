@@ -103,6 +103,11 @@ def test_schema_errors_and_notes_bound_name_the_path(engine):
     assert long_notes.status_code == 400 and "/notes" in long_notes.json()["error"]["fields"]
     wrong_campaign = engine.post(f"{BASE}/summaries", _summary(campaign_id="other"), format="json")
     assert wrong_campaign.status_code == 400 and "/campaign_id" in wrong_campaign.json()["error"]["fields"]
+    # A year's typo stood first in every scene's episode block until it expired.
+    for when in ("2099-01-01T00:00:00Z", "2024-05-01T20:00:00"):
+        dated = engine.post(f"{BASE}/summaries", _summary(when=when), format="json")
+        assert dated.status_code == 400 and list(dated.json()["error"]["fields"]) == ["/when"], dated.content
+    assert not EpisodicSummary.objects.exists()
 
 
 def test_nothing_is_half_written_when_the_chunk_fails(engine, monkeypatch):
@@ -132,6 +137,10 @@ def test_unknown_and_foreign_ids_are_404(engine, world):
     delta = [{"npc_id": "npc_ghost", "towards": "party", "delta": 1, "reason": "x"}]
     unknown_npc = engine.post(f"{BASE}/summaries", _summary(relations_delta=delta), format="json")
     assert unknown_npc.status_code == 404 and "/relations_delta/0/npc_id" in unknown_npc.json()["error"]["fields"]
+    # Who was there is the campaign's too, as on an art card; it was taken and shown in every scene's episode block.
+    ghost = engine.post(f"{BASE}/summaries", _summary(relations_delta=[], who={"players": [], "npcs": [
+        "npc_LiShen", "npc_ghost"]}), format="json")
+    assert ghost.status_code == 404 and list(ghost.json()["error"]["fields"]) == ["/who/npcs/1"]
     assert engine.post("/api/v1/campaigns/nope/scene-context", {"party": "pty_001"}, format="json").status_code == 404
     scene = engine.post(f"{BASE}/scene-context", {"party": "pty_001", "npcs": ["npc_ghost"]}, format="json")
     assert scene.status_code == 404 and "npcs/0" in scene.json()["error"]["fields"]
