@@ -57,7 +57,7 @@ def _edit(request: Request, world: str, edit_id: int) -> KnowledgeEdit:
     found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
     edit = KnowledgeEdit.objects.filter(world=found, pk=edit_id).select_related("world").first()
     if edit is None:
-        raise NotFound(f"World {world!r} has no edit {edit_id}.")
+        raise NotFound(f"World {world!r} has no edit {edit_id}.", field="edit_id")
     return edit
 
 

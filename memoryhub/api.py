@@ -95,6 +95,12 @@ class MessageRoleField(StrictChoiceField):
     """user, assistant or system; OpenAI's newer name of the system turn, `developer`, is taken as one
     (stored, never indexed as memory). Tool results and calls are not a conversation's words: a 400."""
 
+    default_error_messages = {
+        # The batch's serializer is open (not a ClosedSerializerMixin), which adds the allowed values elsewhere.
+        "invalid_choice": '"{input}" is not a valid choice; allowed: user, assistant, system, developer (a tool '
+                          "turn or call is not the conversation's words: leave it out of the batch).",
+    }
+
     def to_internal_value(self, data: Any) -> str:
         role = super().to_internal_value(data)
         return Message.Role.SYSTEM if role == "developer" else role
@@ -282,14 +288,14 @@ class SessionMessagesApi(APIView):
             tenant=request_tenant(request), user_id=user_id, session_id=session_id
         )
         if conversation is None:
-            raise NotFound("No such session.")
+            raise NotFound(f"User {user_id!r} has no session {session_id!r}.", field="session_id")
         if before_id is None:
             messages = selectors.session_recent_messages(conversation=conversation, limit=limit + 1)
         else:
             before = Message.objects.filter(conversation=conversation, pk=before_id).first()
             if before is None:
                 # A well-formed id that names nothing here: not found, like a path id would be.
-                raise NotFound("before_id: no message with this id in the session.")
+                raise NotFound(f"Session {session_id!r} has no message {before_id}.", field="before_id")
             messages = selectors.session_messages_before(conversation=conversation, before=before, limit=limit + 1)
         # One more than asked tells whether an older page exists, without a count.
         more = len(messages) > limit
@@ -384,7 +390,7 @@ class JobDetailApi(APIView):
     def get(self, request: Request, job_id: int) -> Response:
         job = ArchivalJob.objects.filter(tenant=request_tenant(request), pk=job_id).first()
         if job is None:
-            raise NotFound("No such job.")
+            raise NotFound(f"No job {job_id}.", field="job_id")
         return Response(JobOutputSerializer(job).data)
 
 

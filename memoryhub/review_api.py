@@ -54,16 +54,16 @@ def _api(queue: registry.ReviewQueue) -> registry.ReviewApi:
 def _queue(name: str, *, decision: str | None = None) -> registry.ReviewQueue:
     queue = _queues().get(name)
     if queue is None:
-        raise NotFound(f"No review queue {name!r}; the queues are {', '.join(_queues())}.")
+        raise NotFound(f"No review queue {name!r}; the queues are {', '.join(_queues())}.", field="queue")
     if decision == UNDO and _api(queue).undo is None:
-        raise NotFound(f"Decisions in the {name!r} queue cannot be undone.")
+        raise NotFound(f"Decisions in the {name!r} queue cannot be undone.", field="queue")
     return queue
 
 
 def _item(queue: registry.ReviewQueue, tenant: Tenant, item_id: int) -> Any:
     item = _api(queue).items(tenant).filter(pk=item_id).first()
     if item is None:
-        raise NotFound(f"The {queue.name!r} queue has no item {item_id}.")
+        raise NotFound(f"The {queue.name!r} queue has no item {item_id}.", field="item_id")
     return item
 
 
@@ -175,6 +175,8 @@ class ReviewItemsApi(APIView):
 
     class QuerySerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=STATUSES, default=registry.PENDING,
+                                         error_messages={"invalid_choice": '"{input}" is not a valid choice; '
+                                                                           f"allowed: {', '.join(STATUSES)}."},
                                          help_text="Items in this status (default: pending, the queue itself). A "
                                                    "status a queue's items never take gives an empty page.")
         limit = serializers.IntegerField(min_value=1, max_value=PAGE_MAX, default=PAGE_DEFAULT)

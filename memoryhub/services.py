@@ -277,7 +277,7 @@ def session_extract(*, tenant: Tenant, user_id: str, session_id: str) -> Archiva
     conversation = (Conversation.objects.select_for_update(of=("self",))
                     .filter(tenant=tenant, user_id=user_id, session_id=session_id).first())
     if conversation is None:
-        raise NotFound("No such session.")
+        raise NotFound(f"User {user_id!r} has no session {session_id!r}.", field="session_id")
     return _extraction_request(conversation, trigger=ArchivalJob.Trigger.REQUEST)[0]
 
 

@@ -79,7 +79,7 @@ def person_list(
 def person_get(*, tenant_id: int, user_id: str, person_id: int) -> Person:
     person = Person.objects.filter(tenant_id=tenant_id, user_id=user_id, pk=person_id).defer("embedding").first()
     if person is None:
-        raise NotFound("No such person.")
+        raise NotFound(f"User {user_id!r} has no person {person_id}.", field="person_id")
     if person.status == Person.Status.MERGED:
         raise ApplicationError(f"This person was merged into person {person.merged_into_id}.", code="merged",
                                status_code=404, extra={"merged_into": person.merged_into_id})

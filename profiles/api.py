@@ -210,7 +210,7 @@ class FactGetApi(APIView):
         facts = [f for f in selectors.profile_facts(tenant_id=request_tenant(request).pk, user_id=user_id,
                                                     status=wanted) if f.key == canonical]
         if not facts:
-            raise NotFound("No such fact.")
+            raise NotFound(f"User {user_id!r} has no fact under {canonical!r}.", field="key")
         body = {"user_id": user_id, "key": canonical, "status": wanted, "facts": facts}
         return Response(FactGetApi.OutputSerializer(body).data)
 
@@ -244,7 +244,7 @@ class FactHistoryApi(APIView):
         canonical = _canonical_key(key)
         events = list(selectors.fact_history(tenant_id=request_tenant(request).pk, user_id=user_id, key=canonical))
         if not events:
-            raise NotFound("No history for this key.")
+            raise NotFound(f"User {user_id!r} has no history under {canonical!r}.", field="key")
         return Response(self.OutputSerializer({"user_id": user_id, "key": canonical, "events": events}).data)
 
 

@@ -375,7 +375,7 @@ def fact_delete(
         rows = rows.filter(value_norm=value_norm(value_clean(key, value)))
     facts = list(rows.select_for_update())
     if not facts:
-        raise NotFound("No such fact.")
+        raise NotFound(f"User {user_id!r} has no fact under {key!r}.", field="key")
     for fact in facts:
         _event(None, tenant_id=tenant.pk, user_id=user_id, key=key, action=Action.DELETED, actor=actor,
                reviewer=reviewer, old=_state(fact), reason=reason)

@@ -404,7 +404,7 @@ class DocumentDetailApi(APIView):
         document = (Document.objects.filter(tenant=request_tenant(request), pk=document_id)
                     .annotate(text_length=Length("text")).defer("text").first())
         if document is None:
-            raise NotFound("No such document.")
+            raise NotFound(f"No document {document_id}.", field="document_id")
         return Response(DocumentStatusSerializer(document).data)
 
     @extend_schema(

@@ -335,6 +335,37 @@ def test_an_error_of_the_request_as_a_whole_has_no_key_in_its_message(client_a) 
     assert error["fields"] == {"non_field_errors": ["Give at least one of circle, aliases, bio."]}
 
 
+@pytest.mark.parametrize(("method", "url", "field"), [
+    ("get", "/api/v1/jobs/999999", "job_id"),
+    ("get", "/api/v1/documents/999999", "document_id"),
+    ("get", "/api/v1/users/alice/people/999999", "person_id"),
+    ("get", "/api/v1/users/alice/profile/location", "key"),
+    ("get", "/api/v1/users/alice/profile/location/history", "key"),
+    ("delete", "/api/v1/users/alice/profile/location", "key"),
+    ("get", "/api/v1/users/alice/sessions/nope/messages", "session_id"),
+    ("post", "/api/v1/users/alice/sessions/nope/extract", "session_id"),
+    ("get", f"{MESSAGES}?before_id=999999", "before_id"),
+    ("get", "/api/v1/review/nope", "queue"),
+    ("get", "/api/v1/review/profiles/999999", "item_id"),
+])
+def test_a_404_names_the_path_or_query_parameter_at_fault(client_a, method: str, url: str, field: str) -> None:
+    # "No such session." left a client to guess whether the user or the session was wrong.
+    client, tenant = client_a
+    tenant.api_keys.update(scopes=["memory", "editor"])
+    append_messages(tenant, "alice", "s1", ["I moved to Lisbon last spring."], start=START)
+    response = getattr(client, method)(url)
+    assert response.status_code == 404, response.content
+    assert list(response.json()["error"]["fields"]) == [field], response.json()
+
+
+def test_a_review_status_outside_its_choices_lists_them(client_a) -> None:
+    client, tenant = client_a
+    tenant.api_keys.update(scopes=["memory", "editor"])
+    response = client.get("/api/v1/review/profiles?status=bogus")
+    assert response.status_code == 400
+    assert "allowed: " in response.json()["error"]["message"] and "pending" in response.json()["error"]["message"]
+
+
 # --- a chat app's turns in the OpenAI format ------------------------------------------------------
 def test_messages_in_the_openai_format_are_taken_with_content_as_text(client_a) -> None:
     client, _ = client_a
