@@ -83,7 +83,7 @@ class CheckedEdit:
 
 
 def knowledge_edit_check(*, world: World, domain: str, action: str, language: str, entry_id: str, reason: str,
-                         text: str = "") -> CheckedEdit:
+                         text: str = "", title: str = "") -> CheckedEdit:
     """Why an edit cannot be proposed (ApplicationError naming the field), else what it builds on:
     the version under `stage`, else `latest`, and the entry's current form there."""
     if domain not in Domain.values:
@@ -101,6 +101,10 @@ def knowledge_edit_check(*, world: World, domain: str, action: str, language: st
         raise ApplicationError("Say why the entry should change.", field="reason")
     if action != KnowledgeEdit.Action.DELETE and not text.strip():
         raise ApplicationError(f"An edit that {action}s an entry needs its new text.", field="text")
+    if action == KnowledgeEdit.Action.DELETE and (text.strip() or title.strip()):
+        # Taken and ignored, a text read to its reviewer as what the entry would say.
+        raise ApplicationError("An edit that deletes an entry takes no text or title.",
+                               field="text" if text.strip() else "title")
     if len(text) > MAX_TEXT:
         raise ApplicationError(f"At most {MAX_TEXT} characters.", field="text")
     base = services._base_version(world, domain)
@@ -113,6 +117,11 @@ def knowledge_edit_check(*, world: World, domain: str, action: str, language: st
                                field="entry_id")
     if action != KnowledgeEdit.Action.CREATE and old is None:
         raise ApplicationError(f"{where} has no {language} entry {entry_id!r}.", field="entry_id")
+    if (action == KnowledgeEdit.Action.UPDATE and text.strip() == old.text.strip()
+            and title.strip() in ("", old.title)):
+        # Approved, it built a version identical to its base.
+        raise ApplicationError(f"{where}'s {language} entry {entry_id!r} already says this.", code="unchanged",
+                               field="text")
     return CheckedEdit(language, entry_id, base, old)
 
 
@@ -120,7 +129,7 @@ def knowledge_edit_propose(*, world: World, domain: str, action: str, language: 
                            actor: str, title: str = "", text: str = "") -> KnowledgeEdit:
     """Queue an edit for review, keeping the entry's current text for the reviewer's diff."""
     checked = knowledge_edit_check(world=world, domain=domain, action=action, language=language, entry_id=entry_id,
-                                   reason=reason, text=text)
+                                   reason=reason, text=text, title=title)
     old = checked.old
     with transaction.atomic():
         edit = KnowledgeEdit.objects.create(

@@ -38,7 +38,8 @@ class ProposeForm(forms.ModelForm):
         try:
             edits.knowledge_edit_check(world=data["world"], domain=data["domain"], action=data["action"],
                                        language=data.get("language", ""), entry_id=data["entry_id"],
-                                       reason=data["reason"], text=data.get("text", ""))
+                                       reason=data["reason"], text=data.get("text", ""),
+                                       title=data.get("title", ""))
         except ApplicationError as exc:
             field = exc.field if exc.field in self.fields else None
             raise forms.ValidationError({field: exc.message} if field else exc.message) from exc

@@ -156,7 +156,9 @@ def _json_entries(text: str, filename: str, language: str, options: SourceOption
             raise SourceError("expected an object", filename=filename, where=where)
         raw_id = item.get(options.id_field)
         if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool) or str(raw_id).strip() == "":
-            raise SourceError(f"missing or empty id field {options.id_field!r}", filename=filename,
+            keys = ", ".join(sorted(map(str, item))[:8])
+            raise SourceError(f"missing or empty id field {options.id_field!r} (the entries' keys: {keys}; name "
+                              "yours with `id_field`, `title_field` and `text_fields`)", filename=filename,
                               where=f"{where}.{options.id_field}")
         title = item.get(options.title_field, raw_id)
         if not isinstance(title, (str, int)):

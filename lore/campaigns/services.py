@@ -326,11 +326,13 @@ def _summary_write(campaign: Campaign, party: Party, npcs: dict[str, NPC], docum
 @transaction.atomic
 def npc_upsert(*, campaign: Campaign, document: Any) -> tuple[NPC, bool]:
     """Create or replace an NPC's static part. The dynamic part is derived from summaries only."""
-    document_validate("npc_profile", document)
-    _lock_active(campaign, "writing an NPC")
-    if "dynamic" in document:
+    # Before the schema: a `dynamic` the schema finds incomplete was refused as incomplete, as if completing
+    # it would do.
+    if isinstance(document, dict) and "dynamic" in document:
         raise ApplicationError("The dynamic part is read-only: dispositions change only through an episodic "
                                "summary's relations_delta.", code="read_only", field="/dynamic")
+    document_validate("npc_profile", document)
+    _lock_active(campaign, "writing an NPC")
     static = document["static"]
     npc, created = NPC.objects.select_for_update().get_or_create(
         campaign=campaign, npc_id=document["npc_id"],

@@ -187,6 +187,9 @@ def test_npc_dynamic_part_is_read_only(engine):
     document = {**NPC_EXAMPLE, "dynamic": {"disposition": {"party_id:pty_001": 5}, "memory": []}}
     response = engine.post(f"{BASE}/npcs", document, format="json")
     assert response.status_code == 400 and "/dynamic" in response.json()["error"]["fields"]
+    # An incomplete one is refused as read-only too, not as incomplete (which read as "complete it").
+    partial = engine.post(f"{BASE}/npcs", {**NPC_EXAMPLE, "dynamic": {"disposition": {}}}, format="json")
+    assert partial.status_code == 400 and partial.json()["error"]["code"] == "read_only", partial.content
     renamed = engine.post(f"{BASE}/npcs", {**NPC_EXAMPLE, "version": "1.2.0"}, format="json")
     assert renamed.status_code == 200 and renamed.json()["version"] == "1.2.0"
     assert not Disposition.objects.exists()

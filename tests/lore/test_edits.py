@@ -102,6 +102,17 @@ def test_proposal_checks_the_entry(live):
     with pytest.raises(ApplicationError) as no_text:
         edits.knowledge_edit_propose(action="update", entry_id="Spells/fireball", text="", **kwargs)
     assert no_text.value.field == "text"
+    # A delete's text was taken and ignored; an update to the text the entry has built an identical version.
+    with pytest.raises(ApplicationError) as delete_text:
+        edits.knowledge_edit_propose(action="delete", entry_id="Spells/fireball", text="gone", **kwargs)
+    assert delete_text.value.field == "text"
+    current = next(e for e in edits.version_entries(live) if e.entry_id == "Spells/fireball" and e.language == "en")
+    with pytest.raises(ApplicationError) as same:
+        edits.knowledge_edit_propose(action="update", entry_id="Spells/fireball", text=current.text + "\n", **kwargs)
+    assert (same.value.code, same.value.field) == ("unchanged", "text")
+    renamed = edits.knowledge_edit_propose(action="update", entry_id="Spells/fireball", text=current.text,
+                                           title="Fireball (revised)", **kwargs)
+    assert renamed.status == "pending"  # a new title is a change
 
 
 def test_review_queue_is_on_the_dashboard(live):
