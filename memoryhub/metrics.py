@@ -43,7 +43,8 @@ ARCHIVAL_JOBS = Counter(
 )
 SENSITIVE_MASKED = Counter(
     "memoryhub_sensitive_masked_total",
-    "Sensitive numbers masked, by kind and where (message, meta, document, chunk, context, bio, llm_prompt)",
+    "Sensitive numbers masked, by kind and where (message, meta, document, memory, chunk, context, bio, "
+    "consolidation, llm_prompt)",
     ["kind", "where"],
 )
 HTTP_REQUESTS = Counter(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -247,6 +248,35 @@ def mask_text(text: str, *, where: str = "") -> tuple[str, Counter[str]]:
         for kind, n in counts.items():
             metrics.SENSITIVE_MASKED.labels(kind, where).inc(n)
     return text, counts
+
+
+def mask_bounded(text: str, *, max_length: int, where: str = "") -> tuple[str, Counter[str]]:
+    """`mask_text` for a field with a length limit (a tag, a title, a speaker). A placeholder can
+    be longer than the number it replaces (`[card •••• 1111]` for 13 digits), so the result is
+    clipped to `max_length`. If the cut falls inside a placeholder, the text stops before that
+    placeholder, because a half placeholder would no longer be recognised as one."""
+    masked, counts = mask_text(text, where=where)
+    if len(masked) <= max_length:
+        return masked, counts
+    cut = max_length
+    for placeholder in find_masked(masked):
+        if placeholder.start < cut < placeholder.end:
+            cut = placeholder.start
+            break
+    return masked[:cut].rstrip(), counts
+
+
+def mask_tags(tags: Sequence[str], *, max_length: int = 64, where: str = "") -> tuple[list[str], Counter[str]]:
+    """Each tag masked within `max_length` (`mask_bounded`), in order. Two tags that mask alike
+    (two cards ending in the same four digits) become one."""
+    counts: Counter[str] = Counter()
+    out: list[str] = []
+    for tag in tags:
+        masked, found = mask_bounded(tag, max_length=max_length, where=where)
+        counts.update(found)
+        if masked not in out:
+            out.append(masked)
+    return out, counts
 
 
 def redact(text: str, *, where: str) -> str:

@@ -81,6 +81,9 @@ def api_key_rotate(*, tenant: Tenant, name: str, scopes: Sequence[str] | None = 
 
 
 # --- Message intake (with its outbox row) ---------------------------------------------------
+SPEAKER_MAX_LENGTH = Message._meta.get_field("speaker").max_length or 128
+
+
 @dataclass
 class IncomingMessage:
     role: str
@@ -215,10 +218,19 @@ def _masked(message: IncomingMessage, counts: Counter[str]) -> IncomingMessage:
     never stored, not in the table, its WAL or a backup."""
     text, found = sensitive.mask_text(message.text, where="message")
     meta, found_meta = sensitive.mask_json(message.meta, where="meta")
+    # The speaker (OpenAI's `name`) is free text a client fills in, shown in every chunk, context
+    # line and prompt that quotes the turn, so it is masked like the text.
+    speaker, found_speaker = sensitive.mask_bounded(message.speaker, max_length=SPEAKER_MAX_LENGTH,
+                                                    where="message")
     counts.update(found)
     counts.update(found_meta)
+    counts.update(found_speaker)
+    # `external_id` is left as sent: it is the client's idempotency key, not something said. Two
+    # ids that mask alike (two cards ending 4242) would be taken for one message and the second
+    # skipped as a duplicate, and a retry must find its id unchanged. It goes back to the client
+    # as its own key (a search item's meta) but no context line or prompt quotes it.
     return IncomingMessage(role=message.role, text=text, created_at=message.created_at,
-                           external_id=message.external_id, speaker=message.speaker, emotion=message.emotion,
+                           external_id=message.external_id, speaker=speaker, emotion=message.emotion,
                            meta=meta)
 
 

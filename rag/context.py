@@ -91,7 +91,8 @@ def _fmt_time(item_time: Any) -> str:
 
 def _turn_line(message: Message) -> str:
     text = redact(message.text, where="context")
-    return f"[{_fmt_time(message.created_at)}] {message.speaker or message.role}: {text}"
+    speaker = redact(message.speaker, where="context") if message.speaker else message.role
+    return f"[{_fmt_time(message.created_at)}] {speaker}: {text}"
 
 
 def _memory_line(item: SearchItem) -> str:

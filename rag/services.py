@@ -24,7 +24,7 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.locks import advisory_lock
 from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.search import vectors
-from memoryhub.sensitive import redact
+from memoryhub.sensitive import mask_bounded, mask_json, mask_tags, redact
 from memoryhub.text import analyze_many, count_tokens
 from rag.chunking import split_bounded, split_document
 from rag.models import (
@@ -38,6 +38,9 @@ from rag.models import (
 )
 
 logger = logging.getLogger(__name__)
+
+SPEAKER_MAX_LENGTH = Chunk._meta.get_field("speaker").max_length or 128
+TITLE_MAX_LENGTH = Document._meta.get_field("title").max_length or 300
 
 OWN_TERM_WEIGHT = 2
 CONTEXT_VECTOR_WEIGHT = 0.5
@@ -360,8 +363,14 @@ def namespaces_recount(*, tenant: Tenant) -> int:
 
 
 # --- Dialogs --------------------------------------------------------------------------------
+def _masked_speaker(message: Message) -> str:
+    """The turn's speaker as chunks show it: masked whatever SENSITIVE_POLICY is (under `keep` the
+    message holds it raw), within the chunk's column."""
+    return mask_bounded(message.speaker, max_length=SPEAKER_MAX_LENGTH)[0] if message.speaker else ""
+
+
 def _speaker(message: Message) -> str:
-    return message.speaker or message.role
+    return _masked_speaker(message) or message.role
 
 
 def dialog_drafts(messages: Sequence[Message], history: Sequence[Message], context_turns: int) -> list[ChunkDraft]:
@@ -393,7 +402,7 @@ def dialog_drafts(messages: Sequence[Message], history: Sequence[Message], conte
                 user_id=message.user_id,
                 session_id=message.conversation.session_id,
                 role=message.role,
-                speaker=message.speaker,
+                speaker=_masked_speaker(message),
                 created_ts=message.created_at,
                 meta={
                     "message_id": message.pk,
@@ -529,10 +538,16 @@ def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentIn
     if not document.text.strip():
         raise ApplicationError("Document text must not be empty.", field="text")
     namespace = user_namespace(user_id) if user_id else TENANT_NAMESPACE
+    # Masked whatever SENSITIVE_POLICY is: a document's only stored form is what its chunks are cut
+    # from. The title is every chunk's heading line and the tags are on every chunk and search item,
+    # so they are masked like the text. The external id is the client's key for replacing the
+    # document: it is kept as sent, as a message's is (memoryhub.services._masked).
     stored = Document(
-        tenant=tenant, namespace=namespace, user_id=user_id or "", title=document.title,
+        tenant=tenant, namespace=namespace, user_id=user_id or "",
+        title=mask_bounded(document.title, max_length=TITLE_MAX_LENGTH, where="document")[0],
         text=redact(document.text, where="document"),
-        format=document.format, external_id=document.external_id, tags=document.tags, meta=document.meta,
+        format=document.format, external_id=document.external_id,
+        tags=mask_tags(document.tags, where="document")[0], meta=mask_json(document.meta, where="document")[0],
         importance=document.importance,
     )
     if len(document.text) > settings.DOCUMENT_SYNC_MAX_CHARS:

@@ -257,7 +257,7 @@ def read_reply(reply: ArchivistReply, known_ids: set[int], *, max_added: int) ->
 
 def conversation_line(message: MessageLike) -> str:
     at = message.created_at.strftime("%Y-%m-%d %H:%M") if message.created_at else ""
-    speaker = getattr(message, "speaker", "") or ""
+    speaker = redact(getattr(message, "speaker", "") or "", where="llm_prompt")
     who = f"{message.role} ({speaker})" if speaker else message.role
     # Masked even when messages are kept raw: the archivist needs no card number to know a person.
     return f"[{at}] {who}: {redact(message.text, where='llm_prompt')}"

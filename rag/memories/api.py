@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
@@ -91,6 +92,18 @@ class MemoryOutputSerializer(serializers.Serializer):
     context_window = serializers.CharField()
 
 
+class MemoryWrittenSerializer(MemoryOutputSerializer):
+    masked = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text='Sensitive numbers masked in what this call wrote (text, tags, context window), by kind, e.g. '
+                  '{"card_number": 1}. A typed memory is a chunk and is masked whatever SENSITIVE_POLICY is.')
+
+
+def _written(memory: Any, masked: Counter[str]) -> dict[str, Any]:
+    memory.masked = dict(masked)
+    return MemoryWrittenSerializer(memory).data
+
+
 def _timestamp(value: float | None) -> datetime | None:
     # Seed 004 writes timestamp 0.0 for "unknown"; that must never become 1970-01-01.
     return datetime.fromtimestamp(value, tz=UTC) if value else None
@@ -132,10 +145,11 @@ class CharacterMemoriesApi(APIView):
         offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 
     @extend_schema(
-        operation_id="character_memory_create", request=InputSerializer, responses={201: MemoryOutputSerializer},
+        operation_id="character_memory_create", request=InputSerializer, responses={201: MemoryWrittenSerializer},
         description="Write one typed memory (text, kind, category, importance, emotion, tags, context window). "
                     "Unknown kind, category or emotion and importance outside 0..1 are 400 with the field and the "
-                    "allowed values.",
+                    "allowed values. Sensitive numbers (cards, IBANs, identity numbers) are stored masked, and "
+                    "`masked` counts them.",
         examples=[OpenApiExample("A fact about a viewer", request_only=True, value={
             "user_id": "alex", "text": "Alex loves rock music", "kind": "user", "category": "FactsAboutUser",
             "history_uid": "stream_2024_01_15", "importance": 0.7, "tags": ["music"], "emotion": "interest",
@@ -145,14 +159,14 @@ class CharacterMemoriesApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        [memory] = services.memories_create(
+        memory, masked = services.memory_create(
             tenant=request_tenant(request), user_id=data["user_id"], conf_uid=conf_uid,
-            items=[services.MemoryInput(
+            item=services.MemoryInput(
                 text=data["text"], kind=data["kind"], category=data["category"], history_uid=data["history_uid"],
                 importance=data["importance"], occurred_at=_timestamp(data["timestamp"]), tags=data["tags"],
-                emotion=data["emotion"], context_window=data["context_window"])],
+                emotion=data["emotion"], context_window=data["context_window"]),
         )
-        return Response(MemoryOutputSerializer(memory).data, status=status.HTTP_201_CREATED)
+        return Response(_written(memory, masked), status=status.HTTP_201_CREATED)
 
     @extend_schema(
         operation_id="character_memory_list", parameters=[ListParams],
@@ -184,10 +198,11 @@ class CharacterMemoryApi(APIView):
         return Response(MemoryOutputSerializer(memory).data)
 
     @extend_schema(operation_id="character_memory_update", request=PatchSerializer,
-                   responses={200: MemoryOutputSerializer},
+                   responses={200: MemoryWrittenSerializer},
                    description="Correct a memory's kind, category, importance or tags; searches see it at once. "
                                "The text is what was said: to change it, forget the memory and write a new one "
-                               "(`text` here is a 400).")
+                               "(`text` here is a 400). Sensitive numbers in the tags are stored masked, and "
+                               "`masked` counts them.")
     def patch(self, request: Request, conf_uid: str, memory_id: str) -> Response:
         tenant = request_tenant(request)
         memory = services.memory_get(tenant=tenant, conf_uid=conf_uid, memory_uid=memory_id)
@@ -195,13 +210,12 @@ class CharacterMemoryApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         if not data:  # nothing to change
-            return Response(MemoryOutputSerializer(memory).data)
-        services.memory_edit(tenant=tenant, chunk_id=memory.pk, kind=data.get("kind", memory.kind),
-                             category=data.get("category", memory.category),
-                             importance=data.get("importance", memory.importance), tags=data.get("tags", memory.tags),
-                             editor=request_actor(request))
-        return Response(MemoryOutputSerializer(services.memory_get(tenant=tenant, conf_uid=conf_uid,
-                                                                   memory_uid=memory_id)).data)
+            return Response(_written(memory, Counter()))
+        _, masked = services.memory_edit(
+            tenant=tenant, chunk_id=memory.pk, kind=data.get("kind", memory.kind),
+            category=data.get("category", memory.category), importance=data.get("importance", memory.importance),
+            tags=data.get("tags", memory.tags), editor=request_actor(request))
+        return Response(_written(services.memory_get(tenant=tenant, conf_uid=conf_uid, memory_uid=memory_id), masked))
 
     @extend_schema(operation_id="character_memory_delete", request=None, responses={204: None},
                    description="Forget one memory: gone from search, context and lists at once.")

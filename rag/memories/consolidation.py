@@ -42,6 +42,7 @@ from memoryhub import deferred
 from memoryhub.llm import get_llm, llm_enabled
 from memoryhub.locks import advisory_lock
 from memoryhub.models import Conversation, Message
+from memoryhub.sensitive import redact
 from memoryhub.services import archival_retry_delay, user_write_lock
 from rag.memories import mood, rules, services
 from rag.memories.classify import calculate_importance, determine_memory_kind
@@ -125,9 +126,21 @@ item as a full sentence that names who it is about. Use empty lists when there i
 
 
 def _label(message: Message, character: str) -> str:
+    speaker = _said_by(message)
     if message.role == Message.Role.ASSISTANT:
-        return f"CHARACTER ({message.speaker or character})"
-    return f"USER ({message.speaker})" if message.speaker else "USER"
+        return f"CHARACTER ({speaker or character})"
+    return f"USER ({speaker})" if speaker else "USER"
+
+
+# What the consolidators read is masked whatever SENSITIVE_POLICY is: under `keep` the messages
+# hold their numbers raw, and what is made of them (memories, review items, the insight, the run's
+# output) must not, nor may the prompt sent to the LLM.
+def _said(message: Message) -> str:
+    return redact(message.text, where="consolidation")
+
+
+def _said_by(message: Message) -> str:
+    return redact(message.speaker, where="consolidation") if message.speaker else ""
 
 
 def consolidate_llm(messages: Sequence[Message], character: str) -> dict[str, Any]:
@@ -135,7 +148,7 @@ def consolidate_llm(messages: Sequence[Message], character: str) -> dict[str, An
 
     client = get_llm()
     assert client is not None
-    transcript = "\n".join(f"[{i}] {_label(m, character)}: {m.text}" for i, m in enumerate(_lines(messages)))
+    transcript = "\n".join(f"[{i}] {_label(m, character)}: {_said(m)}" for i, m in enumerate(_lines(messages)))
     reply, _ = client.chat_json(
         "consolidator",
         [{"role": "system", "content": SYSTEM_PROMPT.format(character=character, emotions=", ".join(EMOTIONS))},
@@ -151,8 +164,8 @@ def _lines(messages: Sequence[Message]) -> list[Message]:
 
 
 def _turns(messages: Sequence[Message], character: str) -> list[rules.Turn]:
-    return [rules.Turn(speaker=(m.speaker or character) if m.role == Message.Role.ASSISTANT else (m.speaker or "User"),
-                       text=m.text, is_character=m.role == Message.Role.ASSISTANT)
+    return [rules.Turn(speaker=_said_by(m) or (character if m.role == Message.Role.ASSISTANT else "User"),
+                       text=_said(m), is_character=m.role == Message.Role.ASSISTANT)
             for m in _lines(messages)]
 
 
@@ -194,11 +207,13 @@ def memory_candidates(output: dict[str, Any], *, character: str, history_uid: st
             text = item["text"].strip()
             kind = item.get("about") or default_kind or determine_memory_kind(text, "user", character).value
             occurred_at, meta = _provenance(item, lines)
+            # Masked here, before the duplicate search and the review queue see it: the consolidator
+            # read masked turns, but a model may still write a number out.
             out.append((services.MemoryInput(
                 text=text, kind=kind, category=category.value, history_uid=history_uid, session_id=session_id,
                 importance=item.get("importance", calculate_importance(text)), tags=list(item.get("tags", [])),
                 occurred_at=occurred_at, meta=meta,
-            ), float(item.get("confidence", default_confidence))))
+            ).masked()[0], float(item.get("confidence", default_confidence))))
     emotions = emotion_scores(output)
     if emotions:
         dominant = max(emotions, key=lambda name: abs(emotions[name]))
@@ -347,7 +362,7 @@ def _character(messages: Sequence[Message], conf_uid: str) -> str:
     of him!" read to a model as something a person called Default said)."""
     for message in messages:
         if message.role == Message.Role.ASSISTANT and message.speaker:
-            return message.speaker
+            return _said_by(message)
     return "Assistant" if conf_uid == settings.MEMORY_DEFAULT_CONF_UID else conf_uid
 
 
@@ -408,7 +423,8 @@ def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str,
         embeddings=vectors[create]) if create else None
     insight = None
     if candidates:
-        summary = (output.get("summary") or "").strip() or "; ".join(c[0].text for c in candidates[:3])
+        summary = redact((output.get("summary") or "").strip(), where="memory") or "; ".join(
+            c[0].text for c in candidates[:3])
         # The turns it sums up, so that a context showing them all does not say it again (rag.context).
         sources = sorted({pk for c in candidates for pk in c[0].meta.get("source_message_ids", ())})
         # Dated when its window was said, not when it was consolidated: a context shows it under that day.

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +28,7 @@ from memoryhub import vector_io
 from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Tenant
+from memoryhub.sensitive import mask_bounded, mask_tags, mask_text
 from rag.memories.classify import calculate_importance
 from rag.memories.vocab import CATEGORIES, KINDS, canonical_emotion
 from rag.models import Character, Chunk, MemoryReview, Namespace, user_namespace
@@ -40,6 +42,10 @@ from rag.services import (
 )
 
 logger = logging.getLogger(__name__)
+
+CONTEXT_WINDOW_MAX_LENGTH = Chunk._meta.get_field("context_window").max_length or 200
+TAG_MAX_LENGTH = 64  # Chunk.tags and MemoryReview.tags: varchar(64)[]
+
 
 @dataclass
 class MemoryInput:
@@ -73,6 +79,21 @@ class MemoryInput:
                 raise ApplicationError(f"Unknown emotion {self.emotion!r}.", field="emotion")
             self.emotion = emotion
         return self
+
+    def masked(self) -> tuple[MemoryInput, Counter[str]]:
+        """The item with its sensitive numbers masked, and the count per kind. A typed memory is a
+        chunk, and it is stored nowhere else: it is masked whatever SENSITIVE_POLICY is, as chunks
+        and documents are. The text, tags and context window are what search, context and the
+        tools show. Masking twice changes nothing."""
+        text, counts = mask_text(self.text, where="memory")
+        tags, found_tags = mask_tags(self.tags, max_length=TAG_MAX_LENGTH, where="memory")
+        context_window, found_window = mask_bounded(self.context_window, max_length=CONTEXT_WINDOW_MAX_LENGTH,
+                                                    where="memory")
+        counts.update(found_tags)
+        counts.update(found_window)
+        if not counts:
+            return self, counts
+        return replace(self, text=text, tags=tags, context_window=context_window), counts
 
 
 def character_ensure(*, tenant: Tenant, conf_uid: str) -> Character:
@@ -114,7 +135,7 @@ def memories_prepare(*, user_id: str, conf_uid: str, items: Sequence[MemoryInput
     before the transaction (the embedder may be a remote call). `embeddings`, when the caller
     already has the items' vectors (consolidation's duplicate search), saves embedding them again:
     a memory's chunk vector is its text's."""
-    items = [item.checked() for item in items]
+    items = [item.checked().masked()[0] for item in items]
     now = timezone.now()
     drafts = [_draft(user_id, conf_uid, item, now) for item in items]
     return chunks_prepare(drafts, embeddings=embeddings)
@@ -131,6 +152,14 @@ def memories_create(*, tenant: Tenant, user_id: str, conf_uid: str, items: Seque
     """`memories_prepare` then `memories_insert`, embedding before the transaction opens."""
     prepared = memories_prepare(user_id=user_id, conf_uid=conf_uid, items=items)
     return memories_insert(tenant=tenant, user_id=user_id, conf_uid=conf_uid, prepared=prepared)
+
+
+def memory_create(*, tenant: Tenant, user_id: str, conf_uid: str, item: MemoryInput) -> tuple[Chunk, Counter[str]]:
+    """One memory (the API's write), with the sensitive numbers masked in it by kind (the
+    response's `masked`)."""
+    item, masked = item.checked().masked()
+    [chunk] = memories_create(tenant=tenant, user_id=user_id, conf_uid=conf_uid, items=[item])
+    return chunk, masked
 
 
 # --- Near-duplicates ------------------------------------------------------------------------
@@ -200,23 +229,26 @@ def memories_reinforce(*, tenant: Tenant, reinforcements: Sequence[Reinforcement
 
 
 def memory_edit(*, tenant: Tenant, chunk_id: int, kind: str, category: str, importance: float,
-                tags: Sequence[str], editor: str) -> int:
+                tags: Sequence[str], editor: str) -> tuple[int, Counter[str]]:
     """An editor's correction of a memory's kind, category, importance and tags (its text is what
     was said, and changing it would need a new vector). Taken under the namespace's write lock with
     the revision bump that memories_reinforce does: processes caching the chunk (rag.chunk_cache)
-    re-read these fields, or a filtered search would match the old kind and category."""
-    checked = MemoryInput(text="-", kind=kind, category=category, importance=importance).checked()
+    re-read these fields, or a filtered search would match the old kind and category.
+
+    Returns the rows updated (0 or 1) and the sensitive numbers masked in the tags, by kind."""
+    checked, masked = MemoryInput(text="-", kind=kind, category=category, importance=importance,
+                                  tags=list(tags)).checked().masked()
     with transaction.atomic():
         namespace = (Chunk.objects.filter(tenant=tenant, pk=chunk_id, type=Chunk.Type.MEMORY)
                      .values_list("namespace", flat=True).first())
         if namespace is None:
-            return 0
+            return 0, Counter()
         namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
         updated = Chunk.objects.filter(tenant=tenant, pk=chunk_id, type=Chunk.Type.MEMORY).update(
-            kind=checked.kind, category=checked.category, importance=importance, tags=list(tags))
+            kind=checked.kind, category=checked.category, importance=importance, tags=checked.tags)
         Namespace.objects.filter(tenant=tenant, name=namespace).update(memory_revision=F("memory_revision") + 1)
     logger.info("typed memory chunk %s edited by %s", chunk_id, editor)
-    return updated
+    return updated, masked
 
 
 def memory_get(*, tenant: Tenant, conf_uid: str, memory_uid: Any) -> Chunk:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from rest_framework.test import APIClient
 
 from memoryhub.models import Message
 from memoryhub.sensitive import (
@@ -223,3 +224,193 @@ def test_a_retried_batch_counts_nothing_masked_twice(client_a, django_capture_on
         again = client.post(URL, body, format="json").json()
     assert (first["accepted"], first["masked"]) == (1, {CARD: 1, US_SSN: 1})
     assert (again["accepted"], again["duplicates"], again["masked"]) == (0, 1, {})
+
+
+# --- typed memories, document titles and tags, speakers (QA pass 1, finding 1) ------------------
+MEMORIES = "/api/v1/characters/neiri/memories"
+MEMORY_RAW = ("4111 1111 1111 1111", "4111111111111111", "536-22-1234", "5555 5555 5555 4444", "4222222222222")
+# 64 characters, the most a tag may have: its card's placeholder is longer than the 13 digits.
+LONG_TAG = "x" * 50 + " 4222222222222"
+
+
+def _memory_leaks(payload: object) -> list[str]:
+    text = json.dumps(payload, ensure_ascii=False)
+    return [raw for raw in MEMORY_RAW if raw in text]
+
+
+def _memory_post(client) -> dict:
+    response = client.post(MEMORIES, {
+        "user_id": "mike", "text": "Mike told me his card is 4111 1111 1111 1111 and his SSN is 536-22-1234",
+        "kind": "user", "category": "KeyFacts", "tags": ["4111111111111111", LONG_TAG, "billing"],
+        "context_window": "card 4111111111111111"}, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+@pytest.mark.parametrize("policy", ["mask", "keep"])
+def test_a_typed_memory_is_stored_masked_and_the_response_counts_it(client_a, settings, policy: str) -> None:
+    # A typed memory is a chunk and exists nowhere else: masked whatever the policy, as documents are.
+    settings.SENSITIVE_POLICY = policy
+    client, tenant = client_a
+    body = _memory_post(client)
+    assert body["masked"] == {CARD: 4, US_SSN: 1}
+    assert body["text"] == "Mike told me his card is [card •••• 1111] and his SSN is [us_ssn]"
+    assert body["tags"] == ["[card •••• 1111]", "x" * 50, "billing"]
+    assert body["context_window"] == "card [card •••• 1111]"
+    chunk = Chunk.objects.get(tenant=tenant, type="memory")
+    assert not _memory_leaks([chunk.text, chunk.tags, chunk.context_window, chunk.terms])
+    assert all(len(tag) <= 64 for tag in chunk.tags)
+    # Read back, listed: the same masked values, and no `masked` where nothing was written.
+    listed = client.get(MEMORIES).json()
+    assert not _memory_leaks(listed) and "masked" not in listed[0]
+
+
+def test_a_typed_memory_without_numbers_reports_nothing_masked(client_a) -> None:
+    client, _ = client_a
+    response = client.post(MEMORIES, {"user_id": "mike", "text": "Mike plays chess on Sundays at 10",
+                                      "kind": "user", "tags": ["chess", "chess"]}, format="json")
+    assert response.status_code == 201
+    assert response.json()["masked"] == {} and response.json()["tags"] == ["chess", "chess"]
+
+
+def test_a_typed_memory_patch_masks_its_tags(client_a) -> None:
+    client, tenant = client_a
+    memory = client.post(MEMORIES, {"user_id": "mike", "text": "Mike pays by card", "kind": "user"},
+                         format="json").json()
+    response = client.patch(f"{MEMORIES}/{memory['id']}", {"tags": ["card 5555 5555 5555 4444", LONG_TAG]},
+                            format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["masked"] == {CARD: 2}
+    assert response.json()["tags"] == ["card [card •••• 4444]", "x" * 50]
+    assert not _memory_leaks(list(Chunk.objects.filter(tenant=tenant).values_list("tags", flat=True)))
+    unchanged = client.patch(f"{MEMORIES}/{memory['id']}", {"importance": 0.9}, format="json").json()
+    assert unchanged["masked"] == {} and unchanged["tags"] == ["card [card •••• 4444]", "x" * 50]
+
+
+def test_the_typed_memory_responses_document_masked(schema) -> None:
+    for path, method, code in ((MEMORIES.replace("neiri", "{conf_uid}"), "post", "201"),
+                               (MEMORIES.replace("neiri", "{conf_uid}") + "/{memory_id}", "patch", "200")):
+        ref = schema["paths"][path][method]["responses"][code]["content"]["application/json"]["schema"]["$ref"]
+        component = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
+        assert component["properties"]["masked"]["type"] == "object" and "masked" in component["required"]
+
+
+@pytest.mark.parametrize("policy", ["mask", "keep"])
+def test_a_document_title_and_tags_are_masked(client_a, settings, policy: str) -> None:
+    settings.SENSITIVE_POLICY = policy
+    client, tenant = client_a
+    response = client.post("/api/v1/users/mike/documents", {
+        "title": "Card 4111 1111 1111 1111", "text": "My IBAN is GB82 WEST 1234 5698 7654 32.",
+        "tags": ["4111111111111111", LONG_TAG], "meta": {"card": "5555 5555 5555 4444"}}, format="json")
+    assert response.status_code == 201, response.content
+    document = Document.objects.get(tenant=tenant)
+    assert document.title == "Card [card •••• 1111]"
+    assert document.tags == ["[card •••• 1111]", "x" * 50]
+    assert document.meta == {"card": "[card •••• 4444]"}
+    assert client.get(f"/api/v1/documents/{document.pk}").json()["title"] == "Card [card •••• 1111]"
+    chunks = list(Chunk.objects.filter(tenant=tenant).values_list("text", "tags", "terms"))
+    assert chunks[0][0].startswith("Card [card •••• 1111]\n") and not _memory_leaks(chunks)
+
+
+@pytest.mark.parametrize("policy", ["mask", "keep"])
+def test_search_context_and_memory_search_show_no_raw_number_of_a_memory_or_document(
+        client_a, settings, policy: str) -> None:
+    from memoryhub.services import api_key_create
+
+    settings.SENSITIVE_POLICY = policy
+    client, tenant = client_a
+    _memory_post(client)
+    client.post("/api/v1/users/mike/documents", {"title": "Card 4111 1111 1111 1111", "text": "Card on file.",
+                                                 "tags": ["5555 5555 5555 4444"]}, format="json")
+    search = client.post("/api/v1/search", {"user_id": "mike", "query": "card SSN", "k": 20}, format="json").json()
+    assert {i["type"] for i in search["items"]} == {"memory", "document"}
+    assert not _memory_leaks(search) and "[card •••• 1111]" in json.dumps(search, ensure_ascii=False)
+    context = client.post("/api/v1/context", {"user_id": "mike", "query": "card"},
+                          format="json").json()
+    assert "[us_ssn]" in context["text"] and "[card •••• 1111]" in context["text"]
+    assert not _memory_leaks(context)
+    _, key = api_key_create(tenant=tenant, name="tools", scopes=("tools",))
+    tools = APIClient()
+    tools.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    found = tools.post("/api/v1/tools/memory_search", {"user_id": "mike", "query": "card SSN", "k": 10},
+                       format="json")
+    assert found.status_code == 200 and found.json()["items"]
+    assert not _memory_leaks(found.json())
+
+
+def test_a_speaker_is_masked_like_the_text(client_a, django_capture_on_commit_callbacks) -> None:
+    client, tenant = client_a
+    body = {"messages": [{"role": "user", "name": "4111111111111111", "text": "hello there"}]}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(URL, body, format="json")
+    assert response.json()["masked"] == {CARD: 1}
+    assert Message.objects.get(tenant=tenant).speaker == "[card •••• 1111]"
+    # The external id is the client's key, kept as sent (see memoryhub.services._masked).
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(URL, {"messages": [{"role": "user", "text": "again", "external_id": "4242424242424242"}]},
+                    format="json")
+    assert Message.objects.filter(tenant=tenant, external_id="4242424242424242").exists()
+
+
+def test_under_keep_a_raw_speaker_is_masked_in_chunks_search_and_context(
+        client_a, django_capture_on_commit_callbacks, settings) -> None:
+    settings.SENSITIVE_POLICY = "keep"
+    client, tenant = client_a
+    body = {"messages": [{"role": "user", "name": "4111111111111111", "text": "my cat is called Pixel"}]}
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post(URL, body, format="json").json()["masked"] == {}
+    assert Message.objects.get(tenant=tenant).speaker == "4111111111111111"
+    assert Chunk.objects.get(tenant=tenant).speaker == "[card •••• 1111]"
+    search = client.post("/api/v1/search", {"user_id": "u1", "query": "cat Pixel"}, format="json").json()
+    assert search["items"] and not _memory_leaks(search)
+    context = client.post("/api/v1/context", {"user_id": "u1", "query": "cat", "session_id": "s1"},
+                          format="json").json()
+    assert "[card •••• 1111]" in context["text"] and not _memory_leaks(context)
+
+
+CONSOLIDATED = {"facts_about_user": ["Mike's card is 4111 1111 1111 1111."], "past_events": [], "self_beliefs": [],
+                "objectives": [{"text": "Neiri should remember SSN 536-22-1234.", "about": "self",
+                                "confidence": 0.3, "tags": ["536-22-1234"]}],
+                "emotions": [],
+                "key_facts": [{"text": "Mike pays by card", "importance": 0.6, "tags": ["4111111111111111"]}],
+                "summary": "Mike gave his card 4111 1111 1111 1111."}
+
+
+def test_under_keep_consolidation_sees_and_writes_only_masked_numbers(tenant, settings, llm) -> None:
+    from rag.memories import consolidation
+    from rag.memory_models import MemoryReview
+    from tests.factories import append_messages
+
+    settings.SENSITIVE_POLICY = "keep"
+    llm.script_chat(CONSOLIDATED)
+    result = append_messages(tenant, "mike", "s1", [
+        "My card is 4111 1111 1111 1111 and my SSN is 536-22-1234.", ("assistant", "Noted!")])
+    run_id = consolidation.consolidation_request(result.conversation, trigger="request")["consolidation"]
+    consolidation.consolidation_run(run_id=run_id)
+    [request] = llm.chat_requests
+    transcript = request["messages"][-1]["content"]
+    assert "[card •••• 1111]" in transcript and not _memory_leaks(request)
+    written = list(Chunk.objects.filter(tenant=tenant, type__in=["memory", "insight"])
+                   .values_list("text", "tags", "meta"))
+    assert {t for t, _, _ in written} >= {"Mike's card is [card •••• 1111].", "Mike pays by card",
+                                          "Mike gave his card [card •••• 1111]."}
+    assert not _memory_leaks(written)
+    review = MemoryReview.objects.get(tenant=tenant)
+    assert (review.text, review.tags) == ("Neiri should remember SSN [us_ssn].", ["[us_ssn]"])
+
+
+def test_under_keep_the_rules_consolidator_writes_only_masked_numbers(tenant, settings) -> None:
+    from rag.memories import consolidation
+    from tests.factories import append_messages
+
+    settings.SENSITIVE_POLICY = "keep"
+    result = append_messages(tenant, "mike", "s1", [
+        "Remember this, it is important: my card is 4111 1111 1111 1111.", "I love my card 5555 5555 5555 4444."])
+    run_id = consolidation.consolidation_request(result.conversation, trigger="request")["consolidation"]
+    run = consolidation.MemoryConsolidation.objects.get(pk=run_id)
+    consolidation.consolidation_run(run_id=run_id)
+    run.refresh_from_db()
+    assert run.status == "done" and run.result["created"], run.error
+    written = list(Chunk.objects.filter(tenant=tenant, type__in=["memory", "insight"]).values_list("text", "tags"))
+    assert "[card •••• 1111]" in json.dumps(written, ensure_ascii=False)
+    assert not _memory_leaks([written, run.output])
