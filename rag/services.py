@@ -517,11 +517,11 @@ def document_delete(*, tenant: Tenant, document_id: int) -> dict[str, int]:
     namespace, then the row."""
     namespace = Document.objects.filter(tenant=tenant, pk=document_id).values_list("namespace", flat=True).first()
     if namespace is None:
-        raise NotFound("No such document.")
+        raise NotFound(f"No document {document_id}.", field="document_id")
     namespace_write_lock(tenant_id=tenant.pk, namespace=namespace)
     document = Document.objects.select_for_update(of=("self",)).filter(tenant=tenant, pk=document_id).first()
     if document is None:  # deleted by another request meanwhile
-        raise NotFound("No such document.")
+        raise NotFound(f"No document {document_id}.", field="document_id")
     chunks = chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(source_id=f"document:{document.pk}"))
     document.delete()
     logger.info("deleted document %s of tenant %s (%s chunks)", document_id, tenant.pk, chunks)

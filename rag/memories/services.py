@@ -105,7 +105,7 @@ def character_get(*, tenant: Tenant | int, conf_uid: str) -> Character:
     tenant_id = tenant if isinstance(tenant, int) else tenant.pk
     character = Character.objects.filter(tenant_id=tenant_id, conf_uid=conf_uid).first()
     if character is None:
-        raise NotFound("No such character.")
+        raise NotFound(f"No character {conf_uid!r}.", field="conf_uid")
     return character
 
 
@@ -256,6 +256,7 @@ def memory_get(*, tenant: Tenant, conf_uid: str, memory_uid: Any) -> Chunk:
     memory = Chunk.objects.filter(tenant=tenant, type=Chunk.Type.MEMORY, conf_uid=conf_uid,
                                   memory_uid=memory_uid).first()
     if memory is None:
+        character_get(tenant=tenant, conf_uid=conf_uid)  # the character, when it is the part at fault
         raise ApplicationError(f"Character {conf_uid!r} has no memory {memory_uid}.", code="not_found",
                                field="memory_id", status_code=404)
     return memory

@@ -347,6 +347,9 @@ def test_an_error_of_the_request_as_a_whole_has_no_key_in_its_message(client_a) 
     ("get", f"{MESSAGES}?before_id=999999", "before_id"),
     ("get", "/api/v1/review/nope", "queue"),
     ("get", "/api/v1/review/profiles/999999", "item_id"),
+    ("delete", "/api/v1/documents/999999", "document_id"),
+    ("get", "/api/v1/characters/nobody/memories", "conf_uid"),
+    ("get", "/api/v1/characters/nobody/memories/00000000-0000-4000-8000-000000000000", "conf_uid"),
 ])
 def test_a_404_names_the_path_or_query_parameter_at_fault(client_a, method: str, url: str, field: str) -> None:
     # "No such session." left a client to guess whether the user or the session was wrong.
