@@ -171,17 +171,65 @@ def _title_matches(tenant_id: int, namespace: str, watermarks: tuple[int, ...] |
 NAME_SHARE = 0.4
 
 
-def _named(index: Any, query_terms: set[str], titled: dict[int, frozenset[str]]) -> dict[int, float]:
+def _named(index: Any, query_terms: set[str], titled: dict[int, frozenset[str]],
+           cast: set[int] | frozenset[int] = frozenset()) -> dict[int, float]:
     """The titled chunks whose title holds at least NAME_SHARE of the query's BM25 weight (idf), by
     that share: a name asked for outranks the longer entries that merely say it more often ("Wand of
-    Fireballs" and "Necklace of Fireballs" above the Fireball spell)."""
+    Fireballs" and "Necklace of Fireballs" above the Fireball spell). The spell an input casts
+    (`_cast_titles`) is asked for whatever its share: "light" is a common word."""
     n = len(index)
     weight = {term: float(bm25_idf(index.document_frequency(term), n)) for term in query_terms}
     total = sum(weight.values())
     if total <= 0:
         return {}
     shares = {pk: sum(weight[t] for t in terms) / total for pk, terms in titled.items()}
-    return {pk: share for pk, share in shares.items() if share >= NAME_SHARE}
+    return {pk: share for pk, share in shares.items() if share >= NAME_SHARE or pk in cast}
+
+
+# Words that cast a spell, as players type them: "I cast fireball at the goblins", "кастую щит", "Я колдую
+# огненный шар", "читаю заклинание", "我施放火球术". Not "castle", "колдун" (a sorcerer) or "кастрюля".
+CASTING = re.compile(
+    r"(?<![a-z])cast(?:s|ing)?(?![a-z])"
+    r"|(?<![а-яё])(?:с?касту(?:ю|ешь|ет|ем|ете|ют)|с?кастова(?:ть|л|ла|ли)|наколду(?:ю|ет)"
+    r"|колду(?:ю|ешь|ет|ем|ете|ют)|колдова(?:ть|л|ла|ли)|чита(?:ю|ет|ем|ют)\s+заклинани[еяй])(?![а-яё])"
+    r"|施放|释放",
+    re.IGNORECASE,
+)
+SPELLS = "Spells"
+
+
+@functools.lru_cache(maxsize=64)
+def _spell_chunks(tenant_id: int, namespace: str, watermarks: tuple[int, ...] | None) -> frozenset[int]:
+    """A version's chunks of Spells entries (cached as `_entry_titles` is)."""
+    return frozenset(Chunk.objects.filter(tenant_id=tenant_id, namespace=namespace,
+                                          meta__entry_id__startswith=f"{SPELLS}/").values_list("id", flat=True))
+
+
+def _cast_titles(query: str, titled: dict[int, frozenset[str]],
+                 spells: frozenset[int]) -> tuple[dict[int, frozenset[str]], set[int]] | None:
+    """For an input that casts a spell it names: the title matches that keep their votes, and the spell cast.
+
+    "I cast fireball at the goblins" names the spell and its target, and the target's title (Goblin, the
+    language; Orc; Shield, the armour) held more of the question's weight: it took the title and name
+    votes and the rules block (docs/retrieval.md "Game-master knowledge: casting"). When the input casts,
+    only Spells titles vote, and the first spell said after the casting word is the one cast ("I cast
+    light on my shield": Light, not Shield): it alone keeps them and gets the name vote whatever its
+    share. None when the input casts nothing or names no spell."""
+    cast = CASTING.search(query)
+    named = {pk: terms for pk, terms in titled.items() if pk in spells}
+    if cast is None or not named:
+        return None
+    after = analyze(query[cast.end():])
+
+    def position(terms: frozenset[str]) -> int:
+        return min(after.index(t) for t in terms) if terms <= set(after) else len(after)
+
+    first = min(position(terms) for terms in named.values())
+    if first == len(after):  # "Fireball! I cast it at them": no spell after the word, every spell keeps its vote
+        return named, set()
+    longest = max(len(terms) for terms in named.values() if position(terms) == first)
+    cast_spell = {pk: terms for pk, terms in named.items() if position(terms) == first and len(terms) == longest}
+    return cast_spell, set(cast_spell)
 
 
 # Words that frame a question rather than say what it asks about. "What happens when my character is
@@ -248,9 +296,13 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
         if weights.get("title"):
             titled = _title_matches(tenant_id, target.namespace, marks.get(target.namespace), set(terms), allowed,
                                     cfg.k_keyword)
+            cast: set[int] = set()
+            if titled and (casting := _cast_titles(query, titled, _spell_chunks(
+                    tenant_id, target.namespace, marks.get(target.namespace)))) is not None:
+                titled, cast = casting
             if titled:
                 scores["title"] = {pk: float(len(title)) for pk, title in titled.items()}
-                named = _named(index, set(terms), titled) if weights.get("name") else {}
+                named = _named(index, set(terms), titled, cast) if weights.get("name") else {}
                 if named:
                     scores["name"] = named
     foreign = bool(rag_selectors.foreign_vector_spaces(tenant_id, spaces))

@@ -189,8 +189,13 @@ def _opposites(fact: list[Token], sentences: list[tuple[str, list[Token]]]) -> l
     found: list[tuple[Token, Token, str]] = []
     for i, claim in enumerate(fact):
         for cls, member in claim.senses:
-            if any(c == cls and m != member for token in fact for c, m in token.senses):
-                continue  # the statement names both ("her right hand, not her left")
+            slot = _slot(fact, i, cls)
+            needed = min(SLOT_MIN, len(slot[0] | slot[1] | slot[2]))
+            if any(c == cls and m != member and _slot_overlap(slot, _slot(fact, j, cls)) >= needed
+                   for j, token in enumerate(fact) for c, m in token.senses):
+                # The statement names both in one place ("her right hand, not her left"); the Moon Door
+                # and the sun amulet of one sentence are two places.
+                continue
             candidates = [(sentence, tokens) for sentence, tokens in sentences
                           if any(c == cls for token in tokens for c, _ in token.senses)]
             if not candidates:
@@ -204,8 +209,6 @@ def _opposites(fact: list[Token], sentences: list[tuple[str, list[Token]]]) -> l
             closest = [(sentence, tokens) for sentence, tokens in candidates if shared(tokens) == top]
             if any((cls, member) in token.senses for _, tokens in closest for token in tokens):
                 continue
-            slot = _slot(fact, i, cls)
-            needed = min(SLOT_MIN, len(slot[0] | slot[1] | slot[2]))
             best: tuple[float, Token, str] | None = None
             for sentence, tokens in closest:
                 for j, token in enumerate(tokens):
@@ -263,7 +266,14 @@ def offline_check(fact: str, hits: list[Hit]) -> tuple[Check, list[Hit]]:
         return len(fact_terms & _terms(f"{hit.title} {hit.text}")) / len(fact_terms)
 
     # The subject: the entry whose title the fact names (the longest such title), else the best covered.
-    named = [h for h in hits if _terms(h.title) and _terms(h.title) <= fact_terms]
+    # A named entry below COVERAGE_UNKNOWN does not speak of the fact: a one-word SRD title said in
+    # passing ("A ronin guards the crossing…" named Monsters/guard, "…the bearer of the moon amulet"
+    # Equipment/amulet) is no subject, and the best-covered hit, the lore entry saying the sentence word
+    # for word, decides. Above the floor the named entry stays the subject even where another covers
+    # more: a wrong value or school lowers the coverage of the very entry it contradicts ("Cure Wounds
+    # has a range of 60 feet": Mass Cure Wounds says "60 feet"; docs/retrieval.md "lore_assert: …").
+    named = [h for h in hits if _terms(h.title) and _terms(h.title) <= fact_terms
+             and coverage(h) >= COVERAGE_UNKNOWN]
     subject = max(named, key=lambda h: (round(coverage(h), 1), len(h.title))) if named else max(hits, key=coverage)
     cover = coverage(subject)
     if cover < COVERAGE_UNKNOWN:

@@ -56,6 +56,10 @@ LEXICON: dict[str, dict[str, tuple[str, str, str]]] = {
         "autumn": ("autumn", "осень", "秋天 秋季"),
         "winter": ("winter", "зима", "冬天 冬季"),
     },
+    "celestial": {  # "the bearer of the moon amulet" / "of the sun amulet"; not 日 or 月, also day and month
+        "sun": ("sun", "солнце солнечный", "太阳"),
+        "moon": ("moon", "луна лунный", "月亮"),
+    },
     "metal": {
         "gold": ("gold golden", "золото золотой", "金 黄金 金色"),
         "silver": ("silver silvery", "серебро серебряный", "银 白银 银色"),

@@ -80,7 +80,8 @@ _BLOCK = {
     "type": "object", "additionalProperties": False, "required": ["max_tokens"],
     "properties": {"max_tokens": {"type": "integer", "minimum": 0}, "max_items": {"type": "integer", "minimum": 1},
                    "item_tokens": {"type": "integer", "minimum": 1},
-                   "exclude_categories": {"type": "array", "items": {"type": "string", "minLength": 1}}},
+                   "exclude_categories": {"type": "array", "items": {"type": "string", "minLength": 1}},
+                   "cast_exclude_categories": {"type": "array", "items": {"type": "string", "minLength": 1}}},
 }
 _CONFIG = {
     "type": "object", "additionalProperties": False, "required": ["total_tokens", "blocks", "default_tone"],
@@ -221,9 +222,13 @@ def scene_context(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any
     trigger = RULE_TRIGGERS.search(request.user_input)
     rules_items: list[Item] = []
     if trigger:
-        # Stat blocks are no rules: a grapple's rule, not the monsters that grapple (prompt_budgets.yaml).
+        # Stat blocks are no rules: a grapple's rule, not the monsters that grapple; and a spell cast needs
+        # the spell's rule, not the things and creatures it is cast on (prompt_budgets.yaml).
+        exclude = tuple(blocks_cfg["rules"].get("exclude_categories", ()))
+        if lore_selectors.CASTING.search(request.user_input):
+            exclude += tuple(blocks_cfg["rules"].get("cast_exclude_categories", ()))
         rules_items = _hits(tenant_id, world, "srd", request.user_input, blocks_cfg["rules"].get("max_items", 2),
-                            tuple(blocks_cfg["rules"].get("exclude_categories", ())))
+                            exclude)
         if not rules_items:
             notes.append("The input needs a rule but no SRD chunk was found.")
     # The player's words too: "I ask Old Marrow how to ring the Drowned Bell" needs the Bell's entry,

@@ -123,3 +123,58 @@ def test_what_happens_frames_the_question_and_the_condition_is_its_subject(world
                                       query="what happens when my character is blinded?").hits
     assert hits[0].entry_id == "Conditions/blinded"
     assert "name" in hits[0].ranks
+
+
+CASTS = ["I cast fireball", "Borin casts cure wounds", "I'm casting bless", "кастую щит", "Скастую щит",
+         "Я колдую огненный шар", "Василиса колдует молнию", "читаю заклинание на гоблина", "我施放火球术",
+         "我释放一个法术"]
+CASTS_NOTHING = ["We ride to the castle", "The caster falls asleep", "Колдун смотрит на меня", "Поставь кастрюлю",
+                 "Я читаю книгу", "我们去酒馆喝一杯吧"]
+
+
+@pytest.mark.parametrize("user_input", CASTS)
+def test_a_player_casting_a_spell_is_told_from_other_talk(user_input: str) -> None:
+    assert selectors.CASTING.search(user_input) is not None
+
+
+@pytest.mark.parametrize("user_input", CASTS_NOTHING)
+def test_castles_sorcerers_and_pots_cast_nothing(user_input: str) -> None:
+    assert selectors.CASTING.search(user_input) is None
+
+
+def _casting_world(world: World) -> list[selectors.Target]:
+    spells = [{"index": "light", "name": "Light", "desc": ["You touch one object. Until the spell ends, the object "
+                                                             "sheds bright light in a 20-foot radius."]},
+              {"index": "shield", "name": "Shield", "desc": ["An invisible barrier of magical force appears and "
+                                                              "protects you: a +5 bonus to AC."]},
+              {"index": "sleep", "name": "Sleep", "desc": ["This spell sends creatures into a magical slumber."]}]
+    languages = [{"index": "orc", "name": "Orc", "desc": "Orc is spoken by orcs; typical speakers: orcs."},
+                 {"index": "goblin", "name": "Goblin", "desc": "Goblin is spoken by goblinoids and goblins."}]
+    equipment = [{"index": "shield", "name": "Shield", "desc": ["A shield is carried in one hand: +2 to AC. "
+                                                                 "A shield, any shield."]}]
+    version = lore_services.knowledge_ingest(world=world, domain="srd", actor="test", files=[
+        lore_services.UploadedFile("Spells.json", as_bytes(spells), "en"),
+        lore_services.UploadedFile("Languages.json", as_bytes(languages), "en"),
+        lore_services.UploadedFile("Equipment.json", as_bytes(equipment), "en")])
+    return [selectors.Target("srd", version.version, version.namespace)]
+
+
+def test_the_spell_cast_takes_the_title_votes_from_its_target(world) -> None:
+    """The world's search too: "I cast fireball at the bandits" answered Monsters/bandit first."""
+    targets = _casting_world(world)
+
+    def top(query: str) -> selectors.KnowledgeHit:
+        return selectors.knowledge_search(tenant_id=world.tenant_id, targets=targets, query=query).hits[0]
+
+    for query, spell in [("I cast sleep on the orcs", "Spells/sleep"), ("I cast light on my shield", "Spells/light"),
+                         ("i cast shield against the goblin's attack", "Spells/shield"),
+                         ("casting sleep on the goblins", "Spells/sleep")]:
+        hit = top(query)
+        assert hit.entry_id == spell and "name" in hit.ranks, (query, hit.entry_id, hit.ranks)
+    hits = selectors.knowledge_search(tenant_id=world.tenant_id, targets=targets,
+                                      query="I cast light on my shield").hits
+    assert not {"title", "name"} & next(h for h in hits if h.entry_id == "Equipment/shield").ranks.keys()
+    # Without a casting word the titles vote as before: a question about the armour is the armour's.
+    assert "title" in next(h for h in selectors.knowledge_search(
+        tenant_id=world.tenant_id, targets=targets, query="how much AC does a shield give").hits
+        if h.entry_id == "Equipment/shield").ranks

@@ -152,3 +152,80 @@ def test_bench_prints_accuracy_and_gates(tools_client: tuple[APIClient, Tenant],
     assert "all                      2/3   66.7%" in out and "MISS c" in out
     with pytest.raises(CommandError, match="below"):
         call_command("lore_assert_bench", file=str(path), offline=True, min_accuracy=0.9)
+
+
+# A world whose SRD has one-word titles that lore sentences say in passing (Guard, Amulet, Shield), and
+# whose lore states facts about them in three languages, as the demo's Moon Bridge does.
+CROSSING_SRD = {
+    "en": {"Monsters.json": [{"index": "guard", "name": "Guard", "desc": [
+        "Guards include members of a city watch, sentries in a citadel or fortified town, and the bodyguards "
+        "of merchants and nobles."]}],
+           "Equipment.json": [{"index": "amulet", "name": "Amulet", "desc": [
+               "An amulet is a holy symbol: a spellcaster can use it as a spellcasting focus."]},
+                              {"index": "shield", "name": "Shield", "desc": [
+                                  "A shield is made from wood or metal and is carried in one hand."]}]},
+    "ru": {"Equipment.json": [{"index": "amulet", "name": "Амулет", "desc": [
+        "Амулет — священный символ: заклинатель может использовать его как фокусировку."]},
+                              {"index": "shield", "name": "Щит", "desc": [
+                                  "Щит делают из дерева или металла и носят в одной руке."]}]},
+}
+CROSSING_LORE = {
+    "en": "# Valley\n\n## The Moon Bridge\nA stone bridge over the gorge. The Moon Door at its far end opens only for "
+          "the bearer of the moon amulet. Travellers say a ronin guards the crossing and asks a toll of promises, "
+          "not coin.\n\n## Borin's Forge\nBorin Ironhand hangs a dented shield over the door of his smithy.\n",
+    "ru": "# Долина\n\n## Лунный мост\nКаменный мост над ущельем. Лунная дверь на том конце открывается только "
+          "для владельца лунного амулета. Путники говорят, что переправу стережёт ронин и берёт плату "
+          "обещаниями, а не монетой.\n",
+    "zh": "# 山谷\n\n## 月桥\n峡谷上的一座石桥。桥那头的月门只为月亮护符的持有者打开。\n",
+}
+
+
+@pytest.fixture
+def crossing(tools_client: tuple[APIClient, Tenant]) -> APIClient:
+    client, tenant = tools_client
+    world = lore_services.world_create(tenant=tenant, slug="valley", languages=["en", "ru", "zh"])
+    for domain, files in [
+        ("srd", [lore_services.UploadedFile(name, json.dumps(entries).encode(), lang)
+                 for lang, by_file in CROSSING_SRD.items() for name, entries in by_file.items()]),
+        ("lore", [lore_services.UploadedFile(f"valley_{lang}.md", text.encode(), lang)
+                  for lang, text in CROSSING_LORE.items()]),
+    ]:
+        version = lore_services.knowledge_ingest(world=world, domain=domain, files=files, actor="test")
+        lore_services.lore_version_publish(version=version, actor="test", force=True, reason="test fixture")
+    return client
+
+
+def test_a_title_said_in_passing_does_not_make_its_entry_the_subject(crossing: APIClient) -> None:
+    """QA: "A ronin guards the crossing…" was checked against Monsters/guard and "…the moon amulet" against
+    Equipment/amulet (the entries whose title the fact names), which speak of nothing else in it, so the
+    lore's own sentences were "unknown" and a swapped word was never found contradicted."""
+    for fact in [
+        "A ronin guards the crossing and asks a toll of promises.",
+        "The Moon Door opens only for the bearer of the moon amulet.",
+        "a ronin guards the crossing and asks for a toll of promises, not coin",
+        "Borin hangs a dented shield over the door of his smithy",
+        "Переправу стережёт ронин и берёт плату обещаниями.",
+        "Лунная дверь открывается только для владельца лунного амулета.",
+        "月门只为月亮护符的持有者打开。",
+    ]:
+        body = crossing.post("/api/v1/tools/lore_assert", {"fact": fact, "world": "valley", "use_llm": False},
+                             format="json").json()
+        assert body["verdict"] == "supported", (fact, body["hint"])
+        assert body["sources"][0].startswith("lore:"), body
+
+
+def test_a_swapped_sibling_next_to_a_title_said_in_passing_is_contradicted(crossing: APIClient) -> None:
+    """The sun for the moon is a sibling swap, though the statement names the moon elsewhere (the Moon Door)."""
+    for fact, said, source in [
+        ("The Moon Door opens only for the bearer of the sun amulet.", "sun", "moon"),
+        ("the moon door only opens for whoever carries the sun amulet", "sun", "moon"),
+        ("Лунная дверь открывается только для владельца солнечного амулета.", "солнечного", "лунного"),
+        ("月门只为太阳护符的持有者打开。", "太阳", "月亮"),
+    ]:
+        result, hint = verdict(crossing, fact, world="valley")
+        assert result == "contradicted", (fact, hint)
+        assert f"says \u201c{source}\u201d where the statement says \u201c{said}\u201d" in hint, hint
+    # A fact about the named entry itself still has it as its subject.
+    assert verdict(crossing, "A shield is carried in one hand.", world="valley")[0] == "supported"
+    assert verdict(crossing, "A shield is carried in two hands.", world="valley")[0] != "supported"
+    assert verdict(crossing, "Щит носят в одной руке.", world="valley")[0] == "supported"
