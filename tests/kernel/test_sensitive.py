@@ -414,3 +414,55 @@ def test_under_keep_the_rules_consolidator_writes_only_masked_numbers(tenant, se
     written = list(Chunk.objects.filter(tenant=tenant, type__in=["memory", "insight"]).values_list("text", "tags"))
     assert "[card •••• 1111]" in json.dumps(written, ensure_ascii=False)
     assert not _memory_leaks([written, run.output])
+
+
+def test_sensitive_rescan_masks_what_was_stored_before_and_rebuilds_its_chunks(
+        client_a, django_capture_on_commit_callbacks) -> None:
+    """Stored before the fix: typed memories, document titles and tags, speakers raw. The command masks the
+    rows and rebuilds their chunks (a document's heading line, the terms and vectors of a memory)."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from rag.services import reindex
+
+    client, tenant = client_a
+    _memory_post(client)
+    client.post("/api/v1/users/mike/documents", {"title": "Card notes", "text": "Card on file.", "tags": ["x"]},
+                format="json")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/api/v1/users/mike/sessions/s1/messages",
+                    {"messages": [{"role": "user", "name": "Mike 4111111111111111", "text": "hello there"}]},
+                    format="json")
+    # As an older release stored them.
+    memory = Chunk.objects.get(tenant=tenant, type=Chunk.Type.MEMORY)
+    Chunk.objects.filter(pk=memory.pk).update(text="His card is 4111 1111 1111 1111", tags=["4111111111111111"],
+                                              context_window="card 4111111111111111")
+    Document.objects.filter(tenant=tenant).update(title="Card 4111 1111 1111 1111", tags=["5555 5555 5555 4444"])
+    Message.objects.filter(tenant=tenant).update(speaker="Mike 4111111111111111")
+    reindex(tenant=tenant, user_ids=["mike"], include_tenant_documents=False)
+    search = client.post("/api/v1/search", {"user_id": "mike", "query": "card hello", "k": 20}, format="json").json()
+    assert _memory_leaks(search)  # the leak the command is for
+
+    dry = StringIO()
+    call_command("sensitive_rescan", "--dry-run", stdout=dry, stderr=StringIO())
+    assert "would mask: 1 memories, 1 documents, 1 speakers" in dry.getvalue(), dry.getvalue()
+    assert Chunk.objects.get(pk=memory.pk).text == "His card is 4111 1111 1111 1111"
+
+    out = StringIO()
+    call_command("sensitive_rescan", stdout=out, stderr=StringIO())
+    assert "masked: 1 memories, 1 documents, 1 speakers" in out.getvalue(), out.getvalue()
+    memory = Chunk.objects.get(tenant=tenant, type=Chunk.Type.MEMORY)
+    assert (memory.text, memory.tags, memory.context_window) == (
+        "His card is [card •••• 1111]", ["[card •••• 1111]"], "card [card •••• 1111]")
+    assert Document.objects.get(tenant=tenant).title == "Card [card •••• 1111]"
+    assert Message.objects.get(tenant=tenant).speaker == "Mike [card •••• 1111]"
+    search = client.post("/api/v1/search", {"user_id": "mike", "query": "card hello", "k": 20}, format="json").json()
+    assert {i["type"] for i in search["items"]} >= {"memory", "document", "dialog"}
+    assert not _memory_leaks(search), search
+    context = client.post("/api/v1/context", {"user_id": "mike", "query": "card", "session_id": "s1"},
+                          format="json").json()
+    assert not _memory_leaks(context)
+    again = StringIO()
+    call_command("sensitive_rescan", stdout=again, stderr=StringIO())
+    assert "masked: nothing" in again.getvalue()
