@@ -34,7 +34,7 @@ def test_a_page_before_another_sessions_message_is_404_naming_before_id(client_a
     append_messages(tenant, "alice", "s1", ["hello"], start=START)
     other = append_messages(tenant, "alice", "s2", ["elsewhere"], start=START).created[0]
     response = client.get("/api/v1/users/alice/sessions/s1/messages", {"before_id": other.pk})
-    assert response.status_code == 404 and response.json()["error"]["message"].startswith("before_id:")
+    assert response.status_code == 404 and list(response.json()["error"]["fields"]) == ["before_id"]
     response = client.get("/api/v1/users/alice/sessions/s1/messages", {"limit": 0})
     assert response.status_code == 400 and "limit" in response.json()["error"]["fields"]
 
