@@ -73,17 +73,17 @@ CONSOLIDATION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["facts_about_user", "past_events", "self_beliefs", "objectives", "emotions", "key_facts"],
     "properties": {
-        **{key: {"type": "array", "items": _ITEM, "maxItems": 100}
+        **{key: {"type": "array", "items": _ITEM, "maxItems": rules.MAX_ITEMS}
            for key in ("facts_about_user", "past_events", "self_beliefs", "objectives")},
-        "emotions": {"type": "array", "maxItems": 30, "items": {
+        "emotions": {"type": "array", "maxItems": rules.MAX_EMOTIONS, "items": {
             "type": "object", "required": ["name", "score"],
             "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 32},
                            "score": {"type": "number", "minimum": -1, "maximum": 1}}}},
-        "key_facts": {"type": "array", "maxItems": 100, "items": {
+        "key_facts": {"type": "array", "maxItems": rules.MAX_ITEMS, "items": {
             "type": "object", "required": ["text", "importance"],
             "properties": {**_ITEM["oneOf"][1]["properties"], "importance": {"type": "number", "minimum": 0,
                                                                              "maximum": 1}}}},
-        "summary": {"type": "string", "maxLength": 2000},
+        "summary": {"type": "string", "maxLength": rules.SUMMARY_MAX_CHARS},
     },
 }
 _VALIDATOR = jsonschema.Draft202012Validator(CONSOLIDATION_SCHEMA)
@@ -91,8 +91,17 @@ _VALIDATOR = jsonschema.Draft202012Validator(CONSOLIDATION_SCHEMA)
 
 def validate_consolidation(value: Any) -> list[str]:
     """Every schema violation, as short messages with their JSON path (empty when valid)."""
-    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {_schema_error_text(e)}"
             for e in sorted(_VALIDATOR.iter_errors(value), key=lambda e: list(e.absolute_path))][:10]
+
+
+def _schema_error_text(error: jsonschema.ValidationError) -> str:
+    """jsonschema's message spells out the instance first ("[{'text': …}, …] is too long"): for a long list
+    the reason came at character 21,700 of an error stored cut to 2,000. The rule broken, then the size."""
+    if len(error.message) <= 200:
+        return error.message
+    size = f" (it has {len(error.instance)})" if isinstance(error.instance, (list, str, dict)) else ""
+    return f"breaks {error.validator} {error.validator_value!r}{size}"
 
 
 class ConsolidationReply(RootModel[dict[str, Any]]):

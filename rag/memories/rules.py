@@ -88,6 +88,12 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and len(s.strip()) > 1]
 
 
+# The consolidation schema's list bounds (rag.memories.consolidation.CONSOLIDATION_SCHEMA uses these).
+MAX_ITEMS = 100
+MAX_EMOTIONS = 30
+SUMMARY_MAX_CHARS = 2000
+
+
 def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, Any]:
     """Seed 004's consolidation JSON from a window of turns, by rules (see the module docstring)."""
     out: dict[str, Any] = {"facts_about_user": [], "past_events": [], "self_beliefs": [], "objectives": [],
@@ -134,8 +140,14 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
                     score = round(intensity * valence(emotion), 3)
                     if abs(score) > abs(emotions.get(emotion, 0.0)):
                         emotions[emotion] = score
-    out["emotions"] = [{"name": name, "score": score} for name, score in emotions.items()]
+    out["emotions"] = [{"name": name, "score": score} for name, score in emotions.items()][:MAX_EMOTIONS]
+    for key in ("facts_about_user", "past_events", "self_beliefs", "objectives", "key_facts"):
+        if len(out[key]) > MAX_ITEMS:
+            # A diary imported in one batch told 120 events in a 120-turn window; the schema takes 100, and the
+            # run failed on every retry, holding up the session's later windows. The most important stay.
+            kept = sorted(range(len(out[key])), key=lambda i: -out[key][i]["importance"])[:MAX_ITEMS]
+            out[key] = [out[key][i] for i in sorted(kept)]
     highlights = list(dict.fromkeys(i["text"] for key in ("facts_about_user", "past_events", "key_facts")
                                     for i in out[key]))[:3]
-    out["summary"] = " | ".join(highlights) if highlights else ""
+    out["summary"] = (" | ".join(highlights) if highlights else "")[:SUMMARY_MAX_CHARS]
     return out

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from memoryhub import deferred
 from rag.memories import consolidation
-from rag.memories.rules import Turn, consolidate_rules
+from rag.memories.rules import MAX_ITEMS, Turn, consolidate_rules
 from rag.memories.services import memory_review_approve
 from rag.models import CharacterMood, Chunk, MemoryConsolidation, MemoryReview
 from tests.factories import append_messages
@@ -54,6 +54,20 @@ def test_rules_keep_who_said_it() -> None:
                                 Turn("Neiri", "I think I love jazz too.", True)], "Neiri")
     assert [i["text"] for i in output["facts_about_user"]] == ["Anna: I love jazz and I live in Porto."]
     assert [i["text"] for i in output["self_beliefs"]] == ["Neiri: I think I love jazz too."]
+
+def test_a_window_dense_with_events_stays_within_the_schema_and_a_violation_says_why_first() -> None:
+    """A diary imported in one batch: 120 turns, each an event. The rules made 120 past events, the schema
+    takes 100: the run failed on every retry and held up the session's later windows, its reason at
+    character 21,700 of an error stored cut to 2,000."""
+    turns = [Turn("Anna", f"Yesterday I went hiking near the waterfall number {i} with my sister.", False)
+             for i in range(120)]
+    output = consolidate_rules(turns, "Neiri")
+    assert len(output["past_events"]) == MAX_ITEMS
+    assert consolidation.validate_consolidation(output) == []
+    too_many = {**output, "past_events": output["past_events"] * 2}
+    [error] = consolidation.validate_consolidation(too_many)
+    assert error.startswith("past_events: breaks maxItems 100 (it has 200)"), error[:300]
+
 
 
 def test_offline_consolidation_writes_typed_memories_an_insight_and_mood(tenant) -> None:
