@@ -122,7 +122,7 @@ def test_embedding_resize_re_embeds_what_was_stored_at_the_old_width(client_a, c
         assert "nothing to do" in again.getvalue()
 
 
-def test_without_reindex_the_old_vectors_are_never_compared(tenant) -> None:
+def test_without_reindex_the_old_vectors_are_never_compared(tenant, monkeypatch) -> None:
     _stored(tenant)
     with override_settings(EMBEDDING_DIMENSIONS=512):
         out = StringIO()
@@ -134,6 +134,11 @@ def test_without_reindex_the_old_vectors_are_never_compared(tenant) -> None:
         assert hybrid.items[0].chunk["text"] == "The user is allergic to peanuts."
         assert hybrid.skipped == {"vector": "reindex_needed"}
         assert Person.objects.get(tenant=tenant).embedding is None
+        # Run again without --yes, the re-embedding is asked for too (it re-embedded everything unasked).
+        monkeypatch.setattr("builtins.input", lambda prompt: "n")
+        with pytest.raises(CommandError, match="nothing changed"):
+            call_command("embedding_resize", stdout=StringIO(), stderr=StringIO())
+        assert _vector_hits(tenant, "allergic to peanuts") == []
         call_command("reindex", stdout=StringIO(), stderr=StringIO())
         assert _vector_hits(tenant, "allergic to peanuts")[0] == "The user is allergic to peanuts."
         assert Namespace.objects.get(tenant=tenant, name=user_namespace("u1")).vector_space == "hashing-v1/512d"

@@ -37,7 +37,9 @@ class Command(BaseCommand):
                           + f"; EMBEDDING_DIMENSIONS {width}")
         wrong = vector_width.mismatched(width)
         if wrong:
-            chunks = sum(Namespace.objects.values_list("chunk_count", flat=True))
+            # What reindex re-embeds: knowledge versions and campaigns are rebuilt otherwise (printed at the end).
+            chunks = sum(Namespace.objects.filter(Q(name__startswith="user:") | Q(name=TENANT_NAMESPACE))
+                         .values_list("chunk_count", flat=True))
             self.stdout.write(f"to alter: {', '.join(wrong)} to vector({width}); {chunks:,} chunk(s) will be "
                               f"re-embedded{' by reindex' if not options['no_reindex'] else ' when you run reindex'}, "
                               "people's vectors made again; searches use words alone meanwhile")
@@ -52,6 +54,11 @@ class Command(BaseCommand):
         stale = (Namespace.objects.filter(Q(name__startswith="user:") | Q(name=TENANT_NAMESPACE))
                  .exclude(vector_space__in=["", current]).exclude(chunk_count=0))
         if stale.exists() and not options["no_reindex"]:
+            if not wrong and not options["yes"]:
+                # A run again after an interrupted one: the columns are right, what is left is re-embedding.
+                self.stdout.write(f"{stale.count()} namespace(s) hold vectors of another width or embedder")
+                if not self._confirmed("Re-embed them now (reindex)?"):
+                    raise CommandError("nothing changed")
             # Before the index: the rewritten chunks are then indexed once, not once as they were and again.
             call_command("reindex", stdout=self.stdout, stderr=self.stderr)
         elif stale.exists():
@@ -66,9 +73,9 @@ class Command(BaseCommand):
         else:
             self.stdout.write("nothing to do: the columns, the index and the vectors have that width")
 
-    def _confirmed(self) -> bool:
+    def _confirmed(self, question: str = "Alter the columns now? The service must be stopped.") -> bool:
         try:
-            answer = input("Alter the columns now? The service must be stopped. [y/N] ")
+            answer = input(f"{question} [y/N] ")
         except EOFError:
             return False
         return answer.strip().lower() in {"y", "yes"}
@@ -90,5 +97,6 @@ class Command(BaseCommand):
                 continue
             seen.add((namespace.tenant.name, world, domain))
             self.stdout.write(f"knowledge {world}/{domain} (tenant {namespace.tenant.name}) is searched by its "
-                              f"words until `manage.py lore_reindex {world} {domain} --tenant "
-                              f"{namespace.tenant.name}` builds a version at the new width and it is published")
+                              f"words until a version at the new width is built and published: `manage.py "
+                              f"lore_reindex {world} {domain} --tenant {namespace.tenant.name}`, then `lore_smoke` "
+                              "and `lore_publish` with the version it prints")
