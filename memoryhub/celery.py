@@ -1,11 +1,12 @@
 """The Celery app. With `REDIS_URL` unset, tasks run in-process (eager), so no broker is needed."""
 
+import logging
 import os
 from typing import Any
 
 from celery import Celery
 from celery import Task as BaseTask
-from celery.signals import worker_process_shutdown
+from celery.signals import worker_process_shutdown, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 
@@ -30,6 +31,22 @@ class Task(BaseTask):
 app = Celery("memoryhub", task_cls=Task)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_ready.connect
+def _vector_width_checked(**kwargs: Any) -> None:
+    """A worker started with an EMBEDDING_DIMENSIONS the vector columns lack said "ready" and failed every
+    index job with a DataError; the web process answers 503 naming the command. Say so where the operator
+    looks, and stop: nothing it took would succeed."""
+    from rag import vector_width
+
+    try:
+        problem = vector_width.problem()
+    except Exception:  # the database not up yet: the jobs retry, as they would anyway
+        return
+    if problem:
+        logging.getLogger(__name__).critical("worker stopping: %s", problem)
+        os._exit(78)  # EX_CONFIG: a supervisor sees a configuration error, not a crash to restart into
 
 
 @worker_process_shutdown.connect

@@ -52,3 +52,13 @@ def test_an_unauthenticated_caller_learns_what_failed_not_where(settings) -> Non
         assert detail not in text
     logged = "\n".join(records.lines)
     assert "db.internal" in logged and "127.0.0.1" in logged  # the operator still reads why
+
+
+def test_the_broker_away_is_degraded_not_unavailable(settings, db) -> None:
+    """Every request works without Redis (the outbox waits for the sweeper): a 503 took every web node out of a
+    load balancer's rotation."""
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    response = healthz(RequestFactory().get("/healthz"))
+    body = json.loads(response.content)
+    assert response.status_code == 200 and body["status"] == "degraded"
+    assert body["checks"]["broker"]["ok"] is False and body["checks"]["database"]["ok"] is True

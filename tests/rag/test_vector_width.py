@@ -171,3 +171,15 @@ def test_the_migrations_do_not_depend_on_the_configured_width() -> None:
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "No changes detected" in done.stdout
+
+
+def test_a_worker_at_another_width_stops_instead_of_failing_every_job(tenant, monkeypatch) -> None:
+    from memoryhub import celery
+
+    exits: list[int] = []
+    monkeypatch.setattr(celery.os, "_exit", exits.append)
+    celery._vector_width_checked()
+    assert exits == []
+    with override_settings(EMBEDDING_DIMENSIONS=512):
+        celery._vector_width_checked()
+    assert exits == [78]
