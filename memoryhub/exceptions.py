@@ -15,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import DisallowedHost, PermissionDenied, RequestDataTooBig
+from django.db import OperationalError as DatabaseOperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
 from rest_framework import exceptions as drf_exceptions
@@ -174,7 +175,11 @@ def _vector_width_problem() -> str | None:
 
 
 def _is_backend_outage(exc: Exception) -> bool:
-    """Redis or the broker unreachable (their libraries are imported only if in use)."""
+    """The database, Redis or the broker unreachable (the last two's libraries are imported only if in
+    use). The database's was a 500, though a client may retry it as it retries a broker outage."""
+    psycopg = sys.modules.get("psycopg")
+    if isinstance(exc, DatabaseOperationalError) or (psycopg is not None and isinstance(exc, psycopg.OperationalError)):
+        return True
     redis = sys.modules.get("redis.exceptions")
     if redis is not None and isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
         return True

@@ -62,3 +62,16 @@ def test_the_broker_away_is_degraded_not_unavailable(settings, db) -> None:
     body = json.loads(response.content)
     assert response.status_code == 200 and body["status"] == "degraded"
     assert body["checks"]["broker"]["ok"] is False and body["checks"]["database"]["ok"] is True
+
+
+def test_the_database_away_is_a_503_to_retry_not_a_500(client_a) -> None:
+    client, _ = client_a
+
+    def refuse(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        raise psycopg.OperationalError(DRIVER_MESSAGE)
+
+    with connection.execute_wrapper(refuse):
+        response = client.post("/api/v1/search", {"query": "cat", "user_id": "alice"}, format="json")
+    assert response.status_code == 503, response.content
+    assert response.json()["error"]["code"] == "unavailable" and response["Retry-After"]
+    assert DRIVER_MESSAGE not in response.content.decode()
