@@ -69,7 +69,10 @@ def knowledge_build_enqueue(*, build_id: int) -> bool:
     from lore.tasks import knowledge_build_task
 
     KnowledgeBuild.objects.filter(pk=build_id).update(enqueued_at=timezone.now())
-    return deferred.dispatch(knowledge_build_task, build_id, what=f"lore build {build_id}")
+    sent = deferred.dispatch(knowledge_build_task, build_id, what=f"lore build {build_id}")
+    if not sent:  # not sent: the next sweep's to send, not one 5 minutes on (memoryhub.services.archival_job_enqueue)
+        KnowledgeBuild.objects.filter(pk=build_id).update(enqueued_at=None)
+    return sent
 
 
 def _update(build_id: int, **fields: Any) -> bool:

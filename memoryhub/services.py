@@ -328,7 +328,12 @@ def archival_job_enqueue(*, job_id: int, stamped: bool = False, background: bool
 
     if not stamped:
         ArchivalJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
-    return deferred.dispatch(archival_job_run_task, job_id, what=f"archival job {job_id}", background=background)
+    sent = deferred.dispatch(archival_job_run_task, job_id, what=f"archival job {job_id}", background=background)
+    if not sent:
+        # Stamped as sent, a job the broker never got waited out ARCHIVAL_SWEEP_AFTER_SECONDS as if a worker
+        # held it (6 minutes after a broker outage); unstamped, the next sweep sends it.
+        ArchivalJob.objects.filter(pk=job_id, status__in=_UNFINISHED).update(enqueued_at=None)
+    return sent
 
 
 def _user_lock_key(tenant_id: int, user_id: str) -> str:

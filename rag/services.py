@@ -589,7 +589,10 @@ def document_index_enqueue(*, document_id: int) -> bool:
     from rag.tasks import document_index_task
 
     Document.objects.filter(pk=document_id).update(enqueued_at=timezone.now())
-    return deferred.dispatch(document_index_task, document_id, what=f"document {document_id}")
+    sent = deferred.dispatch(document_index_task, document_id, what=f"document {document_id}")
+    if not sent:  # not sent: the next sweep's to send, not one 5 minutes on (memoryhub.services.archival_job_enqueue)
+        Document.objects.filter(pk=document_id).update(enqueued_at=None)
+    return sent
 
 
 def _document_runner(document_id: int) -> AbstractContextManager[bool]:
