@@ -590,6 +590,48 @@ def get_embedder() -> Embedder:
         return _cache["embedder"]
 
 
+# The reranker's vectors: multilingual-e5-small's own width, whatever EMBEDDING_DIMENSIONS says (the
+# fusion's column follows that setting; this one is the model's, migration rag 0012).
+RERANK_DIMENSIONS = 384
+
+
+def get_reranker() -> E5Embedder | None:
+    """The semantic reranker's model (`SEMANTIC_RERANK`), or None when it is off. The fusion's embedder
+    when that is E5 already: one model in memory, not two."""
+    from django.conf import settings
+
+    if getattr(settings, "SEMANTIC_RERANK", "off") == "off":
+        return None
+    # Built first when it is E5, so that the reranker can be it (get_embedder takes the lock itself).
+    embedder = get_embedder() if getattr(settings, "EMBEDDING_PROVIDER", "") == "e5" else None
+    with _lock:
+        if "reranker" not in _cache:
+            shared = isinstance(embedder, E5Embedder) and embedder.dimensions == RERANK_DIMENSIONS
+            _cache["reranker"] = embedder if shared else E5Embedder(
+                RERANK_DIMENSIONS, threads=int(getattr(settings, "EMBEDDING_THREADS", 1)))
+        return _cache["reranker"]  # type: ignore[return-value]
+
+
+def rerank_query_vector(text: str, *, tenant_id: int) -> np.ndarray | None:
+    """The reranker's vector of a search query (cached like `embed_query`'s), or None when it is off."""
+    reranker = get_reranker()
+    if reranker is None:
+        return None
+    key = (tenant_id, f"rerank:{reranker.name}", RERANK_DIMENSIONS, text)
+    vector = _query_vectors.get(key)
+    if vector is None:
+        vector = np.array(reranker.embed_query_one(text), dtype=np.float32)
+        vector.flags.writeable = False
+        _query_vectors.put(key, vector)
+    return vector
+
+
+def rerank_vectors(texts: Sequence[str]) -> np.ndarray | None:
+    """The reranker's vectors of stored texts ("passage: …"), or None when it is off."""
+    reranker = get_reranker()
+    return None if reranker is None else np.asarray(reranker.embed(list(texts)), dtype=np.float32)
+
+
 def reset_providers() -> None:
     """Alias of `memoryhub.llm.reset_providers`, which clears this module's cache too."""
     from memoryhub.llm import reset_providers as reset

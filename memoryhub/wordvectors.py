@@ -38,7 +38,7 @@ import numpy as np
 
 from memoryhub.text import STOPWORDS, term, words
 
-__all__ = ["TABLE", "WORDS", "read_source", "soft_scores", "stats", "write_table"]
+__all__ = ["TABLE", "WORDS", "coverage", "read_source", "soft_scores", "stats", "write_table"]
 
 TABLE = Path(__file__).resolve().parents[1] / "data" / "glove" / "en_50k.int8.gz"
 WORDS = 50_000  # the most frequent words: 30,000 lost a little on LoCoMo, 100,000 gained nothing
@@ -163,6 +163,16 @@ def soft_scores(query_words: Sequence[tuple[str, float]], texts: Sequence[str]) 
             if word_term in terms:
                 best[row, col] = 1.0
     return (best @ weights) / weights.sum()
+
+
+def coverage(text: str) -> float:
+    """The share of a text's content words that have a vector here (English ones): 0 for a Chinese or
+    Russian text, near 1 for an English one, 0 for a text without content words."""
+    content = [w for w in words(text) if w not in STOPWORDS]
+    if not content:
+        return 0.0
+    index = _get().index
+    return sum(1 for w in content if w in index) / len(content)
 
 
 def stats() -> dict[str, float]:

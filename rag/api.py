@@ -93,14 +93,17 @@ class SearchItemSerializer(serializers.Serializer):
     tags = serializers.ListField(source="chunk.tags", child=serializers.CharField())
     meta = serializers.DictField(source="chunk.meta")
     score = serializers.FloatField(help_text="Final score: fused score times the boosts.")
-    fused = serializers.FloatField(help_text="Score from fusion (with the speaker factor and the soft match where "
-                                             "the domain has them), before boosts.")
+    fused = serializers.FloatField(help_text="Score from fusion (with the speaker factor, the soft match and the "
+                                             "semantic reranker where the domain has them), before boosts.")
     components = serializers.DictField(child=serializers.FloatField(),
                                        help_text="Raw component scores: bm25, vector (cosine), and soft (0-1: how "
                                                  "much of the question's words the text answers in meaning, "
                                                  "scaled among the fused top) when it was computed; speaker: the "
                                                  "factor of a turn said by someone the question names (the user, "
-                                                 "when it names them by their own name).")
+                                                 "when it names them by their own name); semantic (0-1: the "
+                                                 "reranker's cosine, scaled among the fused top) with "
+                                                 "SEMANTIC_RERANK on and a query the English word vectors do not "
+                                                 "serve.")
     ranks = serializers.DictField(child=serializers.IntegerField(), help_text="1-based rank per component.")
     boosts = serializers.DictField(child=serializers.FloatField())
     memory = serializers.SerializerMethodField(help_text="A typed memory's own fields; null for other chunks.")

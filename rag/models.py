@@ -8,7 +8,7 @@ from django.contrib.postgres.indexes import OpClass
 from django.db import models
 from django.db.models.functions import Cast
 from django.utils import timezone
-from pgvector.django import HalfVectorField, HnswIndex
+from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
 from memoryhub.models import Tenant
 from memoryhub.vector_io import VectorColumnField
@@ -94,6 +94,10 @@ class Chunk(models.Model):
     # The migrations' width: the live column is EMBEDDING_DIMENSIONS wide (rag/vector_width.py), and Django
     # uses a vector field's width only to create the column.
     embedding = VectorColumnField(dimensions=settings.MIGRATED_EMBEDDING_DIMENSIONS)
+    # The semantic reranker's vector of the chunk's own text (SEMANTIC_RERANK, memoryhub.embeddings.get_reranker):
+    # dialog turns and typed memories only, NULL while the reranker is off. Its own width, not the
+    # fusion's: another model's space, compared only with the reranker's query vector.
+    rerank_embedding = VectorField(dimensions=384, null=True, blank=True)
     importance = models.FloatField(default=0.5)
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     meta = models.JSONField(default=dict, blank=True)

@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memoryhub import events, metrics, wordvectors
-from memoryhub.embeddings import embed_query, embed_query_if_available, get_embedder
+from memoryhub.embeddings import embed_query, embed_query_if_available, get_embedder, rerank_query_vector
 from memoryhub.models import Message
 from memoryhub.search import vectors
 from memoryhub.search.bm25 import SegmentedBM25Index
@@ -34,6 +34,10 @@ from rag.models import TENANT_NAMESPACE, Chunk, user_namespace
 logger = logging.getLogger(__name__)
 
 Mode = Literal["hybrid", "bm25", "vector"]
+
+# The semantic reranker (SEMANTIC_RERANK) re-scores a query whose content words the English word vectors
+# mostly do not know (a Chinese or Russian one): the soft match serves the others.
+SEMANTIC_MAX_ENGLISH_SHARE = 0.5
 
 ITEM_FIELDS = (
     "id", "namespace", "type", "kind", "source_id", "session_id", "role", "speaker", "text", "tokens",
@@ -238,8 +242,18 @@ def chunks_search(
         t_soft = time.perf_counter()
         fused, rows = _soft_rerank(fused, searched, term_weights, indexes, config, tenant_id, stores, rows)
         timings["soft"] = _ms(t_soft)
+    # English is the soft match's (above): there the reranker changed nothing that held on both halves of
+    # the dev data (docs/retrieval.md "E5 as a reranker"), for ~20 ms a question.
+    if (mode == "hybrid" and config.semantic_candidates and fused
+            and wordvectors.coverage(searched) < SEMANTIC_MAX_ENGLISH_SHARE):
+        t_semantic = time.perf_counter()
+        query_vector = rerank_query_vector(searched, tenant_id=tenant_id)
+        if query_vector is not None:
+            fused = _semantic_rerank(fused, query_vector, config, tenant_id)
+            timings["semantic"] = _ms(t_semantic)
     items = _hydrate_boost_dedupe(fused, hydrated, config, now, tenant_id, stores, rows)
-    timings["fuse_hydrate"] = round(_ms(t) - timings.get("soft", 0.0) - timings.get("speaker", 0.0), 3)
+    timings["fuse_hydrate"] = round(_ms(t) - sum(timings.get(stage, 0.0) for stage in ("soft", "speaker", "semantic")),
+                                    3)
     if want_rerank:
         t = time.perf_counter()
         top = items[: llm_steps.RERANK_TOP]
@@ -521,6 +535,43 @@ def _soft_rerank(fused: dict[int, FusedScore], query: str, term_weights: dict[st
         score = fused[pk]
         out[pk] = FusedScore(score.score / scale, score.components, score.ranks)
     return dict(ranked(out)), rows
+
+
+def _semantic_rerank(fused: dict[int, FusedScore], query_vector: np.ndarray, config: RetrievalConfig,
+                     tenant_id: int) -> dict[int, FusedScore]:
+    """The fused top `semantic_candidates` re-scored by the semantic reranker (SEMANTIC_RERANK): each score
+    over the top one, plus `semantic_weight` × the cosine between the query's and the chunk's own text's
+    reranker vectors, min-max scaled among them; the rest keep their order below, as in the soft match.
+
+    The lexical side and the offline vectors find what shares words or spellings with the query; a model
+    that knows meaning across languages tells apart which of those is about the same thing ("我发现了一个超级
+    好吃的披萨店" and a memory of a restaurant with good food). A candidate without a vector (stored while the
+    reranker was off, or a document) gets the others' mean: neither lifted nor pushed down. The vectors are
+    read from the database (one read by primary key): kept in the chunk stores they would double their
+    size for a stage most searches skip."""
+    order = list(fused)
+    top = order[: config.semantic_candidates]
+    stored = dict(Chunk.objects.filter(tenant_id=tenant_id, id__in=top, rerank_embedding__isnull=False)
+                  .values_list("id", "rerank_embedding"))
+    if not stored:
+        return fused
+    ids = list(stored)
+    cosines = np.asarray([np.asarray(stored[pk], dtype=np.float32) for pk in ids]) @ query_vector
+    low, high = float(cosines.min()), float(cosines.max())
+    if high <= low:
+        return fused  # nothing told apart: the fused order stands
+    scaled = dict(zip(ids, ((cosines - low) / (high - low)).tolist(), strict=True))
+    neutral = sum(scaled.values()) / len(scaled)
+    scale = max(fused[pk].score for pk in top) or 1.0
+    out: dict[int, FusedScore] = {}
+    for pk in top:
+        score, value = fused[pk], scaled.get(pk, neutral)
+        out[pk] = FusedScore(score.score / scale + config.semantic_weight * value,
+                             {**score.components, "semantic": round(value, 6)}, score.ranks)
+    for pk in order[len(top):]:
+        score = fused[pk]
+        out[pk] = FusedScore(score.score / scale, score.components, score.ranks)
+    return dict(ranked(out))
 
 
 def _rows(ids: list[int], tenant_id: int, stores: dict[str, chunk_cache.ChunkStore | None]) -> dict[int, dict]:

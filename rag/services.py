@@ -19,7 +19,7 @@ from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from memoryhub import deferred, lexicon, timeexpr, vector_io
-from memoryhub.embeddings import get_embedder, l2_normalize
+from memoryhub.embeddings import get_embedder, l2_normalize, rerank_vectors
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.locks import advisory_lock
 from memoryhub.models import ArchivalJob, Message, Tenant
@@ -141,13 +141,20 @@ class PreparedChunks:
     embeddings: np.ndarray
     # The embedder whose vectors these are (rag.models.Namespace.vector_space).
     vector_space: str = field(default_factory=lambda: get_embedder().name)
+    # The semantic reranker's vector of each draft (Chunk.rerank_embedding): None for a draft it does
+    # not re-score, and None altogether while SEMANTIC_RERANK is off.
+    rerank: list[np.ndarray | None] | None = None
 
     def __len__(self) -> int:
         return len(self.drafts)
 
+    def rerank_vector(self, i: int) -> np.ndarray | None:
+        return None if self.rerank is None else self.rerank[i]
+
     def subset(self, keep: Sequence[int]) -> PreparedChunks:
         return PreparedChunks([self.drafts[i] for i in keep], [self.terms[i] for i in keep],
-                              self.embeddings[list(keep)], self.vector_space)
+                              self.embeddings[list(keep)], self.vector_space,
+                              None if self.rerank is None else [self.rerank[i] for i in keep])
 
 
 # What was said in a conversation happened on a day: its turns and typed memories carry the date
@@ -190,7 +197,23 @@ def chunks_prepare(drafts: Sequence[ChunkDraft], *, embeddings: np.ndarray | Non
         embeddings = _embed(drafts)
     elif any(d.search_prefix or d.context_text for d in drafts) or len(embeddings) != len(drafts):
         raise ValueError("given embeddings are only valid for drafts without prefix or context, one each")
-    return PreparedChunks(list(drafts), terms, np.asarray(embeddings, dtype=np.float32))
+    return PreparedChunks(list(drafts), terms, np.asarray(embeddings, dtype=np.float32), rerank=_rerank_vectors(drafts))
+
+
+def _rerank_vectors(drafts: Sequence[ChunkDraft]) -> list[np.ndarray | None] | None:
+    """The semantic reranker's vectors of the conversation chunks among the drafts (their own text, without
+    the preceding turns: a reranker judges what the turn says), or None when SEMANTIC_RERANK is off. What
+    it re-scores is a conversation search's top, so documents and knowledge entries get none."""
+    chosen = [i for i, d in enumerate(drafts) if d.type in DATED_TYPES]
+    if not chosen:
+        return None
+    matrix = rerank_vectors([drafts[i].text for i in chosen])
+    if matrix is None:
+        return None
+    out: list[np.ndarray | None] = [None] * len(drafts)
+    for i, row in zip(chosen, matrix, strict=True):
+        out[i] = row
+    return out
 
 
 # Columns a chunk write fills, with their types for COPY's binary format ("vector": its oid is
@@ -203,7 +226,7 @@ _COPY_COLUMNS = (
     ("terms", "varchar[]"), ("embedding", "vector"), ("importance", "float8"), ("tags", "varchar[]"),
     ("meta", "jsonb"), ("created_ts", "timestamptz"), ("expires_at", "timestamptz"), ("in_hnsw", "bool"),
     ("memory_uid", "uuid"), ("category", "varchar"), ("conf_uid", "varchar"), ("history_uid", "varchar"),
-    ("emotion", "varchar"), ("context_window", "varchar"),
+    ("emotion", "varchar"), ("context_window", "varchar"), ("rerank_embedding", "vector"),
 )
 _COPY_SQL = f"COPY rag_chunk ({', '.join(name for name, _ in _COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
 
@@ -288,8 +311,10 @@ def chunks_insert(*, tenant: Tenant, namespace: str, prepared: PreparedChunks,
             history_uid=d.history_uid,
             emotion=d.emotion,
             context_window=d.context_window,
+            rerank_embedding=prepared.rerank_vector(i),
         )
-        for d, term_list, vector in zip(prepared.drafts, prepared.terms, prepared.embeddings, strict=True)
+        for i, (d, term_list, vector) in enumerate(zip(prepared.drafts, prepared.terms, prepared.embeddings,
+                                                       strict=True))
     ]
     _chunks_copy(rows)
     state.chunk_count += len(rows)
@@ -727,10 +752,11 @@ def _chunks_update_in_place(ids: list[int], prepared: PreparedChunks) -> None:
     """New terms and vectors for existing chunks whose text is still the one prepared (a chunk
     deleted meanwhile is simply not found)."""
     current = dict(Chunk.objects.filter(pk__in=ids).values_list("pk", "text"))
-    rows = [Chunk(pk=pk, terms=terms, embedding=vector)
-            for pk, draft, terms, vector in zip(ids, prepared.drafts, prepared.terms, prepared.embeddings, strict=True)
+    rows = [Chunk(pk=pk, terms=terms, embedding=vector, rerank_embedding=prepared.rerank_vector(i))
+            for i, (pk, draft, terms, vector) in enumerate(zip(ids, prepared.drafts, prepared.terms,
+                                                               prepared.embeddings, strict=True))
             if current.get(pk) == draft.text]
-    Chunk.objects.bulk_update(rows, ["terms", "embedding"], batch_size=500)
+    Chunk.objects.bulk_update(rows, ["terms", "embedding", "rerank_embedding"], batch_size=500)
 
 
 def _namespace_renew(tenant: Tenant, namespace: str, vector_space: str) -> None:

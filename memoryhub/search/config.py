@@ -32,9 +32,13 @@ class RetrievalConfig:
     rerank: bool
     soft_candidates: int  # 0: off
     soft_weight: float
+    # The semantic reranker's re-scoring of the fused top (SEMANTIC_RERANK; rag.selectors._semantic_rerank).
+    semantic_candidates: int = 0  # 0: off
+    semantic_weight: float = 0.0
 
 
-_KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity", "feedback", "llm", "soft_match"}
+_KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity", "feedback", "llm", "soft_match",
+         "semantic_rerank"}
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> dict[str, Any]:
@@ -67,6 +71,8 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
             rerank=bool(raw["llm"]["rerank"]),
             soft_candidates=int(raw["soft_match"]["candidates"]),
             soft_weight=float(raw["soft_match"]["weight"]),
+            semantic_candidates=int(raw.get("semantic_rerank", {}).get("candidates", 0)),
+            semantic_weight=float(raw.get("semantic_rerank", {}).get("weight", 0.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: {exc!r}") from exc
@@ -78,6 +84,9 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: boosts.speaker must not be negative")
     if config.soft_candidates < 0 or config.soft_weight < 0:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: soft_match candidates and weight must not be negative")
+    if config.semantic_candidates < 0 or config.semantic_weight < 0:
+        raise ImproperlyConfigured(
+            f"knowledge.yaml {where}: semantic_rerank candidates and weight must not be negative")
     return config
 
 

@@ -68,7 +68,8 @@ class TypedMemoryAdmin(admin.ModelAdmin):
                        "created_ts", "last_seen_at")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Chunk]:
-        return super().get_queryset(request).filter(type=Chunk.Type.MEMORY).defer("embedding", "terms")
+        return (super().get_queryset(request).filter(type=Chunk.Type.MEMORY)
+                .defer("embedding", "rerank_embedding", "terms"))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

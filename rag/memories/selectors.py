@@ -26,7 +26,7 @@ def memories_list(
 ) -> QuerySet[Chunk]:
     """A character's memories, most important first, then newest. Served by chunk_memory_idx."""
     rows = Chunk.objects.filter(tenant_id=tenant_id, type=Chunk.Type.MEMORY, conf_uid=conf_uid).defer(
-        "embedding", "terms")
+        "embedding", "rerank_embedding", "terms")
     for column, value in (("user_id", user_id), ("kind", kind), ("category", category), ("emotion", emotion),
                           ("history_uid", history_uid)):
         if value:
