@@ -434,6 +434,20 @@ class E5Embedder:
                 low = middle + 1
         return text[high:]
 
+    def passage_head(self, text: str) -> str:
+        """`text`, or its longest beginning that fits one window of QUERY_MAX_TOKENS: the semantic
+        reranker's view of a stored text, whose cost then stays that of one window however long the text."""
+        if self._model.token_count(text, False) <= self.QUERY_MAX_TOKENS:
+            return text
+        low, high = 0, len(text) - 1  # the head text[:end] fits for end <= low; find the largest such end
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self._model.token_count(text[:middle], False) <= self.QUERY_MAX_TOKENS:
+                low = middle
+            else:
+                high = middle - 1
+        return text[:low]
+
     # E5's cosines are compressed near the top: a question and a turn of another conversation (unrelated
     # by construction) score 0.75 at the median, its evidence 0.83 (LoCoMo dev, tune half). A floor set
     # for the hashing vectors (0.25, 0.3) let everything through. Each pair below lets through the same
@@ -627,9 +641,13 @@ def rerank_query_vector(text: str, *, tenant_id: int) -> np.ndarray | None:
 
 
 def rerank_vectors(texts: Sequence[str]) -> np.ndarray | None:
-    """The reranker's vectors of stored texts ("passage: …"), or None when it is off."""
+    """The reranker's vectors of stored texts ("passage: …"), each of its first window of word pieces, or
+    None when it is off. A chat turn fits one window; a pasted text of 4,000 characters took seconds window
+    by window, and its beginning says what it is about."""
     reranker = get_reranker()
-    return None if reranker is None else np.asarray(reranker.embed(list(texts)), dtype=np.float32)
+    if reranker is None:
+        return None
+    return np.asarray(reranker.embed([reranker.passage_head(text) for text in texts]), dtype=np.float32)
 
 
 def reset_providers() -> None:

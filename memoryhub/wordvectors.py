@@ -38,7 +38,8 @@ import numpy as np
 
 from memoryhub.text import STOPWORDS, term, words
 
-__all__ = ["TABLE", "WORDS", "coverage", "read_source", "soft_scores", "stats", "write_table"]
+__all__ = ["SERVED_SHARE", "TABLE", "WORDS", "coverage", "read_source", "serves", "soft_scores", "stats",
+           "write_table"]
 
 TABLE = Path(__file__).resolve().parents[1] / "data" / "glove" / "en_50k.int8.gz"
 WORDS = 50_000  # the most frequent words: 30,000 lost a little on LoCoMo, 100,000 gained nothing
@@ -163,6 +164,16 @@ def soft_scores(query_words: Sequence[tuple[str, float]], texts: Sequence[str]) 
             if word_term in terms:
                 best[row, col] = 1.0
     return (best @ weights) / weights.sum()
+
+
+# A text the English word vectors serve (the soft match): at least this share of its content words have one.
+# Below it (Chinese, Russian) the semantic reranker (SEMANTIC_RERANK) stores and compares its vectors instead.
+SERVED_SHARE = 0.5
+
+
+def serves(text: str) -> bool:
+    """Whether the English word vectors know most of the text's content words."""
+    return coverage(text) >= SERVED_SHARE
 
 
 def coverage(text: str) -> float:

@@ -35,10 +35,6 @@ logger = logging.getLogger(__name__)
 
 Mode = Literal["hybrid", "bm25", "vector"]
 
-# The semantic reranker (SEMANTIC_RERANK) re-scores a query whose content words the English word vectors
-# mostly do not know (a Chinese or Russian one): the soft match serves the others.
-SEMANTIC_MAX_ENGLISH_SHARE = 0.5
-
 ITEM_FIELDS = (
     "id", "namespace", "type", "kind", "source_id", "session_id", "role", "speaker", "text", "tokens",
     "importance", "tags", "meta", "created_ts", "expires_at",
@@ -244,10 +240,9 @@ def chunks_search(
         timings["soft"] = _ms(t_soft)
     # English is the soft match's (above): there the reranker changed nothing that held on both halves of
     # the dev data (docs/retrieval.md "E5 as a reranker"), for ~20 ms a question.
-    if (mode == "hybrid" and config.semantic_candidates and fused
-            and wordvectors.coverage(searched) < SEMANTIC_MAX_ENGLISH_SHARE):
+    if mode == "hybrid" and config.semantic_candidates and fused and not wordvectors.serves(searched):
         t_semantic = time.perf_counter()
-        query_vector = rerank_query_vector(searched, tenant_id=tenant_id)
+        query_vector = rerank_query_vector(_without_speakers(searched, rows), tenant_id=tenant_id)
         if query_vector is not None:
             fused = _semantic_rerank(fused, query_vector, config, tenant_id)
             timings["semantic"] = _ms(t_semantic)
@@ -444,6 +439,19 @@ def _without_own_name(query: str, own: frozenset[str]) -> str:
                        for word in sorted(said, key=len, reverse=True))
     rest = re.sub(pattern, " ", query, flags=re.IGNORECASE)
     return rest if analyze(rest) else query
+
+
+def _without_speakers(query: str, rows: dict[int, dict[str, Any]]) -> str:
+    """The question without the names of the candidates' speakers, for the semantic reranker: who said a
+    turn is the speaker factor's to judge (`_said_by_named`), and a model reading "Какое хобби у Маши?"
+    finds "Маша, вязание — классное хобби!", said *to* her, nearest, as the words alone did. A
+    conversation as the query names its participants, and keeps them (it favours no one either)."""
+    if query_terms.dialogue_turns(query) is not None:
+        return query
+    asked = frozenset(analyze(query))
+    names = frozenset(label[0] for row in rows.values()
+                      if row.get("speaker") and (label := _label_terms(row["speaker"])) and label[0] in asked)
+    return _without_own_name(query, names) if names else query
 
 
 @lru_cache(maxsize=4096)

@@ -105,3 +105,19 @@ def test_golden_languages_are_on_par_with_english(reports: dict[str, Report]) ->
     print(f"\n[golden] hit@5 by language: {hit5}")
     for lang in ("ru", "zh"):
         assert hit5[lang] >= hit5["en"] - MAX_GAP_TO_ENGLISH, hit5
+
+
+# The semantic reranker (SEMANTIC_RERANK=e5) on the Russian and Chinese questions, which were written before
+# it and never used to choose its settings (those came from MADial's dialogues). Without it: recall@5 ru 0.817,
+# zh 0.915; MRR 0.716, 0.747. With it, measured once: 0.915, 0.939; 0.734, 0.785. The bars sit between.
+SEMANTIC_RECALL_AT_5 = {"ru": 0.87, "zh": 0.93}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("lang", ["ru", "zh"])
+def test_golden_questions_gain_from_the_semantic_reranker(lang: str, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.SEMANTIC_RERANK = "e5"
+    report = evaluate(load(lang), ks=[1, 5, 10], mode="hybrid", progress_factory=_NoProgress)
+    print(f"\n[golden {lang}] hybrid + semantic reranker: recall@5={report.overall['recall@5']:.3f} "
+          f"mrr={report.overall['mrr']:.3f}")
+    assert report.overall["recall@5"] >= SEMANTIC_RECALL_AT_5[lang], report.overall

@@ -15,7 +15,6 @@ from django.core.exceptions import ImproperlyConfigured
 from memoryhub import wordvectors
 from memoryhub.embeddings import get_reranker
 from memoryhub.search import config as search_config
-from rag import selectors
 from rag.memories.services import MemoryInput, memories_create
 from rag.models import Chunk
 from rag.selectors import chunks_search
@@ -76,7 +75,7 @@ def test_an_english_question_is_left_to_the_soft_match(tenant, settings) -> None
     settings.SEMANTIC_RERANK = "e5"
     append_messages(tenant, "u1", "s1", ["I had pizza with lots of cheese at an Italian place.",
                                          "I found an ant nest in the garden.", "我昨天吃了芝士比萨饼。"], start=START)
-    assert wordvectors.coverage("What food does he like?") >= selectors.SEMANTIC_MAX_ENGLISH_SHARE
+    assert wordvectors.serves("What food does he like?") and not wordvectors.serves("他喜欢吃什么？")
     english = chunks_search(tenant_id=tenant.pk, user_id="u1", query="What food does he like?", k=3)
     assert "semantic" not in english.timings_ms
     assert all("semantic" not in item.components for item in english.items)
@@ -84,13 +83,14 @@ def test_an_english_question_is_left_to_the_soft_match(tenant, settings) -> None
     assert "semantic" in chinese.timings_ms
 
 
-def test_vectors_are_stored_for_turns_and_memories_only_while_it_is_on(tenant, settings) -> None:
+def test_vectors_are_stored_for_chinese_turns_and_memories_only_while_it_is_on(tenant, settings) -> None:
     settings.SEMANTIC_RERANK = "off"
     append_messages(tenant, "u1", "s1", ["我昨天吃了芝士比萨饼。"], start=START)
     assert not Chunk.objects.filter(tenant=tenant, rerank_embedding__isnull=False).exists()
 
     settings.SEMANTIC_RERANK = "e5"
-    append_messages(tenant, "u2", "s1", ["我昨天吃了芝士比萨饼。", ("assistant", "听起来很好吃！")], start=START)
+    append_messages(tenant, "u2", "s1", ["我昨天吃了芝士比萨饼。", ("assistant", "听起来很好吃！"),
+                                         "I also had pasta with tomato sauce."], start=START)
     memories_create(tenant=tenant, user_id="u2", conf_uid="bot",
                     items=[MemoryInput(text="Bart喜欢芝士比萨饼。", kind="user")])
     document_ingest(tenant=tenant, user_id="u2",
@@ -98,7 +98,10 @@ def test_vectors_are_stored_for_turns_and_memories_only_while_it_is_on(tenant, s
     rows = list(Chunk.objects.filter(tenant=tenant, namespace="user:u2")
                 .values_list("type", "text", "rerank_embedding"))
     assert {kind for kind, _, vector in rows if vector is not None} == {Chunk.Type.DIALOG, Chunk.Type.MEMORY}
-    assert {kind for kind, _, vector in rows if vector is None} == {Chunk.Type.DOCUMENT}  # no conversation memory
+    # A document is no conversation memory; an English turn is the soft match's and pays nothing.
+    assert {text for _, text, vector in rows if vector is None} == {
+        "I also had pasta with tomato sauce.", *Chunk.objects.filter(tenant=tenant, type=Chunk.Type.DOCUMENT)
+        .values_list("text", flat=True)}
     reply = next(np.asarray(vector) for _, text, vector in rows if text == "听起来很好吃！")
     assert reply.shape == (384,) and np.linalg.norm(reply) == pytest.approx(1.0, abs=1e-3)
     # The turn's own text, without the turn before it that the fusion's vector mixes in.
@@ -132,7 +135,7 @@ def test_a_candidate_without_a_vector_is_neither_lifted_nor_pushed_down(tenant, 
     assert semantic[PIZZA] == 1.0
 
 
-def test_off_by_default_loads_no_model_and_changes_nothing(tenant, settings) -> None:
+def test_turned_off_it_loads_no_model_and_changes_nothing(tenant, settings) -> None:
     settings.SEMANTIC_RERANK = "off"
     assert get_reranker() is None
     remember(tenant, "u1", ZH_MEMORIES)
