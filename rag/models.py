@@ -95,8 +95,9 @@ class Chunk(models.Model):
     # uses a vector field's width only to create the column.
     embedding = VectorColumnField(dimensions=settings.MIGRATED_EMBEDDING_DIMENSIONS)
     # The semantic reranker's vector of the chunk's own text (SEMANTIC_RERANK, memoryhub.embeddings.get_reranker):
-    # dialog turns and typed memories only, NULL while the reranker is off. Its own width, not the
-    # fusion's: another model's space, compared only with the reranker's query vector.
+    # Chinese and Russian dialog turns and typed memories only (English ones are the soft match's), NULL
+    # otherwise and while the reranker is off. Its own width, not the fusion's: another model's space,
+    # compared only with the reranker's query vector.
     rerank_embedding = VectorField(dimensions=384, null=True, blank=True)
     importance = models.FloatField(default=0.5)
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)

@@ -554,9 +554,9 @@ def _semantic_rerank(fused: dict[int, FusedScore], query_vector: np.ndarray, con
     The lexical side and the offline vectors find what shares words or spellings with the query; a model
     that knows meaning across languages tells apart which of those is about the same thing ("我发现了一个超级
     好吃的披萨店" and a memory of a restaurant with good food). A candidate without a vector (stored while the
-    reranker was off, or a document) gets the others' mean: neither lifted nor pushed down. The vectors are
-    read from the database (one read by primary key): kept in the chunk stores they would double their
-    size for a stage most searches skip."""
+    reranker was off, an English turn, a document) gets the others' mean: neither lifted nor pushed down.
+    The vectors are read from the database (one read by primary key): kept in the chunk stores they would
+    double their size for a stage most searches skip."""
     order = list(fused)
     top = order[: config.semantic_candidates]
     stored = dict(Chunk.objects.filter(tenant_id=tenant_id, id__in=top, rerank_embedding__isnull=False)

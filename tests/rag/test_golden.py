@@ -107,16 +107,17 @@ def test_golden_languages_are_on_par_with_english(reports: dict[str, Report]) ->
         assert hit5[lang] >= hit5["en"] - MAX_GAP_TO_ENGLISH, hit5
 
 
-# The semantic reranker (SEMANTIC_RERANK=e5) on the Russian and Chinese questions, which were written before
-# it and never used to choose its settings (those came from MADial's dialogues). Without it: recall@5 ru 0.817,
-# zh 0.915; MRR 0.716, 0.747. With it, measured once: 0.915, 0.939; 0.734, 0.785. The bars sit between.
+# The semantic reranker (SEMANTIC_RERANK=e5, the default) on the Russian and Chinese questions, which were
+# written before it and never used to choose its settings (those came from MADial's dialogues). Without it:
+# recall@5 ru 0.817, zh 0.915; MRR 0.716, 0.747. With it: 0.915, 0.939; 0.747, 0.797. The bars sit between,
+# so that this fails when the reranker stops helping (the module's figures above are the default's too).
 SEMANTIC_RECALL_AT_5 = {"ru": 0.87, "zh": 0.93}
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("lang", ["ru", "zh"])
 def test_golden_questions_gain_from_the_semantic_reranker(lang: str, settings) -> None:  # type: ignore[no-untyped-def]
-    settings.SEMANTIC_RERANK = "e5"
+    settings.SEMANTIC_RERANK = "e5"  # whatever the environment running the suite says
     report = evaluate(load(lang), ks=[1, 5, 10], mode="hybrid", progress_factory=_NoProgress)
     print(f"\n[golden {lang}] hybrid + semantic reranker: recall@5={report.overall['recall@5']:.3f} "
           f"mrr={report.overall['mrr']:.3f}")

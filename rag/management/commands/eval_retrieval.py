@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from memoryhub.embeddings import get_embedder
 from memoryhub.management.base import require_migrated
 from rag.evaluation import Report, evaluate, split_half
 
@@ -77,7 +79,9 @@ class Command(BaseCommand):
     def _print(self, report: Report, name: str, mode: str) -> None:
         columns = [f"recall@{k}" for k in report.ks] + [f"hit@{k}" for k in report.ks if k in (1, 5, 10)]
         columns += ["mrr", "ndcg@10"]
-        self.stdout.write(f"{name}  mode={mode}  queries={report.counts['all']}  "
+        # The providers the figures are of: the same file gives other figures with another embedder or reranker.
+        self.stdout.write(f"{name}  mode={mode}  embedder={get_embedder().name}  "
+                          f"semantic_rerank={settings.SEMANTIC_RERANK}  queries={report.counts['all']}  "
                           f"ingest={report.ingest['messages']} msgs at {report.ingest['messages_per_s']}/s")
         header = f"{'category':<14}{'n':>5} " + " ".join(f"{c:>10}" for c in columns)
         self.stdout.write(header)
