@@ -205,6 +205,8 @@ def _rerank_vectors(drafts: Sequence[ChunkDraft]) -> list[np.ndarray | None] | N
     the preceding turns: a reranker judges what the turn says), or None when SEMANTIC_RERANK is off. What
     it re-scores is a conversation search's top for a query the English word vectors do not serve, so
     documents, knowledge entries and English turns get none: 46 ms of CPU a turn is spent where it is used."""
+    if settings.SEMANTIC_RERANK == "off":
+        return None
     chosen = [i for i, d in enumerate(drafts) if d.type in DATED_TYPES and not wordvectors.serves(d.text)]
     if not chosen:
         return None
