@@ -39,16 +39,11 @@ from tqdm import tqdm  # noqa: E402
 from memoryhub.celery import app as celery_app  # noqa: E402
 from memoryhub.models import Tenant  # noqa: E402
 from rag import index as bm25_index  # noqa: E402
-from rag.evaluation import ingest  # noqa: E402
+from rag.evaluation import ingest, percentile  # noqa: E402
 from rag.query import dialogue_turns  # noqa: E402
 from rag.selectors import chunks_search  # noqa: E402
 
 EVAL = ROOT.parent / "shared" / "eval" / "madial_dev_zh.json"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 def last_user_turn(query: str) -> str:

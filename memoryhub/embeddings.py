@@ -423,30 +423,30 @@ class E5Embedder:
     def query_tail(self, text: str) -> str:
         """`text`, or its longest ending that fits QUERY_MAX_TOKENS (the tokenizer is cheap: 2 ms for
         4,800 characters)."""
-        if self._model.token_count(text, True) <= self.QUERY_MAX_TOKENS:
-            return text
-        low, high = 1, len(text)  # the tail text[start:] fits for start >= high; find the smallest such start
-        while low < high:
-            middle = (low + high) // 2
-            if self._model.token_count(text[middle:], True) <= self.QUERY_MAX_TOKENS:
-                high = middle
-            else:
-                low = middle + 1
-        return text[high:]
+        return text[len(text) - self._longest_fit(text, is_query=True, head=False):]
 
     def passage_head(self, text: str) -> str:
         """`text`, or its longest beginning that fits one window of QUERY_MAX_TOKENS: the semantic
         reranker's view of a stored text, whose cost then stays that of one window however long the text."""
-        if self._model.token_count(text, False) <= self.QUERY_MAX_TOKENS:
-            return text
-        low, high = 0, len(text) - 1  # the head text[:end] fits for end <= low; find the largest such end
+        return text[: self._longest_fit(text, is_query=False, head=True)]
+
+    def _longest_fit(self, text: str, *, is_query: bool, head: bool) -> int:
+        """The most characters of `text`'s beginning (`head`) or ending that fit QUERY_MAX_TOKENS; token
+        counts only grow with the characters taken, so a binary search finds it."""
+        def fits(n: int) -> bool:
+            part = text[:n] if head else text[len(text) - n:]
+            return self._model.token_count(part, is_query) <= self.QUERY_MAX_TOKENS
+
+        if fits(len(text)):
+            return len(text)
+        low, high = 0, len(text) - 1  # fits(low) holds, fits(high + 1) does not
         while low < high:
             middle = (low + high + 1) // 2
-            if self._model.token_count(text[:middle], False) <= self.QUERY_MAX_TOKENS:
+            if fits(middle):
                 low = middle
             else:
                 high = middle - 1
-        return text[:low]
+        return low
 
     # E5's cosines are compressed near the top: a question and a turn of another conversation (unrelated
     # by construction) score 0.75 at the median, its evidence 0.83 (LoCoMo dev, tune half). A floor set
@@ -516,11 +516,14 @@ def embed_query(text: str, *, tenant_id: int) -> np.ndarray:
     Per tenant: a search reports its embedding time, and a query another tenant had asked came back
     without the embedder's round trip, telling which exact questions it had asked."""
     embedder = get_embedder()
-    key = (tenant_id, embedder.name, embedder.dimensions, text)
+    return _cached_query_vector((tenant_id, embedder.name, embedder.dimensions, text),
+                                getattr(embedder, "embed_query_one", embedder.embed_one))
+
+
+def _cached_query_vector(key: tuple[int, str, int, str], embed: Callable[[str], Any]) -> np.ndarray:
     vector = _query_vectors.get(key)
     if vector is None:
-        embed = getattr(embedder, "embed_query_one", embedder.embed_one)
-        vector = np.array(embed(text), dtype=np.float32)
+        vector = np.array(embed(key[3]), dtype=np.float32)
         vector.flags.writeable = False
         _query_vectors.put(key, vector)
     return vector
@@ -631,13 +634,8 @@ def rerank_query_vector(text: str, *, tenant_id: int) -> np.ndarray | None:
     reranker = get_reranker()
     if reranker is None:
         return None
-    key = (tenant_id, f"rerank:{reranker.name}", RERANK_DIMENSIONS, text)
-    vector = _query_vectors.get(key)
-    if vector is None:
-        vector = np.array(reranker.embed_query_one(text), dtype=np.float32)
-        vector.flags.writeable = False
-        _query_vectors.put(key, vector)
-    return vector
+    return _cached_query_vector((tenant_id, f"rerank:{reranker.name}", RERANK_DIMENSIONS, text),
+                                reranker.embed_query_one)
 
 
 def rerank_vectors(texts: Sequence[str]) -> np.ndarray | None:

@@ -121,7 +121,7 @@ def split_half(data: dict[str, Any], half: str) -> dict[str, Any]:
     return {**data, "name": f"{data.get('name', 'eval')}[{half}]", "conversations": chosen, "queries": queries}
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
+def percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
@@ -205,5 +205,5 @@ def evaluate(
     report.overall = _score(outcomes, ks)
     report.counts = {c: len(os_) for c, os_ in sorted(by_category.items())} | {"all": len(outcomes)}
     latencies = [o.latency_ms for o in outcomes]
-    report.latency_ms = {"p50": round(_percentile(latencies, 0.5), 2), "p95": round(_percentile(latencies, 0.95), 2)}
+    report.latency_ms = {"p50": round(percentile(latencies, 0.5), 2), "p95": round(percentile(latencies, 0.95), 2)}
     return report

@@ -533,16 +533,22 @@ def _soft_rerank(fused: dict[int, FusedScore], query: str, term_weights: dict[st
     if high <= low:
         return fused, rows  # nothing told apart: the fused order stands
     soft = (soft - low) / (high - low)
-    scale = max(fused[pk].score for pk in top) or 1.0
-    out: dict[int, FusedScore] = {}
-    for pk, value in zip(top, soft.tolist(), strict=True):
-        score = fused[pk]
-        out[pk] = FusedScore(score.score / scale + config.soft_weight * value,
-                             {**score.components, "soft": round(value, 6)}, score.ranks)
-    for pk in order[len(top):]:
-        score = fused[pk]
-        out[pk] = FusedScore(score.score / scale, score.components, score.ranks)
-    return dict(ranked(out)), rows
+    return _lift_top(fused, dict(zip(top, soft.tolist(), strict=True)), config.soft_weight, "soft"), rows
+
+
+def _lift_top(fused: dict[int, FusedScore], values: dict[int, float], weight: float,
+              component: str) -> dict[int, FusedScore]:
+    """The soft match's and the reranker's form: the fused top (`values`' keys, a prefix of `fused`'s order)
+    gets each score over the top one plus `weight` × its value (0-1), shown as `component`; the rest keep
+    their order below, their scores over the top one being at most what any of the top gets."""
+    scale = max(fused[pk].score for pk in values) or 1.0
+    out = {pk: FusedScore(fused[pk].score / scale + weight * value,
+                          {**fused[pk].components, component: round(value, 6)}, fused[pk].ranks)
+           for pk, value in values.items()}
+    for pk, score in fused.items():
+        if pk not in values:
+            out[pk] = FusedScore(score.score / scale, score.components, score.ranks)
+    return dict(ranked(out))
 
 
 def _semantic_rerank(fused: dict[int, FusedScore], query_vector: np.ndarray, config: RetrievalConfig,
@@ -557,8 +563,7 @@ def _semantic_rerank(fused: dict[int, FusedScore], query_vector: np.ndarray, con
     reranker was off, an English turn, a document) gets the others' mean: neither lifted nor pushed down.
     The vectors are read from the database (one read by primary key): kept in the chunk stores they would
     double their size for a stage most searches skip."""
-    order = list(fused)
-    top = order[: config.semantic_candidates]
+    top = list(fused)[: config.semantic_candidates]
     stored = dict(Chunk.objects.filter(tenant_id=tenant_id, id__in=top, rerank_embedding__isnull=False)
                   .values_list("id", "rerank_embedding"))
     if not stored:
@@ -570,16 +575,7 @@ def _semantic_rerank(fused: dict[int, FusedScore], query_vector: np.ndarray, con
         return fused  # nothing told apart: the fused order stands
     scaled = dict(zip(ids, ((cosines - low) / (high - low)).tolist(), strict=True))
     neutral = sum(scaled.values()) / len(scaled)
-    scale = max(fused[pk].score for pk in top) or 1.0
-    out: dict[int, FusedScore] = {}
-    for pk in top:
-        score, value = fused[pk], scaled.get(pk, neutral)
-        out[pk] = FusedScore(score.score / scale + config.semantic_weight * value,
-                             {**score.components, "semantic": round(value, 6)}, score.ranks)
-    for pk in order[len(top):]:
-        score = fused[pk]
-        out[pk] = FusedScore(score.score / scale, score.components, score.ranks)
-    return dict(ranked(out))
+    return _lift_top(fused, {pk: scaled.get(pk, neutral) for pk in top}, config.semantic_weight, "semantic")
 
 
 def _rows(ids: list[int], tenant_id: int, stores: dict[str, chunk_cache.ChunkStore | None]) -> dict[int, dict]:
