@@ -14,7 +14,7 @@ from django.utils import timezone
 from memoryhub import services
 from memoryhub.auth import key_cache
 from memoryhub.exceptions import ApplicationError
-from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, Tenant
+from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message, PeriodicRun, Tenant
 
 # The home page opens with the review dashboard: every registered queue's pending count and oldest
 # item, and today's decisions (memoryhub.registry.register_review_queue).
@@ -174,3 +174,13 @@ class ArchivalJobAdmin(ReadOnlyAdmin):
                                           f"{job.attempts} attempt(s))")
             count += 1
         self.message_user(request, f"{count} job(s) enqueued")
+
+
+@admin.register(PeriodicRun)
+class PeriodicRunAdmin(ReadOnlyAdmin):
+    """When the embedded beat last ran each periodic job (a deployment with `celery beat` keeps its
+    own schedule file instead): the first place to look when a daily prune seems not to happen."""
+
+    list_display = ["name", "task", "started_at", "finished_at", "succeeded"]
+    list_filter = ["succeeded"]
+    ordering = ["name"]

@@ -5,6 +5,9 @@ never extracted and failed jobs never retried. The web process runs the same sch
 (`CELERY_BEAT_SCHEDULE`) on a daemon thread instead. Several web processes may start one each:
 a PostgreSQL advisory lock, held by the thread's own connection while it lives, lets exactly
 one of them tick, and another takes over when that process dies.
+Each job's last finished run is kept in `PeriodicRun`, so a restart runs only the jobs that are
+due: a web process restarts at every code change under runserver, and used to run the daily
+prune and decay each time.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
@@ -43,14 +47,19 @@ class EmbeddedBeat(threading.Thread):
         # A web process never imported the apps' tasks modules (a worker does at start-up), and
         # autodiscovery is lazy: import them now, or the schedule names unregistered tasks.
         app.loader.import_default_modules()
-        due = dict.fromkeys(self.schedule, 0.0)  # every job once at start, then at its interval
+        due: dict[str, float] | None = None
         _alive.add(self)
         try:
             while not self.stopped.is_set():
+                leading = self.leader
                 if self._lead():
-                    for name, entry in self.schedule.items():
-                        if time.monotonic() >= due[name]:
-                            due[name] = time.monotonic() + float(entry["schedule"])
+                    if not leading:
+                        # On taking over: another process (or this one before a restart) may have
+                        # run the jobs a moment ago.
+                        due = self._due()
+                    for name, entry in self.schedule.items() if due is not None else ():
+                        if time.time() >= due[name]:
+                            due[name] = time.time() + float(entry["schedule"])
                             self._run(app, name, entry["task"])
                 self.stopped.wait(self.tick)
         finally:
@@ -69,19 +78,45 @@ class EmbeddedBeat(threading.Thread):
             connection.close()
         return self.leader
 
+    def _due(self) -> dict[str, float] | None:
+        """When each job is next due (epoch seconds): its interval after the start of its last
+        finished run, or now for a job never run. None when the database cannot say (next tick)."""
+        from memoryhub.models import PeriodicRun
+
+        try:
+            last = dict(PeriodicRun.objects.filter(name__in=list(self.schedule)).values_list("name", "started_at"))
+        except Exception as exc:
+            logger.warning("embedded beat: the last runs are unreadable: %s", exc)
+            connection.close()
+            self.leader = False  # the session, and the leader lock with it, may be gone
+            return None
+        return {name: last[name].timestamp() + float(entry["schedule"]) if name in last else 0.0
+                for name, entry in self.schedule.items()}
+
     def _run(self, app: Any, name: str, task_name: str) -> None:
+        from memoryhub.models import PeriodicRun
+
+        started = timezone.now()
         try:
             # apply(): in this thread, whatever the broker settings say; the jobs it enqueues
             # follow the normal path (in-process in the embedded mode).
             app.tasks[task_name].apply(throw=True)
             self.runs[name] = self.runs.get(name, 0) + 1
+            succeeded = True
         except Exception:
             logger.exception("embedded beat: %s failed", name)
-            # The thread's connection lives as long as the thread (its session holds the leader
-            # lock); a broken one lost the lock with it: replace it and stand for election again.
-            if connection.connection is not None and not connection.is_usable():
-                self.leader = False
-                connection.close()
+            succeeded = False
+        try:
+            # A failed run counts as a run too: the next try comes at the job's interval, as before.
+            PeriodicRun.objects.update_or_create(name=name, defaults={
+                "task": task_name, "started_at": started, "finished_at": timezone.now(), "succeeded": succeeded})
+        except Exception as exc:
+            logger.warning("embedded beat: the run of %s went unrecorded: %s", name, exc)
+        # The thread's connection lives as long as the thread (its session holds the leader lock);
+        # a broken one lost the lock with it: replace it and stand for election again.
+        if connection.connection is not None and not connection.is_usable():
+            self.leader = False
+            connection.close()
 
 
 def running() -> bool:

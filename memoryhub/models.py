@@ -190,3 +190,26 @@ class ArchivalJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} job {self.pk} ({self.status})"
+
+
+class PeriodicRun(models.Model):
+    """When each job of the embedded beat (`memoryhub.beat`) last ran to its end.
+
+    The web process runs the schedule itself when no `celery beat` runs, and every start of it
+    (runserver restarts at each code change, a deploy restarts gunicorn) used to run every job at
+    once, the daily prune and decay included. The leader reads these rows when it takes over, so
+    a job runs when its interval since the last finished run is up, whichever process ran it.
+    A run killed half-way has no row: it runs again at the next start.
+    """
+
+    name = models.CharField(max_length=100, primary_key=True)  # the CELERY_BEAT_SCHEDULE entry
+    task = models.CharField(max_length=200)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField()
+    succeeded = models.BooleanField()
+
+    class Meta:
+        verbose_name = "periodic job run"
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.started_at:%Y-%m-%d %H:%M}"

@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from memoryhub.beat import EmbeddedBeat
-from memoryhub.models import ArchivalJob, Conversation
+from memoryhub.models import ArchivalJob, Conversation, PeriodicRun
 from profiles.models import UserProfile
 from tests.celery_worker import UNREACHABLE_BROKER, use_broker
 
@@ -75,6 +75,46 @@ def test_only_one_process_runs_the_embedded_beat(db) -> None:
     finally:
         second.stop()
         second.join(10)
+
+
+def test_a_restarted_beat_runs_only_the_jobs_that_are_due(db) -> None:
+    """runserver restarts the web process at every code change, and each start used to run every
+    job at once, the daily prune and decay included."""
+    schedule = {
+        "daily": {"task": "memoryhub.tasks.archival_sweep", "schedule": 86400.0},
+        "hourly": {"task": "memoryhub.tasks.sessions_extract_idle", "schedule": 3600.0},
+        "broken": {"task": "memoryhub.tasks.no_such_task", "schedule": 3600.0},
+    }
+    an_hour_ago, two_hours_ago = timezone.now() - timedelta(hours=1), timezone.now() - timedelta(hours=2)
+    PeriodicRun.objects.create(name="daily", task="memoryhub.tasks.archival_sweep", started_at=an_hour_ago,
+                               finished_at=an_hour_ago, succeeded=True)
+    PeriodicRun.objects.create(name="hourly", task="memoryhub.tasks.sessions_extract_idle",
+                               started_at=two_hours_ago, finished_at=two_hours_ago, succeeded=True)
+    beat = EmbeddedBeat(schedule, tick=0.05)
+    beat.start()
+    try:
+        assert wait_for(lambda: PeriodicRun.objects.filter(name="broken").exists()
+                        and PeriodicRun.objects.get(name="hourly").started_at > two_hours_ago)
+        time.sleep(0.3)  # a few more ticks: nothing else becomes due
+    finally:
+        beat.stop()
+        beat.join(10)
+    assert beat.runs == {"hourly": 1}
+    assert PeriodicRun.objects.get(name="daily").started_at == an_hour_ago
+    hourly, broken = PeriodicRun.objects.get(name="hourly"), PeriodicRun.objects.get(name="broken")
+    assert hourly.succeeded and hourly.finished_at >= hourly.started_at > an_hour_ago
+    assert not broken.succeeded  # a failed run waits for its interval like any other
+
+    restarted = EmbeddedBeat(schedule, tick=0.05)
+    restarted.start()
+    try:
+        assert wait_for(lambda: restarted.leader, 5)
+        time.sleep(0.3)
+    finally:
+        restarted.stop()
+        restarted.join(10)
+    assert restarted.runs == {}
+    assert PeriodicRun.objects.get(name="hourly").started_at == hourly.started_at
 
 
 def test_a_web_process_runs_the_beat_with_the_apps_tasks(client_a) -> None:
