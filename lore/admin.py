@@ -60,7 +60,9 @@ class WorldAdmin(admin.ModelAdmin):
             reason = form.cleaned_data["reason"].strip()
             total = 0
             for world in worlds:
-                report = pruning.knowledge_versions_prune(world=world, delete=False)
+                report = pruning.knowledge_versions_prune(
+                    world=world, delete=False,
+                    by=f"{request.user} in the admin{f': {reason}' if reason else ''}")
                 total += len(report.pruned)
                 if report.pruned or report.namespaces:
                     gone = ", ".join(f"{v.domain} {v.version}" for v in report.pruned) or "none"
@@ -133,7 +135,7 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
     search_fields = ["world__slug", "version", "tenant__name"]
     readonly_fields = ["tenant", "world", "domain", "version", "status", "namespace", "sources", "edits",
                        "entry_count", "chunk_count", "reused_chunks", "smoke", "created_by", "created_at",
-                       "pruned_at"]
+                       "pruned_at", "pruned_by"]
     actions = ["run_smoke", "publish", "force_publish", "rollback"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -57,7 +57,8 @@ class VersionSerializer(serializers.ModelSerializer):
     class Meta:
         model = KnowledgeVersion
         fields = ["domain", "version", "status", "namespace", "entry_count", "chunk_count", "reused_chunks",
-                  "sources", "aliases", "smoke", "created_by", "created_at", "pruned_at"]
+                  "sources", "aliases", "smoke", "created_by", "created_at", "pruned_at",
+                  "pruned_by"]
         extra_kwargs = {
             "status": {"help_text": "staged, live, retired, or pruned: its chunks were deleted by the retention "
                                     "policy (LORE_KEEP_VERSIONS, LORE_PRUNE_MIN_AGE_HOURS) and it can no longer be "
@@ -65,6 +66,8 @@ class VersionSerializer(serializers.ModelSerializer):
                                     "`manage.py lore_reindex WORLD DOMAIN VERSION` rebuilds it as a new staged "
                                     "version. `chunk_count` stays what it held."},
             "pruned_at": {"help_text": "When it was pruned; null for a version that holds its chunks."},
+            "pruned_by": {"help_text": "Who pruned it: `the daily retention job`, `manage.py lore_prune`, or an "
+                                       "editor in the admin with their reason; empty while it holds its chunks."},
         }
 
     def get_sources(self, obj: KnowledgeVersion) -> list[str]:

@@ -14,11 +14,13 @@ class LoreConfig(AppConfig):
         from lore import edits, edits_api
         from lore import tasks as _lore_tasks  # noqa: F401  (registers the background builds' tasks)
         from lore.campaigns import tasks as _campaign_tasks  # noqa: F401  (registers the beat's Celery tasks)
+        from lore.metrics import knowledge_versions
         from memoryhub import registry
 
         registry.register_dashboard_links(registry.DashboardLinks(
             name="world_quality", label="Game-master quality per world (seed 003 §8.10)", links=_world_quality_links,
             permission="lore.view_world"))
+        registry.register_scrape_metrics("lore_versions", knowledge_versions)
         registry.register_review_queue(registry.ReviewQueue(
             name="lore_edits", label="Lore edits waiting for an editor",
             pending=edits.review_pending, describe=edits.review_describe,

@@ -64,6 +64,7 @@ def knowledge_export(*, world: World) -> dict[str, Any]:
         "sources": sorted(s.pk for s in v.sources.all()), "edits": list(v.edits),
         "entry_count": v.entry_count, "chunk_count": v.chunk_count, "smoke": v.smoke,
         "created_by": v.created_by, "created_at": _when(v.created_at), "pruned_at": _when(v.pruned_at),
+        "pruned_by": v.pruned_by,
     } for v in KnowledgeVersion.objects.filter(world=world).prefetch_related("sources").order_by("id")]
     aliases = [{"domain": a.domain, "name": a.name, "version": a.version.version,
                 "updated_at": _when(a.updated_at)}
@@ -206,6 +207,7 @@ def _pruned_version(world: World, row: dict[str, Any], sources: dict[int, Source
         status=KnowledgeVersion.Status.PRUNED, namespace=services.namespace_for(world, row["domain"], row["version"]),
         edits=[edits[pk].pk for pk in row["edits"]], entry_count=row["entry_count"], chunk_count=row["chunk_count"],
         smoke=row["smoke"], created_by=row["created_by"], created_at=parse_datetime(row["created_at"]),
-        pruned_at=parse_datetime(row["pruned_at"]) if row.get("pruned_at") else timezone.now())
+        pruned_at=parse_datetime(row["pruned_at"]) if row.get("pruned_at") else timezone.now(),
+        pruned_by=row.get("pruned_by", ""))
     version.sources.set([sources[pk] for pk in row["sources"]])
     return version

@@ -103,6 +103,9 @@ class KnowledgeVersion(models.Model):
     created_by = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     pruned_at = models.DateTimeField(null=True, blank=True)
+    # Who or what pruned it: the daily job, `manage.py lore_prune`, or an editor in the admin (with
+    # their reason); the admin's own history holds only the last of these.
+    pruned_by = models.TextField(blank=True)
 
     class Meta:
         constraints = [

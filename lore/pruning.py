@@ -54,6 +54,10 @@ logger = logging.getLogger(__name__)
 PRUNED = Counter("memoryhub_lore_pruned_total",
                  "Knowledge versions pruned by the retention policy, and the chunks deleted with them", ["what"])
 
+# Who prunes, as `KnowledgeVersion.pruned_by` says (the admin's action names the editor).
+DAILY = "the daily retention job"
+COMMAND = "manage.py lore_prune"
+
 # Chunks deleted per transaction: each holds only its namespace's write lock, which no one else
 # wants for a pruned version, and keeps the deletion log's insert and the delete short.
 DELETE_BATCH = 2000
@@ -160,7 +164,7 @@ def versions_plan(*, world: World, domain: str, now: datetime | None = None,
     return verdicts
 
 
-def _mark(*, world: World, domain: str, candidates: list[int], now: datetime) -> list[Verdict]:
+def _mark(*, world: World, domain: str, candidates: list[int], now: datetime, by: str) -> list[Verdict]:
     """Mark pruned, under the locks a publish and a rollback take, the candidates the policy still
     prunes when read again under them. Returns the verdicts read under the locks."""
     with transaction.atomic():
@@ -172,7 +176,7 @@ def _mark(*, world: World, domain: str, candidates: list[int], now: datetime) ->
         doomed = [v.version_id for v in verdicts if v.pruned]
         if doomed:
             KnowledgeVersion.objects.filter(pk__in=doomed).update(status=KnowledgeVersion.Status.PRUNED,
-                                                                 pruned_at=now)
+                                                                 pruned_at=now, pruned_by=by)
     return verdicts
 
 
@@ -219,6 +223,7 @@ def knowledge_versions_prune(
     dry_run: bool = False,
     delete: bool = True,
     now: datetime | None = None,
+    by: str = DAILY,
     on_verdicts: Callable[[list[Verdict]], None] = lambda verdicts: None,
     on_deleted: Callable[[str, int, int], None] = lambda namespace, done, total: None,
 ) -> PruneReport:
@@ -227,7 +232,7 @@ def knowledge_versions_prune(
     admin's action, which hands the deletion to a task; they are refused from then on). Otherwise
     the chunks of every pruned version still holding some are deleted, this run's and any an earlier
     run left. `on_verdicts(verdicts)` per (world, domain) as decided; `on_deleted(namespace, done,
-    total)` as a namespace's chunks go."""
+    total)` as a namespace's chunks go. `by`: who prunes, kept on each version pruned."""
     now = now or timezone.now()
     worlds = [world] if world is not None else list(
         World.objects.filter(**({"tenant": tenant} if tenant is not None else {}))
@@ -239,7 +244,7 @@ def knowledge_versions_prune(
             verdicts = versions_plan(world=each, domain=domain, now=now)
             candidates = [v.version_id for v in verdicts if v.pruned]
             if candidates and not dry_run:
-                verdicts = _mark(world=each, domain=domain, candidates=candidates, now=now)
+                verdicts = _mark(world=each, domain=domain, candidates=candidates, now=now, by=by)
             report.verdicts += verdicts
             on_verdicts(verdicts)
     marked = [] if dry_run else report.pruned

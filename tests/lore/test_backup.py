@@ -42,8 +42,9 @@ def _answers(tenant_id: int) -> dict:
 
 def _state(world: World) -> dict:
     return {
-        "versions": list(world.versions.order_by("id").values_list("domain", "version", "status", "entry_count",
-                                                                 "chunk_count", "created_by", "smoke", "pruned_at")),
+        "versions": list(world.versions.order_by("id").values_list(
+            "domain", "version", "status", "entry_count", "chunk_count", "created_by", "smoke", "pruned_at",
+            "pruned_by")),
         "aliases": sorted(world.aliases.values_list("domain", "name", "version__version")),
         "changes": list(world.changes.order_by("id").values_list("action", "from_version__version",
                                                                  "to_version__version", "actor", "reason")),
@@ -130,6 +131,7 @@ def test_a_pruned_version_is_exported_as_pruned_and_imported_as_such_without_a_r
     call_command("knowledge_export", "dnd5e", str(path), tenant="tenant-a")
     exported = json.loads(path.read_text())
     assert exported["versions"][0]["status"] == "pruned" and exported["versions"][0]["pruned_at"]
+    assert exported["versions"][0]["pruned_by"] == "the daily retention job"
     world_delete(world=world)
     shown = io.StringIO()
     call_command("knowledge_import", str(path), tenant="tenant-a", stderr=shown)

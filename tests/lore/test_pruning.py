@@ -316,6 +316,7 @@ def test_the_command_says_what_it_keeps_and_prunes_and_a_dry_run_changes_nothing
     assert f"1.1.0       prune  {versions[1].chunk_count:,} chunks" in shown.getvalue()
     assert "pruned 2 version(s), kept 1; deleted" in shown.getvalue()
     assert [_status(v) for v in versions] == ["pruned", "pruned", "live"]
+    assert [KnowledgeVersion.objects.get(pk=v.pk).pruned_by for v in versions] == [pruning.COMMAND] * 2 + [""]
     with pytest.raises(CommandError, match="no world 'nowhere'"):
         call_command("lore_prune", "nowhere", tenant="tenant-a")
 
@@ -327,6 +328,7 @@ def test_the_prune_is_a_daily_beat_job_that_returns_its_counts(world, small_file
     versions = _build(world, 2, small_files)
     counts = app.tasks[entry["task"]].apply().result
     assert counts == {"kept": 1, "pruned": 1, "namespaces": 1, "chunks": versions[0].chunk_count}
+    assert KnowledgeVersion.objects.get(pk=versions[0].pk).pruned_by == "the daily retention job"
     assert app.tasks[entry["task"]].apply().result == {"kept": 1, "pruned": 0, "namespaces": 0, "chunks": 0}
 
 
@@ -364,6 +366,7 @@ def test_the_admin_shows_what_would_go_then_prunes_and_records_who_did(world, sm
     assert _chunks(versions[0]) == 0  # the task ran (in-process here; a worker or the background thread live)
     entry = LogEntry.objects.get(object_id=str(world.pk))
     assert "Pruned old versions by ed: srd 1.1.0, srd 1.0.0 (disk)" in entry.change_message
+    assert {KnowledgeVersion.objects.get(pk=v.pk).pruned_by for v in versions[:2]} == {"ed in the admin: disk"}
     listing = client.get("/admin/lore/knowledgeversion/?status__exact=pruned").content.decode()
     assert "dnd5e:srd:1.0.0" in listing and "dnd5e:srd:1.2.0" not in listing
 
@@ -490,3 +493,26 @@ def test_a_build_reusing_the_vectors_of_a_version_being_pruned_is_complete(world
         targets=[selectors.Target("srd", build.version, build.namespace)], k=5).hits
     assert [(h.entry_id, h.text, round(h.score, 9)) for h in rebuilt] == \
         [(h.entry_id, h.text, round(h.score, 9)) for h in expected]
+
+
+def test_every_scrape_counts_the_pruned_versions_whichever_process_pruned_them(world, small_files, settings,
+                                                                              editor_client):
+    """A prune by the command counted its metric in its own process, whose files went with it."""
+    from tests.kernel.test_metrics import sample, scrape
+
+    settings.LORE_KEEP_VERSIONS = 1
+    before = scrape()
+    versions = _build(world, 3, small_files)
+    assert sample(scrape(), "memoryhub_lore_versions", status="staged") == (
+        sample(before, "memoryhub_lore_versions", status="staged") + 3)
+    call_command("lore_prune", "dnd5e", tenant="tenant-a", stdout=io.StringIO(), stderr=io.StringIO())
+    after = scrape()
+    assert sample(after, "memoryhub_lore_versions", status="pruned") == (
+        sample(before, "memoryhub_lore_versions", status="pruned") + 2)
+    pruned_at = KnowledgeVersion.objects.get(pk=versions[0].pk).pruned_at
+    assert sample(after, "memoryhub_lore_last_pruned_timestamp_seconds") == pytest.approx(pruned_at.timestamp())
+    assert sample(after, "memoryhub_metrics_collector_up", collector="lore_versions") == 1
+
+    client, _ = editor_client()
+    rows = {row["version"]: row for row in client.get(f"/api/v1/worlds/{world.slug}/versions").json()["versions"]}
+    assert rows["1.0.0"]["pruned_by"] == "manage.py lore_prune" and rows["1.2.0"]["pruned_by"] == ""

@@ -66,7 +66,7 @@ class Command(BaseCommand):
             bar.refresh()
 
         try:
-            report = pruning.knowledge_versions_prune(world=world, tenant=tenant, dry_run=dry_run,
+            report = pruning.knowledge_versions_prune(world=world, tenant=tenant, dry_run=dry_run, by=pruning.COMMAND,
                                                       on_verdicts=shown, on_deleted=deleted)
         finally:
             for bar in bars.values():
