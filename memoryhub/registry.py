@@ -119,7 +119,8 @@ class ReviewApi:
     the status it needs (another editor decided it first).
     `items(tenant)` is every item of that tenant, whatever its status; `evidence` serializes what
     an editor decides on (the source message, the two people, the diff); `statuses` are the values
-    its `status` takes."""
+    its `status` takes; `gone(tenant, item_id)`, where items can disappear (a fact replaced by a
+    later approval), the 410 that says what became of one no longer stored, or None."""
 
     items: Callable[[Tenant], QuerySet]
     evidence: type[BaseSerializer]
@@ -128,6 +129,7 @@ class ReviewApi:
     reject: Callable[..., object]
     undo: Callable[..., object] | None = None
     undo_status: str = "approved"
+    gone: Callable[[Tenant, int], Exception | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -61,8 +61,12 @@ def _queue(name: str, *, decision: str | None = None) -> registry.ReviewQueue:
 
 
 def _item(queue: registry.ReviewQueue, tenant: Tenant, item_id: int) -> Any:
-    item = _api(queue).items(tenant).filter(pk=item_id).first()
+    api = _api(queue)
+    item = api.items(tenant).filter(pk=item_id).first()
     if item is None:
+        gone = api.gone(tenant, item_id) if api.gone is not None else None
+        if gone is not None:
+            raise gone
         raise NotFound(f"The {queue.name!r} queue has no item {item_id}.", field="item_id")
     return item
 
@@ -99,6 +103,10 @@ DECIDED = OpenApiResponse(description="The item is no longer in the status this 
                                       "(`error.code` says why: a later merge, changes since the merge, ...).")
 NOT_FOUND = OpenApiResponse(description="Unknown queue, or no such item in it for this tenant (another tenant's "
                                         "item is unknown).")
+GONE = OpenApiResponse(description="The item was there and is no longer stored (`error.code` `item_gone`): a fact "
+                                   "replaced by a later value or approval (`error.replaced_by`, the fact now holding "
+                                   "the key), merged into another by an editor's correction, or deleted; "
+                                   "`error.history` is its key's history.")
 EVIDENCE = PolymorphicProxySerializer(
     component_name="ReviewEvidence", resource_type_field_name=None,
     serializers=[_api(queue).evidence for queue in _queues().values()],
@@ -219,7 +227,7 @@ class ReviewItemApi(APIView):
     required_scopes = EDITOR
 
     @extend_schema(operation_id="review_item", parameters=[QUEUE, ITEM_ID],
-                   responses={200: ReviewItemSerializer, 404: NOT_FOUND})
+                   responses={200: ReviewItemSerializer, 404: NOT_FOUND, 410: GONE})
     def get(self, request: Request, queue: str, item_id: str) -> Response:
         found = _queue(queue)
         item = _item(found, request_tenant(request), int(item_id))
@@ -262,7 +270,7 @@ class ReviewApproveApi(_DecisionApi):
                                  help_text="Why; kept in the audit trail.")
 
     @extend_schema(operation_id="review_approve", parameters=[QUEUE, ITEM_ID], request=InputSerializer,
-                   responses={200: ReviewItemSerializer, 404: NOT_FOUND, 409: DECIDED},
+                   responses={200: ReviewItemSerializer, 404: NOT_FOUND, 409: DECIDED, 410: GONE},
                    examples=[OpenApiExample("Approve", request_only=True, value={"reason": "she said so twice"})])
     def post(self, request: Request, queue: str, item_id: str) -> Response:
         return self._decide(request, queue, item_id, self.InputSerializer)
@@ -277,7 +285,7 @@ class ReviewRejectApi(_DecisionApi):
         reason = StrictCharField(max_length=REASON_MAX, help_text="Why; required, kept in the audit trail.")
 
     @extend_schema(operation_id="review_reject", parameters=[QUEUE, ITEM_ID], request=InputSerializer,
-                   responses={200: ReviewItemSerializer, 404: NOT_FOUND, 409: DECIDED},
+                   responses={200: ReviewItemSerializer, 404: NOT_FOUND, 409: DECIDED, 410: GONE},
                    examples=[OpenApiExample("Reject", request_only=True, value={"reason": "two different people"})])
     def post(self, request: Request, queue: str, item_id: str) -> Response:
         return self._decide(request, queue, item_id, self.InputSerializer)
@@ -297,6 +305,6 @@ class ReviewUndoApi(_DecisionApi):
                                    help_text="Undo even though the merged person changed since the merge.")
 
     @extend_schema(operation_id="review_undo", parameters=[UNDO_QUEUE, ITEM_ID], request=InputSerializer,
-                   responses={200: ReviewItemSerializer, 404: NOT_FOUND, 409: DECIDED})
+                   responses={200: ReviewItemSerializer, 404: NOT_FOUND, 409: DECIDED, 410: GONE})
     def post(self, request: Request, queue: str, item_id: str) -> Response:
         return self._decide(request, queue, item_id, self.InputSerializer)

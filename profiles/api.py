@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -291,5 +292,31 @@ def review_reject(fact: UserProfile, *, actor: str, reason: str) -> None:
     services.fact_reject(fact=fact, reviewer=None, reason=reason, actor_label=actor, pending_only=True)
 
 
+def review_gone(tenant: Tenant, item_id: int) -> ApplicationError | None:
+    """What became of a fact whose row is gone, from its key's history: an editor who approved
+    "Boston" and asks for it after "Seattle" was approved learns that, not "no such item"."""
+    own = FactEvent.objects.filter(tenant=tenant, fact_ref=item_id).order_by("-id").first()
+    if own is None:
+        return None  # never a fact of this tenant, or erased with its user
+    history = f"/api/v1/users/{quote(own.user_id, safe='')}/profile/{own.key}/history"
+    extra: dict[str, object] = {"history": history}
+    if own.action == FactEvent.Action.DELETED:
+        message = (f"Fact {item_id} ({own.key} = {own.old_value!r}) was deleted on {own.created_at:%Y-%m-%d %H:%M} "
+                   f"UTC by {own.who}.")
+    else:
+        successor = (FactEvent.objects.filter(tenant=tenant, user_id=own.user_id, key=own.key, id__gt=own.id)
+                     .filter(Q(meta__displaced_fact=item_id) | Q(meta__merged_fact=item_id)).order_by("id").first())
+        if successor is None:
+            message = f"Fact {item_id} ({own.key}) is no longer stored; its key's history says what happened."
+        else:
+            how = "merged into" if successor.meta.get("merged_fact") == item_id else "replaced by"
+            message = (f"Fact {item_id} ({own.key} = {own.new_value or own.old_value!r}) was {how} fact "
+                       f"{successor.fact_ref} ({own.key} = {successor.new_value!r}) on "
+                       f"{successor.created_at:%Y-%m-%d %H:%M} UTC by {successor.who}.")
+            extra["replaced_by"] = successor.fact_ref
+    return ApplicationError(message, code="item_gone", field="item_id", status_code=410, extra=extra)
+
+
 REVIEW_API = ReviewApi(items=review_items, evidence=FactReviewEvidenceSerializer,
-                       statuses=tuple(UserProfile.Status.values), approve=review_approve, reject=review_reject)
+                       statuses=tuple(UserProfile.Status.values), approve=review_approve, reject=review_reject,
+                       gone=review_gone)

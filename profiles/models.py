@@ -108,6 +108,9 @@ class FactEvent(models.Model):
     user_id = models.CharField(max_length=128)
     key = models.CharField(max_length=64)
     fact = models.ForeignKey(UserProfile, null=True, blank=True, on_delete=models.SET_NULL, related_name="events")
+    # The fact's id, kept when its row goes (a replacement, a deletion): the review API tells an
+    # editor holding that id what became of it instead of "no such item".
+    fact_ref = models.BigIntegerField(null=True, blank=True)
     action = models.CharField(max_length=16, choices=Action.choices)
     actor = models.CharField(max_length=16, choices=Actor.choices)
     reviewer = models.ForeignKey(
@@ -130,6 +133,7 @@ class FactEvent(models.Model):
         indexes = [
             # A key's history, newest first; erasure by user uses its prefix.
             models.Index(fields=["tenant", "user_id", "key", "-created_at"], name="profile_event_history_idx"),
+            models.Index(fields=["tenant", "fact_ref"], name="profile_event_fact_ref_idx"),
         ]
 
     def __str__(self) -> str:

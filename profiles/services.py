@@ -78,11 +78,13 @@ def _event(
     source_message_id: int | None = None,
     meta: dict[str, Any] | None = None,
     reviewer_name: str | None = None,
+    fact_ref: int | None = None,
 ) -> FactEvent:
     if reviewer_name is None:
         reviewer_name = reviewer.get_username() if reviewer is not None else ""
     return FactEvent.objects.create(
         tenant_id=tenant_id, user_id=user_id, key=key, fact=fact, action=action, actor=actor,
+        fact_ref=fact.pk if fact is not None else fact_ref,
         reviewer=reviewer if reviewer is not None and reviewer.pk else None,
         reviewer_name=reviewer_name[:150],
         old_value=old[0], old_confidence=old[1], old_status=old[2],
@@ -194,9 +196,9 @@ def fact_upsert(
         said = source_message.text if source_message is not None else (meta or {}).get("evidence") or value
         reason = f"stated as a change: {' '.join(str(said).split())[:200]}"
 
-    replaced = None
+    replaced = displaced = None
     if status == Status.ACTIVE and competitor is not None:
-        replaced = competitor.value
+        replaced, displaced = competitor.value, competitor.pk
         old = _state(competitor)
         competitor.delete()  # its story stays in the events; the key now has the new value
 
@@ -225,6 +227,8 @@ def fact_upsert(
         event_meta["current"] = current.value  # type: ignore[union-attr]
     if change:
         event_meta["change"] = True
+    if displaced is not None:
+        event_meta["displaced_fact"] = displaced
     _event(fact, tenant_id=tenant.pk, user_id=user_id, key=key, action=action, actor=source, old=old,
            new=_state(fact), reason=reason, source_message_id=message_id, meta=event_meta)
     metrics.FACT_WRITES.labels(source, outcome).inc()
@@ -261,6 +265,7 @@ def _activate_reviewed(
     old_value = current.value if current is not None else (previous if previous is not None else fact.value)
     old = (old_value, current.confidence if current else fact.confidence, fact.status)
     if current is not None:
+        meta = {**(meta or {}), "displaced_fact": current.pk}
         current.delete()
     now = timezone.now()
     fact.status, fact.confidence = Status.ACTIVE, REVIEWED_CONFIDENCE
@@ -342,18 +347,20 @@ def fact_edit_approve(*, fact: UserProfile, reviewer: AbstractBaseUser, value: s
     fact = _locked(fact)
     proposed, previous = fact.value, fact.value if fact.status == Status.ACTIVE else None
     norm = value_norm(value)
-    target = fact
+    target, merged = fact, None
     if norm != fact.value_norm:
         other = (UserProfile.objects.select_for_update()
                  .filter(tenant_id=fact.tenant_id, user_id=fact.user_id, key=fact.key, value_norm=norm).first())
         if other is not None:
+            merged = fact.pk
             fact.delete()
             target = other
         else:
             fact.value, fact.value_norm = value, norm
     target.value, target.source = value, Source.ADMIN
+    meta = {"proposed": proposed} if merged is None else {"proposed": proposed, "merged_fact": merged}
     return _activate_reviewed(target, reviewer=reviewer, reason=reason, action=Action.EDITED, previous=previous,
-                              meta={"proposed": proposed})
+                              meta=meta)
 
 
 @transaction.atomic
@@ -378,7 +385,7 @@ def fact_delete(
         raise NotFound(f"User {user_id!r} has no fact under {key!r}.", field="key")
     for fact in facts:
         _event(None, tenant_id=tenant.pk, user_id=user_id, key=key, action=Action.DELETED, actor=actor,
-               reviewer=reviewer, old=_state(fact), reason=reason)
+               reviewer=reviewer, old=_state(fact), reason=reason, fact_ref=fact.pk)
     UserProfile.objects.filter(pk__in=[f.pk for f in facts]).delete()
     return len(facts)
 

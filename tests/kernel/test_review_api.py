@@ -312,6 +312,48 @@ def test_bad_queue_bad_input_and_decided_items_are_refused(editor) -> None:
     assert pending_undo.status_code == 409 and pending_undo.json()["error"]["code"] == "not_undoable"
 
 
+def test_a_fact_no_longer_stored_answers_410_saying_what_became_of_it(editor, admin) -> None:
+    """Approving "Seattle" replaces the approved "Boston" row: its id used to answer 404, "no such item",
+    to the editor who had just approved it."""
+    client, tenant = editor()
+    boston, seattle = fact(tenant, "location", "Boston"), fact(tenant, "location", "Seattle", confidence=0.3)
+    assert client.post(f"/api/v1/review/profiles/{boston.pk}/approve", {}, format="json").status_code == 200
+    assert client.post(f"/api/v1/review/profiles/{seattle.pk}/approve", {}, format="json").status_code == 200
+    for gone in (client.get(f"/api/v1/review/profiles/{boston.pk}"),
+                 client.post(f"/api/v1/review/profiles/{boston.pk}/reject", {"reason": "r"}, format="json")):
+        assert gone.status_code == 410, gone.content
+        error = gone.json()["error"]
+        assert error["code"] == "item_gone" and list(error["fields"]) == ["item_id"]
+        assert error["replaced_by"] == seattle.pk and error["history"] == "/api/v1/users/u1/profile/location/history"
+        assert f"Fact {boston.pk} (location = 'Boston') was replaced by fact {seattle.pk} (location = 'Seattle')" \
+            in error["message"] and "api-key:mh_" in error["message"]
+
+    # Replaced by a statement of change, merged by an editor's correction, deleted: each said as such.
+    moved = profile_services.fact_upsert(tenant=tenant, user_id="u1", key="location", value="Lisbon",
+                                         confidence=0.9, source=RULES, change=True).fact
+    error = client.get(f"/api/v1/review/profiles/{seattle.pk}").json()["error"]
+    assert error["replaced_by"] == moved.pk and "'Lisbon'" in error["message"]
+    cat, kitten = fact(tenant, "pet", "cat", confidence=0.9), fact(tenant, "pet", "kitten", confidence=0.3)
+    profile_services.fact_edit_approve(fact=UserProfile.objects.get(pk=kitten.pk),
+                                       reviewer=User.objects.get(username="alice"), value="cat")
+    merged = client.get(f"/api/v1/review/profiles/{kitten.pk}")
+    assert merged.status_code == 410 and merged.json()["error"]["replaced_by"] == cat.pk
+    assert "was merged into fact" in merged.json()["error"]["message"]
+    profile_services.fact_delete(tenant=tenant, user_id="u1", key="pet")
+    deleted = client.get(f"/api/v1/review/profiles/{cat.pk}").json()["error"]
+    assert "was deleted" in deleted["message"] and "replaced_by" not in deleted
+
+    # Another tenant's, or an id never used: still 404; a user's erasure leaves no trace either.
+    _, other = editor("tenant-b")
+    theirs = fact(other, "location", "Oslo")
+    assert client.get(f"/api/v1/review/profiles/{theirs.pk}").status_code == 404
+    profile_services.fact_delete(tenant=other, user_id="u1", key="location")
+    assert client.get(f"/api/v1/review/profiles/{theirs.pk}").status_code == 404
+    from memoryhub.services import user_erase
+    user_erase(tenant=tenant, user_id="u1")
+    assert client.get(f"/api/v1/review/profiles/{boston.pk}").status_code == 404
+
+
 def test_the_second_of_two_simultaneous_decisions_is_refused_under_the_lock(editor) -> None:
     """Both editors read the item as pending; the service finds it decided when it locks it."""
     from people import api as people_api
@@ -334,7 +376,7 @@ def test_the_schema_documents_the_review_operations(schema) -> None:
     assert set(queue["schema"]["enum"]) == {"profiles", "people", "lore_edits", "memories"}
     for decision in ("approve", "reject", "undo"):
         operation = paths[f"/api/v1/review/{{queue}}/{{item_id}}/{decision}"]["post"]
-        assert {"200", "400", "403", "404", "409"} <= set(operation["responses"])
+        assert {"200", "400", "403", "404", "409", "410"} <= set(operation["responses"])
     reject = schema["components"]["schemas"]["ReviewRejectApiInputRequest"]
     assert reject["required"] == ["reason"]
     undo_queue = next(p for p in paths["/api/v1/review/{queue}/{item_id}/undo"]["post"]["parameters"]

@@ -135,7 +135,7 @@ def test_edit_and_approve_action_opens_the_facts_change_form(tenant, reviewer_cl
 def test_change_form_shows_the_evidence_and_saving_it_edits_and_approves(
     tenant, reviewer_client, reviewer, say
 ) -> None:
-    save(tenant, "hometown", "Lviv", 0.9)
+    lviv = save(tenant, "hometown", "Lviv", 0.9)
     message = say(tenant, "I grew up in Kiev, you know")
     fact = save(tenant, "hometown", "Kiev", 0.8, message=message)
     page = reviewer_client.get(change_url(fact))
@@ -151,7 +151,7 @@ def test_change_form_shows_the_evidence_and_saving_it_edits_and_approves(
         ("Kyiv", "active", 1.0)]
     event = FactEvent.objects.filter(key="hometown").latest("id")
     assert (event.action, event.reviewer, event.old_value, event.new_value, event.reason, event.meta) == (
-        "edited", reviewer, "Lviv", "Kyiv", "modern spelling", {"proposed": "Kiev"})
+        "edited", reviewer, "Lviv", "Kyiv", "modern spelling", {"proposed": "Kiev", "displaced_fact": lviv.pk})
 
 
 def test_change_form_refuses_a_sensitive_value(tenant, reviewer_client) -> None:

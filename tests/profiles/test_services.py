@@ -106,13 +106,14 @@ def test_a_stated_change_replaces_a_more_confident_value_which_stays_in_the_hist
     tenant, say, before: str, said: str, after: tuple[str, str]
 ) -> None:
     old, new = after
-    upsert(tenant, "location", old, 0.9, source=RULES, source_message=say(tenant, before))
+    replaced = upsert(tenant, "location", old, 0.9, source=RULES, source_message=say(tenant, before)).fact
     write = upsert(tenant, "location", new, 0.8, source=RULES, source_message=say(tenant, said), change=True)
     assert (write.outcome, write.replaced) == (Outcome.REPLACED, old)
     assert facts(tenant, "location") == {new: (Status.ACTIVE, 0.8)}
     event = FactEvent.objects.filter(key="location").latest("id")
     assert (event.action, event.old_value, event.old_confidence, event.new_value) == ("replaced", old, 0.9, new)
-    assert event.reason == f"stated as a change: {said}" and event.meta == {"change": True}
+    assert event.reason == f"stated as a change: {said}"
+    assert event.meta == {"change": True, "displaced_fact": replaced.pk}
 
 
 def test_a_stated_change_still_needs_the_threshold_and_must_be_newer_than_the_current_value(tenant, say) -> None:
