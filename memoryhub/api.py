@@ -22,6 +22,7 @@ from memoryhub.models import ArchivalJob, Message
 from memoryhub.urls_common import CLIENT_ID
 from memoryhub.validation import (
     ClosedSerializerMixin,
+    InstantField,
     JSONObjectField,
     StrictBooleanField,
     StrictCharField,
@@ -116,7 +117,9 @@ class MessageInputSerializer(serializers.Serializer):
                            help_text="The message. Required, unless given as `content`.")
     # A chat app keeps its turns in the OpenAI format ({"role", "content"}) and can send them as they are.
     content = ChatContentField(required=False, write_only=True)
-    created_at = serializers.DateTimeField(required=False)
+    created_at = InstantField(required=False, help_text="When it was said: ISO 8601 (without an offset, UTC) or Unix "
+                                                        "seconds (as a typed memory's `timestamp`); not in the "
+                                                        "future. Default: when it is received.")
     external_id = StrictCharField(required=False, max_length=128, allow_blank=False)
     speaker = StrictCharField(required=False, max_length=128, allow_blank=True, default="",
                               help_text="Who said it, where more than the user and the assistant talk (a group "

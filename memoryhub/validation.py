@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser as BaseJSONParser
@@ -127,6 +129,49 @@ class StrictIntegerField(_JSONType, serializers.IntegerField):
 
 class StrictFloatField(_JSONType, serializers.FloatField):
     json_types = (int, float)
+
+
+# Far below datetime's limit, with room for the days that forgetting adds to a typed memory's time.
+INSTANT_MAX_SECONDS = 32_503_680_000.0  # 3000-01-01T00:00:00Z
+
+
+@extend_schema_field({"oneOf": [
+    {"type": "number", "minimum": 0, "maximum": INSTANT_MAX_SECONDS, "description": "Unix seconds"},
+    {"type": "string", "format": "date-time", "description": "ISO 8601; without an offset, UTC"},
+]})
+class InstantField(serializers.Field):
+    """A moment, as Unix seconds (seed 004 dates typed memories so) or as an ISO 8601 string (as
+    messages' `created_at` are written): a client wrote one form to one endpoint and the other to
+    the next, and got a 400 for the form it had just read back. Read back as ISO 8601, as every
+    time the API returns. `zero_is_unknown`: seed 004's 0.0 means "no time", never 1970."""
+
+    default_error_messages = {
+        "type": "Must be Unix seconds (a number) or an ISO 8601 date-time string, not {datatype}.",
+        "range": f"Unix seconds must be between 0 and {INSTANT_MAX_SECONDS:.0f} (the year 3000).",
+        "milliseconds": "This looks like milliseconds ({value} ms = {seconds} s); give Unix seconds.",
+    }
+
+    def __init__(self, *, zero_is_unknown: bool = False, **kwargs: Any) -> None:
+        self.zero_is_unknown = zero_is_unknown
+        self._iso = serializers.DateTimeField()
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> datetime | None:
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            if not math.isfinite(data) or not 0 <= data <= INSTANT_MAX_SECONDS:
+                if math.isfinite(data) and 0 < data / 1000 <= INSTANT_MAX_SECONDS:  # JavaScript's Date.now()
+                    self.fail("milliseconds", value=data, seconds=f"{data / 1000:.3f}".rstrip("0").rstrip("."))
+                self.fail("range")
+            if data == 0 and self.zero_is_unknown:
+                return None
+            return datetime.fromtimestamp(data, tz=UTC)
+        if isinstance(data, str):
+            return self._iso.to_internal_value(data)
+        self.fail("type", datatype=type(data).__name__)
+        return None  # not reached: fail raises
+
+    def to_representation(self, value: datetime) -> str:
+        return self._iso.to_representation(value)
 
 
 class ClosedSerializerMixin:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -22,6 +22,7 @@ from memoryhub.models import Tenant
 from memoryhub.registry import ReviewApi
 from memoryhub.validation import (
     ClosedSerializerMixin,
+    InstantField,
     StrictCharField,
     StrictChoiceField,
     StrictFloatField,
@@ -34,8 +35,6 @@ from rag.memories.vocab import CATEGORIES, EMOTION_NAMES, EMOTIONS, KINDS, canon
 from rag.memory_models import MemoryReview
 
 EMOTION_IDS = list(EMOTIONS)
-# `_timestamp` makes a datetime of it, and forgetting adds days to that: far below datetime's limit.
-TIMESTAMP_MAX = 32_503_680_000.0  # 3000-01-01T00:00:00Z
 
 
 class NamedChoiceField(StrictChoiceField):
@@ -104,11 +103,6 @@ def _written(memory: Any, masked: Counter[str]) -> dict[str, Any]:
     return MemoryWrittenSerializer(memory).data
 
 
-def _timestamp(value: float | None) -> datetime | None:
-    # Seed 004 writes timestamp 0.0 for "unknown"; that must never become 1970-01-01.
-    return datetime.fromtimestamp(value, tz=UTC) if value else None
-
-
 class CharacterMemoriesApi(APIView):
     class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         user_id = StrictRegexField(CLIENT_ID_REGEX, help_text="Whose memory (its namespace).")
@@ -118,19 +112,19 @@ class CharacterMemoriesApi(APIView):
         history_uid = StrictRegexField(CLIENT_ID_REGEX, required=False, default="")
         importance = StrictFloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True,
                                       default=None, help_text="0..1; computed from the text when absent.")
-        timestamp = StrictFloatField(min_value=0.0, max_value=TIMESTAMP_MAX, required=False, allow_null=True,
-                                     default=None,
-                                     help_text="Unix seconds, not in the future (as a message's "
-                                               "`created_at`); absent or 0 = unknown (stored as now).")
+        timestamp = InstantField(zero_is_unknown=True, required=False, allow_null=True, default=None,
+                                 help_text="When it happened: Unix seconds or an ISO 8601 string (as a "
+                                           "message's `created_at`), not in the future; absent, null or 0 = "
+                                           "unknown (stored as now). Read back as ISO 8601.")
         tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list,
                                      max_length=32)
         emotion = EmotionField(required=False, default="", allow_blank=True)
         context_window = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
 
-        def validate_timestamp(self, value: float | None) -> float | None:
+        def validate_timestamp(self, value: datetime | None) -> datetime | None:
             # A memory dated in 2999 kept a recency of 1 for ever and showed "[2999-12-24]" in context.
             tolerance = settings.MESSAGE_FUTURE_TOLERANCE_SECONDS
-            if value and value > time.time() + tolerance:
+            if value is not None and value.timestamp() > time.time() + tolerance:
                 raise serializers.ValidationError(f"Must not be more than {tolerance} s in the future.")
             return value
 
@@ -163,7 +157,7 @@ class CharacterMemoriesApi(APIView):
             tenant=request_tenant(request), user_id=data["user_id"], conf_uid=conf_uid,
             item=services.MemoryInput(
                 text=data["text"], kind=data["kind"], category=data["category"], history_uid=data["history_uid"],
-                importance=data["importance"], occurred_at=_timestamp(data["timestamp"]), tags=data["tags"],
+                importance=data["importance"], occurred_at=data["timestamp"], tags=data["tags"],
                 emotion=data["emotion"], context_window=data["context_window"]),
         )
         return Response(_written(memory, masked), status=status.HTTP_201_CREATED)

@@ -136,6 +136,17 @@ def test_recent_messages_are_the_newest_n_in_order(client_a) -> None:
     assert Conversation.objects.get().message_count == 30
 
 
+def test_a_message_is_dated_in_iso_8601_or_unix_seconds_as_a_typed_memory_is(client_a) -> None:
+    client, _ = client_a
+    post(client, {"messages": [{"role": "user", "text": "seconds", "created_at": 1714557600},
+                               {"role": "user", "text": "iso", "created_at": "2024-05-01T10:00:01Z"}]})
+    assert [(m["text"], m["created_at"]) for m in client.get(url()).json()["messages"]] == [
+        ("seconds", "2024-05-01T10:00:00Z"), ("iso", "2024-05-01T10:00:01Z")]
+    for bad in (True, 1714557600000, "2999-01-01T00:00:00Z"):
+        refused = post(client, {"messages": [{"role": "user", "text": "x", "created_at": bad}]})
+        assert refused.status_code == 400 and "messages" in refused.json()["error"]["fields"], refused.content
+
+
 # --- validation: each rule names its field and stores nothing -------------------------------
 @pytest.mark.parametrize(
     ("body", "field"),

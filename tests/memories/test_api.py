@@ -54,6 +54,23 @@ def test_missing_timestamp_is_stored_as_now_not_1970(client_a) -> None:
     assert chunk.meta["timestamp_given"] is False
 
 
+def test_a_timestamp_is_unix_seconds_or_iso_8601_as_a_messages_created_at_is(client_a) -> None:
+    """Messages are dated in ISO 8601 and typed memories in Unix seconds: a client wrote the one form
+    to the other endpoint and got a 400 for the form it reads back everywhere."""
+    client, _ = client_a
+    written = [client.post("/api/v1/characters/neiri/memories", {**MEMORY, "timestamp": when}, format="json")
+               for when in (1714557600, 1714557600.0, "2024-05-01T10:00:00Z", "2024-05-01T12:00:00+02:00",
+                            "2024-05-01T10:00:00")]
+    assert [r.status_code for r in written] == [201] * 5, [r.content for r in written]
+    assert {r.json()["timestamp"] for r in written} == {"2024-05-01T10:00:00Z"}
+    assert all(Chunk.objects.get(pk=r.json()["chunk_id"]).meta["timestamp_given"] for r in written)
+    for bad, says in (("yesterday", "format"), ("2999-01-01T00:00:00Z", "future"), ([1], "number"),
+                      (1714557600000, "milliseconds (1714557600000 ms = 1714557600 s)"), (-5, "between 0")):
+        refused = client.post("/api/v1/characters/neiri/memories", {**MEMORY, "timestamp": bad}, format="json")
+        assert refused.status_code == 400 and says in refused.json()["error"]["fields"]["timestamp"][0], \
+            refused.content
+
+
 def test_importance_is_calculated_when_not_given(client_a) -> None:
     client, _ = client_a
     body = client.post("/api/v1/characters/neiri/memories",
@@ -168,6 +185,8 @@ def test_mood_user_id_pattern_is_in_the_schema(client_a, schema, schema_allows) 
     ({"tags": [" "]}, "tags"),
     ({"tags": ["\u00a0"]}, "tags"),
     ({"timestamp": 5e16}, "timestamp"),
+    ({"timestamp": -1}, "timestamp"),
+    ({"timestamp": True}, "timestamp"),
     ({"emotion": 0}, "emotion"),
     ({"history_uid": 7}, "history_uid"),
 ])
@@ -182,6 +201,7 @@ def test_memory_the_schema_forbids_is_400_naming_the_field(client_a, schema, sch
 
 
 @pytest.mark.parametrize("patch", [{"emotion": ""}, {"emotion": "兴趣"}, {"timestamp": 1700000000.0},
+                                   {"timestamp": "2023-11-14T22:13:20Z"}, {"timestamp": 1700000000},
                                    {"tags": ["music", "🎸"]}])
 def test_memory_the_schema_allows_is_written(client_a, schema, schema_allows, patch: dict) -> None:
     client, _ = client_a
