@@ -327,6 +327,9 @@ def context_assemble(
         min_cosine=relevant.min_cosine, min_share=relevant.min_share)
     remaining -= block.tokens
     blocks.append(block)
+    # The typed memories' floor is their own (a share of the best BM25 score): one it left out must not
+    # come back through the memories block's lower floor, which showed what the response said it cut.
+    typed_below = {cut["ref"] for cut in block.cut if cut["reason"] == "below_floor"}
 
     # Turns already shown as recent are not repeated.
     block = Block("memories")
@@ -346,7 +349,7 @@ def context_assemble(
         if item.chunk["meta"].get("message_id") in recent_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_recent_turns"})
             continue
-        if relevant.below(item):
+        if relevant.below(item) or f"chunk:{item.chunk['id']}" in typed_below:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
             continue
         if item.chunk["type"] == "dialog" and is_filler(item.chunk["text"]):

@@ -159,3 +159,22 @@ def test_a_typed_memory_near_the_question_in_neither_space_stays_out(tenant) -> 
     related = context_assemble(tenant_id=tenant.pk, user_id="anna", query="Where does Anna live and work?",
                                session_id=None, budget_tokens=500)
     assert "Berlin" in "\n".join(i.text for b in related.blocks if b.name == "typed_memories" for i in b.items)
+
+
+def test_a_typed_memory_below_its_floor_does_not_come_back_through_the_memories_block(tenant) -> None:
+    """The response said `below_floor` in the typed-memories block, and the memories block, whose floor
+    is lower, showed that memory all the same."""
+    append_messages(tenant, "anna", "s1", ["This weekend we should hike the ridge trail and picnic by the lake."],
+                    start=START)
+    memories_create(tenant=tenant, user_id="anna", conf_uid="neiri", items=[
+        MemoryInput(text="Neiri thinks a weekend is too short.", kind="self", category="SelfBeliefs",
+                    importance=0.6, occurred_at=START)])
+    context = context_assemble(tenant_id=tenant.pk, user_id="anna", session_id=None, budget_tokens=500,
+                               query="this weekend: hike the ridge trail, picnic by the lake?",
+                               memory_filters=SearchFilters(conf_uids=("neiri",)))
+    blocks = {b.name: b for b in context.blocks}
+    below = {c["ref"] for c in blocks["typed_memories"].cut if c["reason"] == "below_floor"}
+    assert below, blocks["typed_memories"].cut  # the weak match the case is about
+    assert not below & {i.ref for i in blocks["memories"].items}
+    assert below <= {c["ref"] for c in blocks["memories"].cut if c["reason"] == "below_floor"}
+    assert "too short" not in context.render() and "ridge trail" in context.render()
