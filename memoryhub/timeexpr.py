@@ -348,9 +348,9 @@ class _Claims:
         return True
 
 
-def _en(text: str, anchor: date, query: bool) -> Iterable[Span]:
+def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> Iterable[Span]:
     lowered = text.lower().replace("’", "'")
-    free = _Claims().free
+    free = (claims or _Claims()).free
     words = _en_words(lowered)
     months = bool(words & _MONTH_WORDS)
 
@@ -640,9 +640,9 @@ def _ru_absolute(lowered: str, anchor: date, query: bool) -> Iterable[tuple[re.M
             yield m, span
 
 
-def _ru(text: str, anchor: date, query: bool) -> Iterable[Span]:
+def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> Iterable[Span]:
     lowered = text.lower().replace("ё", "е")
-    free = _Claims().free
+    free = (claims or _Claims()).free
     month_number = _ru_month_number
 
     # Longer expressions first: "за неделю до 5 мая", "с 3 по 7 мая", "в первое воскресенье мая".
@@ -785,8 +785,8 @@ def _zh_absolute(text: str, anchor: date, query: bool) -> Span | None:
     return _day(found) if found else None
 
 
-def _zh(text: str, anchor: date, query: bool) -> Iterable[Span]:
-    free = _Claims().free
+def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> Iterable[Span]:
+    free = (claims or _Claims()).free
 
     # Longer expressions first: "5月3日那周", "圣诞节前一周", "5月3日到7日", "五月的第二个星期日".
     if "周" in text or "星期" in text or "礼拜" in text:
@@ -898,6 +898,26 @@ def mentions(text: str, anchor: date, *, query: bool = False) -> list[Span]:
     if _HAN.search(text):
         spans += _resolved(_zh(text, anchor, query))
     return [s for s in spans if s.start <= s.end]
+
+
+# What makes a date expression name the same days whenever it is said: a digit, a month, a holiday.
+_ANCHORED = re.compile(r"\d|[一二两三四五六七八九十]月|" + _EN_HOLIDAY + "|" + _EN_MONTH.replace("(?P<month>", "(?:")
+                       + r"|\b(?:" + "|".join(_RU_MONTHS) + r")|" + "|".join(_ZH_HOLIDAYS), re.IGNORECASE)
+
+
+def relative_expressions(text: str, anchor: date) -> list[tuple[int, int]]:
+    """Where the text says a date relative to when it is said ("last week", "в прошлом году", "去年",
+    "two days ago"): their words name different days in every turn that says them, so as search
+    words they matched a turn that said "last week" a month before the week a question asks about.
+    The question's date terms say which days it means. Expressions with a digit, a month or a
+    holiday ("June 9", "last Christmas") are left out: their words are the topic too."""
+    ranges: list[tuple[int, int]] = []
+    readers = [_en] + ([_ru] if _CYRILLIC.search(text) else []) + ([_zh] if _HAN.search(text) else [])
+    for reader in readers:
+        claims = _Claims()
+        _resolved(reader(text, anchor, True, claims))
+        ranges += [(a, b) for a, b in claims.taken if not _ANCHORED.search(text[a:b])]
+    return sorted(ranges)
 
 
 def _resolved(spans: Iterable[Span]) -> list[Span]:

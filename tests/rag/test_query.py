@@ -68,3 +68,27 @@ def test_a_question_asking_for_a_category_gets_its_term_beside_its_words() -> No
     weights = query.weighted_terms("Which cities has Jon visited?", NOW)
     assert weights["citi"] == 1.0 and weights["^city.1"] == lexicon.CATEGORY_WEIGHT
     assert not any(t.startswith(lexicon.CATEGORY_PREFIX) for t in query.weighted_terms("Jon's trip to the city", NOW))
+
+
+@pytest.mark.parametrize(("before", "said", "question"), [
+    ("Last week I finally fixed the old bicycle.", ["I started my new job at the bakery.", "The weather was fine."],
+     "What did I tell you last week?"),
+    ("На прошлой неделе я наконец починил старый велосипед.", ["Я вышел на новую работу в пекарне.",
+                                                              "Погода была хорошая."],
+     "Что я рассказывал на прошлой неделе?"),
+    ("上周我终于修好了旧自行车。", ["我开始在面包店上班了。", "天气很好。"], "我上周跟你说了什么？"),
+])
+def test_a_question_about_last_week_finds_last_weeks_turns_not_ones_that_say_last_week(
+        tenant, before: str, said: list[str], question: str) -> None:
+    """Asked on a Wednesday, "what did I tell you last week?" ranked first a turn of the week before
+    that says "last week" (its words matched) over the turns said last week (its date terms)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    monday = timezone.now().replace(hour=9, minute=0, second=0, microsecond=0)
+    monday -= timedelta(days=monday.weekday())
+    append_messages(tenant, "u1", "s-old", [before], start=monday - timedelta(days=11))
+    append_messages(tenant, "u1", "s-last", said, start=monday - timedelta(days=5))
+    found = [i.chunk["text"] for i in chunks_search(tenant_id=tenant.pk, user_id="u1", query=question, k=3).items]
+    assert set(found[:2]) == set(said), found
