@@ -130,16 +130,17 @@ def words(text: str) -> list[str]:
 # Stopwords and stemming
 # ---------------------------------------------------------------------------------------------------------
 
-# Function words only. Personal pronouns and negations are deliberately kept: deduplication runs on these
-# terms, and "I like coffee" / "I don't like coffee" or "she is a doctor" / "I am a doctor" must not look
-# like duplicates. Frequent content words are left to BM25's idf.
+# Function words only, question words included ("кто" and its case forms as "who", "哪位" as "哪个"): a
+# question's frame says nothing of what it asks for. Personal pronouns and negations are deliberately
+# kept: deduplication runs on these terms, and "I like coffee" / "I don't like coffee" or "she is a
+# doctor" / "I am a doctor" must not look like duplicates. Frequent content words are left to BM25's idf.
 _STOP_EN = """
 a an the and or but nor if then else than so as because while whether although though
 of in on at by for with from to into onto upon about above below over under between among through
 during before after since until via per against within without toward towards
 is am are was were be been being has have had having do does did doing
 will would shall should can could may might must
-this that these those it its it's itself there there's here that's what's
+this that these those it its it's itself there there's here that's what's who's
 which who whom whose what when where why how
 also just very too quite rather really such some any each every both either own same other
 """
@@ -153,11 +154,12 @@ _STOP_RU = """
 быть был была было были будет будут буду будем будешь будете есть является
 здесь тут там где куда откуда весь вся всё все всего всех всем свой своя своё свои своего своей очень
 какой какая какое какие какого какую каком каким какими каких какому сколько зачем почему чей чья чьё чьи
+кто кого кому кем ком чего чему
 """
 _STOP_ZH = """
 的 了 是 在 和 与 及 或 也 就 都 而 但 还 又 被 把 给 让 着 过 吗 呢 吧 啊 呀 嘛 哦 之 以 于 从 向 对 为
 这 那 这个 那个 这些 那些 一个 其 等 所 则 即 因为 所以 如果 虽然 但是 而且 并 很 得 地 么
-什么 为什么 怎么 怎么样 怎样 哪 哪里 哪儿 哪个 哪些 多少 几 谁 什 啥
+什么 为什么 怎么 怎么样 怎样 哪 哪里 哪儿 哪个 哪位 哪些 多少 几 谁 什 啥
 """
 # Normalised like the text they are compared with (ещё → еще, it's stays it's).
 STOPWORDS: frozenset[str] = frozenset(normalize(w) for w in (_STOP_EN + _STOP_RU + _STOP_ZH).split())

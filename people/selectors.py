@@ -28,7 +28,7 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message
 from memoryhub.registry import Decision
 from memoryhub.search.vectors import nearest
-from memoryhub.text import STOPWORDS, normalize
+from memoryhub.text import STOPWORDS, normalize, pronoun_terms
 from people import conf, metrics, reranker
 from people.dedup import merged_display_name
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMerge, PersonRelation
@@ -210,7 +210,10 @@ def _lexical_scores(base: QuerySet[Person] | Sequence[_Scored], query: str, popu
     One scan through the GIN index (or of the population already read) returns, per person who has
     any of the terms, which ones; the document frequencies and the scores follow from that matrix.
     """
-    terms = list(dict.fromkeys(concept_terms(query)))[:32]
+    # Personal pronouns are no search words of a query (as in rag.query): "кто мой врач?" asks for a
+    # doctor, and a bio that does not say "мой" must not fall under the threshold for it.
+    pronouns = pronoun_terms()
+    terms = list(dict.fromkeys(t for t in concept_terms(query) if t not in pronouns))[:32]
     if not terms or population == 0:
         return {}
     if isinstance(base, QuerySet):

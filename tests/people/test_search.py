@@ -119,3 +119,28 @@ def test_searches_are_measured(make_person: MakePerson, tenant: Tenant) -> None:
     assert REGISTRY.get_sample_value("memoryhub_people_search_duration_seconds_count",
                                      {**labels, "mode": "hybrid"}) >= 1
     assert set(result.timings_ms) == {"vector", "name", "typo", "lexical"}
+
+
+@pytest.mark.parametrize(("bio", "query"), [
+    ("Работает врачом в городской поликлинике.", "кто врач?"),
+    ("Работает врачом в городской поликлинике.", "кто работает врачом?"),
+    ("Работает врачом в городской поликлинике.", "Кто у нас врач?"),
+    ("Работает врачом в городской поликлинике.", "кто мой врач?"),
+    ("Works as a doctor at the city clinic.", "who is the doctor?"),
+    ("Works as a doctor at the city clinic.", "who's my doctor?"),
+    ("Works as a doctor at the city clinic.", "Which of them is our doctor?"),
+    ("在市医院当医生。", "谁是医生？"),
+    ("在市医院当医生。", "哪位是医生？"),
+    ("在市医院当医生。", "谁是我们的医生？"),
+])
+def test_question_and_function_words_do_not_count_against_a_bio_match(
+    make_person: MakePerson, tenant: Tenant, bio: str, query: str
+) -> None:
+    """A question's frame ("кто", "who is my", "哪位是") names no one: only its content words must be
+    found in the bio. Unknown to every bio, a frame word had the highest idf of the query and pushed
+    the person under the threshold."""
+    igor = make_person("Игорь", bio=bio)
+    make_person("Маша", bio="Подруга детства, живёт в Казани.")
+    hits = search(tenant, query)
+    assert [h.person for h in hits] == [igor], query
+    assert hits[0].components["lexical"] == 1.0
