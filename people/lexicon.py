@@ -191,7 +191,9 @@ CUES: tuple[Cue, ...] = (
         ("同学", "室友", "舍友", "同桌")),
     # --- others ---
     Cue("role:neighbour", OT, "other", ("neighbour", "neighbor"), ("сосед", "соседка"), ("邻居",)),
-    Cue("role:doctor", OT, "other", ("doctor", "dentist", "therapist", "physician", "nurse", "vet"),
+    # Medical roles: related, not one (a nurse is no doctor). The concept lets a question for one find
+    # the other; people search ranks a bio with the query's own word above it.
+    Cue("role:medical", OT, "other", ("doctor", "dentist", "therapist", "physician", "nurse", "vet"),
         ("врач", "доктор", "стоматолог", "терапевт", "психолог", "медсестра"), ("医生", "大夫", "牙医", "护士")),
     Cue("role:teacher", OT, "other", ("teacher", "tutor", "coach", "trainer", "professor", "instructor"),
         ("учитель", "учительница", "репетитор", "тренер", "преподаватель", "профессор"), ("老师", "教练", "教授")),

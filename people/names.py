@@ -11,7 +11,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memoryhub.text import analyze, normalize, words
 from people import lexicon
@@ -438,31 +438,47 @@ def zh_cues(text: str) -> list[tuple[int, int, lexicon.Cue]]:
     return sorted(found, key=lambda item: item[0])
 
 
-def concept_terms(text: str) -> list[str]:
-    """Search terms of a text: `memoryhub.text` stems, with cue words replaced by their concept
-    (`начальник`, `руководитель`, `boss`, `老板` all become `role:boss`), so a description matches a
-    query that names the same relationship with another word or in another language."""
+class SearchWord(NamedTuple):
+    """A word of a text as people search matches it: its own terms (`memoryhub.text` stems; a cue
+    phrase's words, "сосед по комнате") and, for a cue word, its concept ("nurse": `role:medical`)."""
+
+    terms: tuple[str, ...]
+    concept: str = ""
+
+
+def search_words(text: str) -> list[SearchWord]:
+    """The words of a text, cue words with their concept (`начальник`, `руководитель`, `boss`, `老板`
+    are all `role:boss`), so a description matches a query that names the same relationship with
+    another word or in another language."""
     tokens = words(text)
-    out: list[str] = []
+    out: list[SearchWord] = []
     i = 0
     while i < len(tokens):
         token = tokens[i]
         if _HAN.search(token):
             cues = zh_cues(token)
-            out.extend(c.concept for _, _, c in cues)
+            out.extend(SearchWord(tuple(t for t in (_term(token[s:e]),) if t), c.concept) for s, e, c in cues)
             if not cues or len(token) > max(e - s for s, e, _ in cues):
                 term = _term(token)
                 if term:
-                    out.append(term)
+                    out.append(SearchWord((term,)))
             i += 1
             continue
         hit = ru_cue(tokens, i) if _CYR.search(token) else en_cue(tokens, i)
         if hit is not None:
-            out.append(hit[0].concept)
-            i += hit[1]
+            cue, span = hit
+            out.append(SearchWord(tuple(t for t in map(_term, tokens[i:i + span]) if t), cue.concept))
+            i += span
             continue
         term = _term(token)
         if term:
-            out.append(term)
+            out.append(SearchWord((term,)))
         i += 1
     return out
+
+
+def concept_terms(text: str) -> list[str]:
+    """Search terms of a text (a bio's `search_terms`): every word's own terms and every cue's concept.
+    A cue word keeps its own terms beside the concept: a nurse's bio says `role:medical` as a doctor's
+    does, and only "nurs" tells them apart."""
+    return [t for word in search_words(text) for t in (word.concept, *word.terms) if t]

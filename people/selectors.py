@@ -3,8 +3,9 @@
 People search scores every candidate on three components, each in [0, 1]:
 - `name`: the query names the person (a name, alias or @username, in any Russian case form);
   1.0 for a whole name, 0.85 for a part of it (a surname alone), 0.75 for a typo of one;
-- `lexical`: idf-weighted share of the query's terms found in the bio, with relationship words
-  mapped to language-neutral concepts ("начальник" and "Руководитель" are both `role:boss`);
+- `lexical`: idf-weighted share of the query's words found in the bio, with relationship words
+  mapped to language-neutral concepts ("начальник" and "Руководитель" are both `role:boss`); a word
+  found only through its concept counts `CONCEPT_ONLY` of itself, so the bio that says it ranks first;
 - `vector`: cosine similarity of the query and seed 000's embedding text (pgvector).
 The score is the best component, so the seed's threshold (0.65) keeps its meaning for each.
 """
@@ -34,12 +35,12 @@ from people.dedup import merged_display_name
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMerge, PersonRelation
 from people.names import (
     NAME_GRAMMEMES,
-    concept_terms,
     morph,
     name_key,
     osa_distance,
     query_name_terms,
     ru_lemma,
+    search_words,
     typo_budget,
 )
 
@@ -204,8 +205,16 @@ def _typo_scores(base: QuerySet[Person], query: str, exact: dict[int, float], us
     return scores
 
 
+# A query word a bio matches only through its concept: a synonym ("начальник" for "Руководитель"), a
+# translation ("boss" for "老板") or a related role ("nurse" for a doctor). Weaker evidence than the
+# word itself, so the bio that says the query's own word ranks first; 0.8 keeps a one-word query's
+# concept match above the default threshold (0.65), where it was found before.
+CONCEPT_ONLY = 0.8
+
+
 def _lexical_scores(base: QuerySet[Person] | Sequence[_Scored], query: str, population: int) -> dict[int, float]:
-    """Idf-weighted coverage of the query's terms by each person's bio terms (concepts included).
+    """Idf-weighted coverage of the query's words by each person's bio terms, a word found by its own
+    terms counting 1 and one found by its concept alone `CONCEPT_ONLY`.
 
     One scan through the GIN index (or of the population already read) returns, per person who has
     any of the terms, which ones; the document frequencies and the scores follow from that matrix.
@@ -213,7 +222,9 @@ def _lexical_scores(base: QuerySet[Person] | Sequence[_Scored], query: str, popu
     # Personal pronouns are no search words of a query (as in rag.query): "кто мой врач?" asks for a
     # doctor, and a bio that does not say "мой" must not fall under the threshold for it.
     pronouns = pronoun_terms()
-    terms = list(dict.fromkeys(t for t in concept_terms(query) if t not in pronouns))[:32]
+    query_words = list(dict.fromkeys(w for w in search_words(query)
+                                     if w.concept or not pronouns.issuperset(w.terms)))[:32]
+    terms = list(dict.fromkeys(t for w in query_words for t in (*w.terms, w.concept) if t))
     if not terms or population == 0:
         return {}
     if isinstance(base, QuerySet):
@@ -237,12 +248,19 @@ def _lexical_scores(base: QuerySet[Person] | Sequence[_Scored], query: str, popu
         return {}
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     matched = np.array([r[1] for r in rows], dtype=bool)
-    df = matched.sum(axis=0)
+    column = {t: j for j, t in enumerate(terms)}
+    none = np.zeros(len(rows), dtype=bool)
+    credit = np.zeros((len(rows), len(query_words)))
+    for k, word in enumerate(query_words):
+        literal = matched[:, [column[t] for t in word.terms]].all(axis=1) if word.terms else none
+        related = matched[:, column[word.concept]] if word.concept else none
+        credit[:, k] = np.where(literal, 1.0, np.where(related, CONCEPT_ONLY, 0.0))
+    df = (credit > 0).sum(axis=0)
     weights = np.log((population + 1) / (df + 0.5))
     total = float(weights.sum())
     if total <= 0:
         return {}
-    scores = matched @ weights / total
+    scores = credit @ weights / total
     best = np.argsort(-scores, kind="stable")[:200]
     return {int(ids[i]): float(scores[i]) for i in best if scores[i] > 0}
 

@@ -24,3 +24,15 @@ def test_kin_keys_are_added_to_people_written_before_issue_14(make_person: Calla
     assert olga.name_keys == ["olga", "мама", "kin:mother"] and "kin:mother" in olga.name_terms
     after = Person.objects.get(pk=plain.pk)
     assert (after.name_keys, after.name_terms) == (before.name_keys, before.name_terms)
+
+
+def test_bios_written_before_keep_their_cue_words_own_terms(make_person: Callable[..., Person]) -> None:
+    anna = make_person("Анна", bio="Работает медсестрой.")
+    plain = make_person("Петров", bio="Сидит напротив.")
+    # As the code before stored them: a cue word's concept alone, under its old name.
+    Person.objects.filter(pk=anna.pk).update(search_terms=["работа", "role:doctor"])
+    before = Person.objects.get(pk=plain.pk).search_terms
+    importlib.import_module("people.migrations.0004_search_terms_own_words").recompute_search_terms(apps, None)
+    anna.refresh_from_db()
+    assert anna.search_terms == ["работа", "role:medical", "медсестр"]
+    assert Person.objects.get(pk=plain.pk).search_terms == before

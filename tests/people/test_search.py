@@ -45,7 +45,8 @@ def test_semantic_example_finds_the_project_lead_by_bio(make_person: MakePerson,
     make_person("Tom", bio="My boss at the bakery.")
     hits = search(tenant, "начальник из проекта X")
     assert names(hits) == ["Петров"]
-    assert hits[0].person == petrov and hits[0].score >= 0.65 and hits[0].components["lexical"] == 1.0
+    # A synonym, not the bio's own word: found, under the 1.0 of "руководитель" (the seed shows 0.87).
+    assert hits[0].person == petrov and 0.65 <= hits[0].components["lexical"] < 1.0
 
 
 @pytest.mark.parametrize(("query", "name"), [
@@ -144,3 +145,38 @@ def test_question_and_function_words_do_not_count_against_a_bio_match(
     hits = search(tenant, query)
     assert [h.person for h in hits] == [igor], query
     assert hits[0].components["lexical"] == 1.0
+
+
+@pytest.mark.parametrize(("nurse_bio", "doctor_bio", "nurse_queries", "doctor_queries"), [
+    ("Works as a nurse at the city hospital.", "Works as a doctor at the city hospital.",
+     ("nurse", "who is the nurse?"), ("doctor", "who is the doctor?")),
+    ("Работает медсестрой в городской больнице.", "Работает врачом в городской больнице.",
+     ("медсестра", "кто медсестра?"), ("врач", "кто врач?", "кто работает врачом?")),
+    ("在市医院当护士。", "在市医院当医生。", ("护士", "谁是护士？"), ("医生", "谁是医生？")),
+])
+def test_the_persons_own_word_ranks_above_a_related_role(
+    make_person: MakePerson, tenant: Tenant, nurse_bio: str, doctor_bio: str,
+    nurse_queries: tuple[str, ...], doctor_queries: tuple[str, ...]
+) -> None:
+    """A nurse and a doctor are related roles, not one: asked for a nurse, search puts the nurse first
+    and the doctor after her, still found but lower, and the other way round."""
+    anna = make_person("Анна", bio=nurse_bio)
+    igor = make_person("Игорь", bio=doctor_bio)
+    for queries, exact, related in ((nurse_queries, anna, igor), (doctor_queries, igor, anna)):
+        for query in queries:
+            hits = search(tenant, query)
+            assert [h.person for h in hits] == [exact, related], query
+            assert hits[0].score == 1.0 and hits[0].score > hits[1].score >= 0.65, query
+
+
+def test_a_synonym_or_translation_finds_the_person_below_the_own_word(make_person: MakePerson,
+                                                                      tenant: Tenant) -> None:
+    """A cue's concept still matches across words and languages ("начальник" finds a "Руководитель",
+    "boss" an "老板"), below a bio that says the query's own word."""
+    petrov = make_person("Петров", bio="Руководитель проекта X.")
+    zhang = make_person("张伟", bio="我的老板，很严格。")
+    tom = make_person("Tom", bio="My boss at the bakery.")
+    hits = search(tenant, "boss")
+    assert [h.person for h in hits][:1] == [tom] and {h.person for h in hits} == {tom, petrov, zhang}
+    assert hits[0].components["lexical"] == 1.0 > hits[1].components["lexical"] >= 0.65
+    assert names(search(tenant, "начальник из проекта X")) == ["Петров"]
