@@ -84,6 +84,12 @@ def budgets() -> dict[str, Any]:
     return yaml.safe_load(path.read_text())
 
 
+def _share(spec: dict[str, Any], budget: int) -> int:
+    """A block's cap: its share of the budget, and at least its `min_tokens` (the profile's header alone
+    is 12 tokens: 15% of a 50-token budget held none of it, and a turn took the whole context)."""
+    return max(int(budget * spec["max_share"]), int(spec.get("min_tokens", 0)))
+
+
 def _fmt_time(item_time: Any) -> str:
     # isoformat, not strftime("%Y"): glibc writes year 1 as "1", and the line read "[1-01-05 00:00]".
     return f"{item_time.date().isoformat()} {item_time:%H:%M}" if item_time else ""
@@ -281,7 +287,7 @@ def context_assemble(
     header, lines = profile_context_items(tenant_id=tenant_id, user_id=user_id)
     lines = _by_relevance(lines, query)
     block = Block("profile", header=header)
-    cap = min(remaining, int(budget * shares["profile"]["max_share"])) - count_tokens(header)
+    cap = min(remaining, _share(shares["profile"], budget)) - count_tokens(header)
     _pack(block, _lines(lines), cap)
     remaining -= block.tokens
     blocks.append(block)
@@ -290,7 +296,7 @@ def context_assemble(
     # speaks of first ("a gift for my wife" keeps the wife when the share holds one line).
     block = Block("inner_circle")
     lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), query)
-    remaining -= _pack_clipping(block, _lines(lines), min(remaining, int(budget * shares["inner_circle"]["max_share"])))
+    remaining -= _pack_clipping(block, _lines(lines), min(remaining, _share(shares["inner_circle"], budget)))
     blocks.append(block)
 
     # Recent turns of this session: short-term memory, the newest that fit without a gap, shown oldest first.

@@ -52,6 +52,25 @@ def test_profile_facts_that_the_query_names_come_first_and_survive_a_small_budge
     assert lines[:2] == ["location: Seattle", "favorite_food: spicy ramen and dumplings"] and len(lines) == 4
 
 
+@pytest.mark.parametrize("budget", [50, 80, 120])
+def test_a_small_budget_keeps_who_the_user_is_before_their_turns(tenant, budget: int) -> None:
+    """At 50 and 80 tokens every profile fact was cut while a turn about the user's job and the
+    assistant's "Welcome to Lisbon!" filled the context: 15% of 50 does not hold the header."""
+    for key, value in [("name", "Lena"), ("location", "Lisbon"), ("allergies", "peanuts"),
+                       ("occupation", "software engineer")]:
+        fact_upsert(tenant=tenant, user_id="u1", key=key, value=value, source="api")
+    append_messages(tenant, "u1", "s1", ["I work as a software engineer and I love playing the guitar.",
+                                         ("assistant", "Welcome to Lisbon! How do you like it?"),
+                                         "My sister and I want to try a new restaurant for dinner."], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", session_id=None, budget_tokens=budget,
+                               query="Can you recommend a restaurant for my sister and me?")
+    assert context.used <= budget
+    profile = _text(context, "profile").splitlines()
+    assert len(profile) >= (2 if budget < 100 else 4), context.render()
+    if budget >= 80:
+        assert "new restaurant" in _text(context, "memories"), context.render()
+
+
 def test_greetings_spend_no_budget_and_unrelated_tenant_documents_stay_out(tenant) -> None:
     append_messages(tenant, "u1", "s1", ["Nice to meet you, Sam!", "Thanks, Sam!",
                                          "Sam, I moved to Seattle last week."], start=START)
