@@ -99,7 +99,9 @@ UNDO_QUEUE = OpenApiParameter("queue", str, OpenApiParameter.PATH, enum=UNDO_QUE
                               description="A queue whose decisions can be undone (merge proposals: undo the merge).")
 ITEM_ID = OpenApiParameter("item_id", int, OpenApiParameter.PATH, description="The item's `id` in its queue.")
 DECIDED = OpenApiResponse(description="The item is no longer in the status this decision needs: another editor "
-                                      "decided it first (`already_decided`), or a merge cannot be undone now "
+                                      "decided it first (`already_decided`), a fact proposed before the key's "
+                                      "current value was said or approved (`stale`, `error.current`: approving "
+                                      "would silently replace it), or a merge cannot be undone now "
                                       "(`error.code` says why: a later merge, changes since the merge, ...).")
 NOT_FOUND = OpenApiResponse(description="Unknown queue, or no such item in it for this tenant (another tenant's "
                                         "item is unknown).")

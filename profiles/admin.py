@@ -204,11 +204,22 @@ class UserProfileAdmin(admin.ModelAdmin):
 
     @admin.action(description="Approve selected facts (pending ones)", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> None:
-        count = 0
+        count, stale = 0, []
         for fact in queryset.filter(status=UserProfile.Status.PENDING):
-            services.fact_approve(fact=fact, reviewer=request.user, reason="approved in the admin")
+            try:
+                services.fact_approve(fact=fact, reviewer=request.user, reason="approved in the admin",
+                                      refuse_stale=True)
+            except ApplicationError as refused:
+                if refused.code != "stale":
+                    raise
+                stale.append(f"{fact.key} = {fact.value} (now {refused.extra['current']['value']})")
+                continue
             count += 1
         self.message_user(request, f"{count} fact(s) approved")
+        if stale:
+            self.message_user(request, f"{len(stale)} fact(s) not approved: the key's value changed since they "
+                                       f"were proposed ({'; '.join(stale)}). Open one to correct and approve it, "
+                                       "or reject it.", level=messages.WARNING)
         self._skipped_decided(request, queryset)
 
     @admin.action(description="Reopen for review (decided facts)", permissions=["change"])

@@ -285,7 +285,8 @@ def review_items(tenant: Tenant) -> QuerySet[UserProfile]:
 
 
 def review_approve(fact: UserProfile, *, actor: str, reason: str) -> None:
-    services.fact_approve(fact=fact, reviewer=None, reason=reason, actor_label=actor, pending_only=True)
+    services.fact_approve(fact=fact, reviewer=None, reason=reason, actor_label=actor, pending_only=True,
+                          refuse_stale=True)
 
 
 def review_reject(fact: UserProfile, *, actor: str, reason: str) -> None:

@@ -290,16 +290,36 @@ def _locked(fact: UserProfile, *, pending_only: bool = False) -> UserProfile:
     return locked
 
 
+def _refuse_if_stale(fact: UserProfile) -> None:
+    """A proposal the key's value has moved past since it was made (409 `stale`): "age 30" waited for
+    review while the user said "I am 31", and approving it put 30 back without a word. Lore edits are
+    refused the same way; the editor rejects it, or sets the value they mean."""
+    if fact.multi or fact.status != Status.PENDING:
+        return
+    current = (UserProfile.objects.filter(tenant_id=fact.tenant_id, user_id=fact.user_id, key=fact.key,
+                                          status=Status.ACTIVE, confirmed_at__gt=fact.updated_at)
+               .exclude(pk=fact.pk).first())
+    if current is not None:
+        raise ApplicationError(
+            f"Fact {fact.pk} ({fact.key} = {fact.value!r}) was proposed before the key's value became "
+            f"{current.value!r} ({current.confirmed_at:%Y-%m-%d %H:%M} UTC): approving it would silently replace "
+            f"the newer value. Reject it, or set the value you mean (PUT the profile key).",
+            code="stale", status_code=409, extra={"current": {"fact_id": current.pk, "value": current.value}})
+
+
 @transaction.atomic
 def fact_approve(
     *, fact: UserProfile, reviewer: AbstractBaseUser | None, reason: str = "", actor_label: str | None = None,
-    pending_only: bool = False,
+    pending_only: bool = False, refuse_stale: bool = False,
 ) -> UserProfile:
     """A pending (or rejected) value becomes the key's active value; an active one is left alone.
-    With `pending_only`, a fact no longer pending is refused (409) instead."""
+    With `pending_only`, a fact no longer pending is refused (409) instead; with `refuse_stale`, a
+    proposal older than the key's current value (409 `stale`)."""
     fact = _locked(fact, pending_only=pending_only)
     if fact.status == Status.ACTIVE:
         return fact
+    if refuse_stale:
+        _refuse_if_stale(fact)
     return _activate_reviewed(fact, reviewer=reviewer, reason=reason, action=Action.APPROVED,
                               actor_label=actor_label)
 

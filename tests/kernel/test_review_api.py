@@ -316,8 +316,9 @@ def test_a_fact_no_longer_stored_answers_410_saying_what_became_of_it(editor, ad
     """Approving "Seattle" replaces the approved "Boston" row: its id used to answer 404, "no such item",
     to the editor who had just approved it."""
     client, tenant = editor()
-    boston, seattle = fact(tenant, "location", "Boston"), fact(tenant, "location", "Seattle", confidence=0.3)
+    boston = fact(tenant, "location", "Boston")
     assert client.post(f"/api/v1/review/profiles/{boston.pk}/approve", {}, format="json").status_code == 200
+    seattle = fact(tenant, "location", "Seattle", confidence=0.3)
     assert client.post(f"/api/v1/review/profiles/{seattle.pk}/approve", {}, format="json").status_code == 200
     for gone in (client.get(f"/api/v1/review/profiles/{boston.pk}"),
                  client.post(f"/api/v1/review/profiles/{boston.pk}/reject", {"reason": "r"}, format="json")):
@@ -352,6 +353,30 @@ def test_a_fact_no_longer_stored_answers_410_saying_what_became_of_it(editor, ad
     from memoryhub.services import user_erase
     user_erase(tenant=tenant, user_id="u1")
     assert client.get(f"/api/v1/review/profiles/{boston.pk}").status_code == 404
+
+
+def test_a_proposal_the_keys_value_moved_past_is_refused_as_stale(editor, admin) -> None:
+    """"age 30" waited for review while the user said "I am 31"; approving it put 30 back silently."""
+    client, tenant = editor()
+    fact(tenant, "age", "29", confidence=0.9)
+    proposed = fact(tenant, "age", "30", confidence=0.4)
+    assert proposed.status == "pending"
+    newer = profile_services.fact_upsert(tenant=tenant, user_id="u1", key="age", value="31", confidence=0.9,
+                                         source=RULES, change=True).fact
+    refused = client.post(f"/api/v1/review/profiles/{proposed.pk}/approve", {}, format="json")
+    assert refused.status_code == 409, refused.content
+    error = refused.json()["error"]
+    assert error["code"] == "stale" and error["current"] == {"fact_id": newer.pk, "value": "31"}
+    assert "'31'" in error["message"]
+    admin.post("/admin/profiles/userprofile/", {"action": "approve", "_selected_action": [proposed.pk]})
+    assert (UserProfile.objects.get(pk=proposed.pk).status, UserProfile.objects.get(pk=newer.pk).status) == (
+        "pending", "active")
+    # Rejecting it is still the editor's to do; and a proposal younger than the value is approved as before.
+    assert client.post(f"/api/v1/review/profiles/{proposed.pk}/reject", {"reason": "older"},
+                       format="json").status_code == 200
+    later = fact(tenant, "age", "32", confidence=0.4)
+    approved = client.post(f"/api/v1/review/profiles/{later.pk}/approve", {}, format="json")
+    assert approved.status_code == 200 and approved.json()["status"] == "active"
 
 
 def test_the_second_of_two_simultaneous_decisions_is_refused_under_the_lock(editor) -> None:
