@@ -25,6 +25,7 @@ from memoryhub.exceptions import ApplicationError
 from memoryhub.locks import advisory_lock
 from memoryhub.models import Tenant
 from memoryhub.text import analyze
+from memoryhub.validation import iso_instant
 from rag.models import Chunk
 from rag.services import ChunkDraft, PreparedChunks, chunks_insert, storable_terms
 
@@ -422,7 +423,7 @@ def version_pruned_error(version: KnowledgeVersion, *, field: str | None = "vers
         f"retention policy: its chunks are deleted, its sources and edits kept. Rebuild it as a new staged "
         f"version with `{command}` (it becomes `stage`), then smoke and publish that one.",
         code="version_pruned", field=field, status_code=409,
-        extra={"version": version.version, "pruned_at": version.pruned_at.isoformat() if version.pruned_at else None,
+        extra={"version": version.version, "pruned_at": iso_instant(version.pruned_at),
                "reindex": command})
 
 

@@ -131,6 +131,12 @@ class StrictFloatField(_JSONType, serializers.FloatField):
     json_types = (int, float)
 
 
+def iso_instant(value: datetime | None) -> str | None:
+    """A moment as every response writes it (DRF's form: ISO 8601, UTC as `Z`): the context's and the
+    tools' own dicts wrote "+00:00" where the serializers beside them wrote "Z"."""
+    return serializers.DateTimeField().to_representation(value) if value is not None else None
+
+
 # Far below datetime's limit, with room for the days that forgetting adds to a typed memory's time.
 INSTANT_MAX_SECONDS = 32_503_680_000.0  # 3000-01-01T00:00:00Z
 

@@ -24,6 +24,7 @@ from memoryhub.embeddings import cosine_floor
 from memoryhub.models import Message
 from memoryhub.selectors import session_recent_messages_by_ids
 from memoryhub.sensitive import redact
+from memoryhub.validation import iso_instant
 from people.selectors import inner_circle_context_items, relevant_people_context_items
 from profiles.selectors import profile_context_items
 from rag.chunk_cache import chunk_matches
@@ -364,7 +365,7 @@ def context_assemble(
         line, ref = _memory_line(item), f"chunk:{item.chunk['id']}"
         candidates.append(BlockItem(line, count_tokens(line), ref,
                                     {"score": round(item.score, 6), "type": item.chunk["type"], "day": _day(item),
-                                     "at": item.chunk["created_ts"].isoformat() if item.chunk["created_ts"] else ""}))
+                                     "at": iso_instant(item.chunk["created_ts"]) or ""}))
         if item.chunk["type"] == "dialog" and item.chunk["meta"].get("message_id") is not None:
             turn_of[ref] = item.chunk["meta"]["message_id"]
         elif item.chunk["meta"].get("source_message_ids"):

@@ -12,6 +12,7 @@ from lore.models import Alias
 from memoryhub.exceptions import NotFound
 from memoryhub.models import Message, Tenant
 from memoryhub.urls_common import CLIENT_ID
+from memoryhub.validation import iso_instant
 from profiles.selectors import profile_facts
 from rag import context as rag_context
 from rag.models import Chunk
@@ -182,7 +183,7 @@ def _memory_item(chunk: dict[str, Any], score: float) -> dict[str, Any]:
     """A search hit as the model reads it: who said a turn ("Nice to meet you, Kate!" is the
     assistant's, not the user's), and what kind of memory a typed one is."""
     item = {"id": chunk["id"], "type": chunk["type"], "text": chunk["text"], "session_id": chunk["session_id"],
-            "score": round(score, 6), "created_at": chunk["created_ts"].isoformat() if chunk["created_ts"] else None}
+            "score": round(score, 6), "created_at": iso_instant(chunk["created_ts"])}
     if chunk["type"] == "dialog":
         item["said_by"] = chunk["speaker"] or chunk["role"]
     elif chunk["type"] == "memory":

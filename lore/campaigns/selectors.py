@@ -34,6 +34,7 @@ from memoryhub.embeddings import embed_query_if_available
 from memoryhub.exceptions import ApplicationError
 from memoryhub.search import vectors
 from memoryhub.text import analyze
+from memoryhub.validation import iso_instant
 from rag import index as bm25_index
 from rag import selectors as rag_selectors
 from rag.models import Chunk, Namespace
@@ -148,7 +149,7 @@ def _changes(npc: NPC, party: Party, limit: int | None) -> list[dict[str, Any]]:
     # A change outlives its summary's TTL (the disposition is engine state): `summary_expired` says
     # the summary itself is no longer there to fetch.
     return [{"summary_id": c.summary.summary_id, "delta": c.delta, "applied": c.applied, "value_after": c.value_after,
-             "reason": c.reason, "at": c.created_at.isoformat(), "summary_expired": c.summary.expired_at is not None}
+             "reason": c.reason, "at": iso_instant(c.created_at), "summary_expired": c.summary.expired_at is not None}
             for c in rows]
 
 

@@ -104,6 +104,8 @@ def test_memory_tools(tools_client: tuple[APIClient, Tenant]) -> None:
     typed = next(i for i in body["items"] if i["type"] == "memory")
     assert (typed["kind"], typed["category"], typed["emotion"]) == ("user", "FactsAboutUser", "joy")
     assert body["sources"][0] == f"chunk:{body['items'][0]['id']}"
+    # Times as every response writes them (the serializers' "Z", not "+00:00").
+    assert all(i["created_at"].endswith("Z") for i in body["items"]), body["items"]
     status, body = call(client, "profile_get", {"user_id": "u1"})
     assert status == 200 and {"key": "name", "value": "Dana", "confidence": 0.95,
                               "as_of": timezone.now().date().isoformat()} in body["facts"]
