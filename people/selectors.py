@@ -32,7 +32,7 @@ from memoryhub.search.vectors import nearest
 from memoryhub.text import STOPWORDS, normalize, pronoun_terms
 from people import conf, metrics, reranker
 from people.dedup import merged_display_name
-from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMerge, PersonRelation
+from people.models import MergeProposal, PeopleAuditEntry, Person, PersonRelation
 from people.names import (
     NAME_GRAMMEMES,
     morph,
@@ -460,21 +460,24 @@ def _names_before(proposal: MergeProposal) -> tuple[str, str]:
 
 
 def review_decided_since(moment: datetime) -> list[Decision]:
-    proposals = list(MergeProposal.objects.filter(decided_at__gte=moment).exclude(status=MergeProposal.Status.PENDING)
-                     .select_related("source", "target", "merge").order_by("-decided_at")[:50])
-    undone = list(PersonMerge.objects.filter(undone_at__gte=moment).select_related("source", "target")
-                  .order_by("-undone_at")[:50])
-    # Who: the audit row's label ("admin:alice", or the API key's), which names API decisions too.
+    """Each decision as its audit row says it: read from the proposals' current status, an approval
+    undone later showed as "merge proposal undone" beside the undo itself, and the approval was gone."""
     Action = PeopleAuditEntry.Action
-    by_proposal = dict(PeopleAuditEntry.objects.filter(
-        proposal_id__in=[p.pk for p in proposals], action__in=[Action.MERGE_APPROVED, Action.MERGE_REJECTED])
-        .values_list("proposal_id", "actor_label"))
-    by_merge = dict(PeopleAuditEntry.objects.filter(merge_id__in=[m.pk for m in undone], action=Action.MERGE_UNDONE)
-                    .values_list("merge_id", "actor_label"))
-    decided = [Decision(when=p.decided_at, who=by_proposal.get(p.pk, "—"),
-                        what=f"merge proposal {p.get_status_display().lower()}: {p.user_id} "
-                             f"{' → '.join(_names_before(p))}") for p in proposals]
-    decided += [Decision(when=m.undone_at, who=by_merge.get(m.pk, "—"),
-                         what=f"merge undone: {m.user_id} {m.source.display_name} ↔ {m.target.display_name}")
-                for m in undone]
-    return sorted(decided, key=lambda d: d.when, reverse=True)
+    entries = (PeopleAuditEntry.objects
+               .filter(created_at__gte=moment, action__in=[Action.MERGE_APPROVED, Action.MERGE_REJECTED,
+                                                           Action.MERGE_UNDONE])
+               .select_related("proposal__source", "proposal__target", "proposal__merge", "merge__source",
+                               "merge__target")
+               .order_by("-created_at", "-id")[:50])
+    decided = []
+    for entry in entries:
+        if entry.action == Action.MERGE_UNDONE and entry.merge is not None:
+            merge = entry.merge
+            what = f"merge undone: {merge.user_id} {merge.source.display_name} ↔ {merge.target.display_name}"
+        elif entry.proposal is not None:
+            verdict = "approved" if entry.action == Action.MERGE_APPROVED else "rejected"
+            what = f"merge proposal {verdict}: {entry.user_id} {' → '.join(_names_before(entry.proposal))}"
+        else:
+            continue  # its proposal or merge erased with the user since
+        decided.append(Decision(when=entry.created_at, who=entry.actor_label or "—", what=what))
+    return decided

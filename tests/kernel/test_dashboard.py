@@ -64,3 +64,14 @@ def test_unsure_typed_memories_are_a_queue_of_the_dashboard(admin_client, tenant
     assert "alex / neiri: FactsAboutUser “Alex might move to Oslo” (0.40)" in home
     assert 'href="/admin/rag/memoryreview/?status__exact=pending"' in home
     assert admin_client.get("/admin/rag/memoryreview/?status__exact=pending").status_code == 200
+
+
+def test_an_approval_undone_later_shows_as_both_decisions_once(admin_client, tenant) -> None:
+    """Read from the proposal's current status, the approval vanished and the undo showed twice."""
+    proposal = people_services.merge_proposal_create(source=person(tenant, "Маша"), target=person(tenant, "Мария"),
+                                                     rule="diminutive", score=0.85, evidence=[])
+    people_services.merge_proposal_approve(proposal=proposal, reviewer=None)
+    people_services.merge_proposal_undo(proposal=MergeProposal.objects.get(pk=proposal.pk), reviewer=None)
+    home = admin_client.get("/admin/").content.decode()
+    assert home.count("merge proposal approved: u1 Маша → Мария") == 1
+    assert home.count("undone") == 1 and "merge undone: u1" in home
