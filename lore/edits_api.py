@@ -76,7 +76,7 @@ class EditListProposeApi(APIView):
                                trim_whitespace=False, help_text="The entry's whole new text (create, update).")
         reason = StrictCharField(max_length=2000, help_text="Why; the reviewer sees it.")
 
-    class FilterSerializer(serializers.Serializer):
+    class FilterSerializer(ClosedSerializerMixin, serializers.Serializer):
         status = serializers.ChoiceField(choices=KnowledgeEdit.Status.choices, required=False)
         domain = serializers.ChoiceField(choices=Domain.choices, required=False)
 

@@ -267,7 +267,7 @@ class SessionMessagesApi(APIView):
         }
         return Response(self.AcceptedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 
-    class PageQuerySerializer(serializers.Serializer):
+    class PageQuerySerializer(ClosedSerializerMixin, serializers.Serializer):
         limit = serializers.IntegerField(min_value=1, max_value=settings.SESSION_RECENT_MAX,
                                          default=settings.SESSION_RECENT_DEFAULT,
                                          help_text=f"Messages per page (default {settings.SESSION_RECENT_DEFAULT}, "
@@ -318,7 +318,7 @@ class UserSessionSerializer(serializers.Serializer):
 class UserSessionsApi(APIView):
     """The sessions MemoryHub holds for one user, the most recently active first."""
 
-    class QuerySerializer(serializers.Serializer):
+    class QuerySerializer(ClosedSerializerMixin, serializers.Serializer):
         limit = serializers.IntegerField(min_value=1, max_value=500, default=50)
         offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 

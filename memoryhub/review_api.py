@@ -183,7 +183,7 @@ class ReviewItemsApi(APIView):
 
     required_scopes = EDITOR
 
-    class QuerySerializer(serializers.Serializer):
+    class QuerySerializer(ClosedSerializerMixin, serializers.Serializer):
         status = serializers.ChoiceField(choices=STATUSES, default=registry.PENDING,
                                          error_messages={"invalid_choice": '"{input}" is not a valid choice; '
                                                                            f"allowed: {', '.join(STATUSES)}."},

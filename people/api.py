@@ -44,7 +44,7 @@ class RelationOutputSerializer(serializers.Serializer):
 
 
 class PersonListApi(APIView):
-    class FilterSerializer(serializers.Serializer):
+    class FilterSerializer(ClosedSerializerMixin, serializers.Serializer):
         circle = serializers.ListField(child=serializers.ChoiceField(choices=Person.Circle.choices), required=False,
                                        default=list, help_text="Repeat (or separate by commas) to OR.")
         min_mentions = serializers.IntegerField(min_value=0, max_value=1_000_000, required=False)
@@ -63,8 +63,7 @@ class PersonListApi(APIView):
         responses={200: OutputSerializer},
     )
     def get(self, request: Request, user_id: str) -> Response:
-        params = {k: request.query_params.get(k) for k in ("min_mentions", "q", "limit", "offset")
-                  if request.query_params.get(k) is not None}
+        params = {k: request.query_params.get(k) for k in request.query_params if k != "circle"}
         circles = [c for value in request.query_params.getlist("circle") for c in value.split(",") if c]
         filters = self.FilterSerializer(data={**params, "circle": circles})
         filters.is_valid(raise_exception=True)

@@ -77,7 +77,7 @@ class ProfileGetApi(APIView):
     """A user's facts: active ones by default, or those pending review or rejected."""
 
     @extend_schema_serializer(component_name="ProfileFilter")
-    class FilterSerializer(serializers.Serializer):
+    class FilterSerializer(ClosedSerializerMixin, serializers.Serializer):
         status = serializers.ChoiceField(choices=UserProfile.Status.values, default=UserProfile.Status.ACTIVE)
 
     @extend_schema_serializer(component_name="Profile")
@@ -166,7 +166,7 @@ class FactDeleteApi(APIView):
         deleted = serializers.IntegerField()
 
     @extend_schema_serializer(component_name="ProfileFactDeleteFilter")
-    class FilterSerializer(serializers.Serializer):
+    class FilterSerializer(ClosedSerializerMixin, serializers.Serializer):
         value = serializers.CharField(max_length=VALUE_MAX_CHARS, required=False,
                                       help_text="Delete only this value of the key (not blank).")
 

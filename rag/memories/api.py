@@ -128,7 +128,7 @@ class CharacterMemoriesApi(APIView):
                 raise serializers.ValidationError(f"Must not be more than {tolerance} s in the future.")
             return value
 
-    class ListParams(serializers.Serializer):
+    class ListParams(ClosedSerializerMixin, serializers.Serializer):
         user_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
         kind = NamedChoiceField(choices=KINDS, required=False)
         category = NamedChoiceField(choices=CATEGORIES, required=False)
@@ -229,7 +229,7 @@ class RelationshipSerializer(serializers.Serializer):
 
 
 class CharacterMoodApi(APIView):
-    class Params(serializers.Serializer):
+    class Params(ClosedSerializerMixin, serializers.Serializer):
         user_id = StrictRegexField(CLIENT_ID_REGEX, required=False, help_text="Only this user's figures.")
 
     class OutputSerializer(serializers.Serializer):

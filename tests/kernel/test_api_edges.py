@@ -540,3 +540,23 @@ def test_a_turn_consolidation_or_search_could_not_use_is_400_naming_the_field(cl
     turn = {"role": "user", "text": "Mos\u200bcow", "meta": {"conf_uid": "neiri"}}
     fine = client.post(MESSAGES, {"messages": [turn]}, format="json")
     assert fine.status_code == 202, fine.content
+
+
+@pytest.mark.parametrize(("path", "misspelt"), [
+    ("/api/v1/users/alice/sessions/s1/messages", "limitt"),
+    ("/api/v1/users/alice/sessions", "limitt"),
+    ("/api/v1/users/alice/people", "circel"),
+    ("/api/v1/users/alice/profile", "statuss"),
+    ("/api/v1/characters/neiri/memories", "kindd"),
+])
+def test_a_misspelt_query_parameter_is_a_400_naming_it_as_a_misspelt_body_key_is(client_a, path: str,
+                                                                                misspelt: str) -> None:
+    """`?limitt=2` was ignored: the client got the default page and no word of its mistake."""
+    client, tenant = client_a
+    append_messages(tenant, "alice", "s1", ["I moved to Lisbon last spring."], start=START)
+    client.post("/api/v1/characters/neiri/memories", {"user_id": "alice", "text": "Alice moved to Lisbon.",
+                                                      "kind": "user"}, format="json")
+    assert client.get(path).status_code == 200
+    refused = client.get(path, {misspelt: "2"})
+    assert refused.status_code == 400, refused.content
+    assert refused.json()["error"]["fields"] == {misspelt: ["Unknown field."]}
