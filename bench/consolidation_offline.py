@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -54,6 +55,17 @@ def main() -> None:
     memories = sum(len(c) for _, c in outputs)
     print(f"{len(sessions)} sessions, {messages} messages -> {memories} memories in {seconds:.2f} s: "
           f"{messages / seconds:.0f} messages/s")
+    # Where they went: a rule change shows here as memories moving between categories and kinds.
+    print("by category:", dict(Counter(m.category for _, c in outputs for m, _ in c).most_common()))
+    print("by kind:", dict(Counter(m.kind for _, c in outputs for m, _ in c).most_common()))
+    # Two mistakes a rule change must not bring back: the user's words kept as the character's own
+    # memory (a user line that does not speak of the character), and questions kept as if they stated something.
+    items = [(item, turns) for (output, _), (_, _, turns) in zip(outputs, sessions, strict=True)
+             for key in ("facts_about_user", "past_events", "self_beliefs", "objectives", "key_facts")
+             for item in output[key]]
+    users_as_self = sum(item["about"] == "self" and not turns[item["from"][0]].is_character for item, turns in items)
+    questions = sum(item["text"].rstrip().endswith(("?", "？")) for item, _ in items)
+    print(f"user lines kept as the character's own (self): {users_as_self}; questions kept: {questions}")
     output, _ = outputs[args.show]
     print(f"session {sessions[args.show][0]} ({len(sessions[args.show][2])} messages):")
     print(json.dumps({k: (v[:4] if isinstance(v, list) else v) for k, v in output.items()}, ensure_ascii=False,

@@ -12,7 +12,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-from memoryhub.text import words
+from memoryhub.text import normalize, words
 from rag.memories.vocab import MemoryKind
 
 
@@ -61,14 +61,22 @@ def determine_memory_kind(text: str, speaker: str, character: str = "") -> Memor
     1. other people (family, friends, colleagues, he/she/they) → third_party;
     2. a speaker talking to the other side ("you" without "I") → the other side: the user's
        "you are funny" is about the character (self), the character's "you like rock" about the user;
-    3. the character naming itself → self, even in the user's mouth;
+    3. the character named → self, even in the user's mouth; but a name that only addresses the
+       character ("Hi Neiri, I had a rough day", "Neiri, я…", "…, Neiri!") is taken out first when the
+       rest speaks in the first person: the user greeting the character by name still talks about
+       themselves, while "That's a great dream, Neiri!" stays about her;
     4. otherwise the speaker talks about themselves: the user → user, the character → self.
     """
-    tokens = memory_words(text)
-    present = set(tokens)
     role = speaker.strip().casefold()
     is_character = role in {"assistant", "ai", "character", "bot"} or (
         bool(character) and role == character.strip().casefold())
+    if character and not is_character:
+        # Only when the rest speaks of the user: "That's a great dream, Neiri!" is still about her.
+        addressed = _without_address(text, character)
+        if addressed != text and set(memory_words(addressed)) & FIRST_PERSON:
+            text = addressed
+    tokens = memory_words(text)
+    present = set(tokens)
     if present & THIRD_PARTY:
         return MemoryKind.THIRD_PARTY
     if present & SECOND_PERSON and not present & FIRST_PERSON:
@@ -76,6 +84,99 @@ def determine_memory_kind(text: str, speaker: str, character: str = "") -> Memor
     if character and set(memory_words(character)) and set(memory_words(character)) <= present:
         return MemoryKind.SELF
     return MemoryKind.SELF if is_character else MemoryKind.USER
+
+
+# Words a name follows when it calls someone rather than talks about them: greetings and thanks.
+_GREETING = (r"hi|hello|hey|dear|thanks|thank\s+you|good\s+(?:morning|night|evening)|goodnight|bye|goodbye|"
+             r"привет|здравствуй(?:те)?|спасибо|пока|доброе\s+утро|добрый\s+(?:день|вечер)|спокойной\s+ночи|"
+             r"你好|您好|嗨|谢谢|晚安|早上好|早安|再见")
+
+
+@functools.lru_cache(maxsize=256)
+def _address(character: str) -> re.Pattern[str]:
+    # The name opens the sentence, follows a greeting or a comma, and ends a phrase: "Hi Neiri, …",
+    # "Neiri，我…", "…, Neiri!". "Neiri sings badly" or "I told Neiri everything" keep it: they talk about her.
+    return re.compile(rf"(?:^|(?<=[,，、:;—–]))\s*(?:(?:{_GREETING})\s*[,，!！]?\s*)?{re.escape(character.strip())}"
+                      rf"(?=\s*(?:[,，、!！.。?？:;—–…]|$))", re.IGNORECASE)
+
+
+def _without_address(text: str, character: str) -> str:
+    return _address(character).sub(" ", text) if character.strip() else text
+
+
+# --- Goals, plans, preferences -------------------------------------------------------------
+# What the speaker says they want, mean to do, or like and avoid, in the first person. Matched on the
+# normalised text (casefolded, ё→е, one apostrophe, full-width punctuation folded). Each pattern leaves
+# out what is only the conversation itself: "I want to know / ask / tell you", "хочу спросить / спать",
+# "我想知道 / 我想你" (I miss you), "I like it / you", "люблю тебя", "我爱你".
+_HEDGE_EN = r"(?:really\s+|still\s+|so\s+|just\s+|also\s+|always\s+|only\s+|usually\s+|mostly\s+)?"
+_TALK_EN = r"(?:know|ask|say|tell|talk|hear|see|chat|thank|share|help|sleep|rest|go\s+(?:to\s+)?(?:bed|sleep|home))\b"
+_AT_YOU_EN = r"(?:it|that|this|you|them|him|her|your|how|when|what|the\s+idea|the\s+way|talking|chatting)\b"
+_WHEN_EN = (r"\b(?:tomorrow|tonight|next|soon|someday"
+            r"|this\s+(?:week(?:end)?|month|year|spring|summer|autumn|fall|winter)"
+            r"|in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december"
+            r"|spring|summer|autumn|fall|winter|a\s+(?:week|month|year)|\d+\s+(?:days|weeks|months|years)))\b")
+_HEDGE_RU = r"(?:очень\s+|правда\s+|давно\s+|тоже\s+|еще\s+|уже\s+|просто\s+|вообще\s+|обычно\s+)?"
+_TALK_RU = r"(?:спросить|сказать|узнать|рассказать|поговорить|услышать|спать|поспать|отдохнуть|пить|есть)\b"
+_AT_YOU_RU = r"(?:тебя|тебе|вас|вам|это|этого|его|ее|их)\b"
+_WHO_RU = r"(?:^|(?<=[,;:—–-])\s*|\bя\s+)"  # "Хочу…" opens a sentence: Russian drops the pronoun
+_NOT_AT_YOU_ZH = r"(?!你|您|他|她|它|这|那|了)"
+STATEMENTS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "goals": (
+        re.compile(rf"\bi\s+{_HEDGE_EN}(?:want|wanna|hope|aim)\s+to\s+(?!{_TALK_EN})\w"),
+        re.compile(rf"\bi(?:'d|\s+would)\s+(?:really\s+)?(?:love|like)\s+to\s+(?!{_TALK_EN})\w"),
+        re.compile(r"\bmy\s+(?:big\s+)?(?:goal|dream)\s+is\b|\bi\s+dream\s+(?:of|about)\b"),
+        re.compile(rf"{_WHO_RU}{_HEDGE_RU}(?:хочу|хотел[аи]?\s+бы|мечтаю|надеюсь)\s+(?!{_TALK_RU}|с\s+тобой\b)\w"),
+        re.compile(r"\bмоя\s+(?:цель|мечта)\b"),
+        re.compile(rf"我(?:很|真的|一直|也|特别|非常|还)?(?:想要|想|希望|梦想){_NOT_AT_YOU_ZH}(?!知道|问|说|听|睡|休息)"),
+    ),
+    "plans": (
+        re.compile(rf"\b(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+{_HEDGE_EN}(?:planning|thinking\s+(?:of|about)\s+\w+ing)\b"),
+        re.compile(rf"\b(?:i|we)\s+{_HEDGE_EN}(?:plan|intend)\s+(?:to|on)\s+(?!{_TALK_EN})\w"),
+        re.compile(rf"\b(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+going\s+to\s+(?!{_TALK_EN}).*{_WHEN_EN}"),
+        re.compile(r"\bmy\s+plan\s+is\b"),
+        re.compile(rf"(?:^|(?<=[,;:—–-])\s*|\b(?:я|мы)\s+){_HEDGE_RU}(?:планирую|планируем|собираюсь|собираемся)"
+                   rf"\s+(?!{_TALK_RU})\w"),
+        re.compile(r"\bу\s+меня\s+в\s+планах\b|\bмой\s+план\b"),
+        re.compile(r"我(?:们)?(?:也|还|已经)?(?:打算|计划|准备|决定)(?!睡|休息)"),
+    ),
+    "preferences": (
+        re.compile(rf"\bi\s+{_HEDGE_EN}(?:don't\s+|do\s+not\s+|never\s+|can't\s+stand\s+|cannot\s+stand\s+)?"
+                   rf"{_HEDGE_EN}(?:like|love|prefer|enjoy|hate|drink|eat|smoke)\s+(?!{_AT_YOU_EN}|to\s+{_TALK_EN})\w"),
+        re.compile(r"\bi(?:'m|\s+am)\s+(?:a\s+)?(?:vegetarian|vegan|teetotal(?:er)?)\b"),
+        re.compile(r"\bi(?:'m|\s+am)\s+(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of\b"),
+        re.compile(rf"{_WHO_RU}{_HEDGE_RU}(?:не\s+|никогда\s+не\s+|терпеть\s+не\s+могу\s+)?{_HEDGE_RU}"
+                   rf"(?:пью|ем|курю|люблю|обожаю|предпочитаю|ненавижу)\s+(?!{_AT_YOU_RU})\w"),
+        re.compile(r"\bя\s+(?:вегетарианец|вегетарианка|веган|веганка|не\s+пью)\b"),
+        re.compile(rf"我(?:从来|从|一直|平时|只|也|很|最|特别|非常|比较|更|都)*(?:不太|不|没|只)?"
+                   rf"(?:喜欢|爱|讨厌|偏爱|喝|吃|抽烟){_NOT_AT_YOU_ZH}"),
+    ),
+}
+# One search per kind of statement: most chat lines are none, and each is looked at once per consolidation.
+_STATEMENTS = {statement: re.compile("|".join(f"(?:{p.pattern})" for p in patterns))
+               for statement, patterns in STATEMENTS.items()}
+_STATEMENT_WORDS = frozenset({"i", "i'm", "i'd", "we", "we're", "my"})
+_CYRILLIC_OR_WO = re.compile(r"[а-я]|我")
+_QUESTION = re.compile(r"[?？]\s*$|^(?:do|does|did|can|could|would|will|are|is|what|why|how|when|where|who)\b"
+                       r"|\bли\b|吗\s*[。.]?$|呢\s*[。.]?$")
+_CONDITION = re.compile(r"^(?:if|when|unless|если|когда|如果|要是|假如)\b|^(?:如果|要是|假如)")
+
+
+@functools.lru_cache(maxsize=4096)
+def personal_statement(text: str) -> str | None:
+    """"goals", "plans" or "preferences" when the text states one of the speaker's own ("I want to learn
+    Portuguese", "я не пью кофе", "我打算四月去日本"), else None. A question or a condition states nothing:
+    "Do you want to…?", "Если я захочу…", "你想学吗？"."""
+    said = normalize(text)
+    # Every English pattern starts at one of these words; three chat lines in four have none.
+    if not (set(memory_words(text)) & _STATEMENT_WORDS or _CYRILLIC_OR_WO.search(said)):
+        return None
+    if _QUESTION.search(said) or _CONDITION.search(said):
+        return None
+    for statement, pattern in _STATEMENTS.items():
+        if pattern.search(said):
+            return statement
+    return None
 
 
 # --- Importance -----------------------------------------------------------------------------
@@ -109,10 +210,10 @@ def calculate_importance(text: str) -> float:
     Start at 0.4 (a little under the neutral 0.5, since most chat lines are not worth much), then
     + 0.3 when the text asks to be remembered or is absolute ("important", "никогда", "记住"),
     + 0.2 when it states a personal fact (name, birthday, where one lives or works, allergies,
-      loves and hates, fears, losses),
+      loves and hates, fears, losses) or one's goal, plan or preference (`personal_statement`),
     + 0.1 when it carries a number or date (ages, dates, amounts are what people ask back),
     + 0.1 when it expresses an emotion from the vocabulary,
-    - 0.2 when it is shorter than three words;
+    - 0.2 when it is shorter than three words (and no such statement);
     and small talk only ("ok thanks", "спасибо", "哈哈") is 0.1 whatever else it shows.
     Clamped to 0..1 and rounded to two decimals, so the same text always scores the same.
     """
@@ -121,15 +222,17 @@ def calculate_importance(text: str) -> float:
     if tokens and present <= TRIVIAL:
         return 0.1
     score = 0.4
+    statement = personal_statement(text)
     if present & EMPHASIS:
         score += 0.3
-    if present & PERSONAL or any(t.startswith(("люб", "ненавид", "переех", "работа", "жив")) for t in tokens):
+    if present & PERSONAL or any(t.startswith(("люб", "ненавид", "переех", "работа", "жив")) for t in tokens) \
+            or statement:
         score += 0.2
     if _NUMBER.search(text):
         score += 0.1
     if detect_emotions(text):
         score += 0.1
-    if len(tokens) < 3:
+    if len(tokens) < 3 and not statement:  # jieba keeps "我想学" as one word: "我想学葡萄牙语" is no fragment
         score -= 0.2
     return round(min(1.0, max(0.0, score)), 2)
 

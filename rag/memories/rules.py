@@ -7,7 +7,14 @@ It reads the window sentence by sentence, keeping who said each one:
 - the character's "I think / I believe" → self_beliefs, its "I will / let's" → objectives;
 - any sentence whose importance (classify.calculate_importance) reaches KEY_FACT_IMPORTANCE, and
   the user's facts about other people ("my sister lives in Madrid") → key_facts, with topic tags;
+- the user's goals, plans and preferences ("I want to learn Portuguese", "я не пью кофе", "我打算四月去
+  日本": classify.personal_statement) → facts_about_user;
 - emotions detected in the user's words → emotions, scored intensity × valence (-1..1).
+Who said a sentence decides whose it is: the user's words are never the character's own memory
+unless they talk about the character (calling it by name does not). What is said but states
+nothing is skipped: questions, the two sides' "I love you" / "I miss you", and the character's stock
+replies ("I'll remember that!", "I'm always here for you", "Would you like me to…?"), which carry
+emphasis words and would otherwise score as key facts.
 Memory texts keep the speaker ("Anna: I moved to Lisbon"), so the user's words and the
 character's are never confused downstream. Each item carries a confidence: lower for the
 guesses a rule makes most often wrong, which then wait for review.
@@ -20,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memoryhub.text import normalize
+from rag.context import is_filler
 from rag.memories.classify import (
     FIRST_PERSON,
     PERSONAL,
@@ -27,6 +36,7 @@ from rag.memories.classify import (
     detect_emotions,
     determine_memory_kind,
     memory_words,
+    personal_statement,
 )
 from rag.memories.vocab import valence
 
@@ -71,6 +81,66 @@ TOPIC_TAGS = {
 }
 
 
+# The character's stock replies, en/ru/zh: promises to remember, reassurance, sympathy, assent, offers of
+# help. A sentence that is nothing else once they are taken out (`rag.context.is_filler` judges the
+# rest) is no memory: "I'll remember that!" and "I'm always here for you" hold "remember" and "always",
+# which the importance rule counts as emphasis, and they were kept as the character's key facts.
+# "I'll remember that your sister lives in Madrid" keeps what it remembers, and so stays.
+_STOCK = re.compile("|".join((
+    r"\bi(?:'ll|\s+will)\s+(?:definitely\s+|always\s+|surely\s+)?(?:remember|keep\s+(?:that|it|this)\s+in\s+mind)"
+    r"(?:\s+(?:that|this|it))?(?=\W*$|\W*[,;:—–-])",
+    r"\bi(?:'ll|\s+will)\s+never\s+forget(?:\s+(?:that|this|it))?\b|\bi\s+won't\s+forget(?:\s+(?:that|this|it))?\b",
+    r"\bi\s+promise\b",
+    r"\bi(?:'m|\s+am|'ll\s+be|\s+will\s+be)\s+(?:always\s+)?(?:right\s+)?here(?:\s+for\s+you)?(?:\s+always)?"
+    r"(?:\s+(?:if|whenever)\s+you\s+need\s+(?:me|anything|to\s+talk))?",
+    r"\bi(?:'m|\s+am)\s+(?:so\s+|really\s+|very\s+)?sorry\s+(?:to\s+hear\s+(?:that|it|this)|that\s+happened)",
+    r"\b(?:that|this|it)(?:'s|\s+is)?\s+sounds?\s+(?:\w+\s+)?\w+",
+    r"\b(?:noted|got\s+it|understood|i\s+see|i\s+understand|makes\s+sense|of\s+course|absolutely|tell\s+me\s+more"
+    r"|well\s+done|good\s+for\s+you|how\s+(?:exciting|nice|lovely|cool|sad|awful)|thanks\s+for\s+(?:asking|sharing"
+    r"|telling\s+me))\b",
+    r"\blet\s+me\s+know\s+if\s+you\s+(?:ever\s+)?need\s+(?:anything|me|help)|\bi(?:'d|\s+would)\s+be\s+(?:happy|glad)"
+    r"\s+to\s+help(?:\s+you)?.*|\bi\s+can\s+help(?:\s+you)?(?:\s+with\s+that)?\b",
+    r"(?:^|\bя\s+)(?:это\s+|обязательно\s+|всегда\s+|точно\s+)*(?:запомню|запомнила?|не\s+забуду)(?:\s+(?:это|этого))?"
+    r"(?=\W*$|\W*[,;:—–-])",
+    r"\bобещаю\b|\bя\s+(?:всегда\s+)?(?:рядом|с\s+тобой|здесь)(?:\s+всегда)?",
+    r"\bмне\s+(?:так\s+|очень\s+)?жаль(?:\s+это\s+слышать)?|\b(?:понятно|понимаю|ясно|расскажи\s+(?:мне\s+)?"
+    r"(?:подробнее|больше)|обращайся|молодец)\b|\bесли\s+(?:тебе\s+)?(?:что-то|что-нибудь)\s+понадобится\b",
+    r"我(?:会|一定会|永远)?(?:不会忘记|记住|记得)(?:的|了)?(?=\W*$)|记住了|我保证|我答应你",
+    r"我(?:会)?(?:一直|永远|随时)?(?:在这里|在这儿|陪着你|在你身边)|(?:很|真)?(?:抱歉|遗憾)(?:听到(?:这个|这些)?)?"
+    r"|我(?:明白|理解|懂)(?:了)?|明白了|知道了|多(?:跟我)?说说|随时(?:找我|告诉我)",
+)))
+# Feelings the two sides say to each other: the mood takes them (as emotions), a memory would only
+# repeat the chat. "I love you, Neiri!" is not a fact about the user.
+_TO_EACH_OTHER = re.compile(r"\b(?:love|hate|miss|adore)\s+you\b"
+                            r"|\b(?:люблю|ненавижу|обожаю|скучаю\s+по)\s+(?:тебя|тебе|вас)\b|(?:爱|喜欢|讨厌|想)(?:你|您)")
+# "…, huh?", "…, right?", "… - want to see a pic?": a statement with a tag question, kept for its
+# statement ("I started my own clothing store not so long ago - pretty cool, huh?").
+_TAG_QUESTION = re.compile(r"(?:,|\s[-–—])\s*(?:pretty\s+\w+,?\s+)?(?:huh|right|eh|yeah|ok|okay|isn't\s+it|you\s+know"
+                           r"|don't\s+you\s+think|want\s+to\s+see\b[^?]*|правда|да|ведь|не\s+так\s+ли|верно"
+                           r"|对吧|是吧|好吗|对不对|是不是)\W*[?？]\s*$")
+
+
+def _asks(said: str) -> bool:
+    """A question states nothing to remember: "What's her name?", "Do you remember my birthday?" (whose
+    emphasis and personal words scored it a key fact), the character's "Would you like me to help?".
+    `said`: the sentence normalised (`memoryhub.text.normalize`), as for `_stock`."""
+    return said.endswith(("?", "？")) and not _TAG_QUESTION.search(said)
+
+
+def _stock(said: str) -> bool:
+    return is_filler(_STOCK.sub(" ", said))
+
+
+# Work as the place where something happened, not what the user does: "I had a rough day at work" is an
+# event (PastEvents, a month's half-life), where "I work as a nurse" is a fact about the user.
+_AT_WORK = re.compile(r"\b(?:at|after|before|from|to)\s+work\b|\b(?:на|с|после|до)\s+работ[еуы]\b")
+
+
+def _personal(said: str) -> bool:
+    tokens = memory_words(_AT_WORK.sub(" ", said))
+    return bool(set(tokens) & PERSONAL) or any(t.startswith(("люб", "работа", "живу", "переех")) for t in tokens)
+
+
 def _is_past(tokens: Sequence[str]) -> bool:
     for token in tokens:
         if token in PAST_MARKERS or _EN_PAST.match(token):
@@ -104,42 +174,45 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
         for sentence in _sentences(turn.text):
             tokens = memory_words(sentence)
             present = set(tokens)
-            if len(tokens) < 3:
+            # The user's goals, plans and preferences; what the character means to do is OBJECTIVE's (below).
+            statement = personal_statement(sentence) if not turn.is_character else None
+            # jieba keeps "我想学" as one word: a short statement is still one.
+            if len(tokens) < 3 and not statement:
                 continue
             text = f"{turn.speaker}: {sentence}"
             if text in seen:
                 continue
-            about = determine_memory_kind(sentence, "assistant" if turn.is_character else "user", character).value
-            importance = calculate_importance(sentence)
-            tags = _tags(present)
-            first_person = bool(present & FIRST_PERSON)
-            item = {"text": text, "about": about, "importance": importance, "tags": tags, "from": [line]}
-            placed = False
-            if not turn.is_character and about == "user" and first_person and (
-                    present & PERSONAL or any(t.startswith(("люб", "работа", "живу", "переех")) for t in tokens)):
-                out["facts_about_user"].append({**item, "confidence": 0.75})
-                placed = True
-            elif turn.is_character and first_person and present & OBJECTIVE:
-                out["objectives"].append({**item, "about": "self", "confidence": 0.65})
-                placed = True
-            elif turn.is_character and first_person and present & BELIEF:
-                out["self_beliefs"].append({**item, "about": "self", "confidence": 0.65})
-                placed = True
-            if not placed and _is_past(tokens) and (first_person or about == "third_party"):
-                out["past_events"].append({**item, "confidence": 0.7})
-                placed = True
-            # What the user tells about the people in their life is worth keeping too.
-            third_party_fact = about == "third_party" and not turn.is_character and bool(present & PERSONAL)
-            if (importance >= KEY_FACT_IMPORTANCE or third_party_fact) and not placed:
-                out["key_facts"].append({**item, "confidence": 0.6})
-                placed = True
-            if placed:
-                seen.add(text)
+            # Emotions come from the user's sentences whether or not one is kept as a memory: the mood takes
+            # "I love you, Neiri!" that no memory does.
             if not turn.is_character:
                 for emotion, intensity in detect_emotions(sentence).items():
                     score = round(intensity * valence(emotion), 3)
                     if abs(score) > abs(emotions.get(emotion, 0.0)):
                         emotions[emotion] = score
+            said = normalize(sentence)
+            about = determine_memory_kind(sentence, "assistant" if turn.is_character else "user", character).value
+            importance = calculate_importance(sentence)
+            first_person = bool(present & FIRST_PERSON)
+            confidence = 0.75
+            if not turn.is_character and about == "user" and (statement or (first_person and _personal(said))):
+                key = "facts_about_user"
+            elif turn.is_character and first_person and present & (OBJECTIVE | BELIEF):
+                key, about, confidence = ("objectives" if present & OBJECTIVE else "self_beliefs"), "self", 0.65
+            elif _is_past(tokens) and (first_person or about == "third_party"):
+                key, confidence = "past_events", 0.7
+            # What the user tells about the people in their life is worth keeping too.
+            elif importance >= KEY_FACT_IMPORTANCE or (
+                    about == "third_party" and not turn.is_character and bool(present & PERSONAL or statement)):
+                key, confidence = "key_facts", 0.6
+            else:
+                continue
+            # Checked last, on the few sentences a rule took: most lines are dropped above for less.
+            if _asks(said) or _TO_EACH_OTHER.search(said) or (turn.is_character and _stock(said)):
+                continue
+            tags = _tags(present) + ([statement] if statement else [])
+            out[key].append({"text": text, "about": about, "importance": importance, "tags": tags, "from": [line],
+                             "confidence": confidence})
+            seen.add(text)
     out["emotions"] = [{"name": name, "score": score} for name, score in emotions.items()][:MAX_EMOTIONS]
     for key in ("facts_about_user", "past_events", "self_beliefs", "objectives", "key_facts"):
         if len(out[key]) > MAX_ITEMS:

@@ -24,6 +24,14 @@ from rag.memories.classify import calculate_importance, detect_emotions, determi
     # "我们" (we) is not "我" plus a third party, and "你" from the character is the user.
     ("你喜欢摇滚吗", "assistant", "user"),
     ("The smothered fire", "user", "user"),  # "mother" inside a word is not a mother
+    # Calling the character by name is no talk about it: the user's own day stays the user's.
+    ("Hi Neiri, I had a rough day at work", "user", "user"),
+    ("Good night Neiri, I am off to sleep", "user", "user"),
+    ("Привет, Neiri! Я сегодня очень устала", "user", "user"),
+    ("Neiri，我今天很累", "user", "user"),
+    ("Neiri, you are so funny", "user", "self"),
+    ("That's a great dream, Neiri!", "user", "self"),
+    ("I think Neiri sings beautifully", "user", "self"),
 ])
 def test_kind_from_speaker_and_whole_words(text: str, speaker: str, kind: str) -> None:
     assert determine_memory_kind(text, speaker, "Neiri") == kind

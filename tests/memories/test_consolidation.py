@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memoryhub import deferred
+from memoryhub.models import Conversation
 from rag.memories import consolidation
 from rag.memories.rules import MAX_ITEMS, Turn, consolidate_rules
 from rag.memories.services import memory_review_approve
@@ -68,6 +69,137 @@ def test_a_window_dense_with_events_stays_within_the_schema_and_a_violation_says
     [error] = consolidation.validate_consolidation(too_many)
     assert error.startswith("past_events: breaks maxItems 100 (it has 200)"), error[:300]
 
+
+# A 32-turn evening with Neiri: the user's turns carry no speaker (stored as "User"), the character's
+# are the assistant's. Most of it is small talk, questions and the character's stock replies.
+NEIRI_EVENING = [
+    "Hi Neiri, I had a rough day at work.",
+    ("assistant", "Oh no, I'm sorry to hear that. What happened?"),
+    "My boss yelled at me in front of everyone.",
+    ("assistant", "That sounds awful. I'm always here for you."),
+    "Thanks. I want to learn Portuguese by next summer.",
+    ("assistant", "That's a wonderful goal! Would you like me to help you practice?"),
+    "Maybe later.",
+    ("assistant", "Okay!"),
+    "I don't drink coffee, only tea.",
+    ("assistant", "I'll remember that!"),
+    "Also I'm planning a trip to Japan in April.",
+    ("assistant", "How exciting! Tell me more."),
+    "What do you think about Kyoto?",
+    ("assistant", "I think Kyoto is beautiful in spring."),
+    "How are you today?",
+    ("assistant", "I'm doing great, thanks for asking!"),
+    "My sister lives in Madrid.",
+    ("assistant", "Do you visit her often?"),
+    "Not really, once a year.",
+    ("assistant", "I see."),
+    "Yesterday I finished a big report.",
+    ("assistant", "Well done! I'm always here for you."),
+    "lol ok",
+    ("assistant", "Anything else I can help with? I'd be happy to help you plan the trip."),
+    "Can you recommend a good book?",
+    ("assistant", "Sure, how about Norwegian Wood?"),
+    "Nice, I love Murakami.",
+    ("assistant", "I'll remember that! I promise I will never forget it."),
+    "Good night Neiri.",
+    ("assistant", "I'm always here for you."),
+    "Bye!",
+    ("assistant", "Goodnight, Lena!"),
+]
+
+
+def test_a_session_posted_for_a_character_keeps_who_said_what_and_skips_its_stock_replies(client_a) -> None:
+    """The user's greeting named the character and made the user's bad day the character's own memory;
+    the character's "I'll remember that!" and "I'm always here for you." became key facts (their
+    emphasis words scored 0.7); the user's goal, preference and plan were not kept at all."""
+    client, tenant = client_a
+    turns = [("user", t) if isinstance(t, str) else t for t in NEIRI_EVENING]
+    posted = client.post("/api/v1/users/lena/sessions/evening/messages", {"messages": [
+        {"role": role, "text": text, "meta": {"conf_uid": "neiri"}} for role, text in turns]}, format="json")
+    assert posted.status_code == 202, posted.content
+    run = _run(Conversation.objects.get(tenant=tenant, session_id="evening"))
+    assert run.status == "done" and run.consolidator == "rules", run.error
+    memories = {m.text: m for m in Chunk.objects.filter(tenant=tenant, type="memory", conf_uid="neiri")}
+    rough_day = memories["User: Hi Neiri, I had a rough day at work."]
+    assert (rough_day.kind, rough_day.category) == ("user", "PastEvents")
+    # What the character said of itself stays; its stock replies do not.
+    assert [t for t in memories if t.startswith("neiri: ")] == ["neiri: I think Kyoto is beautiful in spring."]
+    for said in ("I want to learn Portuguese by next summer.", "I don't drink coffee, only tea.",
+                 "Also I'm planning a trip to Japan in April."):
+        memory = memories.get(f"User: {said}")
+        assert memory is not None and memory.kind == "user", sorted(memories)
+        assert memory.category == "FactsAboutUser" and memory.importance >= 0.6
+    # Questions, small talk and the user's "Good night Neiri." are no memories.
+    assert not [t for t in memories if t.endswith("?") or "Good night" in t or "Maybe later" in t], sorted(memories)
+    assert not MemoryReview.objects.filter(tenant=tenant).exists()
+
+
+@pytest.mark.parametrize(("said", "kind"), [
+    ("I want to learn Portuguese by next summer.", "goals"),
+    ("I'd love to run a marathon one day.", "goals"),
+    ("Я хочу выучить португальский к следующему лету.", "goals"),
+    ("Хочу научиться играть на гитаре.", "goals"),
+    ("我想学葡萄牙语。", "goals"),
+    ("我希望明年能跑完马拉松。", "goals"),
+    ("I don't drink coffee, only tea.", "preferences"),
+    ("I prefer green tea to black.", "preferences"),
+    ("Я не пью кофе, только чай.", "preferences"),
+    ("Я предпочитаю зеленый чай.", "preferences"),
+    ("我不喝咖啡，只喝茶。", "preferences"),
+    ("我更喜欢绿茶。", "preferences"),
+    ("Also I'm planning a trip to Japan in April.", "plans"),
+    ("We plan to move to Porto next year.", "plans"),
+    ("Я планирую поездку в Японию в апреле.", "plans"),
+    ("Мы собираемся переехать в Порту.", "plans"),
+    ("我打算四月去日本旅行。", "plans"),
+    ("我们计划明年搬到上海。", "plans"),
+])
+def test_rules_keep_the_users_goals_preferences_and_plans_in_three_languages(said: str, kind: str) -> None:
+    output = consolidate_rules([Turn("Lena", said, False)], "Neiri")
+    assert consolidation.validate_consolidation(output) == []
+    [fact] = output["facts_about_user"]
+    assert fact["text"] == f"Lena: {said}" and fact["about"] == "user" and kind in fact["tags"], output
+    assert fact["importance"] >= 0.6 and fact["confidence"] >= 0.7
+
+
+@pytest.mark.parametrize("said", [
+    # Small talk and questions.
+    "How are you today?", "What do you think about Kyoto?", "Do you want to learn Portuguese?",
+    "Ты хочешь выучить португальский?", "你想学葡萄牙语吗？", "Как дела?", "你今天怎么样？",
+    "I want to know what you think.", "I don't know.", "I don't like it.", "I love you, Neiri!",
+    "Я не хочу об этом говорить.", "Хочу спать.", "Я люблю тебя.", "我想你了。", "我想知道你怎么看。", "我爱你。",
+    "I'm going to bed.", "If I want to go, I will tell you.", "Maybe later.", "lol ok", "Good night Neiri.",
+])
+def test_rules_keep_no_small_talk_questions_or_wishes_about_the_chat(said: str) -> None:
+    output = consolidate_rules([Turn("Lena", said, False)], "Neiri")
+    assert not any(output[key] for key in ("facts_about_user", "past_events", "self_beliefs", "objectives",
+                                           "key_facts")), output
+
+
+@pytest.mark.parametrize("said", [
+    "I'll remember that!", "I'm always here for you.", "I promise I will never forget it.",
+    "I'm sorry to hear that.", "That sounds awful.", "Tell me more.", "Would you like me to help you practice?",
+    "I'd be happy to help you plan the trip.", "Let me know if you ever need anything, I'm always here.",
+    "Anything else I can help with?", "Do you remember your sister's birthday?",
+    "Я запомню!", "Я всегда рядом.", "Обязательно запомню, обещаю.", "Мне очень жаль это слышать.",
+    "Хочешь, я помогу тебе с португальским?",
+    "我会记住的！", "我会一直陪着你。", "我永远不会忘记的。", "需要我帮你做计划吗？",
+])
+def test_the_characters_stock_replies_questions_and_offers_are_no_memories(said: str) -> None:
+    output = consolidate_rules([Turn("Neiri", said, True)], "Neiri")
+    assert not any(output[key] for key in ("facts_about_user", "past_events", "self_beliefs", "objectives",
+                                           "key_facts")), output
+
+
+def test_the_character_still_keeps_what_it_says_of_itself_beside_a_stock_reply() -> None:
+    output = consolidate_rules([Turn("Neiri", "I'll remember that! I think I love jazz too.", True),
+                                Turn("Neiri", "I will remember that your sister lives in Madrid.", True),
+                                Turn("Neiri", "Tomorrow I will practice Portuguese with you.", True)], "Neiri")
+    assert [i["text"] for i in output["self_beliefs"]] == ["Neiri: I think I love jazz too."]
+    assert "Neiri: Tomorrow I will practice Portuguese with you." in [i["text"] for i in output["objectives"]]
+    # A promise to remember that says what is remembered is no stock reply.
+    kept = [i["text"] for key in ("objectives", "key_facts") for i in output[key]]
+    assert "Neiri: I will remember that your sister lives in Madrid." in kept, output
 
 
 def test_offline_consolidation_writes_typed_memories_an_insight_and_mood(tenant) -> None:
