@@ -3,13 +3,14 @@ check, and the chat-memory tools. Each returns JSON with a `sources` list (what 
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from django.conf import settings
 
 from lore import selectors as lore_selectors
 from lore.models import Alias
-from memoryhub.exceptions import NotFound
+from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message, Tenant
 from memoryhub.urls_common import CLIENT_ID
 from memoryhub.validation import iso_instant
@@ -57,6 +58,8 @@ def rules_lookup(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     how = "rule_id"
     if "rule_id" in args:
         rows = _rule_rows(chunks.filter(meta__entry_id=args["rule_id"]))
+        if not rows:
+            raise _unknown_rule(chunks, args["rule_id"], target.version)
     else:
         # A title in any of the world's languages names the rule: {"term": "blinded", "language": "ru"}
         # found no Russian title "blinded" and searched the Russian text for an English word, which
@@ -86,6 +89,24 @@ def rules_lookup(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
         answer["note"] = (f"The world has no {language!r} text of {', '.join(r['rule_id'] for r in elsewhere)}; "
                           f"given in {', '.join(sorted({r['language'] for r in elsewhere}))}.")
     return answer
+
+
+def _unknown_rule(chunks: Any, rule_id: str, version: str) -> ApplicationError:
+    """An id the world does not hold is a 404 with the ids it may have meant, as an unknown NPC or party
+    is: an empty 200 told a model nothing of its mistake."""
+    category, _, slug = rule_id.partition("/")
+    ids = sorted({i for i in chunks.values_list("meta__entry_id", flat=True).order_by().distinct() if i})
+    # The same slug in another category first ("Conditions/misty-step"), then a near spelling of the
+    # slug within its category ("Spells/misty-stp"), compared by slug: the shared category alone made
+    # every condition "close" to a misspelt one.
+    close = [i for i in ids if i.partition("/")[2].lower() == slug.lower()]
+    if not close:
+        slugs = {i.partition("/")[2]: i for i in ids if i.partition("/")[0] == category}
+        close = [slugs[m] for m in difflib.get_close_matches(slug, list(slugs), n=3, cutoff=0.75)]
+    hint = (" Did you mean " + " or ".join(repr(i) for i in close[:3]) + "?" if close
+            else " Look it up by `term` (a title or words) to find its id.")
+    return ApplicationError(f"The world's rules (srd {version}) have no {rule_id!r}.{hint}", code="not_found",
+                            field="rule_id", status_code=404)
 
 
 def _rule_search(tenant: Tenant, target: lore_selectors.Target, term: str,

@@ -108,5 +108,8 @@ def arguments_validate(tool: Tool, arguments: Any) -> dict[str, Any]:
     if errors:
         error = errors[0]
         field = _error_field(error)
-        raise ApplicationError(f"{field}: {_error_message(error)}", field=field)
+        message = _error_message(error)
+        # "Give term or rule_id." names its arguments itself: "term: Give term or rule_id." said one twice.
+        alternatives = error.validator in ("anyOf", "oneOf") and not error.absolute_path
+        raise ApplicationError(message if alternatives else f"{field}: {message}", field=field)
     return arguments

@@ -57,6 +57,12 @@ def test_rules_lookup_by_id_and_term(tools_client: tuple[APIClient, Tenant]) -> 
     assert "30 feet" in body["rules"][0]["text"]
     status, body = call(client, "rules_lookup", {"term": "teleport in silvery mist"})
     assert body["matched_by"] == "search" and body["rules"][0]["rule_id"] == "Spells/misty-step"
+    # An id the world does not hold is a 404 with what was meant, as an unknown NPC's is, not an empty 200.
+    for wrong, meant in (("Spells/misty-stp", "'Spells/misty-step'"), ("Conditions/misty-step", "'Spells/misty-step'"),
+                         ("Conditions/nope", "by `term`")):
+        status, body = call(client, "rules_lookup", {"rule_id": wrong})
+        assert status == 404 and body["error"]["code"] == "not_found", body
+        assert list(body["error"]["fields"]) == ["rule_id"] and meant in body["error"]["message"], body
 
 
 def test_lore_search_ranks_and_filters(tools_client: tuple[APIClient, Tenant]) -> None:
@@ -143,6 +149,7 @@ def test_bad_arguments_name_the_field(tools_client: tuple[APIClient, Tenant], na
     status, body = call(client, name, args)
     assert status == 400, body
     assert list(body["error"]["fields"]) == [field]
+    assert not body["error"]["message"].startswith(f"{field}: Give")  # "term: Give term or rule_id." said it twice
 
 
 def test_unknown_tool_and_world_are_404(tools_client: tuple[APIClient, Tenant],
