@@ -77,6 +77,8 @@ def test_a_question_asking_for_a_category_gets_its_term_beside_its_words() -> No
                                                               "Погода была хорошая."],
      "Что я рассказывал на прошлой неделе?"),
     ("上周我终于修好了旧自行车。", ["我开始在面包店上班了。", "天气很好。"], "我上周跟你说了什么？"),
+    # The week before's turn shares 跟 and 说了 with the question, and the reranker's model liked it best.
+    ("我跟姐姐说了马德里的工作机会。", ["我开始学小提琴了，还买了一辆新自行车。"], "我上周跟你说了什么？"),
 ])
 def test_a_question_about_last_week_finds_last_weeks_turns_not_ones_that_say_last_week(
         tenant, before: str, said: list[str], question: str) -> None:
@@ -91,4 +93,4 @@ def test_a_question_about_last_week_finds_last_weeks_turns_not_ones_that_say_las
     append_messages(tenant, "u1", "s-old", [before], start=monday - timedelta(days=11))
     append_messages(tenant, "u1", "s-last", said, start=monday - timedelta(days=5))
     found = [i.chunk["text"] for i in chunks_search(tenant_id=tenant.pk, user_id="u1", query=question, k=3).items]
-    assert set(found[:2]) == set(said), found
+    assert set(found[:len(said)]) == set(said), found
