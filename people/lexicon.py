@@ -23,6 +23,9 @@ class Cue:
     en: tuple[str, ...] = ()
     ru: tuple[str, ...] = ()
     zh: tuple[str, ...] = ()
+    # Roles related but not one ("role:doctor" and "role:nurse" are both "role:medical"): people search
+    # finds the related one for the other, below the same role said with another word or in another language.
+    family: str = ""
 
 
 F, WI, FR, WO, OT = "Family", "Work_Inner", "Friends", "Work_Outer", "Other"
@@ -191,10 +194,13 @@ CUES: tuple[Cue, ...] = (
         ("同学", "室友", "舍友", "同桌")),
     # --- others ---
     Cue("role:neighbour", OT, "other", ("neighbour", "neighbor"), ("сосед", "соседка"), ("邻居",)),
-    # Medical roles: related, not one (a nurse is no doctor). The concept lets a question for one find
-    # the other; people search ranks a bio with the query's own word above it.
-    Cue("role:medical", OT, "other", ("doctor", "dentist", "therapist", "physician", "nurse", "vet"),
-        ("врач", "доктор", "стоматолог", "терапевт", "психолог", "медсестра"), ("医生", "大夫", "牙医", "护士")),
+    # Medical roles: related, not one (a nurse is no doctor, "терапевт" is a GP, "therapist" is not).
+    Cue("role:doctor", OT, "other", ("doctor", "physician"), ("врач", "доктор", "терапевт"), ("医生", "大夫"),
+        family="role:medical"),
+    Cue("role:nurse", OT, "other", ("nurse",), ("медсестра",), ("护士",), family="role:medical"),
+    Cue("role:dentist", OT, "other", ("dentist",), ("стоматолог",), ("牙医",), family="role:medical"),
+    Cue("role:therapist", OT, "other", ("therapist",), ("психолог",), family="role:medical"),
+    Cue("role:vet", OT, "other", ("vet",), family="role:medical"),
     Cue("role:teacher", OT, "other", ("teacher", "tutor", "coach", "trainer", "professor", "instructor"),
         ("учитель", "учительница", "репетитор", "тренер", "преподаватель", "профессор"), ("老师", "教练", "教授")),
     Cue("role:service", OT, "other", ("landlord", "lawyer", "accountant", "nanny", "barber", "plumber"),

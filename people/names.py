@@ -440,10 +440,12 @@ def zh_cues(text: str) -> list[tuple[int, int, lexicon.Cue]]:
 
 class SearchWord(NamedTuple):
     """A word of a text as people search matches it: its own terms (`memoryhub.text` stems; a cue
-    phrase's words, "сосед по комнате") and, for a cue word, its concept ("nurse": `role:medical`)."""
+    phrase's words, "сосед по комнате") and, for a cue word, its concept ("nurse": `role:nurse`, as
+    "медсестра" and "护士") and the concept's family (`role:medical`, a doctor's too)."""
 
     terms: tuple[str, ...]
     concept: str = ""
+    family: str = ""
 
 
 def search_words(text: str) -> list[SearchWord]:
@@ -457,7 +459,8 @@ def search_words(text: str) -> list[SearchWord]:
         token = tokens[i]
         if _HAN.search(token):
             cues = zh_cues(token)
-            out.extend(SearchWord(tuple(t for t in (_term(token[s:e]),) if t), c.concept) for s, e, c in cues)
+            out.extend(SearchWord(tuple(t for t in (_term(token[s:e]),) if t), c.concept, c.family)
+                       for s, e, c in cues)
             if not cues or len(token) > max(e - s for s, e, _ in cues):
                 term = _term(token)
                 if term:
@@ -467,7 +470,7 @@ def search_words(text: str) -> list[SearchWord]:
         hit = ru_cue(tokens, i) if _CYR.search(token) else en_cue(tokens, i)
         if hit is not None:
             cue, span = hit
-            out.append(SearchWord(tuple(t for t in map(_term, tokens[i:i + span]) if t), cue.concept))
+            out.append(SearchWord(tuple(t for t in map(_term, tokens[i:i + span]) if t), cue.concept, cue.family))
             i += span
             continue
         term = _term(token)
@@ -478,7 +481,7 @@ def search_words(text: str) -> list[SearchWord]:
 
 
 def concept_terms(text: str) -> list[str]:
-    """Search terms of a text (a bio's `search_terms`): every word's own terms and every cue's concept.
-    A cue word keeps its own terms beside the concept: a nurse's bio says `role:medical` as a doctor's
-    does, and only "nurs" tells them apart."""
-    return [t for word in search_words(text) for t in (word.concept, *word.terms) if t]
+    """Search terms of a text (a bio's `search_terms`): every word's own terms, every cue's concept and
+    its family. A cue word keeps its own terms beside the concept: "physician" and "doctor" are both
+    `role:doctor`, and only their stems tell the bio that says the query's word."""
+    return [t for word in search_words(text) for t in (word.concept, word.family, *word.terms) if t]

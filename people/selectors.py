@@ -205,16 +205,17 @@ def _typo_scores(base: QuerySet[Person], query: str, exact: dict[int, float], us
     return scores
 
 
-# A query word a bio matches only through its concept: a synonym ("начальник" for "Руководитель"), a
-# translation ("boss" for "老板") or a related role ("nurse" for a doctor). Weaker evidence than the
-# word itself, so the bio that says the query's own word ranks first; 0.8 keeps a one-word query's
-# concept match above the default threshold (0.65), where it was found before.
-CONCEPT_ONLY = 0.8
+# A query word a bio matches only through its concept: a synonym ("начальник" for "Руководитель") or a
+# translation ("boss" for "老板"), weaker evidence than the word itself; only through the concept's
+# family, a related role ("nurse" for a doctor), weaker still. Both keep a one-word query's match above
+# the default threshold (0.65), where it was found before, the bio that says the word first.
+CONCEPT_ONLY = 0.9
+FAMILY_ONLY = 0.8
 
 
 def _lexical_scores(base: QuerySet[Person] | Sequence[_Scored], query: str, population: int) -> dict[int, float]:
     """Idf-weighted coverage of the query's words by each person's bio terms, a word found by its own
-    terms counting 1 and one found by its concept alone `CONCEPT_ONLY`.
+    terms counting 1, one found by its concept alone `CONCEPT_ONLY`, by its family alone `FAMILY_ONLY`.
 
     One scan through the GIN index (or of the population already read) returns, per person who has
     any of the terms, which ones; the document frequencies and the scores follow from that matrix.
@@ -224,7 +225,7 @@ def _lexical_scores(base: QuerySet[Person] | Sequence[_Scored], query: str, popu
     pronouns = pronoun_terms()
     query_words = list(dict.fromkeys(w for w in search_words(query)
                                      if w.concept or not pronouns.issuperset(w.terms)))[:32]
-    terms = list(dict.fromkeys(t for w in query_words for t in (*w.terms, w.concept) if t))
+    terms = list(dict.fromkeys(t for w in query_words for t in (*w.terms, w.concept, w.family) if t))
     if not terms or population == 0:
         return {}
     if isinstance(base, QuerySet):
@@ -253,8 +254,9 @@ def _lexical_scores(base: QuerySet[Person] | Sequence[_Scored], query: str, popu
     credit = np.zeros((len(rows), len(query_words)))
     for k, word in enumerate(query_words):
         literal = matched[:, [column[t] for t in word.terms]].all(axis=1) if word.terms else none
-        related = matched[:, column[word.concept]] if word.concept else none
-        credit[:, k] = np.where(literal, 1.0, np.where(related, CONCEPT_ONLY, 0.0))
+        same = matched[:, column[word.concept]] if word.concept else none
+        related = matched[:, column[word.family]] if word.family else none
+        credit[:, k] = np.where(literal, 1.0, np.where(same, CONCEPT_ONLY, np.where(related, FAMILY_ONLY, 0.0)))
     df = (credit > 0).sum(axis=0)
     weights = np.log((population + 1) / (df + 0.5))
     total = float(weights.sum())

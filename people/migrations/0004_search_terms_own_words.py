@@ -1,5 +1,5 @@
 """A bio's `search_terms` keep a cue word's own terms beside its concept ("nurse": `nurs` and
-`role:medical`, which was `role:doctor`), so people search ranks the bio that says the query's word
+`role:nurse` in the family `role:medical`), so people search ranks the bio that says the query's word
 above one that only shares its concept. Rows written before get their terms again from the bio here;
 without it a literal match would count as a concept-only one until the bio changed. Reversing leaves
 the terms, which older code reads as a bio's words."""

@@ -34,5 +34,5 @@ def test_bios_written_before_keep_their_cue_words_own_terms(make_person: Callabl
     before = Person.objects.get(pk=plain.pk).search_terms
     importlib.import_module("people.migrations.0004_search_terms_own_words").recompute_search_terms(apps, None)
     anna.refresh_from_db()
-    assert anna.search_terms == ["работа", "role:medical", "медсестр"]
+    assert anna.search_terms == ["работа", "role:nurse", "role:medical", "медсестр"]
     assert Person.objects.get(pk=plain.pk).search_terms == before

@@ -169,6 +169,23 @@ def test_the_persons_own_word_ranks_above_a_related_role(
             assert hits[0].score == 1.0 and hits[0].score > hits[1].score >= 0.65, query
 
 
+@pytest.mark.parametrize(("doctor_bio", "nurse_bio", "queries"), [
+    ("My doctor, Dr. Green.", "Nurse at the clinic.", ("physician", "who is my physician?", "врач", "医生")),
+    ("Доктор, хирург в областной больнице.", "Медсестра в поликлинике.", ("врач", "кто врач?", "doctor", "大夫")),
+    ("我的医生。", "社区医院的护士。", ("大夫", "physician", "врач")),
+])
+def test_the_same_role_in_other_words_ranks_above_a_related_one(make_person: MakePerson, tenant: Tenant,
+                                                                 doctor_bio: str, nurse_bio: str,
+                                                                 queries: tuple[str, ...]) -> None:
+    """"physician" found a doctor and a nurse at one score, and the tie put the nurse first: a synonym or
+    a translation of the role is the role, a nurse only a related one."""
+    doctor, nurse = make_person("Green", bio=doctor_bio), make_person("Kelly", bio=nurse_bio)
+    for query in queries:
+        hits = search(tenant, query)
+        assert [h.person for h in hits] == [doctor, nurse], query
+        assert hits[0].score > hits[1].score >= 0.65, query
+
+
 def test_a_synonym_or_translation_finds_the_person_below_the_own_word(make_person: MakePerson,
                                                                       tenant: Tenant) -> None:
     """A cue's concept still matches across words and languages ("начальник" finds a "Руководитель",
