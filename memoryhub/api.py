@@ -117,9 +117,10 @@ class MessageInputSerializer(serializers.Serializer):
                            help_text="The message. Required, unless given as `content`.")
     # A chat app keeps its turns in the OpenAI format ({"role", "content"}) and can send them as they are.
     content = ChatContentField(required=False, write_only=True)
-    created_at = InstantField(required=False, help_text="When it was said: ISO 8601 (without an offset, UTC) or Unix "
-                                                        "seconds (as a typed memory's `timestamp`); not in the "
-                                                        "future. Default: when it is received.")
+    created_at = InstantField(required=False, allow_null=True, zero_is_unknown=True,
+                              help_text="When it was said: ISO 8601 (without an offset, UTC) or Unix seconds (as a "
+                                        "typed memory's `timestamp`); not in the future. Absent, null or 0: when "
+                                        "it is received.")
     external_id = StrictCharField(required=False, max_length=128, allow_blank=False)
     speaker = StrictCharField(required=False, max_length=128, allow_blank=True, default="",
                               help_text="Who said it, where more than the user and the assistant talk (a group "
@@ -143,9 +144,9 @@ class MessageInputSerializer(serializers.Serializer):
                 f"{CLIENT_ID}; got {str(conf_uid)[:80]!r}.")
         return value
 
-    def validate_created_at(self, value: datetime) -> datetime:
+    def validate_created_at(self, value: datetime | None) -> datetime | None:
         tolerance = timedelta(seconds=settings.MESSAGE_FUTURE_TOLERANCE_SECONDS)
-        if value > timezone.now() + tolerance:
+        if value is not None and value > timezone.now() + tolerance:
             raise serializers.ValidationError(
                 f"Must not be more than {settings.MESSAGE_FUTURE_TOLERANCE_SECONDS} s in the future.")
         return value

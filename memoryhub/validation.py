@@ -155,6 +155,7 @@ class InstantField(serializers.Field):
         "type": "Must be Unix seconds (a number) or an ISO 8601 date-time string, not {datatype}.",
         "range": f"Unix seconds must be between 0 and {INSTANT_MAX_SECONDS:.0f} (the year 3000).",
         "milliseconds": "This looks like milliseconds ({value} ms = {seconds} s); give Unix seconds.",
+        "digits": "Unix seconds go as a JSON number ({value}), not a string; a string is an ISO 8601 date-time.",
     }
 
     def __init__(self, *, zero_is_unknown: bool = False, **kwargs: Any) -> None:
@@ -172,6 +173,8 @@ class InstantField(serializers.Field):
                 return None
             return datetime.fromtimestamp(data, tz=UTC)
         if isinstance(data, str):
+            if data.strip().isdigit():  # "1714557600": DRF's date-time error never said what went wrong
+                self.fail("digits", value=data.strip())
             return self._iso.to_internal_value(data)
         self.fail("type", datatype=type(data).__name__)
         return None  # not reached: fail raises

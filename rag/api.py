@@ -21,6 +21,7 @@ from memoryhub.llm import get_llm
 from memoryhub.text import NotUTF8, decode_utf8
 from memoryhub.validation import (
     ClosedSerializerMixin,
+    InstantField,
     JSONObjectField,
     JSONParser,
     StrictBooleanField,
@@ -42,8 +43,8 @@ class FiltersSerializer(MemoryFiltersSerializer):
     tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list,
                                  help_text="Any of these tags.")
     session_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
-    created_after = serializers.DateTimeField(required=False)
-    created_before = serializers.DateTimeField(required=False)
+    created_after = InstantField(required=False, help_text="ISO 8601 or Unix seconds.")
+    created_before = InstantField(required=False, help_text="ISO 8601 or Unix seconds.")
 
     def validate(self, attrs: dict) -> dict:
         after, before = attrs.get("created_after"), attrs.get("created_before")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from memoryhub import services
@@ -142,9 +143,21 @@ def test_a_message_is_dated_in_iso_8601_or_unix_seconds_as_a_typed_memory_is(cli
                                {"role": "user", "text": "iso", "created_at": "2024-05-01T10:00:01Z"}]})
     assert [(m["text"], m["created_at"]) for m in client.get(url()).json()["messages"]] == [
         ("seconds", "2024-05-01T10:00:00Z"), ("iso", "2024-05-01T10:00:01Z")]
-    for bad in (True, 1714557600000, "2999-01-01T00:00:00Z"):
+    for bad in (True, 1714557600000, "2999-01-01T00:00:00Z", "1714557600"):
         refused = post(client, {"messages": [{"role": "user", "text": "x", "created_at": bad}]})
         assert refused.status_code == 400 and "messages" in refused.json()["error"]["fields"], refused.content
+    assert "not a string" in post(client, {"messages": [{"role": "user", "text": "x", "created_at": "1714557600"}]}
+                                  ).json()["error"]["message"]
+    # 0 is "unknown", as a typed memory's timestamp 0 is: the time it is received, never 1970.
+    post(client, {"messages": [{"role": "user", "text": "zero", "created_at": 0}]})
+    zero = next(m for m in client.get(url()).json()["messages"] if m["text"] == "zero")
+    assert zero["created_at"][:4] == str(timezone.now().year)
+    # The search's time filters take either form too.
+    for after in (1714557600, "2024-05-01T10:00:00Z"):
+        found = client.post("/api/v1/search", {"user_id": "u1", "query": "seconds iso",
+                                               "filters": {"created_after": after}}, format="json")
+        assert found.status_code == 200, found.content
+        assert {i["text"] for i in found.json()["items"]} <= {"seconds", "iso", "zero"}
 
 
 # --- validation: each rule names its field and stores nothing -------------------------------
