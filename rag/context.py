@@ -311,8 +311,8 @@ def context_assemble(
         # A turn longer than the whole share shows its beginning, in half of it: one pasted text (an
         # itinerary, a letter) was cut whole, and with it, the block being contiguous, every turn
         # before it. Shorter turns are whole or not at all, as before.
-        candidates = [BlockItem(_turn_line(m), count_tokens(_turn_line(m)), f"message:{m.pk}")
-                      for m in reversed(messages)]
+        candidates = [BlockItem(_turn_line(m), count_tokens(_turn_line(m)), f"message:{m.pk}",
+                                {"at": iso_instant(m.created_at) or ""}) for m in reversed(messages)]
         if cap // 2 >= MIN_TURN_TOKENS:  # at a tiny budget a few words of a turn say nothing
             candidates = [_turn_within(c, cap // 2, block) if c.tokens > cap else c for c in candidates]
         remaining -= _pack(block, candidates, cap, spec.get("max_items"), contiguous=True)

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memoryhub.text import count_tokens
+from memoryhub.validation import iso_instant
 from rag.selectors import SearchFilters, SearchItem, chunks_search
 
 if TYPE_CHECKING:
@@ -57,7 +58,8 @@ def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, 
         line = typed_memory_line(item)
         candidates.append(BlockItem(line, count_tokens(line), f"chunk:{item.chunk['id']}",
                                     {"score": round(item.score, 6), "type": "memory",
-                                     "memory_id": str(item.chunk["memory_uid"])}))
+                                     "memory_id": str(item.chunk["memory_uid"]),
+                                     "at": iso_instant(item.chunk["created_ts"]) or ""}))
         restates[f"chunk:{item.chunk['id']}"] = sources
     _pack(block, candidates, max(cap, 0))
     shown = {i.ref for i in block.items}

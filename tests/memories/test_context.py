@@ -32,6 +32,7 @@ def test_typed_memories_block_orders_by_adjusted_score_and_shows_emotion_and_win
     assert lines[0].startswith("- [") and "late father" in lines[0]
     assert "(third_party/KeyFacts; emotion: nostalgia; context: music talk)" in lines[0]
     assert "<typed_memories>" in context.render()
+    assert all(i.meta["at"].endswith("Z") for i in block.items)
     # Shown once: the general memories block does not repeat them.
     general = next(b for b in context.blocks if b.name == "memories")
     assert not {i.ref for i in general.items} & {i.ref for i in block.items}

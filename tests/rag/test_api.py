@@ -206,6 +206,7 @@ def test_context_packs_recent_turns_and_memories_into_the_budget(client_a) -> No
     memories = [i["text"] for i in blocks["memories"]["items"]]
     assert memories[0].endswith("user: I am allergic to peanuts.")
     assert blocks["memories"]["items"][0]["at"] == "2024-05-01T08:00:00Z"  # as the serializers write times
+    assert blocks["recent_turns"]["items"][0]["at"] == "2024-06-01T00:00:00Z"  # every block's items say when
     # The current turn is already in recent_turns, so it is not repeated as a memory.
     assert not any("suggest a snack" in m for m in memories)
     assert any(c["reason"] == "in_recent_turns" for c in blocks["memories"]["cut"])
