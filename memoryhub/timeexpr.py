@@ -912,6 +912,8 @@ def relative_expressions(text: str, anchor: date) -> list[tuple[int, int]]:
     The question's date terms say which days it means. Expressions with a digit, a month or a
     holiday ("June 9", "last Christmas") are left out: their words are the topic too."""
     ranges: list[tuple[int, int]] = []
+    if len(text.lower()) != len(text):
+        return ranges  # a letter whose lower case is longer ("İ"): the readers' places would not be the text's
     readers = [_en] + ([_ru] if _CYRILLIC.search(text) else []) + ([_zh] if _HAN.search(text) else [])
     for reader in readers:
         claims = _Claims()

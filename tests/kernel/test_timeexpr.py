@@ -223,3 +223,20 @@ def test_a_turn_dated_in_year_one_is_indexed_and_found(client_a, django_capture_
     context = client.post("/api/v1/context", {"user_id": "u1", "session_id": "s1", "query": "Rome"},
                           format="json").json()
     assert "[0001-01-02 00:00] user: Last Friday I visited Rome." in str(context), context
+
+
+@pytest.mark.parametrize(("text", "relative"), [
+    ("what did we talk about last week?", ["last week"]),
+    ("Что мы обсуждали на прошлой неделе?", ["на прошлой неделе"]),
+    ("我们上周聊了什么？", ["上周"]),
+    ("what did I say two days ago about the trip", ["two days ago"]),
+    # A digit, a month or a holiday names the same days whenever it is said: its words are the topic too.
+    ("What did Caroline do the week before 9 June 2023?", []),
+    ("What did we do last Christmas?", []),
+    ("в мае мы ездили куда?", []),
+    ("İstanbul trip last week", []),  # lower() changes its length: no places to trust
+])
+def test_relative_expressions_are_found_where_the_text_says_them(text: str, relative: list[str]) -> None:
+    from memoryhub.timeexpr import relative_expressions
+
+    assert [text[a:b] for a, b in relative_expressions(text, date(2026, 12, 2))] == relative
