@@ -208,8 +208,15 @@ def knowledge_edit_approve(*, edit: KnowledgeEdit, actor: str, reason: str = "")
 def _refuse_if_stale(edit: KnowledgeEdit, base: KnowledgeVersion | None) -> None:
     stale = _stale_reason(edit, base)
     if stale:
+        assert base is not None  # a stale reason needs a base to differ from
+        # What the entry is now, as a stale fact's 409 says the key's current value: the editor proposes
+        # again against it without another read.
+        now = next((e for e in version_entries(base) if (e.language, e.entry_id) == (edit.language, edit.entry_id)),
+                   None)
+        current = {"version": base.version, "title": now.title if now else None, "text": now.text if now else None}
         raise ApplicationError(f"Edit {edit.pk} is stale: {stale} Reject it and propose it again against the "
-                               f"current text.", code="stale", field="entry_id", status_code=409)
+                               f"current text.", code="stale", field="entry_id", status_code=409,
+                               extra={"current": current})
 
 
 def knowledge_edit_build(*, edit: KnowledgeEdit, actor: str,

@@ -119,7 +119,9 @@ class EditDetailApi(APIView):
 DECIDED = OpenApiResponse(description="The edit is already approved or rejected.")
 STALE_OR_DECIDED = OpenApiResponse(description="The edit is already approved or rejected (`already_decided`), "
                                                "or stale (`stale`): its entry changed since it was proposed, "
-                                               "so approving it would undo that change; or another build of the "
+                                               "so approving it would undo that change (`error.current`: the "
+                                               "entry's version, title and text now, null when deleted); or "
+                                               "another build of the "
                                                "domain ran past LORE_BUILD_WAIT_SECONDS (`world_busy`: the edit "
                                                "stays pending, approve it again).")
 

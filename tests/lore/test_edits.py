@@ -207,6 +207,8 @@ def test_an_edit_of_an_entry_changed_since_it_was_proposed_is_refused_not_approv
         assert refused.status_code == 409, refused.json()
         error = refused.json()["error"]
         assert error["code"] == "stale" and "entry_id" in error["fields"] and "1.0.1" in error["message"]
+        # What the entry is now, to propose again against (as a stale fact's 409 says the current value).
+        assert error["current"]["version"] == "1.0.1" and "преимуществом" in error["current"]["text"]
         # Still pending: the editor rejects it and proposes again against the current text.
         assert client.get(f"/api/v1/worlds/dnd5e/edits/{stale}").json()["status"] == "pending"
     assert Alias.objects.get(world=live.world, domain="srd", name="stage").version.version == "1.0.1"
