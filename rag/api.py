@@ -101,7 +101,8 @@ class SearchItemSerializer(serializers.Serializer):
                                                  "much of the question's words the text answers in meaning, "
                                                  "scaled among the fused top) when it was computed; speaker: the "
                                                  "factor of a turn said by someone the question names (the user, "
-                                                 "when it names them by their own name); semantic (0-1: the "
+                                                 "when it names them by their own name); assistant: the factor "
+                                                 "of the assistant's own turns; semantic (0-1: the "
                                                  "reranker's cosine, scaled among the fused top) with "
                                                  "SEMANTIC_RERANK on and a query the English word vectors do not "
                                                  "serve.")

@@ -228,11 +228,11 @@ def chunks_search(
                  enumerate(sorted(only.items(), key=lambda kv: (-kv[1], -kv[0])), start=1)}
     want_rerank = rerank if rerank is not None else config.rerank
     hydrated = max(k, llm_steps.RERANK_TOP) if want_rerank else k
-    if config.speaker_boost and fused:
+    if (config.speaker_boost or config.assistant_factor != 1.0) and fused:
         t_speaker = time.perf_counter()
         places = max(config.soft_candidates, _window(hydrated))  # the places a factor can change
         fused, rows = _said_by_named(fused, query, bool(dropped), 1 + config.speaker_boost, places, tenant_id,
-                                     stores)
+                                     stores, assistant=config.assistant_factor)
         timings["speaker"] = _ms(t_speaker)
     if mode == "hybrid" and config.soft_candidates and fused:
         t_soft = time.perf_counter()
@@ -460,7 +460,7 @@ def _label_terms(label: str) -> tuple[str, ...]:
 
 
 def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: bool, factor: float, places: int,
-                   tenant_id: int, stores: dict[str, chunk_cache.ChunkStore | None],
+                   tenant_id: int, stores: dict[str, chunk_cache.ChunkStore | None], assistant: float = 1.0,
                    ) -> tuple[dict[int, FusedScore], dict[int, dict[str, Any]]]:
     """The dialog turns said by someone the question names, their fused score × `factor`: "What
     does Melanie do?" is answered by what Melanie said far more often than by what was said to her
@@ -472,14 +472,16 @@ def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: boo
     user's own turns are the ones named. A conversation given as the query names its participants,
     not what it asks about, so it favours no one. The factor shows as the `speaker` component.
 
+    The assistant's own turns, × `assistant` (the `assistant` component), whatever the query: a memory
+    is what the user said, and a reply echoing it ("That sounds fun, how is the violin going?") is short
+    and carries the user's turn before it as context, so it outranked the statement it echoes.
+
     Only what reaches the first `places` (the soft match's and hydration's reach) matters, and a
     candidate scoring below the `places`-th score / `factor` cannot reach them: the rows read are
     those that can, which covers what the soft match and hydration read next (returned, so that a
     namespace outside the chunk stores costs one read of rows, not two)."""
-    if query_terms.dialogue_turns(query) is not None:
-        return fused, {}
-    asked = frozenset(analyze(query))
-    if not asked:
+    asked = frozenset() if query_terms.dialogue_turns(query) is not None else frozenset(analyze(query))
+    if not asked and assistant == 1.0:
         return fused, {}
     order = list(fused)
     if len(order) > places:
@@ -492,10 +494,14 @@ def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: boo
         row = rows.get(pk)
         speaker = row["speaker"] if row is not None else ""
         label = _label_terms(speaker) if speaker else ()
-        if row is not None and row["type"] == Chunk.Type.DIALOG and (
+        if row is not None and row["type"] == Chunk.Type.DIALOG and asked and (
                 (label and label[0] in asked)
                 or (own_name_asked and not speaker and row["role"] == Message.Role.USER)):
             out[pk] = FusedScore(score.score * factor, {**score.components, "speaker": factor}, score.ranks)
+            changed = True
+        elif (assistant != 1.0 and row is not None and row["type"] == Chunk.Type.DIALOG
+              and row["role"] == Message.Role.ASSISTANT):
+            out[pk] = FusedScore(score.score * assistant, {**score.components, "assistant": assistant}, score.ranks)
             changed = True
         else:
             out[pk] = score

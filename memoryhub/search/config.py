@@ -24,6 +24,7 @@ class RetrievalConfig:
     recency_boost: float
     half_life_days: float
     speaker_boost: float  # 0: off
+    assistant_factor: float  # an assistant's turn: fused score × this (1: off)
     dedupe_similarity: float
     feedback_docs: int
     feedback_weight: float
@@ -63,6 +64,7 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
             recency_boost=float(boosts["recency"]),
             half_life_days=float(boosts["half_life_days"]),
             speaker_boost=float(boosts.get("speaker", 0.0)),
+            assistant_factor=float(boosts.get("assistant", 1.0)),
             dedupe_similarity=float(raw["dedupe_similarity"]),
             feedback_docs=int(raw["feedback"]["docs"]),
             feedback_weight=float(raw["feedback"]["weight"]),
@@ -82,6 +84,8 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: half_life_days, candidates, rrf_k must be positive")
     if config.speaker_boost < 0:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: boosts.speaker must not be negative")
+    if not 0 < config.assistant_factor <= 1:
+        raise ImproperlyConfigured(f"knowledge.yaml {where}: boosts.assistant must be above 0 and at most 1")
     if config.soft_candidates < 0 or config.soft_weight < 0:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: soft_match candidates and weight must not be negative")
     if config.semantic_candidates < 0 or config.semantic_weight < 0:

@@ -121,3 +121,32 @@ def test_a_negative_speaker_boost_is_a_configuration_error(tmp_path, settings) -
             search_config.retrieval_config("dialog")
     finally:
         search_config._load.cache_clear()
+
+
+@pytest.mark.parametrize("value", ["0", "1.5", "-0.2"])
+def test_an_assistant_factor_outside_0_to_1_is_a_configuration_error(tmp_path, settings, value: str) -> None:
+    path = tmp_path / "knowledge.yaml"
+    path.write_text((settings.BASE_DIR / "config" / "knowledge.yaml").read_text().replace(
+        "assistant: 0.8}", f"assistant: {value}}}"))
+    settings.KNOWLEDGE_CONFIG = path
+    search_config._load.cache_clear()
+    try:
+        with pytest.raises(ImproperlyConfigured, match=r"boosts\.assistant"):
+            search_config.retrieval_config("dialog")
+    finally:
+        search_config._load.cache_clear()
+
+
+def test_the_assistants_echo_of_a_statement_weighs_less_than_the_statement(tenant) -> None:
+    """The reply echoing what the user said is short and carries the user's turn before it, so it
+    outranked the statement; its factor shows as the `assistant` component, whatever the question."""
+    _said(tenant, "u1", [("user", "", "Good morning!"), ("user", "", "We went hiking in the hills on Sunday."),
+                         ("user", "", "I started learning the violin last month, my teacher is great."),
+                         ("assistant", "", "That sounds fun, how is the violin going?"),
+                         ("user", "", "Work was busy this week.")])
+    for query in ("violin", "What did I say about the violin?",
+                  "Me: I want to practise more\nAssistant: How is the violin going?"):
+        items = chunks_search(tenant_id=tenant.pk, user_id="u1", query=query, k=5).items
+        reply = next(i for i in items if i.chunk["role"] == "assistant")
+        assert reply.components["assistant"] == 0.8, query
+        assert all("assistant" not in i.components for i in items if i.chunk["role"] == "user")
