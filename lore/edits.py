@@ -153,16 +153,13 @@ def _claim(edit: KnowledgeEdit, status: str, actor: str, reason: str) -> None:
         raise ApplicationError(f"Edit {edit.pk} is already {current}.", code="already_decided", status_code=409)
 
 
-def _stale_reason(edit: KnowledgeEdit, base: KnowledgeVersion | None) -> str | None:
+def _stale_reason(edit: KnowledgeEdit, base: KnowledgeVersion, current: Entry | None) -> str | None:
     """Why the edit no longer fits the entry it would replace, else None. An update carries the
     entry's whole new text, written against the text the proposer saw: if another approved edit
     changed that entry since, approving this one would silently undo it (two editors fixing one
     entry, both approved: the first fix was lost). Such an edit is refused; the editor proposes
-    again against the current text. `base`: the version the edit would now be built on."""
-    if base is None or base.pk == edit.base_version_id:
-        return None
-    current = next((e for e in version_entries(base) if (e.language, e.entry_id) == (edit.language, edit.entry_id)),
-                   None)
+    again against the current text. `base`: the version the edit would now be built on; `current`:
+    the entry in it."""
     seen = edit.base_version.version if edit.base_version else "an earlier version"
     where = f"{edit.world.slug}/{edit.domain} {base.version}"
     if edit.action == KnowledgeEdit.Action.CREATE:
@@ -206,13 +203,14 @@ def knowledge_edit_approve(*, edit: KnowledgeEdit, actor: str, reason: str = "")
 
 
 def _refuse_if_stale(edit: KnowledgeEdit, base: KnowledgeVersion | None) -> None:
-    stale = _stale_reason(edit, base)
+    if base is None or base.pk == edit.base_version_id:
+        return
+    now = next((e for e in version_entries(base) if (e.language, e.entry_id) == (edit.language, edit.entry_id)),
+               None)
+    stale = _stale_reason(edit, base, now)
     if stale:
-        assert base is not None  # a stale reason needs a base to differ from
         # What the entry is now, as a stale fact's 409 says the key's current value: the editor proposes
         # again against it without another read.
-        now = next((e for e in version_entries(base) if (e.language, e.entry_id) == (edit.language, edit.entry_id)),
-                   None)
         current = {"version": base.version, "title": now.title if now else None, "text": now.text if now else None}
         raise ApplicationError(f"Edit {edit.pk} is stale: {stale} Reject it and propose it again against the "
                                f"current text.", code="stale", field="entry_id", status_code=409,

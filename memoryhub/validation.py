@@ -131,10 +131,14 @@ class StrictFloatField(_JSONType, serializers.FloatField):
     json_types = (int, float)
 
 
+# DRF's own reading and writing of a date-time, unbound: it keeps no state of a serializer's.
+_ISO = serializers.DateTimeField()
+
+
 def iso_instant(value: datetime | None) -> str | None:
     """A moment as every response writes it (DRF's form: ISO 8601, UTC as `Z`): the context's and the
     tools' own dicts wrote "+00:00" where the serializers beside them wrote "Z"."""
-    return serializers.DateTimeField().to_representation(value) if value is not None else None
+    return _ISO.to_representation(value) if value is not None else None
 
 
 # Far below datetime's limit, with room for the days that forgetting adds to a typed memory's time.
@@ -160,7 +164,6 @@ class InstantField(serializers.Field):
 
     def __init__(self, *, zero_is_unknown: bool = False, **kwargs: Any) -> None:
         self.zero_is_unknown = zero_is_unknown
-        self._iso = serializers.DateTimeField()
         super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> datetime | None:
@@ -175,12 +178,12 @@ class InstantField(serializers.Field):
         if isinstance(data, str):
             if data.strip().isdigit():  # "1714557600": DRF's date-time error never said what went wrong
                 self.fail("digits", value=data.strip())
-            return self._iso.to_internal_value(data)
+            return _ISO.to_internal_value(data)
         self.fail("type", datatype=type(data).__name__)
         return None  # not reached: fail raises
 
     def to_representation(self, value: datetime) -> str:
-        return self._iso.to_representation(value)
+        return _ISO.to_representation(value)
 
 
 class ClosedSerializerMixin:

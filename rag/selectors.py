@@ -492,15 +492,14 @@ def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: boo
     changed = False
     for pk, score in fused.items():
         row = rows.get(pk)
+        dialog = row is not None and row["type"] == Chunk.Type.DIALOG
         speaker = row["speaker"] if row is not None else ""
         label = _label_terms(speaker) if speaker else ()
-        if row is not None and row["type"] == Chunk.Type.DIALOG and asked and (
-                (label and label[0] in asked)
-                or (own_name_asked and not speaker and row["role"] == Message.Role.USER)):
+        if dialog and asked and ((label and label[0] in asked)
+                                 or (own_name_asked and not speaker and row["role"] == Message.Role.USER)):
             out[pk] = FusedScore(score.score * factor, {**score.components, "speaker": factor}, score.ranks)
             changed = True
-        elif (assistant != 1.0 and row is not None and row["type"] == Chunk.Type.DIALOG
-              and row["role"] == Message.Role.ASSISTANT):
+        elif dialog and assistant != 1.0 and row["role"] == Message.Role.ASSISTANT:
             out[pk] = FusedScore(score.score * assistant, {**score.components, "assistant": assistant}, score.ranks)
             changed = True
         else:

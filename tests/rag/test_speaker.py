@@ -110,28 +110,21 @@ def test_a_conversation_as_the_query_favours_no_one(tenant) -> None:
     assert all("speaker" not in item.components for item in items)
 
 
-def test_a_negative_speaker_boost_is_a_configuration_error(tmp_path, settings) -> None:
+@pytest.mark.parametrize(("written", "wrong", "named"), [
+    ("speaker: 0.0 ", "speaker: -1 ", r"boosts\.speaker"),
+    # The assistant's factor lies in (0, 1]: 0 would hide its turns, above 1 favour them.
+    ("assistant: 0.8}", "assistant: 0}", r"boosts\.assistant"),
+    ("assistant: 0.8}", "assistant: 1.5}", r"boosts\.assistant"),
+    ("assistant: 0.8}", "assistant: -0.2}", r"boosts\.assistant"),
+])
+def test_a_factor_out_of_its_range_is_a_configuration_error(tmp_path, settings, written: str, wrong: str,
+                                                            named: str) -> None:
     path = tmp_path / "knowledge.yaml"
-    path.write_text((settings.BASE_DIR / "config" / "knowledge.yaml").read_text().replace(
-        "speaker: 0.0 ", "speaker: -1 "))
+    path.write_text((settings.BASE_DIR / "config" / "knowledge.yaml").read_text().replace(written, wrong))
     settings.KNOWLEDGE_CONFIG = path
     search_config._load.cache_clear()
     try:
-        with pytest.raises(ImproperlyConfigured, match=r"boosts\.speaker"):
-            search_config.retrieval_config("dialog")
-    finally:
-        search_config._load.cache_clear()
-
-
-@pytest.mark.parametrize("value", ["0", "1.5", "-0.2"])
-def test_an_assistant_factor_outside_0_to_1_is_a_configuration_error(tmp_path, settings, value: str) -> None:
-    path = tmp_path / "knowledge.yaml"
-    path.write_text((settings.BASE_DIR / "config" / "knowledge.yaml").read_text().replace(
-        "assistant: 0.8}", f"assistant: {value}}}"))
-    settings.KNOWLEDGE_CONFIG = path
-    search_config._load.cache_clear()
-    try:
-        with pytest.raises(ImproperlyConfigured, match=r"boosts\.assistant"):
+        with pytest.raises(ImproperlyConfigured, match=named):
             search_config.retrieval_config("dialog")
     finally:
         search_config._load.cache_clear()
