@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryhub.auth import request_tenant
+from memoryhub.auth import request_actor, request_tenant
 from memoryhub.models import Tenant
 from memoryhub.registry import ReviewApi
 from memoryhub.validation import (
@@ -116,7 +116,8 @@ class PersonDetailApi(APIView):
         serializer = self.PatchInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         person = selectors.person_get(tenant_id=request_tenant(request).pk, user_id=user_id, person_id=person_id)
-        person = services.person_update(person=person, actor=None, actor_label="api", **serializer.validated_data)
+        person = services.person_update(person=person, actor=None, actor_label=request_actor(request),
+                                        **serializer.validated_data)
         return Response(self.OutputSerializer(person).data)
 
 

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryhub.auth import request_tenant
+from memoryhub.auth import request_actor, request_tenant
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message, Tenant
 from memoryhub.registry import ReviewApi
@@ -150,6 +150,7 @@ class FactSaveApi(APIView):
         write = services.fact_upsert(
             tenant=tenant, user_id=user_id, key=key, value=data["value"], confidence=data["confidence"],
             source=UserProfile.Source.API, source_message=message, reason=data["reason"],
+            actor_label=request_actor(request),
         )
         body = {"key": write.fact.key, "outcome": write.outcome.value, "replaced": write.replaced, "fact": write.fact}
         code = status.HTTP_201_CREATED if write.outcome == services.Outcome.CREATED else status.HTTP_200_OK
@@ -183,6 +184,7 @@ class FactDeleteApi(APIView):
         filters.is_valid(raise_exception=True)
         deleted = services.fact_delete(
             tenant=request_tenant(request), user_id=user_id, key=canonical, value=filters.validated_data.get("value"),
+            actor_label=request_actor(request),
         )
         body = {"user_id": user_id, "key": canonical, "deleted": deleted}
         return Response(FactDeleteApi.OutputSerializer(body).data)

@@ -135,6 +135,7 @@ def fact_upsert(
     reason: str = "",
     meta: dict[str, Any] | None = None,
     change: bool = False,
+    actor_label: str = "",
 ) -> FactWrite:
     """Save one fact (seed 002's SaveLongTermMemory) and record the change.
 
@@ -150,6 +151,8 @@ def fact_upsert(
       than the message the current value came from changes nothing (a re-run of old messages).
     - A value a reviewer rejected stays rejected when a machine proposes it again; an API write
       (the client speaking for the user) brings it back.
+
+    `actor_label` names who wrote it beyond its source ("api-key:mh_1234abcd (console)"), for the history.
     """
     key, value = fact_value_check(key=key, value=value, source=source)
     if not 0.0 <= confidence <= 1.0:
@@ -230,7 +233,7 @@ def fact_upsert(
     if displaced is not None:
         event_meta["displaced_fact"] = displaced
     _event(fact, tenant_id=tenant.pk, user_id=user_id, key=key, action=action, actor=source, old=old,
-           new=_state(fact), reason=reason, source_message_id=message_id, meta=event_meta)
+           new=_state(fact), reason=reason, source_message_id=message_id, meta=event_meta, reviewer_name=actor_label)
     metrics.FACT_WRITES.labels(source, outcome).inc()
     return FactWrite(fact, outcome, replaced)
 
@@ -393,6 +396,7 @@ def fact_delete(
     actor: str = FactEvent.Actor.API,
     reviewer: AbstractBaseUser | None = None,
     reason: str = "",
+    actor_label: str | None = None,
 ) -> int:
     """Delete a key's values (every one, or the one given) and record it. NotFound when none."""
     key = key_normalize(key)
@@ -405,7 +409,7 @@ def fact_delete(
         raise NotFound(f"User {user_id!r} has no fact under {key!r}.", field="key")
     for fact in facts:
         _event(None, tenant_id=tenant.pk, user_id=user_id, key=key, action=Action.DELETED, actor=actor,
-               reviewer=reviewer, old=_state(fact), reason=reason, fact_ref=fact.pk)
+               reviewer=reviewer, old=_state(fact), reason=reason, fact_ref=fact.pk, reviewer_name=actor_label)
     UserProfile.objects.filter(pk__in=[f.pk for f in facts]).delete()
     return len(facts)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from rest_framework.test import APIClient
 
-from memoryhub.models import Tenant
+from memoryhub.models import ApiKey, Tenant
 from people import services
 from people.models import PeopleAuditEntry, Person
 from tests.factories import append_messages
@@ -121,7 +121,8 @@ def test_patch_sets_circle_aliases_and_bio_and_is_audited(client_a: ClientAndTen
     assert (body["circle"], body["circle_locked"], body["aliases"], body["bio"]) == ("Family", True, ["Маша"],
                                                                                     "Сестра.")
     entry = PeopleAuditEntry.objects.get()
-    assert (entry.action, entry.actor_label, entry.person_id) == ("person_edited", "api", pk)
+    key = "api-key:" + ApiKey.objects.get(tenant=client_a[1]).prefix + " (default)"
+    assert (entry.action, entry.actor_label, entry.person_id) == ("person_edited", key, pk)
     assert entry.details["changed"]["circle"] == {"from": "Friends", "to": "Family"}
 
 

@@ -6,7 +6,7 @@ import pytest
 from rest_framework.response import Response
 from rest_framework.test import APIClient
 
-from memoryhub.models import Message
+from memoryhub.models import ApiKey, Message
 from profiles import services
 from profiles.models import FactEvent, UserProfile
 from tests.factories import append_messages
@@ -184,7 +184,7 @@ def test_delete_forgets_a_key_or_one_value_of_it(client_a) -> None:
 
 
 def test_history_tells_the_keys_story_newest_first(client_a, reviewer) -> None:
-    client, _ = client_a
+    client, tenant = client_a
     put(client, "location", {"value": "Berlin"})
     put(client, "location", {"value": "Paris", "reason": "moved"})
     fact = UserProfile.objects.get(key="location")
@@ -193,12 +193,15 @@ def test_history_tells_the_keys_story_newest_first(client_a, reviewer) -> None:
     response = client.get("/api/v1/users/u1/profile/location/history")
     assert response.status_code == 200
     events = response.json()["events"]
+    # An API write names the key that made it, as an API review decision does.
+    key = "api-key:" + ApiKey.objects.get(tenant=tenant).prefix + " (default)"
     assert [(e["action"], e["who"], e["old_value"], e["new_value"], e["reason"]) for e in events] == [
-        ("deleted", "api", "Paris", "", ""),
+        ("deleted", key, "Paris", "", ""),
         ("rejected", "admin:alice", "Paris", "Paris", "user was joking"),
-        ("replaced", "api", "Berlin", "Paris", "moved"),
-        ("created", "api", "", "Berlin", ""),
+        ("replaced", key, "Berlin", "Paris", "moved"),
+        ("created", key, "", "Berlin", ""),
     ]
+    assert {e["actor"] for e in events} == {"api", "admin"}
     assert events[1]["old_status"] == "active" and events[1]["new_status"] == "rejected"
     assert client.get("/api/v1/users/u1/profile/city/history").json()["key"] == "location"  # a synonym
     assert client.get("/api/v1/users/u1/profile/pets/history").status_code == 404
