@@ -162,19 +162,26 @@ class CharacterMemoriesApi(APIView):
         )
         return Response(_written(memory, masked), status=status.HTTP_201_CREATED)
 
+    @extend_schema_serializer(component_name="CharacterMemoryPage")
+    class ListOutputSerializer(serializers.Serializer):
+        conf_uid = serializers.CharField()
+        count = serializers.IntegerField(help_text="All the memories the filters match; page on with `offset`.")
+        memories = MemoryOutputSerializer(many=True)
+
     @extend_schema(
         operation_id="character_memory_list", parameters=[ListParams],
-        responses={200: MemoryOutputSerializer(many=True)},
-        description="A character's typed memories, most important first. 404 for a character this tenant "
-                    "has never written.",
+        responses={200: ListOutputSerializer},
+        description="A character's typed memories, most important first, a page at a time (`limit`, `offset`; "
+                    "`count` is how many the filters match), as people and sessions are listed. 404 for a "
+                    "character this tenant has never written.",
     )
     def get(self, request: Request, conf_uid: str) -> Response:
         params = self.ListParams(data=query_data(request.query_params))
         params.is_valid(raise_exception=True)
         tenant = request_tenant(request)
         services.character_get(tenant=tenant, conf_uid=conf_uid)
-        rows = selectors.memories_list(tenant_id=tenant.pk, conf_uid=conf_uid, **params.validated_data)
-        return Response(MemoryOutputSerializer(rows, many=True).data)
+        rows, count = selectors.memories_list(tenant_id=tenant.pk, conf_uid=conf_uid, **params.validated_data)
+        return Response(self.ListOutputSerializer({"conf_uid": conf_uid, "count": count, "memories": rows}).data)
 
 
 class CharacterMemoryApi(APIView):

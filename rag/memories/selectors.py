@@ -23,8 +23,9 @@ def memories_list(
     tag: str | None = None,
     limit: int = 100,
     offset: int = 0,
-) -> QuerySet[Chunk]:
-    """A character's memories, most important first, then newest. Served by chunk_memory_idx."""
+) -> tuple[list[Chunk], int]:
+    """A page of a character's memories, most important first, then newest, and how many match in all.
+    Served by chunk_memory_idx."""
     rows = Chunk.objects.filter(tenant_id=tenant_id, type=Chunk.Type.MEMORY, conf_uid=conf_uid).defer(
         "embedding", "rerank_embedding", "terms")
     for column, value in (("user_id", user_id), ("kind", kind), ("category", category), ("emotion", emotion),
@@ -33,7 +34,10 @@ def memories_list(
             rows = rows.filter(**{column: value})
     if tag:
         rows = rows.filter(tags__contains=[tag])
-    return rows.order_by(F("importance").desc(), F("created_ts").desc(), "-id")[offset:offset + limit]
+    page = list(rows.order_by(F("importance").desc(), F("created_ts").desc(), "-id")[offset:offset + limit])
+    # A short first page is the whole set: no second query for the count.
+    count = offset + len(page) if len(page) < limit and (page or offset == 0) else rows.count()
+    return page, count
 
 
 # --- The review queue (the admin's dashboard) ---------------------------------------------------

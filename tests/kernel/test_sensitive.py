@@ -261,7 +261,7 @@ def test_a_typed_memory_is_stored_masked_and_the_response_counts_it(client_a, se
     assert not _memory_leaks([chunk.text, chunk.tags, chunk.context_window, chunk.terms])
     assert all(len(tag) <= 64 for tag in chunk.tags)
     # Read back, listed: the same masked values, and no `masked` where nothing was written.
-    listed = client.get(MEMORIES).json()
+    listed = client.get(MEMORIES).json()["memories"]
     assert not _memory_leaks(listed) and "masked" not in listed[0]
 
 

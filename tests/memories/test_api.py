@@ -31,7 +31,8 @@ def test_memory_is_written_with_its_own_id_and_typed_columns(client_a) -> None:
     assert chunk.namespace == "user:alex" and chunk.tenant_id == tenant.pk
 
     listed = client.get("/api/v1/characters/neiri/memories", {"category": "FactsAboutUser"}).json()
-    assert len(listed) == 2 and {m["id"] for m in listed} == {body["id"], second.json()["id"]}
+    assert (listed["conf_uid"], listed["count"]) == ("neiri", 2)
+    assert {m["id"] for m in listed["memories"]} == {body["id"], second.json()["id"]}
 
 
 @pytest.mark.parametrize(("said", "stored"), [
@@ -147,7 +148,22 @@ def test_old_list_order_is_importance_first(client_a) -> None:
     client.post("/api/v1/characters/neiri/memories", {**MEMORY, "importance": 0.2, "text": "minor"}, format="json")
     client.post("/api/v1/characters/neiri/memories", {**MEMORY, "importance": 0.9, "timestamp": old,
                                                       "text": "major"}, format="json")
-    assert [m["text"] for m in client.get("/api/v1/characters/neiri/memories").json()] == ["major", "minor"]
+    assert [m["text"] for m in client.get("/api/v1/characters/neiri/memories").json()["memories"]] == [
+        "major", "minor"]
+
+
+def test_the_list_pages_with_limit_and_offset_and_counts_all_that_match(client_a) -> None:
+    client, _ = client_a
+    for n in range(5):
+        client.post("/api/v1/characters/neiri/memories",
+                    {**MEMORY, "text": f"memory {n}", "importance": 0.9 - n / 10}, format="json")
+    client.post("/api/v1/characters/neiri/memories", {**MEMORY, "user_id": "bob", "text": "bob's"}, format="json")
+    pages = [client.get("/api/v1/characters/neiri/memories", {"user_id": "alex", "limit": 2, "offset": offset}).json()
+             for offset in (0, 2, 4, 6)]
+    assert [p["count"] for p in pages] == [5, 5, 5, 5]
+    assert [[m["text"] for m in p["memories"]] for p in pages] == [
+        ["memory 0", "memory 1"], ["memory 2", "memory 3"], ["memory 4"], []]
+    assert client.get("/api/v1/characters/neiri/memories").json()["count"] == 6
 
 
 # --- the schema and the validation agree (found by `make fuzz`) -------------------------------------
@@ -260,7 +276,7 @@ def test_one_memory_is_read_corrected_and_forgotten_by_its_id(client_a, client_b
     missing = client.get(url)
     assert missing.status_code == 404 and "memory_id" in missing.json()["error"]["fields"]
     assert client.delete(url).status_code == 404
-    assert client.get("/api/v1/characters/neiri/memories").json() == []
+    assert client.get("/api/v1/characters/neiri/memories").json() == {"conf_uid": "neiri", "count": 0, "memories": []}
     gone = client.post("/api/v1/search", {"user_id": "alex", "query": "rock music"}, format="json").json()
     assert gone["items"] == []
 
