@@ -1,5 +1,6 @@
-"""The campaign tools of the game master (seed 003 §8.12): what happened to a party, how an NPC
-stands towards it, what a scene's art must keep. They read what the game engine wrote through
+"""The campaign tools of the game master (seed 003 §8.12): what happened to a party (its last episodes, or
+those about something, §8.7's episode domain filtered by campaign and party), how an NPC stands towards
+it, what a scene's art must keep. They read what the game engine wrote through
 `lore.campaigns`; like every tool they never write (dispositions change only by the engine's
 summaries). An archived (finished) campaign is out of the tools: its calls answer 409 `archived`."""
 
@@ -10,6 +11,7 @@ from typing import Any
 from lore.campaigns import selectors as campaigns
 from lore.campaigns.models import Campaign
 from memoryhub.models import Tenant
+from tools.builtin import NOT_BLANK
 from tools.registry import Tool, register
 
 ID = {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"}
@@ -38,6 +40,29 @@ register(Tool(
         "k": {"type": "integer", "minimum": 1, "maximum": 20, "default": 2}},
         "required": ["campaign_id", "party_id"], "additionalProperties": False},
     function=session_fetch,
+))
+
+
+def episode_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
+    campaign = _campaign(tenant, args)
+    party = campaigns.party_get(campaign=campaign, slug=args["party_id"], field="party_id")
+    hits = campaigns.episode_search(campaign, party, args["query"], k=args.get("k"))
+    return {"campaign_id": campaign.slug, "party_id": party.slug, "hits": hits,
+            "sources": [f"summary:{h['summary_id']}" for h in hits]}
+
+
+register(Tool(
+    name="episode_search",
+    description="The party's episode summaries nearest to a question (\"what did Li Shen promise us?\"), "
+                "nearest first, whenever they happened; session_fetch gives the last ones instead.",
+    input_schema={"type": "object", "properties": {
+        "campaign_id": CAMPAIGN, "party_id": PARTY,
+        "query": {"type": "string", "minLength": 1, "maxLength": 2000, "pattern": NOT_BLANK,
+                  "description": "What to look for in the party's past."},
+        "k": {"type": "integer", "minimum": 1, "maximum": 20,
+              "description": "How many summaries at most (the episode domain's k_vector when absent)."}},
+        "required": ["campaign_id", "party_id", "query"], "additionalProperties": False},
+    function=episode_search,
 ))
 
 

@@ -29,7 +29,7 @@ def test_list_names_descriptions_and_schemas(tools_client: tuple[APIClient, Tena
     assert response.status_code == 200
     tools = {t["name"]: t for t in response.json()["tools"]}
     assert set(tools) == {"rules_lookup", "lore_search", "lore_assert", "memory_search", "memory_context",
-                          "profile_get", "session_fetch", "npc_profile", "art_suggest"}
+                          "profile_get", "session_fetch", "episode_search", "npc_profile", "art_suggest"}
     assert tools["lore_search"]["input_schema"]["required"] == ["query"]
     assert all(t["read_only"] and t["description"] for t in tools.values())
 

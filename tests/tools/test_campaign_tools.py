@@ -47,6 +47,24 @@ def test_session_fetch_npc_profile_and_art_suggest(campaign_client) -> None:
     assert ToolCall.objects.filter(tenant=tenant, tool="art_suggest").count() == 1
 
 
+def test_episode_search_finds_the_partys_episode_about_the_question_whenever_it_was(campaign_client) -> None:
+    """session_fetch gives the last summaries; a question about an older episode needs a search."""
+    client, _ = campaign_client
+    status, body = call(client, "episode_search", {"campaign_id": "demo_moon", "party_id": "pty_demo",
+                                                   "query": "who let us cross the bridge after the amulet?", "k": 2})
+    assert status == 200 and (body["campaign_id"], body["party_id"]) == ("demo_moon", "pty_demo")
+    assert body["hits"][0]["summary_id"] == "sum_demo_001"  # the oldest of the three
+    assert body["hits"][0]["document"]["notes"].startswith("Li Shen let the party cross")
+    assert len(body["hits"]) == 2 and body["sources"] == [f"summary:{h['summary_id']}" for h in body["hits"]]
+    status, body = call(client, "episode_search", {"campaign_id": "demo_moon", "party_id": "pty_demo",
+                                                   "query": "the katana was mended at the forge"})
+    assert status == 200 and body["hits"][0]["summary_id"] == "sum_demo_003"
+    for bad, field in (({"query": " "}, "query"), ({"query": "x", "k": 0}, "k"), ({"party_id": "pty_x", "query": "x"},
+                                                                                  "party_id")):
+        status, body = call(client, "episode_search", {"campaign_id": "demo_moon", "party_id": "pty_demo", **bad})
+        assert status in (400, 404) and field in body["error"]["fields"], (bad, body)
+
+
 def test_the_tools_never_change_a_disposition(campaign_client) -> None:
     client, _ = campaign_client
     before = list(Disposition.objects.values_list("pk", "value"))

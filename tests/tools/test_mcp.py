@@ -45,6 +45,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "memory_context": {"user_id": "u1", "query": "my cat", "budget_tokens": 400},
     "profile_get": {"user_id": "u1"},
     "session_fetch": {"campaign_id": "demo_moon", "party_id": "pty_demo"},
+    "episode_search": {"campaign_id": "demo_moon", "party_id": "pty_demo", "query": "the amulet at the bridge"},
     "npc_profile": {"campaign_id": "demo_moon", "party_id": "pty_demo", "npc_id": "npc_LiShen"},
     "art_suggest": {"campaign_id": "demo_moon", "npcs": ["npc_LiShen"]},
 }
