@@ -48,7 +48,9 @@ _DOMAIN = {
     "required": ["store", "embedding", "dims", "retrieval"],
     "properties": {
         "store": {"enum": ["pgvector"]},
-        "embedding": {"type": "string", "minLength": 1},
+        # One embedder serves every domain (EMBEDDING_PROVIDER / EMBEDDING_MODEL; `dims` truncates its
+        # vectors per domain): a model named here would be accepted and silently not used.
+        "embedding": {"const": "default"},
         "dims": {"type": "integer", "minimum": 8},
         "retrieval": _RETRIEVAL,
         "smoke": {

@@ -400,10 +400,13 @@ class RelevantPerson:
     chosen_by: Literal["reranker", "score"] = "score"
 
 
-def relevant_people(*, tenant_id: int, user_id: str, query: str, limit: int = 5) -> list[RelevantPerson]:
+def relevant_people(*, tenant_id: int, user_id: str, query: str, limit: int | None = None) -> list[RelevantPerson]:
     """Friends, Work_Outer and Other people relevant to `query`: the reranker's choice among the top
-    candidates when an LLM is configured, else (or when it fails or times out) the best scores."""
-    limit = max(0, min(limit, conf.get("PEOPLE_RERANK_MAX_PEOPLE")))
+    candidates when an LLM is configured, else (or when it fails or times out) the best scores. At most
+    `limit`, and never more than `PEOPLE_RERANK_MAX_PEOPLE` (seed 000: "0–10 relevant people"), which is
+    the limit when none is given; the context's budget then decides how many lines fit."""
+    most = conf.get("PEOPLE_RERANK_MAX_PEOPLE")
+    limit = max(0, most if limit is None else min(limit, most))
     if limit == 0 or not query.strip():
         return []
     client = reranker.reranker_client()
@@ -423,14 +426,14 @@ def relevant_people(*, tenant_id: int, user_id: str, query: str, limit: int = 5)
     return [RelevantPerson(h.person, h.score) for h in result.hits if h.score >= threshold][:limit]
 
 
-def relevant_people_for_context(*, tenant_id: int, user_id: str, query: str, limit: int = 5) -> list[str]:
+def relevant_people_for_context(*, tenant_id: int, user_id: str, query: str, limit: int | None = None) -> list[str]:
     """`<relevant_people>` lines for the prompt, in the people line format."""
     return [line for _, line in relevant_people_context_items(tenant_id=tenant_id, user_id=user_id, query=query,
                                                               limit=limit)]
 
 
 def relevant_people_context_items(*, tenant_id: int, user_id: str, query: str,
-                                  limit: int = 5) -> list[tuple[str, str]]:
+                                  limit: int | None = None) -> list[tuple[str, str]]:
     """`relevant_people_for_context` with each line's reference, `person:<id>`."""
     return [(f"person:{r.person.pk}", r.person.context_line())
             for r in relevant_people(tenant_id=tenant_id, user_id=user_id, query=query, limit=limit)]

@@ -229,6 +229,10 @@ def test_knowledge_config_errors_name_the_key(settings, tmp_path):
     raw["episode"]["dims"] = 4096
     with pytest.raises(ImproperlyConfigured, match=r"knowledge\.episode\.dims"):
         lore_config.validate(raw)
+    raw["episode"]["dims"] = 64
+    raw["lore"]["embedding"] = "text-embedding-3-large"  # the seed's example: not a per-domain setting here
+    with pytest.raises(ImproperlyConfigured, match=r"knowledge\.lore\.embedding: 'default' was expected"):
+        lore_config.validate(raw)
     path = tmp_path / "k.yaml"
     path.write_text(json.dumps({"knowledge": {"srd": {}}}))
     settings.KNOWLEDGE_CONFIG = path

@@ -122,3 +122,17 @@ def test_no_candidates_means_no_llm_call(tenant: Tenant, circle_of_people: dict[
                                          llm: OpenAICompatServer) -> None:
     assert relevant(tenant, "What should I cook tonight?") == []
     assert llm.chat_requests == []
+
+
+def test_up_to_the_configured_number_of_relevant_people_not_five(
+    tenant: Tenant, make_person: MakePerson, settings
+) -> None:
+    """Seed 000: the prompt gets 0–10 relevant people; a fixed 5 left the sixth climbing friend out."""
+    names = ["Anna", "Boris", "Clara", "Denis", "Elena", "Fedor", "Galina"]
+    for name in names:
+        make_person(name, circle="Friends", bio="Climbing partner at the bouldering gym.", mentions=3)
+    query = "my climbing partner at the bouldering gym"
+    assert len(selectors.relevant_people(tenant_id=tenant.pk, user_id="u1", query=query)) == 7
+    settings.PEOPLE_RERANK_MAX_PEOPLE = 3
+    assert len(selectors.relevant_people(tenant_id=tenant.pk, user_id="u1", query=query)) == 3
+    assert len(selectors.relevant_people(tenant_id=tenant.pk, user_id="u1", query=query, limit=2)) == 2
