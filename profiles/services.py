@@ -368,7 +368,9 @@ def fact_edit_approve(*, fact: UserProfile, reviewer: AbstractBaseUser, value: s
     for the key, that row is approved and the proposal merged into it."""
     _, value = fact_value_check(key=fact.key, value=value, source=Source.ADMIN)
     fact = _locked(fact)
-    proposed, previous = fact.value, fact.value if fact.status == Status.ACTIVE else None
+    # The history's old value is what the key held, or else what was proposed: the editor's correction
+    # showed as "go → go" when the edited value was read back as the old one.
+    proposed = previous = fact.value
     norm = value_norm(value)
     target, merged = fact, None
     if norm != fact.value_norm:
@@ -378,6 +380,8 @@ def fact_edit_approve(*, fact: UserProfile, reviewer: AbstractBaseUser, value: s
             merged = fact.pk
             fact.delete()
             target = other
+            if other.status == Status.ACTIVE:
+                previous = other.value
         else:
             fact.value, fact.value_norm = value, norm
     target.value, target.source = value, Source.ADMIN

@@ -220,7 +220,8 @@ def test_edit_and_approve_corrects_the_value_and_keeps_the_proposal_in_the_histo
     services.fact_edit_approve(fact=pending, reviewer=reviewer, value="Kyiv")
     assert facts(tenant, "hometown") == {"Kyiv": (Status.ACTIVE, 1.0)}
     event = FactEvent.objects.filter(key="hometown").latest("id")
-    assert (event.action, event.new_value, event.meta) == ("edited", "Kyiv", {"proposed": "Kiev"})
+    assert (event.action, event.old_value, event.new_value, event.meta) == ("edited", "Kiev", "Kyiv",
+                                                                            {"proposed": "Kiev"})
 
 
 def test_edit_and_approve_into_a_value_already_held_merges_the_two(tenant, reviewer) -> None:
@@ -228,6 +229,8 @@ def test_edit_and_approve_into_a_value_already_held_merges_the_two(tenant, revie
     pending = upsert(tenant, "location", "berlin, germany", 0.5, source=LLM).fact
     services.fact_edit_approve(fact=pending, reviewer=reviewer, value="BERLIN")
     assert facts(tenant, "location") == {"BERLIN": (Status.ACTIVE, 1.0)}
+    event = FactEvent.objects.filter(key="location").latest("id")
+    assert (event.old_value, event.new_value, event.meta["proposed"]) == ("Berlin", "BERLIN", "berlin, germany")
 
 
 def test_edit_and_approve_refuses_a_sensitive_value(tenant, reviewer) -> None:
