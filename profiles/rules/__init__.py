@@ -12,7 +12,7 @@ from memoryhub.exceptions import ApplicationError
 from memoryhub.text import detect_language
 from profiles.keys import key_normalize, value_clean, value_norm
 from profiles.rules import en, ru, zh
-from profiles.rules.common import RuleFact, sentences
+from profiles.rules.common import RuleFact, sentences, without_trailing_filler
 
 __all__ = ["RuleFact", "extract"]
 
@@ -32,7 +32,7 @@ def extract(text: str) -> list[RuleFact]:
         for fact in found:
             try:
                 key = key_normalize(fact.key)
-                value = value_clean(key, fact.value)
+                value = value_clean(key, without_trailing_filler(fact.value))
             except ApplicationError:
                 continue
             cleaned = RuleFact(key, value, fact.confidence, fact.rule, fact.evidence, fact.change)

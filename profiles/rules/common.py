@@ -56,6 +56,19 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？!?])|\n+")
 _ABBREVIATIONS = re.compile(r"\b(St|Mr|Mrs|Ms|Dr|Prof|Jr|Sr|ул|г|им)\.\s", re.IGNORECASE)
 
 
+# Words said in passing after a value ("sushi by the way", "медсестра, кстати", "nurse btw"): not part of it.
+_TRAILING_FILLER = re.compile(
+    r"(?:[\s,]+(?:by\s+the\s+way|btw|though|actually|honestly|anyway|anyways|lol|haha|as\s+well|too"
+    r"|кстати|вообще-то|вообще|правда|короче|тоже|ваще))+\s*$",
+    re.IGNORECASE,
+)
+
+
+def without_trailing_filler(value: str) -> str:
+    """`value` less the filler words said after it; the value itself when that would leave nothing."""
+    return _TRAILING_FILLER.sub("", value).strip() or value
+
+
 def sentences(text: str) -> list[str]:
     protected = _ABBREVIATIONS.sub(lambda m: m.group(0).replace(". ", ".\u00a0"), text)
     return [s.replace("\u00a0", " ").strip() for s in _SENTENCE_END.split(protected) if s and s.strip()]

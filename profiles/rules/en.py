@@ -406,7 +406,9 @@ RULES: tuple[Rule, ...] = (
          lambda m: [("allergies", m.group(1).strip().lower())], 0.85),
     Rule("en.allergies", _r(r"\b(?:i(?:'m|’m|\s+am)\s+(?:very\s+|severely\s+|mildly\s+)?allergic\s+to\s+"
                             r"([a-z][a-z\s,\-]{1,40}?)|i\s+have\s+(?:an?\s+|a\s+severe\s+)?([a-z]+)\s+allergy)"
-                            r"(?=\s*(?:$|[.!;,]|\bbut\b|\band\s+i\b))"),
+                            # "…to peanuts and she ordered a peanut cake": a new clause, not a second allergen.
+                            r"(?=\s*(?:$|[.!;,]|\bbut\b|\band\s+(?:i|you|he|she|it|we|they|my|your|his|her|our"
+                            r"|their|there|this|that)\b))"),
          lambda m: [("allergies", a.strip().lower()) for a in re.split(r"\s*,\s*|\s+and\s+", m.group(1) or m.group(2))
                     if a.strip()], 0.85),
     Rule("en.detail_level", _r(r"(?:(?:^\W*|[,;:]\s*|\bplease\s+)keep\s+(?:it|things|them|(?:your\s+|the\s+)?"
