@@ -6,15 +6,19 @@ import logging
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.apps import apps as django_apps
 from django.conf import settings
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, F, Model, OuterRef, Q
 from django.utils import timezone
 
 from memoryhub import deferred, metrics, registry, sensitive
@@ -576,6 +580,44 @@ def archival_sweep(*, older_than: timedelta | None = None) -> int:
 
 
 # --- Erasure --------------------------------------------------------------------------------
+def admin_log_forget(*, model: type[Model], object_ids: Iterable[Any]) -> int:
+    """Delete the admin's log entries of these rows of `model`. An entry keeps the row's text
+    (`object_repr`, "boris.hobbies = go (board game)") and the admin shows it under "Recent actions"
+    after the row is gone: an erasure takes it with the row. Apps call it for rows their user once
+    held and that are gone already (a replaced fact)."""
+    wanted = {str(pk) for pk in object_ids}
+    if not wanted:
+        return 0
+    content_type = ContentType.objects.get_for_model(model, for_concrete_model=False)
+    deleted, _ = LogEntry.objects.filter(content_type=content_type, object_id__in=wanted).delete()
+    return deleted
+
+
+def _admin_log_forget_user(*, tenant: Tenant, user_id: str) -> int:
+    """`admin_log_forget` for every row the user holds, in every model with a tenant and a user id,
+    before the erasers delete them. The log is an editor's actions, so it is read per model and
+    matched to the user's rows, not the other way round (a user may hold millions of chunks)."""
+    deleted = 0
+    for model in django_apps.get_models():
+        fields = {f.name for f in model._meta.get_fields()}
+        if not {"tenant", "user_id"} <= fields:
+            continue
+        content_type = ContentType.objects.get_for_model(model, for_concrete_model=False)
+        logged = set(LogEntry.objects.filter(content_type=content_type).values_list("object_id", flat=True))
+        if not logged:
+            continue
+        pk = model._meta.pk
+        candidates = []
+        for object_id in logged:
+            try:
+                candidates.append(pk.to_python(object_id))
+            except ValidationError:
+                continue
+        owned = model._default_manager.filter(tenant=tenant, user_id=user_id, pk__in=candidates)
+        deleted += admin_log_forget(model=model, object_ids=owned.values_list("pk", flat=True))
+    return deleted
+
+
 @transaction.atomic
 def user_erase(*, tenant: Tenant, user_id: str) -> dict[str, Any]:
     """Delete everything held for one user of one tenant, in one transaction, and return a
@@ -586,6 +628,7 @@ def user_erase(*, tenant: Tenant, user_id: str) -> dict[str, Any]:
     comes to write, and drops what it prepared."""
     user_write_lock(tenant_id=tenant.pk, user_id=user_id)
     deleted: dict[str, int] = {}
+    deleted["admin_log_entries"] = _admin_log_forget_user(tenant=tenant, user_id=user_id)
     deleted["jobs"], _ = ArchivalJob.objects.filter(tenant=tenant, user_id=user_id).delete()
     for eraser in registry.erasers:
         for kind, count in eraser.run(tenant, user_id).items():

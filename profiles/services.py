@@ -20,6 +20,7 @@ from django.utils import timezone
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.llm import LLMError, LLMResponseError, LLMUnavailable, get_llm
 from memoryhub.models import ArchivalJob, Message, Tenant
+from memoryhub.services import admin_log_forget
 from profiles import extraction, metrics, selectors
 from profiles.conf import confidence_threshold, decay_after_days, decay_factor, decay_interval_days
 from profiles.keys import is_multi, key_normalize, value_clean, value_norm
@@ -461,11 +462,16 @@ def facts_decay(*, now: datetime | None = None, batch_size: int = 500) -> int:
 
 # --- Erasure ------------------------------------------------------------------------------------
 def user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
-    """Eraser (runs inside the kernel's erasure transaction): every fact and every event of the user."""
+    """Eraser (runs inside the kernel's erasure transaction): every fact and every event of the user,
+    and the admin's log entries of the user's facts already gone (replaced, merged, deleted), whose
+    text ("boris.hobbies = go (board game)") the kernel cannot find by a row that is no longer there."""
+    gone_facts = FactEvent.objects.filter(tenant=tenant, user_id=user_id, fact_ref__isnull=False).values_list(
+        "fact_ref", flat=True)
+    logged = admin_log_forget(model=UserProfile, object_ids=set(gone_facts))
     facts, _ = UserProfile.objects.filter(tenant=tenant, user_id=user_id).delete()
     events, _ = FactEvent.objects.filter(tenant=tenant, user_id=user_id).delete()
     selectors.own_name_forget(tenant_id=tenant.pk, user_id=user_id)
-    return {"facts": facts, "fact_events": events}
+    return {"facts": facts, "fact_events": events, "admin_log_entries": logged}
 
 
 # --- Extraction ---------------------------------------------------------------------------------

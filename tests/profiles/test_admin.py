@@ -181,3 +181,30 @@ def test_the_audit_trail_lists_every_decision_read_only(tenant, reviewer_client)
 def test_the_console_needs_a_staff_login(tenant) -> None:
     response = Client().get(CHANGELIST)
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_erasing_a_user_takes_the_admins_log_of_their_facts_with_them(tenant, reviewer_client) -> None:
+    """The admin's "Recent actions" showed "boris.hobbies = go (board game)" after boris was erased: a log
+    entry keeps the row's text. Those of facts still held and of facts already replaced go; another
+    user's stay."""
+    from django.contrib.admin.models import LogEntry
+
+    from memoryhub.services import user_erase
+
+    held = save(tenant, "hobbies", "chess", 0.5, user_id="boris")
+    replaced = save(tenant, "hometown", "Kiev", 0.5, user_id="boris")
+    other = save(tenant, "hobbies", "chess", 0.5, user_id="anna")
+    for fact, value in ((held, "go (board game)"), (replaced, "Kyiv"), (other, "draughts")):
+        assert reviewer_client.post(change_url(fact), {"value": value, "_save": "Save"}).status_code == 302
+    services.fact_upsert(tenant=tenant, user_id="boris", key="hometown", value="Lviv", confidence=1.0,
+                         source=API)  # the edited row is replaced: its log entry names a row that is gone
+    assert not UserProfile.objects.filter(pk=replaced.pk).exists()
+    assert {e.object_repr for e in LogEntry.objects.all()} == {
+        "boris.hobbies = go (board game)", "boris.hometown = Kyiv", "anna.hobbies = draughts"}
+
+    assert "boris.hometown = Kyiv" in reviewer_client.get(reverse("admin:index")).content.decode()
+    receipt = user_erase(tenant=tenant, user_id="boris")
+    assert receipt["deleted"]["admin_log_entries"] == 2
+    assert [e.object_repr for e in LogEntry.objects.all()] == ["anna.hobbies = draughts"]
+    page = reviewer_client.get(reverse("admin:index")).content.decode()
+    assert "boris" not in page and "anna.hobbies = draughts" in page
