@@ -230,10 +230,12 @@ def analyze(text: str) -> list[str]:
 # tonight?" brought back "Hi! My name is Anna…"). Not "им" or "ему": Snowball stems them like "имя"
 # and "ем". A Chinese word's characters are terms of their own: 们 (of 我们) is listed, 自 and 己 (of 自己,
 # and of 自行车) are not.
-_PRONOUNS_EN = ("i me my mine myself you your yours yourself we us our ours he him his she her hers "
-                "they them their theirs")
+_PRONOUNS_EN = ("i me my mine myself you your yours yourself yourselves we us our ours ourselves he him his himself "
+                "she her hers herself they them their theirs themselves")
+# With the reflexive "себя" / "свой": "кастую щит на себя" brought Deception and Sleight of Hand, whose
+# text says "себя" most.
 _PRONOUNS_RU = ("я меня мне мной мой моя моё мои ты тебя тебе твой твоя он его она её ей мы нас нам наш наша "
-                "вы вас вам ваш они их")
+                "вы вас вам ваш они их себя себе собой свой своя своё свои")
 _PRONOUNS_ZH = ("我", "我们", "你", "你们", "他", "她", "它", "他们", "她们", "咱们", "咱", "们")
 
 

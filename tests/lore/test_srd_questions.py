@@ -79,7 +79,8 @@ def test_the_spell_a_player_casts_fills_the_rules_block_not_its_target(db) -> No
     assert "Equipment/shield" not in rules("I cast light on my shield")
     assert "Spells/shield" not in rules("I cast light on my shield")  # the shield is the target here
     # A spell said with no spell entry in the input's language: no rule, not an entry sharing one word.
-    for user_input in ["кастую щит", "Скастую щит!", "我对哥布林施放火球术"]:
+    # "на себя": Deception and Sleight of Hand say "себя" most; a reflexive pronoun is no search word.
+    for user_input in ["кастую щит", "Скастую щит!", "我对哥布林施放火球术", "кастую щит на себя"]:
         assert rules(user_input) == [], user_input
     # The target's language is no rule whatever the input: "I attack the orc" got Languages/orc first.
     assert not [e for e in rules("I attack the orc with my longsword") + rules("I try to hide from the goblins")
