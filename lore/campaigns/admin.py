@@ -80,10 +80,20 @@ class CampaignAdmin(admin.ModelAdmin):
 
 
 class PartyFlagChangeInline(ReadOnlyInline):
+    """A flag's history; a change not applied came from a summary older (by `when`) than the one in
+    `superseded_by`, whose value the party kept."""
+
     model = PartyFlagChange
-    fields = ["key", "previous", "value", "summary", "created_at"]
+    fields = ["key", "previous", "value", "applied", "summary", "scene_when", "superseded_by", "created_at"]
     readonly_fields = fields
     ordering = ["-id"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[PartyFlagChange]:
+        return super().get_queryset(request).select_related("summary", "superseded_by")
+
+    @admin.display(description="scene's when")
+    def scene_when(self, obj: PartyFlagChange) -> Any:
+        return obj.summary.when
 
 
 @admin.register(Party)

@@ -37,6 +37,7 @@ from memoryhub.validation import (
     StrictFloatField,
     StrictIntegerField,
     StrictRegexField,
+    iso_instant,
     query_data,
 )
 
@@ -75,6 +76,19 @@ SUMMARY_EXAMPLE = {
     "flags": {"quest_moon_key": "obtained", "gate_moon_door": "open"},
     "relations_delta": [{"npc_id": "npc_LiShen", "towards": "party", "delta": 1, "reason": "kept promise"}],
     "notes": "Li Shen let them cross after the amulet changed hands.", "version": "1.0.0",
+}
+SUMMARY_ANSWER_TEXT = (
+    "The summary as recorded: `flag_changes` (the party's flags it changed, `previous` null when unset), "
+    "`flags_not_applied` (flags it named that a summary later by `when` had already set: the party keeps "
+    "`kept`, the value of `set_by`, the latest of them; `reason` later_scene), `disposition_changes` (`applied`: "
+    "the change made within ±GM_DISPOSITION_RANGE), `chunk_id`, `expired_at`.")
+SUMMARY_LATE_ANSWER = {
+    "summary_id": "sum_2025_08_20_0900", "campaign_id": "camp_123", "party_id": "pty_001", "chunk_id": 812,
+    "expired_at": None, "flag_changes": [],
+    "flags_not_applied": [{"key": "gate_moon_door", "value": "closed", "kept": "open", "reason": "later_scene",
+                           "set_by": "sum_2025_08_27_0142", "set_by_when": "2025-08-27T11:42:00Z"}],
+    "disposition_changes": [{"npc_id": "npc_LiShen", "delta": -1, "applied": -1, "value_after": 0,
+                             "reason": "doubted the promise"}],
 }
 NPC_EXAMPLE = {
     "npc_id": "npc_LiShen",
@@ -240,6 +254,7 @@ def _document(request: Request) -> Any:
 
 def _summary_answer(summary: EpisodicSummary) -> dict[str, Any]:
     """Built from the summary's own rows, so a replay answers exactly as the first write did."""
+    flag_changes = list(summary.flag_changes.order_by("id").select_related("superseded_by"))
     return {
         "summary_id": summary.summary_id,
         "campaign_id": summary.campaign.slug,
@@ -248,7 +263,12 @@ def _summary_answer(summary: EpisodicSummary) -> dict[str, Any]:
         # Set once the summary passed its campaign's period: its chunk is gone (a replay says so).
         "expired_at": summary.expired_at,
         "flag_changes": [{"key": c.key, "value": c.value, "previous": c.previous or None}
-                         for c in summary.flag_changes.order_by("id")],
+                         for c in flag_changes if c.applied],
+        # A summary older (by `when`) than one that already named a flag leaves the flag as that one set it.
+        "flags_not_applied": [{"key": c.key, "value": c.value, "kept": c.previous or None, "reason": "later_scene",
+                               "set_by": c.superseded_by.summary_id if c.superseded_by else None,
+                               "set_by_when": iso_instant(c.superseded_by.when) if c.superseded_by else None}
+                              for c in flag_changes if not c.applied],
         "disposition_changes": [{"npc_id": c.disposition.npc.npc_id, "delta": c.delta, "applied": c.applied,
                                  "value_after": c.value_after, "reason": c.reason}
                                 for c in summary.disposition_changes.order_by("id").select_related("disposition__npc")],
@@ -259,7 +279,9 @@ class SummaryRecordApi(APIView):
     """Record an episodic summary after a turn or on an event. Idempotent by
     `summary_id`: the same body answers 200 with the first answer; another body is a 409. Flags,
     disposition changes (`relations_delta`, bounded by GM_DISPOSITION_MAX_DELTA) and the `episode`
-    chunk commit together."""
+    chunk commit together. A flag holds the value of the latest summary by `when` that named it: a
+    summary older than one that already did (a late retry) is recorded, but leaves that flag as it is
+    (`flags_not_applied`); its dispositions, which are deltas, still move."""
 
     required_scopes = ENGINE
     schema = DocumentSchema()
@@ -270,9 +292,12 @@ class SummaryRecordApi(APIView):
                                "`campaign_id` is the path's campaign, `notes` at most GM_NOTES_MAX_TOKENS "
                                "tokens, each NPC's `delta`s together within ±GM_DISPOSITION_MAX_DELTA, flag names "
                                "letters, digits and _ . : -; the party and the NPCs must exist (404).",
-                   responses={201: OpenApiTypes.OBJECT, 200: OpenApiResponse(description="A replay: the first answer."),
+                   responses={201: OpenApiResponse(OpenApiTypes.OBJECT, description=SUMMARY_ANSWER_TEXT),
+                              200: OpenApiResponse(description="A replay: the first answer."),
                               **CONFLICT, **ERRORS},
-                   examples=[OpenApiExample("A summary", request_only=True, value=SUMMARY_EXAMPLE)])
+                   examples=[OpenApiExample("A summary", request_only=True, value=SUMMARY_EXAMPLE),
+                             OpenApiExample("A late summary of an older scene", response_only=True,
+                                            status_codes=["201"], value=SUMMARY_LATE_ANSWER)])
     def post(self, request: Request, campaign: str) -> Response:
         result = services.summary_record(campaign=_campaign(request, campaign), document=_document(request))
         return Response(_summary_answer(result.summary),

@@ -102,8 +102,8 @@ class Party(models.Model):
 class EpisodicSummary(models.Model):
     """A summary as posted. Past its campaign's `episode_ttl_days` it expires: its chunk is deleted
     and its document emptied (the narrative goes, seed §8.9), while the row stays as a tombstone
-    with its id, scene, location, time and body hash. The flag and disposition history rows that
-    point to it stay valid, and a late replay of the same summary is still recognised instead of
+    with its id, scene, location, time, flags and body hash. The flag and disposition history rows
+    that point to it stay valid, and a late replay of the same summary is still recognised instead of
     moving the dispositions a second time."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
@@ -114,6 +114,10 @@ class EpisodicSummary(models.Model):
     location_id = models.CharField(max_length=64)
     when = models.DateTimeField()
     document = models.JSONField()  # the seed's document as posted
+    # The document's `flags`, kept when it expires: a party's flag holds the value of the latest summary
+    # (by `when`) that named it, so a late older summary must still find every later one that did,
+    # even one that named a flag without changing it (an engine that posts all its flags each turn).
+    flags = models.JSONField(default=dict, blank=True)
     # sha256 of the canonical document: a replay with the same body is answered, another body is a 409.
     body_sha256 = models.CharField(max_length=64)
     chunk = models.ForeignKey("rag.Chunk", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -124,7 +128,8 @@ class EpisodicSummary(models.Model):
         verbose_name_plural = "episodic summaries"
         constraints = [models.UniqueConstraint(fields=["campaign", "summary_id"], name="summary_campaign_id_uniq")]
         indexes = [
-            # session_fetch and the scene's episode block: a party's latest summaries.
+            # session_fetch and the scene's episode block: a party's latest summaries; summary_record:
+            # the summaries of a party later than a new one (none, but for a late one).
             models.Index(fields=["party", "-when", "-id"], name="summary_party_recent_idx"),
             # The TTL beat: live summaries recorded before a cut-off.
             models.Index(fields=["created_at"], name="summary_live_created_idx",
@@ -136,13 +141,23 @@ class EpisodicSummary(models.Model):
 
 
 class PartyFlagChange(models.Model):
-    """One flag set by one summary: the history behind `Party.flags`."""
+    """One flag a summary set to another value than the party had: the history behind `Party.flags`.
+
+    A flag holds the value of the latest summary by `when` that named it (ties: the one recorded
+    last), not of the last one to arrive: a summary older than one that already named the flag (an
+    engine's retry, posted late) leaves it as it is. Its change is still recorded, `applied` false,
+    with `superseded_by` the later summary whose value stands and `previous` that value."""
 
     party = models.ForeignKey(Party, on_delete=models.CASCADE, related_name="flag_changes")
     summary = models.ForeignKey(EpisodicSummary, on_delete=models.CASCADE, related_name="flag_changes")
     key = models.CharField(max_length=64)
     value = models.CharField(max_length=64)
     previous = models.CharField(max_length=64, blank=True)  # empty: the flag was not set
+    applied = models.BooleanField(default=True)
+    # Not applied: the latest summary (by `when`) that named the flag, later than this one. SET_NULL: a
+    # summary's history does not go with another summary's row.
+    superseded_by = models.ForeignKey(EpisodicSummary, null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -152,7 +167,8 @@ class PartyFlagChange(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.key}: {self.previous or '∅'} → {self.value}"
+        change = f"{self.key}: {self.previous or '∅'} → {self.value}"
+        return change if self.applied else f"{change} (not applied: a later scene set it)"
 
 
 class NPC(models.Model):

@@ -2,8 +2,8 @@
 
 For the tools (seed 003 §8.12), each returns JSON-ready dicts:
 
-- `session_fetch(campaign, party, k)`: the party's last `k` summaries (newest first, the seed's
-  documents) and its current flags with when each was last set.
+- `session_fetch(campaign, party, k)`: the party's last `k` summaries (newest first by `when`, the
+  seed's documents) and its current flags, each with the summary that set it.
 - `npc_profile(npc_id, party, campaign=None)`: the seed's NPC profile (§8.5.2), its dynamic part for
   that party only (disposition, the summaries that moved it), plus the latest changes.
 - `episode_search(campaign, party, query, k=None)`: the party's summaries nearest to a query, by
@@ -100,11 +100,12 @@ def npcs_get(*, campaign: Campaign, npc_ids: Sequence[str], field: str = "npcs")
 def party_flags(party: Party) -> list[dict[str, Any]]:
     last_set = {}
     # Flags outlive the summaries that set them (engine state, not narrative): an expired summary
-    # still names the flag's origin by its id.
-    for key, summary_id, created in (party.flag_changes.order_by("id")
-                                     .values_list("key", "summary__summary_id", "created_at")):
-        last_set[key] = (summary_id, created)
-    return [{"key": key, "value": value, "set_by": last_set.get(key, ("", None))[0]}
+    # still names the flag's origin by its id. The value stands from the latest summary by `when`, not
+    # the last to arrive: a late older summary's change is kept, not applied.
+    for key, summary_id in (party.flag_changes.filter(applied=True).order_by("summary__when", "id")
+                            .values_list("key", "summary__summary_id")):
+        last_set[key] = summary_id
+    return [{"key": key, "value": value, "set_by": last_set.get(key, "")}
             for key, value in sorted(party.flags.items())]
 
 

@@ -285,17 +285,9 @@ def _summary_write(campaign: Campaign, party: Party, npcs: dict[str, NPC], docum
     summary = EpisodicSummary.objects.create(
         tenant_id=campaign.tenant_id, campaign=campaign, party=party, summary_id=document["summary_id"],
         scene_id=document["scene_id"], location_id=document["where"]["location_id"],
-        when=_parse_time(document["when"]), document=document, body_sha256=sha, created_at=now)
-    flags = dict(party.flags)
-    for key, value in document["flags"].items():
-        previous = flags.get(key)
-        if previous != value:
-            PartyFlagChange.objects.create(party=party, summary=summary, key=key, value=value, previous=previous or "",
-                                           created_at=now)
-            flags[key] = value
-    if flags != party.flags:
-        party.flags = flags
-        party.save(update_fields=["flags"])
+        when=_parse_time(document["when"]), document=document, flags=document["flags"], body_sha256=sha,
+        created_at=now)
+    _flags_write(party, summary, now)
     limit = settings.GM_DISPOSITION_RANGE
     applied: list[int] = []
     for change in document["relations_delta"]:
@@ -320,6 +312,45 @@ def _summary_write(campaign: Campaign, party: Party, npcs: dict[str, NPC], docum
     summary.chunk = chunk
     summary.save(update_fields=["chunk"])
     return SummaryResult(summary, created=True)
+
+
+def _later_setters(party: Party, summary: EpisodicSummary) -> dict[str, EpisodicSummary]:
+    """Of the summary's flags, those a summary of the party later by `when` also named, each with the
+    latest such summary (whose value the party holds). Ties go to the summary recorded last, this one."""
+    if not summary.flags:
+        return {}
+    later = (EpisodicSummary.objects.filter(party=party, when__gt=summary.when, flags__has_any_keys=list(summary.flags))
+             .order_by("-when", "-id").only("id", "summary_id", "when", "flags"))
+    setters: dict[str, EpisodicSummary] = {}
+    for other in later:
+        for key in other.flags:
+            if key in summary.flags:
+                setters.setdefault(key, other)
+    return setters
+
+
+def _flags_write(party: Party, summary: EpisodicSummary, now: datetime) -> None:
+    """Set the party's flags from a new summary, under the party's lock. A flag takes the value of the
+    latest summary by `when` that named it, not of the last to arrive: an engine's late retry of an
+    older scene undid what the scenes after it had set. `Party.flags` already holds each flag's value
+    from its latest summary, so only the summaries later than this one can keep a flag from it; such a
+    change is recorded, not applied."""
+    setters = _later_setters(party, summary)
+    flags = dict(party.flags)
+    for key, value in summary.flags.items():
+        previous = flags.get(key)
+        if previous == value:
+            continue
+        if key in setters:
+            PartyFlagChange.objects.create(party=party, summary=summary, key=key, value=value, previous=previous or "",
+                                           applied=False, superseded_by=setters[key], created_at=now)
+            continue
+        PartyFlagChange.objects.create(party=party, summary=summary, key=key, value=value, previous=previous or "",
+                                       created_at=now)
+        flags[key] = value
+    if flags != party.flags:
+        party.flags = flags
+        party.save(update_fields=["flags"])
 
 
 # --- NPCs -------------------------------------------------------------------------------------

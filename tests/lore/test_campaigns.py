@@ -43,6 +43,100 @@ def test_summary_records_flags_disposition_history_and_episode_chunk(engine):
     assert Disposition.objects.get().value == 2
 
 
+def _flagged(summary_id: str, when: str, flags: dict[str, str], delta: int = 0) -> dict[str, Any]:
+    changes = [{"npc_id": "npc_LiShen", "towards": "party", "delta": delta, "reason": f"{summary_id}"}] if delta else []
+    return _summary(summary_id, when=when, flags=flags, relations_delta=changes)
+
+
+def test_a_late_summary_of_an_older_scene_does_not_undo_a_flag_a_later_scene_set(engine):
+    """An engine's retry posted a 2020 scene after a 2025 duel: the party's flag went back to "no"
+    and the answer said so, while session_fetch put the 2020 scene last."""
+    assert engine.post(f"{BASE}/summaries", _flagged("sum_duel", "2025-09-01T10:00:00Z", {"duel_won": "yes"}, +1),
+                       format="json").status_code == 201
+    late = _flagged("sum_retry", "2020-01-01T00:00:00Z", {"duel_won": "no", "met_li_shen": "yes"}, -1)
+    response = engine.post(f"{BASE}/summaries", late, format="json")
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    # A flag no later scene named is set; the one the duel set stays, and the answer says why.
+    assert body["flag_changes"] == [{"key": "met_li_shen", "value": "yes", "previous": None}]
+    assert body["flags_not_applied"] == [{"key": "duel_won", "value": "no", "kept": "yes", "reason": "later_scene",
+                                          "set_by": "sum_duel", "set_by_when": "2025-09-01T10:00:00Z"}]
+    # Dispositions are deltas: the late one still moves.
+    assert [c["value_after"] for c in body["disposition_changes"]] == [0]
+    party = Party.objects.get()
+    assert party.flags == {"duel_won": "yes", "met_li_shen": "yes"}
+    refused = PartyFlagChange.objects.get(summary__summary_id="sum_retry", key="duel_won")
+    assert (refused.applied, refused.previous, refused.value, refused.superseded_by.summary_id) == \
+        (False, "yes", "no", "sum_duel")
+    fetched = selectors.session_fetch(party.campaign, party, k=2)
+    assert [s["summary_id"] for s in fetched["summaries"]] == ["sum_duel", "sum_retry"]
+    assert fetched["flags"] == [{"key": "duel_won", "value": "yes", "set_by": "sum_duel"},
+                                {"key": "met_li_shen", "value": "yes", "set_by": "sum_retry"}]
+    scene = engine.post(f"{BASE}/scene-context", {"party": "pty_001"}, format="json").json()
+    [flags_line] = [i["text"] for b in scene["blocks"] for i in b["items"] if i["source"] == "flags:pty_001"]
+    assert flags_line == "Flags: duel_won=yes, met_li_shen=yes."
+    # A replay answers as the first write did; a scene after the duel sets the flag again.
+    replay = engine.post(f"{BASE}/summaries", late, format="json")
+    assert replay.status_code == 200 and replay.json() == body
+    rematch = engine.post(f"{BASE}/summaries", _flagged("sum_rematch", "2025-09-02T10:00:00Z", {"duel_won": "no"}),
+                          format="json").json()
+    assert rematch["flag_changes"] == [{"key": "duel_won", "value": "no", "previous": "yes"}]
+    assert rematch["flags_not_applied"] == [] and Party.objects.get().flags["duel_won"] == "no"
+
+
+def test_a_flag_follows_the_latest_scene_that_named_it_even_without_changing_it(engine):
+    """An engine that posts all its flags each turn names a flag it does not change: that scene,
+    not the older one that changed it, is what a late summary is compared with."""
+    for summary_id, when, flags in [("s_sep01", "2025-09-01T00:00:00Z", {"duel_won": "yes", "gate": "open"}),
+                                    ("s_sep05", "2025-09-05T00:00:00Z", {"duel_won": "yes"})]:
+        assert engine.post(f"{BASE}/summaries", _flagged(summary_id, when, flags), format="json").status_code == 201
+    body = engine.post(f"{BASE}/summaries", _flagged("s_sep03", "2025-09-03T00:00:00Z",
+                                                     {"duel_won": "no", "gate": "closed"}), format="json").json()
+    # `gate` was last named on Sep 1, before this scene: its value is this one's.
+    assert body["flag_changes"] == [{"key": "gate", "value": "closed", "previous": "open"}]
+    assert [(f["key"], f["set_by"]) for f in body["flags_not_applied"]] == [("duel_won", "s_sep05")]
+    assert Party.objects.get().flags == {"duel_won": "yes", "gate": "closed"}
+    # At the same `when`, the summary recorded last wins, as before.
+    tie = engine.post(f"{BASE}/summaries", _flagged("s_sep05_b", "2025-09-05T00:00:00Z", {"duel_won": "no"}),
+                      format="json").json()
+    assert tie["flag_changes"] == [{"key": "duel_won", "value": "no", "previous": "yes"}]
+
+
+def test_an_expired_later_summary_still_keeps_its_flag(engine):
+    """Expiry empties a summary's document; the flags it named stay on its row for a late summary to meet."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from lore.campaigns import retention
+
+    engine.post(f"{BASE}/summaries", _flagged("sum_duel", "2025-09-01T10:00:00Z", {"duel_won": "yes"}), format="json")
+    EpisodicSummary.objects.update(created_at=timezone.now() - timedelta(days=200))
+    assert retention.episodes_expire()["summaries"] == 1
+    late = engine.post(f"{BASE}/summaries", _flagged("sum_retry", "2020-01-01T00:00:00Z", {"duel_won": "no"}),
+                       format="json").json()
+    assert [f["set_by"] for f in late["flags_not_applied"]] == ["sum_duel"]
+    assert Party.objects.get().flags == {"duel_won": "yes"}
+
+
+def test_summaries_recorded_before_keep_their_flags_for_a_late_summary_to_meet(engine):
+    import importlib
+
+    from django.utils import timezone
+
+    for summary_id, when, flags in [("s_live", "2025-09-05T00:00:00Z", {"duel_won": "yes", "gate": "open"}),
+                                    ("s_gone", "2025-09-01T00:00:00Z", {"bell": "rung"})]:
+        engine.post(f"{BASE}/summaries", _flagged(summary_id, when, flags), format="json")
+    # As the code before stored them: no flags column; an expired summary's document emptied.
+    EpisodicSummary.objects.update(flags={})
+    EpisodicSummary.objects.filter(summary_id="s_gone").update(document={}, expired_at=timezone.now())
+    migration = importlib.import_module("lore.migrations.0009_party_flags_by_when")
+    with connection.cursor() as cursor:
+        cursor.execute(migration.BACKFILL_SUMMARY_FLAGS)
+    assert dict(EpisodicSummary.objects.values_list("summary_id", "flags")) == {
+        "s_live": {"duel_won": "yes", "gate": "open"}, "s_gone": {"bell": "rung"}}
+
+
 def test_same_summary_replays_the_same_answer_and_another_body_is_409(engine):
     first = engine.post(f"{BASE}/summaries", _summary(), format="json")
     replay = engine.post(f"{BASE}/summaries", _summary(), format="json")
@@ -393,6 +487,13 @@ def test_admin_shows_dispositions_read_only(engine):
     assert page.status_code == 200 and "pty_001" in page.content.decode()
     for path in ("npc", "party", "episodicsummary", "dispositionchange", "artcard", "campaign"):
         assert client.get(f"/admin/lore/{path}/").status_code == 200
+    # A late summary's change shows in the party's flag history, marked not applied, with the scene kept.
+    engine.post(f"{BASE}/summaries", _summary("sum_old", when="2020-01-01T00:00:00Z",
+                                              flags={"gate_moon_door": "closed"}, relations_delta=[]), format="json")
+    party = Party.objects.get()
+    assert party.flags["gate_moon_door"] == "open"
+    flag_page = client.get(f"/admin/lore/party/{party.pk}/change/").content.decode()
+    assert "sum_old" in flag_page and "Superseded by" in flag_page and "icon-no" in flag_page
     # The change view is a view: posting a new disposition value changes nothing.
     change = Disposition.objects.get()
     client.post(f"/admin/lore/npc/{npc.pk}/change/", {"dispositions-0-value": "9", "dispositions-0-id": change.pk})
