@@ -13,6 +13,13 @@ from django.utils import timezone
 from memoryhub.models import Tenant
 
 
+def semver(number: str) -> tuple[int, int, int]:
+    """A MAJOR.MINOR.PATCH number (checked against `lore.services.SEMVER` before it is stored) as a
+    tuple that compares as SemVer does: "1.10.0" is above "1.9.0", which strings get wrong."""
+    major, minor, patch = (int(part) for part in number.split("."))
+    return major, minor, patch
+
+
 class Domain(models.TextChoices):
     SRD = "srd"
     LORE = "lore"
@@ -117,8 +124,7 @@ class KnowledgeVersion(models.Model):
 
     @property
     def semver(self) -> tuple[int, int, int]:
-        major, minor, patch = (int(part) for part in self.version.split("."))
-        return major, minor, patch
+        return semver(self.version)
 
 
 class KnowledgeBuild(models.Model):

@@ -42,7 +42,7 @@ from django.db import transaction
 from django.utils import timezone
 from prometheus_client import Counter
 
-from lore.models import Alias, KnowledgeChange, KnowledgeVersion, World
+from lore.models import Alias, KnowledgeChange, KnowledgeVersion, World, semver
 from lore.services import _lock_latest
 from memoryhub.models import Tenant
 from rag import index as bm25_index
@@ -101,10 +101,6 @@ class PruneReport:
                 "namespaces": len(self.namespaces), "chunks": self.chunks_deleted}
 
 
-def _semver(number: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in number.split("."))
-
-
 def versions_plan(*, world: World, domain: str, now: datetime | None = None,
                   prunable: Iterable[int] | None = None) -> list[Verdict]:
     """The policy's verdict on each version of (world, domain) not pruned yet, newest first. Reads
@@ -114,7 +110,7 @@ def versions_plan(*, world: World, domain: str, now: datetime | None = None,
     keep = settings.LORE_KEEP_VERSIONS
     rows = sorted(KnowledgeVersion.objects.filter(world=world, domain=domain)
                   .values_list("id", "version", "status", "created_at", "chunk_count"),
-                  key=lambda row: _semver(row[1]), reverse=True)  # newest first
+                  key=lambda row: semver(row[1]), reverse=True)  # newest first
     reasons: dict[int, list[str]] = defaultdict(list)
     aliases = dict(Alias.objects.filter(world=world, domain=domain).values_list("name", "version_id"))
     for name in (Alias.Name.LATEST, Alias.Name.STAGE):

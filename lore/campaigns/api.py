@@ -60,6 +60,10 @@ ARCHIVED_TEXT = ("the campaign is finished and archived (`error.code` archived, 
 CONFLICT = {409: OpenApiResponse(description=f"The id was recorded with a different body (`error.code` conflict "
                                              f"or exists), or {ARCHIVED_TEXT}.")}
 ARCHIVED = {409: OpenApiResponse(description=ARCHIVED_TEXT[0].upper() + ARCHIVED_TEXT[1:] + ".")}
+NPC_CONFLICT = {409: OpenApiResponse(description=(
+    "The version is older than the stored one (`error.code` stale_version, `error.fields` `/version`, the message "
+    "names the stored version), or is the stored one with a different static part (`error.code` conflict: a "
+    f"version never changes, post a newer one), or {ARCHIVED_TEXT}."))}
 TTL_FIELD = {"min_value": EPISODE_TTL_MIN_DAYS, "max_value": EPISODE_TTL_MAX_DAYS,
              "help_text": f"Days an episode summary stays, counted from when it was recorded; "
                           f"{EPISODE_TTL_MIN_DAYS}–{EPISODE_TTL_MAX_DAYS}."}
@@ -305,8 +309,10 @@ class SummaryRecordApi(APIView):
 
 
 class NpcUpsertApi(APIView):
-    """Create or replace an NPC's static part. `dynamic` is refused: dispositions
-    change only through summaries."""
+    """Create or replace an NPC's static part, by its SemVer `version`: a newer version replaces it
+    (200), the same version with the same static part is a replay (200, unchanged), an older version or
+    the same one with another static part is a 409. `dynamic` is refused: dispositions change only
+    through summaries."""
 
     required_scopes = ENGINE
     schema = DocumentSchema()
@@ -314,7 +320,10 @@ class NpcUpsertApi(APIView):
     @extend_schema(operation_id="campaign_npc_upsert", request={"application/json": NPC_REQUEST_SCHEMA},
                    description="Body: a document of `schemas/npc_profile.schema.json` without `dynamic` "
                                "(read-only: changed only by summaries).",
-                   responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ARCHIVED, **ERRORS},
+                   responses={201: OpenApiResponse(OpenApiTypes.OBJECT, description="Created."),
+                              200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+                                  "Replaced by a newer version, or a replay of the stored version (unchanged).")),
+                              **NPC_CONFLICT, **ERRORS},
                    examples=[OpenApiExample("An NPC", request_only=True, value=NPC_EXAMPLE)])
     def post(self, request: Request, campaign: str) -> Response:
         found = _campaign(request, campaign)

@@ -41,7 +41,7 @@ from lore.campaigns.models import (
 )
 from lore.campaigns.schemas import document_validate
 from lore.campaigns.selectors import require_active
-from lore.models import World
+from lore.models import World, semver
 from lore.services import fit_dims
 from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError
@@ -356,7 +356,10 @@ def _flags_write(party: Party, summary: EpisodicSummary, now: datetime) -> None:
 # --- NPCs -------------------------------------------------------------------------------------
 @transaction.atomic
 def npc_upsert(*, campaign: Campaign, document: Any) -> tuple[NPC, bool]:
-    """Create or replace an NPC's static part. The dynamic part is derived from summaries only."""
+    """Create or replace an NPC's static part, by SemVer: a newer version replaces it, the same version
+    with the same static part is a replay (unchanged), and an older version or the same one with
+    another body is a 409, as a summary's id with another body is: the engine's late retry of 0.0.1
+    replaced 1.0.1 and lost its secrets. The dynamic part is derived from summaries only."""
     # Before the schema: a `dynamic` the schema finds incomplete was refused as incomplete, as if completing
     # it would do.
     if isinstance(document, dict) and "dynamic" in document:
@@ -369,12 +372,24 @@ def npc_upsert(*, campaign: Campaign, document: Any) -> tuple[NPC, bool]:
         campaign=campaign, npc_id=document["npc_id"],
         defaults={"tenant_id": campaign.tenant_id, "name": static["name"], "archetype": static["archetype"],
                   "static": static, "version": document["version"]})
-    if not created:
-        npc.name, npc.archetype, npc.static, npc.version = static["name"], static["archetype"], static, \
-            document["version"]
-        npc.updated_at = timezone.now()
-        npc.save(update_fields=["name", "archetype", "static", "version", "updated_at"])
-    return npc, created
+    if created:
+        return npc, True
+    asked, stored = semver(document["version"]), semver(npc.version)
+    if asked < stored:
+        raise ApplicationError(f"NPC {npc.npc_id!r} is at version {npc.version}; {document['version']} is older "
+                               f"and would undo it: post a version above {npc.version}.", code="stale_version",
+                               field="/version", status_code=409)
+    if asked == stored:
+        if npc.static != static:
+            raise ApplicationError(f"NPC {npc.npc_id!r} version {npc.version} was recorded with a different "
+                                   f"static part; a version never changes: post a version above {npc.version}.",
+                                   code="conflict", field="/version", status_code=409)
+        return npc, False
+    npc.name, npc.archetype, npc.static, npc.version = static["name"], static["archetype"], static, \
+        document["version"]
+    npc.updated_at = timezone.now()
+    npc.save(update_fields=["name", "archetype", "static", "version", "updated_at"])
+    return npc, False
 
 
 # --- Art cards --------------------------------------------------------------------------------

@@ -10,7 +10,15 @@ from django.db import connection
 from lore import services as lore_services
 from lore.campaigns import selectors, services
 from lore.campaigns.api import ARTCARD_EXAMPLE, NPC_EXAMPLE, SUMMARY_EXAMPLE
-from lore.campaigns.models import Disposition, DispositionChange, EpisodicSummary, Party, PartyFlagChange, SceneAssembly
+from lore.campaigns.models import (
+    NPC,
+    Disposition,
+    DispositionChange,
+    EpisodicSummary,
+    Party,
+    PartyFlagChange,
+    SceneAssembly,
+)
 from lore.models import KnowledgeVersion
 from memoryhub import services as kernel_services
 from rag.models import Chunk, Namespace
@@ -287,6 +295,39 @@ def test_npc_dynamic_part_is_read_only(engine):
     renamed = engine.post(f"{BASE}/npcs", {**NPC_EXAMPLE, "version": "1.2.0"}, format="json")
     assert renamed.status_code == 200 and renamed.json()["version"] == "1.2.0"
     assert not Disposition.objects.exists()
+
+
+def _npc(version: str, **static: Any) -> dict[str, Any]:
+    return {**NPC_EXAMPLE, "version": version, "static": {**NPC_EXAMPLE["static"], **static}}
+
+
+def test_an_older_npc_version_is_a_409_and_keeps_the_stored_profile(engine):
+    """A late 0.0.1 replaced 1.0.1 with a 200 and its secrets were lost."""
+    newer = _npc("1.10.0", secrets=["scar_left_cheek_reason", "owes_the_witch"])
+    assert engine.post(f"{BASE}/npcs", newer, format="json").status_code == 200
+    for version in ("0.0.1", "1.9.9", "1.1.0"):  # as SemVer: 1.10.0 is above 1.9.9, which strings get wrong
+        stale = engine.post(f"{BASE}/npcs", _npc(version, secrets=[]), format="json")
+        assert stale.status_code == 409, (version, stale.content)
+        error = stale.json()["error"]
+        assert error["code"] == "stale_version" and list(error["fields"]) == ["/version"]
+        assert "1.10.0" in error["message"]
+    npc = NPC.objects.get(npc_id="npc_LiShen")
+    assert (npc.version, npc.static["secrets"]) == ("1.10.0", ["scar_left_cheek_reason", "owes_the_witch"])
+
+
+def test_the_same_npc_version_replays_with_its_body_and_is_a_409_with_another(engine):
+    before = NPC.objects.get(npc_id="npc_LiShen")
+    replay = engine.post(f"{BASE}/npcs", NPC_EXAMPLE, format="json")
+    assert replay.status_code == 200 and replay.json() == {"npc_id": "npc_LiShen", "static": NPC_EXAMPLE["static"],
+                                                           "version": "1.1.0"}
+    changed = engine.post(f"{BASE}/npcs", _npc("1.1.0", secrets=[]), format="json")
+    assert changed.status_code == 409, changed.content
+    assert changed.json()["error"]["code"] == "conflict" and list(changed.json()["error"]["fields"]) == ["/version"]
+    after = NPC.objects.get(npc_id="npc_LiShen")
+    assert (after.static, after.updated_at) == (before.static, before.updated_at)
+    # A newer version replaces it.
+    replaced = engine.post(f"{BASE}/npcs", _npc("1.1.1", secrets=[]), format="json")
+    assert replaced.status_code == 200 and replaced.json()["static"]["secrets"] == []
 
 
 def test_art_cards_are_idempotent_and_give_keep_and_avoid_markers(engine):
