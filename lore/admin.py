@@ -46,6 +46,9 @@ class WorldAdmin(admin.ModelAdmin):
     readonly_fields = ["quality_link"]
     actions = ["prune_versions"]
 
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # a raw delete left every version's chunks behind, owned by no world
+
     @admin.action(description="Prune old versions… (the retention policy; recorded in the history)",
                   permissions=["change"])
     def prune_versions(self, request: HttpRequest, queryset: QuerySet[World]) -> HttpResponse | None:
@@ -124,6 +127,9 @@ class SourceAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # the raw record versions are rebuilt from (knowledge_import, lore_reindex)
+
 
 @admin.register(KnowledgeVersion)
 class KnowledgeVersionAdmin(admin.ModelAdmin):
@@ -139,6 +145,11 @@ class KnowledgeVersionAdmin(admin.ModelAdmin):
     actions = ["run_smoke", "publish", "force_publish", "rollback"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        # A raw delete kept the version's chunks and cleared its edits' produced_version: the world's
+        # *Prune old versions…* is the way.
         return False
 
     @admin.action(description="Run the smoke queries (the golden file; publishing needs a pass)",
@@ -233,6 +244,9 @@ class KnowledgeBuildAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # a build's record is how an editor learns what became of an upload
+
     @admin.action(description="Build again (a failed build, once its cause is mended; its files are kept)",
                   permissions=["change"])
     def build_again(self, request: HttpRequest, queryset: QuerySet[KnowledgeBuild]) -> None:
@@ -253,6 +267,9 @@ class AliasAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # aliases move only through publish and rollback, which audit
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # nor go: a world without `latest` answers nothing
 
 
 @admin.register(KnowledgeChange)

@@ -199,6 +199,9 @@ class MergeProposalAdmin(_ReviewActions, admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a decision's record; rejecting is how a proposal goes
+
     @admin.action(description="Approve: merge the source into the target", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[MergeProposal]) -> None:
         self._run(request, queryset, lambda p: services.merge_proposal_approve(proposal=p, reviewer=request.user),
@@ -252,6 +255,9 @@ class PersonMergeAdmin(_ReviewActions, admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # what an undo restores from
+
     @admin.action(description="Undo: restore both people as they were", permissions=["change"])
     def undo(self, request: HttpRequest, queryset: QuerySet[PersonMerge]) -> None:
         self._run(request, queryset, lambda m: services.person_merge_undo(merge=m, reviewer=request.user),
@@ -272,3 +278,6 @@ class PeopleAuditEntryAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # the audit trail is not edited, not even by deletion

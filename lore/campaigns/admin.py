@@ -34,6 +34,10 @@ class ReadOnlyMixin:
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    # A raw delete would skip what the services keep in step (a summary's episode chunk, a party's flags).
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
 
 class ReadOnlyInline(ReadOnlyMixin, admin.TabularInline):
     extra = 0
@@ -53,6 +57,9 @@ class CampaignAdmin(admin.ModelAdmin):
     list_filter = ["status", "tenant"]
     list_select_related = ["world", "tenant"]
     search_fields = ["slug", "name"]
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a raw delete left the campaign's episode chunks behind; archiving is the way
+
     # Only the episode period is editable (validated 90–180 by the field); the rest is the engine's.
     fields = ["slug", "name", "world", "tenant", "tone_rules", "status", "archived_at", "created_at",
               "episode_ttl_days"]

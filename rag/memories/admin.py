@@ -42,6 +42,9 @@ class MemoryReviewAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # a review item is what a consolidation was unsure of; one added here had no source (a 500)
 
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # a decision's record; rejecting is how an item goes
+
     @admin.action(description="Approve: write as typed memories", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[MemoryReview]) -> None:
         done = sum(services.memory_review_approve(review=r, reviewer=request.user) is not None for r in queryset)
@@ -104,3 +107,6 @@ class MemoryConsolidationAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # a run's record: what it found and what it cost

@@ -41,5 +41,21 @@ def test_every_admin_page_opens_on_the_demo_data(admin_client, settings, tmp_pat
         if record is not None:
             assert admin_client.get(f"{base}{record.pk}/change/").status_code == 200, f"{base}{record.pk}/change/"
             opened.append(model._meta.model_name)
+            if not model_admin.has_delete_permission(request):
+                assert admin_client.get(f"{base}{record.pk}/delete/").status_code == 403, f"{base}{record.pk}/delete/"
+                assert "delete_selected" not in model_admin.get_actions(request), base
     # The demo fills every app: chat memory, people, facts, typed memories, lore and campaigns.
     assert {"message", "person", "userprofile", "typedmemory", "knowledgeversion", "campaign", "npc"} <= set(opened)
+
+
+def test_only_what_a_service_deletes_whole_can_be_deleted_in_the_admin(rf, admin_user) -> None:
+    """A QA editor deleted a knowledge version from its list: its chunks stayed, owned by nothing, and the
+    edit that built it lost its produced_version. The "read-only" campaign pages offered Delete too (a
+    summary's episode chunk left behind). A raw delete is allowed only where the admin's delete goes
+    through the service (typed memories) or the row holds nothing derived (keys, tenants, accounts)."""
+    request = rf.get("/admin/")
+    request.user = admin_user
+    deletable = {model._meta.label for model, model_admin in admin.site._registry.items()
+                 if model_admin.has_delete_permission(request)}
+    assert deletable == {"auth.Group", "auth.User", "axes.AccessAttempt", "axes.AccessLog", "axes.AccessFailureLog",
+                         "memoryhub.Tenant", "memoryhub.ApiKey", "rag.TypedMemory", "people.Person"}
