@@ -29,7 +29,7 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message
 from memoryhub.registry import Decision
 from memoryhub.search.vectors import nearest
-from memoryhub.text import STOPWORDS, normalize, pronoun_terms
+from memoryhub.text import STOPWORDS, analyze, normalize, pronoun_terms
 from people import conf, metrics, reranker
 from people.dedup import merged_display_name
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonRelation
@@ -53,6 +53,32 @@ _CYRILLIC = re.compile("[\u0400-\u052f]")
 
 def living(*, tenant_id: int, user_id: str) -> QuerySet[Person]:
     return Person.objects.filter(tenant_id=tenant_id, user_id=user_id, status=Person.Status.ACTIVE)
+
+
+# The most people one relation word brings into a memory search ("my friend" may be many: the most
+# mentioned first).
+RELATION_PEOPLE_MAX = 3
+
+
+def relation_name_terms(*, tenant_id: int, user_id: str, query: str) -> list[str]:
+    """The BM25 terms of the names of the people a query names by how they relate to the user: "what did
+    I say about my sister?" asks about Emma ("My sister Emma…"), and the turn to find ("Emma and I had a
+    big fight") says her name, not "sister". A query word with a kin or role concept (`search_words`:
+    sister, сестру, 妹妹, boss, начальник…) picks the people whose description says that word, or
+    failing that, that relation in other words ("brother" and "sister" are both `kin:sibling`). One
+    indexed query, and only for a query that says such a word."""
+    words = [w for w in search_words(query) if w.concept.startswith(("kin:", "role:"))]
+    if not words:
+        return []
+    concepts = sorted({w.concept for w in words})
+    rows = list(living(tenant_id=tenant_id, user_id=user_id).filter(search_terms__overlap=concepts)
+                .order_by("-mention_count", "pk").values_list("display_name", "aliases", "search_terms")[:50])
+    literal = [r for r in rows if any(w.terms and set(w.terms) <= set(r[2]) for w in words)]
+    terms: list[str] = []
+    for display_name, aliases, _ in (literal or rows)[:RELATION_PEOPLE_MAX]:
+        for name in (display_name, *aliases):
+            terms.extend(t for t in analyze(name) if t not in terms)
+    return terms
 
 
 # --- lists and detail -------------------------------------------------------------------------------------

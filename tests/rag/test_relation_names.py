@@ -1,0 +1,62 @@
+"""A question about someone by how they relate to the user ("what did I say about my sister?") finds the
+turns that say their name ("Emma and I had a big fight"), through the people the user has mentioned."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from people.models import Person
+from rag.selectors import chunks_search
+from tests.factories import append_messages
+from tests.people.conftest import make_person  # noqa: F401  (a fixture)
+
+pytestmark = pytest.mark.django_db
+START = datetime(2026, 10, 1, 18, 0, tzinfo=UTC)
+
+CASES = [
+    ("en", "My sister Emma is visiting next week.",
+     ["Emma and I had a big fight yesterday about the birthday party.", "Work was busy, the release slipped again.",
+      "I finally fixed the bike, the brakes work now.", "We talked about the trip to Porto with my colleague.",
+      "My neighbour said the party was loud, I said sorry."],
+     "what did I say about my sister?", "Emma and I had a big fight"),
+    ("ru", "Моя сестра Лена приезжает в гости на выходных.",
+     ["Мы с Леной вчера сильно поругались из-за праздника.", "На работе завал, релиз опять перенесли.",
+      "Наконец починил велосипед, тормоза работают.", "Обсуждали с коллегой поездку в Порту.",
+      "Сосед сказал, что на празднике было шумно."],
+     "что я говорил про сестру?", "Мы с Леной"),
+    ("zh", "我妹妹小雨下周来看我。",
+     ["小雨和我昨天因为生日聚会吵了一架。", "工作很忙，发布又推迟了。", "我终于修好了自行车，刹车好了。",
+      "和同事聊了去波尔图旅行的事。", "邻居说聚会太吵了。"],
+     "我说过我妹妹什么？", "小雨和我昨天"),
+]
+
+
+@pytest.mark.parametrize(("language", "introduction", "later", "query", "wanted"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_a_relation_word_finds_the_turns_that_say_the_persons_name(tenant, language, introduction, later, query,
+                                                                    wanted) -> None:
+    append_messages(tenant, "u1", "s1", [introduction], start=START, auto_extract=True)
+    append_messages(tenant, "u1", "s2", later, start=START + timedelta(days=20))
+    assert Person.objects.filter(tenant=tenant, user_id="u1", circle="Family").exists()  # the archivist's
+
+    items = chunks_search(tenant_id=tenant.pk, user_id="u1", query=query, k=3).items
+    assert any(i.chunk["text"].startswith(wanted) for i in items), [i.chunk["text"] for i in items]
+
+
+def test_the_relation_word_picks_who_is_said_so_before_those_related_alike(tenant, make_person) -> None:  # noqa: F811
+    """"sister" and "brother" are one concept (kin:sibling): the person described with the word itself comes
+    first; with no such person, those of the same relation; a user who mentioned nobody gets no names."""
+    from people.selectors import relation_name_terms
+
+    make_person("Tom", circle="Family", bio="My brother, lives in Leeds.", mentions=9)
+    make_person("Emma", circle="Family", bio="My sister, a nurse.", aliases=["Em"], mentions=2)
+    make_person("Dave", circle="Work_Inner", bio="My boss at the bank.", mentions=5)
+    names = relation_name_terms(tenant_id=tenant.pk, user_id="u1", query="what did I say about my sister?")
+    assert names == ["emma", "em"]
+    # No bio says "брат": the relation in other words, the most mentioned first.
+    assert relation_name_terms(tenant_id=tenant.pk, user_id="u1", query="что говорил брат?") == ["tom", "emma", "em"]
+    assert relation_name_terms(tenant_id=tenant.pk, user_id="u1", query="что сказал начальник?") == ["dave"]
+    assert relation_name_terms(tenant_id=tenant.pk, user_id="u1", query="what did I cook?") == []
+    assert relation_name_terms(tenant_id=tenant.pk, user_id="nobody", query="my sister") == []
