@@ -340,6 +340,43 @@ CONFIRMATIONS = frozenset({
     "对", "是", "是的", "没错", "对的", "嗯", "正确",
 })
 
+# --- pets -----------------------------------------------------------------------------------------
+# A name the user gives an animal is no person ("my dog Rex", "мою кошку зовут Муся", "我的猫叫米饭"): the
+# rule archivist reads these words as PET tokens and drops the name tied to one (`phrases.pets`); the
+# profile keeps the pet (the `pets` fact). Words that are as often an endearment for a person ("котик",
+# "зайка", "рыбка") are left out: "мой котик Саша" is more likely a boyfriend than a cat.
+EN_PETS = frozenset({
+    "dog", "dogs", "puppy", "puppies", "pup", "pups", "doggo", "doggy", "cat", "cats", "kitten", "kittens",
+    "kitty", "pet", "pets", "hamster", "hamsters", "parrot", "parrots", "rabbit", "rabbits", "bunny", "bunnies",
+    "goldfish", "turtle", "turtles", "tortoise", "ferret", "ferrets", "gerbil", "gerbils", "budgie",
+    "cockatiel", "lizard", "gecko", "iguana", "snake", "horse", "horses", "pony", "chinchilla", "hedgehog",
+    "labrador", "retriever", "poodle", "beagle", "corgi", "pug", "husky", "dachshund", "terrier", "spaniel",
+})
+EN_PLURAL_PETS = frozenset({w for w in EN_PETS if w.endswith("s") and w[:-1] in EN_PETS} | {"puppies", "bunnies"})
+EN_PET_PHRASES = frozenset({"guinea pig", "guinea pigs"})
+# After a pet word these make it a person's trade or taste: "my dog walker Anna", "a cat person".
+EN_PET_COMPOUND_NOUNS = frozenset({
+    "walker", "walkers", "sitter", "sitters", "trainer", "trainers", "groomer", "groomers", "breeder", "breeders",
+    "owner", "owners", "person", "people", "lover", "lovers", "whisperer", "lady", "mom", "mum", "dad", "parent",
+    "parents", "nanny", "handler", "doctor", "shelter", "rescue",
+})
+# Dictionary forms (lemmas, е for ё).
+RU_PETS = frozenset({
+    "собака", "собачка", "пес", "песик", "щенок", "щеночек", "кошка", "кошечка", "кот", "котенок", "кошак",
+    "хомяк", "хомячок", "попугай", "попугайчик", "кролик", "черепаха", "черепашка", "шиншилла", "хорек", "свинка",
+    "питомец", "питомица", "ящерица", "лошадь", "конь", "пони", "такса", "овчарка", "лабрадор", "мопс", "шпиц",
+    "корги", "хаски", "той-терьер", "терьер", "спаниель", "пудель", "бульдог", "ретривер",
+})
+# Words that name the pet right after the pet word: "собака по кличке Шарик", "dog called Rex", "my dog's name is".
+PET_NAMING_WORDS = frozenset({"called", "named", "name", "по", "кличке", "кличка", "名字", "名叫", "叫做", "叫"})
+ZH_PETS = ("宠物狗", "宠物猫", "宠物", "猫咪", "小猫", "猫猫", "狗狗", "小狗", "猫", "狗", "兔子", "小兔", "仓鼠",
+           "鹦鹉", "金鱼", "乌龟", "龙猫", "刺猬", "喵星人", "汪星人", "柯基", "泰迪", "柴犬", "金毛", "哈士奇",
+           "布偶猫", "英短", "橘猫", "狸花猫")
+# Words holding a pet word that are no pet: the pet word found inside one of these is skipped
+# ("单身狗" and "舔狗" are people's nicknames, "猫奴" a cat's owner).
+ZH_NOT_PETS = ("熊猫", "热狗", "单身狗", "舔狗", "走狗", "海狗", "夜猫子", "猫粮", "狗粮", "猫砂", "猫头鹰",
+               "狗仔", "猫眼", "狗窝", "猫窝", "猫奴", "狗血", "猫腻", "猫咖", "狗屎", "猫爬架", "遛狗的", "铲屎官")
+
 # --- Russian diminutives ------------------------------------------------------------------------
 # Full name → its common diminutive and hypocoristic forms (dictionary form, lower case, е for ё).
 RU_DIMINUTIVES: dict[str, tuple[str, ...]] = {

@@ -223,6 +223,11 @@ def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]
                                           whole_word=end in word_ends)))
             for k in range(start, end):
                 covered[k] = True
+    for start, end in _zh_pets(sentence):
+        if not any(covered[start:end]):
+            marks.append((start, end, Tok("PET", sentence[start:end], script="zh")))
+            for k in range(start, end):
+                covered[k] = True
     for start, end, verb in zh_verb_cues(sentence):
         if not any(covered[start:end]):
             marks.append((start, end, Tok("VERB", sentence[start:end], verb=verb, script="zh")))
@@ -258,8 +263,8 @@ def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]
             toks.extend(tok)
             pos = end
             continue
-        if tok.kind in ("NAME", "CUE") and sentence[end:end + 1] == "的":
-            tok.possessive = True  # "张伟的", "我老婆的妹妹"
+        if tok.kind in ("NAME", "CUE", "PET") and sentence[end:end + 1] == "的":
+            tok.possessive = True  # "张伟的", "我老婆的妹妹", "我的猫的名字"
         elif tok.kind == "PRON" and sentence[end:end + 1] == "的":
             tok = Tok("POSS", tok.text + "的")  # "他的老婆"
         toks.append(tok)
@@ -272,6 +277,20 @@ def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]
             continue
         out.append(tok)
     return out
+
+
+_ZH_PET = re.compile("|".join(sorted(lexicon.ZH_PETS, key=len, reverse=True)))
+_ZH_NOT_PET = re.compile("|".join(lexicon.ZH_NOT_PETS))
+
+
+def _zh_pets(sentence: str) -> list[tuple[int, int]]:
+    """Spans of pet words ("猫", "狗狗", "宠物狗"), but not inside a word that is no pet ("熊猫", "猫粮",
+    "单身狗"). Not by jieba's words: it glues the pet to the next character ("猫叫", "狗小王")."""
+    blocked = [False] * len(sentence)
+    for m in _ZH_NOT_PET.finditer(sentence):
+        for k in range(m.start(), m.end()):
+            blocked[k] = True
+    return [(m.start(), m.end()) for m in _ZH_PET.finditer(sentence) if not any(blocked[m.start():m.end()])]
 
 
 def _zh_plain(text: str) -> list[Tok]:

@@ -39,6 +39,8 @@ display_name is the kin word in the user's language, in its dictionary form ("Mo
 circle Family. Not someone else's unnamed relative ("his wife", "У Наташи мама"), not several people \
 ("my parents"). When the user names one ("my mom Olga"), add the kin word as an alias of that person.
 - Anyone else without a name is skipped.
+- Animals are not people: a pet's name ("my dog Rex", "мою кошку зовут Муся", "我的猫叫米饭") adds no one \
+(the user's profile keeps the pet).
 - Circles: Family (relatives, partner), Work_Inner (boss, close colleagues, team), Friends, Work_Outer \
 (clients, contractors, people from other teams), Other. A relation stated by a verb counts too: \
 "I report to Priya" (Work_Inner), "мы с Лёшей дружим" (Friends), "我跟刘伟一起工作" (Work_Inner).

@@ -2,11 +2,11 @@
 and the user's relatives who have no name.
 
 Works on the typed tokens both tokenisers produce (NAME, CUE, VERB, OWN, COP, PRON, POSS, PUNCT,
-OF, ALIAS, NAMED, OTHER): "my boss Tom" and "Tom, my boss" give Tom a circle; "Tom's wife Maria",
+OF, ALIAS, NAMED, PET, OTHER): "my boss Tom" and "Tom, my boss" give Tom a circle; "Tom's wife Maria",
 "Мария — жена Петрова", "Lisa and Tom, her husband" and "玛丽是彼得的妻子" give a relation instead;
 "мы с Лёшей дружим" and "I report to Priya" give a circle by the verb; "Maria aka Masha" an alias.
-`read_phrases` runs it all, and turns the user's own relative without a name ("my mom", "мама",
-"我老婆的妹妹") into a person named by the kin word.
+`read_phrases` runs it all, drops the names of pets ("my dog Rex", "我的猫叫米饭"), and turns the user's
+own relative without a name ("my mom", "мама", "我老婆的妹妹") into a person named by the kin word.
 """
 
 from __future__ import annotations
@@ -498,6 +498,67 @@ def aliases(toks: list[Tok]) -> None:
                 alias.name = ""  # folded into the main mention
 
 
+# --- pets ---------------------------------------------------------------------------------------------------
+
+# What may stand between a pet word and its name: "my dog, Rex", "my dog is called Rex", "мою кошку зовут
+# Муся", "кошка моя Муся", "собака по кличке Шарик", "我的猫叫米饭", "我养了一条狗，叫豆豆", "my pet rabbit Bun".
+_PET_LINKS = frozenset({",", "，", ":", "：", "—", "–", "-", "("})
+# Before a pet word, after the copula: "Rex is my dog", "Муся — наша кошка", "米饭是我家的猫", "Rex is a good dog".
+_PET_DETERMINERS = frozenset({"a", "an", "the"})
+
+
+def _pet_name_after(toks: list[Tok], c: int) -> int | None:
+    j, skipped = c + 1, 0
+    # "my dog's name is Rex", "我的猫的名字叫米饭"; any other noun the pet owns ("my dog's vet Anna") is
+    # someone else.
+    if toks[c].possessive and not (j < len(toks) and normalize(toks[j].text) in ("name", "名字")):
+        return None
+    while j < len(toks) and skipped < 4 and (
+            toks[j].kind in ("COP", "NAMED", "PET") or (toks[j].kind == "OWN" and CYR.search(toks[j].text)) or
+            (toks[j].kind == "PUNCT" and toks[j].text in _PET_LINKS) or
+            (toks[j].kind == "OTHER" and normalize(toks[j].text) in lexicon.PET_NAMING_WORDS)):
+        j, skipped = j + 1, skipped + 1
+    if j < len(toks) and toks[j].kind == "NAME" and not toks[j].possessive:
+        return j
+    return None
+
+
+def _pet_name_before(toks: list[Tok], c: int) -> int | None:
+    """"Rex is my dog", "Rex, our puppy", "Муся — моя любимая кошка", "米饭是我家的猫"."""
+    j = c - 1
+    adjectives = 0
+    while j >= 0 and toks[j].kind == "OTHER" and adjectives < 2 and \
+            normalize(toks[j].text) not in _AND | _PET_DETERMINERS:
+        j, adjectives = j - 1, adjectives + 1
+    if j >= 0 and (toks[j].kind == "OWN" or normalize(toks[j].text) in _PET_DETERMINERS):
+        j -= 1
+    elif adjectives:
+        return None  # "Anna is walking the dog" has its determiner; "Anna walks dogs" no link at all
+    if not (j >= 1 and (toks[j].kind == "COP" or (toks[j].kind == "PUNCT" and toks[j].text in _PET_LINKS))):
+        return None
+    j -= 1
+    return j if toks[j].kind == "NAME" and not toks[j].possessive else None
+
+
+def pets(toks: list[Tok]) -> list[Tok]:
+    """The tokens with each pet's name folded into its pet word: "my dog Rex", "мою кошку зовут Муся",
+    "我的猫叫米饭" name an animal, not a person, so no later reading takes the name for one (nor as the
+    person a cue word stands for: "my friend walks my dog Rex" names no friend). The profile keeps the pet."""
+    drop: set[int] = set()
+    for c, tok in enumerate(toks):
+        if tok.kind != "PET":
+            continue
+        name = _pet_name_after(toks, c)
+        if name is not None:
+            drop.add(name)
+            # "my dogs Rex and Max", "мои кошки Муся и Маша"; Chinese says no plural, and "我的狗豆豆和李娜"
+            # is a walk with a person.
+            drop.update(_listed(toks, name, 1, several=tok.plural))
+        elif not tok.possessive and (name := _pet_name_before(toks, c)) is not None:
+            drop.add(name)
+    return [Tok("PET", t.text, script=t.script) if k in drop else t for k, t in enumerate(toks)]
+
+
 # --- the user's relatives without a name ---------------------------------------------------------------
 
 
@@ -577,6 +638,7 @@ def read_phrases(toks: list[Tok], context: Sequence[Mention] = ()) -> tuple[list
     """Circles, relations, aliases and unnamed relatives of one sentence's tokens: a first reading
     tells which cue words describe a named person; the relatives left without a name become people;
     the second reading ties everything, those relatives included ("my cousin's wife Jenna")."""
+    toks = pets(toks)
     trial = copy.deepcopy(toks)
     tie(trial, [copy.copy(m) for m in context])
     toks = unnamed_kin(toks, [t.tied for t in trial])

@@ -297,6 +297,44 @@ def _cue_before(k: int, raw: list[str], norms: list[str], noun_cue: set[int]) ->
     return j in noun_cue
 
 
+def _pet_span(raw: list[str], norms: list[str], k: int, first_word: int) -> int:
+    """How many tokens from k make a pet word ("dog", "guinea pig", "кошку"), or 0. Capitalised it is a
+    name ("Kitty called"; Russian only inside a sentence: "Кошку зовут Муся"); before a noun that makes it
+    a trade or a taste ("my dog walker Anna", "a cat person") it is no pet."""
+    word = raw[k]
+    if LAT.search(word):
+        # English capitalises a pet word only as a name, even first ("Kitty called").
+        if _is_cap(word):
+            return 0
+        base = norms[k][:-2] if norms[k].endswith("'s") else norms[k]
+        if k + 1 < len(raw) and f"{base} {norms[k + 1]}" in lexicon.EN_PET_PHRASES:
+            return 2
+        if base not in lexicon.EN_PETS:
+            return 0
+        return 0 if k + 1 < len(raw) and norms[k + 1] in lexicon.EN_PET_COMPOUND_NOUNS else 1
+    if _is_cap(word) and k != first_word:
+        return 0
+    if CYR.search(word):
+        # Nouns only: "кот" is also a rare name, but "Кот" mid-sentence is already a name above.
+        return 1 if any(p.tag.POS == "NOUN" and normalize(p.normal_form) in lexicon.RU_PETS
+                        for p in morph().parse(word)) else 0
+    return 0
+
+
+def _pet_tok(raw: list[str], norms: list[str], k: int, span: int) -> Tok:
+    text = " ".join(raw[k:k + span])
+    tok = Tok("PET", text, script="ru" if CYR.search(text) else "en",
+              possessive=raw[k + span - 1].endswith(("'s", "’s")))
+    if tok.script == "en":
+        words = " ".join(norms[k:k + span])
+        tok.plural = words in lexicon.EN_PLURAL_PETS or (span > 1 and words.endswith("s"))
+    else:
+        # "кошки" is also the genitive singular; the names after it are listed all the same ("мои кошки
+        # Муся и Маша"), since a pet's name is no person whichever reading is right.
+        tok.plural = "plur" in {p.tag.number for p in morph().parse(raw[k]) if p.tag.POS == "NOUN"}
+    return tok
+
+
 def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
     raw = _raw_tokens(sentence)
     norms = [normalize(t) for t in raw]
@@ -321,10 +359,19 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
     cue_end = {start + span - 1 for start, (_, span) in cue_at.items()}
 
     first_word = next((k for k, t in enumerate(raw) if t[:1].isalnum() or t.startswith("@")), 0)
+    # Pet words next: an animal word is never a name either ("Кот" opening a sentence).
+    pet_at: dict[int, int] = {}
+    i = 0
+    while i < len(raw):
+        span = 0 if i in in_cue else _pet_span(raw, norms, i, first_word)
+        if span:
+            pet_at[i] = span
+        i += span or 1
+    in_pet = {k for start, span in pet_at.items() for k in range(start, start + span)}
     is_name = [False] * len(raw)
     cued: set[int] = set()  # names a cue word stands before, and the names listed after them
     for k, token in enumerate(raw):
-        if k in in_cue or token.startswith("@") or not token[:1].isalpha():
+        if k in in_cue or k in in_pet or token.startswith("@") or not token[:1].isalpha():
             continue
         initial = k == first_word or (k > 0 and raw[k - 1] in {"«", '"', "“", ":"})
         after_cue = k - 1 in noun_cue or (k >= 2 and k - 2 in noun_cue and raw[k - 1] == ",")
@@ -365,6 +412,10 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
             if k < len(raw) and raw[k] in ("'", "’") and raw[k - 1].endswith("s") and LAT.search(raw[k - 1]):
                 toks[-1].possessive = True  # "my parents' neighbours": the parents own the next cue
                 k += 1
+            continue
+        if k in pet_at:
+            toks.append(_pet_tok(raw, norms, k, pet_at[k]))
+            k += pet_at[k]
             continue
         if token.startswith("@"):
             username = clean_username(token)

@@ -112,8 +112,9 @@ def split_sentences(text: str) -> list[str]:
 
 @dataclass
 class Tok:
-    # NAME CUE VERB OWN COP PRON POSS PUNCT OF ALIAS NAMED OTHER. POSS: "his", "её", "своим", "他的";
-    # NAMED: "named", "по имени", "叫"; VERB: a relation verb ("work with", "дружить", "一起工作").
+    # NAME CUE VERB OWN COP PRON POSS PUNCT OF ALIAS NAMED PET OTHER. POSS: "his", "её", "своим", "他的";
+    # NAMED: "named", "по имени", "叫"; VERB: a relation verb ("work with", "дружить", "一起工作");
+    # PET: an animal word ("dog", "кошку", "猫"), whose name is no person.
     kind: str
     text: str
     mention: Mention | None = None

@@ -376,3 +376,46 @@ def test_a_relation_of_a_plural_cue_word_reaches_every_listed_name(text: str, re
 ])
 def test_a_partner_is_family_and_a_business_partner_is_not(sentence: str, circles: dict) -> None:
     assert circles_of(sentence) == circles
+
+
+@pytest.mark.parametrize(("text", "people"), [
+    ("我喜欢吃饺子。我的猫叫米饭。", {}),
+    ("My dog is called Rex.", {}),
+    ("My cat Luna sleeps all day, and our puppy Max chews everything.", {}),
+    ("We adopted a kitten named Oliver.", {}),
+    ("My dog's name is Charlie.", {}),
+    ("Charlie, my dog, hates baths.", {}),
+    ("My dogs Max and Charlie are brothers.", {}),
+    ("My pet rabbit Oliver eats a lot.", {}),
+    ("My friend Anna walks my dog Rex.", {"Anna": "Friends"}),
+    ("My friend Max walks my dog Rex.", {"Max": "Friends"}),
+    ("Мою кошку зовут Муся.", {}),
+    ("Мой пёс Барон лает по ночам.", {}),
+    ("Мои кошки Муся и Маша спят.", {}),
+    ("Мою собаку по кличке Джек знают все.", {}),
+    ("Моя собака Джек и моя подруга Аня гуляли в парке.", {"Аня": "Friends"}),
+    ("Моя сестра Катя завела кота Бориса.", {"Катя": "Family"}),
+    ("我养了一只猫叫小白。", {}),
+    ("米饭是我家的猫。", {}),
+    ("我的猫的名字叫米饭。", {}),
+    ("我朋友李娜帮我遛我的狗旺财。", {"李娜": "Friends"}),
+])
+def test_a_named_pet_is_no_person_and_the_people_beside_it_still_are(text: str, people: dict) -> None:
+    assert {name: p.circle for name, p in people_of(text).items()} == people
+
+
+def test_a_pet_name_is_never_the_person_a_cue_word_stands_for() -> None:
+    # Before, the friend with no name took the nearest name, the dog's.
+    assert people_of("My friend walks my dog Max.") == {}
+
+
+@pytest.mark.parametrize(("sentence", "names"), [
+    ("My dog walker Anna is great.", ["Anna"]),  # a trade, not a pet
+    ("Anna is a cat person.", ["Anna"]),
+    ("Anna is walking the dog.", ["Anna"]),
+    ("Kitty called me yesterday.", ["Kitty"]),  # a capitalised pet word is a name
+    ("单身狗小王又加班了。", ["小王"]),  # a nickname holding 狗 is no pet
+    ("我的狗豆豆和李娜去公园。", ["李娜"]),  # a walk with a person: one dog, no list
+])
+def test_words_that_only_look_like_pets_leave_people_alone(sentence: str, names: list) -> None:
+    assert names_in(sentence) == names

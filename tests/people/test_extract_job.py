@@ -1,6 +1,7 @@
 """The extract job end to end, through the kernel: a malformed model reply is retried like an outage
-(nothing written, then everything written once), and a job that stopped between its people apply
-and after resumes at after, so every person gets a vector and nobody is added twice."""
+(nothing written, then everything written once), a job that stopped between its people apply
+and after resumes at after, so every person gets a vector and nobody is added twice, and the rules
+keep a named pet in the profile, not among the people."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from memoryhub.embeddings import get_embedder
 from memoryhub.models import ArchivalJob, Tenant
 from people import selectors, services
 from people.models import MergeProposal, Person
-from profiles.models import FactEvent
+from profiles.models import FactEvent, UserProfile
 from tests.factories import append_messages
 from tests.llm_server import OpenAICompatServer
 
@@ -158,3 +159,16 @@ def test_a_job_stopped_between_apply_and_after_gets_its_vectors_and_no_duplicate
     assert services.people_after_apply(tenant_id=tenant.pk, user_id="u1", person_ids=[new.pk]) == {
         "embedded": 0, "merged": 0, "proposed": 0}
     assert MergeProposal.objects.count() == 1
+
+
+@pytest.mark.parametrize(("text", "pet", "people"), [
+    ("我喜欢吃饺子。我的猫叫米饭。", "猫 (米饭)", []),
+    ("My friend Anna walks my dog Max.", "dog (Max)", ["Anna"]),
+    ("Мою кошку зовут Муся.", "кошка (Муся)", []),
+])
+def test_the_rules_keep_a_named_pet_in_the_profile_and_not_among_the_people(
+        tenant: Tenant, text: str, pet: str, people: list) -> None:
+    job = run_due(extract_job(tenant, text))  # LLM_PROVIDER=off: the rules
+    assert job.status == Status.DONE
+    assert list(UserProfile.objects.filter(tenant=tenant, key="pets").values_list("value", flat=True)) == [pet]
+    assert list(Person.objects.filter(tenant=tenant).values_list("display_name", flat=True)) == people
