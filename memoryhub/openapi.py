@@ -154,8 +154,16 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
                     response["headers"] = _RETRY_AFTER
                 operation["responses"].setdefault(status, response)
             # A view may declare an error status of its own (a 409 with its reason): it answers
-            # with the same body, so it gets the same schema.
+            # with the same body, so it gets the same schema. One declared as a bare object only to
+            # carry an example (drf-spectacular drops examples of a response without a schema) gets
+            # it too, keeping the example.
             for status, declared in operation["responses"].items():
-                if status[0] in "45" and "content" not in declared:
+                if status[0] not in "45":
+                    continue
+                if "content" not in declared:
                     declared["content"] = ref
+                    continue
+                for media in declared["content"].values():
+                    if media.get("schema", {}).get("type") == "object" and "properties" not in media["schema"]:
+                        media["schema"] = {"$ref": "#/components/schemas/Error"}
     return result

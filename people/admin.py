@@ -146,6 +146,19 @@ class PersonAdmin(admin.ModelAdmin):
                     'The change opened merge proposal <a href="{}">#{}</a>: {} into {}.', url, proposal.pk,
                     proposal.source, proposal.target), messages.WARNING)
 
+    # Deleting goes through the service as the API's DELETE does: Django's own cascade left the people
+    # merged into the person as tombstones with no survivor, and wrote no audit row.
+    def delete_model(self, request: HttpRequest, obj: Person) -> None:
+        services.person_delete(person=obj, actor=request.user, actor_label=f"admin:{request.user}")
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Person]) -> None:
+        for person in queryset.filter(status=Person.Status.ACTIVE).order_by("pk"):
+            try:
+                services.person_delete(person=person, actor=request.user, actor_label=f"admin:{request.user}")
+            except ApplicationError:
+                continue  # deleted or merged by another request since the page was shown
+        # A tombstone selected on its own is deleted with the person it was merged into, not alone.
+
 
 def _profile(person: Person) -> dict[str, Any]:
     return {

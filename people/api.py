@@ -1,14 +1,21 @@
-"""People API: a user's people, one person, people search, and a client's edit of a person.
+"""People API: a user's people, one person, people search, and a client's edit or deletion of a person.
 
-`GET` and `PATCH` share the path `users/{user_id}/people/{id}`, and a path maps to one view, so
-`PersonDetailApi` serves both; each method has its own serializers.
+`GET`, `PATCH` and `DELETE` share the path `users/{user_id}/people/{id}`, and a path maps to one view,
+so `PersonDetailApi` serves all three; each method has its own serializers.
 """
 
 from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field, extend_schema_serializer
-from rest_framework import serializers
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+)
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -88,6 +95,13 @@ class PersonDetailApi(APIView):
     class PatchInputSerializer(ClosedSerializerMixin, serializers.Serializer):
         min_properties = 1  # the schema says so too (memoryhub.openapi.AutoSchema)
 
+        # 200 as the model column and every alias; blank or punctuation only is refused by the service
+        # (`clean_name`, as the archivist's names are cleaned), naming this field.
+        display_name = StrictCharField(
+            max_length=200, required=False,
+            help_text="Renames the person. The old name becomes an alias, so later mentions of it still find "
+                      "this person; to drop it, send `aliases` too: they replace the list, old name included "
+                      "only if listed.")
         circle = StrictChoiceField(choices=Person.Circle.choices, required=False,
                                          help_text="Locks the circle: the archivist will not change it.")
         aliases = serializers.ListField(child=StrictCharField(max_length=200), max_length=50, required=False,
@@ -97,7 +111,7 @@ class PersonDetailApi(APIView):
 
         def validate(self, attrs: dict) -> dict:
             if not attrs:
-                raise serializers.ValidationError("Give at least one of circle, aliases, bio.")
+                raise serializers.ValidationError("Give at least one of display_name, circle, aliases, bio.")
             return attrs
 
     @extend_schema(operation_id="person_get", responses={200: OutputSerializer})
@@ -110,7 +124,11 @@ class PersonDetailApi(APIView):
         request=PatchInputSerializer,
         responses={200: OutputSerializer},
         examples=[OpenApiExample("Move to the inner circle", request_only=True,
-                                 value={"circle": "Work_Inner", "aliases": ["Петя"]})],
+                                 value={"circle": "Work_Inner", "aliases": ["Петя"]}),
+                  OpenApiExample("Rename keeping the old name as an alias", request_only=True,
+                                 value={"display_name": "Пётр Петров"}),
+                  OpenApiExample("Rename and drop the old name", request_only=True,
+                                 value={"display_name": "Anna", "aliases": []})],
     )
     def patch(self, request: Request, user_id: str, person_id: int) -> Response:
         serializer = self.PatchInputSerializer(data=request.data)
@@ -119,6 +137,26 @@ class PersonDetailApi(APIView):
         person = services.person_update(person=person, actor=None, actor_label=request_actor(request),
                                         **serializer.validated_data)
         return Response(self.OutputSerializer(person).data)
+
+    @extend_schema(
+        operation_id="person_delete",
+        request=None,
+        description="Delete a person that is wrong (a pet, a place, a misread word) with everything derived from "
+                    "them: the people merged into them, their relations and mentions, their merges and every merge "
+                    "proposal involving them. Search and context no longer find them. The people audit keeps who "
+                    "deleted whom. An unknown id, another user's or tenant's person is a 404 naming `person_id`; a "
+                    "merged person's id is a 404 `merged` naming whom they were merged into (delete that one). A "
+                    "later message that mentions the name again may add the person again.",
+        responses={204: OpenApiResponse(description="Deleted: nothing to return."),
+                   404: OpenApiResponse(response=OpenApiTypes.OBJECT, description="No such person.", examples=[
+                       OpenApiExample("Unknown id", response_only=True, status_codes=["404"], value={"error": {
+                           "code": "not_found", "message": "User 'u1' has no person 999.",
+                           "fields": {"person_id": ["User 'u1' has no person 999."]}}})])},
+    )
+    def delete(self, request: Request, user_id: str, person_id: int) -> Response:
+        person = selectors.person_get(tenant_id=request_tenant(request).pk, user_id=user_id, person_id=person_id)
+        services.person_delete(person=person, actor=None, actor_label=request_actor(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class PeopleSearchApi(APIView):

@@ -263,6 +263,7 @@ class PeopleAuditEntry(models.Model):
         MERGE_UNDONE = "merge_undone"
         MERGED_AUTOMATICALLY = "merged_automatically"
         PERSON_EDITED = "person_edited"
+        PERSON_DELETED = "person_deleted"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     user_id = models.CharField(max_length=128)

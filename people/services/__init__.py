@@ -1,6 +1,6 @@
 """Writes of people, every one through these services (keyword-only, typed, atomic).
 
-Split by subject: `persons` (one person: create, update, edit, relations, erasure), `merges`
+Split by subject: `persons` (one person: create, update, edit, relations, deletion, erasure), `merges`
 (dedup, proposals, merge and undo), `extraction` (the archivist's run and the extract job's step),
 `vectors` (embeddings, computed outside transactions).
 """
@@ -34,6 +34,7 @@ from people.services.persons import (
     normalize_circle,
     people_user_erase,
     person_create_from_draft,
+    person_delete,
     person_update,
     relation_upsert,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "people_user_erase",
     "person_create_from_draft",
     "person_dedup",
+    "person_delete",
     "person_merge",
     "person_merge_undo",
     "person_update",

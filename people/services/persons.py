@@ -9,10 +9,11 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memoryhub.embeddings import get_embedder
-from memoryhub.exceptions import ApplicationError
+from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message, Tenant
 from memoryhub.sensitive import redact
 from memoryhub.text import analyze, normalize
@@ -362,7 +363,56 @@ def person_update(
     return person
 
 
-# --- erasure -------------------------------------------------------------------------------------------------
+# --- deletion and erasure ---------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def person_delete(*, person: Person, actor: AbstractBaseUser | None, actor_label: str) -> dict[str, int]:
+    """Remove a person a client or an editor says is wrong (a pet, a place, a misread word), with
+    everything derived from them, as the user's erasure removes it: the people merged into them (their
+    tombstones), relations, mentions, merges, and every merge proposal involving any of them, pending or
+    decided. The vector and the search terms are columns of the row, so search and context drop the
+    person at commit. Returns the counts per kind.
+
+    The audit row outlives the person (its `person` is NULL): it names who deleted whom, with the
+    id and name, so a wrong deletion can be traced; erasing the user removes it with the rest. Nothing
+    stops the archivist from adding the name again if a later message mentions it."""
+    from people.models import MergeProposal, PersonMerge
+
+    user_lock(tenant_id=person.tenant_id, user_id=person.user_id)
+    # Read again under the lock: another request may have deleted or merged them since.
+    locked = Person.objects.select_for_update().filter(pk=person.pk).first()
+    if locked is None:
+        raise NotFound(f"User {person.user_id!r} has no person {person.pk}.", field="person_id")
+    person = locked
+    if person.status != Person.Status.ACTIVE:
+        raise ApplicationError("This person was merged into another one.", code="merged")
+    # The tombstones merged into them, and those merged into those: a merge moved their mentions and
+    # relations here, and without their survivor they could never be restored.
+    ids = [person.pk]
+    frontier = ids
+    while frontier:
+        frontier = list(Person.objects.filter(tenant_id=person.tenant_id, user_id=person.user_id,
+                                              merged_into_id__in=frontier).exclude(pk__in=ids)
+                        .values_list("pk", flat=True))
+        ids.extend(frontier)
+    pair = Q(source_id__in=ids) | Q(target_id__in=ids)
+    proposals = MergeProposal.objects.filter(pair)
+    counts = {"merge_proposals_pending": proposals.filter(status=MergeProposal.Status.PENDING).count(),
+              "merge_proposals": proposals.delete()[0],
+              "merges": PersonMerge.objects.filter(pair).delete()[0],
+              "relations": PersonRelation.objects.filter(Q(subject_id__in=ids) | Q(object_id__in=ids)).delete()[0],
+              "mentions": PersonMention.objects.filter(person_id__in=ids).delete()[0]}
+    Person.objects.filter(pk__in=ids).update(merged_into=None)  # no order between the rows' own references
+    counts["people"] = Person.objects.filter(pk__in=ids).delete()[0]
+    PeopleAuditEntry.objects.create(
+        tenant_id=person.tenant_id, user_id=person.user_id, action=PeopleAuditEntry.Action.PERSON_DELETED,
+        actor=actor, actor_label=actor_label, person=None,
+        details={"person_id": person.pk, "display_name": person.display_name, "aliases": person.aliases,
+                 "merged_ids": ids[1:], "deleted": counts})
+    return counts
+
+
 
 
 def people_user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:

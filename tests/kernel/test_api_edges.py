@@ -331,14 +331,15 @@ def test_an_error_of_the_request_as_a_whole_has_no_key_in_its_message(client_a) 
     response = client.patch("/api/v1/users/alice/people/999999", {}, format="json")
     assert response.status_code == 400, response.content
     error = response.json()["error"]
-    assert error["message"] == "Give at least one of circle, aliases, bio.", error
-    assert error["fields"] == {"non_field_errors": ["Give at least one of circle, aliases, bio."]}
+    assert error["message"] == "Give at least one of display_name, circle, aliases, bio.", error
+    assert error["fields"] == {"non_field_errors": ["Give at least one of display_name, circle, aliases, bio."]}
 
 
 @pytest.mark.parametrize(("method", "url", "field"), [
     ("get", "/api/v1/jobs/999999", "job_id"),
     ("get", "/api/v1/documents/999999", "document_id"),
     ("get", "/api/v1/users/alice/people/999999", "person_id"),
+    ("delete", "/api/v1/users/alice/people/999999", "person_id"),
     ("get", "/api/v1/users/alice/profile/location", "key"),
     ("get", "/api/v1/users/alice/profile/location/history", "key"),
     ("delete", "/api/v1/users/alice/profile/location", "key"),

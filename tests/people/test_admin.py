@@ -140,3 +140,13 @@ def test_saving_a_person_says_when_it_opened_a_merge_proposal(admin_client: Clie
     assert (proposal.source_id, proposal.status) == (other.pk, "pending")
     assert f"The change opened merge proposal <a href=\"/admin/people/mergeproposal/{proposal.pk}/change/\">" \
         in response.content.decode()
+
+
+def test_deleting_a_person_in_the_admin_goes_through_the_service(admin_client: Client, make_person: MakePerson) -> None:
+    maria, masha = make_person("Мария"), make_person("Маша")
+    services.person_merge(source=masha, target=maria, reviewer=None)
+    response = admin_client.post(f"/admin/people/person/{maria.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert not Person.objects.filter(pk__in=[maria.pk, masha.pk]).exists()  # no tombstone left without survivor
+    entry = PeopleAuditEntry.objects.get(action="person_deleted")
+    assert entry.actor_label.startswith("admin:") and entry.details["merged_ids"] == [masha.pk]

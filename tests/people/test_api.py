@@ -1,15 +1,19 @@
-"""People API contract: list, detail, search, patch; auth, validation, tenant and user isolation, erasure."""
+"""People API contract: list, detail, search, patch, delete; auth, validation, tenant and user isolation,
+erasure."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import pytest
+from django.db import transaction
+from django.db.models import Q
 from rest_framework.test import APIClient
 
 from memoryhub.models import ApiKey, Tenant
 from people import services
-from people.models import PeopleAuditEntry, Person
+from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMention, PersonMerge, PersonRelation
+from people.ops import PersonDraft
 from tests.factories import append_messages
 
 pytestmark = pytest.mark.django_db
@@ -143,6 +147,123 @@ def test_patch_without_a_body_is_refused_and_the_schema_requires_one(client_a: C
     assert schema["paths"]["/api/v1/users/{user_id}/people/{person_id}"]["patch"]["requestBody"]["required"] is True
 
 
+def api_key_label(tenant: Tenant) -> str:
+    return "api-key:" + ApiKey.objects.get(tenant=tenant).prefix + " (default)"
+
+
+def test_patch_renames_and_the_old_name_still_finds_the_person(client_a: ClientAndTenant,
+                                                               people: dict[str, Person]) -> None:
+    client, tenant = client_a
+    pk = people["maria"].pk
+    response = client.patch(f"/api/v1/users/u1/people/{pk}", {"display_name": "  Мария Петрова "}, format="json")
+    body = response.json()
+    assert response.status_code == 200
+    assert (body["display_name"], body["aliases"]) == ("Мария Петрова", ["Мария"])
+    # A later mention of the old name is still her, for the archivist and for search.
+    assert services.find_identity(tenant_id=tenant.pk, user_id="u1", draft=PersonDraft(display_name="Мария")).pk == pk
+    found = client.post("/api/v1/users/u1/people/search", {"query": "Мария"}, format="json").json()["results"]
+    assert found[0]["id"] == pk
+    entry = PeopleAuditEntry.objects.get()
+    assert (entry.action, entry.actor_label, entry.person_id) == ("person_edited", api_key_label(tenant), pk)
+    assert entry.details["changed"]["display_name"] == {"from": "Мария", "to": "Мария Петрова"}
+
+
+def test_patch_renames_without_the_old_name_when_aliases_are_given(client_a: ClientAndTenant,
+                                                                   people: dict[str, Person]) -> None:
+    client, tenant = client_a
+    url = f"/api/v1/users/u1/people/{people['maria'].pk}"
+    body = client.patch(url, {"display_name": "Марина", "aliases": ["Мариша"]}, format="json").json()
+    assert (body["display_name"], body["aliases"]) == ("Марина", ["Мариша"])
+    assert services.find_identity(tenant_id=tenant.pk, user_id="u1", draft=PersonDraft(display_name="Мария")) is None
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("", "This field may not be blank."),
+    ("   ", "This field may not be blank."),
+    ("«»!?", "The display name must not be empty."),  # nothing left once cleaned as every name is
+    ("x" * 201, "Ensure this field has no more than 200 characters."),
+    (5, "Must be a string, not int."),
+    (None, "This field may not be null."),
+])
+def test_patch_refuses_a_display_name_that_is_no_name(client_a: ClientAndTenant, people: dict[str, Person],
+                                                      name: object, message: str) -> None:
+    client, _ = client_a
+    response = client.patch(f"/api/v1/users/u1/people/{people['maria'].pk}", {"display_name": name}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["fields"] == {"display_name": [message]}
+    assert Person.objects.get(pk=people["maria"].pk).display_name == "Мария"
+
+
+def test_delete_removes_the_person_and_everything_derived_from_them(client_a: ClientAndTenant,
+                                                                     people: dict[str, Person],
+                                                                     make_person: MakePerson) -> None:
+    client, tenant = client_a
+    maria, petrov = people["maria"], people["petrov"]
+    created = append_messages(tenant, "u1", "s1", ["Мария — жена Петрова."]).created
+    services.people_extract_from_messages(tenant=tenant, user_id="u1", messages=created)
+    assert PersonMention.objects.filter(person=maria).exists()
+    assert PersonRelation.objects.filter(subject=maria, object=petrov).exists()
+    masha = make_person("Маша", tenant=tenant)
+    services.person_merge(source=masha, target=maria, reviewer=None)  # a tombstone merged into her
+    marusya = make_person("Маруся", tenant=tenant)
+    with transaction.atomic():
+        services.merge_proposal_create(source=marusya, target=maria, rule="diminutive", score=0.8, evidence=[])
+    services.people_embed_pending(tenant_id=tenant.pk, user_id="u1")  # as after the merge's commit
+
+    def found(mode: str) -> list[int]:
+        body = client.post("/api/v1/users/u1/people/search", {"query": "Мария", "mode": mode, "threshold": 0},
+                           format="json").json()
+        return [r["id"] for r in body["results"]]
+
+    assert maria.pk in found("vector") and maria.pk in found("hybrid")
+
+    response = client.delete(f"/api/v1/users/u1/people/{maria.pk}")
+    assert response.status_code == 204 and response.content == b""
+
+    gone = [maria.pk, masha.pk]
+    assert not Person.objects.filter(pk__in=gone).exists()
+    assert not PersonMention.objects.filter(person_id__in=gone).exists()
+    assert not PersonRelation.objects.filter(Q(subject_id__in=gone) | Q(object_id__in=gone)).exists()
+    assert not PersonMerge.objects.filter(Q(source_id__in=gone) | Q(target_id__in=gone)).exists()
+    assert not MergeProposal.objects.filter(Q(source_id__in=gone) | Q(target_id__in=gone)).exists()
+    assert set(Person.objects.values_list("display_name", flat=True)) == {"Петров", "Маруся"}  # u1's and u2's
+    assert client.get(f"/api/v1/users/u1/people/{maria.pk}").status_code == 404
+    assert client.get(f"/api/v1/users/u1/people/{petrov.pk}").json()["relations"] == []
+    assert maria.pk not in found("vector") and maria.pk not in found("hybrid")
+    entry = PeopleAuditEntry.objects.get(action="person_deleted")
+    assert (entry.actor_label, entry.person_id, entry.user_id) == (api_key_label(tenant), None, "u1")
+    assert entry.details["person_id"] == maria.pk and entry.details["display_name"] == "Мария"
+    assert entry.details["merged_ids"] == [masha.pk]
+    assert entry.details["deleted"]["people"] == 2 and entry.details["deleted"]["merge_proposals_pending"] == 1
+
+
+def test_delete_of_an_unknown_or_someone_elses_person_is_a_404(client_a: ClientAndTenant,
+                                                               client_b: ClientAndTenant,
+                                                               people: dict[str, Person]) -> None:
+    client, _ = client_a
+    other_client, _ = client_b
+    missing = client.delete("/api/v1/users/u1/people/999999")
+    assert missing.status_code == 404
+    assert (missing.json()["error"]["code"], list(missing.json()["error"]["fields"])) == ("not_found", ["person_id"])
+    pk = people["petrov"].pk
+    assert other_client.delete(f"/api/v1/users/u1/people/{pk}").status_code == 404  # another tenant
+    assert client.delete(f"/api/v1/users/u2/people/{pk}").status_code == 404  # another user
+    assert Person.objects.filter(pk=pk).exists()
+    assert not PeopleAuditEntry.objects.exists()
+    assert client.delete(f"/api/v1/users/u1/people/{pk}").status_code == 204
+    assert client.delete(f"/api/v1/users/u1/people/{pk}").status_code == 404  # once
+
+
+def test_delete_of_a_merged_persons_id_says_where_it_went(client_a: ClientAndTenant, people: dict[str, Person],
+                                                          make_person: MakePerson) -> None:
+    client, tenant = client_a
+    masha = make_person("Маша", tenant=tenant)
+    services.person_merge(source=masha, target=people["maria"], reviewer=None)
+    response = client.delete(f"/api/v1/users/u1/people/{masha.pk}")
+    assert response.status_code == 404 and response.json()["error"]["merged_into"] == people["maria"].pk
+    assert Person.objects.filter(pk=masha.pk).exists()
+
+
 def test_erasing_a_user_removes_their_people(client_a: ClientAndTenant, people: dict[str, Person],
                                              make_person: MakePerson) -> None:
     client, tenant = client_a
@@ -162,7 +283,16 @@ def test_the_schema_documents_the_people_operations(client_a: ClientAndTenant) -
     schema = client.get("/api/schema/?format=json").json()
     operations = {op["operationId"] for path in schema["paths"].values() for op in path.values()
                   if isinstance(op, dict) and "operationId" in op}
-    assert {"people_list", "person_get", "person_update", "people_search"} <= operations
+    assert {"people_list", "person_get", "person_update", "person_delete", "people_search"} <= operations
+    detail = schema["paths"]["/api/v1/users/{user_id}/people/{person_id}"]
+    patch = detail["patch"]["requestBody"]["content"]["application/json"]
+    assert "display_name" in patch["examples"]["RenameKeepingTheOldNameAsAnAlias"]["value"]
+    responses = detail["delete"]["responses"]
+    assert set(responses) >= {"204", "404"} and "content" not in responses["204"]
+    not_found = responses["404"]["content"]["application/json"]
+    assert not_found["schema"] == {"$ref": "#/components/schemas/Error"}  # the one error body, with an example
+    assert not_found["examples"]["UnknownId"]["value"]["error"]["fields"] == {"person_id": ["User 'u1' has no "
+                                                                                           "person 999."]}
 
 
 @pytest.mark.parametrize(("text", "subject", "obj"), [
