@@ -413,8 +413,6 @@ def person_delete(*, person: Person, actor: AbstractBaseUser | None, actor_label
     return counts
 
 
-
-
 def people_user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
     """Eraser (registered with the kernel): every person row of the user, tombstones, merges and audit."""
     from people.models import MergeProposal, PersonMerge
