@@ -149,7 +149,7 @@ register(Tool(
             "language": {**LANGUAGE, "description": "This language's text where the world has the rule in it, "
                                                     "else another's (the answer's note says so)."},
         },
-        "anyOf": [{"required": ["term"]}, {"required": ["rule_id"]}],
+        "oneOf": [{"required": ["term"]}, {"required": ["rule_id"]}],
         "additionalProperties": False,
     },
     function=rules_lookup,

@@ -89,7 +89,10 @@ def _error_field(error: ValidationError) -> str:
 def _error_message(error: ValidationError) -> str:
     if error.validator in ("anyOf", "oneOf"):
         names = [" and ".join(o.get("required", [])) for o in error.validator_value]
-        return f"Give {' or '.join(n for n in names if n)}."
+        said = set(error.instance) if isinstance(error.instance, dict) else set()
+        given = [o for o in error.validator_value if o.get("required") and set(o["required"]) <= said]
+        # oneOf with two given: rules_lookup answered by rule_id and silently dropped the term.
+        return f"Give {' or '.join(n for n in names if n)}{', not both' if len(given) > 1 else ''}."
     if error.validator == "pattern" and error.validator_value == r"\S":
         return "must not be blank."
     return error.message

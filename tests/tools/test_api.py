@@ -135,6 +135,7 @@ def test_memory_tools(tools_client: tuple[APIClient, Tenant]) -> None:
     ("lore_search", {"query": "x", "colour": "red"}, "colour"),
     ("rules_lookup", {}, "term"),
     ("rules_lookup", {"rule_id": "no-slash"}, "rule_id"),
+    ("rules_lookup", {"rule_id": "Conditions/blinded", "term": "deafened"}, "term"),  # it dropped the term
     ("memory_search", {"user_id": "bad id!", "query": "x"}, "user_id"),
     ("memory_search", {"user_id": "u1", "query": "  \n "}, "query"),
     ("memory_context", {"user_id": "u1", "query": " "}, "query"),
@@ -150,6 +151,8 @@ def test_bad_arguments_name_the_field(tools_client: tuple[APIClient, Tenant], na
     assert status == 400, body
     assert list(body["error"]["fields"]) == [field]
     assert not body["error"]["message"].startswith(f"{field}: Give")  # "term: Give term or rule_id." said it twice
+    if "rule_id" in args and "term" in args:
+        assert body["error"]["message"] == "Give term or rule_id, not both."
 
 
 def test_unknown_tool_and_world_are_404(tools_client: tuple[APIClient, Tenant],
