@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from lore import builds, selectors, services, smoke
 from lore.models import Alias, Domain, KnowledgeBuild, KnowledgeChange, KnowledgeVersion
 from lore.normalize import PRESETS, SourceOptions
-from lore.services import LANGUAGE_PATTERN, SEMVER_PATTERN, SLUG_PATTERN
+from lore.services import LANGUAGES, SEMVER_PATTERN, SLUG_PATTERN
 from memoryhub.auth import request_actor, request_tenant
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ApiKey
@@ -27,7 +27,10 @@ from memoryhub.validation import (
     StrictRegexField,
 )
 
-OPTIONAL_LANGUAGE_PATTERN = r"^(?:[a-z]{2,3})?$"
+# Past `_MAX_LISTED_CHOICES` a choice error points to the schema; a language's lists the codes itself,
+# so a client that sent "xx" or "eng" reads what it may send.
+LANGUAGE_ERRORS = {"invalid_choice": f'"{{input}}" is not an ISO 639 code Django knows '
+                                     f"(django.conf.locale.LANG_INFO); allowed: {', '.join(LANGUAGES)}."}
 EDITOR = (ApiKey.Scope.EDITOR,)
 READERS = (ApiKey.Scope.TOOLS, ApiKey.Scope.ENGINE, ApiKey.Scope.EDITOR)
 
@@ -136,8 +139,9 @@ class WorldCreateApi(APIView):
     class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         slug = StrictRegexField(SLUG_PATTERN, help_text="Lowercase letters, digits and hyphens.")
         name = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
-        languages = serializers.ListField(child=StrictRegexField(LANGUAGE_PATTERN), min_length=1, default=["en"],
-                                          help_text="ISO 639 codes.")
+        languages = serializers.ListField(
+            child=StrictChoiceField(choices=LANGUAGES, error_messages=LANGUAGE_ERRORS), min_length=1,
+            default=["en"], help_text="ISO 639 codes (those Django knows); the first is a source's default.")
 
     class OutputSerializer(serializers.Serializer):
         slug = serializers.CharField()
@@ -183,9 +187,10 @@ class SourceUploadApi(APIView):
         files = serializers.ListField(child=serializers.FileField(), min_length=1,
                                       help_text="JSON (an array of entries) or Markdown (.md) files.")
         domain = serializers.ChoiceField(choices=Domain.choices)
-        language = serializers.RegexField(OPTIONAL_LANGUAGE_PATTERN, required=False, default="", allow_blank=True,
-                                          help_text="Language of the files, one of the world's "
-                                                    "(default: the world's first).")
+        language = serializers.ChoiceField(choices=LANGUAGES, error_messages=LANGUAGE_ERRORS, required=False,
+                                           default="", allow_blank=True,
+                                           help_text="Language of the files, one of the world's (another is a "
+                                                     "400 naming `language`; default: the world's first).")
         preset = serializers.ChoiceField(choices=PRESETS, default=PRESETS[0])
         id_field = serializers.CharField(max_length=64, default="index")
         title_field = serializers.CharField(max_length=64, default="name")
@@ -269,7 +274,8 @@ class BuildDetailApi(APIView):
 class KnowledgeFiltersSerializer(ClosedSerializerMixin, serializers.Serializer):
     """Filters of a knowledge search; an unknown filter is refused."""
 
-    languages = serializers.ListField(child=StrictRegexField(LANGUAGE_PATTERN), required=False, default=list)
+    languages = serializers.ListField(child=StrictChoiceField(choices=LANGUAGES, error_messages=LANGUAGE_ERRORS),
+                                      required=False, default=list)
     categories = serializers.ListField(child=StrictCharField(max_length=64), required=False,
                                        default=list, help_text='Entry id prefixes, e.g. ["Spells"].')
 
@@ -380,7 +386,9 @@ class VersionSmokeApi(APIView):
 
 class GoldenQuerySerializer(ClosedSerializerMixin, serializers.Serializer):
     id = StrictCharField(max_length=100)
-    language = StrictRegexField(LANGUAGE_PATTERN, help_text="One of the world's languages.")
+    language = StrictChoiceField(choices=LANGUAGES, error_messages=LANGUAGE_ERRORS,
+                                 help_text="One of the world's languages (another is a 400 naming "
+                                           "`queries[i].language`).")
     split = StrictChoiceField(choices=["tune", "test"], default="test",
                               help_text="`test` (the default) is what the publish gate runs; `tune` is for "
                                         "choosing settings.")

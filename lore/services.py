@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 import numpy as np
+from django.conf.locale import LANG_INFO
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -31,8 +32,11 @@ from rag.services import ChunkDraft, PreparedChunks, chunks_insert, storable_ter
 
 SEMVER_PATTERN = r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$"
 SEMVER = re.compile(SEMVER_PATTERN)
-LANGUAGE_PATTERN = r"^[a-z]{2,3}$"
-LANGUAGE = re.compile(LANGUAGE_PATTERN)
+# The languages a world may be written in: the base codes (ISO 639) of those Django knows, which Django
+# keeps up to date with its translations, rather than a list of our own. "xx" passed the pattern a world's
+# languages were checked against, and a typo then named a language no source or query could be in.
+# `zh` comes from zh-hans and zh-hant; LANG_INFO has no bare `zh`.
+LANGUAGES = tuple(sorted({code.split("-")[0] for code in LANG_INFO}))
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
 EMBED_BATCH = 256
 
@@ -50,10 +54,10 @@ def namespace_prefix(world: World, domain: str) -> str:
 def world_create(*, tenant: Tenant, slug: str, name: str = "", languages: Sequence[str] = ("en",)) -> World:
     if not re.fullmatch(SLUG_PATTERN, slug):
         raise ApplicationError("Use lowercase letters, digits and hyphens.", field="slug")
-    bad = [lang for lang in languages if not LANGUAGE.fullmatch(lang)]
+    bad = [lang for lang in languages if lang not in LANGUAGES]
     if bad or not languages:
-        raise ApplicationError(f"Languages are ISO 639 codes such as 'en', 'ru'; got {bad or 'none'}.",
-                               field="languages")
+        raise ApplicationError(f"Languages are ISO 639 codes Django knows; got {bad or 'none'}; allowed: "
+                               f"{', '.join(LANGUAGES)}.", field="languages")
     try:
         # The unique constraint decides, not a read before the insert: two creations of one slug at
         # once both passed such a read, and the second insert's IntegrityError was a 500.

@@ -330,7 +330,8 @@ SPECTACULAR_SETTINGS = {
                             "ReviewQueueEnum": "memoryhub.review_api.QUEUE_NAMES",
                             "ReviewDecisionEnum": "memoryhub.review_api.DECISIONS",
                             "CampaignStatusEnum": "lore.campaigns.models.Campaign.Status",
-                            "MessageRoleEnum": "memoryhub.models.Message.Role"},
+                            "MessageRoleEnum": "memoryhub.models.Message.Role",
+                            "LanguageEnum": "lore.services.LANGUAGES"},
     # Every operation's 4xx/503 answers with the one error body (memoryhub/openapi.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "memoryhub.openapi.document_errors"],
 }

@@ -191,6 +191,7 @@ def test_searches_during_alias_swaps_each_see_exactly_one_version(golden_dir):
     ({"slug": "Dnd 5e"}, "slug"),
     ({"slug": "dnd", "languages": ["\u00a0"]}, "languages"),
     ({"slug": "dnd", "languages": ["english"]}, "languages"),
+    ({"slug": "dnd", "languages": ["en", "xx"]}, "languages"),
     ({"slug": "dnd", "name": 5}, "name"),
 ])
 def test_world_the_schema_forbids_is_400_naming_the_field(editor_client, schema, schema_allows, body: dict,
@@ -206,6 +207,33 @@ def test_world_the_schema_allows_is_created(editor_client, schema, schema_allows
     body = {"slug": "dnd-5e", "name": " ", "languages": ["en", "ru"]}
     assert schema_allows(schema_body(schema, "/api/v1/worlds", "post"), body)
     assert client.post("/api/v1/worlds", body, format="json").status_code == 201
+
+
+def test_a_language_django_does_not_know_is_refused_naming_the_field_and_the_codes_it_knows(editor_client) -> None:
+    """A world in "xx" was created (it passed the pattern [a-z]{2,3}), and then took sources in "xx"
+    (found by a QA session): the codes are now those django.conf.locale.LANG_INFO knows."""
+    client, tenant = editor_client()
+    refused = client.post("/api/v1/worlds", {"slug": "qa-world", "languages": ["en", "xx"]}, format="json")
+    assert refused.status_code == 400, refused.content
+    [said] = refused.json()["error"]["fields"]["languages"]["1"]
+    assert said.startswith('"xx" is not an ISO 639 code Django knows') and "allowed: af, ar," in said, said
+    assert ", zh." in said  # LANG_INFO has zh-hans and zh-hant, no bare zh: its base code is there
+    with pytest.raises(ApplicationError) as exc:  # as `lore_ingest --create --languages` creates one
+        services.world_create(tenant=tenant, slug="qa-world", languages=["xx"])
+    assert exc.value.field == "languages" and "allowed: af," in exc.value.message
+    created = client.post("/api/v1/worlds", {"slug": "dnd5e", "languages": ["en", "ru", "zh"]}, format="json")
+    assert created.status_code == 201, created.content
+
+    for language, says in (("xx", "not an ISO 639 code"), ("fr", "not one of the world's ['en', 'ru', 'zh']")):
+        upload = _upload(client, ("Spells.json", as_bytes(SPELLS)), language=language)
+        assert upload.status_code == 400 and says in upload.json()["error"]["fields"]["language"][0], upload.content
+        query = {"id": "q", "language": language, "query": "fireball", "expected": ["Spells/fireball"]}
+        golden = client.put("/api/v1/worlds/dnd5e/domains/lore/golden", {"queries": [query]}, format="json")
+        error = golden.json()["error"]
+        assert golden.status_code == 400 and says in error["message"], golden.content
+        # The serializer names the path in the message, the world's check as the field.
+        assert error["message"].startswith("queries[0].language: ") or "queries[0].language" in error["fields"]
+    assert not KnowledgeVersion.objects.exists()
 
 
 @pytest.mark.parametrize(("filters", "allowed"), [
