@@ -119,8 +119,8 @@ class MessageInputSerializer(serializers.Serializer):
     content = ChatContentField(required=False, write_only=True)
     created_at = InstantField(required=False, allow_null=True, zero_is_unknown=True,
                               help_text="When it was said: ISO 8601 (without an offset, UTC) or Unix seconds (as a "
-                                        "typed memory's `timestamp`); not in the future. Absent, null or 0: when "
-                                        "it is received.")
+                                        "typed memory's `timestamp`), from 1970 to 3000 and not in the future. "
+                                        "Absent, null or 0 (or 1970-01-01T00:00:00Z): when it is received.")
     external_id = StrictCharField(required=False, max_length=128, allow_blank=False)
     speaker = StrictCharField(required=False, max_length=128, allow_blank=True, default="",
                               help_text="Who said it, where more than the user and the assistant talk (a group "

@@ -143,21 +143,28 @@ def iso_instant(value: datetime | None) -> str | None:
 
 # Far below datetime's limit, with room for the days that forgetting adds to a typed memory's time.
 INSTANT_MAX_SECONDS = 32_503_680_000.0  # 3000-01-01T00:00:00Z
+INSTANT_MIN = datetime.fromtimestamp(0, tz=UTC)
+INSTANT_MAX = datetime.fromtimestamp(INSTANT_MAX_SECONDS, tz=UTC)
 
 
 @extend_schema_field({"oneOf": [
     {"type": "number", "minimum": 0, "maximum": INSTANT_MAX_SECONDS, "description": "Unix seconds"},
-    {"type": "string", "format": "date-time", "description": "ISO 8601; without an offset, UTC"},
+    {"type": "string", "format": "date-time",
+     "description": "ISO 8601; without an offset, UTC; from 1970-01-01T00:00:00Z to 3000-01-01T00:00:00Z"},
 ]})
 class InstantField(serializers.Field):
     """A moment, as Unix seconds (seed 004 dates typed memories so) or as an ISO 8601 string (as
     messages' `created_at` are written): a client wrote one form to one endpoint and the other to
     the next, and got a 400 for the form it had just read back. Read back as ISO 8601, as every
-    time the API returns. `zero_is_unknown`: seed 004's 0.0 means "no time", never 1970."""
+    time the API returns. Both forms have one range, 1970 to 3000: "0001-01-01T00:00:00Z" was taken
+    where -1 was refused, and a turn showed as "[0001-01-01 00:00]" in the context.
+    `zero_is_unknown`: seed 004's 0.0 means "no time", never 1970, and so does the same moment
+    written in ISO 8601."""
 
     default_error_messages = {
         "type": "Must be Unix seconds (a number) or an ISO 8601 date-time string, not {datatype}.",
-        "range": f"Unix seconds must be between 0 and {INSTANT_MAX_SECONDS:.0f} (the year 3000).",
+        "range": f"Must be from {INSTANT_MIN:%Y-%m-%dT%H:%M:%SZ} to {INSTANT_MAX:%Y-%m-%dT%H:%M:%SZ}: Unix seconds "
+                 f"between 0 and {INSTANT_MAX_SECONDS:.0f}, or an ISO 8601 string in that range.",
         "milliseconds": "This looks like milliseconds ({value} ms = {seconds} s); give Unix seconds.",
         "digits": "Unix seconds go as a JSON number ({value}), not a string; a string is an ISO 8601 date-time.",
     }
@@ -178,7 +185,12 @@ class InstantField(serializers.Field):
         if isinstance(data, str):
             if data.strip().isdigit():  # "1714557600": DRF's date-time error never said what went wrong
                 self.fail("digits", value=data.strip())
-            return _ISO.to_internal_value(data)
+            moment = _ISO.to_internal_value(data)
+            if not INSTANT_MIN <= moment <= INSTANT_MAX:
+                self.fail("range")
+            if moment == INSTANT_MIN and self.zero_is_unknown:
+                return None
+            return moment
         self.fail("type", datatype=type(data).__name__)
         return None  # not reached: fail raises
 

@@ -114,8 +114,9 @@ class CharacterMemoriesApi(APIView):
                                       default=None, help_text="0..1; computed from the text when absent.")
         timestamp = InstantField(zero_is_unknown=True, required=False, allow_null=True, default=None,
                                  help_text="When it happened: Unix seconds or an ISO 8601 string (as a "
-                                           "message's `created_at`), not in the future; absent, null or 0 = "
-                                           "unknown (stored as now). Read back as ISO 8601.")
+                                           "message's `created_at`), from 1970 on and not in the future; absent, "
+                                           "null or 0 (or 1970-01-01T00:00:00Z) = unknown (stored as now). "
+                                           "Read back as ISO 8601.")
         tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, default=list,
                                      max_length=32)
         emotion = EmotionField(required=False, default="", allow_blank=True)

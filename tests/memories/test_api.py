@@ -72,6 +72,31 @@ def test_a_timestamp_is_unix_seconds_or_iso_8601_as_a_messages_created_at_is(cli
             refused.content
 
 
+def test_an_iso_timestamp_has_the_range_of_unix_seconds_and_its_epoch_means_unknown(client_a) -> None:
+    """"0001-01-01T00:00:00Z" was taken (201) where -5 was refused (found by a QA session); the epoch in
+    ISO 8601 is the same moment as 0, which means unknown, not 1970."""
+    client, _ = client_a
+    for bad in ("0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "3000-01-01T00:00:01Z", -1):
+        refused = client.post("/api/v1/characters/neiri/memories", {**MEMORY, "timestamp": bad}, format="json")
+        assert refused.status_code == 400, refused.content
+        [said] = refused.json()["error"]["fields"]["timestamp"]
+        assert said.startswith("Must be from 1970-01-01T00:00:00Z to 3000-01-01T00:00:00Z: Unix seconds between 0 "
+                               "and 32503680000"), said
+    for unknown in (0, "1970-01-01T00:00:00Z", "1970-01-01T01:00:00+01:00"):
+        written = client.post("/api/v1/characters/neiri/memories", {**MEMORY, "timestamp": unknown}, format="json")
+        assert written.status_code == 201, written.content
+        assert not Chunk.objects.get(pk=written.json()["chunk_id"]).meta["timestamp_given"], unknown
+        assert not written.json()["timestamp"].startswith("1970"), written.json()
+    # Where 0 is a moment (a search's `created_after`), so is the epoch written in ISO 8601.
+    for after in (0, "1970-01-01T00:00:00Z"):
+        found = client.post("/api/v1/search", {"user_id": "u1", "query": "x", "filters": {"created_after": after}},
+                            format="json")
+        assert found.status_code == 200, found.content
+    refused = client.post("/api/v1/search", {"user_id": "u1", "query": "x",
+                                             "filters": {"created_before": "0001-01-01T00:00:00Z"}}, format="json")
+    assert refused.status_code == 400 and "created_before" in refused.json()["error"]["fields"]["filters"]
+
+
 def test_importance_is_calculated_when_not_given(client_a) -> None:
     client, _ = client_a
     body = client.post("/api/v1/characters/neiri/memories",
