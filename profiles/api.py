@@ -6,7 +6,13 @@ import re
 from urllib.parse import quote
 
 from django.db.models import Prefetch, Q, QuerySet
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -174,7 +180,9 @@ class FactDeleteApi(APIView):
     @extend_schema(
         operation_id="profile_fact_delete",
         parameters=[KEY_PARAMETER, FilterSerializer],
-        responses={200: OutputSerializer},
+        responses={200: OutputSerializer, 404: OpenApiResponse(description=(
+            "The user has no fact under the key (`error.fields.key`), or, with `?value=`, the key holds other "
+            "values than that one (`error.fields.value`; the message lists the values it holds)."))},
     )
     def delete(self, request: Request, user_id: str, key: str) -> Response:
         canonical = _canonical_key(key)

@@ -391,6 +391,10 @@ def fact_edit_approve(*, fact: UserProfile, reviewer: AbstractBaseUser, value: s
                               meta=meta)
 
 
+# A multi-valued key may hold many values; a refusal lists the first ones.
+FACT_DELETE_LISTED_VALUES = 20
+
+
 @transaction.atomic
 def fact_delete(
     *,
@@ -403,13 +407,21 @@ def fact_delete(
     reason: str = "",
     actor_label: str | None = None,
 ) -> int:
-    """Delete a key's values (every one, or the one given) and record it. NotFound when none."""
+    """Delete a key's values (every one, or the one given) and record it. NotFound naming `key` when
+    the key has none, or `value` (and the values it holds) when it has others."""
     key = key_normalize(key)
     _lock_profile(tenant.pk, user_id)
-    rows = UserProfile.objects.filter(tenant=tenant, user_id=user_id, key=key)
-    if value is not None:
-        rows = rows.filter(value_norm=value_norm(value_clean(key, value)))
+    all_rows = UserProfile.objects.filter(tenant=tenant, user_id=user_id, key=key)
+    rows = all_rows if value is None else all_rows.filter(value_norm=value_norm(value_clean(key, value)))
     facts = list(rows.select_for_update())
+    if not facts and value is not None:
+        # "has no fact under 'allergies'" for a key that has some sent the client to check the key
+        # when the value was what did not match: the values held let it see which was meant.
+        held = list(all_rows.order_by("id").values_list("value", flat=True)[:FACT_DELETE_LISTED_VALUES + 1])
+        if held:
+            listed = ", ".join(repr(v) for v in held[:FACT_DELETE_LISTED_VALUES])
+            more = ", …" if len(held) > FACT_DELETE_LISTED_VALUES else ""
+            raise NotFound(f"No value {value!r} under {key!r}; it holds: {listed}{more}.", field="value")
     if not facts:
         raise NotFound(f"User {user_id!r} has no fact under {key!r}.", field="key")
     for fact in facts:

@@ -183,6 +183,25 @@ def test_delete_forgets_a_key_or_one_value_of_it(client_a) -> None:
     assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
 
 
+def test_deleting_a_value_the_key_does_not_hold_names_the_value_and_what_the_key_holds(client_a, schema) -> None:
+    """`?value=nothing` under a key with facts answered "User 'u1' has no fact under 'allergies'." naming
+    the key (found by a QA session): the value was what did not match."""
+    client, _ = client_a
+    put(client, "allergies", {"value": "peanuts"})
+    put(client, "allergies", {"value": "cats"})
+    response = client.delete("/api/v1/users/u1/profile/allergies?value=nothing")
+    assert response.status_code == 404, response.content
+    error = response.json()["error"]
+    assert error["code"] == "not_found" and list(error["fields"]) == ["value"], error
+    assert error["message"] == "No value 'nothing' under 'allergies'; it holds: 'peanuts', 'cats'.", error
+    assert sorted(f["value"] for f in get_profile(client)["facts"] if f["key"] == "allergies") == ["cats", "peanuts"]
+    # A key without facts is still the key's 404.
+    response = client.delete("/api/v1/users/u1/profile/pets?value=cat")
+    assert response.status_code == 404 and list(response.json()["error"]["fields"]) == ["key"], response.content
+    documented = schema["paths"]["/api/v1/users/{user_id}/profile/{key}"]["delete"]["responses"]["404"]
+    assert "`error.fields.value`" in documented["description"]
+
+
 def test_history_tells_the_keys_story_newest_first(client_a, reviewer) -> None:
     client, tenant = client_a
     put(client, "location", {"value": "Berlin"})

@@ -246,6 +246,9 @@ def test_deleting_a_key_records_the_deletion_and_unknown_keys_are_not_found(tena
     upsert(tenant, "likes", "tea")
     assert services.fact_delete(tenant=tenant, user_id="u1", key="likes", value="TEA") == 1
     assert facts(tenant, "likes") == {"jazz": (Status.ACTIVE, 1.0)}
+    with pytest.raises(NotFound) as exc:  # the key has facts, not this one: the value is at fault
+        services.fact_delete(tenant=tenant, user_id="u1", key="likes", value="tea")
+    assert (exc.value.field, exc.value.message) == ("value", "No value 'tea' under 'likes'; it holds: 'jazz'.")
     assert services.fact_delete(tenant=tenant, user_id="u1", key="likes") == 1
     assert history(tenant, "likes")[-2:] == [("deleted", "api", "tea", ""), ("deleted", "api", "jazz", "")]
     with pytest.raises(NotFound):
