@@ -389,7 +389,13 @@ class SceneContextApi(APIView):
         location = StrictRegexField(ID, required=False, default="")
         npcs = serializers.ListField(child=StrictRegexField(ID), required=False, default=list, max_length=10)
         scene_text = StrictCharField(max_length=4000, required=False, default="", allow_blank=True)
-        user_input = StrictCharField(max_length=2000, required=False, default="", allow_blank=True)
+        # Not refused when blank: seed 003 §8.6 assembles every scene, and its user block is the player's input
+        # or the party's choice, so a scene may have no player line (an opening, a cut to another place). An
+        # engine that always sends the key sends "" then, and it means what leaving it out means.
+        user_input = StrictCharField(max_length=2000, required=False, default="", allow_blank=True,
+                                     help_text="The player's words this turn, as they are. Empty or left out: a "
+                                               "scene without a player line (an opening, a cut to another "
+                                               "place): no user block, and no rule is looked up.")
 
     class OutputSerializer(serializers.Serializer):
         assembly_id = serializers.IntegerField(allow_null=True, help_text=(

@@ -23,6 +23,7 @@ from lore.models import KnowledgeVersion
 from memoryhub import services as kernel_services
 from rag.models import Chunk, Namespace
 from tests.lore.conftest import CAMPAIGN_BASE, scoped_client, summary_document
+from tests.openapi import schema_body
 
 BASE = CAMPAIGN_BASE
 _client = scoped_client
@@ -513,6 +514,22 @@ def test_scene_context_validates_input(engine):
     response = engine.post(f"{BASE}/scene-context", {"party": 5, "npcs": "npc_LiShen"}, format="json")
     assert response.status_code == 400 and {"party", "npcs"} <= set(response.json()["error"]["fields"])
     assert connection.vendor == "postgresql"
+
+
+def test_a_scene_without_a_player_line_is_assembled_whether_user_input_is_empty_or_left_out(engine, schema):
+    """A blank `user_input` is not refused (a QA session asked): a scene may open without a player line
+    (seed 003 §8.6), and "" is what an engine that always sends the key sends then."""
+    left_out = engine.post(f"{BASE}/scene-context", {"party": "pty_001", "npcs": ["npc_LiShen"]}, format="json")
+    for blank in ("", "  \n"):
+        scene = engine.post(f"{BASE}/scene-context", {"party": "pty_001", "npcs": ["npc_LiShen"], "user_input": blank},
+                            format="json")
+        assert scene.status_code == 200, scene.content
+        body, same = scene.json(), left_out.json()
+        assert [b for b in body["blocks"] if b["name"] == "user"] == [{"name": "user", "tokens": 0, "budget": None,
+                                                                        "items": []}]
+        assert (body["rules_needed"], body["prompt"]) == (False, same["prompt"])
+    documented = schema_body(schema, "/api/v1/campaigns/{campaign}/scene-context", "post")["properties"]["user_input"]
+    assert "no user block" in documented["description"]
 
 
 def test_admin_shows_dispositions_read_only(engine):
