@@ -92,9 +92,14 @@ class Person(models.Model):
         """Seed 000's text for the vector: name, username, aliases, bio."""
         return " ".join(filter(None, [self.display_name, self.username or "", " ".join(self.aliases), self.bio]))
 
+    @property
+    def mentions_text(self) -> str:
+        """`127 mentions`, `1 mention`: the prompt is read by a model and shown to people."""
+        return f"{self.mention_count} mention{'' if self.mention_count == 1 else 's'}"
+
     def context_line(self) -> str:
         """Seed 000's candidate line: `[Person:42] Петров | Work_Inner | 127 mentions | bio`."""
-        return f"[Person:{self.pk}] {self.display_name} | {self.circle} | {self.mention_count} mentions | {self.bio}"
+        return f"[Person:{self.pk}] {self.display_name} | {self.circle} | {self.mentions_text} | {self.bio}"
 
     def archivist_line(self) -> str:
         """The archivist's view: `[Person:ID] Name (@user) (aka A, B) [Circle]: bio`."""

@@ -12,6 +12,7 @@ from prometheus_client import REGISTRY
 from memoryhub.models import Tenant
 from people import selectors
 from people.models import Person
+from people.reranker import candidate_line
 from tests.llm_server import Delay, HTTPError, Malformed, OpenAICompatServer
 
 pytestmark = pytest.mark.django_db
@@ -43,6 +44,15 @@ def test_inner_circle_is_family_and_work_inner_with_full_bio_in_seed_format(
         f"[Person:{boss.pk}] Петров | Work_Inner | 127 mentions | Руководитель проекта X.",
     ]
     assert selectors.inner_circle_for_context(tenant_id=tenant.pk, user_id="u2") == []
+
+
+def test_a_person_mentioned_once_is_one_mention_in_the_context_and_the_rerankers_list(
+    tenant: Tenant, make_person: MakePerson
+) -> None:
+    sister = make_person("Аня", circle="Family", bio="Сестра.")  # a new person: one mention
+    line = f"[Person:{sister.pk}] Аня | Family | 1 mention | Сестра."
+    assert selectors.inner_circle_for_context(tenant_id=tenant.pk, user_id="u1") == [line]
+    assert candidate_line(sister) == line
 
 
 def test_without_an_llm_relevant_people_are_chosen_by_score_outside_the_inner_circle(

@@ -33,7 +33,7 @@ def test_russian_example_finds_petrov_in_work_inner(tenant: Tenant) -> None:
     assert names(hits) == ["Петров"]
     assert hits[0].person.circle == Person.Circle.WORK_INNER and hits[0].components["name"] == 1.0
     inner = selectors.inner_circle_for_context(tenant_id=tenant.pk, user_id="u1")
-    assert inner == [f"[Person:{hits[0].person.pk}] Петров | Work_Inner | 1 mentions | "
+    assert inner == [f"[Person:{hits[0].person.pk}] Петров | Work_Inner | 1 mention | "
                      "Мой близкий коллега Петров ведёт со мной проект X."]
 
 
