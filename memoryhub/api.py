@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -39,6 +40,11 @@ class MessageOutputSerializer(serializers.ModelSerializer):
         fields = ["id", "external_id", "role", "speaker", "text", "created_at", "emotion", "meta"]
 
 
+# Why a tool turn, or an assistant's tool call, is refused: what a client that sends its OpenAI-format
+# history as it is needs to read to fix the batch (README: "leave them out of what you send").
+TOOL_TURN_TEXT = "a tool turn or call is not the conversation's words: leave it out of the batch"
+
+
 # Content parts whose words a memory keeps (chat completions' "text", the Responses API's two).
 TEXT_PART_TYPES = ("text", "input_text", "output_text")
 
@@ -53,11 +59,16 @@ TEXT_PART_TYPES = ("text", "input_text", "output_text")
     ],
     "description": "Another name of `text` (the OpenAI chat format); give one of the two. A string, or a list "
                    "of content parts: the text parts are kept, joined by new lines; the others (images, audio, "
-                   "files) are counted in the message's `meta.skipped_content_parts`. At least one text part.",
+                   "files) are counted in the message's `meta.skipped_content_parts`. At least one text part. Not "
+                   "null: an assistant's tool call (`tool_calls`), like a `tool` turn, is refused; leave them out.",
 })
 class ChatContentField(serializers.Field):
     """A turn's `content` as an OpenAI-format chat app stores it: a string, or a list of parts
     ([{"type": "text", "text": …}, {"type": "image_url", …}]) as SDKs send even for text alone."""
+
+    # null is what OpenAI's format gives an assistant turn that only calls tools.
+    default_error_messages = {"null": f"May not be null (OpenAI's format gives null to an assistant turn that "
+                                      f"only calls tools, and {TOOL_TURN_TEXT})."}
 
     _whole = StrictCharField(trim_whitespace=True, allow_blank=False)
     _text = StrictCharField(trim_whitespace=False, allow_blank=True)
@@ -98,8 +109,8 @@ class MessageRoleField(StrictChoiceField):
 
     default_error_messages = {
         # The batch's serializer is open (not a ClosedSerializerMixin), which adds the allowed values elsewhere.
-        "invalid_choice": '"{input}" is not a valid choice; allowed: user, assistant, system, developer (a tool '
-                          "turn or call is not the conversation's words: leave it out of the batch).",
+        "invalid_choice": '"{input}" is not a valid choice; allowed: user, assistant, system, developer '
+                          f"({TOOL_TURN_TEXT}).",
     }
 
     def to_internal_value(self, data: Any) -> str:
@@ -134,6 +145,15 @@ class MessageInputSerializer(serializers.Serializer):
                            help_text="Kept with the turn. `conf_uid`: the character these turns are with, whose typed "
                                      "memories consolidation files them under (`/characters/{conf_uid}/…`); it "
                                      f"matches {CLIENT_ID}.")
+
+    def to_internal_value(self, data: Any) -> Any:
+        # An assistant's tool call ({"role": "assistant", "content": null, "tool_calls": [...]}) said "This field
+        # may not be null." (or, without content, that text is required) where a tool turn said why.
+        if (isinstance(data, Mapping) and not data.get("content") and not data.get("text")
+                and (data.get("tool_calls") or data.get("function_call"))):
+            raise serializers.ValidationError({"content": [f"An assistant's tool call (`tool_calls` without "
+                                                           f"content) is refused: {TOOL_TURN_TEXT}."]})
+        return super().to_internal_value(data)
 
     def validate_meta(self, value: dict[str, Any]) -> dict[str, Any]:
         # Consolidation files memories under it: "bad uid!" or 123 made memories no route could list.

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from django.test import override_settings
 
+from memoryhub.models import Message
 from tests.factories import append_messages
 
 START = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
@@ -441,6 +442,38 @@ def test_text_and_content_are_one_field(client_a, message: dict, field: str) -> 
     response = client.post(MESSAGES, {"messages": [message]}, format="json")
     assert response.status_code == 400
     assert field in response.json()["error"]["fields"]["messages"]["0"], response.json()
+
+
+TOOL_CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize("call", [
+    {"role": "assistant", "content": None, "tool_calls": [TOOL_CALL]},
+    {"role": "assistant", "content": "", "tool_calls": [TOOL_CALL]},
+    {"role": "assistant", "tool_calls": [TOOL_CALL]},
+    {"role": "assistant", "content": None, "function_call": {"name": "get_weather", "arguments": "{}"}},
+])
+def test_an_assistants_tool_call_is_refused_with_the_reason_a_tool_turn_gets(client_a, call: dict) -> None:
+    """README: a tool turn or an assistant's tool call is refused, "leave them out of what you send"; the
+    tool call said only "This field may not be null." (found by a QA session)."""
+    client, _ = client_a
+    history = [{"role": "user", "content": "Weather in Porto?"}, {"role": "assistant", "content": "Checking."}]
+    response = client.post(MESSAGES, {"messages": [*history, call]}, format="json")
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["message"] == ("messages[2].content: An assistant's tool call (`tool_calls` without content) is "
+                                "refused: a tool turn or call is not the conversation's words: leave it out of the "
+                                "batch."), error
+    tool_turn = client.post(MESSAGES, {"messages": [
+        *history, {"role": "tool", "tool_call_id": "call_1", "content": "18 °C"}]}, format="json")
+    assert "leave it out of the batch" in tool_turn.json()["error"]["message"]
+    # A null content without a tool call says why too; a call with words keeps the words.
+    null = client.post(MESSAGES, {"messages": [{"role": "user", "content": None}]}, format="json")
+    assert "leave it out of the batch" in null.json()["error"]["fields"]["messages"]["0"]["content"][0]
+    assert Message.objects.count() == 0
+    said = client.post(MESSAGES, {"messages": [{"role": "assistant", "content": "Let me check.",
+                                                "tool_calls": [TOOL_CALL]}]}, format="json")
+    assert said.status_code == 202, said.content
 
 
 # --- a misspelt field is an error, not a setting silently dropped ----------------------------------
