@@ -314,6 +314,10 @@ class DocumentOutputSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Document.Status.choices)
     chunks = serializers.IntegerField(allow_null=True, help_text="Chunks indexed; null while a job indexes it.")
     status_url = serializers.CharField(help_text="Where to follow the indexing: GET it until `ready`.")
+    masked = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text='Sensitive numbers masked in the stored document (text, title, tags, meta), by kind, e.g. '
+                  '{"card_number": 1}; a document is masked under every SENSITIVE_POLICY.')
 
 
 class DocumentStatusSerializer(serializers.Serializer):
@@ -353,11 +357,11 @@ def _ingest(request: Request, user_id: str | None) -> Response:
         if data is not request.data and "text" in errors:
             errors["file"] = errors.pop("text")
         raise serializers.ValidationError(errors)
-    document, chunks = services.document_ingest(
+    document, chunks, masked = services.document_ingest(
         tenant=request_tenant(request), user_id=user_id, document=services.DocumentInput(**serializer.validated_data)
     )
     body = {"id": document.pk, "namespace": document.namespace, "status": document.status, "chunks": chunks,
-            "status_url": reverse("document-detail", kwargs={"document_id": document.pk})}
+            "status_url": reverse("document-detail", kwargs={"document_id": document.pk}), "masked": dict(masked)}
     code = status.HTTP_201_CREATED if chunks is not None else status.HTTP_202_ACCEPTED
     return Response(DocumentOutputSerializer(body).data, status=code)
 

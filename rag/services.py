@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.locks import advisory_lock
 from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.search import vectors
-from memoryhub.sensitive import mask_bounded, mask_json, mask_tags, redact
+from memoryhub.sensitive import mask_bounded, mask_json, mask_tags, mask_text, redact
 from memoryhub.text import analyze_many, count_tokens
 from rag.chunking import split_bounded, split_document
 from rag.models import (
@@ -556,13 +557,15 @@ def document_delete(*, tenant: Tenant, document_id: int) -> dict[str, int]:
     return {"documents": 1, "chunks": chunks}
 
 
-def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentInput) -> tuple[Document, int | None]:
+def document_ingest(*, tenant: Tenant, user_id: str | None,
+                    document: DocumentInput) -> tuple[Document, int | None, Counter[str]]:
     """Store a document (replacing the one with the same external id) and index its chunks.
 
     Up to DOCUMENT_SYNC_MAX_CHARS it is chunked and embedded before any transaction opens, then
     stored `ready` with its chunks in one short transaction; returns the chunk count. A longer
     one is stored `pending` and handed to `document_index_task` after commit; the count is then
-    None, and the document's status shows the job's progress."""
+    None, and the document's status shows the job's progress. Also returns the sensitive numbers
+    masked, by kind, as a batch of messages does."""
     if not document.text.strip():
         raise ApplicationError("Document text must not be empty.", field="text")
     namespace = user_namespace(user_id) if user_id else TENANT_NAMESPACE
@@ -570,12 +573,14 @@ def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentIn
     # from. The title is every chunk's heading line and the tags are on every chunk and search item,
     # so they are masked like the text. The external id is the client's key for replacing the
     # document: it is kept as sent, as a message's is (memoryhub.services._masked).
+    title, in_title = mask_bounded(document.title, max_length=TITLE_MAX_LENGTH, where="document")
+    text, in_text = mask_text(document.text, where="document")
+    tags, in_tags = mask_tags(document.tags, where="document")
+    meta, in_meta = mask_json(document.meta, where="document")
+    masked = in_title + in_text + in_tags + in_meta
     stored = Document(
-        tenant=tenant, namespace=namespace, user_id=user_id or "",
-        title=mask_bounded(document.title, max_length=TITLE_MAX_LENGTH, where="document")[0],
-        text=redact(document.text, where="document"),
-        format=document.format, external_id=document.external_id,
-        tags=mask_tags(document.tags, where="document")[0], meta=mask_json(document.meta, where="document")[0],
+        tenant=tenant, namespace=namespace, user_id=user_id or "", title=title, text=text,
+        format=document.format, external_id=document.external_id, tags=tags, meta=meta,
         importance=document.importance,
     )
     if len(document.text) > settings.DOCUMENT_SYNC_MAX_CHARS:
@@ -585,7 +590,7 @@ def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentIn
                 _document_replace(tenant, namespace, document.external_id)
             stored.save()
             transaction.on_commit(lambda: document_index_enqueue(document_id=stored.pk))
-        return stored, None
+        return stored, None, masked
     prepared = chunks_prepare(_document_drafts(stored))
     with transaction.atomic():
         if document.external_id:
@@ -597,7 +602,7 @@ def document_ingest(*, tenant: Tenant, user_id: str | None, document: DocumentIn
             draft.source_id = f"document:{stored.pk}"
             draft.meta["document_id"] = stored.pk
         chunks = chunks_insert(tenant=tenant, namespace=namespace, prepared=prepared)
-    return stored, len(chunks)
+    return stored, len(chunks), masked
 
 
 # --- Document jobs (large documents) ----------------------------------------------------------

@@ -105,7 +105,7 @@ def test_unfinished_documents_are_counted_at_scrape_time_by_status(tenant, setti
     for n in range(3):
         rag_services.document_ingest(tenant=tenant, user_id="u1", document=rag_services.DocumentInput(
             text=f"A document long enough to be a job, number {n}."))
-    small, _ = rag_services.document_ingest(tenant=tenant, user_id="u1", document=rag_services.DocumentInput(
+    small, _, _ = rag_services.document_ingest(tenant=tenant, user_id="u1", document=rag_services.DocumentInput(
         text="Short."))
     assert small.status == Document.Status.READY  # indexed in the call: never counted
     Document.objects.filter(pk=Document.objects.order_by("id").first().pk).update(status="failed")

@@ -211,7 +211,9 @@ def test_documents_are_masked_at_intake(client_a) -> None:
     text = "# Billing\n\nRefunds go to IBAN DE89 3704 0044 0532 0130 00; questions to +49 30 1234567."
     response = client.post("/api/v1/users/u1/documents", {"text": text}, format="json")
     assert response.status_code == 201
-    assert Document.objects.get().text == (
+    assert response.json()["masked"] == {"iban": 1}  # said, as a batch of messages says it
+    assert client.post("/api/v1/users/u1/documents", {"text": "No numbers."}, format="json").json()["masked"] == {}
+    assert Document.objects.get(text__startswith="# Billing").text == (
         "# Billing\n\nRefunds go to IBAN [iban •••• 3000]; questions to +49 30 1234567.")
     assert all("DE89" not in c for c in Chunk.objects.values_list("text", flat=True))
 
@@ -303,6 +305,7 @@ def test_a_document_title_and_tags_are_masked(client_a, settings, policy: str) -
         "title": "Card 4111 1111 1111 1111", "text": "My IBAN is GB82 WEST 1234 5698 7654 32.",
         "tags": ["4111111111111111", LONG_TAG], "meta": {"card": "5555 5555 5555 4444"}}, format="json")
     assert response.status_code == 201, response.content
+    assert response.json()["masked"] == {"card_number": 4, "iban": 1}  # title, two tags, meta; text
     document = Document.objects.get(tenant=tenant)
     assert document.title == "Card [card •••• 1111]"
     assert document.tags == ["[card •••• 1111]", "x" * 50]

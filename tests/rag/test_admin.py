@@ -46,7 +46,7 @@ def test_a_failed_document_is_listed_with_its_progress_and_can_be_indexed_again(
                                                                                 monkeypatch) -> None:
     settings.DOCUMENT_SYNC_MAX_CHARS = 100
     monkeypatch.setattr(services, "document_index_enqueue", lambda *, document_id: True)  # the job fails later
-    document, _ = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
+    document, _, _ = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
         text="## Part\n" + "The ferry leaves at dawn. " * 20, title="Ferries"))
     Document.objects.filter(pk=document.pk).update(status="failed", attempts=2, chunks_total=3, chunks_done=1)
     page = admin_client.get("/admin/rag/document/", {"status__exact": "failed"}).content.decode()

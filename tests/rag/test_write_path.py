@@ -181,7 +181,7 @@ def test_a_run_without_whitespace_is_cut_into_bounded_pieces() -> None:
 @pytest.mark.django_db
 def test_a_megabyte_of_one_word_becomes_many_bounded_chunks(tenant: Any, settings: Any) -> None:
     settings.DOCUMENT_SYNC_MAX_CHARS = 2_000_000  # the synchronous path; the job path is tested below
-    document, chunks = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
+    document, chunks, _ = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
         text="z" * 1_300_000, title="Blob"))
     lengths = list(Chunk.objects.filter(tenant=tenant).values_list("text", flat=True))
     assert chunks == len(lengths) >= 1_300_000 // settings.CHUNK_MAX_CHARS
@@ -313,7 +313,7 @@ def test_a_document_left_pending_or_failed_is_picked_up_by_the_sweep(
 ) -> None:
     settings.DOCUMENT_SYNC_MAX_CHARS = 1000
     # The worker died before it ran the job: nothing ever enqueued it again but the sweep.
-    document, chunks = services.document_ingest(tenant=tenant, user_id=None, document=services.DocumentInput(
+    document, chunks, _ = services.document_ingest(tenant=tenant, user_id=None, document=services.DocumentInput(
         text=BIG_TEXT))
     assert chunks is None
     Document.objects.filter(pk=document.pk).update(enqueued_at=timezone.now() - timedelta(hours=1))
@@ -341,7 +341,7 @@ def test_a_document_job_killed_midway_resumes_without_doubling(tenant: Any, sett
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     settings.DOCUMENT_SYNC_MAX_CHARS = 1000
     monkeypatch.setattr(services, "DOCUMENT_INDEX_BATCH", 10)
-    document, _ = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
+    document, _, _ = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
         text=BIG_TEXT))
     real_prepare = services.chunks_prepare
     calls = [0]
@@ -369,7 +369,7 @@ def test_erasure_while_a_document_job_embeds_removes_the_document_and_leaves_no_
     settings.DOCUMENT_SYNC_MAX_CHARS = 1000
     monkeypatch.setattr(services, "DOCUMENT_INDEX_BATCH", 20)
     monkeypatch.setattr(services, "document_index_enqueue", lambda *, document_id: True)  # a busy broker
-    document, _ = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
+    document, _, _ = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
         text=BIG_TEXT))
     # The first round goes through; the job is embedding its second round when the erasure comes.
     remote_embedder.script_embeddings(None, Delay(EMBEDDING_DELAY))
@@ -395,7 +395,7 @@ def test_deleting_a_document_while_its_job_embeds_stops_the_job_and_leaves_no_ch
     settings.DOCUMENT_SYNC_MAX_CHARS = 1000
     monkeypatch.setattr(services, "DOCUMENT_INDEX_BATCH", 20)
     monkeypatch.setattr(services, "document_index_enqueue", lambda *, document_id: True)  # a busy broker
-    document, _ = services.document_ingest(tenant=tenant, user_id=None, document=services.DocumentInput(
+    document, _, _ = services.document_ingest(tenant=tenant, user_id=None, document=services.DocumentInput(
         text=BIG_TEXT))
     remote_embedder.script_embeddings(None, Delay(EMBEDDING_DELAY))
     thread, out = in_thread(lambda: services.document_index(document_id=document.pk))
@@ -446,7 +446,7 @@ def test_two_uploads_of_one_external_id_at_once_leave_one_document(
 def test_reindex_leaves_a_document_being_indexed_to_its_job_and_doubles_nothing(tenant: Any, settings: Any) -> None:
     settings.DOCUMENT_SYNC_MAX_CHARS = 1000
     append_messages(tenant, "u1", "s1", ["I keep bees.", "How many hives?"])
-    document, _ = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
+    document, _, _ = services.document_ingest(tenant=tenant, user_id="u1", document=services.DocumentInput(
         text=BIG_TEXT))
     services.reindex(tenant=tenant, user_ids=["u1"], include_tenant_documents=False)
     assert not Chunk.objects.filter(tenant=tenant, type="document").exists()  # not ready: its job's work
