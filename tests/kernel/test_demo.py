@@ -69,3 +69,27 @@ def test_rotating_an_unknown_tenant_is_an_error() -> None:
 
     with pytest.raises(CommandError, match="No tenant named 'nobody'"):
         bootstrap("apikey_rotate", "nobody")
+
+
+def test_a_tenant_gets_another_key_with_only_the_scopes_its_client_needs() -> None:
+    """A QA session giving a game master's LLM a `tools` key had to rotate a key and edit its scopes in
+    the admin: `apikey_create` makes one beside the others."""
+    from django.core.management.base import CommandError
+
+    first = printed_key(bootstrap("tenant_create", "acme", "--scopes", "memory,tools"))
+    out = bootstrap("apikey_create", "acme", "--name", "gm-llm", "--scopes", "tools")
+    assert "scopes tools" in out
+    raw = re.search(r"(mh_\S+)", out.split("shown once", 1)[1]).group(1)
+    key = ApiKey.objects.get(key_hash=hash_key(raw))
+    assert (key.name, key.scopes, key.tenant.name) == ("gm-llm", ["tools"], "acme")
+    llm = APIClient()
+    llm.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert llm.get("/api/v1/tools").status_code == 200
+    assert llm.get("/api/v1/users/u1/sessions").status_code == 403  # no `memory` scope
+    app = APIClient()
+    app.credentials(HTTP_AUTHORIZATION=f"Bearer {first}")
+    assert app.get("/api/v1/users/u1/sessions").status_code == 200  # the first key is untouched
+    for args, error in ((("acme", "--name", "x", "--scopes", "admin"), "Unknown or no scopes"),
+                        (("acme", "--name", " "), "--name must be"), (("nobody", "--name", "x"), "No tenant")):
+        with pytest.raises(CommandError, match=error):
+            bootstrap("apikey_create", *args)
