@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from memoryhub.exceptions import ApplicationError
+from memoryhub.exceptions import ApplicationError, NotFound
 from people import dedup, metrics
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMention, PersonMerge, PersonRelation
 from people.names import name_key
@@ -305,9 +305,17 @@ def _why(reason: str) -> dict[str, str]:
     return {"reason": reason.strip()} if reason.strip() else {}
 
 
-def _pending(proposal: MergeProposal) -> MergeProposal:
+def _locked_proposal(proposal: MergeProposal) -> MergeProposal:
     user_lock(tenant_id=proposal.tenant_id, user_id=proposal.user_id)
-    proposal = MergeProposal.objects.select_for_update().get(pk=proposal.pk)
+    locked = MergeProposal.objects.select_for_update().filter(pk=proposal.pk).first()
+    if locked is None:
+        # Read under the lock: a client's deletion of one of the two people took the proposal with it.
+        raise NotFound("The proposal no longer exists: one of its two people was deleted.")
+    return locked
+
+
+def _pending(proposal: MergeProposal) -> MergeProposal:
+    proposal = _locked_proposal(proposal)
     if proposal.status != MergeProposal.Status.PENDING:
         # 409 like a lore edit decided twice (the review API answers it as is).
         raise ApplicationError(f"This proposal is already {proposal.status}.", code="already_decided",
@@ -356,8 +364,7 @@ def merge_proposal_undo(
     *, proposal: MergeProposal, reviewer: AbstractBaseUser | None, force: bool = False,
     actor_label: str | None = None, reason: str = "",
 ) -> PersonMerge:
-    user_lock(tenant_id=proposal.tenant_id, user_id=proposal.user_id)
-    proposal = MergeProposal.objects.select_for_update().get(pk=proposal.pk)
+    proposal = _locked_proposal(proposal)
     if proposal.status != MergeProposal.Status.APPROVED or proposal.merge_id is None:
         raise ApplicationError(f"Only an approved proposal's merge can be undone; this one is {proposal.status}.",
                                code="not_approved", status_code=409)

@@ -279,3 +279,28 @@ def test_a_merge_decided_while_the_client_edits_one_of_the_two_never_deadlocks(m
     errors = [e for e in errors if not isinstance(e, ApplicationError)]
     assert not errors, errors
     assert MergeProposal.objects.filter(status=MergeProposal.Status.APPROVED).count() == len(pairs)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_merge_approved_while_a_client_deletes_its_target_leaves_no_orphan(make_person) -> None:
+    """The deletion and the approval take the user's lock first: whichever comes second finds the other's
+    result (the proposal gone, or the person merged into one about to go) and nothing is left half-done:
+    no tombstone without its survivor, no proposal or merge naming a deleted person."""
+    from people.models import PersonMerge
+
+    for i in range(6):
+        source = make_person("Alex", user_id=f"u{i}", bio="Plays chess.")
+        target = make_person("Alexander", user_id=f"u{i}", bio="My colleague.")
+        proposal = services.merge_proposal_create(source=source, target=target, rule="diminutive", score=0.85,
+                                                  evidence=[{"rule": "diminutive"}])
+        outcomes = at_once(
+            lambda p=proposal: services.merge_proposal_approve(proposal=p, reviewer=None, actor_label="editor"),
+            lambda t=target: services.person_delete(person=t, actor=None, actor_label="client"))
+        # The loser's refusal is a clean 4xx (the proposal or the person no longer there), never a 500.
+        assert not [e for e in errors_of(outcomes) if not isinstance(e, ApplicationError)], outcomes
+        assert not errors_of(outcomes[1:]), outcomes  # the deletion always lands: a merge only adds to it
+        left = set(Person.objects.filter(user_id=f"u{i}").values_list("display_name", flat=True))
+        assert left <= {"Alex"}, left  # the target is gone; so is its tombstone if the merge came first
+        assert not Person.objects.filter(user_id=f"u{i}", merged_into__isnull=False).exists()
+        assert not MergeProposal.objects.filter(user_id=f"u{i}").exists()
+        assert not PersonMerge.objects.filter(user_id=f"u{i}").exists()
