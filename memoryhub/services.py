@@ -595,22 +595,22 @@ def admin_log_forget(*, model: type[Model], object_ids: Iterable[Any]) -> int:
 
 def _admin_log_forget_user(*, tenant: Tenant, user_id: str) -> int:
     """`admin_log_forget` for every row the user holds, in every model with a tenant and a user id,
-    before the erasers delete them. The log is an editor's actions, so it is read per model and
-    matched to the user's rows, not the other way round (a user may hold millions of chunks)."""
+    before the erasers delete them. The log is an editor's actions, so it is read once and matched to
+    the user's rows, not the other way round (a user may hold millions of chunks)."""
+    models = {ContentType.objects.get_for_model(model, for_concrete_model=False).pk: model
+              for model in django_apps.get_models()
+              if {"tenant", "user_id"} <= {f.name for f in model._meta.get_fields()}}
+    logged: dict[int, set[str]] = {}
+    for content_type_id, object_id in LogEntry.objects.filter(content_type_id__in=models).values_list(
+            "content_type_id", "object_id"):
+        logged.setdefault(content_type_id, set()).add(object_id)
     deleted = 0
-    for model in django_apps.get_models():
-        fields = {f.name for f in model._meta.get_fields()}
-        if not {"tenant", "user_id"} <= fields:
-            continue
-        content_type = ContentType.objects.get_for_model(model, for_concrete_model=False)
-        logged = set(LogEntry.objects.filter(content_type=content_type).values_list("object_id", flat=True))
-        if not logged:
-            continue
-        pk = model._meta.pk
+    for content_type_id, object_ids in logged.items():
+        model = models[content_type_id]
         candidates = []
-        for object_id in logged:
+        for object_id in object_ids:
             try:
-                candidates.append(pk.to_python(object_id))
+                candidates.append(model._meta.pk.to_python(object_id))
             except ValidationError:
                 continue
         owned = model._default_manager.filter(tenant=tenant, user_id=user_id, pk__in=candidates)
