@@ -626,3 +626,22 @@ def test_a_summary_with_a_word_too_long_to_index_is_stored(engine):
     document = summary_document("sum_long", notes=f"The seal read {'Q' * 140}.")
     response = engine.post(f"{BASE}/summaries", document, format="json")
     assert response.status_code == 201, response.content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_late_summary_and_a_newer_one_at_once_leave_the_newer_scenes_flag(engine):
+    """Two summaries of one party recorded at the same time, an older scene and a newer one: whichever
+    takes the party's lock first, the flag ends as the newer scene set it."""
+    from lore.campaigns import services
+    from tests.concurrency import at_once, errors_of
+
+    campaign = Party.objects.get(slug="pty_001").campaign
+    for round_ in range(4):
+        older = _flagged(f"old_{round_}", f"2025-08-0{round_ + 1}T10:00:00Z", {f"door_{round_}": "closed"})
+        newer = _flagged(f"new_{round_}", f"2025-09-0{round_ + 1}T10:00:00Z", {f"door_{round_}": "open"})
+        calls = [lambda d=older: services.summary_record(campaign=campaign, document=d),
+                 lambda d=newer: services.summary_record(campaign=campaign, document=d)]
+        outcomes = at_once(*(calls if round_ % 2 else calls[::-1]))
+        assert not errors_of(outcomes), outcomes
+        assert Party.objects.get(slug="pty_001").flags[f"door_{round_}"] == "open"
+        assert PartyFlagChange.objects.get(key=f"door_{round_}", summary__summary_id=f"new_{round_}").applied
