@@ -94,6 +94,15 @@ class TenantPrincipal:
         return self.api_key.pk
 
 
+def key_touch(key: ApiKey) -> None:
+    """Stamp the key's `last_used_at` (at most once a `LAST_USED_RESOLUTION`): how an operator tells a
+    key still in use from one safe to revoke, whichever door (REST or MCP) its client uses."""
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        key.last_used_at = now
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
@@ -113,10 +122,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             if key is None or not key.is_active or not key.tenant.is_active:
                 raise exceptions.AuthenticationFailed(INVALID_KEY_MESSAGE)
             key_cache.put(key_hash, key, settings.API_KEY_CACHE_SECONDS)
-        now = timezone.now()
-        if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
-            ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-            key.last_used_at = now
+        key_touch(key)
         return TenantPrincipal(tenant=key.tenant, api_key=key), key
 
     def authenticate_header(self, request: Request) -> str:

@@ -23,7 +23,7 @@ from mcp.server.context import ServerRequestContext
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memoryhub.auth import api_key_throttle_wait, hash_key
+from memoryhub.auth import api_key_throttle_wait, hash_key, key_touch
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ApiKey, Tenant
 from tools import registry, services
@@ -50,6 +50,7 @@ def tools_key(raw_key: str) -> ApiKey:
         raise KeyRefused("Invalid API key.", 401)
     if ApiKey.Scope.TOOLS not in key.scopes:
         raise KeyRefused("This API key lacks the 'tools' scope.", 403)
+    key_touch(key)
     return key
 
 

@@ -27,7 +27,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from lore.campaigns.demo import demo_campaign_create
 from lore.models import World
-from memoryhub.models import Tenant
+from memoryhub.auth import hash_key
+from memoryhub.models import ApiKey, Tenant
 from profiles.services import fact_upsert
 from tests.factories import append_messages
 from tests.tools.conftest import publish_small_world
@@ -104,6 +105,8 @@ def test_stdio(world_key: tuple[str, Tenant]) -> None:
             return await exercise(client)
 
     check(anyio.run(run), tenant, "mcp-stdio")
+    # An operator deciding which keys to revoke sees one used over MCP only as in use.
+    assert ApiKey.objects.get(key_hash=hash_key(raw)).last_used_at is not None
 
 
 @pytest.mark.parametrize("given", ["memory-only key", "no key"])
@@ -162,6 +165,7 @@ def test_streamable_http(world_key: tuple[str, Tenant], http_server: str) -> Non
             return await exercise(client)
 
     check(anyio.run(run), tenant, "mcp-http")
+    assert ApiKey.objects.get(key_hash=hash_key(raw)).last_used_at is not None
 
 
 def _status(url: str, key: str | None) -> tuple[int, dict]:
