@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import date, datetime, timedelta
+
+from django.conf import settings
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
@@ -37,6 +40,16 @@ def user_sessions(*, tenant: Tenant, user_id: str, limit: int, offset: int) -> t
     sessions = Conversation.objects.filter(tenant=tenant, user_id=user_id)
     page = list(sessions.order_by(F("last_message_at").desc(nulls_last=True), "-id")[offset:offset + limit])
     return page, sessions.count()
+
+
+def previous_conversation_day(*, tenant_id: int, user_id: str, now: datetime) -> date | None:
+    """The day the user's previous conversation ended: the most recently active session that has been
+    quiet for `ARCHIVAL_IDLE_SECONDS` (the one still going is the conversation asking). None when the
+    user has no such session. By the messages' own times, as the turns' date terms are."""
+    quiet_since = now - timedelta(seconds=settings.ARCHIVAL_IDLE_SECONDS)
+    last = (Conversation.objects.filter(tenant_id=tenant_id, user_id=user_id, last_message_at__lt=quiet_since)
+            .order_by("-last_message_at").values_list("last_message_at", flat=True).first())
+    return last.date() if last else None
 
 
 def session_recent_messages_by_ids(*, tenant_id: int, user_id: str, session_id: str, limit: int) -> list[Message]:

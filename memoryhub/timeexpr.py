@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-__all__ = ["Span", "asks_how_long", "asks_when", "chunk_terms", "mentions", "query_terms", "query_weights",
-           "span_terms"]
+__all__ = ["Span", "asks_how_long", "asks_last_conversation", "asks_when", "chunk_terms", "last_conversation_phrases",
+           "mentions", "query_terms", "query_weights", "span_terms"]
 
 TIME_REFERENCE = "@t"
 DURATION = "@dur"
@@ -920,6 +920,49 @@ def relative_expressions(text: str, anchor: date) -> list[tuple[int, int]]:
         _resolved(reader(text, anchor, True, claims))
         ranges += [(a, b) for a, b in claims.taken if not _ANCHORED.search(text[a:b])]
     return sorted(ranges)
+
+
+# "Last time" of a conversation: "what did I tell you last time?", "что я говорил в прошлый раз?",
+# "我上次说了什么？". The same words also name the last time something happened ("the last time I went to
+# the dentist", "我上次去北京"), whose answer is no conversation's day: so the phrase counts only beside a
+# verb of saying said by the user or to them ("what did my sister say last time?" is about her), or as
+# "our last conversation" with a word for a conversation.
+_LAST_TIME_EN = re.compile(r"\blast\s+time\b|\bwhen\s+we\s+last\b")
+_LAST_TALK_EN = re.compile(r"\b(?:our|the)\s+last\s+(?:conversation|chat|talk|session|call)s?\b")
+_SAYING_EN = re.compile(r"\b(?:say|said|tell|told|talk(?:ed)?|spoke|speak|mention(?:ed)?|chat(?:ted)?|"
+                        r"discuss(?:ed)?|share[d]?|ask(?:ed)?)\b")
+_LAST_TIME_RU = re.compile(r"(?<!\w)(?:в\s+)?прошлый\s+раз(?!\w)")
+_LAST_TALK_RU = re.compile(r"(?<!\w)(?:в\s+)?(?:прошл(?:ом|ый|ой)|последн(?:ем|ий|ей))\s+(?:наш(?:ем|ей)?\s+)?"
+                           r"(?:разговор[еа]?|бесед[еуы]|переписк[еи]|сесси[ию])(?!\w)")
+_SAYING_RU = re.compile(r"(?<!\w)(?:говор|сказ|рассказ|упомин|упомян|обсужд|обсуди|болта|общал|беседова|писал|"
+                        r"спрашива|делил)\w*")
+_LAST_TIME_ZH = re.compile(r"上一?次|上回")
+_SAYING_ZH = re.compile(r"[说聊讲提谈问]|告诉")
+_US_EN = re.compile(r"\b(?:i|we|you)\b")
+_US_RU = re.compile(r"(?<!\w)(?:я|мы|ты|вы|мне|нам|тебе|вам)(?!\w)")
+_US_ZH = re.compile(r"[我你咱]")
+
+
+def last_conversation_phrases(text: str) -> list[tuple[int, int]]:
+    """Where a question refers to the user's previous conversation (the phrase and its verbs of
+    saying); empty when it does not. The search resolves it to that conversation's day
+    (`memoryhub.selectors.previous_conversation_day`)."""
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        return []  # as in relative_expressions: places in the lower-cased text must be the text's
+    found: list[tuple[int, int]] = []
+    for phrase, saying, us in ((_LAST_TIME_EN, _SAYING_EN, _US_EN), (_LAST_TIME_RU, _SAYING_RU, _US_RU),
+                               (_LAST_TIME_ZH, _SAYING_ZH, _US_ZH)):
+        spans = [m.span() for m in phrase.finditer(lowered)]
+        verbs = [m.span() for m in saying.finditer(lowered)]
+        if spans and verbs and us.search(lowered):
+            found += spans + verbs  # the verb is the question's frame too: "tell" is no topic of it
+    found += [m.span() for talk in (_LAST_TALK_EN, _LAST_TALK_RU) for m in talk.finditer(lowered)]
+    return sorted(found)
+
+
+def asks_last_conversation(text: str) -> bool:
+    return bool(last_conversation_phrases(text))
 
 
 def _resolved(spans: Iterable[Span]) -> list[Span]:

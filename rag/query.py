@@ -15,14 +15,16 @@ Two shapes of query need more than its words:
 - personal pronouns are no search words of a question (memoryhub.text.pronoun_terms): "I" and "my"
   are on most of a user's turns and matched unrelated ones where nothing else did;
 - nor are the words of a date said relative to the question ("last week", "вчера", "去年"): its
-  date terms say which days it means.
+  date terms say which days it means;
+- "what did I tell you last time?" asks for the day of the user's previous conversation, which the
+  search looks up and passes as `previous_day`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from datetime import datetime
+from datetime import date, datetime
 
 from memoryhub import lexicon, timeexpr
 from memoryhub.text import analyze, pronoun_terms
@@ -63,20 +65,37 @@ def dialogue_turns(query: str) -> list[tuple[str, str]] | None:
 _ASKS = frozenset({timeexpr.TIME_REFERENCE, timeexpr.DURATION})
 
 
+def _outermost(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted ranges without those inside or overlapping an earlier one: each blanked once."""
+    out: list[tuple[int, int]] = []
+    for start, end in ranges:
+        if out and start < out[-1][1]:
+            continue
+        out.append((start, end))
+    return out
+
+
 def _is_assistant(speaker: str) -> bool:
     return speaker.casefold() in _ASSISTANT_LABELS
 
 
-def weighted_terms(query: str, now: datetime) -> dict[str, float]:
-    """Each BM25 term of the query with its weight (a word said once in a plain query weighs 1)."""
+def weighted_terms(query: str, now: datetime, previous_day: date | None = None) -> dict[str, float]:
+    """Each BM25 term of the query with its weight (a word said once in a plain query weighs 1).
+    `previous_day`: the day of the user's previous conversation, which a question about "last time"
+    asks for (`timeexpr.last_conversation_phrases`)."""
     weights: dict[str, float] = {}
     pronouns = pronoun_terms()
     turns = dialogue_turns(query)
     if turns is None:
         # "Last week", "вчера", "去年": the date terms below say which days; as full words they matched
         # turns that said them of other days. (A conversation's are kept: it is not asking about a time.)
+        # So do "last time" and "в прошлый раз" when the previous conversation's day stands for them.
         words, said = query, []
-        for start, end in reversed(timeexpr.relative_expressions(query, now.date())):
+        relative = timeexpr.relative_expressions(query, now.date())
+        if previous_day is not None:
+            relative = sorted(relative + timeexpr.last_conversation_phrases(query))
+            weights[f"@d{previous_day.isoformat()}"] = timeexpr.DATE_WEIGHT
+        for start, end in reversed(_outermost(relative)):
             said.append(words[start:end])
             words = words[:start] + " " * (end - start) + words[end:]
         for term in analyze(words):

@@ -15,7 +15,7 @@ import numpy as np
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from memoryhub import events, metrics, wordvectors
+from memoryhub import events, metrics, timeexpr, wordvectors
 from memoryhub.embeddings import embed_query, embed_query_if_available, get_embedder, rerank_query_vector
 from memoryhub.models import Message
 from memoryhub.search import vectors
@@ -23,6 +23,7 @@ from memoryhub.search.bm25 import SegmentedBM25Index
 from memoryhub.search.bm25 import idf as bm25_idf
 from memoryhub.search.config import RetrievalConfig, retrieval_config
 from memoryhub.search.fusion import FusedScore, fuse, ranked
+from memoryhub.selectors import previous_conversation_day
 from memoryhub.text import HAN_CHAR, analyze, term, words
 from people.selectors import relation_name_terms
 from profiles.selectors import own_name_terms
@@ -176,8 +177,12 @@ def chunks_search(
     dropped = own if searched != query else frozenset()  # the name's terms, when they left the query
     if mode in ("hybrid", "bm25"):
         # Words, the dates the query names, a conversation's user turns over the assistant's.
-        term_weights = query_terms.weighted_terms(searched, now)
-        if own_namespace and query_terms.dialogue_turns(searched) is None:
+        question = own_namespace and query_terms.dialogue_turns(searched) is None
+        # "What did I tell you last time?": the previous conversation's day, looked up only then (~0.3 ms).
+        previous_day = previous_conversation_day(tenant_id=tenant_id, user_id=user_id, now=now) \
+            if question and timeexpr.asks_last_conversation(searched) else None
+        term_weights = query_terms.weighted_terms(searched, now, previous_day=previous_day)
+        if question:
             # "my sister" asks about Emma: her name is what the turns say (people.selectors). A question,
             # not a whole conversation given as the query: reading one's cue words cost ~3 ms (MADial zh).
             for term in relation_name_terms(tenant_id=tenant_id, user_id=user_id, query=searched):
