@@ -138,6 +138,12 @@ def _render(value: Any, depth: int = 0) -> str:
     return str(value)
 
 
+def _json_type(value: object) -> str:
+    """The JSON name of a parsed value's type ("an array", "a boolean"), for messages to a source's author."""
+    names = {bool: "a boolean", float: "a number", list: "an array", dict: "an object"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), type(value).__name__)
+
+
 def _json_entries(text: str, filename: str, language: str, options: SourceOptions) -> list[Entry]:
     try:
         data = json.loads(text)
@@ -155,7 +161,12 @@ def _json_entries(text: str, filename: str, language: str, options: SourceOption
         if not isinstance(item, dict):
             raise SourceError("expected an object", filename=filename, where=where)
         raw_id = item.get(options.id_field)
-        if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool) or str(raw_id).strip() == "":
+        if raw_id is not None and (not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool)):
+            # Said as it is: "missing" sent an author whose ids were numbers in an array or objects looking
+            # for a field that was there.
+            raise SourceError(f"id field {options.id_field!r} must be a string or an integer, not "
+                              f"{_json_type(raw_id)}", filename=filename, where=f"{where}.{options.id_field}")
+        if not isinstance(raw_id, (str, int)) or str(raw_id).strip() == "":
             keys = ", ".join(sorted(map(str, item))[:8])
             raise SourceError(f"missing or empty id field {options.id_field!r} (the entries' keys: {keys}; name "
                               "yours with `id_field`, `title_field` and `text_fields`)", filename=filename,

@@ -102,6 +102,16 @@ def test_malformed_source_is_refused_naming_the_file_and_where(world, content, l
     assert caught.value.extra["file"] == "Bad.json"
 
 
+@pytest.mark.parametrize(("given", "said"), [("[1, 2]", "not an array"), ('{"n": 1}', "not an object"),
+                                            ("true", "not a boolean"), ("1.5", "not a number")])
+def test_an_id_of_the_wrong_type_is_named_as_such_not_as_missing(world, given, said):
+    content = f'[{{"index": {given}, "name": "A", "desc": "x"}}]'.encode()
+    with pytest.raises(ApplicationError) as caught:
+        services.knowledge_ingest(world=world, domain="srd", files=[services.UploadedFile("Bad.json", content, "en")])
+    assert caught.value.status_code == 400 and "$[0].index" in caught.value.message
+    assert f"must be a string or an integer, {said}" in caught.value.message and "missing" not in caught.value.message
+
+
 def test_duplicate_entry_ids_are_listed(world):
     data = [{"index": "a", "name": "A", "desc": "x"}, {"index": "a", "name": "A2", "desc": "y"},
             {"index": "b", "name": "B", "desc": "z"}, {"index": "b", "name": "B2", "desc": "w"}]
