@@ -15,16 +15,32 @@ from lore.edit_models import KnowledgeEdit
 from lore.normalize import Entry
 
 
-def edit_entry(edit: KnowledgeEdit, old: Entry | None) -> Entry:
-    """The entry an edit of action create or update stands for (`old`: the entry it replaces)."""
+def edit_entry(edit: KnowledgeEdit, old: Entry | None, others: Sequence[Entry] = ()) -> Entry:
+    """The entry an edit of action create or update stands for (`old`: the entry it replaces). A new
+    entry's heading path continues its parent's ("rules/combat/flanking" under the entry
+    "rules/combat", or beside a sibling "rules/combat/initiative"), as the sources' own entries do:
+    the path heads every chunk's text, and a new rule headed "rules > Flanking" among "rules > Combat >
+    …" lost the words "Combat" that its siblings are found by."""
     if old is not None:
         title = edit.title or old.title
         return dataclasses.replace(old, title=title, text=edit.text, heading_path=(*old.heading_path[:-1], title))
     category = edit.entry_id.split("/", 1)[0]
     title = edit.title or edit.entry_id.rsplit("/", 1)[-1]
     return Entry(entry_id=edit.entry_id, title=title, text=edit.text, language=edit.language,
-                 heading_path=(category, title) if category != edit.entry_id else (title,),
+                 heading_path=_new_heading_path(edit, category, title, others),
                  source_file="(lore edit)", category=category)
+
+
+def _new_heading_path(edit: KnowledgeEdit, category: str, title: str, others: Sequence[Entry]) -> tuple[str, ...]:
+    parent = edit.entry_id.rsplit("/", 1)[0] if "/" in edit.entry_id else ""
+    if parent and parent != category:
+        # The same language's parent or sibling first: a Russian rule under Russian headings.
+        for entry in sorted(others, key=lambda e: e.language != edit.language):
+            if entry.entry_id == parent:
+                return (*entry.heading_path, title)
+            if entry.entry_id.rsplit("/", 1)[0] == parent and len(entry.heading_path) > 1:
+                return (*entry.heading_path[:-1], title)
+    return (category, title) if category != edit.entry_id else (title,)
 
 
 def entries_apply_edits(entries: list[Entry], edit_ids: Sequence[int]) -> list[Entry]:
@@ -42,5 +58,6 @@ def entries_apply_edits(entries: list[Entry], edit_ids: Sequence[int]) -> list[E
         if edit.action == KnowledgeEdit.Action.DELETE:
             by_key.pop(key, None)
         else:
-            by_key[key] = edit_entry(edit, by_key.get(key))
+            old = by_key.get(key)
+            by_key[key] = edit_entry(edit, old, () if old is not None else list(by_key.values()))
     return list(by_key.values())

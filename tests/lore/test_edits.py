@@ -7,8 +7,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from lore import edits, selectors, services
+from lore.edit_apply import edit_entry
 from lore.edit_models import KnowledgeEdit, KnowledgeEditEvent
 from lore.models import Alias, KnowledgeVersion
+from lore.normalize import SourceOptions, normalize
 from memoryhub import registry
 from memoryhub.exceptions import ApplicationError
 from tests.concurrency import at_once, errors_of
@@ -451,3 +453,18 @@ def test_the_admin_says_when_an_approved_edit_builds_in_the_background(live, set
                              follow=True)
     assert "1 edit(s) approved; 1 of them build their version in the background" in done.content.decode()
     assert edit.builds.count() == 1
+
+
+RULES_MD = b"# Combat\n\n## Initiative\nRoll Dexterity.\n\n## Surprise\nA surprised creature cannot move.\n"
+
+
+@pytest.mark.parametrize(("entry_id", "path"), [
+    ("rules/combat/flanking", ["rules", "Combat", "Flanking"]),  # beside rules/combat/initiative
+    ("rules/combat/initiative/ties", ["rules", "Combat", "Initiative", "Ties"]),  # under rules/combat/initiative
+    ("rules/flanking", ["rules", "Flanking"]),  # at the top: as before
+])
+def test_a_created_entry_continues_its_parents_heading_path(entry_id, path):
+    entries = normalize(content=RULES_MD, filename="rules.md", language="en", options=SourceOptions())
+    assert entries[0].heading_path == ("rules", "Combat", "Initiative")
+    edit = KnowledgeEdit(action="create", language="en", entry_id=entry_id, title=path[-1], text="Text.")
+    assert list(edit_entry(edit, None, entries).heading_path) == path
