@@ -7,8 +7,9 @@
    ("Maria Ivanovna" ↔ "Maria"), 7. a one-word name that is the first or last word of a fuller one,
    whatever the circles ("Jake" ↔ "Jake Miller", "Петров" ↔ "Сергей Петров"), 8. two named people
    the user calls by the same kin word ("my mom Olga", "my mom Irina"), 9. fuzzy name similarity
-   (typos, transliteration slips), 10. embedding similarity — weak: they become a MergeProposal for
-   review.
+   (typos, transliteration slips), 10. a name in the other script, Latin ↔ Cyrillic ("Igor" ↔ "Игорь",
+   "Sergey Petrov" ↔ "Сергей Петров"; `people.translit`), 11. embedding similarity — weak: they become
+   a MergeProposal for review.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from django.db.models import Q
 
 from memoryhub.search.vectors import nearest
 from memoryhub.text import normalize
-from people import conf, lexicon
+from people import conf, lexicon, translit
 from people.archivist.tokens import split_sentences
 from people.models import Person
 from people.names import (
@@ -38,7 +39,7 @@ from people.names import (
 )
 
 EXACT_RULES = ("telegram_id", "username", "name", "alias", "kin")
-WEAK_RULES = ("diminutive", "prefix", "name_part", "kin_alias", "fuzzy", "embedding")
+WEAK_RULES = ("diminutive", "prefix", "name_part", "kin_alias", "fuzzy", "translit", "embedding")
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,37 @@ def _fuzzy(a: str, b: str) -> float:
     return min(scores) if scores else 0.0
 
 
+def _translit(a: str, b: str) -> float:
+    """Similarity of a Latin and a Cyrillic name key, both folded into one Latin spelling
+    (`people.translit.fold`): 1 when they fold alike ("igor" ↔ "игорь", "julia" ↔ "юлия"), else
+    `_fuzzy`'s measure, threshold and guards over the folded words (a typo on top: "petrov" ↔
+    "петроф"); 0 for two keys of one script, which the other rules compare.
+
+    Where `_fuzzy` refuses any two different first names, here a first name may differ in its vowels
+    only: transliterations disagree there (Alexander ↔ Александр, "aleksander" ↔ "aleksandr"), while
+    another name differs in a consonant (Maria ↔ Марина, Marta ↔ Мария)."""
+    if not translit.crosses_scripts(a, b):
+        return 0.0
+    fa, fb = translit.fold(a), translit.fold(b)
+    if fa == fb:
+        return 1.0
+    if len(fa) < 5 or len(fb) < 5 or gendered_pair(fa, fb):
+        return 0.0
+    wa, wb, la, lb = a.split(), b.split(), fa.split(), fb.split()
+    if not len(wa) == len(la) == len(wb) == len(lb):
+        return similarity(fa, fb) if fa[0] == fb[0] else 0.0
+    scores = []
+    for x, y, fx, fy in zip(wa, wb, la, lb, strict=True):
+        if fx == fy:
+            continue
+        if fx[0] != fy[0] or min(len(fx), len(fy)) < 4:
+            return 0.0
+        if (_is_first_name(x) or _is_first_name(y)) and translit.skeleton(fx) != translit.skeleton(fy):
+            return 0.0
+        scores.append(similarity(fx, fy))
+    return min(scores) if scores else 1.0
+
+
 def compare(a: Person, b: Person, *, cosine: float | None = None) -> Match | None:
     """The first rule that matches two people, in the documented order, or None."""
     exact = exact_match(a, b)
@@ -180,6 +212,15 @@ def compare(a: Person, b: Person, *, cosine: float | None = None) -> Match | Non
                 best, pair = score, (ka, kb)
     if best >= conf.get("PEOPLE_DEDUP_FUZZY_THRESHOLD"):
         return Match("fuzzy", best, f"{pair[0]!r} ≈ {pair[1]!r}")
+    best, pair = 0.0, ("", "")
+    for ka in keys_a:
+        for kb in keys_b:
+            score = _translit(ka, kb)
+            if score > best:
+                best, pair = score, (ka, kb)
+    if best >= conf.get("PEOPLE_DEDUP_FUZZY_THRESHOLD"):
+        folded = " ≈ ".join(dict.fromkeys(repr(translit.fold(k)) for k in pair))
+        return Match("translit", best, f"{pair[0]!r} ≈ {pair[1]!r} in Latin letters ({folded})")
     if cosine is not None and cosine >= conf.get("PEOPLE_DEDUP_EMBEDDING_THRESHOLD") and not _described_together(a, b):
         return Match("embedding", cosine, f"profiles are {cosine:.2f} similar")
     return None
@@ -239,6 +280,10 @@ def candidates(person: Person) -> list[tuple[Person, Match]]:
             weak |= Q(name_key=words[-1])
         if len(key) >= 5:
             weak |= Q(name_key__trigram_similar=key)
+        # "igor" may be "игорь": people of the other script whose names fold to the same consonants.
+        other_script = translit.other_script_term(key)
+        if other_script:
+            weak |= Q(name_terms__contains=[other_script])
     found.update({p.pk: p for p in base.filter(weak).exclude(pk__in=list(found)).order_by("-mention_count", "pk")
                   [:200]})
     cosines: dict[int, float] = {}

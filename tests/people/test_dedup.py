@@ -211,3 +211,61 @@ def test_a_single_first_name_finds_the_full_name_with_a_surname(make_person: Mak
     services.person_dedup(person=make_person("Маша"), auto_merge=True)
     proposal = MergeProposal.objects.get()
     assert (proposal.target_id, proposal.rule) == (full.pk, "diminutive")
+
+
+@pytest.mark.parametrize(("latin", "cyrillic"), [
+    ("Igor", "Игорь"), ("Sergey Petrov", "Сергей Петров"), ("Alexander", "Александр"), ("Sasha", "Саша"),
+    ("Masha", "Маша"), ("Natasha", "Наташа"), ("Yulia", "Юлия"), ("Julia", "Юлия"),
+])
+def test_a_name_written_in_the_other_script_is_proposed_for_review(
+    make_person: MakePerson, latin: str, cyrillic: str
+) -> None:
+    """"Igor" and "Игорь" stayed two people with no merge proposal: no rule compared Latin with Cyrillic."""
+    known = make_person(cyrillic, mentions=3)
+    new = make_person(latin)
+    assert rule_between(new, known) == "translit"
+    # Found from either side, and only proposed: a transliteration is never an exact key.
+    assert [(p.pk, m.rule) for p, m in dedup.candidates(known)] == [(new.pk, "translit")]
+    assert services.person_dedup(person=new, auto_merge=True) == {"merged": 0, "proposed": 1}
+    proposal = MergeProposal.objects.get()
+    assert (proposal.source_id, proposal.target_id, proposal.rule, proposal.status) == (
+        new.pk, known.pk, "translit", "pending")
+    assert not PersonMerge.objects.exists()
+
+
+@pytest.mark.parametrize(("latin", "cyrillic"), [
+    ("Yelena", "Елена"), ("Pyotr", "Пётр"), ("Dmitry", "Дмитрий"), ("Alexei", "Алексей"), ("Mikhail", "Михаил"),
+    ("Xenia", "Ксения"), ("Daria", "Дарья"), ("Tatiana", "Татьяна"), ("Sergei Shchukin", "Сергей Щукин"),
+])
+def test_every_usual_transliteration_of_a_russian_name_meets_it(make_person: MakePerson, latin: str,
+                                                                 cyrillic: str) -> None:
+    assert rule_between(make_person(latin), make_person(cyrillic)) == "translit"
+
+
+def test_a_typo_on_top_of_a_transliteration_is_still_fuzzy(make_person: MakePerson) -> None:
+    match = dedup.compare(make_person("Sergey Petrov"), make_person("Сергей Петроф"))
+    assert match is not None and match.rule == "translit" and match.score == pytest.approx(5 / 6)
+
+
+@pytest.mark.parametrize(("latin", "other", "same"), [
+    ("Ivan", "Иванов", "Иван"), ("Anna", "Яна", "Анна"), ("Igor", "Егор", "Игорь"), ("Maria", "Марина", "Мария"),
+    ("Petrov", "Петрова", "Петров"), ("Alexandra", "Александр", "Александра"),
+])
+def test_another_name_in_the_other_script_is_not_proposed(make_person: MakePerson, latin: str, other: str,
+                                                          same: str) -> None:
+    """Only the same name is proposed: a surname is no first name (Ivan/Иванов), another first name
+    differs in a consonant (Maria/Марина) or its first letter (Igor/Егор), a gender pair is two people."""
+    different = make_person(other, mentions=5)
+    twin = make_person(same)
+    person = make_person(latin)
+    assert rule_between(person, different) is None
+    assert services.person_dedup(person=person, auto_merge=True) == {"merged": 0, "proposed": 1}
+    proposal = MergeProposal.objects.get()
+    assert ({proposal.source_id, proposal.target_id}, proposal.rule) == ({person.pk, twin.pk}, "translit")
+    assert different.pk not in {p.pk for p, _ in dedup.candidates(person) if _.rule == "translit"}
+
+
+def test_chinese_names_are_not_transliterated(make_person: MakePerson) -> None:
+    """No pinyin table offline (pypinyin is no dependency): "Zhang Wei" and "张伟" stay apart."""
+    assert rule_between(make_person("Zhang Wei"), make_person("张伟")) is None
+    assert rule_between(make_person("Igor"), make_person("Игорь")) == "translit"

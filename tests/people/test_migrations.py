@@ -36,3 +36,19 @@ def test_bios_written_before_keep_their_cue_words_own_terms(make_person: Callabl
     anna.refresh_from_db()
     assert anna.search_terms == ["работа", "role:nurse", "role:medical", "медсестр"]
     assert Person.objects.get(pk=plain.pk).search_terms == before
+
+
+def test_people_written_before_get_their_other_script_lookup_terms(make_person: Callable[..., Person]) -> None:
+    from people import services
+
+    igor = make_person("Игорь", aliases=["Игорёк"])
+    latin = make_person("Igor")
+    # As the code before stored them: no lookup terms for the other script.
+    for person in (igor, latin):
+        terms = [t for t in person.name_terms if not t.startswith(("lat:", "cyr:"))]
+        Person.objects.filter(pk=person.pk).update(name_terms=terms)
+    assert services.person_dedup(person=latin, auto_merge=True) == {"merged": 0, "proposed": 0}
+    importlib.import_module("people.migrations.0006_translit_lookup_terms").add_translit_terms(apps, None)
+    igor.refresh_from_db()
+    assert igor.name_terms[-2:] == ["cyr:igr", "cyr:igrk"]
+    assert services.person_dedup(person=latin, auto_merge=True) == {"merged": 0, "proposed": 1}

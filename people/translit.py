@@ -1,0 +1,107 @@
+"""Latin and Cyrillic spellings of one name, for deduplication: "Igor" / "Игорь", "Julia" / "Юлия".
+
+A Cyrillic name key is transliterated letter by letter, then both sides are folded into one Latin
+spelling that absorbs the variants people actually write, so "Sergei", "Sergey" and "Сергей" meet.
+No package does this here: the requirements carry none (and `pypinyin` is absent, so Chinese
+names are not transliterated at all). Pure functions over name keys (`people.names.name_key`:
+casefolded, ё already folded into е).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+# One letter, one spelling: BGN/PCGN for Russian, with е always "e" and the soft and hard signs
+# dropped as ICAO 9303 drops ь (ICAO also differs in й → i, ю → iu, я → ia, ъ → ie), plus the
+# Ukrainian and Belarusian letters. The variants of the other schemes, of passports and of habit
+# (й → i/y/j, х → kh/h, ё → e/yo/jo, ы → y/i, ий → y/iy/ii/ij, ю → yu/iu/ju, я → ya/ia/ja, е → e/ye,
+# кс → ks/x, soft and hard signs dropped or written) are not enumerated here: `fold` maps every one
+# of them to the same letters on both sides.
+_CYRILLIC_TO_LATIN = {
+    "а": "a", "б": "b", "в": "v", "г": "g", "д": "d", "е": "e", "ё": "e", "ж": "zh", "з": "z",
+    "и": "i", "й": "y", "к": "k", "л": "l", "м": "m", "н": "n", "о": "o", "п": "p", "р": "r",
+    "с": "s", "т": "t", "у": "u", "ф": "f", "х": "kh", "ц": "ts", "ч": "ch", "ш": "sh", "щ": "shch",
+    "ъ": "", "ы": "y", "ь": "", "э": "e", "ю": "yu", "я": "ya",
+    "і": "i", "ї": "yi", "є": "ye", "ґ": "g", "ў": "u",
+}
+_TABLE = str.maketrans(_CYRILLIC_TO_LATIN)
+_CYR = re.compile("[\u0400-\u052f]")
+_LAT = re.compile("[a-z\u00c0-\u024f]")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+# In order: each step sees the previous one's output. The spelling a step keeps is arbitrary; what
+# matters is that every variant of one sound ends up the same on both sides.
+_FOLDS = (
+    (re.compile("x"), "ks"),                    # Alexander / Aleksandr, Xenia / Ksenia
+    (re.compile("shch|sch"), "sh"),             # Щукин / Shchukin; German Sascha
+    (re.compile("dzh|dj"), "j"),                # Джон / John (then j → y, as for both)
+    (re.compile("kh"), "h"),                    # Михаил / Mikhail / Mihail
+    (re.compile("ph"), "f"),                    # Филипп / Philipp
+    (re.compile("ck"), "k"),
+    (re.compile("c(?!h)"), "k"),                # Nicolai / Николай; "ch" is ч
+    (re.compile("w"), "v"),                     # Wladimir / Владимир
+    (re.compile("q"), "k"),
+    (re.compile("tz"), "ts"),
+    (re.compile("j"), "y"),                     # Julia / Юлия, Sergej / Сергей, Jana / Яна
+    (re.compile(r"(\w)\1+"), r"\1"),            # Anna / Ана, Philipp / Филипп, Майя mayya / Maya
+    (re.compile("iy(?=[aeiou])"), "y"),         # Мария mariya / Maria, Юлия yuliya / Yulia
+    (re.compile("i(?=[aou])"), "y"),            # Maria → marya, Ilia → ilya, Iurii → yurii
+    (re.compile("y[eo]"), "e"),                 # Yelena / Елена, Fyodor / Фёдор, Semyon / Семён
+    (re.compile("y(?![aeiou])"), "i"),          # й and ы before a consonant or at the end: Sergey / Sergei
+    (re.compile(r"(\w)\1+"), r"\1"),            # again for what the folds doubled: Dmitriy → dmitrii → dmitri
+)
+
+
+def has_cyrillic(key: str) -> bool:
+    return bool(_CYR.search(key))
+
+
+def crosses_scripts(a: str, b: str) -> bool:
+    """One key is Cyrillic and the other Latin (Chinese takes no part: nothing transliterates it)."""
+    if _HAN.search(a) or _HAN.search(b):
+        return False
+    return (has_cyrillic(a) and not has_cyrillic(b) and bool(_LAT.search(b))) or \
+        (has_cyrillic(b) and not has_cyrillic(a) and bool(_LAT.search(a)))
+
+
+@functools.lru_cache(maxsize=16_384)
+def fold(key: str) -> str:
+    """The one Latin spelling a name key folds to: `игорь` → `igor`, `sergey petrov` → `sergei petrov`,
+    `юлия`, `yulia` and `julia` → `yulya`."""
+    text = key.translate(_TABLE)
+    for pattern, replacement in _FOLDS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def skeleton(folded: str) -> str:
+    """A folded name's first letter and consonants, word by word: `aleksandr` and `aleksander` →
+    `alksndr`. Transliterations differ in their vowels; another name differs in its consonants
+    (Maria `mr` / Марина `mrn`)."""
+    return " ".join(w[0] + re.sub("[aeiouy]", "", w[1:]) for w in folded.split())
+
+
+def lookup_term(key: str) -> str:
+    """The term a person's name key is found by from the other script: `cyr:igr` for `игорь`, `lat:igr`
+    for `igor`; '' for a Chinese key or one without letters. The two prefixes keep a lookup from
+    finding the same script's names, which the other rules compare already."""
+    if not key or _HAN.search(key) or key.startswith("kin:"):
+        return ""
+    if has_cyrillic(key):
+        return "cyr:" + skeleton(fold(key))
+    return "lat:" + skeleton(fold(key)) if _LAT.search(key) else ""
+
+
+def other_script_term(key: str) -> str:
+    """The term a person of the other script carries if their name folds as `key` does."""
+    term = lookup_term(key)
+    if not term:
+        return ""
+    return ("lat:" if term.startswith("cyr:") else "cyr:") + term[4:]
+
+
+def translit_terms(keys: Iterable[str]) -> list[str]:
+    """The lookup terms of a person's name keys, once each."""
+    return list(dict.fromkeys(t for t in map(lookup_term, keys) if t))
