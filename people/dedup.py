@@ -100,8 +100,6 @@ def name_part(a: str, b: str) -> str | None:
     return short if short in (words[0], words[-1]) else None
 
 
-@functools.lru_cache(maxsize=8192)
-
 def merged_display_name(source: Person, target: Person) -> str:
     """The name a merge of `source` into `target` keeps: the fuller name wins a prefix or name-part
     pair ("Jake Miller", "Сергей Петров"), the full form a diminutive pair, a real name a bare
@@ -120,6 +118,9 @@ def merged_display_name(source: Person, target: Person) -> str:
     return target.display_name
 
 
+# Per word, not per pair of people: people compare by id, so a cache of merged_display_name kept a
+# renamed person's old name.
+@functools.lru_cache(maxsize=8192)
 def _is_first_name(word: str) -> bool:
     if word in lexicon.EN_FIRST_NAMES or full_names_of(word) or word in lexicon.RU_DIMINUTIVES:
         return True

@@ -304,3 +304,17 @@ def test_a_merge_approved_while_a_client_deletes_its_target_leaves_no_orphan(mak
         assert not Person.objects.filter(user_id=f"u{i}", merged_into__isnull=False).exists()
         assert not MergeProposal.objects.filter(user_id=f"u{i}").exists()
         assert not PersonMerge.objects.filter(user_id=f"u{i}").exists()
+
+
+def test_the_name_a_merge_keeps_follows_a_rename(make_person: MakePerson) -> None:
+    """The name a merge keeps was cached per pair of people, and people compare by id: after a client
+    renamed "Jake Miller" the review queue still promised the old name."""
+    from people import selectors
+
+    source, target = make_person("Jake Miller"), make_person("Jake", mentions=4)
+    asked = services.merge_proposal_create(source=source, target=target, rule="name_part", score=0.9, evidence=[])
+    assert selectors.review_describe(asked).endswith("kept as Jake Miller (name_part, 0.90)")
+    services.person_update(person=source, actor=None, actor_label="test", display_name="Jake Millerson")
+    asked = MergeProposal.objects.get(pk=asked.pk)
+    renamed = "u1: merge Jake Millerson into Jake, kept as Jake Millerson (name_part, 0.90)"
+    assert selectors.review_describe(asked) == renamed
