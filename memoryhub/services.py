@@ -18,7 +18,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, F, Model, OuterRef, Q
+from django.db.models import Exists, F, Model, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from memoryhub import deferred, metrics, registry, sensitive
@@ -593,29 +593,35 @@ def admin_log_forget(*, model: type[Model], object_ids: Iterable[Any]) -> int:
     return deleted
 
 
-def _admin_log_forget_user(*, tenant: Tenant, user_id: str) -> int:
-    """`admin_log_forget` for every row the user holds, in every model with a tenant and a user id,
-    before the erasers delete them. The log is an editor's actions, so it is read once and matched to
-    the user's rows, not the other way round (a user may hold millions of chunks)."""
-    models = {ContentType.objects.get_for_model(model, for_concrete_model=False).pk: model
-              for model in django_apps.get_models()
-              if {"tenant", "user_id"} <= {f.name for f in model._meta.get_fields()}}
+def admin_log_forget_rows(*, querysets: Iterable[QuerySet[Any]]) -> int:
+    """`admin_log_forget` for every row of these querysets (one per model), before they are deleted.
+    The log is an editor's actions, so it is read once and matched to the rows, not the other way
+    round (a user or a campaign may hold millions of rows)."""
+    wanted = {ContentType.objects.get_for_model(qs.model, for_concrete_model=False).pk: qs for qs in querysets}
     logged: dict[int, set[str]] = {}
-    for content_type_id, object_id in LogEntry.objects.filter(content_type_id__in=models).values_list(
+    for content_type_id, object_id in LogEntry.objects.filter(content_type_id__in=wanted).values_list(
             "content_type_id", "object_id"):
         logged.setdefault(content_type_id, set()).add(object_id)
     deleted = 0
     for content_type_id, object_ids in logged.items():
-        model = models[content_type_id]
+        rows = wanted[content_type_id]
         candidates = []
         for object_id in object_ids:
             try:
-                candidates.append(model._meta.pk.to_python(object_id))
+                candidates.append(rows.model._meta.pk.to_python(object_id))
             except ValidationError:
                 continue
-        owned = model._default_manager.filter(tenant=tenant, user_id=user_id, pk__in=candidates)
-        deleted += admin_log_forget(model=model, object_ids=owned.values_list("pk", flat=True))
+        deleted += admin_log_forget(model=rows.model,
+                                    object_ids=rows.filter(pk__in=candidates).values_list("pk", flat=True))
     return deleted
+
+
+def _admin_log_forget_user(*, tenant: Tenant, user_id: str) -> int:
+    """`admin_log_forget` for every row the user holds, in every model with a tenant and a user id,
+    before the erasers delete them."""
+    return admin_log_forget_rows(querysets=[
+        model._default_manager.filter(tenant=tenant, user_id=user_id) for model in django_apps.get_models()
+        if {"tenant", "user_id"} <= {f.name for f in model._meta.get_fields()}])
 
 
 @transaction.atomic
