@@ -253,6 +253,7 @@ from lore.campaigns.models import (  # noqa: E402,F401
     NPC,
     ArtCard,
     Campaign,
+    CampaignDeletion,
     CampaignEvent,
     Disposition,
     DispositionChange,

@@ -8,6 +8,7 @@ from typing import Any
 
 from prometheus_client import Counter
 
+from lore.campaigns.models import Campaign
 from memoryhub import llm
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Tenant
@@ -92,4 +93,13 @@ def user_erase(tenant: Tenant, user_id: str) -> dict[str, int]:
     to?") and their sources the user's chunks and facts; the world tools' calls name no user and stay
     for the quality figures."""
     calls, _ = ToolCall.objects.filter(tenant=tenant, arguments__user_id=user_id).delete()
+    return {"tool_calls": calls}
+
+
+def campaign_erase(campaign: Campaign) -> dict[str, int]:
+    """Campaign eraser (runs inside `lore.campaigns.services.campaign_delete`'s transaction): the logged
+    calls of the campaign tools made for the campaign. Their arguments hold what was asked about its
+    story ("who betrayed the party at the bridge?") and their sources its summaries; left behind, a
+    campaign created again under the same id would inherit them."""
+    calls, _ = ToolCall.objects.filter(tenant_id=campaign.tenant_id, arguments__campaign_id=campaign.slug).delete()
     return {"tool_calls": calls}

@@ -1,7 +1,8 @@
 """Campaign memory in the admin, read-only: only the engine writes it (seed 003 §8.4.2, §8.14), so
 an operator sees dispositions and their history here but cannot change them. What an operator may
 decide is retention (seed §8.9): a campaign's episode period, and finishing (archiving) it; both go
-through the services and leave a `CampaignEvent`."""
+through the services and leave a `CampaignEvent`. A campaign deleted over the API leaves a
+`CampaignDeletion` receipt, listed here read-only."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from lore.campaigns.models import (
     NPC,
     ArtCard,
     Campaign,
+    CampaignDeletion,
     CampaignEvent,
     Disposition,
     DispositionChange,
@@ -58,7 +60,9 @@ class CampaignAdmin(admin.ModelAdmin):
     list_select_related = ["world", "tenant"]
     search_fields = ["slug", "name"]
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # a raw delete left the campaign's episode chunks behind; archiving is the way
+        # A raw delete left the campaign's episode chunks and log entries behind: archive here, or delete
+        # over the API (`services.campaign_delete`, which leaves a receipt).
+        return False
 
     # Only the episode period is editable (validated 90–180 by the field); the rest is the engine's.
     fields = ["slug", "name", "world", "tenant", "tone_rules", "status", "archived_at", "created_at",
@@ -164,3 +168,14 @@ class SceneAssemblyAdmin(ReadOnlyMixin, admin.ModelAdmin):
     @admin.display(description="used / returned")
     def used_count(self, obj: SceneAssembly) -> str:
         return "-" if obj.used is None else f"{len(obj.used)} / {len(obj.sources)}"
+
+
+@admin.register(CampaignDeletion)
+class CampaignDeletionAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """Receipts of campaigns deleted over the API: the id, who, when and the counts, no content."""
+
+    list_display = ["slug", "world", "tenant", "actor", "created_at"]
+    list_filter = ["tenant"]
+    list_select_related = ["tenant"]
+    search_fields = ["slug"]
+    date_hierarchy = "created_at"

@@ -169,7 +169,8 @@ class CampaignCreateApi(APIView):
 
 class CampaignApi(APIView):
     """A campaign's settings: read them, or change how long its episode summaries live. A shorter
-    period expires the summaries now past it at the retention beat's next run (hourly)."""
+    period expires the summaries now past it at the retention beat's next run (hourly). Or delete the
+    campaign with all its memory."""
 
     required_scopes = STEWARDS
 
@@ -195,6 +196,28 @@ class CampaignApi(APIView):
         updated = services.campaign_update(campaign=found, actor=_actor(request),
                                            episode_ttl_days=serializer.validated_data["episode_ttl_days"])
         return Response(CampaignSerializer(updated).data)
+
+    @extend_schema(
+        operation_id="campaign_delete", request=None,
+        description="Delete the campaign and everything MemoryHub holds of it, at once and for good: its episodic "
+                    "summaries and their `episode` chunks (search, episode search, scene-context and the tools never "
+                    "return them again), parties, flags and their history, NPCs, dispositions and their history, "
+                    "art cards, scene records (`assembly_id`s), its audit events, the admin's log entries of those "
+                    "rows and the tools' call log about it. An archived campaign can be deleted too. What remains "
+                    "is a receipt (admin: *Campaign deletions*): the campaign id, who deleted it, when, and the "
+                    "count of each kind, none of its content. Afterwards every read and write of the campaign is a "
+                    "404, and its id can be created again, empty. A write that raced the deletion either committed "
+                    "first and was deleted with the rest, or is a 404.",
+        responses={204: OpenApiResponse(description="Deleted: nothing to return."),
+                   404: OpenApiResponse(response=OpenApiTypes.OBJECT, description=(
+                       "No such campaign (another tenant's is unknown too), or it was deleted already."),
+                       examples=[OpenApiExample("Unknown campaign", response_only=True, status_codes=["404"], value={
+                           "error": {"code": "not_found", "message": "No campaign 'camp_123'.",
+                                     "fields": {"campaign": ["No campaign 'camp_123'."]}}})]),
+                   **{code: response for code, response in ERRORS.items() if code in (401, 403)}})
+    def delete(self, request: Request, campaign: str) -> Response:
+        services.campaign_delete(campaign=_campaign(request, campaign), actor=_actor(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class CampaignArchiveApi(APIView):

@@ -23,6 +23,7 @@ EXPIRED = Counter(
     ["what"],
 )
 CAMPAIGNS_ARCHIVED = Counter("memoryhub_gm_campaigns_archived_total", "Campaigns finished and archived")
+CAMPAIGNS_DELETED = Counter("memoryhub_gm_campaigns_deleted_total", "Campaigns deleted with all their memory")
 SCENE_TOKENS = Histogram(
     "memoryhub_gm_scene_tokens", "Tokens of an assembled scene per block; block=context is all but the player's input",
     ["block"], buckets=(0, 25, 50, 100, 200, 400, 600, 800, 1000, 1200, 1500, 1800, 2500),

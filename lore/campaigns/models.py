@@ -6,7 +6,8 @@ changes only through a summary's `relations_delta`, and each change leaves a his
 
 Retention (seed §8.9): a summary expires `Campaign.episode_ttl_days` after it was recorded (its
 chunk goes, its row stays as a tombstone, see `EpisodicSummary`); a finished campaign is archived
-(kept, read-only, out of search); art cards follow ART_MEDIA_POLICY. `SceneAssembly` records what
+(kept, read-only, out of search); a campaign deleted over the API goes with all its rows and leaves a
+`CampaignDeletion` receipt; art cards follow ART_MEDIA_POLICY. `SceneAssembly` records what
 each scene-context call returned, for the quality figures (seed §8.10).
 """
 
@@ -80,6 +81,31 @@ class CampaignEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} by {self.actor}"
+
+
+class CampaignDeletion(models.Model):
+    """The receipt of a deleted campaign (`campaign_delete`): who deleted which campaign id, when, and
+    how many rows of each kind went. It names the campaign by its id only and keeps none of its content
+    (no name, summary, NPC or flag), as a person's deletion keeps its audit row; it outlives the campaign
+    (no key to it), so a deletion can be traced, and goes with its tenant."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    slug = models.CharField(max_length=64)  # the deleted campaign's campaign_id
+    world = models.CharField(max_length=64)  # its world's slug
+    campaign_pk = models.BigIntegerField()  # its row id: its episode namespace was `campaign:<pk>:episode`
+    actor = models.CharField(max_length=200)
+    # {"status": "archived", "deleted": {"summaries": 3, "chunks": 2, ...}}
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            # The admin's list: a tenant's deletions, newest first.
+            models.Index(fields=["tenant", "-created_at"], name="campaigndeletion_tenant_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.slug} deleted by {self.actor}"
 
 
 class Party(models.Model):

@@ -11,7 +11,9 @@
 
 Each job returns its counts, logs them on one line and adds them to `memoryhub_gm_expired_total`.
 Work goes in batches, each its own short transaction: the namespace lock first, then the rows
-(the order `campaign_archive` takes them in), so the beat never holds locks for long.
+(the order `campaign_archive` takes them in), so the beat never holds locks for long. It takes no
+campaign row: `campaign_delete` (campaign row, then the namespace lock) waits for a batch, and a batch
+started after a deletion finds no summary of the campaign.
 """
 
 from __future__ import annotations

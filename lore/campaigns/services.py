@@ -7,21 +7,25 @@ embedding is computed before the transaction opens, so no network call runs unde
 An archived campaign refuses every write with a 409 (`archived`). Writers hold the campaign row
 FOR SHARE while they write and `campaign_archive` takes it FOR UPDATE, so a write that started
 before the archive either commits first (and its chunk is then dropped with the others) or sees
-the archive and is refused. Lock order: campaign row, party row, namespace lock.
+the archive and is refused. `campaign_delete` takes the row FOR UPDATE the same way, so a write either
+commits first (and is deleted with the rest) or finds no campaign (404). Lock order: campaign row,
+party row, namespace lock.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from lore import config as lore_config
@@ -32,12 +36,14 @@ from lore.campaigns.models import (
     NPC,
     ArtCard,
     Campaign,
+    CampaignDeletion,
     CampaignEvent,
     Disposition,
     DispositionChange,
     EpisodicSummary,
     Party,
     PartyFlagChange,
+    SceneAssembly,
 )
 from lore.campaigns.schemas import document_validate
 from lore.campaigns.selectors import require_active
@@ -46,9 +52,20 @@ from lore.services import fit_dims
 from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError
 from memoryhub.models import Tenant
+from memoryhub.services import admin_log_forget_rows
 from memoryhub.text import analyze, count_tokens
-from rag.models import Chunk
-from rag.services import ChunkDraft, PreparedChunks, chunks_delete, chunks_insert, storable_terms
+from rag import index as bm25_index
+from rag.models import Chunk, ChunkDeletion, Namespace
+from rag.services import (
+    ChunkDraft,
+    PreparedChunks,
+    chunks_delete,
+    chunks_insert,
+    namespace_write_lock,
+    storable_terms,
+)
+
+logger = logging.getLogger(__name__)
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
@@ -88,6 +105,18 @@ def _lock_active(campaign: Campaign, doing: str) -> None:
     require_active(campaign, doing)
 
 
+def _lock_campaign(campaign: Campaign) -> Campaign:
+    """The campaign's row FOR UPDATE, read again; a 404 when it was deleted meanwhile (a request that
+    read it just before a `campaign_delete` committed)."""
+    # OF self: the joined tenant and world rows stay unlocked (every write of the tenant references its row).
+    locked = (Campaign.objects.select_for_update(of=("self",)).filter(pk=campaign.pk)
+              .select_related("tenant", "world").first())
+    if locked is None:
+        raise ApplicationError(f"No campaign {campaign.slug!r}.", code="not_found", field="campaign",
+                               status_code=404)
+    return locked
+
+
 @transaction.atomic
 def campaign_create(*, tenant: Tenant, world: World, slug: str, name: str = "", tone_rules: str = "",
                     episode_ttl_days: int | None = None) -> Campaign:
@@ -111,7 +140,7 @@ def campaign_update(*, campaign: Campaign, episode_ttl_days: int, actor: str) ->
     """Change how long the campaign's summaries live (an editor's or the engine's decision, audited).
     Shortening it expires the summaries now past it at the beat's next run."""
     _ttl_check(episode_ttl_days)
-    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    locked = _lock_campaign(campaign)
     require_active(locked, "changing its settings")
     if locked.episode_ttl_days != episode_ttl_days:
         CampaignEvent.objects.create(campaign=locked, action=CampaignEvent.Action.TTL_CHANGED, actor=actor,
@@ -135,7 +164,7 @@ def campaign_archive(*, campaign: Campaign, actor: str, reason: str = "") -> Arc
     cards), read-only from now on, and out of search: its `episode` chunks are deleted (logged, so
     cached indexes drop them; they are derived and the summaries keep the text until their TTL).
     Archiving an archived campaign changes nothing."""
-    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    locked = _lock_campaign(campaign)
     if locked.is_archived:
         return ArchiveResult(locked, archived=False, chunks_deleted=0)
     deleted = chunks_delete(tenant=locked.tenant,
@@ -147,6 +176,78 @@ def campaign_archive(*, campaign: Campaign, actor: str, reason: str = "") -> Arc
                                  created_at=locked.archived_at)
     transaction.on_commit(metrics.CAMPAIGNS_ARCHIVED.inc)
     return ArchiveResult(locked, archived=True, chunks_deleted=deleted)
+
+
+# Other apps' rows about a campaign (the tools' call log), deleted with it: lore never imports them,
+# they register here from their AppConfig.ready(), as user erasers register with the kernel.
+CampaignEraser = Callable[[Campaign], dict[str, int]]
+campaign_erasers: dict[str, CampaignEraser] = {}
+
+
+def register_campaign_eraser(name: str, run: CampaignEraser) -> None:
+    campaign_erasers[name] = run
+
+
+def _campaign_rows(campaign: Campaign) -> dict[str, QuerySet[Any]]:
+    """Every row of the campaign by kind, leaves first: each delete finds nothing left that points at
+    its rows (no cascade to collect, no SET NULL to update), and the receipt counts each kind once."""
+    return {
+        "disposition_changes": DispositionChange.objects.filter(disposition__npc__campaign=campaign),
+        "flag_changes": PartyFlagChange.objects.filter(party__campaign=campaign),
+        "dispositions": Disposition.objects.filter(npc__campaign=campaign),
+        "summaries": EpisodicSummary.objects.filter(campaign=campaign),
+        "npcs": NPC.objects.filter(campaign=campaign),
+        "parties": Party.objects.filter(campaign=campaign),
+        "artcards": ArtCard.objects.filter(campaign=campaign),
+        "scene_assemblies": SceneAssembly.objects.filter(campaign=campaign),
+        "events": CampaignEvent.objects.filter(campaign=campaign),
+    }
+
+
+@transaction.atomic
+def campaign_delete(*, campaign: Campaign, actor: str) -> dict[str, int]:
+    """Delete a campaign and everything of it, archived or not: summaries and their `episode` chunks,
+    parties, flags and their history, NPCs, dispositions and their history, art cards, scene records,
+    its audit events, the admin's log entries of those rows and what other apps registered
+    (`register_campaign_eraser`). Returns the counts per kind, also kept in a `CampaignDeletion`
+    receipt that names the campaign by its id and holds none of its content.
+
+    Locks as the writers do (campaign row, then the namespace lock): a summary being written either
+    commits first and is deleted with the rest, or finds the campaign gone (404); the retention beat
+    holds the namespace lock for a batch and is waited for. Database work only: nothing is embedded
+    or called while the locks are held. The episode namespace goes whole (chunks, deletion log and its
+    row) as a user's erasure takes theirs: a cached BM25 index elsewhere finds the row gone and
+    rebuilds (empty) rather than catching up, and no log names the deleted namespace."""
+    locked = _lock_campaign(campaign)
+    namespace = locked.episode_namespace
+    namespace_write_lock(tenant_id=locked.tenant_id, namespace=namespace)
+    rows = _campaign_rows(locked)
+    chunks = Chunk.objects.filter(tenant_id=locked.tenant_id, namespace=namespace)
+    deleted: dict[str, int] = {}
+    deleted["admin_log_entries"] = admin_log_forget_rows(
+        querysets=[*rows.values(), chunks, Campaign.objects.filter(pk=locked.pk)])
+    for kind, queryset in rows.items():
+        deleted[kind] = queryset.only("pk").delete()[0]
+    deleted["chunks"] = chunks.only("pk").delete()[0]
+    ChunkDeletion.objects.filter(tenant_id=locked.tenant_id, namespace=namespace).delete()
+    Namespace.objects.filter(tenant_id=locked.tenant_id, name=namespace).delete()
+    for eraser in campaign_erasers.values():
+        for kind, count in eraser(locked).items():
+            deleted[kind] = deleted.get(kind, 0) + count
+    Campaign.objects.filter(pk=locked.pk).only("pk").delete()
+    CampaignDeletion.objects.create(tenant_id=locked.tenant_id, slug=locked.slug, world=locked.world.slug,
+                                    campaign_pk=locked.pk, actor=actor,
+                                    detail={"status": locked.status, "deleted": deleted})
+    tenant_id, slug = locked.tenant_id, locked.slug
+
+    def after() -> None:
+        bm25_index.forget(tenant_id, namespace)
+        metrics.CAMPAIGNS_DELETED.inc()
+        logger.info("deleted campaign %s (%s) of tenant %s: %s", slug, namespace, tenant_id, deleted)
+
+    # Said once it holds: a rolled-back deletion must not be logged or drop a cache.
+    transaction.on_commit(after)
+    return deleted
 
 
 @transaction.atomic

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from lore.campaigns import metrics
@@ -65,11 +65,18 @@ def scene_context_record(*, campaign: Campaign, request: SceneRequest, record: b
     tokens = {block["name"]: block["tokens"] for block in result["blocks"]}
     assembly_id = None
     if record:
-        assembly_id = SceneAssembly.objects.create(
-            tenant_id=campaign.tenant_id, campaign=campaign, party=result["party"],
-            sources=returned_sources(result["blocks"]), tokens=tokens,
-            context_tokens=result["tokens"]["without_user"], degraded=result["degraded"], llm_tokens=usage.tokens,
-            llm_cost_usd=usage.cost_usd).pk
+        try:
+            assembly_id = SceneAssembly.objects.create(
+                tenant_id=campaign.tenant_id, campaign=campaign, party=result["party"],
+                sources=returned_sources(result["blocks"]), tokens=tokens,
+                context_tokens=result["tokens"]["without_user"], degraded=result["degraded"],
+                llm_tokens=usage.tokens, llm_cost_usd=usage.cost_usd).pk
+        except IntegrityError:
+            # The campaign was deleted while the scene was assembled: its record has nothing to point at.
+            if Campaign.objects.filter(pk=campaign.pk).exists():
+                raise
+            raise ApplicationError(f"No campaign {campaign.slug!r}.", code="not_found", field="campaign",
+                                   status_code=404) from None
     if record:  # a turn of the engine's: what the tools read is no turn (its count is the turns')
         for name, count in tokens.items():
             metrics.SCENE_TOKENS.labels(name).observe(count)
