@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -180,6 +181,18 @@ def _translit(a: str, b: str) -> float:
     return min(scores) if scores else 1.0
 
 
+def _best_pair(keys_a: Iterable[str], keys_b: Iterable[str], score: Callable[[str, str], float],
+               ) -> tuple[float, tuple[str, str]]:
+    """The highest score of any key of one person against any of the other's, and that pair."""
+    best, pair = 0.0, ("", "")
+    for ka in keys_a:
+        for kb in keys_b:
+            value = score(ka, kb)
+            if value > best:
+                best, pair = value, (ka, kb)
+    return best, pair
+
+
 def compare(a: Person, b: Person, *, cosine: float | None = None) -> Match | None:
     """The first rule that matches two people, in the documented order, or None."""
     exact = exact_match(a, b)
@@ -205,20 +218,10 @@ def compare(a: Person, b: Person, *, cosine: float | None = None) -> Match | Non
     kin = _kin_alias(a, b)
     if kin is not None:
         return kin
-    best, pair = 0.0, ("", "")
-    for ka in keys_a:
-        for kb in keys_b:
-            score = _fuzzy(ka, kb)
-            if score > best:
-                best, pair = score, (ka, kb)
+    best, pair = _best_pair(keys_a, keys_b, _fuzzy)
     if best >= conf.get("PEOPLE_DEDUP_FUZZY_THRESHOLD"):
         return Match("fuzzy", best, f"{pair[0]!r} ≈ {pair[1]!r}")
-    best, pair = 0.0, ("", "")
-    for ka in keys_a:
-        for kb in keys_b:
-            score = _translit(ka, kb)
-            if score > best:
-                best, pair = score, (ka, kb)
+    best, pair = _best_pair(keys_a, keys_b, _translit)
     if best >= conf.get("PEOPLE_DEDUP_FUZZY_THRESHOLD"):
         folded = " ≈ ".join(dict.fromkeys(repr(translit.fold(k)) for k in pair))
         return Match("translit", best, f"{pair[0]!r} ≈ {pair[1]!r} in Latin letters ({folded})")
