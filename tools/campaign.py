@@ -1,6 +1,6 @@
 """The campaign tools of the game master (seed 003 §8.12): what happened to a party (its last episodes, or
 those about something, §8.7's episode domain filtered by campaign and party), how an NPC stands towards
-it, what a scene's art must keep. They read what the game engine wrote through
+it and its heroes, what a scene's art must keep. They read what the game engine wrote through
 `lore.campaigns`; like every tool they never write (dispositions change only by the engine's
 summaries). An archived (finished) campaign is out of the tools: its calls answer 409 `archived`."""
 
@@ -69,16 +69,20 @@ register(Tool(
 def npc_profile(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     campaign = _campaign(tenant, args)
     party = campaigns.party_get(campaign=campaign, slug=args["party_id"], field="party_id")
-    profile = campaigns.npc_profile(args["npc_id"], party, campaign)
+    profile = campaigns.npc_profile(args["npc_id"], party, campaign, hero_id=args.get("hero_id"))
+    # Once each: one summary may move the dispositions towards the party and a hero.
     return {**profile, "sources": [f"npc:{profile['npc_id']}",
-                                   *(f"summary:{m['summary_id']}" for m in profile["dynamic"]["memory"])]}
+                                   *dict.fromkeys(f"summary:{m['summary_id']}" for m in profile["dynamic"]["memory"])]}
 
 
 register(Tool(
     name="npc_profile",
-    description="An NPC's static profile and, towards one party, its disposition and the summaries that moved it.",
+    description="An NPC's static profile and its disposition towards one party (party_id:<party>) and towards "
+                "each hero of it that has one (hero_id:<hero>), with the summaries that moved them.",
     input_schema={"type": "object", "properties": {
-        "campaign_id": CAMPAIGN, "party_id": PARTY, "npc_id": {**ID, "description": "The NPC's id."}},
+        "campaign_id": CAMPAIGN, "party_id": PARTY, "npc_id": {**ID, "description": "The NPC's id."},
+        "hero_id": {**ID, "description": "Only this hero (a player id, as the summaries' who.players name it) "
+                                         "besides the party; 0 when the NPC has no disposition towards it."}},
         "required": ["campaign_id", "npc_id", "party_id"], "additionalProperties": False},
     function=npc_profile,
 ))

@@ -124,9 +124,12 @@ class EpisodicSummaryAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 class DispositionInline(ReadOnlyInline):
+    """Towards each party, and towards single heroes of it (`hero_id`; empty: the party)."""
+
     model = Disposition
-    fields = ["party", "value", "updated_at"]
+    fields = ["party", "hero_id", "value", "updated_at"]
     readonly_fields = fields
+    ordering = ["party", "hero_id"]
 
 
 @admin.register(NPC)
@@ -138,10 +141,31 @@ class NPCAdmin(ReadOnlyMixin, admin.ModelAdmin):
     inlines = [DispositionInline]
 
 
+class TowardsFilter(admin.SimpleListFilter):
+    title = "towards"
+    parameter_name = "towards"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("party", "the party"), ("hero", "one hero")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[DispositionChange]) -> QuerySet[DispositionChange]:
+        if self.value() == "party":
+            return queryset.filter(disposition__hero_id="")
+        if self.value() == "hero":
+            return queryset.exclude(disposition__hero_id="")
+        return queryset
+
+
 @admin.register(DispositionChange)
 class DispositionChangeAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ["disposition", "delta", "applied", "value_after", "reason", "summary", "created_at"]
+    list_display = ["disposition", "towards", "delta", "applied", "value_after", "reason", "summary", "created_at"]
+    list_filter = [TowardsFilter]
     list_select_related = ["disposition__npc", "disposition__party", "summary"]
+    search_fields = ["disposition__npc__npc_id", "disposition__hero_id", "summary__summary_id"]
+
+    @admin.display(description="towards")
+    def towards(self, obj: DispositionChange) -> str:
+        return obj.disposition.towards
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

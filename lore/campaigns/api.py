@@ -84,15 +84,39 @@ SUMMARY_EXAMPLE = {
 SUMMARY_ANSWER_TEXT = (
     "The summary as recorded: `flag_changes` (the party's flags it changed, `previous` null when unset), "
     "`flags_not_applied` (flags it named that a summary later by `when` had already set: the party keeps "
-    "`kept`, the value of `set_by`, the latest of them; `reason` later_scene), `disposition_changes` (`applied`: "
-    "the change made within ±GM_DISPOSITION_RANGE), `chunk_id`, `expired_at`.")
+    "`kept`, the value of `set_by`, the latest of them; `reason` later_scene), `disposition_changes` (`towards` "
+    "the party or `hero_id:<hero>` as asked, `applied`: the change made within ±GM_DISPOSITION_RANGE), "
+    "`chunk_id`, `expired_at`.")
 SUMMARY_LATE_ANSWER = {
     "summary_id": "sum_2025_08_20_0900", "campaign_id": "camp_123", "party_id": "pty_001", "chunk_id": 812,
     "expired_at": None, "flag_changes": [],
     "flags_not_applied": [{"key": "gate_moon_door", "value": "closed", "kept": "open", "reason": "later_scene",
                            "set_by": "sum_2025_08_27_0142", "set_by_when": "2025-08-27T11:42:00Z"}],
-    "disposition_changes": [{"npc_id": "npc_LiShen", "delta": -1, "applied": -1, "value_after": 0,
-                             "reason": "doubted the promise"}],
+    "disposition_changes": [{"npc_id": "npc_LiShen", "towards": "party", "delta": -1, "applied": -1,
+                             "value_after": 0, "reason": "doubted the promise"}],
+}
+# Towards the party and, as its own disposition, towards one hero of it (a player of `who.players`).
+SUMMARY_HERO_EXAMPLE = {
+    **SUMMARY_EXAMPLE, "summary_id": "sum_2025_08_27_0150", "when": "2025-08-27T11:50:00Z",
+    "relations_delta": [{"npc_id": "npc_LiShen", "towards": "party", "delta": 1, "reason": "kept promise"},
+                        {"npc_id": "npc_LiShen", "towards": "hero_id:p_A", "delta": -1,
+                         "reason": "p_A read his lie aloud"}],
+}
+NPC_PROFILE_ANSWER = {
+    "npc_id": "npc_LiShen", "static": {"name": "Li Shen", "archetype": "ronin"}, "version": "1.1.0",
+    "dynamic": {"disposition": {"party_id:pty_001": 2, "hero_id:p_A": -1},
+                "memory": [{"summary_id": "sum_2025_08_27_0142", "impact": "disposition+1: kept promise"},
+                           {"summary_id": "sum_2025_08_27_0150", "impact": "disposition+1: kept promise"},
+                           {"summary_id": "sum_2025_08_27_0150",
+                            "impact": "disposition-1 towards p_A: p_A read his lie aloud"}]},
+    "latest_changes": [
+        {"towards": "hero_id:p_A", "summary_id": "sum_2025_08_27_0150", "delta": -1, "applied": -1,
+         "value_after": -1, "reason": "p_A read his lie aloud", "at": "2025-08-27T11:50:02Z",
+         "summary_expired": False},
+        {"towards": "party", "summary_id": "sum_2025_08_27_0150", "delta": 1, "applied": 1, "value_after": 2,
+         "reason": "kept promise", "at": "2025-08-27T11:50:02Z", "summary_expired": False},
+        {"towards": "party", "summary_id": "sum_2025_08_27_0142", "delta": 1, "applied": 1, "value_after": 1,
+         "reason": "kept promise", "at": "2025-08-27T11:42:03Z", "summary_expired": False}],
 }
 NPC_EXAMPLE = {
     "npc_id": "npc_LiShen",
@@ -296,8 +320,9 @@ def _summary_answer(summary: EpisodicSummary) -> dict[str, Any]:
                                "set_by": c.superseded_by.summary_id if c.superseded_by else None,
                                "set_by_when": iso_instant(c.superseded_by.when) if c.superseded_by else None}
                               for c in flag_changes if not c.applied],
-        "disposition_changes": [{"npc_id": c.disposition.npc.npc_id, "delta": c.delta, "applied": c.applied,
-                                 "value_after": c.value_after, "reason": c.reason}
+        "disposition_changes": [{"npc_id": c.disposition.npc.npc_id, "towards": c.disposition.towards,
+                                 "delta": c.delta, "applied": c.applied, "value_after": c.value_after,
+                                 "reason": c.reason}
                                 for c in summary.disposition_changes.order_by("id").select_related("disposition__npc")],
     }
 
@@ -305,10 +330,11 @@ def _summary_answer(summary: EpisodicSummary) -> dict[str, Any]:
 class SummaryRecordApi(APIView):
     """Record an episodic summary after a turn or on an event. Idempotent by
     `summary_id`: the same body answers 200 with the first answer; another body is a 409. Flags,
-    disposition changes (`relations_delta`, bounded by GM_DISPOSITION_MAX_DELTA) and the `episode`
-    chunk commit together. A flag holds the value of the latest summary by `when` that named it: a
-    summary older than one that already did (a late retry) is recorded, but leaves that flag as it is
-    (`flags_not_applied`); its dispositions, which are deltas, still move."""
+    disposition changes (`relations_delta`, towards the party or one hero of it, bounded by
+    GM_DISPOSITION_MAX_DELTA) and the `episode` chunk commit together. A flag holds the value of the
+    latest summary by `when` that named it: a summary older than one that already did (a late retry) is
+    recorded, but leaves that flag as it is (`flags_not_applied`); its dispositions, which are deltas,
+    still move."""
 
     required_scopes = ENGINE
     schema = DocumentSchema()
@@ -317,12 +343,16 @@ class SummaryRecordApi(APIView):
                    request={"application/json": openapi_schema("episodic_summary")},
                    description="Body: a document of `schemas/episodic_summary.schema.json`. Besides the schema: "
                                "`campaign_id` is the path's campaign, `notes` at most GM_NOTES_MAX_TOKENS "
-                               "tokens, each NPC's `delta`s together within ±GM_DISPOSITION_MAX_DELTA, flag names "
-                               "letters, digits and _ . : -; the party and the NPCs must exist (404).",
+                               "tokens, each NPC's `delta`s towards the party, or towards one hero, together within "
+                               "±GM_DISPOSITION_MAX_DELTA, a hero of `towards` (`hero_id:p_A`) one of `who.players` "
+                               "(400 `unknown_hero`), flag names letters, digits and _ . : -; the party and the NPCs "
+                               "must exist (404).",
                    responses={201: OpenApiResponse(OpenApiTypes.OBJECT, description=SUMMARY_ANSWER_TEXT),
                               200: OpenApiResponse(description="A replay: the first answer."),
                               **CONFLICT, **ERRORS},
                    examples=[OpenApiExample("A summary", request_only=True, value=SUMMARY_EXAMPLE),
+                             OpenApiExample("A summary moving a disposition towards one hero", request_only=True,
+                                            value=SUMMARY_HERO_EXAMPLE),
                              OpenApiExample("A late summary of an older scene", response_only=True,
                                             status_codes=["201"], value=SUMMARY_LATE_ANSWER)])
     def post(self, request: Request, campaign: str) -> Response:
@@ -357,23 +387,31 @@ class NpcUpsertApi(APIView):
 
 
 class NpcDetailApi(APIView):
-    """An NPC as MemoryHub holds it: its static part and, towards one party, the disposition the summaries
-    made (clamped to the range) with the changes that moved it. An engine-only key could read it only
-    through the `tools` scope's npc_profile."""
+    """An NPC as MemoryHub holds it: its static part and, towards one party and each hero of it that has
+    one, the disposition the summaries made (clamped to the range) with the changes that moved it. An
+    engine-only key could read it only through the `tools` scope's npc_profile."""
 
     required_scopes = (*STEWARDS, ApiKey.Scope.TOOLS)
 
     class QuerySerializer(ClosedSerializerMixin, serializers.Serializer):
         party = StrictRegexField(ID, help_text="The party whose disposition and memory to show.")
+        hero = StrictRegexField(ID, required=False, help_text=(
+            "Only this hero of the party (a player id, `p_A`) besides the party: its disposition (0 when none) "
+            "and the changes that moved it. Left out: every hero that has a disposition."))
 
     @extend_schema(operation_id="campaign_npc_get", parameters=[QuerySerializer],
-                   responses={200: OpenApiTypes.OBJECT, **ERRORS})
+                   responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+                       "The seed's profile: `dynamic.disposition` towards the party (`party_id:<party>`) and "
+                       "towards heroes (`hero_id:<hero>`); `latest_changes`, the last 3 changes of each, newest "
+                       "first, each saying `towards` whom (`party` or `hero_id:<hero>`).")), **ERRORS},
+                   examples=[OpenApiExample("Towards the party and one hero", response_only=True,
+                                            status_codes=["200"], value=NPC_PROFILE_ANSWER)])
     def get(self, request: Request, campaign: str, npc_id: str) -> Response:
         query = self.QuerySerializer(data=query_data(request.query_params))
         query.is_valid(raise_exception=True)
         found = _campaign(request, campaign)
         party = selectors.party_get(campaign=found, slug=query.validated_data["party"])
-        return Response(selectors.npc_profile(npc_id, party, found))
+        return Response(selectors.npc_profile(npc_id, party, found, hero_id=query.validated_data.get("hero")))
 
 
 class ArtCardRecordApi(APIView):

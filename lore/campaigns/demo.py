@@ -1,5 +1,6 @@
 """The demo campaign `make run` creates (via `manage.py lore_demo`): a party, three NPCs, summaries
-and art cards in English and Russian, written through the same services the engine's API uses."""
+(one moving Li Shen's disposition towards the hero p_A as well as the party) and art cards in English
+and Russian, written through the same services the engine's API uses."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ NPCS: list[dict[str, Any]] = [
 
 
 def _summary(summary_id: str, when: str, scene: str, location: str, tags: list[str], npcs: list[str], event: str,
-             outcome: str, flags: dict[str, str], deltas: list[tuple[str, int, str]], notes: str,
+             outcome: str, flags: dict[str, str], deltas: list[tuple[str, str, int, str]], notes: str,
              rolls: list[dict[str, Any]] | None = None, loot: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {
         "summary_id": summary_id, "campaign_id": DEMO_CAMPAIGN, "party_id": DEMO_PARTY, "scene_id": scene,
@@ -39,7 +40,7 @@ def _summary(summary_id: str, when: str, scene: str, location: str, tags: list[s
         "where": {"location_id": location, "tags": tags},
         "what": {"event": event, "outcome": outcome, "rolls": rolls or [], "loot": loot or []},
         "flags": flags,
-        "relations_delta": [{"npc_id": n, "towards": "party", "delta": d, "reason": r} for n, d, r in deltas],
+        "relations_delta": [{"npc_id": n, "towards": t, "delta": d, "reason": r} for n, t, d, r in deltas],
         "notes": notes, "version": "1.0.0",
     }
 
@@ -47,15 +48,18 @@ def _summary(summary_id: str, when: str, scene: str, location: str, tags: list[s
 SUMMARIES = [
     _summary("sum_demo_001", "2025-08-27T11:42:00Z", "scn_042", "loc_moon_bridge", ["night", "mist"],
              ["npc_LiShen"], "bargain", "partial_success", {"quest_moon_key": "obtained", "gate_moon_door": "open"},
-             [("npc_LiShen", 1, "kept promise")], "Li Shen let the party cross after the amulet changed hands.",
+             # Towards the party, and towards the hero whose insight read him (a disposition of its own).
+             [("npc_LiShen", "party", 1, "kept promise"), ("npc_LiShen", "hero_id:p_A", 1, "p_A saw his honour")],
+             "Li Shen let the party cross after the amulet changed hands.",
              rolls=[{"who": "p_A", "d20": 14, "dc": 12, "effect": "+2 insight"}],
              loot=[{"item_id": "amulet_moon", "qty": 1}]),
     _summary("sum_demo_002", "2025-08-28T19:05:00Z", "scn_043", "loc_swamp_hut", ["болото", "туман"],
              ["npc_Vasilisa"], "торг", "провал", {"witch_favour": "owed"},
-             [("npc_Vasilisa", -2, "герои солгали о ключе")], "Василиса раскрыла ложь и выгнала героев из избы.",
+             [("npc_Vasilisa", "party", -2, "герои солгали о ключе")],
+             "Василиса раскрыла ложь и выгнала героев из избы.",
              rolls=[{"who": "p_B", "d20": 6, "dc": 15, "effect": "обман не удался"}]),
     _summary("sum_demo_003", "2025-08-29T09:30:00Z", "scn_044", "loc_forge", ["smoke", "anvil"], ["npc_Borin"],
-             "repair", "success", {"katana_repaired": "yes"}, [("npc_Borin", 1, "paid in full")],
+             "repair", "success", {"katana_repaired": "yes"}, [("npc_Borin", "party", 1, "paid in full")],
              "Borin mended Li Shen's katana; he hinted at debts in the city.",
              loot=[{"item_id": "whetstone", "qty": 2}]),
 ]

@@ -1,5 +1,5 @@
 """Campaign memory (seed 003 §8.4–§8.8): campaigns of a world, parties, episodic summaries, NPCs
-with per-party dispositions, art cards.
+with dispositions towards each party and towards single heroes of it, art cards.
 
 Written only by the game engine (`engine` scope) through `lore.campaigns.services`; a disposition
 changes only through a summary's `relations_delta`, and each change leaves a history row.
@@ -216,19 +216,36 @@ class NPC(models.Model):
         return f"{self.npc_id} ({self.name})"
 
 
+# A summary's `towards` for one hero (player character) of its party, and the key of that hero's
+# disposition in an NPC profile: "hero_id:p_A", as the party's is "party_id:pty_001" (seed §8.5.2).
+HERO_PREFIX = "hero_id:"
+
+
 class Disposition(models.Model):
-    """How an NPC feels about a party: a bounded integer, changed only by summaries."""
+    """How an NPC feels about a party, or about one hero of it (seed §8.1.1: towards the party and
+    the heroes): a bounded integer, changed only by summaries. Each (NPC, party, hero) is its own
+    disposition with its own history; the one towards the party has no hero."""
 
     npc = models.ForeignKey(NPC, on_delete=models.CASCADE, related_name="dispositions")
     party = models.ForeignKey(Party, on_delete=models.CASCADE, related_name="dispositions")
+    # Empty: towards the party as a whole. Else a player character of the party, as the summaries'
+    # `who.players` name it (`towards: "hero_id:p_A"`).
+    hero_id = models.CharField(max_length=64, blank=True, default="")
     value = models.IntegerField(default=0)
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["npc", "party"], name="disposition_npc_party_uniq")]
+        constraints = [models.UniqueConstraint(fields=["npc", "party", "hero_id"],
+                                               name="disposition_npc_party_hero_uniq")]
 
     def __str__(self) -> str:
-        return f"{self.npc.npc_id} → {self.party.slug}: {self.value:+d}"
+        hero = f"/{self.hero_id}" if self.hero_id else ""
+        return f"{self.npc.npc_id} → {self.party.slug}{hero}: {self.value:+d}"
+
+    @property
+    def towards(self) -> str:
+        """As a summary's `relations_delta` says it: "party" or "hero_id:<id>"."""
+        return f"{HERO_PREFIX}{self.hero_id}" if self.hero_id else "party"
 
 
 class DispositionChange(models.Model):
@@ -242,7 +259,7 @@ class DispositionChange(models.Model):
 
     class Meta:
         indexes = [
-            # An NPC profile's latest changes towards a party.
+            # An NPC profile's latest changes towards a party or a hero.
             models.Index(fields=["disposition", "-id"], name="dispchange_recent_idx"),
         ]
 

@@ -3,9 +3,10 @@
 Blocks, in the seed's order: system (tone rules), rules (1–2 SRD chunks, only when the player's
 input needs a rule), lore (top-N for the location, the NPCs, the scene and the input), episode (the
 party's last summaries and the flags that bear on the scene), npc (profiles with their latest
-disposition changes), art (canon markers and style), user (the input, as is). Budgets come from
-`config/prompt_budgets.yaml` (`scene:`). With nothing retrieved it degrades as §8.14 says (engine
-state and SRD only, no lore) and says so in `degraded` / `notes`.
+disposition changes towards the party, and their dispositions towards single heroes), art (canon
+markers and style), user (the input, as is). Budgets come from `config/prompt_budgets.yaml`
+(`scene:`). With nothing retrieved it degrades as §8.14 says (engine state and SRD only, no lore)
+and says so in `degraded` / `notes`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from lore import selectors as lore_selectors
 from lore.campaigns import selectors
-from lore.campaigns.models import Campaign, EpisodicSummary, Party
+from lore.campaigns.models import HERO_PREFIX, Campaign, EpisodicSummary, Party
 from lore.campaigns.services import summary_text
 from memoryhub.exceptions import NotFound
 from memoryhub.text import count_tokens, truncate_to_tokens
@@ -198,8 +199,14 @@ def _npc_text(profile: dict[str, Any], party: Party) -> str:
     value = profile["dynamic"]["disposition"][f"party_id:{party.slug}"]
     parts = [f"{static['name']} ({profile['npc_id']}, {static['archetype']}"
              + (f", voice {static['voice_tts']}" if static.get("voice_tts") else "") + ")."]
-    latest = "; ".join(f"{c['applied']:+d} {c['reason']} [{c['summary_id']}]" for c in profile["latest_changes"])
+    latest = "; ".join(f"{c['applied']:+d} {c['reason']} [{c['summary_id']}]" for c in profile["latest_changes"]
+                       if c["towards"] == "party")
     parts.append(f"Disposition towards the party: {value:+d}" + (f" (latest: {latest})." if latest else "."))
+    # Values only: the party's line already carries the why, and the NPC block holds ~100 tokens an NPC.
+    heroes = [f"{key.removeprefix(HERO_PREFIX)} {held:+d}" for key, held in profile["dynamic"]["disposition"].items()
+              if key.startswith(HERO_PREFIX)]
+    if heroes:
+        parts.append("Towards heroes: " + ", ".join(heroes) + ".")
     if static.get("secrets"):
         parts.append("Secrets (hidden from players): " + ", ".join(static["secrets"]) + ".")
     if static.get("lore_refs"):

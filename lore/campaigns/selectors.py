@@ -4,8 +4,9 @@ For the tools (seed 003 §8.12), each returns JSON-ready dicts:
 
 - `session_fetch(campaign, party, k)`: the party's last `k` summaries (newest first by `when`, the
   seed's documents) and its current flags, each with the summary that set it.
-- `npc_profile(npc_id, party, campaign=None)`: the seed's NPC profile (§8.5.2), its dynamic part for
-  that party only (disposition, the summaries that moved it), plus the latest changes.
+- `npc_profile(npc_id, party, campaign=None, hero_id=None)`: the seed's NPC profile (§8.5.2), its
+  dynamic part for that party only: the disposition towards the party and towards each hero of it that
+  has one (or only the hero asked), the summaries that moved them, plus each one's latest changes.
 - `episode_search(campaign, party, query, k=None)`: the party's summaries nearest to a query, by
   vector over their `episode` chunks (seed §8.13.1: vector mode, filtered by party).
 - `art_suggest(campaign, scene_id=None, location=None, npcs=())`: visual tags and style of the
@@ -28,7 +29,7 @@ import numpy as np
 from django.db.models import Q
 
 from lore import config as lore_config
-from lore.campaigns.models import NPC, ArtCard, Campaign, DispositionChange, EpisodicSummary, Party
+from lore.campaigns.models import HERO_PREFIX, NPC, ArtCard, Campaign, DispositionChange, EpisodicSummary, Party
 from lore.services import fit_dims
 from memoryhub.embeddings import embed_query_if_available
 from memoryhub.exceptions import ApplicationError
@@ -142,33 +143,57 @@ def episode_search(campaign: Campaign, party: Party, query: str, k: int | None =
             for pk, score in ranked if pk in by_chunk]
 
 
-def _changes(npc: NPC, party: Party, limit: int | None) -> list[dict[str, Any]]:
+def _changes(npc: NPC, party: Party, heroes: Sequence[str] | None) -> list[dict[str, Any]]:
+    """The changes of the NPC's dispositions towards the party and its heroes (only these heroes, and the
+    party, when given), newest first."""
     rows = (DispositionChange.objects.filter(disposition__npc=npc, disposition__party=party)
-            .order_by("-id").select_related("summary"))
-    if limit is not None:
-        rows = rows[:limit]
+            .order_by("-id").select_related("summary", "disposition"))
+    if heroes is not None:
+        rows = rows.filter(disposition__hero_id__in=["", *heroes])
     # A change outlives its summary's TTL (the disposition is engine state): `summary_expired` says
     # the summary itself is no longer there to fetch.
-    return [{"summary_id": c.summary.summary_id, "delta": c.delta, "applied": c.applied, "value_after": c.value_after,
-             "reason": c.reason, "at": iso_instant(c.created_at), "summary_expired": c.summary.expired_at is not None}
+    return [{"towards": c.disposition.towards, "summary_id": c.summary.summary_id, "delta": c.delta,
+             "applied": c.applied, "value_after": c.value_after, "reason": c.reason, "at": iso_instant(c.created_at),
+             "summary_expired": c.summary.expired_at is not None}
             for c in rows]
 
 
-def npc_profile(npc_id: str, party: Party, campaign: Campaign | None = None) -> dict[str, Any]:
+def _impact(change: dict[str, Any]) -> str:
+    hero = change["towards"].removeprefix(HERO_PREFIX) if change["towards"] != "party" else ""
+    return f"disposition{change['applied']:+d}" + (f" towards {hero}" if hero else "") + f": {change['reason']}"
+
+
+def npc_profile(npc_id: str, party: Party, campaign: Campaign | None = None,
+                hero_id: str | None = None) -> dict[str, Any]:
+    """`dynamic.disposition`: towards the party (`party_id:<party>`, 0 before any change) and towards each
+    hero of it that has one (`hero_id:<hero>`), or with `hero_id` only that hero (0 when it has none).
+    `latest_changes`: the last LATEST_CHANGES changes of each, newest first, each saying `towards` whom."""
     campaign = campaign or party.campaign
     [npc] = npcs_get(campaign=campaign, npc_ids=[npc_id], field="npc_id")
-    disposition = npc.dispositions.filter(party=party).first()
-    history = _changes(npc, party, None)
+    heroes = None if hero_id is None else [hero_id]
+    dispositions = npc.dispositions.filter(party=party)
+    if heroes is not None:
+        dispositions = dispositions.filter(hero_id__in=["", *heroes])
+    values = {d.hero_id: d.value for d in dispositions}
+    disposition = {f"party_id:{party.slug}": values.pop("", 0)}
+    for hero in sorted({*values, *(heroes or ())}):
+        disposition[f"{HERO_PREFIX}{hero}"] = values.get(hero, 0)
+    history = _changes(npc, party, heroes)
+    shown: Counter[str] = Counter()
+    latest = []
+    for change in history:
+        shown[change["towards"]] += 1
+        if shown[change["towards"]] <= LATEST_CHANGES:
+            latest.append(change)
     return {
         "npc_id": npc.npc_id,
         "static": npc.static,
         "dynamic": {
-            "disposition": {f"party_id:{party.slug}": disposition.value if disposition else 0},
-            "memory": [{"summary_id": c["summary_id"], "impact": f"disposition{c['applied']:+d}: {c['reason']}"}
-                       for c in reversed(history)],
+            "disposition": disposition,
+            "memory": [{"summary_id": c["summary_id"], "impact": _impact(c)} for c in reversed(history)],
         },
         "version": npc.version,
-        "latest_changes": history[:LATEST_CHANGES],
+        "latest_changes": latest,
     }
 
 

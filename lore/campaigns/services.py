@@ -1,7 +1,8 @@
 """Writes of campaign memory, all by the game engine (seed 003 §8.4.2, §8.8, §8.14).
 
 `summary_record` is the one place a disposition changes: a summary, the flags it sets, the
-disposition changes its `relations_delta` asks and its `episode` chunk commit together. The
+disposition changes its `relations_delta` asks (towards the party, or towards one hero of it:
+`"towards": "hero_id:p_A"`) and its `episode` chunk commit together. The
 embedding is computed before the transaction opens, so no network call runs under the party lock.
 
 An archived campaign refuses every write with a 409 (`archived`). Writers hold the campaign row
@@ -33,6 +34,7 @@ from lore.campaigns import metrics
 from lore.campaigns.models import (
     EPISODE_TTL_MAX_DAYS,
     EPISODE_TTL_MIN_DAYS,
+    HERO_PREFIX,
     NPC,
     ArtCard,
     Campaign,
@@ -267,6 +269,11 @@ class SummaryResult:
     created: bool
 
 
+def hero_of(towards: str) -> str:
+    """A `relations_delta` item's `towards` → the hero its disposition is towards; "" for the party."""
+    return towards.removeprefix(HERO_PREFIX) if towards.startswith(HERO_PREFIX) else ""
+
+
 def summary_text(document: dict[str, Any], applied: Sequence[int] | None = None) -> str:
     """The prose an `episode` chunk holds: what search and the scene's episode block read. `applied`: each
     `relations_delta` item's change as made (clamped to the disposition's range), when known; a model
@@ -288,14 +295,16 @@ def summary_text(document: dict[str, Any], applied: Sequence[int] | None = None)
     for i, change in enumerate(document["relations_delta"]):
         made = applied[i] if applied is not None and i < len(applied) else change["delta"]
         bound = f" ({change['delta']:+d} asked, at its bound)" if made != change["delta"] else ""
-        parts.append(f"{change['npc_id']} {made:+d}{bound} towards the party: {change['reason']}.")
+        whom = hero_of(change["towards"]) or "the party"
+        parts.append(f"{change['npc_id']} {made:+d}{bound} towards {whom}: {change['reason']}.")
     if document["notes"]:
         parts.append(document["notes"])
     return " ".join(parts)
 
 
 def _summary_checks(campaign: Campaign, document: dict[str, Any]) -> None:
-    """What JSON Schema cannot say: the campaign of the path, the token bound, the delta bound."""
+    """What JSON Schema cannot say: the campaign of the path, the token bound, the delta bound, the
+    heroes that dispositions move towards."""
     if document["campaign_id"] != campaign.slug:
         raise ApplicationError(f"The summary belongs to campaign {document['campaign_id']!r}, not {campaign.slug!r}.",
                                field="/campaign_id")
@@ -313,16 +322,28 @@ def _summary_checks(campaign: Campaign, document: dict[str, Any]) -> None:
         raise ApplicationError(f"`when` must not be more than {settings.MESSAGE_FUTURE_TOLERANCE_SECONDS} s in the "
                                "future.", field="/when")
     bound = settings.GM_DISPOSITION_MAX_DELTA
-    # The bound is per NPC and summary, not per list item: two +3 items for one NPC moved it by 6.
-    moved: dict[str, int] = {}
+    # The bound is per disposition and summary, not per list item: two +3 items for one NPC moved it by 6.
+    # The party's and each hero's are dispositions of their own, each bounded.
+    moved: dict[tuple[str, str], int] = {}
+    players = set(document["who"]["players"])
     for i, change in enumerate(document["relations_delta"]):
-        total = moved[change["npc_id"]] = moved.get(change["npc_id"], 0) + change["delta"]
+        hero = hero_of(change["towards"])
+        # The party has no roster here: its heroes are the players its summaries name. One the scene does not
+        # name is a typo that would start a disposition no profile lookup by the right id ever shows.
+        if hero and hero not in players:
+            raise ApplicationError(f"{change['towards']!r} names no player of this summary's who.players "
+                                   f"({', '.join(document['who']['players']) or 'none'}); a disposition moves "
+                                   f"towards the party or one of its heroes in the scene.", code="unknown_hero",
+                                   field=f"/relations_delta/{i}/towards")
+        key = (change["npc_id"], change["towards"])
+        total = moved[key] = moved.get(key, 0) + change["delta"]
         if abs(change["delta"]) > bound:
             raise ApplicationError(f"A disposition moves by at most ±{bound} per summary; got {change['delta']:+d}.",
                                    code="delta_out_of_bounds", field=f"/relations_delta/{i}/delta")
         if abs(total) > bound:
+            towards = f"hero {hero!r}" if hero else "the party"
             raise ApplicationError(f"A disposition moves by at most ±{bound} per summary; the changes of "
-                                   f"{change['npc_id']!r} in this summary come to {total:+d} here.",
+                                   f"{change['npc_id']!r} towards {towards} in this summary come to {total:+d} here.",
                                    code="delta_out_of_bounds", field=f"/relations_delta/{i}/delta")
 
 
@@ -392,8 +413,9 @@ def _summary_write(campaign: Campaign, party: Party, npcs: dict[str, NPC], docum
     limit = settings.GM_DISPOSITION_RANGE
     applied: list[int] = []
     for change in document["relations_delta"]:
-        disposition, _ = Disposition.objects.select_for_update().get_or_create(npc=npcs[change["npc_id"]],
-                                                                               party=party)
+        # Under the party's lock: no other summary of the party creates or moves one of its dispositions now.
+        disposition, _ = Disposition.objects.select_for_update().get_or_create(
+            npc=npcs[change["npc_id"]], party=party, hero_id=hero_of(change["towards"]))
         after = max(-limit, min(limit, disposition.value + change["delta"]))
         applied.append(after - disposition.value)
         DispositionChange.objects.create(disposition=disposition, summary=summary, delta=change["delta"],

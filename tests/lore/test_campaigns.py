@@ -36,8 +36,8 @@ def test_summary_records_flags_disposition_history_and_episode_chunk(engine):
     body = response.json()
     assert body["flag_changes"] == [{"key": "quest_moon_key", "value": "obtained", "previous": None},
                                     {"key": "gate_moon_door", "value": "open", "previous": None}]
-    assert body["disposition_changes"] == [{"npc_id": "npc_LiShen", "delta": 1, "applied": 1, "value_after": 1,
-                                            "reason": "kept promise"}]
+    assert body["disposition_changes"] == [{"npc_id": "npc_LiShen", "towards": "party", "delta": 1, "applied": 1,
+                                            "value_after": 1, "reason": "kept promise"}]
     chunk = Chunk.objects.get(pk=body["chunk_id"])
     assert chunk.namespace.startswith("campaign:") and chunk.kind == "episode" and chunk.session_id == "pty_001"
     assert "bargain" in chunk.text and chunk.meta["summary_id"] == "sum_1"

@@ -38,8 +38,10 @@ def test_session_fetch_npc_profile_and_art_suggest(campaign_client) -> None:
     status, body = call(client, "npc_profile", {"campaign_id": "demo_moon", "party_id": "pty_demo",
                                                 "npc_id": "npc_LiShen"})
     assert status == 200 and body["static"]["name"] == "Li Shen"
-    held = Disposition.objects.get(npc__npc_id="npc_LiShen", party__slug="pty_demo").value
-    assert body["dynamic"]["disposition"] == {"party_id:pty_demo": held}
+    held = dict(Disposition.objects.filter(npc__npc_id="npc_LiShen", party__slug="pty_demo")
+                .values_list("hero_id", "value"))
+    # The demo's Li Shen also warmed to the hero p_A, a disposition of its own.
+    assert body["dynamic"]["disposition"] == {"party_id:pty_demo": held[""], "hero_id:p_A": held["p_A"]}
 
     status, body = call(client, "art_suggest", {"campaign_id": "demo_moon", "npcs": ["npc_LiShen"]})
     assert status == 200 and "scar_left_cheek" in body["keep"]
@@ -63,6 +65,26 @@ def test_episode_search_finds_the_partys_episode_about_the_question_whenever_it_
                                                                                   "party_id")):
         status, body = call(client, "episode_search", {"campaign_id": "demo_moon", "party_id": "pty_demo", **bad})
         assert status in (400, 404) and field in body["error"]["fields"], (bad, body)
+
+
+def test_npc_profile_shows_each_heros_disposition_or_the_hero_asked(campaign_client) -> None:
+    """Seed §8.1.1: an NPC's relations are towards the party and its heroes; the demo's Li Shen warmed to p_A."""
+    client, _ = campaign_client
+    args = {"campaign_id": "demo_moon", "party_id": "pty_demo", "npc_id": "npc_LiShen"}
+    status, body = call(client, "npc_profile", args)
+    assert status == 200 and body["dynamic"]["disposition"] == {"party_id:pty_demo": 1, "hero_id:p_A": 1}
+    assert [(c["towards"], c["reason"]) for c in body["latest_changes"]] == [
+        ("hero_id:p_A", "p_A saw his honour"), ("party", "kept promise")]
+    assert {"summary_id": "sum_demo_001", "impact": "disposition+1 towards p_A: p_A saw his honour"} in \
+        body["dynamic"]["memory"]
+    assert body["sources"] == ["npc:npc_LiShen", "summary:sum_demo_001"]  # the summary once, for both changes
+    status, body = call(client, "npc_profile", {**args, "hero_id": "p_B"})
+    assert status == 200 and body["dynamic"]["disposition"] == {"party_id:pty_demo": 1, "hero_id:p_B": 0}
+    assert [c["towards"] for c in body["latest_changes"]] == ["party"]
+    status, body = call(client, "npc_profile", {**args, "hero_id": "p A"})
+    assert status == 400 and "hero_id" in body["error"]["fields"]
+    status, body = call(client, "npc_profile", {**args, "hero_id": "p_A", "party_id": "pty_nope"})
+    assert status == 404 and "party_id" in body["error"]["fields"]
 
 
 def test_the_tools_never_change_a_disposition(campaign_client) -> None:

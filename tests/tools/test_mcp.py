@@ -88,6 +88,8 @@ def check(out: dict[str, Any], tenant: Tenant, transport: str) -> None:
     assert "Pixel" in out["memory_search"]["items"][0]["text"]
     assert "Pixel" in out["memory_context"]["text"]
     assert out["profile_get"]["facts"][0]["value"] == "Dana"
+    assert out["npc_profile"]["dynamic"]["disposition"] == {"party_id:pty_demo": 1, "hero_id:p_A": 1}
+    assert "hero_id" in out["tools"]["npc_profile"].input_schema["properties"]
     assert out["bad"]["error"]["field"] == "k"
     logged = list(ToolCall.objects.filter(tenant=tenant, transport=transport).order_by("id")
                   .values_list("tool", "outcome"))
