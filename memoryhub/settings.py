@@ -610,8 +610,9 @@ LORE_KEEP_VERSIONS = env_int("LORE_KEEP_VERSIONS", 5, minimum=1)
 LORE_PRUNE_MIN_AGE_HOURS = env_float("LORE_PRUNE_MIN_AGE_HOURS", 24.0, minimum=0.0)
 
 # --- Campaign memory (lore/campaigns/) --------------------------------------------------------
-# A summary's relations_delta may move a disposition by at most GM_DISPOSITION_MAX_DELTA per NPC
-# (a larger one is a 400); the disposition itself stays within ±GM_DISPOSITION_RANGE (clamped).
+# A summary's relations_delta may move a disposition (an NPC's towards the party, or towards one hero
+# of it) by at most GM_DISPOSITION_MAX_DELTA (a larger one is a 400); the disposition itself stays
+# within ±GM_DISPOSITION_RANGE (clamped).
 GM_DISPOSITION_MAX_DELTA = env_int("GM_DISPOSITION_MAX_DELTA", 3, minimum=1)
 GM_DISPOSITION_RANGE = env_int("GM_DISPOSITION_RANGE", 10, minimum=1)
 # Seed 003 §8.5.1: a summary's notes are "short prose, ≤40 tokens".
