@@ -15,10 +15,14 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
+from pathlib import Path
 
 import numpy as np
 from django.db import connection
-from people_search import (  # the same synthetic people; sets Django up
+
+# As a package of the repository, not a sibling script: the dependency check reads every import.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.people_search import (  # the same synthetic people; sets Django up
     EN_LAST,
     RU_FIRST,
     RU_LAST,
@@ -27,7 +31,6 @@ from people_search import (  # the same synthetic people; sets Django up
     drop_tenant,
     timed,
 )
-
 from memoryhub.models import Tenant
 from people import dedup, services
 from people.models import Person
