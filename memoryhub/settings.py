@@ -396,6 +396,8 @@ CELERY_BEAT_SCHEDULE = {
     # and the scene records kept for the quality figures.
     "campaigns-episodes-expire": {"task": "lore.campaigns.tasks.episodes_expire", "schedule": 3600.0},
     "campaigns-assemblies-prune": {"task": "lore.campaigns.tasks.scene_assemblies_prune", "schedule": 86400.0},
+    # Seed 003 §8.9: the short-term layer's threads past THREAD_TTL_HOURS since their last checkpoint.
+    "campaigns-threads-expire": {"task": "lore.campaigns.tasks.threads_expire", "schedule": 3600.0},
 }
 
 # Without a broker nobody runs `celery beat`: the web process runs the schedule on a thread.
@@ -622,6 +624,13 @@ GM_NOTES_MAX_TOKENS = env_int("GM_NOTES_MAX_TOKENS", 40, minimum=1)
 # and keeps its words (tags, style, entities: the canon markers); expire-with-episodes: past that
 # period the card is deleted, as the summaries' narrative is.
 ART_MEDIA_POLICY = env_choice("ART_MEDIA_POLICY", "keep", {"keep", "strip-media", "expire-with-episodes"})
+# Seed 003 §2, §8.9: the short-term layer, threads of checkpoints (lore/campaigns/threads.py). A thread
+# lives THREAD_TTL_HOURS after its last checkpoint (the hourly beat deletes it); it keeps its
+# THREAD_MAX_CHECKPOINTS newest checkpoints (older ones are pruned as a new one is written); a
+# checkpoint's state is at most THREAD_STATE_MAX_BYTES as JSON (a larger one is a 400).
+THREAD_TTL_HOURS = env_int("THREAD_TTL_HOURS", 72, minimum=1)
+THREAD_MAX_CHECKPOINTS = env_int("THREAD_MAX_CHECKPOINTS", 50, minimum=1)
+THREAD_STATE_MAX_BYTES = env_int("THREAD_STATE_MAX_BYTES", 262_144, minimum=1024)
 
 # --- Read-only tools (tools/: DRF and the MCP server) ----------------------------------------
 # The world rules_lookup, lore_search and lore_assert read when a call names none.

@@ -2,14 +2,15 @@
 an operator sees dispositions and their history here but cannot change them. What an operator may
 decide is retention (seed §8.9): a campaign's episode period, and finishing (archiving) it; both go
 through the services and leave a `CampaignEvent`. A campaign deleted over the API leaves a
-`CampaignDeletion` receipt, listed here read-only."""
+`CampaignDeletion` receipt, listed here read-only. The engine's threads and their checkpoints (the
+short-term layer) are listed read-only too."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
@@ -20,12 +21,14 @@ from lore.campaigns.models import (
     Campaign,
     CampaignDeletion,
     CampaignEvent,
+    Checkpoint,
     Disposition,
     DispositionChange,
     EpisodicSummary,
     Party,
     PartyFlagChange,
     SceneAssembly,
+    Thread,
 )
 
 
@@ -202,4 +205,40 @@ class CampaignDeletionAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_filter = ["tenant"]
     list_select_related = ["tenant"]
     search_fields = ["slug"]
+    date_hierarchy = "created_at"
+
+
+class CheckpointInline(ReadOnlyInline):
+    model = Checkpoint
+    fields = ["step", "checkpoint_id", "parent_checkpoint_id", "created_at", "state"]
+    readonly_fields = fields
+    ordering = ["-step"]
+
+
+@admin.register(Thread)
+class ThreadAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """The short-term layer (`lore.campaigns.threads`): the engine's thread state, its checkpoints newest
+    first. Read-only: only the engine writes it, and it expires THREAD_TTL_HOURS after its last write."""
+
+    list_display = ["thread_id", "campaign", "tenant", "last_step", "checkpoint_count", "updated_at", "created_at"]
+    list_filter = ["campaign", "tenant"]
+    list_select_related = ["campaign", "tenant"]
+    search_fields = ["thread_id"]
+    date_hierarchy = "updated_at"
+    inlines = [CheckpointInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Thread]:
+        return super().get_queryset(request).annotate(checkpoint_total=Count("checkpoints"))
+
+    @admin.display(description="checkpoints kept", ordering="checkpoint_total")
+    def checkpoint_count(self, obj: Thread) -> int:
+        return obj.checkpoint_total  # type: ignore[attr-defined]
+
+
+@admin.register(Checkpoint)
+class CheckpointAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ["checkpoint_id", "thread", "step", "created_at"]
+    list_select_related = ["thread__campaign"]
+    search_fields = ["checkpoint_id", "thread__thread_id"]
+    raw_id_fields = ["thread"]
     date_hierarchy = "created_at"

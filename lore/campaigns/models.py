@@ -334,3 +334,49 @@ class SceneAssembly(models.Model):
 
     def __str__(self) -> str:
         return f"scene {self.pk} of {self.campaign_id}"
+
+
+class Thread(models.Model):
+    """Short-term memory (seed 003 §2, §8.9): the state of one of the engine's scene / turn loops,
+    LangGraph's thread, as a series of `Checkpoint`s; the latest is the thread's current state.
+    Written by `lore.campaigns.threads` only. It lives THREAD_TTL_HOURS after its last checkpoint
+    (`updated_at`), then the retention beat deletes it with its checkpoints."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="threads")
+    thread_id = models.CharField(max_length=64)  # the engine's id, like the other slugs
+    # The last step handed out: steps are never reused, even after older checkpoints were pruned.
+    last_step = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)  # the last checkpoint's: the TTL's clock
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "thread_id"], name="thread_campaign_id_uniq")]
+        indexes = [
+            # The TTL beat: threads last written before a cut-off.
+            models.Index(fields=["updated_at"], name="thread_updated_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}/{self.thread_id}"
+
+
+class Checkpoint(models.Model):
+    """One saved state of a thread: the engine's JSON object as posted, its step (1, 2, … per thread,
+    assigned on write) and the checkpoint it followed. A thread keeps its THREAD_MAX_CHECKPOINTS newest."""
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="checkpoints")
+    checkpoint_id = models.UUIDField(unique=True)
+    step = models.PositiveIntegerField()
+    # The thread's latest checkpoint when this one was written (null: the first); an id, not a key, since
+    # pruning deletes older checkpoints.
+    parent_checkpoint_id = models.UUIDField(null=True, blank=True)
+    state = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["thread", "step"], name="checkpoint_thread_step_uniq")]
+        # The unique (thread, step) index serves the latest checkpoint, the list (newest first) and pruning.
+
+    def __str__(self) -> str:
+        return f"{self.thread} step {self.step}"

@@ -40,12 +40,14 @@ from lore.campaigns.models import (
     Campaign,
     CampaignDeletion,
     CampaignEvent,
+    Checkpoint,
     Disposition,
     DispositionChange,
     EpisodicSummary,
     Party,
     PartyFlagChange,
     SceneAssembly,
+    Thread,
 )
 from lore.campaigns.schemas import document_validate
 from lore.campaigns.selectors import require_active
@@ -202,6 +204,9 @@ def _campaign_rows(campaign: Campaign) -> dict[str, QuerySet[Any]]:
         "parties": Party.objects.filter(campaign=campaign),
         "artcards": ArtCard.objects.filter(campaign=campaign),
         "scene_assemblies": SceneAssembly.objects.filter(campaign=campaign),
+        # The short-term layer (lore.campaigns.threads): checkpoints, then their threads.
+        "checkpoints": Checkpoint.objects.filter(thread__campaign=campaign),
+        "threads": Thread.objects.filter(campaign=campaign),
         "events": CampaignEvent.objects.filter(campaign=campaign),
     }
 
@@ -210,8 +215,8 @@ def _campaign_rows(campaign: Campaign) -> dict[str, QuerySet[Any]]:
 def campaign_delete(*, campaign: Campaign, actor: str) -> dict[str, int]:
     """Delete a campaign and everything of it, archived or not: summaries and their `episode` chunks,
     parties, flags and their history, NPCs, dispositions and their history, art cards, scene records,
-    its audit events, the admin's log entries of those rows and what other apps registered
-    (`register_campaign_eraser`). Returns the counts per kind, also kept in a `CampaignDeletion`
+    threads and their checkpoints, its audit events, the admin's log entries of those rows and what
+    other apps registered (`register_campaign_eraser`). Returns the counts per kind, also kept in a `CampaignDeletion`
     receipt that names the campaign by its id and holds none of its content.
 
     Locks as the writers do (campaign row, then the namespace lock): a summary being written either

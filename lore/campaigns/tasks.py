@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from lore.campaigns import retention
+from lore.campaigns import retention, threads
 
 
 @shared_task
@@ -15,3 +15,8 @@ def episodes_expire() -> dict[str, int]:
 @shared_task
 def scene_assemblies_prune() -> dict[str, int]:
     return retention.scene_assemblies_prune()
+
+
+@shared_task
+def threads_expire() -> dict[str, int]:
+    return threads.threads_expire()

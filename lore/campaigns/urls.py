@@ -1,9 +1,11 @@
 from django.urls import re_path
 
-from lore.campaigns import api
+from lore.campaigns import api, threads_api
 
 WORLD = r"(?P<world>[a-z0-9][a-z0-9-]{0,63})"
 CAMPAIGN = r"(?P<campaign>[A-Za-z0-9][A-Za-z0-9_.:-]{0,63})"
+THREAD = r"(?P<thread_id>[A-Za-z0-9][A-Za-z0-9_.:-]{0,63})"
+CHECKPOINT = r"(?P<checkpoint_id>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
 
 urlpatterns = [
     re_path(rf"^worlds/{WORLD}/campaigns$", api.CampaignCreateApi.as_view(), name="campaign-create"),
@@ -18,4 +20,10 @@ urlpatterns = [
     re_path(rf"^campaigns/{CAMPAIGN}/scene-context$", api.SceneContextApi.as_view(), name="campaign-scene-context"),
     re_path(rf"^campaigns/{CAMPAIGN}/scene-context/(?P<assembly_id>[0-9]{{1,18}})/feedback$",
             api.SceneFeedbackApi.as_view(), name="campaign-scene-feedback"),
+    # The short-term layer: thread state with checkpoints (lore/campaigns/threads.py).
+    re_path(rf"^campaigns/{CAMPAIGN}/threads/{THREAD}$", threads_api.ThreadApi.as_view(), name="campaign-thread"),
+    re_path(rf"^campaigns/{CAMPAIGN}/threads/{THREAD}/checkpoints$", threads_api.CheckpointCreateApi.as_view(),
+            name="campaign-thread-checkpoints"),
+    re_path(rf"^campaigns/{CAMPAIGN}/threads/{THREAD}/checkpoints/{CHECKPOINT}$", threads_api.CheckpointApi.as_view(),
+            name="campaign-thread-checkpoint"),
 ]

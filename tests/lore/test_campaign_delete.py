@@ -25,12 +25,14 @@ from lore.campaigns.models import (
     Campaign,
     CampaignDeletion,
     CampaignEvent,
+    Checkpoint,
     Disposition,
     DispositionChange,
     EpisodicSummary,
     Party,
     PartyFlagChange,
     SceneAssembly,
+    Thread,
 )
 from lore.models import World
 from memoryhub import services as kernel_services
@@ -59,6 +61,8 @@ def campaign_rows(campaign_pk: int) -> dict[str, int]:
         "artcards": ArtCard.objects.filter(campaign_id=campaign_pk).count(),
         "scene_assemblies": SceneAssembly.objects.filter(campaign_id=campaign_pk).count(),
         "events": CampaignEvent.objects.filter(campaign_id=campaign_pk).count(),
+        "threads": Thread.objects.filter(campaign_id=campaign_pk).count(),
+        "checkpoints": Checkpoint.objects.filter(thread__campaign_id=campaign_pk).count(),
         "campaign": Campaign.objects.filter(pk=campaign_pk).count(),
         "chunks": Chunk.objects.filter(namespace=f"campaign:{campaign_pk}:episode").count(),
         "namespace_rows": Namespace.objects.filter(name=f"campaign:{campaign_pk}:episode").count(),
@@ -80,7 +84,8 @@ def log_entry(obj: Any) -> LogEntry:
 
 def a_full_campaign(engine: APIClient, world: World) -> Campaign:
     """camp_123 with a row of every kind: two summaries (flags, a disposition change), an art card, a
-    scene record with its report, a period change, tool calls about it and admin log entries."""
+    scene record with its report, a thread with two checkpoints, a period change, tool calls about it and
+    admin log entries."""
     post_summary(engine, "s1")
     post_summary(engine, "s2", scene_id="scn_043", flags={"gate_moon_door": "closed"},
                  when="2025-08-28T10:00:00Z")
@@ -89,6 +94,9 @@ def a_full_campaign(engine: APIClient, world: World) -> Campaign:
     assert scene.status_code == 200
     assert engine.post(f"{BASE}/scene-context/{scene.json()['assembly_id']}/feedback", {"used": []},
                        format="json").status_code == 201
+    for turn in (1, 2):
+        assert engine.post(f"{BASE}/threads/t_1/checkpoints", {"state": {"turn": turn}},
+                           format="json").status_code == 201
     assert engine.patch(BASE, {"episode_ttl_days": 150}, format="json").status_code == 200
     tools = scoped_client(world.tenant, "tools")
     for tool, args in (("session_fetch", {"party_id": "pty_001"}), ("episode_search", {"party_id": "pty_001",
@@ -120,7 +128,8 @@ def test_deleting_a_campaign_removes_every_row_chunk_and_trace_and_keeps_a_recei
     assert len(cached) == 2 and bm25_index.cache().get((campaign.tenant_id, campaign.episode_namespace)) is cached
     before = campaign_rows(campaign.pk)
     assert all(before[kind] for kind in ("summaries", "parties", "flag_changes", "npcs", "dispositions",
-                                         "disposition_changes", "artcards", "scene_assemblies", "events", "chunks"))
+                                         "disposition_changes", "artcards", "scene_assemblies", "events", "chunks",
+                                         "threads", "checkpoints"))
 
     with django_capture_on_commit_callbacks(execute=True):
         response = engine.delete(BASE)
@@ -139,7 +148,7 @@ def test_deleting_a_campaign_removes_every_row_chunk_and_trace_and_keeps_a_recei
     assert receipt.detail["deleted"] == {
         "summaries": 2, "chunks": 2, "parties": 1, "flag_changes": before["flag_changes"], "npcs": 1,
         "dispositions": 1, "disposition_changes": 2, "artcards": 1, "scene_assemblies": 1,
-        "events": before["events"], "admin_log_entries": 5, "tool_calls": 2}
+        "threads": 1, "checkpoints": 2, "events": before["events"], "admin_log_entries": 5, "tool_calls": 2}
     stored = json.dumps({"detail": receipt.detail, "str": str(receipt)}, ensure_ascii=False)
     for content in ("Moon", "Li Shen", "npc_LiShen", "bargain", "quest_moon_key", "pty_001", "scn_042"):
         assert content not in stored, content
@@ -163,7 +172,9 @@ def test_deleting_a_campaign_removes_every_row_chunk_and_trace_and_keeps_a_recei
              ("get", f"{BASE}/npcs/npc_LiShen?party=pty_001", None),
              ("post", f"{BASE}/artcards", {**ARTCARD_EXAMPLE, "image_id": "img_2"}),
              ("post", f"{BASE}/scene-context", {"party": "pty_001"}),
-             ("post", f"{BASE}/scene-context/1/feedback", {"used": []})]
+             ("post", f"{BASE}/scene-context/1/feedback", {"used": []}),
+             ("get", f"{BASE}/threads/t_1", None), ("get", f"{BASE}/threads/t_1/checkpoints", None),
+             ("post", f"{BASE}/threads/t_1/checkpoints", {"state": {}}), ("delete", f"{BASE}/threads/t_1", None)]
     for method, path, data in calls:
         response = getattr(engine, method)(path, data, format="json")
         assert response.status_code == 404, (method, path, response.status_code)
