@@ -19,7 +19,7 @@ from prometheus_client import Counter, Histogram, Summary
 EXPIRED = Counter(
     "memoryhub_gm_expired_total",
     "Retention beat: episode summaries expired, their chunks deleted, art cards deleted or stripped of their media "
-    "link, scene records pruned",
+    "link, scene records pruned, threads past THREAD_TTL_HOURS deleted with their checkpoints",
     ["what"],
 )
 CAMPAIGNS_ARCHIVED = Counter("memoryhub_gm_campaigns_archived_total", "Campaigns finished and archived")

@@ -42,8 +42,12 @@ from lore.campaigns.models import Campaign, Checkpoint, Thread
 from lore.campaigns.retention import BATCH, _report
 from lore.campaigns.selectors import require_active
 from memoryhub.exceptions import ApplicationError
+from memoryhub.validation import json_value_problem
 
 logger = logging.getLogger(__name__)
+
+# Deep enough for an agent's state, far from the interpreter's recursion limit.
+STATE_MAX_DEPTH = 64
 
 
 def _not_found(message: str, field: str) -> ApplicationError:
@@ -129,6 +133,9 @@ class CheckpointResult:
 def _state_check(state: Any) -> None:
     if not isinstance(state, dict):
         raise ApplicationError("The state must be a JSON object.", field="state")
+    problem = json_value_problem(state, max_depth=STATE_MAX_DEPTH)
+    if problem:
+        raise ApplicationError(f"Invalid state: {problem}.", field="state")
     size = state_size(state)
     if size > settings.THREAD_STATE_MAX_BYTES:
         raise ApplicationError(f"The state is {size} bytes as JSON; at most {settings.THREAD_STATE_MAX_BYTES} "

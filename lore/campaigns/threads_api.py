@@ -20,7 +20,6 @@ from lore.campaigns.models import Thread
 from memoryhub.validation import ClosedSerializerMixin, json_value_problem, query_data
 
 PAGE_DEFAULT, PAGE_MAX = 20, 100
-STATE_MAX_DEPTH = 64
 
 ERRORS = {
     400: OpenApiResponse(description="Invalid input; `error.fields` names the field at fault (`state`, "
@@ -42,7 +41,7 @@ class StateField(serializers.DictField):
 
     def to_internal_value(self, data: Any) -> dict:
         value = super().to_internal_value(data)
-        problem = json_value_problem(value, max_depth=STATE_MAX_DEPTH)
+        problem = json_value_problem(value, max_depth=threads.STATE_MAX_DEPTH)
         if problem is None and threads.state_size(value) > settings.THREAD_STATE_MAX_BYTES:
             problem = f"must be at most {settings.THREAD_STATE_MAX_BYTES} bytes as JSON (THREAD_STATE_MAX_BYTES)"
         if problem:

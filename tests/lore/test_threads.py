@@ -126,6 +126,9 @@ def test_bad_input_is_a_400_naming_the_field(engine, settings):
     with pytest.raises(ApplicationError) as refused:
         threads.checkpoint_write(campaign=campaign, thread_id="t", state={"blob": "x" * 1100})
     assert refused.value.field == "state" and refused.value.status_code == 400
+    with pytest.raises(ApplicationError) as refused:
+        threads.checkpoint_write(campaign=campaign, thread_id="t", state={"k": "a\x00b"})
+    assert refused.value.field == "state" and refused.value.status_code == 400
     assert not Thread.objects.exists()
     # Unknown thread, checkpoint, or a path id outside the pattern.
     assert engine.get(f"{CAMPAIGN_BASE}/threads/nope").status_code == 404
