@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('lore', '0010_campaign_deletion'),
+        ('lore', '0011_disposition_towards_hero'),
         ('memoryhub', '0005_periodic_run'),
     ]
 
