@@ -106,6 +106,13 @@ def validate(data: Any) -> dict[str, DomainConfig]:
                 f"knowledge.yaml knowledge.{name}.dims: {raw['dims']} exceeds EMBEDDING_DIMENSIONS "
                 f"({settings.EMBEDDING_DIMENSIONS}); a vector can only be truncated")
         retrieval = raw["retrieval"]
+        # The title and name lists match a knowledge entry's title; an art card (or an episode) has none, so
+        # a weight for them there would be accepted and never used.
+        extra = sorted(set(retrieval.get("weights") or {}) - {"bm25", "vector"})
+        if name in ("artcards", "episode") and extra:
+            raise ImproperlyConfigured(
+                f"knowledge.yaml knowledge.{name}.retrieval.weights: {', '.join(extra)} apply to knowledge entries' "
+                f"titles (srd, lore); {name} takes bm25 and vector only")
         smoke = raw.get("smoke", {})
         configs[name] = DomainConfig(
             name=name, dims=raw["dims"], mode=retrieval["mode"], k_vector=retrieval["k_vector"],

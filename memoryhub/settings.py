@@ -398,6 +398,8 @@ CELERY_BEAT_SCHEDULE = {
     "campaigns-assemblies-prune": {"task": "lore.campaigns.tasks.scene_assemblies_prune", "schedule": 86400.0},
     # Seed 003 §8.9: the short-term layer's threads past THREAD_TTL_HOURS since their last checkpoint.
     "campaigns-threads-expire": {"task": "lore.campaigns.tasks.threads_expire", "schedule": 3600.0},
+    # Seed 003 §8.8: art cards whose model tags were left pending, and cards not yet indexed for search.
+    "campaigns-artcards-sweep": {"task": "lore.campaigns.tasks.artcards_sweep", "schedule": 600.0},
 }
 
 # Without a broker nobody runs `celery beat`: the web process runs the schedule on a thread.

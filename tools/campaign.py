@@ -91,18 +91,23 @@ register(Tool(
 def art_suggest(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     campaign = _campaign(tenant, args)
     result = campaigns.art_suggest(campaign, scene_id=args.get("scene_id"), location=args.get("location"),
-                                   npcs=args.get("npcs", ()))
+                                   npcs=args.get("npcs", ()), query=args.get("query"))
     return {**result, "sources": [f"artcard:{c['image_id']}" for c in result["cards"]]}
 
 
 register(Tool(
     name="art_suggest",
-    description="Art cards of a scene (or of a location and NPCs) with the canon markers a new image must "
-                "keep and the tags to avoid.",
+    description="Art cards of a scene (or of a location and NPCs), or found by a description (query), with the "
+                "canon markers a new image must keep and the tags to avoid. With both, the scene / location / "
+                "NPCs choose the cards and the query orders them, best match first.",
     input_schema={"type": "object", "properties": {
         "campaign_id": CAMPAIGN, "scene_id": ID, "location": ID,
-        "npcs": {"type": "array", "items": ID, "maxItems": 10, "uniqueItems": True}},
+        "npcs": {"type": "array", "items": ID, "maxItems": 10, "uniqueItems": True},
+        "query": {"type": "string", "minLength": 1, "maxLength": 2000, "pattern": NOT_BLANK,
+                  "description": "What the image should show (\"misty bridge at night with the ronin\"): cards "
+                                 "ranked by their tags, style, NPCs, places and prompt, by words and meaning."}},
         "required": ["campaign_id"], "additionalProperties": False,
-        "anyOf": [{"required": ["scene_id"]}, {"required": ["location"]}, {"required": ["npcs"]}]},
+        "anyOf": [{"required": ["scene_id"]}, {"required": ["location"]}, {"required": ["npcs"]},
+                  {"required": ["query"]}]},
     function=art_suggest,
 ))

@@ -421,13 +421,20 @@ class ArtCardRecordApi(APIView):
     schema = DocumentSchema()
 
     @extend_schema(operation_id="campaign_artcard_record", request={"application/json": openapi_schema("artcard")},
-                   description="Body: a document of `schemas/artcard.schema.json`.",
+                   description="Body: a document of `schemas/artcard.schema.json`. Without `visual_tags`, MemoryHub "
+                               "writes them (seed §8.8): words of `prompt_text` at once, a model's 5–8 later when an "
+                               "LLM is configured (`tags_pending`). The answer: the document with `visual_tags` as "
+                               "they stand, `tags_source` (engine | derived | model) and `tags_pending`.",
                    responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **CONFLICT, **ERRORS},
                    examples=[OpenApiExample("An art card", request_only=True, value=ARTCARD_EXAMPLE)])
     def post(self, request: Request, campaign: str) -> Response:
         card: ArtCard
         card, created = services.artcard_record(campaign=_campaign(request, campaign), document=_document(request))
-        return Response(card.document, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        # The card's tags as they stand (a card posted without them has words of its prompt now, a model's later
+        # when `tags_pending`), and where they came from: engine | derived | model.
+        body = {**card.document, "visual_tags": card.visual_tags, "tags_source": card.tags_source,
+                "tags_pending": card.tags_pending}
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class SceneBlockSerializer(serializers.Serializer):

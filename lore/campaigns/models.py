@@ -65,6 +65,11 @@ class Campaign(models.Model):
     def episode_namespace(self) -> str:
         return f"campaign:{self.pk}:episode"
 
+    @property
+    def art_namespace(self) -> str:
+        """The campaign's art cards as chunks (lore.campaigns.art): what `art_suggest`'s query searches."""
+        return f"campaign:{self.pk}:art"
+
 
 class CampaignEvent(models.Model):
     """The audit of a campaign's settings and life: who changed its episode period, who archived it."""
@@ -283,6 +288,25 @@ class ArtCard(models.Model):
     recorded_at = models.DateTimeField(default=timezone.now)
     # ART_MEDIA_POLICY=strip-media: the card's link to the image was removed then.
     media_stripped_at = models.DateTimeField(null=True, blank=True)
+    # The card's `art` chunk (Campaign.art_namespace), what `art_suggest`'s query finds it by; null while
+    # its campaign is archived (out of search) and for a card recorded before cards were indexed (the sweep
+    # indexes those).
+    chunk = models.ForeignKey("rag.Chunk", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class TagsSource(models.TextChoices):
+        ENGINE = "engine"  # the document's visual_tags
+        # None were posted: words of the prompt text, offline (lore.campaigns.art.derive_tags) ...
+        DERIVED = "derived"
+        # ... replaced by a model's 5–8 (seed §8.8) when an LLM is configured.
+        MODEL = "model"
+
+    tags_source = models.CharField(max_length=16, choices=TagsSource.choices, default=TagsSource.ENGINE)
+    # A model is to write the tags (LLM configured, none posted): the tagging job has not succeeded or given
+    # up yet. The card is searchable meanwhile by its derived tags.
+    tags_pending = models.BooleanField(default=False)
+    tag_attempts = models.PositiveSmallIntegerField(default=0)
+    tag_attempted_at = models.DateTimeField(null=True, blank=True)
+    tag_error = models.CharField(max_length=500, blank=True)  # the last tagging failure, for the admin
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "image_id"], name="artcard_campaign_id_uniq")]
@@ -291,6 +315,9 @@ class ArtCard(models.Model):
             models.Index(fields=["campaign", "scene_id", "-created_at"], name="artcard_scene_idx"),
             # The media-policy beat: cards recorded before a cut-off.
             models.Index(fields=["recorded_at"], name="artcard_recorded_idx"),
+            # The art sweep: cards whose model tags are still due.
+            models.Index(fields=["recorded_at"], name="artcard_tags_pending_idx",
+                         condition=models.Q(tags_pending=True)),
         ]
 
     def __str__(self) -> str:

@@ -5,7 +5,7 @@
   row stays as a tombstone (see `EpisodicSummary`), so flag and disposition history keep pointing
   at a real row and a late replay is recognised. Archived campaigns expire the same way: archiving
   keeps a campaign, it does not extend what the period allows. Art cards recorded as long ago
-  follow ART_MEDIA_POLICY (keep, strip-media, expire-with-episodes).
+  follow ART_MEDIA_POLICY (keep, strip-media, expire-with-episodes: the card goes with its `art` chunk).
 - `scene_assemblies_prune`: the per-turn records behind the quality figures live as long as the
   campaign's summaries do.
 
@@ -74,8 +74,14 @@ def _artcards(days: int, cutoff: datetime, now: datetime, counts: Counter[str]) 
         return
     cards = ArtCard.objects.filter(campaign__episode_ttl_days=days, recorded_at__lt=cutoff)
     if policy == "expire-with-episodes":
-        while ids := list(cards.order_by("id").values_list("id", flat=True)[:BATCH]):
-            deleted, _ = ArtCard.objects.filter(pk__in=ids).delete()
+        while rows := list(cards.order_by("id").select_related("tenant")[:BATCH]):
+            # With their chunks (lore.campaigns.art), out of art_suggest's query: the chunks first, under
+            # their namespace locks, then the cards, the order the tagging job takes them in.
+            with transaction.atomic():
+                for tenant in {card.tenant for card in rows}:
+                    chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(
+                        pk__in=[c.chunk_id for c in rows if c.chunk_id is not None and c.tenant == tenant]))
+                deleted, _ = ArtCard.objects.filter(pk__in=[card.pk for card in rows]).delete()
             counts["artcards_deleted"] += deleted
         return
     # strip-media: the link to the image goes; the words (tags, style, entities, moderation) stay.

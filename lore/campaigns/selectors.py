@@ -9,8 +9,9 @@ For the tools (seed 003 §8.12), each returns JSON-ready dicts:
   has one (or only the hero asked), the summaries that moved them, plus each one's latest changes.
 - `episode_search(campaign, party, query, k=None)`: the party's summaries nearest to a query, by
   vector over their `episode` chunks (seed §8.13.1: vector mode, filtered by party).
-- `art_suggest(campaign, scene_id=None, location=None, npcs=())`: visual tags and style of the
-  matching art cards, and the canon markers a new image must keep or avoid (§8.14).
+- `art_suggest(campaign, scene_id=None, location=None, npcs=(), query=None)`: visual tags and style of the
+  matching art cards (ranked by `query` when given, lore.campaigns.art), and the canon markers a new image
+  must keep or avoid (§8.14).
 
 `campaign`, `party` are model instances already checked against the caller's tenant (use
 `campaign_get` / `party_get`, which raise 404 for unknown or foreign ids). An archived campaign is
@@ -29,6 +30,7 @@ import numpy as np
 from django.db.models import Q
 
 from lore import config as lore_config
+from lore.campaigns import art
 from lore.campaigns.models import HERO_PREFIX, NPC, ArtCard, Campaign, DispositionChange, EpisodicSummary, Party
 from lore.services import fit_dims
 from memoryhub.embeddings import embed_query_if_available
@@ -198,10 +200,18 @@ def npc_profile(npc_id: str, party: Party, campaign: Campaign | None = None,
 
 
 def art_suggest(campaign: Campaign, scene_id: str | None = None, location: str | None = None,
-                npcs: Sequence[str] = (), limit: int = 8) -> dict[str, Any]:
+                npcs: Sequence[str] = (), limit: int = 8, query: str | None = None) -> dict[str, Any]:
     """Cards of the scene, else of the location or NPCs, newest first. Markers (seed §8.14): a tag
     recurring on the safe cards (more than half of them, or the only one: the scar, the palette, not
-    one night's mist) must be kept; a tag seen only on cards moderation refused is to be avoided."""
+    one night's mist) must be kept; a tag seen only on cards moderation refused is to be avoided.
+
+    `query` (free text, "misty bridge at night with the ronin"): the filters narrow, the query ranks. With
+    filters, their cards come best match first (BM25 + vector over the cards' words, RRF with the `artcards`
+    weights of config/knowledge.yaml), then those the query does not reach, newest first: a card of the
+    asked scene is never dropped for its words. Without filters, the campaign's cards the query finds
+    (above the relevance floor), at most the domain's `k`. Each card then carries its `score` and
+    `components`, and the answer the steps `skipped`."""
+    filtered = bool(scene_id or location or npcs)
     if scene_id:
         match = Q(scene_id=scene_id)
     else:
@@ -210,16 +220,40 @@ def art_suggest(campaign: Campaign, scene_id: str | None = None, location: str |
             match |= Q(locations__contains=[location])
         for npc_id in npcs:
             match |= Q(npcs__contains=[npc_id])
-    chosen = list(ArtCard.objects.filter(match, campaign=campaign).order_by("-created_at", "-id")[:limit])
+    newest = ArtCard.objects.filter(match, campaign=campaign).order_by("-created_at", "-id")
+    scores: dict[int, Any] = {}
+    skipped: list[str] = []
+    if query:
+        k = limit if filtered else min(limit, lore_config.domain_config(art.DOMAIN).k)
+        ranked, skipped = art.artcards_search(campaign, query, newest if filtered else None, k)
+        scores = dict(ranked)
+        found = ArtCard.objects.in_bulk(list(scores))
+        chosen = [found[pk] for pk in scores if pk in found]
+        if filtered and len(chosen) < limit:
+            chosen += list(newest.exclude(pk__in=list(scores))[:limit - len(chosen)])
+    else:
+        chosen = list(newest[:limit])
     safe_tags: Counter[str] = Counter(tag for c in chosen if c.safe for tag in c.visual_tags)
     unsafe_tags = {tag for c in chosen if not c.safe for tag in c.visual_tags}
     safe_count = sum(1 for c in chosen if c.safe)
     styles = Counter(c.style_preset for c in chosen if c.safe)
-    return {
-        "cards": [{"image_id": c.image_id, "scene_id": c.scene_id, "visual_tags": c.visual_tags,
-                   "style": c.document.get("style", {}), "safe": c.safe} for c in chosen],
+
+    def card(c: ArtCard) -> dict[str, Any]:
+        shown = {"image_id": c.image_id, "scene_id": c.scene_id, "visual_tags": c.visual_tags,
+                 "style": c.document.get("style", {}), "safe": c.safe}
+        if query:
+            score = scores.get(c.pk)
+            shown["score"] = round(score.score, 6) if score else 0.0
+            shown["components"] = {k: round(v, 4) for k, v in score.components.items()} if score else {}
+        return shown
+
+    result = {
+        "cards": [card(c) for c in chosen],
         "visual_tags": [tag for tag, _ in safe_tags.most_common()],
         "style": styles.most_common(1)[0][0] if styles else None,
         "keep": sorted(tag for tag, n in safe_tags.items() if safe_count == 1 or 2 * n > safe_count),
         "avoid": sorted(unsafe_tags - set(safe_tags)),
     }
+    if query:
+        result["skipped_steps"] = [{"step": "vector", "reason": reason} for reason in skipped]
+    return result

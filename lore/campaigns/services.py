@@ -30,7 +30,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from lore import config as lore_config
-from lore.campaigns import metrics
+from lore.campaigns import art, metrics
 from lore.campaigns.models import (
     EPISODE_TTL_MAX_DAYS,
     EPISODE_TTL_MIN_DAYS,
@@ -55,6 +55,7 @@ from lore.models import World, semver
 from lore.services import fit_dims
 from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError
+from memoryhub.llm import llm_enabled
 from memoryhub.models import Tenant
 from memoryhub.services import admin_log_forget_rows
 from memoryhub.text import analyze, count_tokens
@@ -173,10 +174,14 @@ def campaign_archive(*, campaign: Campaign, actor: str, reason: str = "") -> Arc
         return ArchiveResult(locked, archived=False, chunks_deleted=0)
     deleted = chunks_delete(tenant=locked.tenant,
                             chunks=Chunk.objects.filter(tenant_id=locked.tenant_id, namespace=locked.episode_namespace))
+    # The art cards' chunks too (the cards stay, as the summaries do): art_suggest's query finds none.
+    art_deleted = chunks_delete(tenant=locked.tenant,
+                                chunks=Chunk.objects.filter(tenant_id=locked.tenant_id, namespace=locked.art_namespace))
     locked.status, locked.archived_at = Campaign.Status.ARCHIVED, timezone.now()
     locked.save(update_fields=["status", "archived_at"])
     CampaignEvent.objects.create(campaign=locked, action=CampaignEvent.Action.ARCHIVED, actor=actor,
-                                 detail={"reason": reason, "episode_chunks_deleted": deleted},
+                                 detail={"reason": reason, "episode_chunks_deleted": deleted,
+                                         "art_chunks_deleted": art_deleted},
                                  created_at=locked.archived_at)
     transaction.on_commit(metrics.CAMPAIGNS_ARCHIVED.inc)
     return ArchiveResult(locked, archived=True, chunks_deleted=deleted)
@@ -222,22 +227,24 @@ def campaign_delete(*, campaign: Campaign, actor: str) -> dict[str, int]:
     Locks as the writers do (campaign row, then the namespace lock): a summary being written either
     commits first and is deleted with the rest, or finds the campaign gone (404); the retention beat
     holds the namespace lock for a batch and is waited for. Database work only: nothing is embedded
-    or called while the locks are held. The episode namespace goes whole (chunks, deletion log and its
+    or called while the locks are held. The episode and art namespaces go whole (chunks, deletion log and its
     row) as a user's erasure takes theirs: a cached BM25 index elsewhere finds the row gone and
     rebuilds (empty) rather than catching up, and no log names the deleted namespace."""
     locked = _lock_campaign(campaign)
-    namespace = locked.episode_namespace
-    namespace_write_lock(tenant_id=locked.tenant_id, namespace=namespace)
+    # The episode namespace and the art cards' (lore.campaigns.art), in one order for every deleter.
+    namespaces = sorted([locked.episode_namespace, locked.art_namespace])
+    for namespace in namespaces:
+        namespace_write_lock(tenant_id=locked.tenant_id, namespace=namespace)
     rows = _campaign_rows(locked)
-    chunks = Chunk.objects.filter(tenant_id=locked.tenant_id, namespace=namespace)
+    chunks = Chunk.objects.filter(tenant_id=locked.tenant_id, namespace__in=namespaces)
     deleted: dict[str, int] = {}
     deleted["admin_log_entries"] = admin_log_forget_rows(
         querysets=[*rows.values(), chunks, Campaign.objects.filter(pk=locked.pk)])
     for kind, queryset in rows.items():
         deleted[kind] = queryset.only("pk").delete()[0]
     deleted["chunks"] = chunks.only("pk").delete()[0]
-    ChunkDeletion.objects.filter(tenant_id=locked.tenant_id, namespace=namespace).delete()
-    Namespace.objects.filter(tenant_id=locked.tenant_id, name=namespace).delete()
+    ChunkDeletion.objects.filter(tenant_id=locked.tenant_id, namespace__in=namespaces).delete()
+    Namespace.objects.filter(tenant_id=locked.tenant_id, name__in=namespaces).delete()
     for eraser in campaign_erasers.values():
         for kind, count in eraser(locked).items():
             deleted[kind] = deleted.get(kind, 0) + count
@@ -248,9 +255,10 @@ def campaign_delete(*, campaign: Campaign, actor: str) -> dict[str, int]:
     tenant_id, slug = locked.tenant_id, locked.slug
 
     def after() -> None:
-        bm25_index.forget(tenant_id, namespace)
+        for namespace in namespaces:
+            bm25_index.forget(tenant_id, namespace)
         metrics.CAMPAIGNS_DELETED.inc()
-        logger.info("deleted campaign %s (%s) of tenant %s: %s", slug, namespace, tenant_id, deleted)
+        logger.info("deleted campaign %s (%s) of tenant %s: %s", slug, ", ".join(namespaces), tenant_id, deleted)
 
     # Said once it holds: a rolled-back deletion must not be logged or drop a cache.
     transaction.on_commit(after)
@@ -521,20 +529,18 @@ def npc_upsert(*, campaign: Campaign, document: Any) -> tuple[NPC, bool]:
 
 
 # --- Art cards --------------------------------------------------------------------------------
-@transaction.atomic
 def artcard_record(*, campaign: Campaign, document: Any) -> tuple[ArtCard, bool]:
-    """Record an image's card (idempotent by `image_id`, like summaries: an image never changes)."""
+    """Record an image's card (idempotent by `image_id`, like summaries: an image never changes) and index
+    it for `art_suggest`'s query (lore.campaigns.art). Without `visual_tags` the card takes words of its
+    prompt text at once and, with an LLM configured, a model's 5–8 later (`tags_pending`)."""
     document_validate("artcard", document)
-    _lock_active(campaign, "recording an art card")
+    require_active(campaign, "recording an art card")
     stored = {k: v for k, v in document.items() if k != "embedding"}
     if "embedding" in document:
         # The vector is the engine's business; model and dims say which space it came from.
         stored["embedding"] = {k: v for k, v in document["embedding"].items() if k != "vec"}
-    existing = ArtCard.objects.filter(campaign=campaign, image_id=document["image_id"]).first()
+    existing = _artcard_existing(campaign, document["image_id"], stored)
     if existing is not None:
-        if existing.document != stored:
-            raise ApplicationError(f"Art card {document['image_id']!r} was recorded with a different body.",
-                                   code="conflict", field="/image_id", status_code=409)
         return existing, False
     # As a summary's: an NPC the campaign does not have is a typo the card would carry into every
     # art_suggest for it.
@@ -543,9 +549,46 @@ def artcard_record(*, campaign: Campaign, document: Any) -> tuple[ArtCard, bool]
     for i, npc_id in enumerate(document["entities"]["npc"]):
         if npc_id not in known:
             raise _not_found(f"Campaign {campaign.slug!r} has no NPC {npc_id!r}.", f"/entities/npc/{i}")
+    if "visual_tags" in document:
+        tags, source = document["visual_tags"], ArtCard.TagsSource.ENGINE
+    else:
+        tags, source = art.derive_tags(document["prompt_text"]), ArtCard.TagsSource.DERIVED
+    # Embedded before the transaction: the embedding provider may be a network call.
+    text, vector = art.index_prepare(campaign, document, tags)
+    try:
+        return _artcard_write(campaign, document, stored, tags, source, text, vector)
+    except IntegrityError:
+        # The same image_id raced in: answer as a replay would.
+        existing = _artcard_existing(campaign, document["image_id"], stored)
+        if existing is None:
+            raise
+        return existing, False
+
+
+def _artcard_existing(campaign: Campaign, image_id: str, stored: dict[str, Any]) -> ArtCard | None:
+    existing = ArtCard.objects.filter(campaign=campaign, image_id=image_id).first()
+    if existing is not None and existing.document != stored:
+        raise ApplicationError(f"Art card {image_id!r} was recorded with a different body.",
+                               code="conflict", field="/image_id", status_code=409)
+    return existing
+
+
+@transaction.atomic
+def _artcard_write(campaign: Campaign, document: dict[str, Any], stored: dict[str, Any], tags: list[str],
+                   source: str, text: str, vector: Any) -> tuple[ArtCard, bool]:
+    _lock_active(campaign, "recording an art card")
+    existing = _artcard_existing(campaign, document["image_id"], stored)
+    if existing is not None:
+        return existing, False
+    pending = source == ArtCard.TagsSource.DERIVED and llm_enabled()
     card = ArtCard.objects.create(
         tenant_id=campaign.tenant_id, campaign=campaign, image_id=document["image_id"],
         scene_id=document["scene_id"], npcs=document["entities"]["npc"], locations=document["entities"]["location"],
-        visual_tags=document["visual_tags"], style_preset=document["style"]["preset"],
+        visual_tags=tags, tags_source=source, tags_pending=pending, style_preset=document["style"]["preset"],
         safe=document["moderation"]["safe"], document=stored, created_at=_parse_time(document["created_at"]))
+    card.chunk = art.index_insert(campaign, card, text, vector)
+    card.save(update_fields=["chunk"])
+    if pending:
+        card_id = card.pk
+        transaction.on_commit(lambda: art.tag_enqueue(card_id))
     return card, True

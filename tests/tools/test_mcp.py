@@ -48,7 +48,8 @@ CALLS: dict[str, dict[str, Any]] = {
     "session_fetch": {"campaign_id": "demo_moon", "party_id": "pty_demo"},
     "episode_search": {"campaign_id": "demo_moon", "party_id": "pty_demo", "query": "the amulet at the bridge"},
     "npc_profile": {"campaign_id": "demo_moon", "party_id": "pty_demo", "npc_id": "npc_LiShen"},
-    "art_suggest": {"campaign_id": "demo_moon", "npcs": ["npc_LiShen"]},
+    "art_suggest": {"campaign_id": "demo_moon", "npcs": ["npc_LiShen"],
+                    "query": "misty bridge at night with the ronin"},
 }
 
 
@@ -90,6 +91,11 @@ def check(out: dict[str, Any], tenant: Tenant, transport: str) -> None:
     assert out["profile_get"]["facts"][0]["value"] == "Dana"
     assert out["npc_profile"]["dynamic"]["disposition"] == {"party_id:pty_demo": 1, "hero_id:p_A": 1}
     assert "hero_id" in out["tools"]["npc_profile"].input_schema["properties"]
+    # The art cards' query: in the tool's schema, as one way to ask; its cards come with their scores.
+    art_schema = out["tools"]["art_suggest"].input_schema
+    assert art_schema["properties"]["query"]["type"] == "string" and {"required": ["query"]} in art_schema["anyOf"]
+    assert out["tools"]["art_suggest"].annotations.read_only_hint is True
+    assert out["art_suggest"]["cards"][0]["score"] > 0 and "bm25" in out["art_suggest"]["cards"][0]["components"]
     assert out["bad"]["error"]["field"] == "k"
     logged = list(ToolCall.objects.filter(tenant=tenant, transport=transport).order_by("id")
                   .values_list("tool", "outcome"))

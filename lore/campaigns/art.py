@@ -1,0 +1,331 @@
+"""Art cards as search material (seed 003 §8.5.3, §8.7's Art domain, §8.8.3).
+
+A card is indexed when recorded: one `art` chunk in its campaign's art namespace (`Campaign.art_namespace`),
+its text the card's words (visual tags, style, NPCs with their names and archetypes, locations, scene and
+the prompt text) with a vector of the one embedder cut to the `artcards` domain's `dims`. The embedding is
+computed before the transaction opens, as a summary's is. `art_suggest`'s `query` searches these chunks by
+BM25 and vector, fused by RRF with the `artcards` domain's weights (config/knowledge.yaml).
+
+Tags (seed §8.8: "5–8 visual_tags from the scene's text, a quick nano call"): a card posted without
+`visual_tags` gets words of its prompt text at once (`derive_tags`, offline: never a card without words),
+and, when an LLM is configured, the `artcard_tag` job asks a model (agent `art_tagger`) for 5–8 from the
+prompt text and the scene's summary, outside any transaction, then replaces the derived tags and the
+chunk. A fault never loses the card: transient ones (429, 5xx, timeouts) are retried by the task with
+backoff, then the card keeps its derived tags; a reply that is no valid JSON after one re-ask ends the
+same way, at once. The beat's `artcards_sweep` re-enqueues tagging a lost message left pending and
+indexes the cards of active campaigns that have no chunk (recorded before cards were indexed).
+
+Lifecycle: an archived campaign's art chunks are deleted (out of search, cards kept); a deleted campaign's
+art namespace goes whole; ART_MEDIA_POLICY=expire-with-episodes deletes a card with its chunk;
+strip-media keeps both (the words stay).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import jsonschema
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+from pydantic import RootModel, model_validator
+
+from lore import config as lore_config
+from lore.campaigns.models import NPC, ArtCard, Campaign, EpisodicSummary
+from lore.services import fit_dims
+from memoryhub import deferred
+from memoryhub.embeddings import cosine_floor, embed_query_if_available, get_embedder
+from memoryhub.llm import LLMError, LLMUnavailable, get_llm
+from memoryhub.search import vectors
+from memoryhub.search.fusion import FusedScore, fuse
+from memoryhub.text import HAN_CHAR, analyze, analyze_query, words
+from rag import index as bm25_index
+from rag import selectors as rag_selectors
+from rag.models import Chunk, Namespace
+from rag.services import ChunkDraft, PreparedChunks, chunks_delete, chunks_insert, namespace_write_lock, storable_terms
+
+logger = logging.getLogger(__name__)
+
+DOMAIN = "artcards"
+TAGS_MIN, TAGS_MAX = 5, 8  # seed §8.8
+TAG_MAX_CHARS = 64  # schemas/artcard.schema.json
+# The knowledge search's relevance floor (lore.selectors.MIN_COSINE), on the hashing vectors' scale: a card
+# neither sharing a word with the query nor this near it is not what was asked for.
+MIN_COSINE = 0.25
+# The sweep leaves a pending card this long to the task's own retries before enqueueing it again.
+SWEEP_AFTER = timedelta(minutes=30)
+SWEEP_BATCH = 200
+
+
+# --- The card's words -------------------------------------------------------------------------
+def card_text(document: dict[str, Any], tags: Sequence[str], npcs: dict[str, tuple[str, str]]) -> str:
+    """What the chunk holds. `npcs`: npc_id → (name, archetype), so "the ronin" finds Li Shen's cards."""
+    parts = []
+    if tags:
+        parts.append("Tags: " + ", ".join(t.replace("_", " ") for t in tags) + ".")
+    parts.append(f"Style: {document['style']['preset']}.")
+    who = [f"{npcs[n][0]} ({n}, {npcs[n][1]})" if n in npcs else n for n in document["entities"]["npc"]]
+    if who:
+        parts.append("NPCs: " + ", ".join(who) + ".")
+    if document["entities"]["location"]:
+        parts.append("Locations: " + ", ".join(document["entities"]["location"]) + ".")
+    parts.append(f"Scene {document['scene_id']}: {document['prompt_text']}")
+    return " ".join(parts)
+
+
+_PHRASES = re.compile(r"[,;:.!?\n\u3001\u3002\uff0c\uff1b\uff1a\uff01\uff1f]+|\s+(?:and|with|и|с|со)\s+")
+
+
+def derive_tags(text: str, limit: int = TAGS_MAX) -> list[str]:
+    """Up to `limit` tags from a prompt text, offline: its phrases ("moonlit bridge, mist, ronin with scar
+    on left cheek" → moonlit_bridge, mist, ronin, scar_left_cheek), each without the stopwords the
+    BM25 analyzers drop (en, ru, zh); a phrase of more than three words gives its words one by one."""
+    tags: list[str] = []
+    for phrase in _PHRASES.split(text):
+        kept = [w for w in words(phrase) if analyze(w)]
+        if not kept:
+            continue
+        han = all(HAN_CHAR.search(w) for w in kept)
+        candidates = [("" if han else "_").join(kept)] if len(kept) <= 3 else kept
+        for tag in candidates:
+            tag = tag[:TAG_MAX_CHARS]
+            if tag not in tags:
+                tags.append(tag)
+            if len(tags) >= limit:
+                return tags
+    return tags
+
+
+def _npc_names(campaign: Campaign, npc_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    return {npc_id: (name, archetype) for npc_id, name, archetype in
+            NPC.objects.filter(campaign=campaign, npc_id__in=list(npc_ids)).values_list("npc_id", "name", "archetype")}
+
+
+def index_prepare(campaign: Campaign, document: dict[str, Any], tags: Sequence[str]) -> tuple[str, np.ndarray]:
+    """The chunk's text and vector. Call it outside any transaction: the embedder may be a network call."""
+    text = card_text(document, tags, _npc_names(campaign, document["entities"]["npc"]))
+    return text, fit_dims(get_embedder().embed_one(text), lore_config.domain_config(DOMAIN).dims)
+
+
+def index_insert(campaign: Campaign, card: ArtCard, text: str, vector: np.ndarray) -> Chunk:
+    """The card's chunk, in the caller's transaction (which holds the campaign row)."""
+    draft = ChunkDraft(type=Chunk.Type.DOCUMENT, kind="art", text=text, source_id=f"artcard:{card.pk}",
+                       session_id=card.scene_id, created_ts=card.created_at,
+                       meta={"image_id": card.image_id, "scene_id": card.scene_id, "campaign_id": campaign.slug})
+    [chunk] = chunks_insert(tenant=campaign.tenant, namespace=campaign.art_namespace,
+                            prepared=PreparedChunks([draft], [storable_terms(analyze(text))], vector))
+    return chunk
+
+
+def _campaign_share(campaign_id: int) -> str | None:
+    """The campaign's status, its row held FOR SHARE to commit (the writers' lock, lore.campaigns.services);
+    None: it was deleted."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT status FROM {Campaign._meta.db_table} WHERE id = %s FOR SHARE", [campaign_id])
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
+# --- Tags by a model --------------------------------------------------------------------------
+TAGS_SCHEMA = {
+    "type": "object", "required": ["visual_tags"],
+    "properties": {"visual_tags": {
+        "type": "array", "minItems": TAGS_MIN, "maxItems": TAGS_MAX, "uniqueItems": True,
+        "items": {"type": "string", "minLength": 1, "maxLength": TAG_MAX_CHARS, "pattern": r"\S"}}},
+}
+_VALIDATOR = jsonschema.Draft202012Validator(TAGS_SCHEMA)
+
+
+class TagsReply(RootModel[dict[str, Any]]):
+    """Lets `LLMClient.chat_json` validate with jsonschema: its errors are shown back to the model."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _schema(cls, value: Any) -> Any:
+        errors = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message[:200]}"
+                  for e in _VALIDATOR.iter_errors(value)][:8]
+        if errors:
+            raise ValueError("; ".join(errors))
+        return value
+
+
+TAGGER_PROMPT = (
+    "You write the visual tags of an image made for a tabletop role-playing scene, so that later images keep "
+    f"its canon. Give {TAGS_MIN} to {TAGS_MAX} short, concrete, visible markers: objects, light, palette, "
+    "weather, distinctive marks (a scar, an emblem), not moods or story. Lowercase; a tag of several words "
+    "joins them with underscores (scar_left_cheek); in the language of the description. "
+    'Reply with JSON only: {"visual_tags": ["...", "..."]}.')
+
+
+def _tagger_input(card: ArtCard) -> str:
+    lines = [f"Image description: {card.document['prompt_text']}", f"Style: {card.style_preset}"]
+    # The scene's text (seed §8.8): its latest live summary, when the engine recorded one.
+    scene = (EpisodicSummary.objects.filter(campaign_id=card.campaign_id, scene_id=card.scene_id,
+                                            expired_at__isnull=True).order_by("-when", "-id")
+             .values_list("document", flat=True).first())
+    if scene:
+        lines.append(f"Scene: {scene['what']['event']} → {scene['what']['outcome']}")
+    return "\n".join(lines)
+
+
+def _clean(tags: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(t.strip()[:TAG_MAX_CHARS] for t in tags if t.strip()))
+
+
+def _tag_failed(card_id: int, exc: Exception, *, give_up: bool) -> None:
+    fields: dict[str, Any] = {"tag_error": f"{type(exc).__name__}: {exc}"[:500], "tag_attempted_at": timezone.now()}
+    if give_up:
+        fields["tags_pending"] = False
+    ArtCard.objects.filter(pk=card_id, tags_pending=True).update(**fields)
+
+
+def artcard_tag(*, card_id: int, final: bool = True) -> str:
+    """Ask the model for the card's tags and index it by them. Idempotent: a card no longer pending (tagged,
+    given up, deleted) is left as it is. `final`: the task's last try, after which a transient fault gives
+    up too (the card keeps its derived tags); before it, LLMUnavailable is raised for the task to retry.
+    Returns what happened: tagged | failed | skipped."""
+    card = ArtCard.objects.filter(pk=card_id, tags_pending=True).first()
+    if card is None:
+        return "skipped"
+    client = get_llm()
+    if client is None:  # the LLM was switched off since: the derived tags stand
+        ArtCard.objects.filter(pk=card_id).update(tags_pending=False)
+        return "skipped"
+    ArtCard.objects.filter(pk=card_id).update(tag_attempts=card.tag_attempts + 1, tag_attempted_at=timezone.now())
+    try:
+        reply, _ = client.chat_json("art_tagger", [{"role": "system", "content": TAGGER_PROMPT},
+                                                  {"role": "user", "content": _tagger_input(card)}],
+                                    TagsReply, parse_retries=1, max_tokens=200)
+    except LLMUnavailable as exc:
+        logger.warning("art card %s: the tagger is unavailable%s: %s", card_id, "" if final else ", retrying", exc)
+        _tag_failed(card_id, exc, give_up=final)
+        if not final:
+            raise
+        return "failed"
+    except LLMError as exc:  # a refusal (4xx) or no valid JSON after a re-ask: retrying would say the same
+        logger.warning("art card %s: the tagger failed, the card keeps its derived tags: %s", card_id, exc)
+        _tag_failed(card_id, exc, give_up=True)
+        return "failed"
+    tags = _clean(reply.root["visual_tags"])
+    campaign = Campaign.objects.select_related("tenant").get(pk=card.campaign_id)
+    text, vector = index_prepare(campaign, card.document, tags)
+    return _tags_write(campaign, card_id, tags, text, vector)
+
+
+@transaction.atomic
+def _tags_write(campaign: Campaign, card_id: int, tags: list[str], text: str, vector: np.ndarray) -> str:
+    # The writers' order: campaign row, namespace lock, then the card (campaign_delete and the retention beat
+    # take the namespace lock before they delete cards).
+    status = _campaign_share(campaign.pk)
+    if status is None:
+        return "skipped"
+    active = status == Campaign.Status.ACTIVE
+    if active:
+        namespace_write_lock(tenant_id=campaign.tenant_id, namespace=campaign.art_namespace)
+    card = ArtCard.objects.select_for_update().filter(pk=card_id, tags_pending=True).first()
+    if card is None:
+        return "skipped"
+    if card.chunk_id is not None:
+        chunks_delete(tenant=campaign.tenant, chunks=Chunk.objects.filter(pk=card.chunk_id))
+    # Archived: out of search, the tags are still the card's.
+    card.chunk = index_insert(campaign, card, text, vector) if active else None
+    card.visual_tags, card.tags_source, card.tags_pending, card.tag_error = tags, ArtCard.TagsSource.MODEL, False, ""
+    card.save(update_fields=["chunk", "visual_tags", "tags_source", "tags_pending", "tag_error"])
+    return "tagged"
+
+
+def tag_enqueue(card_id: int) -> None:
+    """After commit: the tagging job. In-process (no broker) it goes to the background thread where a beat
+    runs (the sweep finds the pending card if the process dies), else runs here; a broker outage leaves the
+    card pending for the sweep."""
+    from lore.campaigns.tasks import artcard_tag as task
+
+    if task.app.conf.task_always_eager and deferred.defer(task.apply, (card_id,)):
+        return
+    try:
+        task.delay(card_id)
+    except Exception as exc:
+        logger.warning("art card %s: tagging not enqueued, the sweep will retry: %s", card_id, exc)
+
+
+def artcards_sweep(*, now: Any = None) -> dict[str, int]:
+    """Beat: re-enqueue tagging left pending (a lost message, a process that died) SWEEP_AFTER after its
+    last attempt, and index the cards of active campaigns that have no chunk (recorded before cards were
+    indexed). Returns {"tagging_enqueued": n, "indexed": n}."""
+    now = now or timezone.now()
+    counts = {"tagging_enqueued": 0, "indexed": 0}
+    due = (ArtCard.objects.filter(tags_pending=True, recorded_at__lt=now - SWEEP_AFTER)
+           .filter(Q(tag_attempted_at__isnull=True) | Q(tag_attempted_at__lt=now - SWEEP_AFTER))
+           .order_by("id").values_list("id", flat=True)[:SWEEP_BATCH])
+    for card_id in due:
+        tag_enqueue(card_id)
+        counts["tagging_enqueued"] += 1
+    missing = (ArtCard.objects.filter(chunk__isnull=True, campaign__status=Campaign.Status.ACTIVE)
+               .select_related("campaign__tenant").order_by("id")[:SWEEP_BATCH])
+    for card in missing:
+        text, vector = index_prepare(card.campaign, card.document, card.visual_tags)
+        counts["indexed"] += _index_missing(card.campaign, card.pk, text, vector)
+    return counts
+
+
+@transaction.atomic
+def _index_missing(campaign: Campaign, card_id: int, text: str, vector: np.ndarray) -> int:
+    if _campaign_share(campaign.pk) != Campaign.Status.ACTIVE:
+        return 0
+    namespace_write_lock(tenant_id=campaign.tenant_id, namespace=campaign.art_namespace)
+    card = ArtCard.objects.select_for_update().filter(pk=card_id, chunk__isnull=True).first()
+    if card is None:
+        return 0
+    card.chunk = index_insert(campaign, card, text, vector)
+    card.save(update_fields=["chunk"])
+    return 1
+
+
+# --- Search -----------------------------------------------------------------------------------
+def artcards_search(campaign: Campaign, query: str, candidates: QuerySet[ArtCard] | None,
+                    k: int) -> tuple[list[tuple[int, FusedScore]], list[str]]:
+    """The campaign's cards (or those of `candidates`) nearest to `query`: (card id, fused score) best first,
+    at most `k`, above the relevance floor; and the steps skipped (the vector side when the embedder is away
+    or the namespace holds another embedder's vectors: words alone then)."""
+    cfg = lore_config.domain_config(DOMAIN)
+    weights = dict(cfg.weights)
+    namespace = campaign.art_namespace
+    chunks = Chunk.objects.filter(tenant_id=campaign.tenant_id, namespace=namespace)
+    if candidates is not None:
+        chunks = chunks.filter(pk__in=candidates.filter(chunk__isnull=False).values("chunk_id"))
+    scores: dict[str, dict[int, float]] = {}
+    skipped: list[str] = []
+    allowed = None
+    if candidates is not None:
+        allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64)
+        if not allowed.size:
+            return [], skipped
+    if cfg.mode in ("hybrid", "bm25"):
+        index = bm25_index.namespace_index(campaign.tenant_id, namespace)
+        scores["bm25"] = dict(index.search(analyze_query(query), cfg.k_keyword, allowed=allowed))
+    if cfg.mode in ("hybrid", "vector"):
+        size, space = (Namespace.objects.filter(tenant_id=campaign.tenant_id, name=namespace)
+                       .values_list("chunk_count", "vector_space").first() or (0, ""))
+        vector = None
+        if rag_selectors.foreign_vector_spaces(campaign.tenant_id, {namespace: space}):
+            skipped.append("reindex_needed")
+        else:
+            vector = embed_query_if_available(query, tenant_id=campaign.tenant_id, where="art_suggest")
+            if vector is None:
+                skipped.append("embedder_unavailable")
+        if vector is not None:
+            scores["vector"] = dict(vectors.nearest(chunks, fit_dims(vector, cfg.dims)[0], cfg.k_vector,
+                                                    namespace_size=size, hnsw_filter=Q(in_hnsw=True),
+                                                    hnsw_halfvec=True))
+    fused = fuse(scores, method="rrf", weights={name: weights[name] for name in scores}, rrf_k=cfg.rrf_k)
+    floor = cosine_floor(MIN_COSINE)
+    kept = [(pk, s) for pk, s in fused.items() if "bm25" in s.ranks or s.components.get("vector", 0.0) >= floor]
+    by_chunk = dict(ArtCard.objects.filter(campaign=campaign, chunk_id__in=[pk for pk, _ in kept])
+                    .values_list("chunk_id", "id"))
+    return [(by_chunk[pk], s) for pk, s in kept if pk in by_chunk][:k], skipped
+
