@@ -296,15 +296,17 @@ def artcards_search(campaign: Campaign, query: str, candidates: QuerySet[ArtCard
     weights = dict(cfg.weights)
     namespace = campaign.art_namespace
     chunks = Chunk.objects.filter(tenant_id=campaign.tenant_id, namespace=namespace)
-    if candidates is not None:
-        chunks = chunks.filter(pk__in=candidates.filter(chunk__isnull=False).values("chunk_id"))
     scores: dict[str, dict[int, float]] = {}
     skipped: list[str] = []
     allowed = None
     if candidates is not None:
-        allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64)
+        # The filtered cards' chunk ids, read once from the cards: as a subquery joined to the chunks (and
+        # again in the vector scan) they cost ~40 ms of a 47 ms answer at 300 cards (bench/art_suggest_query.py).
+        allowed = np.sort(np.fromiter(candidates.filter(chunk__isnull=False).values_list("chunk_id", flat=True),
+                                      dtype=np.int64))
         if not allowed.size:
             return [], skipped
+        chunks = chunks.filter(pk__in=allowed.tolist())
     if cfg.mode in ("hybrid", "bm25"):
         index = bm25_index.namespace_index(campaign.tenant_id, namespace)
         scores["bm25"] = dict(index.search(analyze_query(query), cfg.k_keyword, allowed=allowed))
