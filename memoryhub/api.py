@@ -203,6 +203,17 @@ class MessageInputSerializer(serializers.Serializer):
         return attrs
 
 
+def message_batch_validate(value: list) -> list:
+    """A batch's limits, wherever turns come in (the intake, POST /chat)."""
+    limit = settings.MESSAGE_BATCH_MAX
+    if len(value) > limit:
+        raise serializers.ValidationError(f"A batch holds at most {limit} messages.")
+    ids = [m["external_id"] for m in value if m.get("external_id")]
+    if len(ids) != len(set(ids)):
+        raise serializers.ValidationError("external_id values must be unique within a batch.")
+    return value
+
+
 class SessionMessagesApi(APIView):
     """`POST` appends a batch (202, archived in the background); `GET` returns the newest turns."""
 
@@ -211,13 +222,7 @@ class SessionMessagesApi(APIView):
         enable_auto_extract = StrictBooleanField(required=False, default=False)
 
         def validate_messages(self, value: list) -> list:
-            limit = settings.MESSAGE_BATCH_MAX
-            if len(value) > limit:
-                raise serializers.ValidationError(f"A batch holds at most {limit} messages.")
-            ids = [m["external_id"] for m in value if m.get("external_id")]
-            if len(ids) != len(set(ids)):
-                raise serializers.ValidationError("external_id values must be unique within a batch.")
-            return value
+            return message_batch_validate(value)
 
     class AcceptedSerializer(serializers.Serializer):
         accepted = serializers.IntegerField(help_text="Messages stored by this call.")

@@ -45,12 +45,14 @@ class ApplicationError(Exception):
         field: str | None = None,
         status_code: int | None = None,
         extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
         self.field = field
         self.extra = extra or {}
+        self.headers = headers or {}
         if status_code is not None:
             self.status_code = status_code
 
@@ -113,7 +115,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         fields = {exc.field: [exc.message]} if exc.field else {}
         body = error_body(exc.code, exc.message, fields)
         body["error"].update(exc.extra)
-        return Response(body, status=exc.status_code)
+        return Response(body, status=exc.status_code, headers=exc.headers or None)
     if isinstance(exc, RequestDataTooBig):
         # Django raises it while DRF reads the body; unhandled it was a 500.
         return Response(error_body("too_large", f"The request body is larger than "

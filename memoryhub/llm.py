@@ -355,9 +355,11 @@ class LLMClient:
         *,
         temperature: float = 0.0,
         max_tokens: int | None = None,
+        model: str | None = None,
     ) -> LLMResult:
-        """Free-text completion. Raises LLMUnavailable / LLMError."""
-        reply = self._complete(agent, messages, temperature=temperature, max_tokens=max_tokens)
+        """Free-text completion. Raises LLMUnavailable / LLMError. `model`: another model than the
+        agent's (a caller that lets its client pick among the configured ones)."""
+        reply = self._complete(agent, messages, temperature=temperature, max_tokens=max_tokens, model=model)
         LLM_CALLS.labels(agent, "ok").inc()
         return reply
 
@@ -419,9 +421,10 @@ class LLMClient:
         temperature: float,
         max_tokens: int | None,
         response_format: dict[str, str] | None = None,
+        model: str | None = None,
     ) -> LLMResult:
         """One completion with transient retries; records tokens/cost/latency, not the final outcome."""
-        model = self.model_for(agent)
+        model = model or self.model_for(agent)
         kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens

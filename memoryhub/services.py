@@ -121,6 +121,7 @@ def messages_append(
     session_id: str,
     messages: Sequence[IncomingMessage],
     auto_extract: bool = False,
+    reply_to: Sequence[int] = (),
 ) -> AppendResult:
     """Store a batch and its jobs in one transaction; enqueue them after commit.
 
@@ -133,18 +134,23 @@ def messages_append(
 
     Idempotent on `external_id`: messages whose id is already stored in this session are skipped,
     so a client may retry a batch after a timeout without duplicating anything.
+
+    `reply_to`: messages of this session the batch answers (a generated answer to stored turns).
+    If one is gone when the user's write lock is held (the user was erased while the answer was
+    being written), nothing is stored: ApplicationError `erased` (409). Without it, the answer
+    started the erased user anew, alone in their session.
     """
     found: list[Counter[str]] = [Counter() for _ in messages]
     if sensitive.masking_at_intake():
         messages = [_masked(m, counts) for m, counts in zip(messages, found, strict=True)]
     return _messages_store(tenant=tenant, user_id=user_id, session_id=session_id, messages=messages,
-                           found=found, auto_extract=auto_extract)
+                           found=found, auto_extract=auto_extract, reply_to=reply_to)
 
 
 @transaction.atomic
 def _messages_store(
     *, tenant: Tenant, user_id: str, session_id: str, messages: Sequence[IncomingMessage],
-    found: Sequence[Counter[str]], auto_extract: bool,
+    found: Sequence[Counter[str]], auto_extract: bool, reply_to: Sequence[int] = (),
 ) -> AppendResult:
     # The user's write lock first, as erasure and every job's write take it: an erasure running
     # meanwhile either waits for this batch and erases it, or comes first and this batch starts the
@@ -156,6 +162,11 @@ def _messages_store(
     # until commit (a concurrent creator waits on the unique constraint), so only a row found by
     # get_or_create needs the lock.
     user_write_lock(tenant_id=tenant.pk, user_id=user_id)
+    if reply_to and Message.objects.filter(
+            tenant=tenant, user_id=user_id, conversation__session_id=session_id, pk__in=reply_to
+    ).count() < len(set(reply_to)):
+        raise ApplicationError(f"The turns this answers were erased meanwhile (user {user_id!r}): nothing was "
+                               f"stored.", code="erased", status_code=409)
     session = Conversation.objects.select_for_update(of=("self",))
     conversation = session.filter(tenant=tenant, user_id=user_id, session_id=session_id).first()
     if conversation is None:

@@ -440,6 +440,10 @@ for _model, _pair in LLM_PRICES.items():
             or not all(isinstance(p, (int, float)) and not isinstance(p, bool) and p >= 0 for p in _pair)):
         raise ImproperlyConfigured(f"LLM_PRICES[{_model!r}] must be [USD per 1M prompt tokens, USD per 1M "
                                    f"completion tokens], two numbers >= 0; got {_pair!r}")
+# POST /api/v1/chat (rag/chat.py): its answer's sampling temperature and length cap. Its model is
+# LLM_MODELS["chat"], else LLM_MODEL; a request may name another model LLM_MODELS configures.
+CHAT_TEMPERATURE = env_float("CHAT_TEMPERATURE", 0.7, minimum=0.0)
+CHAT_MAX_ANSWER_TOKENS = env_int("CHAT_MAX_ANSWER_TOKENS", 1024, minimum=1)
 
 EMBEDDING_PROVIDER = env_choice(
     "EMBEDDING_PROVIDER", "hashing", {"hashing", "openai", "sentence-transformers", "e5"}

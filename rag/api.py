@@ -14,7 +14,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryhub.api import CLIENT_ID_REGEX
+from memoryhub import services as kernel_services
+from memoryhub.api import CLIENT_ID_REGEX, MessageInputSerializer, message_batch_validate
 from memoryhub.auth import request_tenant
 from memoryhub.exceptions import NotFound
 from memoryhub.llm import get_llm
@@ -31,8 +32,8 @@ from memoryhub.validation import (
     StrictIntegerField,
     StrictRegexField,
 )
+from rag import chat, output, selectors, services
 from rag import context as rag_context
-from rag import output, selectors, services
 from rag.memories.api import MemoryFiltersSerializer
 from rag.models import Chunk, Document
 
@@ -245,6 +246,133 @@ class ContextApi(APIView):
             memory_filters=_memory_filters(data.get("memory_filters")),
         )
         return Response(self.OutputSerializer(ctx).data)
+
+
+class ChatErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    fields = serializers.DictField()
+    message_ids = serializers.ListField(child=serializers.IntegerField(),
+                                        help_text="This request's turns, stored: they are kept.")
+
+
+class ChatErrorSerializer(serializers.Serializer):
+    error = ChatErrorDetailSerializer()
+
+
+class ChatContextBlockSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    tokens = serializers.IntegerField()
+    refs = serializers.ListField(child=serializers.CharField(),
+                                 help_text="The rows shown: `fact:<id>`, `person:<id>`, `chunk:<id>`, `memory:<id>`, "
+                                           "`message:<id>` (the recent turns, sent as chat messages).")
+    cut = serializers.IntegerField(help_text="Items left out (POST /api/v1/context says which and why).")
+
+
+class ChatContextSerializer(serializers.Serializer):
+    budget_tokens = serializers.IntegerField()
+    used_tokens = serializers.IntegerField()
+    blocks = ChatContextBlockSerializer(many=True)
+
+
+class ChatUsageSerializer(serializers.Serializer):
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    total_tokens = serializers.IntegerField()
+    cost_usd = serializers.FloatField(help_text="By LLM_PRICES; 0 for a model not listed.")
+    attempts = serializers.IntegerField(help_text="HTTP requests made, retries included.")
+
+
+class ChatApi(APIView):
+    """A chat turn: store the turns, answer the last one with the user's long-term memory."""
+
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
+        user_id = StrictRegexField(CLIENT_ID_REGEX)
+        session_id = StrictRegexField(CLIENT_ID_REGEX)
+        messages = MessageInputSerializer(
+            many=True, allow_empty=False,
+            help_text="This request's turns, as the messages intake takes them (`text` or OpenAI's `content`); the "
+                      "last one is the user's, which is answered. Stored before the model is asked.")
+        enable_auto_extract = StrictBooleanField(required=False, default=False,
+                                                 help_text="Extract facts and people from the session now, as "
+                                                           "the intake's flag.")
+        budget_tokens = StrictIntegerField(min_value=50, max_value=200_000, required=False,
+                                           help_text="The memory context's budget, as POST /api/v1/context's "
+                                                     "(config/prompt_budgets.yaml's default).")
+        model = StrictCharField(required=False, max_length=200,
+                                help_text="One of the models LLM_MODELS configures; default: LLM_MODELS['chat'], "
+                                          "else LLM_MODEL.")
+
+        def validate_messages(self, value: list) -> list:
+            message_batch_validate(value)
+            if value[-1]["role"] != "user":
+                raise serializers.ValidationError("The last turn must be the user's (role `user`): it is the one "
+                                                  "answered.")
+            key = value[-1].get("external_id") or ""
+            if len(key) + len(chat.ANSWER_ID_SUFFIX) > 128:
+                raise serializers.ValidationError(f"The last turn's external_id has at most "
+                                                  f"{128 - len(chat.ANSWER_ID_SUFFIX)} characters: the answer's "
+                                                  f"is it with {chat.ANSWER_ID_SUFFIX!r} added.")
+            return value
+
+        def validate_model(self, value: str) -> str:
+            if value not in chat.chat_models():
+                raise serializers.ValidationError(f"Not a configured model; allowed: {', '.join(chat.chat_models())}.")
+            return value
+
+    class OutputSerializer(serializers.Serializer):
+        answer = serializers.CharField(help_text="The answer, as stored in the session.")
+        message_ids = serializers.ListField(child=serializers.IntegerField(),
+                                            help_text="This request's turns in the order sent, then the answer.")
+        answer_id = serializers.IntegerField()
+        model = serializers.CharField()
+        usage = ChatUsageSerializer()
+        context = ChatContextSerializer(help_text="The memory the model was given.")
+        replayed = serializers.BooleanField(help_text="A retry of a turn already answered (its last turn's "
+                                                      "`external_id`): the stored answer, the model not asked.")
+        masked = serializers.DictField(child=serializers.IntegerField())
+
+    @extend_schema(
+        operation_id="chat",
+        request=InputSerializer,
+        responses={200: OutputSerializer, 409: ChatErrorSerializer, 502: ChatErrorSerializer,
+                   503: ChatErrorSerializer, 504: ChatErrorSerializer},
+        description="Store the turns (as `POST …/sessions/{session_id}/messages`: idempotent on `external_id`, "
+                    "kept whatever happens next), assemble the context for the last user turn with the session "
+                    "(as `POST /api/v1/context`), ask the language model with that memory in its system prompt and "
+                    "the recent turns as chat messages, store its answer as the session's assistant turn.\n\n"
+                    "Errors keep the turns and store no answer; `error.message_ids` names the stored turns: 503 "
+                    "`llm_unavailable` (no model configured, LLM_PROVIDER off, or the endpoint unreachable), 503 "
+                    "`llm_rate_limited` (429 after retries; `Retry-After`), 504 `llm_timeout`, 502 `llm_error` (a "
+                    "5xx after retries, a reply that is no completion, a refused request), 502 `llm_empty_answer`; "
+                    "409 `erased` when the user was erased while the answer was written (nothing of it is kept).",
+        examples=[
+            OpenApiExample("A turn answered from long-term memory", request_only=True,
+                           value={"user_id": "test_user", "session_id": "session2",
+                                  "messages": [{"role": "user", "content": "我住在哪里？", "external_id": "t-1"}],
+                                  "enable_auto_extract": True}),
+            OpenApiExample("The answer", response_only=True, status_codes=["200"],
+                           value={"answer": "你住在上海。", "message_ids": [41, 42], "answer_id": 42,
+                                  "model": "gpt-4o-mini",
+                                  "usage": {"prompt_tokens": 212, "completion_tokens": 9, "total_tokens": 221,
+                                            "cost_usd": 0.0, "attempts": 1},
+                                  "context": {"budget_tokens": 2000, "used_tokens": 35, "blocks": [
+                                      {"name": "profile", "tokens": 24, "refs": ["fact:7", "fact:8"], "cut": 0},
+                                      {"name": "recent_turns", "tokens": 11, "refs": ["message:41"], "cut": 0}]},
+                                  "replayed": False, "masked": {}}),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        reply = chat.chat_reply(
+            tenant=request_tenant(request), user_id=data["user_id"], session_id=data["session_id"],
+            messages=[kernel_services.IncomingMessage(**m) for m in data["messages"]],
+            auto_extract=data["enable_auto_extract"], budget_tokens=data.get("budget_tokens"),
+            model=data.get("model"),
+        )
+        return Response(self.OutputSerializer(reply).data)
 
 
 def _memory_filters(data: dict | None) -> selectors.SearchFilters | None:
