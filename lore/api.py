@@ -281,8 +281,9 @@ class KnowledgeFiltersSerializer(ClosedSerializerMixin, serializers.Serializer):
 
 
 class KnowledgeSkippedStepSerializer(serializers.Serializer):
-    step = serializers.ChoiceField(choices=["vector"])
-    reason = serializers.ChoiceField(choices=["embedder_unavailable", "reindex_needed"])
+    step = serializers.ChoiceField(choices=["vector", "rerank"])
+    reason = serializers.ChoiceField(choices=["embedder_unavailable", "reindex_needed", "llm_off", "llm_failed",
+                                              "not_applicable"])
 
 
 class KnowledgeSearchApi(APIView):
@@ -299,6 +300,12 @@ class KnowledgeSearchApi(APIView):
         alias = StrictChoiceField(choices=Alias.Name.choices, required=False)
         version = StrictRegexField(SEMVER_PATTERN, required=False)
         filters = KnowledgeFiltersSerializer(required=False, help_text="Unknown filters are refused.")
+        rerank = StrictBooleanField(
+            required=False, allow_null=True, default=None,
+            help_text="LLM rerank of the fused top candidates (config/knowledge.yaml `rerank.candidates`, 12–20): "
+                      "true or false overrides the domains' `rerank.enabled` (default: off). It needs an LLM "
+                      "(LLM_PROVIDER); without one, or when the model fails, the fused order stands and "
+                      "`skipped_steps` says why.")
 
         def validate(self, attrs: dict) -> dict:
             if "alias" in attrs and "version" in attrs:
@@ -315,7 +322,9 @@ class KnowledgeSearchApi(APIView):
         version = serializers.CharField()
         text = serializers.CharField()
         score = serializers.FloatField(help_text="RRF score.")
-        components = serializers.DictField(child=serializers.FloatField(), help_text="bm25, vector (cosine).")
+        components = serializers.DictField(child=serializers.FloatField(),
+                                           help_text="bm25, vector (cosine), title, name; rerank (the LLM's 0–10) "
+                                                     "when it re-ordered the top.")
         ranks = serializers.DictField(child=serializers.IntegerField(), help_text="1-based rank per component.")
 
     class OutputSerializer(serializers.Serializer):
@@ -323,11 +332,16 @@ class KnowledgeSearchApi(APIView):
         versions = serializers.DictField(child=serializers.CharField(), help_text="Version searched per domain.")
         took_ms = serializers.FloatField()
         items = serializers.ListField(child=serializers.DictField())
+        llm_steps = serializers.ListField(child=serializers.CharField(),
+                                         help_text='LLM steps that ran: ["rerank"] when the model re-ordered the top.')
         skipped_steps = KnowledgeSkippedStepSerializer(
             many=True, help_text="Present when the vectors took no part and the knowledge was searched by words "
                                  "and titles alone: `embedder_unavailable` (a remote embedder away), `reindex_needed` "
                                  "(a version built by another embedder than the configured one: `manage.py "
-                                 "lore_reindex WORLD DOMAIN` builds one with it).", required=False)
+                                 "lore_reindex WORLD DOMAIN` builds one with it); and when a rerank asked for (by "
+                                 "the request or the domain's setting) did not run: `llm_off` (LLM_PROVIDER=off), "
+                                 "`llm_failed` (the model was slow, refused or answered nonsense: the fused order "
+                                 "stands), `not_applicable` (no hits).", required=False)
 
     @extend_schema(operation_id="world_search", request=InputSerializer,
                    responses={200: OutputSerializer,
@@ -347,9 +361,10 @@ class KnowledgeSearchApi(APIView):
         filters = selectors.KnowledgeFilters(languages=tuple(data["filters"]["languages"]),
                                              categories=tuple(data["filters"]["categories"]))
         result = selectors.knowledge_search(tenant_id=tenant_id, targets=targets, query=data["query"],
-                                            k=data.get("k"), filters=filters)
+                                            k=data.get("k"), filters=filters, rerank=data["rerank"])
         items = [self.HitSerializer(hit).data for hit in result.hits]
-        body = {"query": data["query"], "versions": result.versions, "took_ms": result.took_ms, "items": items}
+        body = {"query": data["query"], "versions": result.versions, "took_ms": result.took_ms, "items": items,
+                "llm_steps": result.llm_steps}
         if result.skipped_steps:
             body["skipped_steps"] = result.skipped_steps
         return Response(body)

@@ -53,6 +53,18 @@ _DOMAIN = {
         "embedding": {"const": "default"},
         "dims": {"type": "integer", "minimum": 8},
         "retrieval": _RETRIEVAL,
+        # The LLM rerank of the world search (lore.selectors.knowledge_search): the model re-orders the fused
+        # top `candidates` (the seed's nano model over 12–20). A request's `rerank` overrides `enabled`; with
+        # LLM_PROVIDER=off it never runs, whatever is set here.
+        "rerank": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["enabled"],
+            "properties": {
+                "enabled": {"type": "boolean"},
+                "candidates": {"type": "integer", "minimum": 12, "maximum": 20},
+            },
+        },
         "smoke": {
             "type": "object",
             "additionalProperties": False,
@@ -85,6 +97,8 @@ class DomainConfig:
     min_mrr: float
     embedding: str
     weights: tuple[tuple[str, float], ...] = (("bm25", 1.0), ("vector", 1.0))
+    rerank: bool = False  # the LLM rerank of the world search, unless a request says otherwise
+    rerank_candidates: int = 20
 
 
 def _path(error: jsonschema.ValidationError) -> str:
@@ -113,13 +127,19 @@ def validate(data: Any) -> dict[str, DomainConfig]:
             raise ImproperlyConfigured(
                 f"knowledge.yaml knowledge.{name}.retrieval.weights: {', '.join(extra)} apply to knowledge entries' "
                 f"titles (srd, lore); {name} takes bm25 and vector only")
+        if name in ("artcards", "episode") and "rerank" in raw:
+            raise ImproperlyConfigured(
+                f"knowledge.yaml knowledge.{name}.rerank: the LLM rerank is the world search's (srd, lore); "
+                f"{name} is not searched by it")
         smoke = raw.get("smoke", {})
+        rerank = raw.get("rerank", {})
         configs[name] = DomainConfig(
             name=name, dims=raw["dims"], mode=retrieval["mode"], k_vector=retrieval["k_vector"],
             k_keyword=retrieval.get("k_keyword", 0), rrf_k=retrieval.get("rrf_k", 60), k=retrieval.get("k", 10),
             min_hit_at_5=float(smoke.get("min_hit_at_5", 0.0)), min_mrr=float(smoke.get("min_mrr", 0.0)),
             embedding=raw["embedding"],
             weights=tuple(sorted((retrieval.get("weights") or {"bm25": 1.0, "vector": 1.0}).items())),
+            rerank=bool(rerank.get("enabled", False)), rerank_candidates=rerank.get("candidates", 20),
         )
     return configs
 

@@ -17,12 +17,14 @@ from lore.services import fit_dims, version_pruned_error
 from memoryhub import metrics
 from memoryhub.embeddings import cosine_floor, embed_query_if_available
 from memoryhub.exceptions import ApplicationError, NotFound
+from memoryhub.llm import get_llm
 from memoryhub.search import vectors
 from memoryhub.search.bm25 import idf as bm25_idf
 from memoryhub.search.fusion import fuse
 from memoryhub.text import analyze, analyze_query, normalize, pronoun_terms
 from memoryhub.text import term as word_term
 from rag import index as bm25_index
+from rag import llm_steps
 from rag import selectors as rag_selectors
 from rag.models import Chunk
 
@@ -134,6 +136,9 @@ class KnowledgeResult:
     # {"step": "vector", "reason": …} when the vectors took no part: the embedder away
     # ("embedder_unavailable"), or a version built by another embedder ("reindex_needed": lore_reindex).
     skipped_steps: list[dict[str, str]] = field(default_factory=list)
+    # ["rerank"] when the LLM re-ordered the top; a rerank asked for that did not run is in skipped_steps
+    # ({"step": "rerank", "reason": "llm_off" | "llm_failed" | "not_applicable"}).
+    llm_steps: list[str] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=64)
@@ -319,10 +324,14 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
 
 
 def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: int | None = None,
-                     filters: KnowledgeFilters | None = None) -> KnowledgeResult:
+                     filters: KnowledgeFilters | None = None, rerank: bool | None = None) -> KnowledgeResult:
     """Hybrid BM25 + vector search of each target version with its domain's k's, fused by RRF;
     the chunks of one entry count once (its best), and domains merge by fused score. Hits below the
-    relevance floor (`_above_floor`) are left out, so a question the world cannot answer gets none."""
+    relevance floor (`_above_floor`) are left out, so a question the world cannot answer gets none.
+
+    `rerank`: the LLM re-orders the fused top (`_llm_rerank`); None takes the searched domains' setting
+    (config/knowledge.yaml `rerank.enabled`: on when any of them has it). Call it outside a transaction:
+    the model is a network round trip."""
     started = time.perf_counter()
     filters = filters or KnowledgeFilters()
     k = k or lore_config.domain_config(targets[0].domain).k
@@ -350,11 +359,34 @@ def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: in
                 version=target.version, text=row["text"], score=score.score, components=score.components,
                 ranks=score.ranks, chunk_id=pk, meta=meta,
             )
-    hits = sorted(best.values(), key=lambda h: (-h.score, min(h.ranks.values(), default=0), h.entry_id))[:k]
+    hits = sorted(best.values(), key=lambda h: (-h.score, min(h.ranks.values(), default=0), h.entry_id))
+    configs = [lore_config.domain_config(t.domain) for t in targets]
+    skipped_steps = [{"step": "vector", "reason": reason} for reason in sorted(skipped)]
+    steps: list[str] = []
+    if rerank if rerank is not None else any(cfg.rerank for cfg in configs):
+        reason = _llm_rerank(query, hits, max(cfg.rerank_candidates for cfg in configs))
+        if reason is None:
+            steps.append("rerank")
+        else:
+            skipped_steps.append({"step": "rerank", "reason": reason})
     took = round((time.perf_counter() - started) * 1000, 3)
     metrics.RETRIEVAL_LATENCY.labels("lore").observe(took / 1000)
-    return KnowledgeResult(hits=hits, took_ms=took, versions={t.domain: t.version for t in targets},
-                           skipped_steps=[{"step": "vector", "reason": reason} for reason in sorted(skipped)])
+    return KnowledgeResult(hits=hits[:k], took_ms=took, versions={t.domain: t.version for t in targets},
+                           skipped_steps=skipped_steps, llm_steps=steps)
+
+
+def _llm_rerank(query: str, hits: list[KnowledgeHit], candidates: int) -> str | None:
+    """The fused top `candidates` entries re-ordered in place by the LLM's scores (rag.llm_steps.rerank_top,
+    the chat search's rerank: `components["rerank"]` 0–10, the fused order breaking ties), or why not:
+    llm_off, llm_failed (a 429, 5xx, timeout or an answer that is not the JSON asked for: the fused order
+    stands), not_applicable (no hits)."""
+    if not hits:
+        return "not_applicable"
+    if llm_steps.rerank_top(query, hits, top=candidates, ident=lambda h: h.chunk_id,
+                            text=lambda h: f"{h.title}: {h.text}" if h.title else h.text,
+                            components=lambda h: h.components, item="rules or lore entry", items="entries"):
+        return None
+    return "llm_off" if get_llm() is None else "llm_failed"
 
 
 def validate_domains(domains: list[str]) -> None:

@@ -265,14 +265,9 @@ def chunks_search(
                                     3)
     if want_rerank:
         t = time.perf_counter()
-        top = items[: llm_steps.RERANK_TOP]
-        scores_by_llm = llm_steps.rerank(query, [(i.chunk["id"], i.chunk["text"]) for i in top])
-        if scores_by_llm is not None:
-            for item in top:
-                item.components["rerank"] = scores_by_llm.get(item.chunk["id"], 0.0)
-            # The model's judgement orders the top; the fused order breaks its ties.
-            top.sort(key=lambda i: -i.components["rerank"])
-            items[: len(top)] = top
+        # The model's judgement orders the top; the fused order breaks its ties.
+        if llm_steps.rerank_top(query, items, top=llm_steps.RERANK_TOP, ident=lambda i: i.chunk["id"],
+                                text=lambda i: i.chunk["text"], components=lambda i: i.components):
             steps.append("rerank")
         timings["rerank"] = _ms(t)
     items = items[:k]

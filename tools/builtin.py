@@ -163,12 +163,20 @@ def lore_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     result = lore_selectors.knowledge_search(
         tenant_id=tenant.pk, targets=targets, query=args["query"], k=args.get("k", 8),
         filters=lore_selectors.KnowledgeFilters(languages=tuple(filters.get("languages", ())),
-                                                categories=tuple(filters.get("categories", ()))))
+                                                categories=tuple(filters.get("categories", ()))),
+        rerank=args.get("rerank"))
     items = [{"entry_id": h.entry_id, "title": h.title, "domain": h.domain, "language": h.language,
               "version": h.version, "score": round(h.score, 6), "text": h.text} for h in result.hits]
-    return {"world": args.get("world") or settings.TOOLS_DEFAULT_WORLD, "query": args["query"],
-            "versions": result.versions, "items": items,
-            "sources": [source_ref(h.domain, h.entry_id, h.version) for h in result.hits]}
+    answer = {"world": args.get("world") or settings.TOOLS_DEFAULT_WORLD, "query": args["query"],
+              "versions": result.versions, "items": items,
+              "sources": [source_ref(h.domain, h.entry_id, h.version) for h in result.hits]}
+    # Said only when a rerank was asked for (by `rerank` or the domains' setting), so the answer of a plain
+    # search is what it was.
+    if result.llm_steps:
+        answer["llm_steps"] = result.llm_steps
+    if reranks := [s for s in result.skipped_steps if s["step"] == "rerank"]:
+        answer["skipped_steps"] = reranks
+    return answer
 
 
 register(Tool(
@@ -191,6 +199,8 @@ register(Tool(
                 "additionalProperties": False,
             },
             "world": WORLD,
+            "rerank": {"type": "boolean", "description": "LLM rerank of the top candidates (default: the "
+                                                         "domains' setting in config/knowledge.yaml, off)."},
         },
         "required": ["query"],
         "additionalProperties": False,
