@@ -261,9 +261,10 @@ class KnowledgeBuildAdmin(admin.ModelAdmin):
 
 @admin.register(Alias)
 class AliasAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "version", "updated_at"]
-    list_select_related = ["world", "version"]
-    readonly_fields = ["world", "domain", "name", "version", "updated_at"]
+    list_display = ["__str__", "version", "canary_version", "canary_share", "updated_at"]
+    list_select_related = ["world", "version", "canary_version"]
+    # A canary changes only through its API, which audits (and checks the smoke run).
+    readonly_fields = ["world", "domain", "name", "version", "canary_version", "canary_share", "updated_at"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # aliases move only through publish and rollback, which audit
@@ -274,7 +275,8 @@ class AliasAdmin(admin.ModelAdmin):
 
 @admin.register(KnowledgeChange)
 class KnowledgeChangeAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "world", "domain", "action", "from_version", "to_version", "actor", "reason"]
+    list_display = ["created_at", "world", "domain", "action", "from_version", "to_version", "share", "actor",
+                    "reason"]
     list_filter = ["action", "domain", "world"]
     list_select_related = ["world", "from_version", "to_version"]
 

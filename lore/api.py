@@ -23,6 +23,7 @@ from memoryhub.validation import (
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
+    StrictFloatField,
     StrictIntegerField,
     StrictRegexField,
 )
@@ -91,10 +92,17 @@ class ChangeSerializer(serializers.ModelSerializer):
     class Meta:
         model = KnowledgeChange
         fields = ["domain", "action", "from_version", "to_version", "actor", "reason", "smoke", "took_ms",
-                  "edits_left_out", "created_at"]
+                  "share", "edits_left_out", "created_at"]
+        extra_kwargs = {
+            "action": {"help_text": "publish, forced_publish, rollback; canary (started, or its share changed: "
+                                    "`to_version` serves `share` of `from_version`'s `latest` searches) and "
+                                    "canary_end (stopped, or ended by a publish or rollback)."},
+            "share": {"help_text": "A canary's share of `latest` searches; null for a publish or rollback."},
+        }
 
     def get_edits_left_out(self, change: KnowledgeChange) -> list[int]:
-        if change.from_version is None:
+        if change.from_version is None or change.action in (KnowledgeChange.Action.CANARY,
+                                                            KnowledgeChange.Action.CANARY_END):
             return []
         kept = set(change.to_version.edits)
         return [pk for pk in change.from_version.edits if pk not in kept]
@@ -300,6 +308,11 @@ class KnowledgeSearchApi(APIView):
         alias = StrictChoiceField(choices=Alias.Name.choices, required=False)
         version = StrictRegexField(SEMVER_PATTERN, required=False)
         filters = KnowledgeFiltersSerializer(required=False, help_text="Unknown filters are refused.")
+        session = StrictCharField(
+            max_length=200, required=False,
+            help_text="The caller's key (a player's session, a party): while a domain runs a canary (`PUT "
+                      "…/domains/{domain}/canary`), a `latest` search with the same key is always served by the same "
+                      "version; without one each search is drawn afresh.")
         rerank = StrictBooleanField(
             required=False, allow_null=True, default=None,
             help_text="LLM rerank of the fused top candidates (config/knowledge.yaml `rerank.candidates`, 12–20): "
@@ -330,6 +343,8 @@ class KnowledgeSearchApi(APIView):
     class OutputSerializer(serializers.Serializer):
         query = serializers.CharField()
         versions = serializers.DictField(child=serializers.CharField(), help_text="Version searched per domain.")
+        canary = serializers.BooleanField(help_text="Whether a domain's canary served this `latest` search: its "
+                                                    "staged version is in `versions` and each item's `version`.")
         took_ms = serializers.FloatField()
         items = serializers.ListField(child=serializers.DictField())
         llm_steps = serializers.ListField(child=serializers.CharField(),
@@ -357,14 +372,15 @@ class KnowledgeSearchApi(APIView):
         tenant_id = request_tenant(request).pk
         targets = selectors.targets_resolve(tenant_id=tenant_id, world_slug=world,
                                             domains=list(dict.fromkeys(data["domains"])),
-                                            alias=data.get("alias"), version=data.get("version"))
+                                            alias=data.get("alias"), version=data.get("version"),
+                                            canary_key=data.get("session"))
         filters = selectors.KnowledgeFilters(languages=tuple(data["filters"]["languages"]),
                                              categories=tuple(data["filters"]["categories"]))
         result = selectors.knowledge_search(tenant_id=tenant_id, targets=targets, query=data["query"],
                                             k=data.get("k"), filters=filters, rerank=data["rerank"])
         items = [self.HitSerializer(hit).data for hit in result.hits]
-        body = {"query": data["query"], "versions": result.versions, "took_ms": result.took_ms, "items": items,
-                "llm_steps": result.llm_steps}
+        body = {"query": data["query"], "versions": result.versions, "canary": any(t.canary for t in targets),
+                "took_ms": result.took_ms, "items": items, "llm_steps": result.llm_steps}
         if result.skipped_steps:
             body["skipped_steps"] = result.skipped_steps
         return Response(body)
@@ -510,4 +526,76 @@ class VersionRollbackApi(APIView):
         found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
         change = services.lore_version_rollback(world=found, domain=domain, actor=_actor(request),
                                                 reason=serializer.validated_data["reason"])
+        return Response(ChangeSerializer(change).data)
+
+
+class CanaryApi(APIView):
+    """A domain's canary: a share of its `latest` searches served by the staged version, to try it on real
+    traffic before publishing it. Publishing or rolling back ends it; every start, change and end is in the
+    changelog (`GET …/versions`, `changes`)."""
+
+    required_scopes = EDITOR
+
+    class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
+        share = StrictFloatField(min_value=0.0, max_value=1.0,
+                                 help_text="The share of `latest` searches the staged version serves: 0.1 is one in "
+                                           "ten; 0 none, 1 all.")
+        force = StrictBooleanField(default=False, help_text="Start it despite a failed or missing smoke run.")
+        reason = StrictCharField(max_length=2000, required=False, default="",
+                                 help_text="Required with force; recorded in the changelog.")
+
+    class StopSerializer(ClosedSerializerMixin, serializers.Serializer):
+        reason = StrictCharField(max_length=2000, required=False, default="")
+
+    class OutputSerializer(serializers.Serializer):
+        domain = serializers.CharField()
+        latest = serializers.CharField(allow_null=True, help_text="The live version; null before a first publish.")
+        version = serializers.CharField(allow_null=True, help_text="The version the canary tries; null with none.")
+        share = serializers.FloatField(help_text="The share of `latest` searches it serves (0 with none).")
+        serving = serializers.BooleanField(help_text="Whether it serves now: false when `stage` no longer points at "
+                                                     "its version (a newer build moved it), which `PUT` again "
+                                                     "follows.")
+
+    @staticmethod
+    def _state(world: str, domain: str, request: Request) -> dict:
+        found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
+        latest = (Alias.objects.filter(world=found, domain=domain, name=Alias.Name.LATEST)
+                  .select_related("version", "canary_version").first())
+        tried = latest.canary_version if latest is not None else None
+        serving = tried is not None and Alias.objects.filter(world=found, domain=domain, name=Alias.Name.STAGE,
+                                                             version=tried).exists()
+        return {"domain": domain, "latest": latest.version.version if latest is not None else None,
+                "version": tried.version if tried is not None else None,
+                "share": latest.canary_share if tried is not None else 0.0, "serving": serving}
+
+    @extend_schema(operation_id="world_canary_get", responses={200: OutputSerializer, **ERRORS})
+    def get(self, request: Request, world: str, domain: str) -> Response:
+        return Response(self.OutputSerializer(self._state(world, domain, request)).data)
+
+    @extend_schema(operation_id="world_canary_put", request=InputSerializer,
+                   responses={200: OutputSerializer,
+                              409: OpenApiResponse(description="Nothing published yet (`error.code` no_live_version), "
+                                                               "no staged version (no_stage), its smoke run failed or "
+                                                               "is missing (smoke_failed, figures in `error.smoke`), "
+                                                               f"or {PRUNED_TEXT}."),
+                              **ERRORS},
+                   examples=[OpenApiExample("One search in ten", request_only=True, value={"share": 0.1})])
+    def put(self, request: Request, world: str, domain: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
+        services.lore_canary_set(world=found, domain=domain, share=data["share"], actor=_actor(request),
+                                 force=data["force"], reason=data["reason"])
+        return Response(self.OutputSerializer(self._state(world, domain, request)).data)
+
+    @extend_schema(operation_id="world_canary_delete", request=StopSerializer,
+                   responses={200: ChangeSerializer,
+                              409: OpenApiResponse(description="No canary runs (`error.code` no_canary)."), **ERRORS})
+    def delete(self, request: Request, world: str, domain: str) -> Response:
+        serializer = self.StopSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
+        change = services.lore_canary_stop(world=found, domain=domain, actor=_actor(request),
+                                           reason=serializer.validated_data["reason"])
         return Response(ChangeSerializer(change).data)

@@ -72,7 +72,7 @@ def knowledge_export(*, world: World) -> dict[str, Any]:
     changelog = [{
         "domain": c.domain, "action": c.action, "from_version": _version_of(c.from_version),
         "to_version": c.to_version.version, "actor": c.actor, "reason": c.reason, "smoke": c.smoke,
-        "took_ms": c.took_ms, "created_at": _when(c.created_at),
+        "took_ms": c.took_ms, "share": c.share, "created_at": _when(c.created_at),
     } for c in KnowledgeChange.objects.filter(world=world).select_related("from_version", "to_version")
         .order_by("id")]
     golden = [{"domain": g.domain, "queries": g.queries, "updated_by": g.updated_by,
@@ -188,7 +188,8 @@ def _restore(world: World, data: dict[str, Any], progress: Callable[[str], None]
             tenant=tenant, world=world, domain=row["domain"], action=row["action"],
             from_version=built.get((row["domain"], row["from_version"])),
             to_version=built[(row["domain"], row["to_version"])], actor=row["actor"], reason=row["reason"],
-            smoke=row["smoke"], took_ms=row["took_ms"], created_at=parse_datetime(row["created_at"]),
+            smoke=row["smoke"], took_ms=row["took_ms"], share=row.get("share"),  # a canary's; older exports have none
+            created_at=parse_datetime(row["created_at"]),
         ) for row in _require(data, "changelog", list)])
         # Golden sets sent over the API; an export made before they existed has none.
         for row in data.get("golden") or []:

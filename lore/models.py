@@ -204,6 +204,12 @@ class Alias(models.Model):
     name = models.CharField(max_length=16, choices=Name.choices)
     version = models.ForeignKey(KnowledgeVersion, on_delete=models.PROTECT, related_name="aliases")
     updated_at = models.DateTimeField(default=timezone.now)
+    # A canary (on `latest` only): this share of its searches is served by `canary_version`, the version
+    # `stage` pointed at when an editor started it, while `stage` still does (lore.selectors.targets_resolve).
+    # Publishing or rolling back ends it (lore.services._canary_end).
+    canary_version = models.ForeignKey(KnowledgeVersion, null=True, blank=True, on_delete=models.SET_NULL,
+                                       related_name="+")
+    canary_share = models.FloatField(default=0.0)
 
     class Meta:
         verbose_name_plural = "aliases"
@@ -217,12 +223,15 @@ class Alias(models.Model):
 
 
 class KnowledgeChange(models.Model):
-    """The changelog: one row per publish or rollback of `latest`, with who, why and the smoke figures."""
+    """The changelog: one row per publish or rollback of `latest`, and per start, change or end of a canary,
+    with who, why and the smoke figures."""
 
     class Action(models.TextChoices):
         PUBLISH = "publish"
         FORCED_PUBLISH = "forced_publish"
         ROLLBACK = "rollback"
+        CANARY = "canary"  # started or its share changed: `to_version` serves `share` of `from_version`'s searches
+        CANARY_END = "canary_end"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="changes")
@@ -235,6 +244,7 @@ class KnowledgeChange(models.Model):
     reason = models.TextField(blank=True)
     smoke = models.JSONField(default=dict, blank=True)
     took_ms = models.FloatField(default=0)
+    share = models.FloatField(null=True, blank=True)  # a canary's share of `latest` searches; null otherwise
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

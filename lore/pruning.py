@@ -135,8 +135,10 @@ def versions_plan(*, world: World, domain: str, now: datetime | None = None,
     # Versions the newest changes of `latest` moved from or to: after rollbacks the version rolled back
     # from is no rollback's target (a rollback walks back), yet it was live a moment ago and is what a
     # publish would undo the rollback with.
-    for from_id, to_id in (KnowledgeChange.objects.filter(world=world, domain=domain).order_by("-id")
-                           .values_list("from_version_id", "to_version_id")[:keep]):
+    # Publishes and rollbacks: a canary's start or end moves no `latest`.
+    moves = KnowledgeChange.objects.filter(world=world, domain=domain).exclude(
+        action__in=[KnowledgeChange.Action.CANARY, KnowledgeChange.Action.CANARY_END])
+    for from_id, to_id in (moves.order_by("-id").values_list("from_version_id", "to_version_id")[:keep]):
         for pk in (to_id, from_id):
             if pk is not None and "live recently" not in reasons[pk]:
                 reasons[pk].append("live recently")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import random
 import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.db import connection
 from django.db.models import Q
 
 from lore import config as lore_config
@@ -45,25 +48,90 @@ class Target:
     domain: str
     version: str
     namespace: str
+    canary: bool = False  # a `latest` search served by the domain's canary (the staged version it tries)
+
+
+def canary_chosen(share: float, key: str | None, world_slug: str, domain: str, version: str) -> bool:
+    """Whether a `latest` search goes to the canary: a caller with a key (a player's session, a party) gets
+    the same answer on every search while the canary and its share stand, so a session does not flip between
+    versions; one without, a fresh draw. The key hashed with the world, domain and version tried, so each
+    canary takes its own share of the callers. Share 0: never; 1: always."""
+    if share <= 0.0:
+        return False
+    if share >= 1.0:
+        return True
+    if key is None:
+        return random.random() < share  # a traffic split, not a secret
+    digest = hashlib.sha256(f"{world_slug}\x1f{domain}\x1f{version}\x1f{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < share
+
+
+# Plain SQL: the ORM's building of this query costs more than running it. Timed interleaved in one process
+# (p50 of 2,000): the ORM's `latest` query 1.24 ms; with the `stage` rows and canary columns 1.45 ms; this
+# SQL with the routing 0.58 ms. Every `latest` search, tool call and scene block resolves through it.
+_LATEST_SQL = (
+    f"SELECT a.domain, a.name, a.version_id, v.version, v.namespace, v.status, a.canary_version_id, a.canary_share "
+    f"FROM {Alias._meta.db_table} a JOIN {World._meta.db_table} w ON w.id = a.world_id "
+    f"JOIN {KnowledgeVersion._meta.db_table} v ON v.id = a.version_id "
+    f"WHERE w.tenant_id = %s AND w.slug = %s AND a.domain = ANY(%s) AND a.name IN (%s, %s)"
+)
+
+
+def latest_targets(*, tenant_id: int, world_slug: str, domains: list[str],
+                   canary_key: str | None = None) -> dict[str, tuple[Target, str]]:
+    """Each domain's `latest` version that has one, or its canary's for the share of searches it serves (see
+    `canary_chosen`), with its status; domains without one are left out.
+
+    One query reads the domains' `latest` and `stage` rows (a publish swaps `latest`, ends its canary and drops
+    `stage` in one transaction: a search reads one state whole). A canary serves only while `stage` still
+    points at the version it tries: a newer build or a publish moved it, and an aliased version is never
+    pruned. Read from the `stage` row, the tried version costs no join: this is the query a search without a
+    canary made before, plus the rows' canary columns."""
+    latest: dict[str, tuple[str, str, str, int | None, float]] = {}
+    staged: dict[str, tuple[int, str, str]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(_LATEST_SQL, [tenant_id, world_slug, list(domains), Alias.Name.LATEST, Alias.Name.STAGE])
+        rows = cursor.fetchall()
+    for domain, name, version_id, number, namespace, status, tried_id, share in rows:
+        if name == Alias.Name.LATEST:
+            latest[domain] = (number, namespace, status, tried_id, share)
+        else:
+            staged[domain] = (version_id, number, namespace)
+    found = {}
+    for domain, (number, namespace, status, tried_id, share) in latest.items():
+        stage = staged.get(domain)
+        if tried_id is not None and stage is not None and stage[0] == tried_id \
+                and canary_chosen(share, canary_key, world_slug, domain, stage[1]):
+            found[domain] = (Target(domain, stage[1], stage[2], canary=True), KnowledgeVersion.Status.STAGED)
+        else:
+            found[domain] = (Target(domain, number, namespace), status)
+    return found
 
 
 def targets_resolve(*, tenant_id: int, world_slug: str, domains: list[str], alias: str | None = None,
-                    version: str | None = None) -> list[Target]:
+                    version: str | None = None, canary_key: str | None = None) -> list[Target]:
     """The namespaces to search, in one query: an alias's row joined with its version, so a search
-    running during a publish reads either the old version or the new one, never a mix."""
+    running during a publish reads either the old version or the new one, never a mix. A `latest` search
+    may be served by the domain's canary (`latest_targets`; `canary_key`: the caller's, see `canary_chosen`);
+    an explicit `stage` or version never is."""
     pruned: list[str] = []
     if version is not None:
         rows = (KnowledgeVersion.objects.filter(world__tenant_id=tenant_id, world__slug=world_slug,
                                                 domain__in=domains, version=version)
                 .values_list("domain", "version", "namespace", "status"))
+        resolved = {domain: (Target(domain, number, namespace), status) for domain, number, namespace, status in rows}
+    elif alias in (None, Alias.Name.LATEST):
+        resolved = latest_targets(tenant_id=tenant_id, world_slug=world_slug, domains=domains,
+                                  canary_key=canary_key)
     else:
         # An alias never points at a pruned version (pruning keeps every aliased one).
         rows = (Alias.objects.filter(world__tenant_id=tenant_id, world__slug=world_slug, domain__in=domains,
-                                     name=alias or Alias.Name.LATEST)
+                                     name=alias)
                 .values_list("domain", "version__version", "version__namespace", "version__status"))
+        resolved = {domain: (Target(domain, number, namespace), status) for domain, number, namespace, status in rows}
     found = {}
-    for domain, number, namespace, status in rows:
-        found[domain] = Target(domain, number, namespace)
+    for domain, (target, status) in resolved.items():
+        found[domain] = target
         if status == KnowledgeVersion.Status.PRUNED:
             pruned.append(domain)
     missing = [d for d in domains if d not in found]

@@ -505,6 +505,7 @@ def lore_version_publish(*, version: KnowledgeVersion, actor: str, force: bool =
             raise ApplicationError(f"Version {version.version} is already live.", code="conflict",
                                    field="version", status_code=409)
         previous = latest.version if latest is not None else None
+        _canary_end(latest, actor=actor, reason=f"ended by the publish of {version.version}")
         _swap(version.world, version.domain, latest, previous, version)
         Alias.objects.filter(world=version.world, domain=version.domain, name=Alias.Name.STAGE,
                              version=version).delete()
@@ -553,12 +554,84 @@ def lore_version_rollback(*, world: World, domain: str, actor: str, reason: str 
         # Beyond LORE_KEEP_VERSIONS rollbacks back (pruning keeps that many, decided under this lock).
         raise version_pruned_error(target, field=None,
                                    doing=f"{world.slug}/{domain} cannot roll back from {current.version}. ")
+    _canary_end(latest, actor=actor, reason=f"ended by the rollback to {target.version}")
     _swap(world, domain, latest, current, target)
     return KnowledgeChange.objects.create(
         tenant=world.tenant, world=world, domain=domain, action=KnowledgeChange.Action.ROLLBACK,
         from_version=current, to_version=target, actor=actor, reason=reason, smoke=target.smoke,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
     )
+
+
+def lore_canary_set(*, world: World, domain: str, share: float, actor: str, force: bool = False,
+                    reason: str = "") -> KnowledgeChange:
+    """Serve `share` (0–1) of the domain's `latest` searches from the version `stage` points at now, to try it
+    on real traffic before publishing it; a canary running already takes the new share (and the stage's
+    version, if it moved). Held to the publish gate: the version must have passed its smoke run unless
+    `force` (with a reason). Which searches it serves: `lore.selectors.canary_chosen`."""
+    started = time.perf_counter()
+    _check_domain(domain)
+    if not 0.0 <= share <= 1.0:
+        raise ApplicationError("A canary's share is between 0 and 1 (0.1: one search in ten).", field="share")
+    if force and not reason.strip():
+        raise ApplicationError("A forced canary needs a reason.", field="reason")
+    with transaction.atomic():
+        # The latest alias row lock orders it with publishes and rollbacks, which end a canary.
+        latest = _lock_latest(world, domain)
+        if latest is None:
+            raise ApplicationError(f"{world.slug}/{domain} has no live version: a canary tries the staged version on "
+                                   "a share of `latest` searches, so publish one first.", code="no_live_version",
+                                   status_code=409)
+        stage = (Alias.objects.filter(world=world, domain=domain, name=Alias.Name.STAGE)
+                 .select_related("version", "version__world__tenant").first())
+        if stage is None:
+            raise ApplicationError(f"{world.slug}/{domain} has no staged version to try: upload sources or approve "
+                                   "an edit to build one.", code="no_stage", status_code=409)
+        version = stage.version
+        if version.status == KnowledgeVersion.Status.PRUNED:
+            raise version_pruned_error(version, field=None)
+        failures = smoke_failures(version)
+        if failures and not force:
+            raise ApplicationError(
+                f"Version {version.version} did not pass its smoke run: {'; '.join(failures)}.",
+                code="smoke_failed", status_code=409, extra={"smoke": version.smoke, "failures": failures},
+            )
+        latest.canary_version, latest.canary_share = version, share
+        latest.save(update_fields=["canary_version", "canary_share"])
+        return KnowledgeChange.objects.create(
+            tenant=world.tenant, world=world, domain=domain, action=KnowledgeChange.Action.CANARY,
+            from_version=latest.version, to_version=version, share=share, actor=actor,
+            reason=reason, smoke=version.smoke,
+            took_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+
+@transaction.atomic
+def lore_canary_stop(*, world: World, domain: str, actor: str, reason: str = "") -> KnowledgeChange:
+    """End the domain's canary: every `latest` search is served by `latest` again."""
+    _check_domain(domain)
+    latest = _lock_latest(world, domain)
+    change = _canary_end(latest, actor=actor, reason=reason)
+    if change is None:
+        raise ApplicationError(f"{world.slug}/{domain} runs no canary.", code="no_canary", status_code=409)
+    return change
+
+
+def _canary_end(latest: Alias | None, *, actor: str, reason: str) -> KnowledgeChange | None:
+    """Clears the canary of a locked `latest` row and writes its end to the changelog, if it had one. A publish
+    ends it (the version it tried is live, or another is, against which it was not tried), and so does a
+    rollback."""
+    if latest is None or latest.canary_version_id is None:
+        return None
+    tried = latest.canary_version
+    change = KnowledgeChange.objects.create(
+        tenant_id=latest.version.tenant_id, world_id=latest.world_id, domain=latest.domain,
+        action=KnowledgeChange.Action.CANARY_END, from_version=latest.version, to_version=tried,
+        share=latest.canary_share, actor=actor, reason=reason, smoke=tried.smoke,
+    )
+    latest.canary_version, latest.canary_share = None, 0.0
+    latest.save(update_fields=["canary_version", "canary_share"])
+    return change
 
 
 def version_smoke_save(*, version: KnowledgeVersion, smoke: dict) -> None:

@@ -16,6 +16,7 @@ urlpatterns = [
     re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/golden$", api.GoldenSetApi.as_view(), name="world-golden"),
     re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/publish$", api.VersionPublishApi.as_view(), name="world-publish"),
     re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/rollback$", api.VersionRollbackApi.as_view(), name="world-rollback"),
+    re_path(rf"^worlds/{WORLD}/domains/{DOMAIN}/canary$", api.CanaryApi.as_view(), name="world-canary"),
     re_path(rf"^worlds/{WORLD}/edits$", edits_api.EditListProposeApi.as_view(), name="world-edits"),
     re_path(rf"^worlds/{WORLD}/edits/(?P<edit_id>\d{{1,18}})$", edits_api.EditDetailApi.as_view(), name="world-edit"),
     re_path(rf"^worlds/{WORLD}/edits/(?P<edit_id>\d{{1,18}})/approve$", edits_api.EditApproveApi.as_view(),

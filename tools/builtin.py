@@ -9,7 +9,6 @@ from typing import Any
 from django.conf import settings
 
 from lore import selectors as lore_selectors
-from lore.models import Alias
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message, Tenant
 from memoryhub.urls_common import CLIENT_ID
@@ -26,20 +25,23 @@ WORLD = {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,63}$",
 NOT_BLANK = r"\S"
 USER_ID = {"type": "string", "pattern": rf"^{CLIENT_ID}$", "description": "The chat user's id."}
 LANGUAGE = {"type": "string", "pattern": r"^[a-z]{2,3}$", "description": "Only this language (en, ru, ...)."}
+SESSION = {"type": "string", "minLength": 1, "maxLength": 200,
+           "description": "The caller's session (a player's, a party's): while the world tries a staged version on "
+                          "a share of searches (a canary), one session is always served by the same version."}
 
 
 def source_ref(hit_domain: str, entry_id: str, version: str) -> str:
     return f"{hit_domain}:{entry_id}@{version}"
 
 
-def published_targets(tenant: Tenant, world: str | None, domains: list[str]) -> list[lore_selectors.Target]:
-    """The `latest` version of each asked domain that has one; a domain never published is skipped
-    rather than failing the call (a rules-only world has no lore)."""
+def published_targets(tenant: Tenant, world: str | None, domains: list[str],
+                      session: str | None = None) -> list[lore_selectors.Target]:
+    """The `latest` version of each asked domain that has one (or its canary's, for the share of searches it
+    serves: the same for one `session` every time); a domain never published is skipped rather than failing
+    the call (a rules-only world has no lore)."""
     slug = world or settings.TOOLS_DEFAULT_WORLD
-    rows = (Alias.objects.filter(world__tenant_id=tenant.pk, world__slug=slug, domain__in=domains,
-                                 name=Alias.Name.LATEST)
-            .values_list("domain", "version__version", "version__namespace"))
-    found = {d: lore_selectors.Target(d, v, ns) for d, v, ns in rows}
+    found = {d: target for d, (target, _) in lore_selectors.latest_targets(
+        tenant_id=tenant.pk, world_slug=slug, domains=domains, canary_key=session).items()}
     if not found:
         lore_selectors.world_get(tenant_id=tenant.pk, slug=slug)  # 404 naming an unknown world
         raise NotFound(f"World {slug!r} has nothing published in {', '.join(domains)}.", field="world")
@@ -52,7 +54,7 @@ def _rule_rows(chunks: Any) -> list[dict[str, Any]]:
 
 
 def rules_lookup(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
-    [target] = published_targets(tenant, args.get("world"), ["srd"])
+    [target] = published_targets(tenant, args.get("world"), ["srd"], args.get("session"))
     chunks = Chunk.objects.filter(tenant_id=tenant.pk, namespace=target.namespace)
     language = args.get("language")
     how = "rule_id"
@@ -81,7 +83,8 @@ def rules_lookup(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     # The world searched, named: without `world` it is TOOLS_DEFAULT_WORLD, and a model asking about
     # its own campaign's world could not tell the answer came from another.
     answer = {"world": args.get("world") or settings.TOOLS_DEFAULT_WORLD,
-              "matched_by": how if rules else "none", "version": target.version, "rules": rules,
+              "matched_by": how if rules else "none", "version": target.version, "canary": target.canary,
+              "rules": rules,
               "sources": [source_ref("srd", r["rule_id"], target.version) for r in rules]}
     elsewhere = [r for r in rules if language and r["language"] != language]
     if elsewhere:
@@ -148,6 +151,7 @@ register(Tool(
             "world": WORLD,
             "language": {**LANGUAGE, "description": "This language's text where the world has the rule in it, "
                                                     "else another's (the answer's note says so)."},
+            "session": SESSION,
         },
         "oneOf": [{"required": ["term"]}, {"required": ["rule_id"]}],
         "additionalProperties": False,
@@ -159,7 +163,7 @@ register(Tool(
 # --- lore_search ----------------------------------------------------------------------------------
 def lore_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     filters = args.get("filters", {})
-    targets = published_targets(tenant, args.get("world"), filters.get("domains", ["srd", "lore"]))
+    targets = published_targets(tenant, args.get("world"), filters.get("domains", ["srd", "lore"]), args.get("session"))
     result = lore_selectors.knowledge_search(
         tenant_id=tenant.pk, targets=targets, query=args["query"], k=args.get("k", 8),
         filters=lore_selectors.KnowledgeFilters(languages=tuple(filters.get("languages", ())),
@@ -168,7 +172,7 @@ def lore_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     items = [{"entry_id": h.entry_id, "title": h.title, "domain": h.domain, "language": h.language,
               "version": h.version, "score": round(h.score, 6), "text": h.text} for h in result.hits]
     answer = {"world": args.get("world") or settings.TOOLS_DEFAULT_WORLD, "query": args["query"],
-              "versions": result.versions, "items": items,
+              "versions": result.versions, "canary": any(t.canary for t in targets), "items": items,
               "sources": [source_ref(h.domain, h.entry_id, h.version) for h in result.hits]}
     # Said only when a rerank was asked for (by `rerank` or the domains' setting), so the answer of a plain
     # search is what it was.
@@ -201,6 +205,7 @@ register(Tool(
             "world": WORLD,
             "rerank": {"type": "boolean", "description": "LLM rerank of the top candidates (default: the "
                                                          "domains' setting in config/knowledge.yaml, off)."},
+            "session": SESSION,
         },
         "required": ["query"],
         "additionalProperties": False,

@@ -171,9 +171,12 @@ class _Packer:
         return block
 
 
-def _hits(tenant_id: int, world: str, domain: str, query: str, k: int, exclude: tuple[str, ...] = ()) -> list[Item]:
+def _hits(tenant_id: int, world: str, domain: str, query: str, k: int, exclude: tuple[str, ...] = (),
+          canary_key: str | None = None) -> list[Item]:
     try:
-        targets = lore_selectors.targets_resolve(tenant_id=tenant_id, world_slug=world, domains=[domain])
+        # A canary of the world's knowledge serves a party always or never (`canary_key`), as it does a session.
+        targets = lore_selectors.targets_resolve(tenant_id=tenant_id, world_slug=world, domains=[domain],
+                                                 canary_key=canary_key)
     except NotFound:
         return []  # nothing published in this domain yet
     result = lore_selectors.knowledge_search(tenant_id=tenant_id, targets=targets, query=query, k=k,
@@ -235,15 +238,15 @@ def scene_context(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any
         if lore_selectors.CASTING.search(request.user_input):
             exclude += tuple(blocks_cfg["rules"].get("cast_exclude_categories", ()))
         rules_items = _hits(tenant_id, world, "srd", request.user_input, blocks_cfg["rules"].get("max_items", 2),
-                            exclude)
+                            exclude, canary_key=f"{campaign.slug}/{party.slug}")
         if not rules_items:
             notes.append("The input needs a rule but no SRD chunk was found.")
     # The player's words too: "I ask Old Marrow how to ring the Drowned Bell" needs the Bell's entry,
     # which neither the location, the NPCs nor the scene text name.
     lore_query = " ".join([request.location.replace("_", " "), *(n.name for n in npcs), request.scene_text,
                            request.user_input]).strip()
-    lore_items = (_hits(tenant_id, world, "lore", lore_query, blocks_cfg["lore"].get("max_items", 3))
-                  if lore_query else [])
+    lore_items = (_hits(tenant_id, world, "lore", lore_query, blocks_cfg["lore"].get("max_items", 3),
+                        canary_key=f"{campaign.slug}/{party.slug}") if lore_query else [])
     degraded = not lore_items
     if degraded:
         notes.append("Degraded (seed §8.14): no lore retrieved; the scene rests on the SRD and the engine's state "
