@@ -30,13 +30,13 @@ from typing import Any
 
 import jsonschema
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from pydantic import RootModel, model_validator
 
 from lore import config as lore_config
-from lore.campaigns.models import NPC, ArtCard, Campaign, EpisodicSummary
+from lore.campaigns.models import NPC, ArtCard, Campaign, EpisodicSummary, campaign_row_share
 from lore.services import fit_dims
 from memoryhub import deferred
 from memoryhub.embeddings import cosine_floor, embed_query_if_available, get_embedder
@@ -120,15 +120,6 @@ def index_insert(campaign: Campaign, card: ArtCard, text: str, vector: np.ndarra
     [chunk] = chunks_insert(tenant=campaign.tenant, namespace=campaign.art_namespace,
                             prepared=PreparedChunks([draft], [storable_terms(analyze(text))], vector))
     return chunk
-
-
-def _campaign_share(campaign_id: int) -> str | None:
-    """The campaign's status, its row held FOR SHARE to commit (the writers' lock, lore.campaigns.services);
-    None: it was deleted."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT status FROM {Campaign._meta.db_table} WHERE id = %s FOR SHARE", [campaign_id])
-        row = cursor.fetchone()
-    return None if row is None else row[0]
 
 
 # --- Tags by a model --------------------------------------------------------------------------
@@ -221,10 +212,9 @@ def artcard_tag(*, card_id: int, final: bool = True) -> str:
 def _tags_write(campaign: Campaign, card_id: int, tags: list[str], text: str, vector: np.ndarray) -> str:
     # The writers' order: campaign row, namespace lock, then the card (campaign_delete and the retention beat
     # take the namespace lock before they delete cards).
-    status = _campaign_share(campaign.pk)
-    if status is None:
+    if not campaign_row_share(campaign):
         return "skipped"
-    active = status == Campaign.Status.ACTIVE
+    active = campaign.status == Campaign.Status.ACTIVE
     if active:
         namespace_write_lock(tenant_id=campaign.tenant_id, namespace=campaign.art_namespace)
     card = ArtCard.objects.select_for_update().filter(pk=card_id, tags_pending=True).first()
@@ -275,7 +265,7 @@ def artcards_sweep(*, now: Any = None) -> dict[str, int]:
 
 @transaction.atomic
 def _index_missing(campaign: Campaign, card_id: int, text: str, vector: np.ndarray) -> int:
-    if _campaign_share(campaign.pk) != Campaign.Status.ACTIVE:
+    if not campaign_row_share(campaign) or campaign.status != Campaign.Status.ACTIVE:
         return 0
     namespace_write_lock(tenant_id=campaign.tenant_id, namespace=campaign.art_namespace)
     card = ArtCard.objects.select_for_update().filter(pk=card_id, chunk__isnull=True).first()

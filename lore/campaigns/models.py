@@ -14,7 +14,7 @@ each scene-context call returned, for the quality figures (seed §8.10).
 from __future__ import annotations
 
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
+from django.db import connection, models
 from django.utils import timezone
 
 from lore.models import World
@@ -407,3 +407,17 @@ class Checkpoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.thread} step {self.step}"
+
+
+def campaign_row_share(campaign: Campaign) -> bool:
+    """Hold the campaign's row FOR SHARE until commit, the lock every campaign writer takes (so
+    `campaign_archive` and `campaign_delete`, FOR UPDATE, wait for them), and refresh `status` and
+    `archived_at` from it; False when the campaign was deleted. SQL: Django's ORM has FOR UPDATE only."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT status, archived_at FROM {Campaign._meta.db_table} WHERE id = %s FOR SHARE",
+                       [campaign.pk])
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    campaign.status, campaign.archived_at = row
+    return True

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -48,6 +48,7 @@ from lore.campaigns.models import (
     PartyFlagChange,
     SceneAssembly,
     Thread,
+    campaign_row_share,
 )
 from lore.campaigns.schemas import document_validate
 from lore.campaigns.selectors import require_active
@@ -97,16 +98,10 @@ def _ttl_check(days: int) -> None:
 
 def _lock_active(campaign: Campaign, doing: str) -> None:
     """Hold the campaign row FOR SHARE until commit and refuse if it was archived meanwhile.
-    Writers share it; `campaign_archive` waits for them and they wait for it (Django's ORM has
-    FOR UPDATE only, hence the SQL)."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT status, archived_at FROM {Campaign._meta.db_table} WHERE id = %s FOR SHARE",
-                       [campaign.pk])
-        row = cursor.fetchone()
-    if row is None:
+    Writers share it; `campaign_archive` waits for them and they wait for it."""
+    if not campaign_row_share(campaign):
         raise ApplicationError(f"No campaign {campaign.slug!r}.", code="not_found", field="campaign",
                                status_code=404)
-    campaign.status, campaign.archived_at = row
     require_active(campaign, doing)
 
 

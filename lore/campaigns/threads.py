@@ -35,10 +35,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from lore.campaigns.models import Campaign, Checkpoint, Thread
+from lore.campaigns.models import Campaign, Checkpoint, Thread, campaign_row_share
 from lore.campaigns.retention import BATCH, _report
 from lore.campaigns.selectors import require_active
 from memoryhub.exceptions import ApplicationError
@@ -67,22 +67,8 @@ def expires_at(thread: Thread) -> datetime:
     return thread.updated_at + thread_ttl()
 
 
-def _campaign_share(campaign: Campaign) -> bool:
-    """Hold the campaign row FOR SHARE until commit (as the campaign's writers do, so `campaign_delete`
-    and `campaign_archive` wait for this transaction); False when it was deleted meanwhile. Refreshes
-    the campaign's status."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT status, archived_at FROM {Campaign._meta.db_table} WHERE id = %s FOR SHARE",
-                       [campaign.pk])
-        row = cursor.fetchone()
-    if row is None:
-        return False
-    campaign.status, campaign.archived_at = row
-    return True
-
-
 def _require_campaign(campaign: Campaign) -> None:
-    if not _campaign_share(campaign):
+    if not campaign_row_share(campaign):
         raise _not_found(f"No campaign {campaign.slug!r}.", "campaign")
 
 
@@ -217,7 +203,7 @@ def thread_delete(*, campaign: Campaign, thread_id: str) -> int:
 # --- Retention (beat) -------------------------------------------------------------------------
 def _expire_batch(campaign: Campaign, cutoff: datetime) -> tuple[int, int]:
     with transaction.atomic():
-        if not _campaign_share(campaign):  # deleted meanwhile: its threads went with it
+        if not campaign_row_share(campaign):  # deleted meanwhile: its threads went with it
             return 0, 0
         # SKIP LOCKED: a thread being written is not expired now (and its write renews it).
         ids = list(Thread.objects.select_for_update(skip_locked=True)
