@@ -184,6 +184,12 @@ class ChunkStore:
     def row(self, chunk_id: int) -> dict[str, Any] | None:
         return self.snap.rows.get(chunk_id)
 
+    def following(self, chunk_id: int, n: int) -> list[dict[str, Any]]:
+        """The rows of the `n` chunks after `chunk_id` by id (a namespace's chunks are written in order)."""
+        snap = self.snap
+        start = int(np.searchsorted(snap.ids, chunk_id, side="right"))
+        return [snap.rows[int(pk)] for pk in snap.ids[start:start + n]]
+
 
 def _timestamp(value: datetime | None) -> float:
     return np.inf if value is None else value.timestamp()

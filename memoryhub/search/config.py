@@ -36,10 +36,14 @@ class RetrievalConfig:
     # The semantic reranker's re-scoring of the fused top (SEMANTIC_RERANK; rag.selectors._semantic_rerank).
     semantic_candidates: int = 0  # 0: off
     semantic_weight: float = 0.0
+    # A question among the fused top `reply_candidates` lifts the turn that answers it by `reply_share` × its
+    # score (rag.selectors._replies_lifted).
+    reply_candidates: int = 0  # 0: off
+    reply_share: float = 0.0
 
 
 _KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity", "feedback", "llm", "soft_match",
-         "semantic_rerank"}
+         "semantic_rerank", "replies"}
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> dict[str, Any]:
@@ -75,6 +79,8 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
             soft_weight=float(raw["soft_match"]["weight"]),
             semantic_candidates=int(raw.get("semantic_rerank", {}).get("candidates", 0)),
             semantic_weight=float(raw.get("semantic_rerank", {}).get("weight", 0.0)),
+            reply_candidates=int(raw.get("replies", {}).get("candidates", 0)),
+            reply_share=float(raw.get("replies", {}).get("share", 0.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: {exc!r}") from exc
@@ -91,6 +97,9 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
     if config.semantic_candidates < 0 or config.semantic_weight < 0:
         raise ImproperlyConfigured(
             f"knowledge.yaml {where}: semantic_rerank candidates and weight must not be negative")
+    if config.reply_candidates < 0 or not 0 <= config.reply_share <= 1:
+        raise ImproperlyConfigured(
+            f"knowledge.yaml {where}: replies candidates must not be negative and share must be within 0-1")
     return config
 
 
