@@ -21,6 +21,11 @@ class LoreConfig(AppConfig):
             name="world_quality", label="Game-master quality per world (seed 003 §8.10)", links=_world_quality_links,
             permission="lore.view_world"))
         registry.register_scrape_metrics("lore_versions", knowledge_versions)
+        from lore.campaigns import art
+
+        registry.register_reindexer(registry.Reindexer(
+            name="artcards", label="art cards", units=art.artcards_reindex_campaigns,
+            run=lambda campaign: art.artcards_reindex(campaign=campaign)))
         registry.register_review_queue(registry.ReviewQueue(
             name="lore_edits", label="Lore edits waiting for an editor",
             pending=edits.review_pending, describe=edits.review_describe,

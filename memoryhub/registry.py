@@ -8,7 +8,9 @@ Apps register in their `AppConfig.ready()`:
 - erasers: delete what the app holds for one user and return counts for the receipt;
 - review queues: what waits for an editor (the admin's dashboard lists them, and the review API
   `/api/v1/review` serves them to a console of the tenant's own);
-- dashboard links: pages of figures the admin's dashboard links to (a world's quality page).
+- dashboard links: pages of figures the admin's dashboard links to (a world's quality page);
+- reindexers: namespaces of an app's own that `manage.py reindex` rebuilds besides the users' (a
+  campaign's art cards).
 
 A step has up to three phases, so that no network call (LLM, remote embedder) and no sleep ever
 happens inside a transaction that holds a lock:
@@ -174,3 +176,22 @@ dashboard_links: dict[str, DashboardLinks] = {}
 
 def register_dashboard_links(entry: DashboardLinks) -> None:
     dashboard_links[entry.name] = entry
+
+
+@dataclass(frozen=True)
+class Reindexer:
+    """What `manage.py reindex` rebuilds of a tenant besides its users' namespaces, one progress step a unit:
+    `units(tenant)` lists them (a campaign, say), `run(unit)` rebuilds one, embedding outside any transaction
+    and writing in short ones as the users' rebuild does, and returns the chunks it wrote."""
+
+    name: str
+    label: str
+    units: Callable[[Tenant], Sequence[Any]]
+    run: Callable[[Any], int]
+
+
+reindexers: dict[str, Reindexer] = {}
+
+
+def register_reindexer(entry: Reindexer) -> None:
+    reindexers[entry.name] = entry

@@ -15,6 +15,14 @@ backoff, then the card keeps its derived tags; a reply that is no valid JSON aft
 same way, at once. The beat's `artcards_sweep` re-enqueues tagging a lost message left pending and
 indexes the cards of active campaigns that have no chunk (recorded before cards were indexed).
 
+Renamed NPCs: the chunk names the card's NPCs, so `npc_upsert` changing one's name or archetype marks the cards
+showing it `reindex_pending`, in its transaction, and enqueues `artcards_refresh` after commit, which embeds the
+cards' words as they are now outside any transaction and then replaces their chunks under the namespace lock;
+the sweep runs what a lost message left. Every writer of a card's chunk reads the names under that lock and
+checks its text against them, so a write prepared before a rename never leaves the old name behind, and a card
+deleted meanwhile is not found there and gets no chunk. `manage.py reindex` rebuilds every active campaign's art
+namespace the same way (`artcards_reindex`).
+
 Lifecycle: an archived campaign's art chunks are deleted (out of search, cards kept); a deleted campaign's
 art namespace goes whole; ART_MEDIA_POLICY=expire-with-episodes deletes a card with its chunk;
 strip-media keeps both (the words stay).
@@ -112,14 +120,25 @@ def index_prepare(campaign: Campaign, document: dict[str, Any], tags: Sequence[s
     return text, fit_dims(get_embedder().embed_one(text), lore_config.domain_config(DOMAIN).dims)
 
 
+def _draft(campaign: Campaign, card: ArtCard, text: str) -> ChunkDraft:
+    return ChunkDraft(type=Chunk.Type.DOCUMENT, kind="art", text=text, source_id=f"artcard:{card.pk}",
+                      session_id=card.scene_id, created_ts=card.created_at,
+                      meta={"image_id": card.image_id, "scene_id": card.scene_id, "campaign_id": campaign.slug})
+
+
 def index_insert(campaign: Campaign, card: ArtCard, text: str, vector: np.ndarray) -> Chunk:
     """The card's chunk, in the caller's transaction (which holds the campaign row)."""
-    draft = ChunkDraft(type=Chunk.Type.DOCUMENT, kind="art", text=text, source_id=f"artcard:{card.pk}",
-                       session_id=card.scene_id, created_ts=card.created_at,
-                       meta={"image_id": card.image_id, "scene_id": card.scene_id, "campaign_id": campaign.slug})
     [chunk] = chunks_insert(tenant=campaign.tenant, namespace=campaign.art_namespace,
-                            prepared=PreparedChunks([draft], [storable_terms(analyze(text))], vector))
+                            prepared=PreparedChunks([_draft(campaign, card, text)], [storable_terms(analyze(text))],
+                                                    vector))
     return chunk
+
+
+def names_changed(campaign: Campaign, document: dict[str, Any], tags: Sequence[str], text: str) -> bool:
+    """Whether `text`, a card's made outside the transaction, names its NPCs otherwise than they are named now.
+    Call it under the art namespace lock: `npc_upsert` marks the cards of a renamed NPC under it, so a write
+    that read the names before a rename committed either commits first (and is marked) or sees it here."""
+    return card_text(document, tags, _npc_names(campaign, document["entities"]["npc"])) != text
 
 
 # --- Tags by a model --------------------------------------------------------------------------
@@ -224,8 +243,13 @@ def _tags_write(campaign: Campaign, card_id: int, tags: list[str], text: str, ve
         chunks_delete(tenant=campaign.tenant, chunks=Chunk.objects.filter(pk=card.chunk_id))
     # Archived: out of search, the tags are still the card's.
     card.chunk = index_insert(campaign, card, text, vector) if active else None
+    if active and names_changed(campaign, card.document, tags, text):
+        # An NPC of the card was renamed while the model answered: the tags stand, the refresh job gives the
+        # chunk the name as it is now.
+        card.reindex_pending = True
+        transaction.on_commit(lambda: refresh_enqueue(campaign.pk))
     card.visual_tags, card.tags_source, card.tags_pending, card.tag_error = tags, ArtCard.TagsSource.MODEL, False, ""
-    card.save(update_fields=["chunk", "visual_tags", "tags_source", "tags_pending", "tag_error"])
+    card.save(update_fields=["chunk", "visual_tags", "tags_source", "tags_pending", "tag_error", "reindex_pending"])
     return "tagged"
 
 
@@ -245,10 +269,11 @@ def tag_enqueue(card_id: int) -> None:
 
 def artcards_sweep(*, now: Any = None) -> dict[str, int]:
     """Beat: re-enqueue tagging left pending (a lost message, a process that died) SWEEP_AFTER after its
-    last attempt, and index the cards of active campaigns that have no chunk (recorded before cards were
-    indexed). Returns {"tagging_enqueued": n, "indexed": n}."""
+    last attempt, index the cards of active campaigns that have no chunk (recorded before cards were
+    indexed), and refresh the cards an NPC's rename left `reindex_pending` (the job's message lost).
+    Returns {"tagging_enqueued": n, "indexed": n, "refreshed": n}."""
     now = now or timezone.now()
-    counts = {"tagging_enqueued": 0, "indexed": 0}
+    counts = {"tagging_enqueued": 0, "indexed": 0, "refreshed": 0}
     due = (ArtCard.objects.filter(tags_pending=True, recorded_at__lt=now - SWEEP_AFTER)
            .filter(Q(tag_attempted_at__isnull=True) | Q(tag_attempted_at__lt=now - SWEEP_AFTER))
            .order_by("id").values_list("id", flat=True)[:SWEEP_BATCH])
@@ -260,6 +285,12 @@ def artcards_sweep(*, now: Any = None) -> dict[str, int]:
     for card in missing:
         text, vector = index_prepare(card.campaign, card.document, card.visual_tags)
         counts["indexed"] += _index_missing(card.campaign, card.pk, text, vector)
+    # Here rather than enqueued: no timestamp tells a lost job from one about to run, and a run that finds
+    # the cards refreshed already does nothing.
+    stale = (ArtCard.objects.filter(reindex_pending=True, campaign__status=Campaign.Status.ACTIVE)
+             .order_by("campaign_id").values_list("campaign_id", flat=True).distinct())
+    for campaign_id in list(stale[:SWEEP_BATCH]):
+        counts["refreshed"] += artcards_refresh(campaign_id=campaign_id)
     return counts
 
 
@@ -269,11 +300,137 @@ def _index_missing(campaign: Campaign, card_id: int, text: str, vector: np.ndarr
         return 0
     namespace_write_lock(tenant_id=campaign.tenant_id, namespace=campaign.art_namespace)
     card = ArtCard.objects.select_for_update().filter(pk=card_id, chunk__isnull=True).first()
-    if card is None:
-        return 0
+    if card is None or names_changed(campaign, card.document, card.visual_tags, text):
+        return 0  # indexed meanwhile; or an NPC of it renamed since the text was made: the next sweep's work
     card.chunk = index_insert(campaign, card, text, vector)
     card.save(update_fields=["chunk"])
     return 1
+
+
+# --- Renamed NPCs and `manage.py reindex` --------------------------------------------------------
+REFRESH_BATCH = 200
+# A card changed again between its embedding and its write (tagged, an NPC renamed once more) goes round
+# again, at most this many times in one run; one still changing is left pending for the next run.
+REFRESH_ROUNDS = 3
+
+
+def refresh_enqueue(campaign_id: int) -> None:
+    """After commit: the job refreshing the campaign's cards marked `reindex_pending`. As `tag_enqueue`:
+    in-process to the background thread where a beat runs, else here; a broker outage leaves the cards
+    pending for the sweep."""
+    from lore.campaigns.tasks import artcards_refresh as task
+
+    if task.app.conf.task_always_eager and deferred.defer(task.apply, (campaign_id,)):
+        return
+    try:
+        task.delay(campaign_id)
+    except Exception as exc:
+        logger.warning("campaign %s: art card refresh not enqueued, the sweep will run it: %s", campaign_id, exc)
+
+
+def artcards_refresh(*, campaign_id: int) -> int:
+    """Rewrite the chunks of the campaign's cards marked `reindex_pending` (an NPC they show was renamed) from
+    their words as they are now. Idempotent: a card no longer pending (refreshed, deleted) is left as it is;
+    an archived campaign's cards are only unmarked (they have no chunk). Returns the chunks written."""
+    campaign = Campaign.objects.select_related("tenant").filter(pk=campaign_id).first()
+    if campaign is None:
+        return 0
+    return _rebuild(campaign, ArtCard.objects.filter(campaign=campaign, reindex_pending=True), everything=False)
+
+
+def artcards_reindex(*, campaign: Campaign) -> int:
+    """`manage.py reindex`: every card of an active campaign indexed again with today's analyser and embedder,
+    the namespace then recorded as that embedder's, and chunks no card holds deleted. Returns the chunks
+    written."""
+    if campaign.status != Campaign.Status.ACTIVE:
+        return 0  # archived: its cards have no chunks
+    return _rebuild(campaign, ArtCard.objects.filter(campaign=campaign), everything=True)
+
+
+def artcards_reindex_campaigns(tenant: Any) -> list[Campaign]:
+    """The campaigns `artcards_reindex` rebuilds: the tenant's active ones (memoryhub.registry.Reindexer)."""
+    return list(Campaign.objects.filter(tenant=tenant, status=Campaign.Status.ACTIVE).select_related("tenant")
+                .order_by("id"))
+
+
+def _rebuild(campaign: Campaign, cards: QuerySet[ArtCard], *, everything: bool) -> int:
+    written, todo, space = 0, cards, get_embedder().name
+    for _ in range(REFRESH_ROUNDS):
+        changed: list[int] = []
+        last = 0
+        # Batches by id: each embedded outside any transaction, then written in its own short one.
+        while batch := list(todo.filter(pk__gt=last).order_by("id")[:REFRESH_BATCH]):
+            last = batch[-1].pk
+            result = _rewrite(campaign, _prepare(campaign, batch), space, everything=everything)
+            if result is None:  # archived or deleted meanwhile
+                return written
+            written += result[0]
+            changed += result[1]
+        if not changed:
+            break
+        todo = cards.filter(pk__in=changed)
+    else:
+        logger.warning("campaign %s: %s art card(s) kept changing while refreshed, left for the next run",
+                       campaign.pk, len(changed))
+    if everything and not changed:
+        # Batch by batch, the namespace held both embedders' vectors (`mixed`, searched by words alone).
+        with transaction.atomic():
+            namespace_write_lock(tenant_id=campaign.tenant_id, namespace=campaign.art_namespace)
+            Namespace.objects.filter(tenant_id=campaign.tenant_id, name=campaign.art_namespace).update(
+                vector_space=space)
+    return written
+
+
+def _prepare(campaign: Campaign, cards: Sequence[ArtCard]) -> dict[int, tuple[str, np.ndarray]]:
+    """Each card's chunk text and vector, as `index_prepare`'s but embedded in one call. Outside any
+    transaction: the embedder may be a network call."""
+    names = _npc_names(campaign, sorted({npc for card in cards for npc in card.document["entities"]["npc"]}))
+    texts = [card_text(card.document, card.visual_tags, names) for card in cards]
+    vectors = fit_dims(get_embedder().embed(texts), lore_config.domain_config(DOMAIN).dims)
+    return {card.pk: (text, vector) for card, text, vector in zip(cards, texts, vectors, strict=True)}
+
+
+@transaction.atomic
+def _rewrite(campaign: Campaign, prepared: dict[int, tuple[str, np.ndarray]], space: str, *,
+             everything: bool) -> tuple[int, list[int]] | None:
+    """Replace the prepared cards' chunks; (chunks written, ids of cards that changed since they were
+    prepared), or None when the campaign is archived or deleted."""
+    # The writers' order (as `_tags_write`): campaign row, namespace lock, then the cards.
+    if not campaign_row_share(campaign):
+        return None
+    if campaign.status != Campaign.Status.ACTIVE:
+        ArtCard.objects.filter(campaign=campaign, reindex_pending=True).update(reindex_pending=False)
+        return None
+    namespace_write_lock(tenant_id=campaign.tenant_id, namespace=campaign.art_namespace)
+    # Read under the locks: a card deleted meanwhile is not found, so it gets no chunk again, and one
+    # refreshed by another run is no longer pending.
+    cards = ArtCard.objects.select_for_update().filter(campaign=campaign, pk__in=list(prepared)).order_by("id")
+    if not everything:
+        cards = cards.filter(reindex_pending=True)
+    fresh: list[ArtCard] = []
+    changed: list[int] = []
+    for card in cards:
+        if names_changed(campaign, card.document, card.visual_tags, prepared[card.pk][0]):
+            changed.append(card.pk)  # tagged or an NPC renamed again: its chunk stays until it goes round again
+        else:
+            fresh.append(card)
+    stale = Chunk.objects.filter(pk__in=[card.chunk_id for card in fresh if card.chunk_id is not None])
+    if everything:
+        # Chunks no card holds any longer (none should exist; a reindex is where they would be noticed).
+        held = ArtCard.objects.filter(campaign=campaign, chunk__isnull=False).values("chunk_id")
+        stale |= Chunk.objects.filter(tenant_id=campaign.tenant_id, namespace=campaign.art_namespace).exclude(
+            pk__in=held)
+    chunks_delete(tenant=campaign.tenant, chunks=stale)
+    if fresh:
+        texts = [prepared[card.pk][0] for card in fresh]
+        chunks = chunks_insert(tenant=campaign.tenant, namespace=campaign.art_namespace, prepared=PreparedChunks(
+            [_draft(campaign, card, text) for card, text in zip(fresh, texts, strict=True)],
+            [storable_terms(analyze(text)) for text in texts],
+            np.stack([prepared[card.pk][1] for card in fresh]), space))
+        for card, chunk in zip(fresh, chunks, strict=True):
+            card.chunk, card.reindex_pending = chunk, False
+        ArtCard.objects.bulk_update(fresh, ["chunk", "reindex_pending"])
+    return len(fresh), changed
 
 
 # --- Search -----------------------------------------------------------------------------------

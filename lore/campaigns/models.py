@@ -307,6 +307,10 @@ class ArtCard(models.Model):
     tag_attempts = models.PositiveSmallIntegerField(default=0)
     tag_attempted_at = models.DateTimeField(null=True, blank=True)
     tag_error = models.CharField(max_length=500, blank=True)  # the last tagging failure, for the admin
+    # The chunk's text names an NPC as it was: `npc_upsert` renamed one the card shows, and the refresh job
+    # (lore.campaigns.art.artcards_refresh) has not rewritten the chunk yet. Set in the rename's transaction,
+    # so a lost job message loses nothing: the art sweep runs what is left.
+    reindex_pending = models.BooleanField(default=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "image_id"], name="artcard_campaign_id_uniq")]
@@ -318,6 +322,9 @@ class ArtCard(models.Model):
             # The art sweep: cards whose model tags are still due.
             models.Index(fields=["recorded_at"], name="artcard_tags_pending_idx",
                          condition=models.Q(tags_pending=True)),
+            # The refresh job and the art sweep: a campaign's cards whose chunk names a renamed NPC.
+            models.Index(fields=["campaign"], name="artcard_reindex_pending_idx",
+                         condition=models.Q(reindex_pending=True)),
         ]
 
     def __str__(self) -> str:

@@ -74,13 +74,19 @@ def _artcards(days: int, cutoff: datetime, now: datetime, counts: Counter[str]) 
         return
     cards = ArtCard.objects.filter(campaign__episode_ttl_days=days, recorded_at__lt=cutoff)
     if policy == "expire-with-episodes":
-        while rows := list(cards.order_by("id").select_related("tenant")[:BATCH]):
+        while rows := list(cards.order_by("id").select_related("tenant", "campaign")[:BATCH]):
             # With their chunks (lore.campaigns.art), out of art_suggest's query: the chunks first, under
             # their namespace locks, then the cards, the order the tagging job takes them in.
             with transaction.atomic():
+                for tenant_id, namespace in sorted({(c.tenant_id, c.campaign.art_namespace) for c in rows}):
+                    namespace_write_lock(tenant_id=tenant_id, namespace=namespace)
+                # The chunks the cards hold now, read under the locks: one rewritten since the cards were
+                # read (tagged, an NPC renamed) would stay behind, a chunk of no card.
+                held = dict(ArtCard.objects.filter(pk__in=[card.pk for card in rows], chunk__isnull=False)
+                            .values_list("chunk_id", "tenant_id"))
                 for tenant in {card.tenant for card in rows}:
                     chunks_delete(tenant=tenant, chunks=Chunk.objects.filter(
-                        pk__in=[c.chunk_id for c in rows if c.chunk_id is not None and c.tenant == tenant]))
+                        pk__in=[chunk for chunk, owner in held.items() if owner == tenant.pk]))
                 deleted, _ = ArtCard.objects.filter(pk__in=[card.pk for card in rows]).delete()
             counts["artcards_deleted"] += deleted
         return

@@ -516,11 +516,26 @@ def npc_upsert(*, campaign: Campaign, document: Any) -> tuple[NPC, bool]:
                                    f"static part; a version never changes: post a version above {npc.version}.",
                                    code="conflict", field="/version", status_code=409)
         return npc, False
+    renamed = (npc.name, npc.archetype) != (static["name"], static["archetype"])
     npc.name, npc.archetype, npc.static, npc.version = static["name"], static["archetype"], static, \
         document["version"]
     npc.updated_at = timezone.now()
     npc.save(update_fields=["name", "archetype", "static", "version", "updated_at"])
+    if renamed:
+        _artcards_mark_renamed(campaign, npc.npc_id)
     return npc, False
+
+
+def _artcards_mark_renamed(campaign: Campaign, npc_id: str) -> None:
+    """The cards showing the NPC name it in their chunks (lore.campaigns.art.card_text): marked here, in the
+    rename's transaction, and refreshed by a job after commit, since re-embedding them is no work for a
+    transaction holding the NPC's row."""
+    # Under the art namespace lock, the one every card writer reads the names under (art.names_changed): a card
+    # written meanwhile either commits first and is marked here, or reads the new name once this commits.
+    namespace_write_lock(tenant_id=campaign.tenant_id, namespace=campaign.art_namespace)
+    if ArtCard.objects.filter(campaign=campaign, npcs__contains=[npc_id]).update(reindex_pending=True):
+        campaign_id = campaign.pk
+        transaction.on_commit(lambda: art.refresh_enqueue(campaign_id))
 
 
 # --- Art cards --------------------------------------------------------------------------------
@@ -572,6 +587,8 @@ def _artcard_existing(campaign: Campaign, image_id: str, stored: dict[str, Any])
 def _artcard_write(campaign: Campaign, document: dict[str, Any], stored: dict[str, Any], tags: list[str],
                    source: str, text: str, vector: Any) -> tuple[ArtCard, bool]:
     _lock_active(campaign, "recording an art card")
+    # Before the card: its NPCs' names are read under this lock (see _artcards_mark_renamed).
+    namespace_write_lock(tenant_id=campaign.tenant_id, namespace=campaign.art_namespace)
     existing = _artcard_existing(campaign, document["image_id"], stored)
     if existing is not None:
         return existing, False
@@ -580,10 +597,14 @@ def _artcard_write(campaign: Campaign, document: dict[str, Any], stored: dict[st
         tenant_id=campaign.tenant_id, campaign=campaign, image_id=document["image_id"],
         scene_id=document["scene_id"], npcs=document["entities"]["npc"], locations=document["entities"]["location"],
         visual_tags=tags, tags_source=source, tags_pending=pending, style_preset=document["style"]["preset"],
-        safe=document["moderation"]["safe"], document=stored, created_at=_parse_time(document["created_at"]))
+        safe=document["moderation"]["safe"], document=stored, created_at=_parse_time(document["created_at"]),
+        # An NPC of it renamed since its text was made: indexed now under the old name, refreshed after commit.
+        reindex_pending=art.names_changed(campaign, document, tags, text))
     card.chunk = art.index_insert(campaign, card, text, vector)
     card.save(update_fields=["chunk"])
+    campaign_id, card_id = campaign.pk, card.pk
     if pending:
-        card_id = card.pk
         transaction.on_commit(lambda: art.tag_enqueue(card_id))
+    if card.reindex_pending:
+        transaction.on_commit(lambda: art.refresh_enqueue(campaign_id))
     return card, True

@@ -1,5 +1,5 @@
-"""Jobs of campaign memory: retention (seed 003 §8.9; each returns its counts, see retention) and the art
-cards' model tags (§8.8, lore.campaigns.art)."""
+"""Jobs of campaign memory: retention (seed 003 §8.9; each returns its counts, see retention), the art
+cards' model tags (§8.8, lore.campaigns.art) and their chunks refreshed after an NPC's rename."""
 
 from __future__ import annotations
 
@@ -21,6 +21,13 @@ ARTCARD_TAG_MAX_RETRIES = 5
 def artcard_tag(self: Any, card_id: int) -> str:
     final = bool(self.request.is_eager) or self.request.retries >= ARTCARD_TAG_MAX_RETRIES
     return art.artcard_tag(card_id=card_id, final=final)
+
+
+# Retried while a remote embedder is away; the cards stay pending meanwhile, and the sweep runs what is left.
+@shared_task(autoretry_for=(LLMUnavailable,), retry_backoff=30, retry_backoff_max=1800, retry_jitter=True,
+             max_retries=ARTCARD_TAG_MAX_RETRIES)
+def artcards_refresh(campaign_id: int) -> int:
+    return art.artcards_refresh(campaign_id=campaign_id)
 
 
 @shared_task

@@ -1,21 +1,25 @@
 """Art cards found by meaning (seed 003 §8.7's Art domain) and tagged by a model (§8.8): art_suggest's
-`query`, the cards' chunks through their life, and the tagging job with the LLM's faults."""
+`query`, the cards' chunks through their life (an NPC's rename, `reindex`), and the tagging job with the
+LLM's faults."""
 
 from __future__ import annotations
 
 from datetime import timedelta
+from io import StringIO
 from typing import Any
 
 import pytest
 import yaml
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
 from django.utils import timezone
 
 from lore import config as lore_config
 from lore.campaigns import art, retention, selectors, services
-from lore.campaigns.api import ARTCARD_EXAMPLE
-from lore.campaigns.models import ArtCard, Campaign
+from lore.campaigns.api import ARTCARD_EXAMPLE, NPC_EXAMPLE
+from lore.campaigns.models import NPC, ArtCard, Campaign
 from lore.models import World
+from memoryhub.embeddings import get_embedder
 from memoryhub.llm import LLMUnavailable
 from memoryhub.models import Tenant
 from rag.models import Chunk, Namespace
@@ -228,10 +232,10 @@ def test_the_sweep_tags_a_card_left_pending_and_indexes_one_without_a_chunk(engi
     ArtCard.objects.filter(image_id="img_market").update(chunk=None)  # a card recorded before indexing
     Chunk.objects.filter(meta__image_id="img_market").delete()
     llm.script_chat({"visual_tags": MODEL_TAGS})
-    assert art.artcards_sweep() == {"tagging_enqueued": 1, "indexed": 1}
+    assert art.artcards_sweep() == {"tagging_enqueued": 1, "indexed": 1, "refreshed": 0}
     assert ArtCard.objects.get(image_id="img_8f3c").tags_source == "model"
     assert _ids(selectors.art_suggest(_campaign(), query="red lanterns")) == ["img_market"]
-    assert art.artcards_sweep() == {"tagging_enqueued": 0, "indexed": 0}
+    assert art.artcards_sweep() == {"tagging_enqueued": 0, "indexed": 0, "refreshed": 0}
 
 
 def test_an_empty_tag_list_is_still_refused_naming_the_field(engine):
@@ -259,3 +263,105 @@ def test_a_worker_retry_keeps_the_card_pending_until_its_last_try(engine, llm):
     llm.script_chat({"visual_tags": MODEL_TAGS})
     assert art.artcard_tag(card_id=card_id, final=False) == "tagged"
     assert art.artcard_tag(card_id=card_id) == "skipped"  # idempotent
+
+
+# --- An NPC renamed: the cards showing it are indexed by the new name -----------------------------------
+RENAMED = {**NPC_EXAMPLE, "version": "1.2.0", "static": {**NPC_EXAMPLE["static"], "name": "Kaito Mori"}}
+
+
+def _rename(engine: Any, document: dict[str, Any] = RENAMED) -> None:
+    response = engine.post(f"{BASE}/npcs", document, format="json")
+    assert response.status_code == 200, response.content
+
+
+def _art_chunks(campaign: Campaign) -> dict[str, str]:
+    return dict(Chunk.objects.filter(namespace=campaign.art_namespace).values_list("meta__image_id", "text"))
+
+
+def test_renaming_an_npc_reindexes_the_cards_that_show_it(engine, django_capture_on_commit_callbacks):
+    _record(engine, BRIDGE, MARKET)
+    campaign = _campaign()
+    market_chunk = ArtCard.objects.get(image_id="img_market").chunk_id
+    with django_capture_on_commit_callbacks(execute=True):
+        _rename(engine)
+    card = ArtCard.objects.get(image_id="img_8f3c")
+    assert "Kaito Mori" in card.chunk.text and "Li Shen" not in card.chunk.text and not card.reindex_pending
+    assert _ids(selectors.art_suggest(campaign, query="Kaito Mori"))[0] == "img_8f3c"
+    assert _ids(selectors.art_suggest(campaign, query="Li Shen")) == []
+    # Only the cards showing it: the market's chunk is the one it had, and no chunk is left behind.
+    assert ArtCard.objects.get(image_id="img_market").chunk_id == market_chunk
+    assert set(_art_chunks(campaign)) == {"img_8f3c", "img_market"}
+    # A newer version under the same name and archetype leaves the cards as they are.
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        _rename(engine, {**RENAMED, "version": "1.3.0", "static": {**RENAMED["static"], "voice_tts": "other"}})
+    assert callbacks == [] and ArtCard.objects.get(image_id="img_8f3c").chunk_id == card.chunk_id
+
+
+def test_a_card_deleted_while_its_refresh_is_pending_gets_no_chunk_again(engine, settings,
+                                                                         django_capture_on_commit_callbacks):
+    settings.ART_MEDIA_POLICY = "expire-with-episodes"
+    _record(engine, BRIDGE, {**BRIDGE, "image_id": "img_duel"})
+    campaign = _campaign()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        _rename(engine)
+    assert ArtCard.objects.filter(reindex_pending=True).count() == 2 and len(callbacks) == 1
+    # The bridge expires before the job runs; the duel is deleted between the job's embedding and its write.
+    ArtCard.objects.filter(image_id="img_8f3c").update(recorded_at=timezone.now() - timedelta(days=400))
+    assert retention.episodes_expire()["artcards_deleted"] == 1
+    duel = ArtCard.objects.get(image_id="img_duel")
+    prepared = art._prepare(campaign, [duel])
+    ArtCard.objects.filter(image_id="img_duel").update(recorded_at=timezone.now() - timedelta(days=400))
+    assert retention.episodes_expire()["artcards_deleted"] == 1
+    assert art._rewrite(campaign, prepared, get_embedder().name, everything=False) == (0, [])
+    callbacks[0]()
+    assert not ArtCard.objects.exists() and _art_chunks(campaign) == {}
+    assert selectors.art_suggest(campaign, query="Kaito Mori moonlit bridge")["cards"] == []
+
+
+def test_a_card_tagged_while_its_npc_is_renamed_ends_with_the_new_name(engine, llm,
+                                                                      django_capture_on_commit_callbacks):
+    engine.post(f"{BASE}/artcards", UNTAGGED, format="json")  # its tagging job not run: its commit never comes
+    campaign = _campaign()
+    card = ArtCard.objects.get()
+    # The model answered and the card's text was embedded with the old name; then the rename and its refresh.
+    text, vector = art.index_prepare(campaign, card.document, MODEL_TAGS)
+    with django_capture_on_commit_callbacks(execute=True):
+        _rename(engine)
+    assert "Kaito Mori" in ArtCard.objects.get().chunk.text
+    with django_capture_on_commit_callbacks(execute=True):
+        assert art._tags_write(campaign, card.pk, MODEL_TAGS, text, vector) == "tagged"
+    card = ArtCard.objects.get()
+    assert card.visual_tags == MODEL_TAGS and not card.reindex_pending
+    assert "Kaito Mori" in card.chunk.text and "blue-gold" in card.chunk.text and "Li Shen" not in card.chunk.text
+    assert list(_art_chunks(campaign)) == ["img_8f3c"]
+
+
+def test_the_sweep_refreshes_cards_whose_job_was_lost(engine):
+    _record(engine, BRIDGE)
+    _rename(engine)  # the job's message lost: its commit never comes here
+    assert ArtCard.objects.get().reindex_pending
+    assert art.artcards_sweep()["refreshed"] == 1
+    assert "Kaito Mori" in ArtCard.objects.get().chunk.text and not ArtCard.objects.get().reindex_pending
+    assert art.artcards_sweep()["refreshed"] == 0  # idempotent
+
+
+def test_reindex_rebuilds_the_art_namespaces(engine, world):
+    _record(engine, BRIDGE, MARKET)
+    campaign = _campaign()
+    old = set(ArtCard.objects.values_list("chunk_id", flat=True))
+    # As after an embedder change, and with a name changed behind the cards' back and a chunk of no card.
+    Namespace.objects.filter(name=campaign.art_namespace).update(vector_space="hashing-v0")
+    assert selectors.art_suggest(campaign, query="moonlit bridge")["skipped_steps"] == [
+        {"step": "vector", "reason": "reindex_needed"}]
+    NPC.objects.filter(npc_id="npc_LiShen").update(name="Kaito Mori")
+    ArtCard.objects.filter(image_id="img_market").update(chunk=None)
+    out, err = StringIO(), StringIO()
+    call_command("reindex", "--tenant", world.tenant.name, stdout=out, stderr=err)
+    assert "art cards: 2 chunks in 1 namespace(s)" in out.getvalue()
+    assert f"art cards {world.tenant.name}" in err.getvalue() and "1/1" in err.getvalue()
+    assert not old & set(ArtCard.objects.values_list("chunk_id", flat=True))
+    assert Chunk.objects.filter(namespace=campaign.art_namespace).count() == 2
+    namespace = Namespace.objects.get(name=campaign.art_namespace)
+    assert namespace.vector_space == get_embedder().name and namespace.chunk_count == 2
+    found = selectors.art_suggest(campaign, query="Kaito Mori on the bridge")
+    assert _ids(found)[0] == "img_8f3c" and found["skipped_steps"] == []

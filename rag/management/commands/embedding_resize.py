@@ -15,6 +15,10 @@ from memoryhub.management.base import require_migrated
 from rag import vector_width
 from rag.models import TENANT_NAMESPACE, Namespace
 
+# What `reindex` rebuilds: users' namespaces, the tenant-wide documents and campaigns' art cards.
+REINDEXED = (Q(name__startswith="user:") | Q(name=TENANT_NAMESPACE)
+             | Q(name__startswith="campaign:", name__endswith=":art"))
+
 
 class Command(BaseCommand):
     help = ("Make the vector columns (chunks, people) as wide as EMBEDDING_DIMENSIONS: alter them, re-embed every "
@@ -37,9 +41,8 @@ class Command(BaseCommand):
                           + f"; EMBEDDING_DIMENSIONS {width}")
         wrong = vector_width.mismatched(width)
         if wrong:
-            # What reindex re-embeds: knowledge versions and campaigns are rebuilt otherwise (printed at the end).
-            chunks = sum(Namespace.objects.filter(Q(name__startswith="user:") | Q(name=TENANT_NAMESPACE))
-                         .values_list("chunk_count", flat=True))
+            # What reindex re-embeds: knowledge versions and episodic summaries are not (printed at the end).
+            chunks = sum(Namespace.objects.filter(REINDEXED).values_list("chunk_count", flat=True))
             self.stdout.write(f"to alter: {', '.join(wrong)} to vector({width}); {chunks:,} chunk(s) will be "
                               f"re-embedded{' by reindex' if not options['no_reindex'] else ' when you run reindex'}, "
                               "people's vectors made again; searches use words alone meanwhile")
@@ -50,8 +53,7 @@ class Command(BaseCommand):
                               f"({report.chunks:,} chunk vectors kept apart until reindexed, {report.people:,} "
                               "people's vectors cleared)")
         current = get_embedder().name
-        # What `reindex` rebuilds: users' namespaces and the tenant-wide documents.
-        stale = (Namespace.objects.filter(Q(name__startswith="user:") | Q(name=TENANT_NAMESPACE))
+        stale = (Namespace.objects.filter(REINDEXED)
                  .exclude(vector_space__in=["", current]).exclude(chunk_count=0))
         if stale.exists() and not options["no_reindex"]:
             if not wrong and not options["yes"]:
@@ -83,7 +85,8 @@ class Command(BaseCommand):
     def _knowledge_left(self, current: str) -> None:
         """Knowledge versions are immutable: a new one is built with today's embedder and published. A
         campaign's episodic summaries get their vectors again when they are written again."""
-        episodes = (Namespace.objects.filter(name__startswith="campaign:").exclude(vector_space__in=["", current])
+        episodes = (Namespace.objects.filter(name__startswith="campaign:", name__endswith=":episode")
+                    .exclude(vector_space__in=["", current])
                     .exclude(chunk_count=0).count())
         if episodes:
             self.stdout.write(f"{episodes} campaign(s)' episodic summaries are searched by their words until they "

@@ -3,7 +3,8 @@
 Run it after changing the embedding provider or `EMBEDDING_DIMENSIONS` (see docs/operations.md),
 or the analyser. Each user is rebuilt in its own transaction; searches keep working meanwhile.
 Dialog and document chunks are rebuilt from the messages and documents, typed memories and insights
-re-embedded from their text, and the user's people re-embedded.
+re-embedded from their text, and the user's people re-embedded. Then, without --user, what the apps
+register (memoryhub.registry.Reindexer): every active campaign's art cards.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from memoryhub import events
+from memoryhub import events, registry
 from memoryhub.management.base import require_migrated
 from memoryhub.models import Message, Tenant
 from people.models import Person
@@ -70,12 +71,26 @@ class Command(BaseCommand):
                 for user_id in users:
                     totals["people"] += len(people_embed_pending(tenant_id=tenant.pk, user_id=user_id, everyone=True))
                     bar.update(1)
+            if not options["user"]:
+                for reindexer in registry.reindexers.values():
+                    units = reindexer.units(tenant)
+                    with tqdm(total=len(units), desc=f"{reindexer.label} {tenant.name}", unit="namespace",
+                              file=self.stderr._out) as bar:
+                        for unit in units:
+                            totals[reindexer.name] = totals.get(reindexer.name, 0) + reindexer.run(unit)
+                            bar.update(1)
+                    totals[f"{reindexer.name}_namespaces"] = len(units)
             for key, value in totals.items():
                 grand[key] = grand.get(key, 0) + value
         duration_ms = round((time.monotonic() - started) * 1000, 1)
-        events.emit("RAG.IndexRebuilt", {"count": grand.get("chunks", 0), "duration_ms": duration_ms})
+        others = [] if options["user"] else list(registry.reindexers.values())
+        count = grand.get("chunks", 0) + sum(grand.get(r.name, 0) for r in others)
+        events.emit("RAG.IndexRebuilt", {"count": count, "duration_ms": duration_ms})
         self.stdout.write(
             f"reindexed {grand.get('users', 0)} user(s): {grand.get('chunks', 0)} chunks from "
             f"{grand.get('messages', 0)} messages and {grand.get('documents', 0)} documents, "
-            f"{grand.get('people', 0)} people re-embedded, in {duration_ms} ms"
+            f"{grand.get('people', 0)} people re-embedded"
+            + "".join(f"; {r.label}: {grand.get(r.name, 0)} chunks in {grand.get(f'{r.name}_namespaces', 0)} "
+                      "namespace(s)" for r in others)
+            + f", in {duration_ms} ms"
         )
