@@ -1,20 +1,26 @@
 """Campaign memory in the admin, read-only: only the engine writes it (seed 003 §8.4.2, §8.14), so
 an operator sees dispositions and their history here but cannot change them. What an operator may
 decide is retention (seed §8.9): a campaign's episode period, and finishing (archiving) it; both go
-through the services and leave a `CampaignEvent`. A campaign deleted over the API leaves a
-`CampaignDeletion` receipt, listed here read-only. The engine's threads and their checkpoints (the
-short-term layer) are listed read-only too."""
+through the services and leave a `CampaignEvent`. A campaign is deleted over the API or from its page
+here (*Delete campaign…*), both through `campaign_delete`, which leaves a `CampaignDeletion` receipt,
+listed here read-only. The engine's threads and their checkpoints (the short-term layer) are listed
+read-only too."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
 from django.forms import ModelForm
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
 
-from lore.campaigns import services
+from lore.campaigns import selectors, services
 from lore.campaigns.models import (
     NPC,
     ArtCard,
@@ -30,6 +36,7 @@ from lore.campaigns.models import (
     SceneAssembly,
     Thread,
 )
+from memoryhub.exceptions import ApplicationError
 
 
 class ReadOnlyMixin:
@@ -62,10 +69,16 @@ class CampaignAdmin(admin.ModelAdmin):
     list_filter = ["status", "tenant"]
     list_select_related = ["world", "tenant"]
     search_fields = ["slug", "name"]
+    change_form_template = "admin/lore/campaign/change_form.html"
+
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # A raw delete left the campaign's episode chunks and log entries behind: archive here, or delete
-        # over the API (`services.campaign_delete`, which leaves a receipt).
+        # Off, and with it the list's "Delete selected": a raw delete left the campaign's episode chunks and
+        # log entries behind. The page's *Delete campaign…* deletes through `services.campaign_delete`.
         return False
+
+    def has_delete_campaign_permission(self, request: HttpRequest) -> bool:
+        # Django's delete is off (above), but deleting through the service is the model's "delete".
+        return request.user.has_perm(f"{Campaign._meta.app_label}.delete_campaign")
 
     # Only the episode period is editable (validated 90–180 by the field); the rest is the engine's.
     fields = ["slug", "name", "world", "tenant", "tone_rules", "status", "archived_at", "created_at",
@@ -91,6 +104,45 @@ class CampaignAdmin(admin.ModelAdmin):
         for campaign in queryset.select_related("tenant"):
             done += services.campaign_archive(campaign=campaign, actor=f"admin:{request.user}").archived
         self.message_user(request, f"{done} campaign(s) archived", messages.SUCCESS)
+
+    def get_urls(self) -> list[URLPattern]:
+        # Before Django's own: its "<object_id>/" catch-all would take the path.
+        own = [path("<path:object_id>/delete-campaign/", self.admin_site.admin_view(self.delete_campaign_view),
+                    name="lore_campaign_delete_campaign")]
+        return own + super().get_urls()
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
+                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        extra = {"can_delete_campaign": self.has_delete_campaign_permission(request), **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, extra)
+
+    def delete_campaign_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """One campaign at a time, from its page: a page of what goes (counts read cheaply, not Django's
+        collected list of every row, which for a long campaign is thousands of lines), then, posted with
+        `confirm`, `services.campaign_delete`. A GET never deletes; the admin view checks the CSRF token.
+        No admin log entry: the service removes those naming the campaign, and its receipt is the record."""
+        if not self.has_delete_campaign_permission(request):
+            raise PermissionDenied
+        campaign = self.get_object(request, unquote(object_id))
+        if campaign is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if request.method == "POST" and request.POST.get("confirm") == "yes":
+            try:
+                deleted = services.campaign_delete(campaign=campaign, actor=f"admin:{request.user}")
+            except ApplicationError as exc:  # deleted by another request since the page was shown
+                self.message_user(request, exc.message, messages.ERROR)
+                return HttpResponseRedirect(reverse("admin:lore_campaign_changelist"))
+            receipt = CampaignDeletion.objects.filter(tenant_id=campaign.tenant_id,
+                                                      campaign_pk=campaign.pk).latest("pk")
+            counts = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in deleted.items() if count)
+            self.message_user(request, format_html(
+                'Campaign {} of {} deleted ({}); receipt <a href="{}">#{}</a>.', campaign.slug, campaign.tenant,
+                counts or "nothing in it", reverse("admin:lore_campaigndeletion_change", args=[receipt.pk]),
+                receipt.pk), messages.SUCCESS)
+            return HttpResponseRedirect(reverse("admin:lore_campaign_changelist"))
+        context = {**self.admin_site.each_context(request), "title": f"Delete campaign {campaign.slug}",
+                   "opts": self.opts, "original": campaign, "contents": selectors.campaign_contents(campaign)}
+        return TemplateResponse(request, "admin/lore/campaign/delete_campaign.html", context)
 
 
 class PartyFlagChangeInline(ReadOnlyInline):
@@ -199,7 +251,8 @@ class SceneAssemblyAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 @admin.register(CampaignDeletion)
 class CampaignDeletionAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    """Receipts of campaigns deleted over the API: the id, who, when and the counts, no content."""
+    """Receipts of campaigns deleted over the API or from the admin: the id, who, when and the counts, no
+    content."""
 
     list_display = ["slug", "world", "tenant", "actor", "created_at"]
     list_filter = ["tenant"]

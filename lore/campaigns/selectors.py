@@ -12,6 +12,8 @@ For the tools (seed 003 §8.12), each returns JSON-ready dicts:
 - `art_suggest(campaign, scene_id=None, location=None, npcs=(), query=None)`: visual tags and style of the
   matching art cards (ranked by `query` when given, lore.campaigns.art), and the canon markers a new image
   must keep or avoid (§8.14).
+- `campaign_contents(campaign)`: how many rows of each main kind the campaign holds, for the admin's
+  deletion page.
 
 `campaign`, `party` are model instances already checked against the caller's tenant (use
 `campaign_get` / `party_get`, which raise 404 for unknown or foreign ids). An archived campaign is
@@ -27,11 +29,20 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from django.db.models import Q
+from django.db.models import Q, Sum
 
 from lore import config as lore_config
 from lore.campaigns import art
-from lore.campaigns.models import HERO_PREFIX, NPC, ArtCard, Campaign, DispositionChange, EpisodicSummary, Party
+from lore.campaigns.models import (
+    HERO_PREFIX,
+    NPC,
+    ArtCard,
+    Campaign,
+    DispositionChange,
+    EpisodicSummary,
+    Party,
+    Thread,
+)
 from lore.services import fit_dims
 from memoryhub.embeddings import embed_query_if_available
 from memoryhub.exceptions import ApplicationError
@@ -257,3 +268,20 @@ def art_suggest(campaign: Campaign, scene_id: str | None = None, location: str |
     if query:
         result["skipped_steps"] = [{"step": "vector", "reason": reason} for reason in skipped]
     return result
+
+
+def campaign_contents(campaign: Campaign) -> dict[str, int]:
+    """What `campaign_delete` would remove, by the kinds an editor weighs (the receipt counts every kind).
+    Each a count through the campaign's foreign-key index; the chunks from the namespaces' bookkeeping
+    (`Namespace.chunk_count`, kept under the namespace lock), one row each however large the campaign."""
+    namespaces = [campaign.episode_namespace, campaign.art_namespace]
+    chunks = (Namespace.objects.filter(tenant_id=campaign.tenant_id, name__in=namespaces)
+              .aggregate(total=Sum("chunk_count"))["total"])
+    return {
+        "parties": Party.objects.filter(campaign=campaign).count(),
+        "summaries": EpisodicSummary.objects.filter(campaign=campaign).count(),
+        "npcs": NPC.objects.filter(campaign=campaign).count(),
+        "artcards": ArtCard.objects.filter(campaign=campaign).count(),
+        "threads": Thread.objects.filter(campaign=campaign).count(),
+        "chunks": chunks or 0,
+    }

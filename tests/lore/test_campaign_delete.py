@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
+from django.contrib.messages import get_messages
 from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
@@ -440,3 +442,112 @@ def test_two_deletions_at_once_give_one_204_and_one_404(engine, world):
     outcomes = at_once(*(lambda c=c: c.delete(BASE).status_code for c in clients))
     assert not errors_of(outcomes) and sorted(outcomes) == [204, 404]
     assert nothing_left(pk) and CampaignDeletion.objects.count() == 1
+
+
+# --- From the admin ------------------------------------------------------------------------------
+def admin_client(username: str = "ed", *, superuser: bool = True, perms: tuple[str, ...] = (),
+                 enforce_csrf: bool = False) -> Client:
+    """A logged-in admin client: a superuser, or staff holding only `perms` (codenames of the lore app)."""
+    users = get_user_model().objects
+    if superuser:
+        user = users.create_superuser(username, f"{username}@example.com", "pw-123456")
+    else:
+        user = users.create_user(username, f"{username}@example.com", "pw-123456", is_staff=True)
+        user.user_permissions.add(*Permission.objects.filter(content_type__app_label="lore", codename__in=perms))
+    client = Client(enforce_csrf_checks=enforce_csrf)
+    client.force_login(user)
+    return client
+
+
+def test_the_admin_deletion_page_lists_what_goes_and_a_get_deletes_nothing(engine, world):
+    campaign = a_full_campaign(engine, world)
+    before = campaign_rows(campaign.pk)
+    client = admin_client()
+    page = client.get(f"/admin/lore/campaign/{campaign.pk}/change/").content.decode()
+    delete_url = f"/admin/lore/campaign/{campaign.pk}/delete-campaign/"
+    assert f'href="{delete_url}"' in page
+    response = client.get(delete_url)
+    assert response.status_code == 200
+    assert response.context["contents"] == {"parties": 1, "summaries": 2, "npcs": 1, "artcards": 1, "threads": 1,
+                                            "chunks": 3}  # the two summaries' chunks and the art card's
+    text = response.content.decode()
+    for label, count in (("parties", 1), ("episodic summaries", 2), ("NPCs", 1), ("art cards", 1), ("threads", 1),
+                         ("search chunks (episodes and art)", 3)):
+        assert f"<tr><td>{label}</td><td>{count}</td></tr>" in text, label
+    assert 'name="confirm" value="yes"' in text and "csrfmiddlewaretoken" in text
+    # Nor does a post without the confirmation, and Django's own delete stays off, bulk and single.
+    assert client.post(delete_url, {}).status_code == 200
+    assert client.get(f"/admin/lore/campaign/{campaign.pk}/delete/").status_code == 403
+    changelist = client.get("/admin/lore/campaign/")
+    assert "delete_selected" not in dict(changelist.context["action_form"].fields["action"].choices)
+    client.post("/admin/lore/campaign/", {"action": "delete_selected", "_selected_action": [campaign.pk],
+                                          "post": "yes"})
+    assert campaign_rows(campaign.pk) == before and not CampaignDeletion.objects.exists()
+
+
+def test_the_admin_deletes_a_campaign_through_the_service_and_shows_the_receipts_counts(
+        engine, world, django_capture_on_commit_callbacks):
+    campaign = a_full_campaign(engine, world)
+    client = admin_client()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/admin/lore/campaign/{campaign.pk}/delete-campaign/", {"confirm": "yes"})
+    assert response.status_code == 302 and response["Location"] == "/admin/lore/campaign/"
+    assert nothing_left(campaign.pk), campaign_rows(campaign.pk)
+    # The service's traces went too: the admin's log entries and the tool calls about the campaign.
+    assert not LogEntry.objects.exists() and not ToolCall.objects.filter(arguments__campaign_id="camp_123").exists()
+    receipt = CampaignDeletion.objects.get()
+    assert (receipt.slug, receipt.campaign_pk, receipt.actor) == ("camp_123", campaign.pk, "admin:ed")
+    deleted = receipt.detail["deleted"]
+    assert (deleted["summaries"], deleted["chunks"], deleted["npcs"], deleted["artcards"]) == (2, 3, 1, 1)
+    shown = [str(m) for m in get_messages(response.wsgi_request)]
+    assert len(shown) == 1 and "Campaign camp_123 of tenant-a deleted (" in shown[0]
+    assert "2 summaries" in shown[0] and "3 chunks" in shown[0] and "5 admin log entries" in shown[0]
+    assert f'href="/admin/lore/campaigndeletion/{receipt.pk}/change/"' in shown[0]
+    # The page of a campaign deleted already (a second tab) leads back to the list; nothing more is written.
+    again = client.post(f"/admin/lore/campaign/{campaign.pk}/delete-campaign/", {"confirm": "yes"})
+    assert again.status_code == 302 and CampaignDeletion.objects.count() == 1
+
+
+def test_deleting_from_the_admin_needs_the_delete_permission_and_the_csrf_token(engine, world):
+    campaign = Campaign.objects.get(slug="camp_123")
+    post_summary(engine, "s1")
+    url = f"/admin/lore/campaign/{campaign.pk}/delete-campaign/"
+    viewer = admin_client("viewer", superuser=False, perms=("view_campaign", "change_campaign"))
+    assert viewer.get(f"/admin/lore/campaign/{campaign.pk}/change/").status_code == 200
+    assert "delete-campaign" not in viewer.get(f"/admin/lore/campaign/{campaign.pk}/change/").content.decode()
+    assert viewer.get(url).status_code == 403
+    assert viewer.post(url, {"confirm": "yes"}).status_code == 403
+    assert Campaign.objects.filter(pk=campaign.pk).exists() and not CampaignDeletion.objects.exists()
+    # The model's delete permission is what it takes; the form's post needs the page's CSRF token.
+    deleter = admin_client("deleter", superuser=False, perms=("view_campaign", "delete_campaign"),
+                           enforce_csrf=True)
+    page = deleter.get(url)
+    assert page.status_code == 200
+    assert deleter.post(url, {"confirm": "yes"}).status_code == 403  # no token
+    assert Campaign.objects.filter(pk=campaign.pk).exists()
+    token = page.context["csrf_token"]
+    assert deleter.post(url, {"confirm": "yes", "csrfmiddlewaretoken": str(token)}).status_code == 302
+    assert nothing_left(campaign.pk) and CampaignDeletion.objects.get().actor == "admin:deleter"
+
+
+def test_deleting_from_the_admin_leaves_another_tenants_namesake_campaign_untouched(engine, world):
+    post_summary(engine, "s1")
+    mine = Campaign.objects.get(slug="camp_123")
+    other_tenant, _ = kernel_services.tenant_create(name="tenant-b")
+    lore_services.world_create(tenant=other_tenant, slug="dnd5e", name="D&D", languages=["en"])
+    other = scoped_client(other_tenant, "engine")
+    second_campaign(other, "camp_123")
+    post_summary(other, "s1")
+    theirs = Campaign.objects.get(tenant=other_tenant, slug="camp_123")
+    theirs_before = campaign_rows(theirs.pk)
+    assert theirs_before["summaries"] == 1 and theirs_before["chunks"] == 1
+    client = admin_client()
+    assert client.get(f"/admin/lore/campaign/{mine.pk}/delete-campaign/").context["contents"]["summaries"] == 1
+    assert client.post(f"/admin/lore/campaign/{mine.pk}/delete-campaign/", {"confirm": "yes"}).status_code == 302
+    assert nothing_left(mine.pk)
+    assert campaign_rows(theirs.pk) == theirs_before
+    assert CampaignDeletion.objects.get().tenant_id == world.tenant_id
+    tools = scoped_client(other_tenant, "tools")
+    fetched = tools.post("/api/v1/tools/session_fetch", {"campaign_id": "camp_123", "party_id": "pty_001"},
+                         format="json")
+    assert [s["summary_id"] for s in fetched.json()["summaries"]] == ["s1"]
