@@ -39,7 +39,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from lore.campaigns.models import Campaign, Checkpoint, Thread, campaign_row_share
-from lore.campaigns.retention import BATCH, _report
+from lore.campaigns.retention import BATCH, job_report
 from lore.campaigns.selectors import require_active
 from memoryhub.exceptions import ApplicationError
 from memoryhub.validation import json_value_problem
@@ -231,4 +231,4 @@ def threads_expire(*, now: datetime | None = None) -> dict[str, int]:
             counts["checkpoints"] += checkpoints
             if threads < BATCH:
                 break
-    return _report("threads_expire", counts, started)
+    return job_report("threads_expire", counts, started)
