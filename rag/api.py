@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
+from django.conf import settings
 from django.db.models.functions import Length
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
@@ -302,6 +303,18 @@ class ChatApi(APIView):
         model = StrictCharField(required=False, max_length=200,
                                 help_text="One of the models LLM_MODELS configures; default: LLM_MODELS['chat'], "
                                           "else LLM_MODEL.")
+        temperature = StrictFloatField(min_value=0, max_value=2, required=False,
+                                       help_text="The answer's sampling temperature, 0-2 (OpenAI's range); default: "
+                                                 "CHAT_TEMPERATURE.")
+        max_tokens = StrictIntegerField(min_value=1, required=False,
+                                        help_text="The answer's length cap in tokens, at most CHAT_MAX_ANSWER_TOKENS "
+                                                  "(the operator's cap; its default, too).")
+
+        def validate_max_tokens(self, value: int) -> int:
+            if value > settings.CHAT_MAX_ANSWER_TOKENS:
+                raise serializers.ValidationError(
+                    f"At most {settings.CHAT_MAX_ANSWER_TOKENS} (CHAT_MAX_ANSWER_TOKENS, the operator's cap).")
+            return value
 
         def validate_messages(self, value: list) -> list:
             message_batch_validate(value)
@@ -370,7 +383,7 @@ class ChatApi(APIView):
             tenant=request_tenant(request), user_id=data["user_id"], session_id=data["session_id"],
             messages=[kernel_services.IncomingMessage(**m) for m in data["messages"]],
             auto_extract=data["enable_auto_extract"], budget_tokens=data.get("budget_tokens"),
-            model=data.get("model"),
+            model=data.get("model"), temperature=data.get("temperature"), max_tokens=data.get("max_tokens"),
         )
         return Response(self.OutputSerializer(reply).data)
 

@@ -87,8 +87,11 @@ def chat_reply(
     auto_extract: bool = False,
     budget_tokens: int | None = None,
     model: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
 ) -> ChatReply:
     """Store `messages` (the last one a user turn), answer it with the user's memory, store the answer.
+    `temperature` and `max_tokens`: the answer's sampling, else CHAT_TEMPERATURE and CHAT_MAX_ANSWER_TOKENS.
 
     Raises ChatError (503 `llm_unavailable`, 503 `llm_rate_limited`, 504 `llm_timeout`, 502 `llm_error`,
     502 `llm_empty_answer`) with the stored turns' ids when no answer is stored, and ApplicationError
@@ -124,8 +127,9 @@ def chat_reply(
                         "was written. Set LLM_PROVIDER=openai, LLM_BASE_URL and LLM_API_KEY.",
                         code="llm_unavailable", status_code=503, message_ids=turn_ids)
     try:
-        result = client.chat_text(CHAT_AGENT, prompt, temperature=settings.CHAT_TEMPERATURE,
-                                  max_tokens=settings.CHAT_MAX_ANSWER_TOKENS, model=model)
+        result = client.chat_text(
+            CHAT_AGENT, prompt, temperature=settings.CHAT_TEMPERATURE if temperature is None else temperature,
+            max_tokens=settings.CHAT_MAX_ANSWER_TOKENS if max_tokens is None else max_tokens, model=model)
     except LLMDisabled as exc:
         raise ChatError(str(exc), code="llm_unavailable", status_code=503, message_ids=turn_ids) from exc
     except LLMError as exc:

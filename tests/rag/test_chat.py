@@ -147,7 +147,12 @@ def test_a_turn_whose_answer_failed_is_answered_on_retry(client_a, chat_llm) -> 
     ({"budget_tokens": 10}, "budget_tokens"),
     ({"model": "gpt-5-unlisted"}, "model"),
     ({"enable_auto_extract": "yes"}, "enable_auto_extract"),
-    ({"temperature": 2}, "temperature"),
+    ({"temperature": 2.5}, "temperature"),
+    ({"temperature": -0.1}, "temperature"),
+    ({"temperature": "hot"}, "temperature"),
+    ({"max_tokens": 0}, "max_tokens"),
+    ({"max_tokens": 1025}, "max_tokens"),  # above CHAT_MAX_ANSWER_TOKENS (1024 unless set)
+    ({"top_p": 0.9}, "top_p"),
 ])
 def test_bad_input_is_a_400_naming_the_field_and_stores_nothing(client_a, chat_llm, change, field) -> None:
     client, tenant = client_a
@@ -164,6 +169,20 @@ def test_a_configured_model_may_be_named(client_a, chat_llm, settings) -> None:
     chat_llm.chat_handler = lambda request: f"from {request['model']}"
     response = client.post(URL, body(model="other-model"), format="json")
     assert response.status_code == 200 and response.json()["answer"] == "from other-model"
+
+
+def test_a_request_sets_the_answers_temperature_and_length_within_the_operators_cap(client_a, chat_llm,
+                                                                                     settings) -> None:
+    client, _ = client_a
+    settings.CHAT_TEMPERATURE, settings.CHAT_MAX_ANSWER_TOKENS = 0.7, 1024
+    assert client.post(URL, body(), format="json").status_code == 200
+    assert client.post(URL, body("我喜欢什么？", temperature=0, max_tokens=64), format="json").status_code == 200
+    assert client.post(URL, body("我几岁？", temperature=1.5), format="json").status_code == 200
+    sampling = [(r["temperature"], r.get("max_tokens")) for r in chat_requests(chat_llm)]
+    assert sampling == [(0.7, 1024), (0, 64), (1.5, 1024)]
+    settings.CHAT_MAX_ANSWER_TOKENS = 64  # the operator lowers the cap: a request may not pass it
+    response = client.post(URL, body("再说一遍", max_tokens=65), format="json")
+    assert response.status_code == 400 and "64" in str(response.json()["error"]["fields"]["max_tokens"])
 
 
 def test_a_key_without_the_memory_scope_is_refused(tenant, chat_llm) -> None:
