@@ -31,6 +31,7 @@ from people.names import (
     full_names_of,
     gendered_pair,
     is_full_form,
+    is_listed_name,
     is_word_prefix,
     kin_key,
     morph,
@@ -128,6 +129,18 @@ def _is_first_name(word: str) -> bool:
     return any("Name" in p.tag.grammemes for p in morph().parse(word)) if word.isalpha() else False
 
 
+@functools.lru_cache(maxsize=8192)
+def _is_first_name_as_written(word: str) -> bool:
+    """`_is_first_name` for a word as written, not as any inflection of a name: "петров", "иванов" and
+    "сергеев" are genitive plurals of Пётр, Иван and Сергей, and the commonest surnames. Names are
+    stored in the nominative, so only a nominative reading (or a listed form) makes a first name."""
+    if not translit.has_cyrillic(word):
+        return _is_first_name(word)
+    if is_listed_name(word):
+        return True
+    return any("Name" in p.tag.grammemes and normalize(p.normal_form) == word for p in morph().parse(word))
+
+
 def _fuzzy(a: str, b: str) -> float:
     """Similarity of two name keys for typo detection, word by word.
 
@@ -175,10 +188,24 @@ def _translit(a: str, b: str) -> float:
             continue
         if fx[0] != fy[0] or min(len(fx), len(fy)) < 4:
             return 0.0
-        if (_is_first_name(x) or _is_first_name(y)) and translit.skeleton(fx) != translit.skeleton(fy):
+        if (_is_first_name_as_written(x) or _is_first_name_as_written(y)) and \
+                translit.skeleton(fx) != translit.skeleton(fy):
+            return 0.0
+        if _other_names(x, y):
             return 0.0
         scores.append(similarity(fx, fy))
     return min(scores) if scores else 1.0
+
+
+def _other_names(x: str, y: str) -> bool:
+    """Two words the diminutives table knows as forms of different names, one vowel apart in Latin
+    letters: Misha (Михаил) ↔ Маша (Мария). Full names compare by their skeleton, as the rule does:
+    Alexander is the English table's and Александр the Russian's, and they are one name."""
+    names_x, names_y = full_names_of(x), full_names_of(y)
+    if not names_x or not names_y:
+        return False
+    skeletons_x = {translit.skeleton(translit.fold(n)) for n in names_x}
+    return skeletons_x.isdisjoint(translit.skeleton(translit.fold(n)) for n in names_y)
 
 
 def _best_pair(keys_a: Iterable[str], keys_b: Iterable[str], score: Callable[[str, str], float],
@@ -284,10 +311,18 @@ def candidates(person: Person) -> list[tuple[Person, Match]]:
             weak |= Q(name_key=words[-1])
         if len(key) >= 5:
             weak |= Q(name_key__trigram_similar=key)
-        # "igor" may be "игорь": people of the other script whose names fold to the same consonants.
-        other_script = translit.other_script_term(key)
+        # "igor" may be "игорь": people of the other script whose names fold to the same consonants,
+        # or to consonants one off ("sergey petrof" ↔ "сергей петров"), which the rule then weighs.
+        other_script = [translit.other_script_term(key), *translit.near_query_terms(key)]
+        # "masha" may be "мария" and "мария петрова" "Masha Petrova": the other forms of the first name
+        # as a person of either script is looked up by.
+        for form in diminutives:
+            other_script.append(translit.other_script_term(form))
+            if translit.has_cyrillic(form) and translit.has_latin(form):  # "мария petrova"
+                other_script.append(translit.lookup_term(form))
+        other_script = [t for t in other_script if t]
         if other_script:
-            weak |= Q(name_terms__contains=[other_script])
+            weak |= Q(name_terms__overlap=sorted(set(other_script)))
     found.update({p.pk: p for p in base.filter(weak).exclude(pk__in=list(found)).order_by("-mention_count", "pk")
                   [:200]})
     cosines: dict[int, float] = {}

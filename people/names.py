@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from memoryhub.text import analyze, normalize, words
-from people import lexicon
+from people import lexicon, translit
 
 if TYPE_CHECKING:
     import pymorphy3
@@ -229,33 +229,62 @@ def _diminutive_index() -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in index.items()}
 
 
+@functools.cache
+def _latin_diminutive_index() -> dict[str, frozenset[str]]:
+    """The Russian names of the table by their Latin spelling (`people.translit.fold`): `masha` →
+    {мария}, `dima` → {дмитрий}, so "Masha" and "Мария" are forms of one name as "Маша" and "Мария"
+    are. The folded spelling absorbs the transliteration schemes ("Mascha", "Dmitriy", "Katja")."""
+    index: dict[str, set[str]] = {}
+    for key, full in _diminutive_index().items():
+        if _CYR.search(key):
+            index.setdefault(translit.fold(key), set()).update(full)
+    return {k: frozenset(v) for k, v in index.items()}
+
+
 def full_names_of(first_name: str) -> frozenset[str]:
-    """Full names a first name may stand for: `маша` → {мария}, `саша` → {александр, александра}."""
+    """Full names a first name may stand for: `маша` → {мария}, `саша` → {александр, александра},
+    `masha` → {мария}, `sasha` → {alexander, александр, александра}."""
     key = normalize(first_name)
     if _CYR.search(key):
-        key = ru_lemma(key)
-    return _diminutive_index().get(key, frozenset())
+        # And the English names it is a form of, as their table writes it in Latin letters: "Саша"
+        # is Alexander's "sasha".
+        lemma = ru_lemma(key)
+        return _diminutive_index().get(lemma, frozenset()) | {
+            n for n in _diminutive_index().get(translit.fold(lemma), ()) if not _CYR.search(n)}
+    found = _diminutive_index().get(key, frozenset())
+    return found | _latin_diminutive_index().get(translit.fold(key), frozenset()) if _LAT.search(key) else found
+
+
+def is_listed_name(word: str) -> bool:
+    """A full name or diminutive of the table as written (`петров` is no `петр`)."""
+    return normalize(word) in _diminutive_index()
 
 
 def is_full_form(first_name: str) -> bool:
     key = normalize(first_name)
-    return key in lexicon.RU_DIMINUTIVES
+    if key in lexicon.RU_DIMINUTIVES:
+        return True
+    return bool(_LAT.search(key)) and not _CYR.search(key) and \
+        any(translit.fold(key) == translit.fold(full) for full in full_names_of(key))
 
 
 def diminutive_match(a: str, b: str) -> str | None:
     """The full name two name keys share as diminutive and full (or two diminutives) of, or None.
 
-    The remaining words must agree: one side has none, or both the same (`маша` ↔ `мария иванова`,
-    but not `маша петрова` ↔ `мария иванова`).
+    The remaining words must agree: one side has none, or both the same, in Latin letters across
+    scripts (`маша` ↔ `мария иванова`, `masha petrova` ↔ `мария петрова`, but not `маша петрова` ↔
+    `мария иванова`). One name in two scripts ("Masha" ↔ "Маша") is the transliteration rule's.
     """
     wa, wb = a.split(), b.split()
-    if not wa or not wb or wa[0] == wb[0]:
+    if not wa or not wb or translit.fold(wa[0]) == translit.fold(wb[0]):
         return None
+    if gendered_pair(translit.fold(wa[0]), translit.fold(wb[0])):
+        return None  # "Ivan" ↔ "Ивана": read as Иван's genitive, but a name key is a nominative, hers
     shared = full_names_of(wa[0]) & full_names_of(wb[0])
     if not shared:
         return None
     rest_a, rest_b = wa[1:], wb[1:]
-    if rest_a and rest_b and rest_a != rest_b:
+    if rest_a and rest_b and [translit.fold(w) for w in rest_a] != [translit.fold(w) for w in rest_b]:
         return None
     return sorted(shared)[0]
 

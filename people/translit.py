@@ -58,6 +58,10 @@ def has_cyrillic(key: str) -> bool:
     return bool(_CYR.search(key))
 
 
+def has_latin(key: str) -> bool:
+    return bool(_LAT.search(key))
+
+
 def crosses_scripts(a: str, b: str) -> bool:
     """One key is Cyrillic and the other Latin (Chinese takes no part: nothing transliterates it)."""
     if _HAN.search(a) or _HAN.search(b):
@@ -105,3 +109,48 @@ def other_script_term(key: str) -> str:
 def translit_terms(keys: Iterable[str]) -> list[str]:
     """The lookup terms of a person's name keys, once each."""
     return list(dict.fromkeys(t for t in map(lookup_term, keys) if t))
+
+
+# A word's skeleton needs this many letters to be looked up near: a typo is one edit, and the rule
+# (`dedup._translit`) accepts one edit only in a word of five letters or more, whose skeleton rarely
+# has fewer than four. Shorter skeletons ("ivn", "srg") would each find hundreds of people.
+_NEAR_MIN_LETTERS = 4
+
+
+def _one_dropped(skel: str) -> list[str]:
+    """A skeleton with one letter after the first dropped from one word: `srg ptrv` → `srg prv`,
+    `srg ptv`, `srg ptr`. Two skeletons one consonant apart share one of these (a consonant mistyped,
+    missing, added, or two swapped: Petrov `ptrv` / Петроф `ptrf` / Pertov `prtv`)."""
+    words = skel.split()
+    out = [" ".join([*words[:i], w[:j] + w[j + 1:], *words[i + 1:]])
+           for i, w in enumerate(words) if len(w) >= _NEAR_MIN_LETTERS for j in range(1, len(w))]
+    return list(dict.fromkeys(out))
+
+
+def near_terms(key: str) -> list[str]:
+    """The terms a person's name key is found near by from the other script: `cyr~:srg prv`, … for
+    `сергей петров`. A typo on top of a transliteration changes a consonant ("Sergey Petrof"), and
+    then the skeletons of `lookup_term` differ: these meet where one consonant is off."""
+    term = lookup_term(key)
+    if not term:
+        return []
+    return [f"{term[:3]}~:{v}" for v in _one_dropped(term[4:])]
+
+
+def near_query_terms(key: str) -> list[str]:
+    """The terms a person of the other script carries if their name is one consonant away from
+    `key`'s in Latin letters (the exact `other_script_term` aside): their skeleton with one dropped
+    equals ours, or ours with one dropped, or the two with one dropped each."""
+    term = other_script_term(key)
+    if not term:
+        return []
+    prefix, skel = term[:3], term[4:]
+    dropped = _one_dropped(skel)
+    if not dropped:
+        return []
+    return [f"{prefix}~:{skel}", *(f"{prefix}:{v}" for v in dropped), *(f"{prefix}~:{v}" for v in dropped)]
+
+
+def translit_near_terms(keys: Iterable[str]) -> list[str]:
+    """The near terms of a person's name keys, once each."""
+    return list(dict.fromkeys(t for k in keys for t in near_terms(k)))

@@ -269,3 +269,67 @@ def test_chinese_names_are_not_transliterated(make_person: MakePerson) -> None:
     """No pinyin table offline (pypinyin is no dependency): "Zhang Wei" and "张伟" stay apart."""
     assert rule_between(make_person("Zhang Wei"), make_person("张伟")) is None
     assert rule_between(make_person("Igor"), make_person("Игорь")) == "translit"
+
+
+@pytest.mark.parametrize(("latin", "cyrillic"), [
+    ("Sergey Petrof", "Сергей Петров"), ("Sergey Petrov", "Сергей Петроф"), ("Sergey Pertov", "Сергей Петров"),
+    ("Dmitriy Ivanof", "Дмитрий Иванов"),
+])
+def test_a_typo_that_changes_a_consonant_of_a_transliteration_is_proposed(
+    make_person: MakePerson, latin: str, cyrillic: str
+) -> None:
+    """"Sergey Petrof" and "Сергей Петров" stayed apart: the rule scored them, but no candidate query
+    found them (their consonants differ), and "петров" read as Пётр's genitive plural made a surname a
+    first name the rule refused to see mistyped."""
+    known = make_person(cyrillic, mentions=3)
+    new = make_person(latin)
+    assert [(p.pk, m.rule) for p, m in dedup.candidates(new)] == [(known.pk, "translit")]
+    assert [(p.pk, m.rule) for p, m in dedup.candidates(known)] == [(new.pk, "translit")]
+    assert services.person_dedup(person=new, auto_merge=True) == {"merged": 0, "proposed": 1}
+    assert not PersonMerge.objects.exists()
+
+
+@pytest.mark.parametrize(("latin", "cyrillic"), [("Sergey Petorv", "Сергей Петров"), ("Katerna", "Катерина")])
+def test_a_typo_in_the_vowels_of_a_transliteration_is_proposed(make_person: MakePerson, latin: str,
+                                                                cyrillic: str) -> None:
+    known = make_person(cyrillic)
+    new = make_person(latin)
+    assert [(p.pk, m.rule) for p, m in dedup.candidates(new)] == [(known.pk, "translit")]
+
+
+@pytest.mark.parametrize(("one", "other"), [
+    ("Sergey Petrov", "Сергей Петрова"), ("Ivan", "Ивана"), ("Ivana", "Иван"), ("Maria", "Марина"),
+    ("Misha", "Маша"), ("Masha", "Марина"), ("Sasha", "Алексей"), ("Sergey Petrof", "Сергей Иванов"),
+    ("Masha Petrova", "Мария Иванова"),
+])
+def test_another_person_one_letter_away_in_the_other_script_is_not_proposed(make_person: MakePerson, one: str,
+                                                                            other: str) -> None:
+    """Misha (Михаил) and Маша (Мария) are one vowel apart in Latin letters and were proposed; Ivan and
+    Ивана share Иван once "Ивана" is read as his genitive."""
+    known = make_person(other)
+    new = make_person(one)
+    assert rule_between(new, known) is None
+    assert known.pk not in {p.pk for p, _ in dedup.candidates(new)}
+    assert services.person_dedup(person=new, auto_merge=True) == {"merged": 0, "proposed": 0}
+
+
+@pytest.mark.parametrize(("latin", "cyrillic"), [
+    ("Masha", "Мария"), ("Sasha", "Александр"), ("Misha", "Михаил"), ("Katya", "Екатерина"), ("Dima", "Дмитрий"),
+    ("Maria", "Маша"), ("Mascha", "Мария"), ("Dmitriy", "Дима"), ("Alexander", "Саша"), ("Natasha", "Наталья"),
+    ("Masha Petrova", "Мария Петрова"), ("Sasha Petrov", "Александр Петров"),
+])
+def test_a_diminutive_in_the_other_script_is_proposed_for_review(make_person: MakePerson, latin: str,
+                                                                cyrillic: str) -> None:
+    """"Masha" and "Мария" stayed apart: the diminutives table was read in Cyrillic only."""
+    known = make_person(cyrillic, mentions=3)
+    new = make_person(latin)
+    assert [(p.pk, m.rule) for p, m in dedup.candidates(new)] == [(known.pk, "diminutive")]
+    assert [(p.pk, m.rule) for p, m in dedup.candidates(known)] == [(new.pk, "diminutive")]
+    assert services.person_dedup(person=new, auto_merge=True) == {"merged": 0, "proposed": 1}
+    assert MergeProposal.objects.get().status == "pending" and not PersonMerge.objects.exists()
+
+
+def test_a_merge_of_a_diminutive_across_scripts_keeps_the_full_name(make_person: MakePerson) -> None:
+    masha = make_person("Masha")
+    assert dedup.merged_display_name(make_person("Maria"), masha) == "Maria"
+    assert dedup.merged_display_name(make_person("Мария"), masha) == "Мария"

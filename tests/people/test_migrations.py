@@ -41,14 +41,34 @@ def test_bios_written_before_keep_their_cue_words_own_terms(make_person: Callabl
 def test_people_written_before_get_their_other_script_lookup_terms(make_person: Callable[..., Person]) -> None:
     from people import services
 
-    igor = make_person("Игорь", aliases=["Игорёк"])
-    latin = make_person("Igor")
+    # Names the diminutives table does not know: it finds "Igor" ↔ "Игорёк" without any lookup term.
+    gleb = make_person("Глеб", aliases=["Глебушка"])
+    latin = make_person("Gleb")
     # As the code before stored them: no lookup terms for the other script.
-    for person in (igor, latin):
-        terms = [t for t in person.name_terms if not t.startswith(("lat:", "cyr:"))]
+    for person in (gleb, latin):
+        terms = [t for t in person.name_terms if not t.startswith(("lat", "cyr"))]
         Person.objects.filter(pk=person.pk).update(name_terms=terms)
     assert services.person_dedup(person=latin, auto_merge=True) == {"merged": 0, "proposed": 0}
     importlib.import_module("people.migrations.0006_translit_lookup_terms").add_translit_terms(apps, None)
-    igor.refresh_from_db()
-    assert igor.name_terms[-2:] == ["cyr:igr", "cyr:igrk"]
+    gleb.refresh_from_db()
+    assert gleb.name_terms[-2:] == ["cyr:glb", "cyr:glbshk"]
     assert services.person_dedup(person=latin, auto_merge=True) == {"merged": 0, "proposed": 1}
+
+
+def test_people_written_before_get_the_terms_a_typo_in_the_other_script_finds(
+    make_person: Callable[..., Person],
+) -> None:
+    from people import services
+
+    petrov = make_person("Сергей Петров")
+    plain = make_person("Анна")
+    # As the code before stored them: no near terms ("cyr~:srg ptr").
+    Person.objects.filter(pk=petrov.pk).update(name_terms=[t for t in petrov.name_terms if not t.startswith("cyr~")])
+    before = Person.objects.get(pk=plain.pk).name_terms
+    typo = make_person("Sergey Petrof")
+    assert services.person_dedup(person=typo, auto_merge=True) == {"merged": 0, "proposed": 0}
+    importlib.import_module("people.migrations.0007_translit_near_terms").add_near_terms(apps, None)
+    petrov.refresh_from_db()
+    assert petrov.name_terms[-3:] == ["cyr~:srg prv", "cyr~:srg ptv", "cyr~:srg ptr"]
+    assert Person.objects.get(pk=plain.pk).name_terms == before
+    assert services.person_dedup(person=typo, auto_merge=True) == {"merged": 0, "proposed": 1}
