@@ -257,14 +257,9 @@ def tag_enqueue(card_id: int) -> None:
     """After commit: the tagging job. In-process (no broker) it goes to the background thread where a beat
     runs (the sweep finds the pending card if the process dies), else runs here; a broker outage leaves the
     card pending for the sweep."""
-    from lore.campaigns.tasks import artcard_tag as task
+    from lore.campaigns.tasks import artcard_tag
 
-    if task.app.conf.task_always_eager and deferred.defer(task.apply, (card_id,)):
-        return
-    try:
-        task.delay(card_id)
-    except Exception as exc:
-        logger.warning("art card %s: tagging not enqueued, the sweep will retry: %s", card_id, exc)
+    deferred.dispatch(artcard_tag, card_id, what=f"art card {card_id} tagging")
 
 
 def artcards_sweep(*, now: Any = None) -> dict[str, int]:
@@ -315,17 +310,11 @@ REFRESH_ROUNDS = 3
 
 
 def refresh_enqueue(campaign_id: int) -> None:
-    """After commit: the job refreshing the campaign's cards marked `reindex_pending`. As `tag_enqueue`:
-    in-process to the background thread where a beat runs, else here; a broker outage leaves the cards
-    pending for the sweep."""
+    """After commit: the job refreshing the campaign's cards marked `reindex_pending`, sent as `tag_enqueue`
+    sends tagging; a broker outage leaves the cards pending for the sweep."""
     from lore.campaigns.tasks import artcards_refresh as task
 
-    if task.app.conf.task_always_eager and deferred.defer(task.apply, (campaign_id,)):
-        return
-    try:
-        task.delay(campaign_id)
-    except Exception as exc:
-        logger.warning("campaign %s: art card refresh not enqueued, the sweep will run it: %s", campaign_id, exc)
+    deferred.dispatch(task, campaign_id, what=f"campaign {campaign_id} art card refresh")
 
 
 def artcards_refresh(*, campaign_id: int) -> int:
@@ -407,10 +396,13 @@ def _rewrite(campaign: Campaign, prepared: dict[int, tuple[str, np.ndarray]], sp
     cards = ArtCard.objects.select_for_update().filter(campaign=campaign, pk__in=list(prepared)).order_by("id")
     if not everything:
         cards = cards.filter(reindex_pending=True)
+    cards = list(cards)
+    # The names as they are now, one query for the batch (names_changed's check, card by card).
+    names = _npc_names(campaign, sorted({npc for card in cards for npc in card.document["entities"]["npc"]}))
     fresh: list[ArtCard] = []
     changed: list[int] = []
     for card in cards:
-        if names_changed(campaign, card.document, card.visual_tags, prepared[card.pk][0]):
+        if card_text(card.document, card.visual_tags, names) != prepared[card.pk][0]:
             changed.append(card.pk)  # tagged or an NPC renamed again: its chunk stays until it goes round again
         else:
             fresh.append(card)
