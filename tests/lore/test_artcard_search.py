@@ -345,6 +345,20 @@ def test_the_sweep_refreshes_cards_whose_job_was_lost(engine):
     assert art.artcards_sweep()["refreshed"] == 0  # idempotent
 
 
+def test_a_refresh_while_the_embedder_is_away_keeps_the_cards_pending_and_their_chunks(engine, remote_embedder):
+    _record(engine, BRIDGE)
+    campaign = _campaign()
+    before = _art_chunks(campaign)
+    _rename(engine)  # the job runs below, by hand
+    remote_embedder.script_embeddings(HTTPError(500))
+    with pytest.raises(LLMUnavailable):  # the task's autoretry takes this; the sweep after its last try
+        art.artcards_refresh(campaign_id=campaign.pk)
+    card = ArtCard.objects.get()
+    assert card.reindex_pending and _art_chunks(campaign) == before  # nothing half-written, the old chunk stands
+    assert art.artcards_sweep()["refreshed"] == 1  # the embedder back
+    assert "Kaito Mori" in ArtCard.objects.get().chunk.text and not ArtCard.objects.get().reindex_pending
+
+
 def test_reindex_rebuilds_the_art_namespaces(engine, world):
     _record(engine, BRIDGE, MARKET)
     campaign = _campaign()
