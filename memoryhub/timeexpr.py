@@ -247,6 +247,7 @@ _RU_NUMBER = r"(?P<n>\d{1,3}|" + "|".join(_RU_NUMBERS) + r")"
 _RU_UNITS = {"д": "day", "н": "week", "м": "month", "г": "year", "л": "year", "в": "weekend"}
 _RU_UNIT = r"(?P<unit>дн(?:я|ей)|день|недел[ьюяи]|месяц(?:а|ев)?|год(?:а)?|лет|выходн(?:ых|ые))"
 _RU_WHICH = {"позапрошл": -2, "прошл": -1, "эт": 0, "следующ": 1}
+_RU_ONE_AGO = re.compile(r"(?<!\w)(?P<unit>день|неделю|месяц|год|полгода)\s+назад")
 _SEASONS_RU = {"весн": "spring", "лет": "summer", "осен": "autumn", "зим": "winter"}
 
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
@@ -513,6 +514,10 @@ def _en_ago(m: re.Match[str], anchor: date, query: bool) -> Span:
     return _ago(_count(m.group("n"), _EN_NUMBERS), m.group("unit"), anchor)
 
 
+def _en_half_year_ago(m: re.Match[str], anchor: date, query: bool) -> Span:
+    return _ago(6, "month", anchor)
+
+
 def _en_in(m: re.Match[str], anchor: date, query: bool) -> Span:
     return _ago(_count(m.group("n"), _EN_NUMBERS), m.group("unit"), anchor, sign=1)
 
@@ -573,6 +578,8 @@ _EN_RULE_TEXTS: list[tuple[str, Callable[..., Span | None], tuple[frozenset[str]
      _en_relative, (frozenset({"week", "weekend", "month", "year"}),)),
     (r"\b(?P<which>last|this past|this coming|next|coming|on|this)? ?" + _EN_WEEKDAY + r"\b",
      _en_weekday, (frozenset(_EN_WEEKDAYS),)),
+    # "Half a year ago" is six months back, not the "a year ago" inside it.
+    (r"\bhalf a year (?:ago|back)\b", _en_half_year_ago, (frozenset({"half"}), frozenset({"ago", "back"}))),
     (r"\b" + _EN_NUMBER + r" " + _EN_UNIT + r" (?:ago|back)\b", _en_ago, (frozenset({"ago", "back"}), _UNIT_WORDS)),
     (r"\bin " + _EN_NUMBER + r" " + _EN_UNIT + r"\b", _en_in, (frozenset({"in"}), _UNIT_WORDS)),
 ]
@@ -709,14 +716,19 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
         if free(m):
             unit = _RU_UNITS[m.group("unit")[0]]
             yield _ago(_count(m.group("n"), _RU_NUMBERS), unit, anchor)
-    for m in re.finditer(r"(?<!\w)(?:(?P<which>прошл|эт|следующ)\w*\s+)?(?P<season>весн|лет|осен|зим)(?:ой|ом|ою)"
-                         r"(?:\s+(?P<year>(?:19|20)\d\d))?(?!\w)", lowered):
+    # The count left unsaid: "неделю назад", "месяц назад", "год назад"; "полгода назад" is six months.
+    for m in _RU_ONE_AGO.finditer(lowered):
+        if free(m):
+            unit = m.group("unit")
+            yield _ago(6, "month", anchor) if unit == "полгода" else _ago(1, _RU_UNITS[unit[0]], anchor)
+    for m in re.finditer(r"(?<!\w)(?:(?P<which>позапрошл|прошл|эт|следующ)\w*\s+)?(?P<season>весн|лет|осен|зим)"
+                         r"(?:ой|ом|ою)(?:\s+(?P<year>(?:19|20)\d\d))?(?!\w)", lowered):
         if (m.group("which") or m.group("year")) and free(m):
             season = _SEASONS_RU[m.group("season")]
             if m.group("year"):
                 yield _season(int(m.group("year")), season)
             else:
-                yield _season(anchor.year + {"прошл": -1, "эт": 0, "следующ": 1}[m.group("which")], season)
+                yield _season(anchor.year + _RU_WHICH[m.group("which")], season)
 
 
 _RU_DAY_MONTH = re.compile(r"(?<!\w)(?P<day>[0-3]?\d)[-\s]*(?:го\s+)?" + _RU_MONTH
@@ -768,6 +780,13 @@ _ZH_NTH_WEEKDAY = re.compile(r"(?:(?P<year>\d{4})年)?(?P<month>" + _ZH_NUM + r"
                              r"(?P<last>最后一))个(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])")
 _ZH_BARE_WEEKDAY = re.compile(r"(?<![上这本下每个到至“「『\"])(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])"
                               r"(?![到至”」』\"天次个年])")
+# "去年夏天", "今年春季", "2022年冬天": a season of a named year (a bare "夏天" says no year, as "in the
+# summer" does not). Before the years, which would otherwise read "去年" as the whole year.
+_SEASONS_ZH = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
+_ZH_SEASON = re.compile(r"(?:(?P<year>\d{4})年|" + _ZH_RELATIVE_YEAR + r")(?:的)?(?P<season>[春夏秋冬])(?:天|季)")
+# "月初", "上个月底", "这个月中旬": a part of this, last or next month. A numbered month ("5月初") is _ZH_DATE's.
+_ZH_PART_OF_MONTH = re.compile(r"(?<![\d零一二两三四五六七八九十个])(?:(?P<which>上上|上|这|本|下)(?:个)?)?月"
+                               r"(?P<part>初|中旬|底|末)")
 _ZH_UNITS = {"天": "day", "周末": "weekend", "周": "week", "星期": "week", "礼拜": "week", "月": "month"}
 
 
@@ -827,6 +846,14 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
         if span and free(m):
             yield span
 
+    for m in _ZH_SEASON.finditer(text) if "年" in text else ():
+        if free(m):
+            year = int(m.group("year")) if m.group("year") else anchor.year + _ZH_RELATIVE_YEARS[m.group("rel")]
+            yield _season(year, _SEASONS_ZH[m.group("season")])
+    for m in _ZH_PART_OF_MONTH.finditer(text) if "月" in text else ():
+        if free(m):
+            month = _relative_unit(_ZH_WHICH[m.group("which")] if m.group("which") else 0, "month", anchor)
+            yield _part_of_month(m.group("part")[0], month)
     for m in re.finditer(_ZH_DATE, text):
         month = _zh_number(m.group("month"))
         if ("个" in m.group(0) and not m.group("day")) or not 1 <= month <= 12 or not free(m):

@@ -122,6 +122,17 @@ def test_how_long_questions_ask_for_a_duration(query: str, asks: bool) -> None:
         ("前几天下雨了", [("2023-11-13", "2023-11-13")]),
         ("周五我们去了公园", [("2023-11-10", "2023-11-10")]),
         ("大前年我们搬家了", [("2020-01-01", "2020-12-31")]),
+        # A count left unsaid ("неделю назад"), half a year, seasons of a named year, parts of this month.
+        ("неделю назад я был в Казани", [("2023-11-06", "2023-11-12")]),
+        ("месяц назад мы переехали", [("2023-10-01", "2023-10-31")]),
+        ("год назад я бросил курить", [("2022-01-01", "2022-12-31")]),
+        ("полгода назад взяли щенка", [("2023-05-01", "2023-05-31")]),
+        ("half a year ago we adopted a puppy", [("2023-05-01", "2023-05-31")]),
+        ("позапрошлым летом ездили на Байкал", [("2021-06-01", "2021-08-31")]),
+        ("去年夏天我们去了海边", [("2022-06-01", "2022-08-31")]),
+        ("今年春季开始学画画", [("2023-03-01", "2023-05-31")]),
+        ("上个月底我辞职了", [("2023-10-22", "2023-10-31")]),
+        ("这个月初搬的家", [("2023-11-01", "2023-11-10")]),
         # Weeks of, ordinal weekdays, ranges.
         ("the week of March 5, 2023", [("2023-02-27", "2023-03-05")]),
         ("the weekend of July 15, 2023", [("2023-07-15", "2023-07-16")]),
@@ -160,6 +171,7 @@ def test_relative_expressions_ranges_and_holidays(text: str, expected: list[tupl
 @pytest.mark.parametrize("text", [
     "focus on sun protection", "I sat on the bench", "в новом году всё будет иначе", "每周五都去游泳",
     "周一到周五上班", "他们讨论了角色“星期五”", "毕业之后年薪很高", "a new year of school", "我一周五天都在跑步",
+    "夏天很热", "每个月底都要交房租", "三个月底薪很低",
 ])
 def test_words_that_only_look_like_the_new_expressions_are_not_dates(text: str) -> None:
     assert spans(text) == []

@@ -370,3 +370,23 @@ def test_today_in_a_question_asks_for_today_not_for_the_whole_week_and_month(
     append_messages(tenant, "u1", "s-old", [answer], start=now - timedelta(days=75))
     append_messages(tenant, "u1", "s-new", chatter, start=now - timedelta(days=2))
     assert texts(search(tenant, query, k=3))[0] == answer
+
+
+@pytest.mark.parametrize(
+    ("said", "right", "wrong", "query"),
+    [
+        # "Half a year ago" is six months back, not the "a year ago" inside it.
+        (datetime(2023, 5, 10, 9, tzinfo=UTC), "Half a year ago we saw a concert in the park.",
+         "A year ago we saw a concert in the park.", "Which concert did we see in November 2022?"),
+        # "Неделю назад": the count left unsaid is one.
+        (datetime(2022, 5, 16, 9, tzinfo=UTC), "Неделю назад мы ездили на концерт в Казань.",
+         "Мы ездили на концерт в Казань.", "На какой концерт мы ездили 10 мая 2022?"),
+        # "去年夏天" is last year's summer, not the whole of last year.
+        (datetime(2023, 3, 10, 9, tzinfo=UTC), "去年夏天我们去海边听了音乐会。",
+         "去年我们去海边听了音乐会。", "2022年7月我们去哪儿听了音乐会？"),
+    ],
+)
+def test_a_relative_date_in_a_turn_names_the_days_it_means(tenant, said, right: str, wrong: str, query: str) -> None:
+    # Same words but the date: the wrong turn is the shorter, said last, and wins unless the dates decide.
+    append_messages(tenant, "u1", "s1", [right, wrong], start=said)
+    assert texts(search(tenant, query, k=2, mode="bm25"))[0] == right
