@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import random
 import re
 import time
@@ -305,6 +306,28 @@ def _cast_titles(query: str, titled: dict[int, frozenset[str]],
     return cast_spell, set(cast_spell)
 
 
+# A spell's title said as what the player does: "how far can I jump?", "I jump over the chasm", "I light the
+# torch", "can we fly there?". Jump, Light, Fly, Command, Knock are common verbs, and the whole title said
+# gave the spell the title and name votes: the Jump spell came before the movement rules that say how far a
+# character jumps. After a subject or a modal the word is the player's action, not the spell's name, unless
+# the input casts or says "spell". English only: the Russian SRD subset has no spells.
+_ACTOR_WORDS = frozenset({"i", "we", "you", "he", "she", "they", "can", "could", "will", "would", "should", "may",
+                          "might", "must", "cannot", "to"})
+_SPELL_WORD = re.compile(r"(?<![a-z])spells?(?![a-z])|заклинани|法术|咒语", re.IGNORECASE)
+_ENGLISH_WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?")
+
+
+def _acted_titles(query: str, titled: dict[int, frozenset[str]], spells: frozenset[int]) -> dict[int, frozenset[str]]:
+    """`titled` less the one-word spell titles the input says as its own verb ("can I jump")."""
+    if _SPELL_WORD.search(query):
+        return titled
+    words = _ENGLISH_WORD.findall(query.lower())
+    acted = {t for before, word in itertools.pairwise(words) if before in _ACTOR_WORDS for t in analyze(word)}
+    if not acted:
+        return titled
+    return {pk: terms for pk, terms in titled.items() if not (pk in spells and len(terms) == 1 and terms <= acted)}
+
+
 # Words that frame a question rather than say what it asks about. "What happens when my character is
 # blinded?" asks about Blinded, but "happens" is rare in the SRD (19 of 1,749 chunks), so BM25 weighed it
 # above "blinded": long sections that say both (The Environment, Madness) outscored the condition, and
@@ -370,9 +393,11 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
             titled = _title_matches(tenant_id, target.namespace, marks.get(target.namespace), set(terms), allowed,
                                     cfg.k_keyword)
             cast: set[int] = set()
-            if titled and (casting := _cast_titles(query, titled, _spell_chunks(
-                    tenant_id, target.namespace, marks.get(target.namespace)))) is not None:
+            spells = _spell_chunks(tenant_id, target.namespace, marks.get(target.namespace)) if titled else frozenset()
+            if titled and (casting := _cast_titles(query, titled, spells)) is not None:
                 titled, cast = casting
+            elif titled:
+                titled = _acted_titles(query, titled, spells)
             if titled:
                 scores["title"] = {pk: float(len(title)) for pk, title in titled.items()}
                 named = _named(index, set(terms), titled, cast) if weights.get("name") else {}

@@ -28,6 +28,12 @@ def test_the_readmes_questions_get_their_rules_and_unanswerable_ones_none(db) ->
     assert search("what happens when my character is blinded?")[0]["entry_id"] == "Conditions/blinded"
     # The Wand of Fireballs came first: "Vasilisa" held most of the question's weight.
     assert search("I cast fireball at Vasilisa")[0]["entry_id"] == "Spells/fireball"
+    # "Jump" is the spell's whole title, but after "can I" it is what the player does: the movement rules
+    # that say how far a character jumps, not the spell; named as a spell or cast, the spell.
+    assert search("how far can I jump?")[0]["entry_id"] == "Rule-Sections/movement"
+    assert search("what does the jump spell do?")[0]["entry_id"] == "Spells/jump"
+    assert search("I cast jump on the fighter")[0]["entry_id"] == "Spells/jump"
+    assert search("I light the torch")[0]["entry_id"] == "Equipment/torch"
     # No Chinese in the world: nothing, not the vectors' three nearest.
     assert search("失明") == []
     # The Russian subset has no spells: what comes back shares a word with the question, or nothing.
@@ -45,6 +51,8 @@ def test_the_readmes_questions_get_their_rules_and_unanswerable_ones_none(db) ->
     assert rules("I cast fireball at Vasilisa") == (True, ["srd:Spells/fireball",
                                                            "srd:Rule-Sections/damage-and-healing"])
     assert rules("我施放火球术") == (True, [])
+    needed, found = rules("I jump over the gap in the bridge")
+    assert needed and found[0] == "srd:Rule-Sections/movement"
     needed, found = rules("Я колдую огненный шар в Василису")
     assert needed and "srd:Subraces/hill-dwarf" not in found
 
