@@ -7,6 +7,9 @@ PEOPLE_RERANK_CANDIDATES, PEOPLE_RERANK_MAX_PEOPLE   reranker: candidates shown 
 PEOPLE_RERANK_TIMEOUT, PEOPLE_RERANK_MAX_RETRIES     the reranker's own limits, below the global LLM ones
 PEOPLE_RERANK_MIN_SCORE                              candidates below it are not worth a reranker's attention
 PEOPLE_DEDUP_FUZZY_THRESHOLD, …_EMBEDDING_THRESHOLD  dedup: the weak rules' thresholds
+PEOPLE_DEDUP_MAX_PROPOSALS                           dedup: the proposals one new person opens at most (the best
+                                                     matches, the most mentioned first): a bare "Natasha" beside
+                                                     thirty "Наталья …" is a question, not thirty
 PEOPLE_ARCHIVIST_MAX_KNOWN, …_MAX_ADDED              archivist: known people listed in the prompt, and the
                                                      Added ops one reply may make
 PEOPLE_BIO_MAX_CHARS, PEOPLE_INNER_CIRCLE_MAX        bio length; inner-circle people in a prompt

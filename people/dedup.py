@@ -339,5 +339,5 @@ def candidates(person: Person) -> list[tuple[Person, Match]]:
         if match is not None:
             out.append((other, match))
     rank = {rule: i for i, rule in enumerate((*EXACT_RULES, *WEAK_RULES))}
-    out.sort(key=lambda item: (rank[item[1].rule], -item[1].score, item[0].pk))
+    out.sort(key=lambda item: (rank[item[1].rule], -item[1].score, -item[0].mention_count, item[0].pk))
     return out

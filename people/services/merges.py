@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memoryhub.exceptions import ApplicationError, NotFound
-from people import dedup, metrics
+from people import conf, dedup, metrics
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMention, PersonMerge, PersonRelation
 from people.names import name_key
 from people.services.persons import (
@@ -388,9 +388,14 @@ def person_dedup(*, person: Person, auto_merge: bool, origin: str = MergeProposa
     weaker match opens a proposal with its evidence."""
     counts = {"merged": 0, "proposed": 0}
     person = Person.objects.get(pk=person.pk)
+    # A bare "Natasha" beside thirty "Наталья …" opened thirty proposals: the best few (candidates come
+    # best first, the most mentioned first among equals) ask the reviewer the question.
+    room = conf.get("PEOPLE_DEDUP_MAX_PROPOSALS")
     for other, match in dedup.candidates(person):
         if person.status != Person.Status.ACTIVE:
             break
+        if not match.exact and room <= 0:
+            continue
         other.refresh_from_db()
         if other.status != Person.Status.ACTIVE:
             continue
@@ -404,6 +409,7 @@ def person_dedup(*, person: Person, auto_merge: bool, origin: str = MergeProposa
             is_new = not MergeProposal.objects.filter(
                 Q(source=source, target=target) | Q(source=target, target=source),
                 status__in=[MergeProposal.Status.PENDING, MergeProposal.Status.REJECTED]).exists()
+            room -= 1
             if merge_proposal_create(source=source, target=target, rule=match.rule, score=match.score,
                                      evidence=[match.evidence()], origin=origin) and is_new:
                 counts["proposed"] += 1

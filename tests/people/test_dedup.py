@@ -333,3 +333,17 @@ def test_a_merge_of_a_diminutive_across_scripts_keeps_the_full_name(make_person:
     masha = make_person("Masha")
     assert dedup.merged_display_name(make_person("Maria"), masha) == "Maria"
     assert dedup.merged_display_name(make_person("Мария"), masha) == "Мария"
+
+
+def test_a_bare_name_fitting_many_people_opens_a_few_proposals_the_most_mentioned_first(
+        make_person: MakePerson, settings) -> None:
+    """"Natasha" beside eight "Наталья …" opened eight proposals (up to 200): a reviewer gets the question
+    once per likely person, the best known first."""
+    settings.PEOPLE_DEDUP_MAX_PROPOSALS = 3
+    surnames = ["Иванова", "Петрова", "Сидорова", "Козлова", "Орлова", "Волкова", "Зайцева", "Смирнова"]
+    known = [make_person(f"Наталья {surname}", mentions=i + 1) for i, surname in enumerate(surnames)]
+    new = make_person("Natasha")
+    assert len(dedup.candidates(new)) == 8
+    assert services.person_dedup(person=new, auto_merge=True) == {"merged": 0, "proposed": 3}
+    proposed = {pk for pair in MergeProposal.objects.values_list("source_id", "target_id") for pk in pair}
+    assert proposed - {new.pk} == {p.pk for p in known[-3:]}
