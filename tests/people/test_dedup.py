@@ -347,3 +347,10 @@ def test_a_bare_name_fitting_many_people_opens_a_few_proposals_the_most_mentione
     assert services.person_dedup(person=new, auto_merge=True) == {"merged": 0, "proposed": 3}
     proposed = {pk for pair in MergeProposal.objects.values_list("source_id", "target_id") for pk in pair}
     assert proposed - {new.pk} == {p.pk for p in known[-3:]}
+    # The reviewer says none of the three: the next likeliest three are asked about.
+    for proposal in MergeProposal.objects.all():
+        services.merge_proposal_reject(proposal=proposal, reviewer=None)
+    assert services.person_dedup(person=new, auto_merge=True) == {"merged": 0, "proposed": 3}
+    pending = {pk for pair in MergeProposal.objects.filter(status="pending").values_list("source_id", "target_id")
+               for pk in pair}
+    assert pending - {new.pk} == {p.pk for p in known[-6:-3]}
