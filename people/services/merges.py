@@ -46,6 +46,10 @@ def snapshot(person: Person) -> dict[str, Any]:
         value = getattr(person, name)
         if name == "embedding" and value is not None:
             value = [float(x) for x in value]
+        elif name in _DATETIME_FIELDS and value is not None:
+            # In full: DjangoJSONEncoder keeps milliseconds, so an undo brought back 11:41:18.000412 as
+            # 11:41:18 — not the identical row.
+            value = value.isoformat()
         data[name] = value
     return json.loads(json.dumps(data, cls=DjangoJSONEncoder))
 
