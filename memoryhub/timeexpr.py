@@ -100,6 +100,17 @@ def _season(year: int, season: str) -> Span:
     return Span(date(year, first, 1), _month(year, first + 2).end)
 
 
+def _relative_season(anchor: date, season: str, delta: int) -> Span:
+    """"Last summer" is the latest summer over by the anchor (in December, this year's; in July, last
+    year's), "the summer before last" the one before; "this winter" the winter under way, else this year's;
+    "next" the one after "this"."""
+    spans = [_season(year, season) for year in range(anchor.year - 3, anchor.year + 2)]
+    if delta < 0:
+        return [span for span in spans if span.end < anchor][delta]
+    current = next((span for span in spans if span.start <= anchor <= span.end), _season(anchor.year, season))
+    return _season(current.start.year + delta, season)
+
+
 def _nth_weekday(year: int, month: int, weekday: int, nth: int) -> date | None:
     """The nth such weekday of a month ("the second Sunday of May"); nth -1 is the last."""
     if nth < 0:
@@ -247,7 +258,7 @@ _RU_NUMBER = r"(?P<n>\d{1,3}|" + "|".join(_RU_NUMBERS) + r")"
 _RU_UNITS = {"д": "day", "н": "week", "м": "month", "г": "year", "л": "year", "в": "weekend"}
 _RU_UNIT = r"(?P<unit>дн(?:я|ей)|день|недел[ьюяи]|месяц(?:а|ев)?|год(?:а)?|лет|выходн(?:ых|ые))"
 _RU_WHICH = {"позапрошл": -2, "прошл": -1, "эт": 0, "следующ": 1}
-_RU_ONE_AGO = re.compile(r"(?<!\w)(?P<unit>день|неделю|месяц|год|полгода)\s+назад")
+_RU_ONE_AGO = re.compile(r"(?<!\w)(?P<unit>день|неделю|месяц|год|пол\s?года)\s+(?:тому\s+)?назад")
 _SEASONS_RU = {"весн": "spring", "лет": "summer", "осен": "autumn", "зим": "winter"}
 
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
@@ -539,7 +550,8 @@ def _en_year_part(m: re.Match[str], anchor: date, query: bool) -> Span:
 def _en_season(m: re.Match[str], anchor: date, query: bool) -> Span:
     if m.group("season2"):
         return _season(int(m.group("year")), _SEASONS_EN[m.group("season2")])
-    return _season(anchor.year + {"last": -1, "this": 0, "next": 1}[m.group("which")], _SEASONS_EN[m.group("season")])
+    delta = {"last": -1, "this": 0, "next": 1}[m.group("which")]
+    return _relative_season(anchor, _SEASONS_EN[m.group("season")], delta)
 
 
 # Each rule with the words it cannot match without: a text is split into words once, and a rule none
@@ -712,7 +724,7 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
             weekday = _RU_WEEKDAY_ABBREVIATIONS[m.group("weekday")]
             next_one = m.group("which") == "следующ"
             yield _day(_weekday_after(anchor, weekday) if next_one else _weekday_before(anchor, weekday))
-    for m in re.finditer(r"(?<!\w)" + _RU_NUMBER + r"\s+" + _RU_UNIT + r"\s+назад", lowered):
+    for m in re.finditer(r"(?<!\w)" + _RU_NUMBER + r"\s+" + _RU_UNIT + r"\s+(?:тому\s+)?назад", lowered):
         if free(m):
             unit = _RU_UNITS[m.group("unit")[0]]
             yield _ago(_count(m.group("n"), _RU_NUMBERS), unit, anchor)
@@ -720,15 +732,15 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
     for m in _RU_ONE_AGO.finditer(lowered):
         if free(m):
             unit = m.group("unit")
-            yield _ago(6, "month", anchor) if unit == "полгода" else _ago(1, _RU_UNITS[unit[0]], anchor)
+            yield _ago(6, "month", anchor) if unit.startswith("пол") else _ago(1, _RU_UNITS[unit[0]], anchor)
     for m in re.finditer(r"(?<!\w)(?:(?P<which>позапрошл|прошл|эт|следующ)\w*\s+)?(?P<season>весн|лет|осен|зим)"
-                         r"(?:ой|ом|ою)(?:\s+(?P<year>(?:19|20)\d\d))?(?!\w)", lowered):
+                         r"(?:ой|ом|ою|ью)(?:\s+(?P<year>(?:19|20)\d\d))?(?!\w)", lowered):
         if (m.group("which") or m.group("year")) and free(m):
             season = _SEASONS_RU[m.group("season")]
             if m.group("year"):
                 yield _season(int(m.group("year")), season)
             else:
-                yield _season(anchor.year + _RU_WHICH[m.group("which")], season)
+                yield _relative_season(anchor, season, _RU_WHICH[m.group("which")])
 
 
 _RU_DAY_MONTH = re.compile(r"(?<!\w)(?P<day>[0-3]?\d)[-\s]*(?:го\s+)?" + _RU_MONTH
@@ -902,6 +914,9 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
             unit = m.group("unit")
             yield _ago(n, "day" if unit == "天" else "year" if unit == "年" else "month" if "月" in unit
                        else "weekend" if "末" in unit else "week", anchor)
+    for m in re.finditer(r"半年(?:以?前)", text) if "半年" in text else ():
+        if free(m):
+            yield _ago(6, "month", anchor)
     # A weekday alone ("周五我们去了…", "星期天"): the last one, like "on Friday"; not "每周五" (every
     # Friday), "周一到周五" (a range of days), "一周五天" (five days a week) nor a quoted name (“星期五”).
     for m in _ZH_BARE_WEEKDAY.finditer(text):

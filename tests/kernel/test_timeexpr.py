@@ -128,7 +128,10 @@ def test_how_long_questions_ask_for_a_duration(query: str, asks: bool) -> None:
         ("год назад я бросил курить", [("2022-01-01", "2022-12-31")]),
         ("полгода назад взяли щенка", [("2023-05-01", "2023-05-31")]),
         ("half a year ago we adopted a puppy", [("2023-05-01", "2023-05-31")]),
-        ("позапрошлым летом ездили на Байкал", [("2021-06-01", "2021-08-31")]),
+        ("позапрошлым летом ездили на Байкал", [("2022-06-01", "2022-08-31")]),
+        ("полгода тому назад", [("2023-05-01", "2023-05-31")]),
+        ("半年前我开始跑步", [("2023-05-01", "2023-05-31")]),
+        ("прошлой осенью мы собирали яблоки", [("2022-09-01", "2022-11-30")]),
         ("去年夏天我们去了海边", [("2022-06-01", "2022-08-31")]),
         ("今年春季开始学画画", [("2023-03-01", "2023-05-31")]),
         ("上个月底我辞职了", [("2023-10-22", "2023-10-31")]),
@@ -175,6 +178,25 @@ def test_relative_expressions_ranges_and_holidays(text: str, expected: list[tupl
 ])
 def test_words_that_only_look_like_the_new_expressions_are_not_dates(text: str) -> None:
     assert spans(text) == []
+
+
+@pytest.mark.parametrize(("said", "text", "expected"), [
+    # The latest season over by the day said: in November, this year's summer and autumn; in July, last year's
+    # summer; in January, "this winter" is the one under way and "last winter" the one before.
+    (THURSDAY, "last summer we went to Maine", ("2023-06-01", "2023-08-31")),
+    (THURSDAY, "прошлым летом ездили на дачу", ("2023-06-01", "2023-08-31")),
+    (THURSDAY, "last fall I changed jobs", ("2022-09-01", "2022-11-30")),
+    (date(2023, 12, 3), "last fall I changed jobs", ("2023-09-01", "2023-11-30")),
+    (date(2023, 7, 15), "last summer we went to Maine", ("2022-06-01", "2022-08-31")),
+    (date(2024, 1, 15), "this winter has been cold", ("2023-12-01", "2024-02-29")),
+    (date(2024, 1, 15), "этой зимой много снега", ("2023-12-01", "2024-02-29")),
+    (date(2024, 1, 15), "last winter was mild", ("2022-12-01", "2023-02-28")),
+    (date(2023, 5, 8), "next summer we will go", ("2024-06-01", "2024-08-31")),
+    (date(2023, 12, 3), "этой осенью мы собирали яблоки", ("2023-09-01", "2023-11-30")),
+])
+def test_a_season_named_relatively_is_the_one_the_day_said_means(said: date, text: str,
+                                                                 expected: tuple[str, str]) -> None:
+    assert [(s.start.isoformat(), s.end.isoformat()) for s in timeexpr.mentions(text, said)] == [expected]
 
 
 def test_a_holiday_in_a_question_means_that_holiday_in_any_year() -> None:

@@ -390,3 +390,18 @@ def test_a_relative_date_in_a_turn_names_the_days_it_means(tenant, said, right: 
     # Same words but the date: the wrong turn is the shorter, said last, and wins unless the dates decide.
     append_messages(tenant, "u1", "s1", [right, wrong], start=said)
     assert texts(search(tenant, query, k=2, mode="bm25"))[0] == right
+
+
+@pytest.mark.parametrize(("query", "answer", "other"), [
+    ("what did I do with the kids last fall?", "We picked apples at the orchard with the kids.",
+     "We went to the aquarium with the kids."),
+    ("что мы делали с детьми прошлой осенью?", "Мы собирали яблоки в саду с детьми.", "Мы ходили в аквариум с детьми."),
+])
+def test_last_fall_asked_in_december_is_the_fall_just_over(tenant, monkeypatch, query: str, answer: str,
+                                                           other: str) -> None:
+    """QA: asked on 3 December, "last fall" meant the autumn a year before, and that year's turn came first."""
+    now = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+    monkeypatch.setattr(selectors, "timezone", SimpleNamespace(now=lambda: now))
+    append_messages(tenant, "u1", "s-2025", [other], start=datetime(2025, 10, 10, 10, tzinfo=UTC))
+    append_messages(tenant, "u1", "s-2026", [answer], start=datetime(2026, 10, 10, 10, tzinfo=UTC))
+    assert texts(search(tenant, query, k=2, mode="bm25"))[0] == answer
