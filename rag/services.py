@@ -208,7 +208,10 @@ def _rerank_vectors(drafts: Sequence[ChunkDraft]) -> list[np.ndarray | None] | N
     documents, knowledge entries and English turns get none: 46 ms of CPU a turn is spent where it is used."""
     if settings.SEMANTIC_RERANK == "off":
         return None
-    chosen = [i for i, d in enumerate(drafts) if d.type in DATED_TYPES and not wordvectors.serves(d.text)]
+    # A turn split in parts (longer than CHUNK_MAX_CHARS) is re-scored by its first part's vector alone: the
+    # others get the candidates' mean, and a pasted text costs one window, not one a part.
+    chosen = [i for i, d in enumerate(drafts) if d.type in DATED_TYPES and not d.meta.get("part")
+              and not wordvectors.serves(d.text)]
     if not chosen:
         return None
     matrix = rerank_vectors([drafts[i].text for i in chosen])

@@ -169,3 +169,24 @@ def test_one_model_a_process_when_the_fusion_embeds_with_e5_too(settings) -> Non
     assert get_reranker() is get_embedder()
     settings.EMBEDDING_PROVIDER = "hashing"
     assert get_reranker() is not get_embedder()
+
+
+def test_a_long_turn_costs_one_short_window_however_long_it_is(tenant, settings) -> None:
+    """QA: 40 Russian messages of 16,000 characters held the embedded intake request for minutes: every part of
+    every split turn was embedded, each up to 510 word pieces. Now the first part alone, its first 128."""
+    settings.CHUNK_MAX_CHARS = 1000
+    sentence = "Вчера мы с друзьями ездили на озеро, купались и жарили шашлыки до самой ночи. "
+    append_messages(tenant, "u1", "s1", [sentence * 40, "我昨天吃了芝士比萨饼。"], start=START)
+    rows = list(Chunk.objects.filter(tenant=tenant).order_by("id").values_list("meta", "text", "rerank_embedding"))
+    parts = [(meta.get("part"), vector) for meta, _, vector in rows if meta.get("parts")]
+    assert len(parts) >= 3
+    assert [part for part, vector in parts if vector is not None] == [0]
+    model = get_reranker()
+    head = model.passage_head(sentence * 40)
+    assert model._model.token_count(head, False) <= model.PASSAGE_MAX_TOKENS < model._model.token_count(
+        sentence * 40, False)
+    first = np.asarray(parts[0][1])
+    assert float(first @ model.embed([head])[0]) == pytest.approx(1.0, abs=1e-4)
+    # A chat turn fits whole.
+    short = next(np.asarray(vector) for meta, text, vector in rows if text == "我昨天吃了芝士比萨饼。")
+    assert float(short @ model.embed(["我昨天吃了芝士比萨饼。"])[0]) == pytest.approx(1.0, abs=1e-4)
