@@ -46,6 +46,9 @@ DEGRADED_LINE = ("No lore was retrieved for this scene: say nothing new about th
 # "кастую", "КД", "кидаю кубик"; and every Chinese input asked for nothing ("我施放火球术", "我进行敏捷
 # 豁免"), the list having no Chinese.
 #
+# The conditions are rules by name ("what happens when my character is blinded?", the README's own example,
+# "I am poisoned", "Я ослеплён", "我中毒了"): only "grappled" was there, by its stem.
+#
 # Stems take any ending; the short or ambiguous words only whole ones: "cast" but not "castle", "AC" but
 # not "across", "урон" (damage) but not "уронил" (dropped), "кастую" but not "кастрюля" (a pot). Latin
 # and Cyrillic words end where their own script's letters end, so "我的AC是多少" finds "AC" after Han
@@ -55,14 +58,17 @@ _LATIN_STEMS = ("roll check save saving.throw attack spell advantage disadvantag
                 "stealth hide perception persua insight condition opportunity reaction bonus.action shove "
                 "shoving push grab jump climb swim sneak dodge dash disengage cantrip concentrat counterspell "
                 "armou?r.class hit.points?")
-_LATIN_WORDS = "cast casts casting caster dc ac hp d20"
+_LATIN_WORDS = ("cast casts casting caster dc ac hp d20 blinded charmed deafened frightened incapacitated invisible "
+                "paralyzed paralysed petrified poisoned prone restrained stunned unconscious exhaustion exhausted")
 _CYRILLIC_STEMS = ("бросо?к кида провер спасбросок атак заклинан колду урона уроном урону кастова касту скасту "
                    "инициатив преимуществ помех скрыт незамет восприят убежд убед уговор захват проницат "
                    "состояни реакци толкн толка оттолк прыг прыжк карабк плыв плав подкрад крад уклон отход "
-                   "класс.доспех кубик")
-_CYRILLIC_WORDS = "урон кд к20"
+                   "класс.доспех кубик ослепл ослеп очарован оглох оглуш испуган напуган недееспособ невидим "
+                   "парализ окамен отравл опутан обездвиж ошеломл истощ")
+_CYRILLIC_WORDS = "урон кд к20 без.сознания сбит.с.ног"
 _HAN_WORDS = ("施放 施法 法术 咒语 戏法 检定 豁免 掷骰 投骰 骰子 先攻 攻击 护甲等级 擒抱 推撞 潜行 躲藏 察觉 洞察 "
-              "说服 威吓 欺瞒 优势 劣势 伤害 借机 附赠动作 疾走 撤离 闪避 跳跃 攀爬 游泳 生命值")
+              "说服 威吓 欺瞒 优势 劣势 伤害 借机 附赠动作 疾走 撤离 闪避 跳跃 攀爬 游泳 生命值 "
+              "目盲 失明 魅惑 耳聋 恐慌 力竭 失能 隐形 麻痹 石化 中毒 倒地 束缚 震慑 昏迷")
 
 
 def _alternatives(words: str) -> str:

@@ -21,6 +21,10 @@ ASKS_FOR_A_RULE = [
     ("Бросаю кубик", "кубик"), ("Сколько урона?", "урона"), ("What is my AC?", "AC"),
     ("I make a saving throw", "saving throw"), ("How many hit points do I have?", "hit points"),
     ("I'm casting bless on Borin", "casting"), ("what is my armor class", "armor class"),
+    # The conditions by name (QA: only "grappled" asked for its rule).
+    ("what happens when my character is blinded?", "blinded"), ("I am poisoned", "poisoned"),
+    ("I fall prone", "prone"), ("I'm frightened of the dragon", "frightened"),
+    ("Я ослеплён, что это значит?", "ослеплён"), ("Я без сознания", "без сознания"), ("我中毒了会怎样", "中毒"),
 ]
 ORDINARY_TALK = [
     "Hello there, how are you?", "We ride to the castle at dawn", "I accept the offer and we act at once",

@@ -51,6 +51,9 @@ def test_the_readmes_questions_get_their_rules_and_unanswerable_ones_none(db) ->
     assert rules("I cast fireball at Vasilisa") == (True, ["srd:Spells/fireball",
                                                            "srd:Rule-Sections/damage-and-healing"])
     assert rules("我施放火球术") == (True, [])
+    # A condition is a rule by name: the README's own question had no rules block.
+    needed, found = rules("what happens when my character is blinded?")
+    assert needed and found[0] == "srd:Conditions/blinded"
     needed, found = rules("I jump over the gap in the bridge")
     assert needed and found[0] == "srd:Rule-Sections/movement"
     needed, found = rules("Я колдую огненный шар в Василису")
