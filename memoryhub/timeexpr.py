@@ -85,6 +85,27 @@ def _past_month(anchor: date, month: int) -> int:
     return anchor.year if month <= anchor.month else anchor.year - 1
 
 
+def _said_year(anchor: date, month: int, query: bool, text: str = "") -> int:
+    """The year of a month named without one. A question asks about the latest that is not ahead; so does a
+    stored turn told in the past ("in December we skied", said in November), but one that is not means the
+    coming month when it is at most two months ahead ("my birthday is in April", "день рождения в апреле",
+    said in March; as for holidays)."""
+    if not query and 0 < (month - anchor.month) % 12 <= 2 and not _PAST.search(text):
+        return anchor.year + (1 if month < anchor.month else 0)
+    return _past_month(anchor, month)
+
+
+# A text told in the past: an English verb in -ed or a common irregular past, a Russian past verb (-л, -ла,
+# -ло, -ли, reflexive too), a Chinese 了 or 过. Crude on purpose: it only keeps a month a little ahead in the
+# past, as every month was read before; "excited" or "школа" read as past cost nothing more than that.
+_PAST = re.compile(
+    r"(?<![a-z])(?:[a-z]{2,}ed|was|were|did|had|went|got|came|saw|made|took|gave|told|said|ran|ate|met|bought|"
+    r"spent|left|found|thought|felt|began|won|lost|flew|drove|wrote|sang|swam)(?![a-z])"
+    r"|(?<![а-яё])[а-яё]{2,}(?:л|ла|ло|ли)(?:сь|ся)?(?![а-яё])|[了过]",
+    re.IGNORECASE,
+)
+
+
 def _safe_date(year: int, month: int, day: int) -> date | None:
     try:
         return date(year, month, day)
@@ -335,14 +356,14 @@ def _part_of_month(part: str, span: Span) -> Span:
     return Span(span.start + timedelta(days=9), span.start + timedelta(days=19), span.month_only)
 
 
-def _month_span(month: int, year: int | None, anchor: date, *, query: bool) -> Span:
+def _month_span(month: int, year: int | None, anchor: date, *, query: bool, text: str = "") -> Span:
     if year is not None:
         return _month(year, month)
     if query:
         # "in June" in a question: any year's June (the @mo term), plus the most recent one.
         span = _month(_past_month(anchor, month), month)
         return Span(span.start, span.end, month)
-    return _month(_past_month(anchor, month), month)
+    return _month(_said_year(anchor, month, query, text), month)
 
 
 class _Claims:
@@ -408,7 +429,8 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
     for m in _EN_NTH_WEEK.finditer(lowered) if months and "week" in words else ():
         if free(m):
             month = _EN_MONTHS[m.group("month")]
-            span = _month_span(month, int(m.group("year")) if m.group("year") else None, anchor, query=query)
+            year = int(m.group("year")) if m.group("year") else None
+            span = _month_span(month, year, anchor, query=query, text=m.string)
             nth = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3}
             if m.group("nth") == "last":
                 yield Span(span.end - timedelta(days=6), span.end, span.month_only)
@@ -418,7 +440,8 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
     for m in _EN_PART_OF_MONTH.finditer(lowered) if months else ():
         if free(m):
             month = _EN_MONTHS[m.group("month")]
-            span = _month_span(month, int(m.group("year")) if m.group("year") else None, anchor, query=query)
+            year = int(m.group("year")) if m.group("year") else None
+            span = _month_span(month, year, anchor, query=query, text=m.string)
             yield _part_of_month(m.group("part"), span)
 
     for pattern, resolve, needs in _EN_RULES:
@@ -470,7 +493,7 @@ def _en_absolute(text: str, anchor: date, query: bool) -> Iterable[Span]:
 def _en_month_day(m: re.Match[str], anchor: date, query: bool) -> Span | None:
     month = _EN_MONTHS[m.group("month")]
     day = int(m.group("day"))
-    year = int(m.group("year")) if m.group("year") else _past_month(anchor, month)
+    year = int(m.group("year")) if m.group("year") else _said_year(anchor, month, query, m.string)
     found = _safe_date(year, month, day)
     return _day(found) if found else None
 
@@ -490,7 +513,7 @@ def _en_month_alone(m: re.Match[str], anchor: date, query: bool) -> Span | None:
         return None  # the verb: only "in/of/since May" is the month
     if word in ("mar", "jun", "jan") and not m.group("prep"):
         return None
-    return _month_span(_EN_MONTHS[word], None, anchor, query=query)
+    return _month_span(_EN_MONTHS[word], None, anchor, query=query, text=m.string)
 
 
 def _en_year(m: re.Match[str], anchor: date, query: bool) -> Span | None:
@@ -646,7 +669,7 @@ def _ru_absolute(lowered: str, anchor: date, query: bool) -> Iterable[tuple[re.M
     """The days a text names outright ("5 мая 2022", "на Рождество"), with their matches."""
     for m in _RU_DAY_MONTH.finditer(lowered):
         month = _ru_month_number(m.group("month"))
-        year = int(m.group("year")) if m.group("year") else _past_month(anchor, month)
+        year = int(m.group("year")) if m.group("year") else _said_year(anchor, month, query, m.string)
         found = _safe_date(year, month, int(m.group("day")))
         if found:
             yield m, _day(found)
@@ -694,7 +717,8 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
         if not month or (month == 5 and not m.group(0).startswith(("в", "с", "до", "к")) and not m.group("year")):
             continue  # "мая"/"мае" alone is the month; "май" fine, but "мая" as a word part is not
         if free(m):
-            span = _month_span(month, int(m.group("year")) if m.group("year") else None, anchor, query=query)
+            year = int(m.group("year")) if m.group("year") else None
+            span = _month_span(month, year, anchor, query=query, text=m.string)
             yield _part_of_month(m.group("part")[:5] if m.group("part") else "", span) if m.group("part") else span
     for m in re.finditer(r"(?<!\w)(?:в\s+)?(?P<year>(?:19|20)\d\d)\s*(?:г\.|году|года|год)", lowered):
         if free(m):
@@ -873,11 +897,11 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
         year = (int(m.group("year")) if m.group("year")
                 else anchor.year + _ZH_RELATIVE_YEARS[m.group("rel")] if m.group("rel") else None)
         if m.group("day"):
-            found = _safe_date(year or _past_month(anchor, month), month, _zh_number(m.group("day")))
+            found = _safe_date(year or _said_year(anchor, month, query, m.string), month, _zh_number(m.group("day")))
             if found:
                 yield _day(found)
         else:
-            span = _month_span(month, year, anchor, query=query)
+            span = _month_span(month, year, anchor, query=query, text=m.string)
             yield _part_of_month(m.group("part")[0], span) if m.group("part") else span
     for m in re.finditer(r"(?P<year>\d{4})年", text):
         if free(m):

@@ -180,6 +180,27 @@ def test_words_that_only_look_like_the_new_expressions_are_not_dates(text: str) 
     assert spans(text) == []
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # Said on 15 March: a month one or two ahead is the coming one unless the text is told in the past (QA: "день
+    # рождения в апреле" was April of the year before).
+    ("день рождения в апреле", ("2026-04-01", "2026-04-30")),
+    ("my birthday is in April", ("2026-04-01", "2026-04-30")),
+    ("on April 3 I have a dentist appointment", ("2026-04-03", "2026-04-03")),
+    ("5 мая у нас свадьба", ("2026-05-05", "2026-05-05")),
+    ("4月10日我们去旅行", ("2026-04-10", "2026-04-10")),
+    ("We went to Paris in April", ("2025-04-01", "2025-04-30")),
+    ("5 мая мы ездили на дачу", ("2025-05-05", "2025-05-05")),
+    ("4月10日我们去旅行了", ("2025-04-10", "2025-04-10")),
+    ("in June we fly to Rome", ("2025-06-01", "2025-06-30")),  # three months ahead: the last one, as before
+])
+def test_a_month_a_little_ahead_is_the_coming_one_unless_told_in_the_past(text: str,
+                                                                           expected: tuple[str, str]) -> None:
+    said = date(2026, 3, 15)
+    assert [(s.start.isoformat(), s.end.isoformat()) for s in timeexpr.mentions(text, said)] == [expected]
+    # A question asks about the latest one whatever its tense.
+    assert timeexpr.mentions(text, said, query=True)[0].start.year == 2025
+
+
 @pytest.mark.parametrize(("said", "text", "expected"), [
     # The latest season over by the day said: in November, this year's summer and autumn; in July, last year's
     # summer; in January, "this winter" is the one under way and "last winter" the one before.
