@@ -28,6 +28,7 @@ from memoryhub.validation import iso_instant
 from people.selectors import inner_circle_context_items, relevant_people_context_items
 from profiles.selectors import profile_context_items
 from rag.chunk_cache import chunk_matches
+from rag.filler import is_filler
 from rag.memories.context import typed_memories_block
 from rag.selectors import SearchFilters, SearchItem, chunks_search
 
@@ -152,30 +153,6 @@ def _pack_by_day(block: Block, candidates: list[BlockItem], cap: int) -> int:
             item = BlockItem(f"{header}\n{item.text}", item.tokens + count_tokens(header), item.ref, item.meta)
         block.items.append(item)
     return used
-
-
-# Words of greeting, thanks and assent in English, Russian and Chinese: a remembered turn made of
-# nothing else ("Thanks, Melanie!", "Nice to meet you, Sam!", "好的，谢谢") says nothing a prompt needs;
-# nor does an assistant's stock offer ("How can I help you today?", "Anything else I can help with?").
-_FILLER_WORDS = """
-hi hello hey you thanks thank welcome bye goodbye see later ok okay sure yes yeah yep yup no nope cool great
-nice awesome wow lol haha hahaha good morning night evening meet glad pleasure congrats congratulations
-too really totally amazing so much lot soon take care talk chat catch up np sounds fun love bet
-again back i you're help today anything else happy problem day
-привет здравствуй здравствуйте спасибо пожалуйста пока ок окей ладно да нет круто класс отлично супер ага
-угу хорошо доброе утро ночи вечер рад рада приятно познакомиться увидимся давай
-你好 您好 谢谢 多谢 再见 好的 好 嗯 哈哈 早上好 晚安 拜拜 没问题 不客气 对 是的 太好了
-"""
-_FILLER_TERMS = frozenset(text.analyze(_FILLER_WORDS))
-_NAME = re.compile(r"\b[A-ZА-ЯЁ][a-zа-яё]+\b")
-
-
-@lru_cache(maxsize=4096)
-def is_filler(turn: str) -> bool:
-    """A turn of greetings, thanks and names only."""
-    terms = set(text.analyze(turn))
-    names = set(text.analyze(" ".join(_NAME.findall(turn))))
-    return not (terms - _FILLER_TERMS - names)
 
 
 def _pack(block: Block, candidates: list[BlockItem], cap: int, max_items: int | None = None,

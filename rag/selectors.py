@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from profiles.selectors import own_name_terms
 from rag import chunk_cache, llm_steps
 from rag import index as bm25_index
 from rag import query as query_terms
+from rag.filler import is_filler
 from rag.memories.ranking import memory_boosts
 from rag.models import TENANT_NAMESPACE, Chunk, user_namespace
 
@@ -247,11 +249,12 @@ def chunks_search(
         t_replies = time.perf_counter()
         fused, rows = _replies_lifted(fused, config.reply_candidates, config.reply_share, tenant_id, stores)
         timings["replies"] = _ms(t_replies)
-    if (config.speaker_boost or config.assistant_factor != 1.0) and fused:
+    if (config.speaker_boost or config.assistant_factor != 1.0 or config.filler_factor != 1.0) and fused:
         t_speaker = time.perf_counter()
         places = max(config.soft_candidates, _window(hydrated))  # the places a factor can change
         fused, rows = _said_by_named(fused, query, bool(dropped), 1 + config.speaker_boost, places, tenant_id,
-                                     stores, assistant=config.assistant_factor, read=rows)
+                                     stores, assistant=config.assistant_factor, filler=config.filler_factor,
+                                     read=rows)
         timings["speaker"] = _ms(t_speaker)
     if mode == "hybrid" and config.soft_candidates and fused:
         t_soft = time.perf_counter()
@@ -558,7 +561,7 @@ def _last_id(ids: list[Any] | None) -> str | None:
 
 def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: bool, factor: float, places: int,
                    tenant_id: int, stores: dict[str, chunk_cache.ChunkStore | None], assistant: float = 1.0,
-                   read: dict[int, dict[str, Any]] | None = None,
+                   read: dict[int, dict[str, Any]] | None = None, filler: float = 1.0,
                    ) -> tuple[dict[int, FusedScore], dict[int, dict[str, Any]]]:
     """The dialog turns said by someone the question names, their fused score × `factor`: "What
     does Melanie do?" is answered by what Melanie said far more often than by what was said to her
@@ -574,12 +577,18 @@ def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: boo
     is what the user said, and a reply echoing it ("That sounds fun, how is the violin going?") is short
     and carries the user's turn before it as context, so it outranked the statement it echoes.
 
+    A turn of greetings and thanks only ("Thanks!", "谢谢！"), × `filler` (the `filler` component), unless the
+    query is one too: it carries the turns before it as search text and so matched their words, while
+    saying nothing itself (a QA pass: "Thanks!" second for "what did I start half a year ago?").
+
     Only what reaches the first `places` (the soft match's and hydration's reach) matters, and a
     candidate scoring below the `places`-th score / `factor` cannot reach them: the rows read are
     those that can, which covers what the soft match and hydration read next (returned, so that a
     namespace outside the chunk stores costs one read of rows, not two)."""
     asked = frozenset() if query_terms.dialogue_turns(query) is not None else frozenset(analyze(query))
-    if not asked and assistant == 1.0:
+    if filler != 1.0 and is_filler(query):
+        filler = 1.0
+    if not asked and assistant == 1.0 and filler == 1.0:
         return fused, {}
     order = list(fused)
     if len(order) > places:
@@ -594,12 +603,17 @@ def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: boo
         dialog = row is not None and row["type"] == Chunk.Type.DIALOG
         speaker = row["speaker"] if row is not None else ""
         label = _label_terms(speaker) if speaker else ()
+        applied: dict[str, float] = {}
         if dialog and asked and ((label and label[0] in asked)
                                  or (own_name_asked and not speaker and row["role"] == Message.Role.USER)):
-            out[pk] = FusedScore(score.score * factor, {**score.components, "speaker": factor}, score.ranks)
-            changed = True
+            applied["speaker"] = factor
         elif dialog and assistant != 1.0 and row["role"] == Message.Role.ASSISTANT:
-            out[pk] = FusedScore(score.score * assistant, {**score.components, "assistant": assistant}, score.ranks)
+            applied["assistant"] = assistant
+        if dialog and filler != 1.0 and is_filler(row["text"]):
+            applied["filler"] = filler
+        if applied:
+            out[pk] = FusedScore(score.score * math.prod(applied.values()), {**score.components, **applied},
+                                 score.ranks)
             changed = True
         else:
             out[pk] = score

@@ -40,6 +40,9 @@ class RetrievalConfig:
     # score (rag.selectors._replies_lifted).
     reply_candidates: int = 0  # 0: off
     reply_share: float = 0.0
+    # A turn of greetings and thanks only ("Thanks!", "谢谢！"; rag.filler): fused score × this (1: off). It
+    # carries the turns before it as search text, so it matched their words with nothing of its own to say.
+    filler_factor: float = 1.0
 
 
 _KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity", "feedback", "llm", "soft_match",
@@ -81,6 +84,7 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
             semantic_weight=float(raw.get("semantic_rerank", {}).get("weight", 0.0)),
             reply_candidates=int(raw.get("replies", {}).get("candidates", 0)),
             reply_share=float(raw.get("replies", {}).get("share", 0.0)),
+            filler_factor=float(boosts.get("filler", 1.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: {exc!r}") from exc
@@ -92,6 +96,8 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: boosts.speaker must not be negative")
     if not 0 < config.assistant_factor <= 1:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: boosts.assistant must be above 0 and at most 1")
+    if not 0 < config.filler_factor <= 1:
+        raise ImproperlyConfigured(f"knowledge.yaml {where}: boosts.filler must be above 0 and at most 1")
     if config.soft_candidates < 0 or config.soft_weight < 0:
         raise ImproperlyConfigured(f"knowledge.yaml {where}: soft_match candidates and weight must not be negative")
     if config.semantic_candidates < 0 or config.semantic_weight < 0:

@@ -32,6 +32,9 @@ def _text(context, block: str) -> str:
     ("hello again", True), ("Welcome back, Maya!", True), ("Nice to meet you, Maya! How can I help today?", True),
     ("Anything else I can help with?", True), ("Have a great day!", True),
     ("I need help with the move to Seattle today.", False), ("Happy birthday to Lily!", False),
+    # A sentence's first word is capitalised whatever it is: a name only when called out.
+    ("Running every morning?", False), ("Бегать каждое утро?", False), ("Melanie, congrats!", True),
+    ("Jon! Congrats!", True),
 ])
 def test_greetings_and_thanks_are_filler_in_three_languages(turn: str, filler: bool) -> None:
     assert is_filler(turn) is filler

@@ -113,9 +113,12 @@ def test_a_conversation_as_the_query_favours_no_one(tenant) -> None:
 @pytest.mark.parametrize(("written", "wrong", "named"), [
     ("speaker: 0.0 ", "speaker: -1 ", r"boosts\.speaker"),
     # The assistant's factor lies in (0, 1]: 0 would hide its turns, above 1 favour them.
-    ("assistant: 0.8}", "assistant: 0}", r"boosts\.assistant"),
-    ("assistant: 0.8}", "assistant: 1.5}", r"boosts\.assistant"),
-    ("assistant: 0.8}", "assistant: -0.2}", r"boosts\.assistant"),
+    ("assistant: 0.8,", "assistant: 0,", r"boosts\.assistant"),
+    ("assistant: 0.8,", "assistant: 1.5,", r"boosts\.assistant"),
+    ("assistant: 0.8,", "assistant: -0.2,", r"boosts\.assistant"),
+    # So does the filler's: 0 would hide a thanks even from a search for it.
+    ("filler: 0.5}", "filler: 0}", r"boosts\.filler"),
+    ("filler: 0.5}", "filler: 1.5}", r"boosts\.filler"),
 ])
 def test_a_factor_out_of_its_range_is_a_configuration_error(tmp_path, settings, written: str, wrong: str,
                                                             named: str) -> None:
