@@ -26,6 +26,7 @@ from memoryhub.validation import (
     StrictFloatField,
     StrictIntegerField,
     StrictRegexField,
+    VisibleCharField,
 )
 
 # Past `_MAX_LISTED_CHOICES` a choice error points to the schema; a language's lists the codes itself,
@@ -300,7 +301,7 @@ class KnowledgeSearchApi(APIView):
     class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         mutually_exclusive = ("alias", "version")  # the schema says so too (memoryhub.openapi.AutoSchema)
 
-        query = StrictCharField(max_length=2000)
+        query = VisibleCharField(max_length=2000)
         domains = serializers.ListField(child=StrictChoiceField(choices=Domain.choices), min_length=1,
                                         default=["srd"], help_text="Default: srd alone; name lore for a "
                                                                    "world's own notes.")
@@ -423,7 +424,7 @@ class GoldenQuerySerializer(ClosedSerializerMixin, serializers.Serializer):
     split = StrictChoiceField(choices=["tune", "test"], default="test",
                               help_text="`test` (the default) is what the publish gate runs; `tune` is for "
                                         "choosing settings.")
-    query = StrictCharField(max_length=2000, help_text="As a player or a game master would ask.")
+    query = VisibleCharField(max_length=2000, help_text="As a player or a game master would ask.")
     expected = serializers.ListField(child=StrictCharField(max_length=300), min_length=1, max_length=50,
                                      help_text="Entry ids that answer it (e.g. 'Conditions/blinded').")
     note = StrictCharField(max_length=2000, required=False)

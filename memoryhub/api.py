@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,6 +27,7 @@ from memoryhub.validation import (
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
+    has_visible,
     query_data,
 )
 
@@ -176,7 +176,7 @@ class MessageInputSerializer(serializers.Serializer):
         if len(value) > limit:
             raise serializers.ValidationError(f"Ensure this field has no more than {limit} characters.")
         # A zero-width space alone passed as text, was indexed, and ranked in unrelated searches.
-        if not any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in value):
+        if not has_visible(value):
             raise serializers.ValidationError("This field holds no visible character.")
         return value
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -109,6 +110,22 @@ class _JSONType:
 
 class StrictCharField(_JSONType, serializers.CharField):
     json_types = (str,)
+
+
+def has_visible(value: str) -> bool:
+    """Whether the text shows anything: a zero-width space alone (Cf) is no text, though not blank to DRF."""
+    return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in value)
+
+
+class VisibleCharField(StrictCharField):
+    """A query or a text that must say something: "\u200b" alone was a 200 with nothing found for a search,
+    while a message of it was refused."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if not has_visible(value):
+            raise serializers.ValidationError("This field holds no visible character.", code="blank")
+        return value
 
 
 class StrictRegexField(_JSONType, serializers.RegexField):

@@ -29,6 +29,7 @@ from memoryhub.validation import (
     StrictChoiceField,
     StrictFloatField,
     StrictIntegerField,
+    VisibleCharField,
 )
 from people import selectors, services
 from people.models import MergeProposal, Person, PersonMention
@@ -161,7 +162,7 @@ class PersonDetailApi(APIView):
 
 class PeopleSearchApi(APIView):
     class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
-        query = StrictCharField(max_length=4000)
+        query = VisibleCharField(max_length=4000)
         threshold = StrictFloatField(min_value=0, max_value=1, required=False,
                                            help_text="Minimum score (default 0.65).")
         max_results = StrictIntegerField(min_value=1, max_value=100, required=False)

@@ -32,6 +32,7 @@ from memoryhub.validation import (
     StrictFloatField,
     StrictIntegerField,
     StrictRegexField,
+    VisibleCharField,
 )
 from rag import chat, output, selectors, services
 from rag import context as rag_context
@@ -151,7 +152,7 @@ def _skipped_steps(data: dict, ran: list[str], found: int,
 
 class SearchApi(APIView):
     class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
-        query = StrictCharField(max_length=4000)
+        query = VisibleCharField(max_length=4000)
         user_id = StrictRegexField(CLIENT_ID_REGEX)
         k = StrictIntegerField(min_value=1, max_value=100, default=10)
         mode = StrictChoiceField(choices=["hybrid", "bm25", "vector"], default="hybrid")
@@ -207,7 +208,7 @@ class SearchApi(APIView):
 class ContextApi(APIView):
     class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         user_id = StrictRegexField(CLIENT_ID_REGEX)
-        query = StrictCharField(max_length=4000)
+        query = VisibleCharField(max_length=4000)
         session_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
         budget_tokens = StrictIntegerField(min_value=50, max_value=200_000, required=False)
         k = StrictIntegerField(min_value=1, max_value=100, default=20)

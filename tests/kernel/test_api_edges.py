@@ -594,3 +594,17 @@ def test_a_misspelt_query_parameter_is_a_400_naming_it_as_a_misspelt_body_key_is
     refused = client.get(path, {misspelt: "2"})
     assert refused.status_code == 400, refused.content
     assert refused.json()["error"]["fields"] == {misspelt: ["Unknown field."]}
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/api/v1/search", {"user_id": "alice"}),
+    ("/api/v1/context", {"user_id": "alice"}),
+    ("/api/v1/users/alice/people/search", {}),
+])
+def test_a_query_of_invisible_characters_is_a_400_naming_it(client_a, path: str, body: dict) -> None:
+    """QA: a search for "\\u200b" alone was a 200 with nothing found, while a message of it was refused."""
+    client, _ = client_a
+    response = client.post(path, {**body, "query": "\u200b\ufeff "}, format="json")
+    assert response.status_code == 400, response.content
+    assert "no visible character" in str(response.json()["error"]["fields"]["query"])
+    assert client.post(path, {**body, "query": "Mos\u200bcow"}, format="json").status_code == 200
