@@ -43,8 +43,9 @@ from lore.campaigns.models import (
     Party,
     Thread,
 )
+from lore.selectors import MIN_COSINE
 from lore.services import fit_dims
-from memoryhub.embeddings import embed_query_if_available
+from memoryhub.embeddings import cosine_floor, embed_query_if_available
 from memoryhub.exceptions import ApplicationError
 from memoryhub.search import vectors
 from memoryhub.text import analyze
@@ -145,6 +146,15 @@ def episode_search(campaign: Campaign, party: Party, query: str, k: int | None =
         vector = fit_dims(embedded, cfg.dims)[0]
         ranked = vectors.nearest(chunks, vector, k or cfg.k_vector, namespace_size=size,
                                  hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True)
+        # The world search's relevance floor: a summary needs a word of the question or a cosine of at least
+        # MIN_COSINE (on the embedder's scale). A QA pass: "zzzz qqqq" and a Russian question about a duel
+        # returned k summaries, the first about a forge repair at a negative cosine; "nothing" is the answer.
+        floor = cosine_floor(MIN_COSINE)
+        near = [pk for pk, score in ranked if score >= floor]
+        rest = np.asarray(sorted(pk for pk, score in ranked if score < floor), dtype=np.int64)
+        worded = {pk for pk, _ in bm25_index.namespace_index(campaign.tenant_id, campaign.episode_namespace).search(
+            analyze(query), len(rest), allowed=rest)} if len(rest) else set()
+        ranked = [(pk, score) for pk, score in ranked if pk in worded or pk in near]
     else:
         # Summaries embedded by another embedder until `reindex`, or the embedder away: found by
         # their words meanwhile.

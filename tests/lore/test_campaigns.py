@@ -596,8 +596,18 @@ def test_episode_search_finds_the_partys_summary_by_meaning_and_not_another_part
     engine.post(f"{BASE}/summaries", {**forge, "summary_id": "s_other", "party_id": "pty_002"}, format="json")
     party = Party.objects.get(slug="pty_001")
     hits = selectors.episode_search(party.campaign, party, "dwarf mended the katana at the anvil", k=5)
-    assert [h["summary_id"] for h in hits][:1] == ["s_forge"]
-    assert {h["summary_id"] for h in hits} == {"s_forge", "s_bridge"}
+    assert [h["summary_id"] for h in hits] == ["s_forge"]  # the bridge summary shares no word and is far
+    hits = selectors.episode_search(party.campaign, party, "what happened at the bridge and the anvil?", k=5)
+    assert {h["summary_id"] for h in hits} == {"s_forge", "s_bridge"}  # never the other party's s_other
+
+
+def test_episode_search_answers_nothing_for_a_question_no_episode_is_about(engine):
+    """QA: "zzzz qqqq" returned k summaries, the first at a negative cosine."""
+    engine.post(f"{BASE}/summaries", _summary("s_bridge"), format="json")
+    party = Party.objects.get(slug="pty_001")
+    assert selectors.episode_search(party.campaign, party, "zzzz qqqq", k=4) == []
+    assert selectors.episode_search(party.campaign, party, "дуэль под дождём", k=4) == []
+    assert [h["summary_id"] for h in selectors.episode_search(party.campaign, party, "bridge", k=4)] == ["s_bridge"]
 
 
 def test_episodes_of_another_embedder_are_found_by_their_words(engine):

@@ -57,7 +57,8 @@ def test_episode_search_finds_the_partys_episode_about_the_question_whenever_it_
     assert status == 200 and (body["campaign_id"], body["party_id"]) == ("demo_moon", "pty_demo")
     assert body["hits"][0]["summary_id"] == "sum_demo_001"  # the oldest of the three
     assert body["hits"][0]["document"]["notes"].startswith("Li Shen let the party cross")
-    assert len(body["hits"]) == 2 and body["sources"] == [f"summary:{h['summary_id']}" for h in body["hits"]]
+    # k is at most: the other two episodes share no word with the question and are far from it.
+    assert len(body["hits"]) == 1 and body["sources"] == [f"summary:{h['summary_id']}" for h in body["hits"]]
     status, body = call(client, "episode_search", {"campaign_id": "demo_moon", "party_id": "pty_demo",
                                                    "query": "the katana was mended at the forge"})
     assert status == 200 and body["hits"][0]["summary_id"] == "sum_demo_003"
