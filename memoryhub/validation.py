@@ -121,6 +121,11 @@ class VisibleCharField(StrictCharField):
     """A query or a text that must say something: "\u200b" alone was a 200 with nothing found for a search,
     while a message of it was refused."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        said = kwargs.get("help_text") or ""
+        kwargs["help_text"] = f"{said} Must hold a visible character (not only spaces or zero-width ones).".strip()
+        super().__init__(**kwargs)
+
     def to_internal_value(self, data: Any) -> Any:
         value = super().to_internal_value(data)
         if not has_visible(value):
