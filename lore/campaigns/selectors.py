@@ -150,11 +150,10 @@ def episode_search(campaign: Campaign, party: Party, query: str, k: int | None =
         # MIN_COSINE (on the embedder's scale). A QA pass: "zzzz qqqq" and a Russian question about a duel
         # returned k summaries, the first about a forge repair at a negative cosine; "nothing" is the answer.
         floor = cosine_floor(MIN_COSINE)
-        near = [pk for pk, score in ranked if score >= floor]
-        rest = np.asarray(sorted(pk for pk, score in ranked if score < floor), dtype=np.int64)
+        far = np.asarray(sorted(pk for pk, score in ranked if score < floor), dtype=np.int64)
         worded = {pk for pk, _ in bm25_index.namespace_index(campaign.tenant_id, campaign.episode_namespace).search(
-            analyze(query), len(rest), allowed=rest)} if len(rest) else set()
-        ranked = [(pk, score) for pk, score in ranked if pk in worded or pk in near]
+            analyze(query), len(far), allowed=far)} if len(far) else set()
+        ranked = [(pk, score) for pk, score in ranked if score >= floor or pk in worded]
     else:
         # Summaries embedded by another embedder until `reindex`, or the embedder away: found by
         # their words meanwhile.
