@@ -11,7 +11,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from memoryhub.registry import Decision
 from memoryhub.text import analyze
 from profiles.conf import confidence_threshold
-from profiles.keys import KEY_ORDER
+from profiles.keys import KEY_ORDER, value_norm
 from profiles.models import FactEvent, UserProfile
 
 CONTEXT_HEADERS = {
@@ -72,6 +72,34 @@ def own_name_forget(*, tenant_id: int, user_id: str) -> None:
     within OWN_NAME_TTL_S."""
     with _own_names_lock:
         _own_names.pop((tenant_id, user_id), None)
+
+
+# The events by which a message stated a key's value (new_value is what it said).
+_STATED = (FactEvent.Action.CREATED, FactEvent.Action.CONFIRMED, FactEvent.Action.UPDATED, FactEvent.Action.REPLACED,
+           FactEvent.Action.APPROVED, FactEvent.Action.EDITED)
+
+
+def corrections_of(*, tenant_id: int, user_id: str, message_ids: list[int]) -> dict[int, int]:
+    """For each of `message_ids` that stated a single-valued fact since replaced ("I live in Boston"
+    after "I moved to Seattle"), the message that states the active value: {stale turn: its correction}.
+    A prompt shown the old statement without the new one reads it as current (the profile line says
+    Seattle, the remembered turn Boston). Two indexed reads, none when no message stated a fact."""
+    if not message_ids:
+        return {}
+    stated = list(FactEvent.objects.filter(tenant_id=tenant_id, user_id=user_id, source_message_id__in=message_ids,
+                                           action__in=_STATED).exclude(new_value="")
+                  .values_list("source_message_id", "key", "new_value"))
+    if not stated:
+        return {}
+    current = {fact.key: fact for fact in UserProfile.objects.filter(
+        tenant_id=tenant_id, user_id=user_id, key__in={key for _, key, _ in stated}, multi=False,
+        status=UserProfile.Status.ACTIVE, source_message__isnull=False)}
+    corrections: dict[int, int] = {}
+    for message_id, key, value in stated:
+        fact = current.get(key)
+        if fact is not None and fact.source_message_id != message_id and fact.value_norm != value_norm(value):
+            corrections.setdefault(message_id, fact.source_message_id)
+    return corrections
 
 
 def fact_history(*, tenant_id: int, user_id: str, key: str) -> QuerySet[FactEvent]:

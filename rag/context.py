@@ -26,11 +26,12 @@ from memoryhub.selectors import session_recent_messages_by_ids
 from memoryhub.sensitive import redact
 from memoryhub.validation import iso_instant
 from people.selectors import inner_circle_context_items, relevant_people_context_items
-from profiles.selectors import profile_context_items
+from profiles.selectors import corrections_of, profile_context_items
 from rag.chunk_cache import chunk_matches
 from rag.filler import is_filler
 from rag.memories.context import typed_memories_block
-from rag.selectors import SearchFilters, SearchItem, chunks_search
+from rag.models import Chunk
+from rag.selectors import SearchFilters, SearchItem, chunks_search, turn_chunks
 
 # The same lines (a chunk's memory line, a person's, a fact's) come back request after request,
 # and estimating tokens scans every character: ~25 counts were ~7% of a context's CPU in process.
@@ -354,6 +355,7 @@ def context_assemble(
     people_candidates = _lines(relevant_people_context_items(tenant_id=tenant_id, user_id=user_id, query=query))
     people_used = _pack(people, people_candidates, people_cap)
     cap = min(remaining - people_used, int(budget * shares["memories"]["max_share"]))
+    candidates = _with_corrections(block, candidates, turn_of, recent_ids, tenant_id=tenant_id, user_id=user_id)
     # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing.
     candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate)
     remaining -= _pack_by_day(block, candidates, cap)
@@ -364,6 +366,49 @@ def context_assemble(
     _top_up(context, ("inner_circle", "profile", "relevant_people", "recent_turns"), contiguous={"recent_turns"},
             shown=said)
     return context
+
+
+def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[str, int], recent_ids: set[int],
+                      *, tenant_id: int, user_id: str) -> list[BlockItem]:
+    """The candidates with, right before a turn that stated a fact the user has since changed ("I live
+    in Boston"), the turn that states its current value ("I moved to Seattle last week!"): the old
+    statement alone reads as current, and the new one, sharing no word with "where do I live now?",
+    was below the floor. Dated, the two lines tell the change. None when the recent turns show it."""
+    said = {message_id: ref for ref, message_id in turn_of.items()}
+    corrections = corrections_of(tenant_id=tenant_id, user_id=user_id, message_ids=list(said))
+    wanted = {new for new in corrections.values() if new not in recent_ids}
+    if not wanted:
+        return candidates
+    by_ref = {c.ref: c for c in candidates}
+    fetched = turn_chunks(tenant_id=tenant_id, user_id=user_id, message_ids=wanted - said.keys())
+    out: list[BlockItem] = []
+    placed: set[int] = set()
+    for item in candidates:
+        message_id = turn_of.get(item.ref)
+        if message_id in placed:
+            continue  # moved up before the statement it corrects
+        new = corrections.get(message_id) if message_id is not None else None
+        if new in wanted and new not in placed:
+            correction = by_ref[said[new]] if new in said else _chunk_item(fetched.get(new), turn_of)
+            if correction is not None:
+                out.append(correction)
+                placed.add(new)
+                block.cut = [c for c in block.cut if c["ref"] != correction.ref]
+        out.append(item)
+        if message_id is not None:
+            placed.add(message_id)
+    return out
+
+
+def _chunk_item(chunk: Chunk | None, turn_of: dict[str, int]) -> BlockItem | None:
+    """A memories line for a dialog chunk that the search did not return."""
+    if chunk is None:
+        return None
+    line, ref = f"- {chunk.speaker or chunk.role}: {chunk.text}", f"chunk:{chunk.pk}"
+    turn_of[ref] = int(chunk.source_id.partition(":")[2])
+    day = chunk.created_ts.date().isoformat() if chunk.created_ts else ""
+    return BlockItem(line, count_tokens(line), ref, {"score": 0.0, "type": "dialog", "day": day,
+                                                       "at": iso_instant(chunk.created_ts) or "", "correction": True})
 
 
 def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, turn_of: dict[str, int],

@@ -125,6 +125,20 @@ def _live(queryset: QuerySet[Chunk], now: datetime) -> QuerySet[Chunk]:
     return queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
 
 
+def turn_chunks(*, tenant_id: int, user_id: str, message_ids: set[int]) -> dict[int, Chunk]:
+    """The live dialog chunk of each of the user's messages (a split turn's first part)."""
+    if not message_ids:
+        return {}
+    chunks = _live(Chunk.objects.filter(tenant_id=tenant_id, namespace=user_namespace(user_id),
+                                        type=Chunk.Type.DIALOG,
+                                        source_id__in=[f"message:{pk}" for pk in message_ids]), timezone.now())
+    chunks = chunks.only("id", "source_id", "role", "speaker", "text", "created_ts")
+    first: dict[int, Chunk] = {}
+    for chunk in chunks.order_by("-id"):
+        first[int(chunk.source_id.partition(":")[2])] = chunk
+    return first
+
+
 def chunks_search(
     *,
     tenant_id: int,

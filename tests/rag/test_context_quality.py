@@ -295,3 +295,59 @@ def test_one_long_turn_shows_its_beginning_and_the_turns_before_it_stay(tenant) 
     shown = [item.text.split(": ", 1)[1] for item in next(b for b in zh.blocks if b.name == "recent_turns").items]
     assert shown[0] == "我们下个月去日本。"
     assert shown[1].startswith("这是我的行程：东京京都") and shown[1].endswith(" …")
+
+
+MOVES = {
+    "en": (["I live in Boston, near the harbor. I love walking by the water.", "My job at the hospital keeps me busy."],
+           ["Big news: I moved to Seattle last week!", "The weather here is rainy but nice."],
+           "where do I live now?", "Seattle"),
+    "ru": (["Я живу в Бостоне, рядом с гаванью. Люблю гулять у воды.", "Работа в больнице отнимает много времени."],
+           ["Новости: на прошлой неделе я переехал в Сиэтл!", "Погода здесь дождливая, но приятная."],
+           "где я сейчас живу?", "Сиэтл"),
+    "zh": (["我住在波士顿，靠近港口。我喜欢在水边散步。", "医院的工作让我很忙。"],
+           ["大新闻：我上周搬到西雅图了！", "这里的天气多雨，但很舒服。"],
+           "我现在住在哪里？", "西雅图"),
+}
+
+
+@pytest.mark.parametrize("lang", MOVES)
+def test_a_remembered_statement_of_a_changed_fact_comes_with_the_turn_that_changed_it(tenant, lang: str) -> None:
+    """QA: "where do I live now?" showed "I live in Boston" and left "I moved to Seattle" below the floor
+    (no word in common), while the profile said Seattle: the prompt contradicted itself."""
+    before, after, query, city = MOVES[lang]
+    append_messages(tenant, "u1", "s1", before, start=START, auto_extract=True)
+    append_messages(tenant, "u1", "s2", after, start=datetime(2024, 6, 1, 9, tzinfo=UTC), auto_extract=True)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=200)
+    memories = _text(context, "memories")
+    assert before[0] in memories and after[0] in memories, context.render()
+    # Days in time order: the change is read after what it changed.
+    assert memories.index(before[0]) < memories.index(after[0])
+    assert f"location: {city}" in _text(context, "profile")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_with_room_for_one_line_the_current_statement_is_the_one_shown(tenant, lang: str) -> None:
+    before, after, query, _ = MOVES[lang]
+    append_messages(tenant, "u1", "s1", before, start=START, auto_extract=True)
+    append_messages(tenant, "u1", "s2", after, start=datetime(2024, 6, 1, 9, tzinfo=UTC), auto_extract=True)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=50)
+    memories = _text(context, "memories")
+    assert after[0] in memories and before[0] not in memories, context.render()
+
+
+def test_a_statement_still_current_brings_no_other_turn(tenant) -> None:
+    append_messages(tenant, "u1", "s1", ["I live in Boston, near the harbor."], start=START, auto_extract=True)
+    append_messages(tenant, "u1", "s2", ["I work as a nurse at the city hospital."],
+                    start=datetime(2024, 6, 1, 9, tzinfo=UTC), auto_extract=True)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="where do I live?", session_id=None,
+                               budget_tokens=200)
+    memories = _text(context, "memories")
+    assert "Boston" in memories and "nurse" not in memories, context.render()
+
+
+def test_a_correction_the_recent_turns_show_is_not_repeated(tenant) -> None:
+    before, after, query, _ = MOVES["en"]
+    append_messages(tenant, "u1", "s1", before, start=START, auto_extract=True)
+    append_messages(tenant, "u1", "s2", after, start=datetime(2024, 6, 1, 9, tzinfo=UTC), auto_extract=True)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id="s2", budget_tokens=400)
+    assert after[0] in _text(context, "recent_turns") and after[0] not in _text(context, "memories"), context.render()
