@@ -355,7 +355,8 @@ def context_assemble(
     people_candidates = _lines(relevant_people_context_items(tenant_id=tenant_id, user_id=user_id, query=query))
     people_used = _pack(people, people_candidates, people_cap)
     cap = min(remaining - people_used, int(budget * shares["memories"]["max_share"]))
-    candidates = _with_corrections(block, candidates, turn_of, recent_ids, tenant_id=tenant_id, user_id=user_id)
+    candidates = _with_corrections(block, candidates, turn_of, sources_of, recent_ids, typed_restate,
+                                   tenant_id=tenant_id, user_id=user_id)
     # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing.
     candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate)
     remaining -= _pack_by_day(block, candidates, cap)
@@ -368,14 +369,21 @@ def context_assemble(
     return context
 
 
-def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[str, int], recent_ids: set[int],
-                      *, tenant_id: int, user_id: str) -> list[BlockItem]:
-    """The candidates with, right before a turn that stated a fact the user has since changed ("I live
-    in Boston"), the turn that states its current value ("I moved to Seattle last week!"): the old
-    statement alone reads as current, and the new one, sharing no word with "where do I live now?",
-    was below the floor. Dated, the two lines tell the change. None when the recent turns show it."""
+def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[str, int],
+                      sources_of: dict[str, frozenset[int]], recent_ids: set[int], typed: set[int], *,
+                      tenant_id: int, user_id: str) -> list[BlockItem]:
+    """The candidates with, right before a line that states a fact the user has since changed ("I live
+    in Boston", or a memory consolidated from it), the turn that states its current value ("I moved to
+    Seattle last week!"): the old statement alone reads as current, and the new one, sharing no word
+    with "where do I live now?", was below the floor. Dated, the two lines tell the change. A turn
+    that a shown typed memory restates (`typed`) is corrected first of all. Not when the recent turns
+    show the correction."""
     said = {message_id: ref for ref, message_id in turn_of.items()}
-    corrections = corrections_of(tenant_id=tenant_id, user_id=user_id, message_ids=list(said))
+    # What each line states: a turn, or the turns a memory restates; first the typed memories block's.
+    stated = [(None, set(typed)), *((c, {turn_of[c.ref]} if c.ref in turn_of else set(sources_of.get(c.ref, ())))
+                                    for c in candidates)]
+    corrections = corrections_of(tenant_id=tenant_id, user_id=user_id,
+                                 message_ids=sorted(set().union(*(turns for _, turns in stated))))
     wanted = {new for new in corrections.values() if new not in recent_ids}
     if not wanted:
         return candidates
@@ -383,18 +391,18 @@ def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[s
     fetched = turn_chunks(tenant_id=tenant_id, user_id=user_id, message_ids=wanted - said.keys())
     out: list[BlockItem] = []
     placed: set[int] = set()
-    for item in candidates:
-        message_id = turn_of.get(item.ref)
+    for item, turns in stated:
+        message_id = turn_of.get(item.ref) if item is not None else None
         if message_id in placed:
             continue  # moved up before the statement it corrects
-        new = corrections.get(message_id) if message_id is not None else None
-        if new in wanted and new not in placed:
+        for new in sorted({corrections[m] for m in turns if m in corrections} & wanted - placed):
             correction = by_ref[said[new]] if new in said else _chunk_item(fetched.get(new), turn_of)
             if correction is not None:
                 out.append(correction)
                 placed.add(new)
                 block.cut = [c for c in block.cut if c["ref"] != correction.ref]
-        out.append(item)
+        if item is not None:
+            out.append(item)
         if message_id is not None:
             placed.add(message_id)
     return out

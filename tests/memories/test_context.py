@@ -179,3 +179,20 @@ def test_a_typed_memory_below_its_floor_does_not_come_back_through_the_memories_
     assert not below & {i.ref for i in blocks["memories"].items}
     assert below <= {c["ref"] for c in blocks["memories"].cut if c["reason"] == "below_floor"}
     assert "too short" not in context.render() and "ridge trail" in context.render()
+
+
+def test_a_memory_of_a_fact_the_user_changed_comes_with_the_turn_that_changed_it(tenant) -> None:
+    """A consolidated memory of "I live in Boston" reads as current as the turn did: the turn that
+    states the new value comes with it (rag.context._with_corrections)."""
+    from memoryhub.models import Message
+
+    append_messages(tenant, "anna", "s1", ["I live in Boston, near the harbor."], start=START, auto_extract=True)
+    append_messages(tenant, "anna", "s2", ["Big news: I moved to Seattle last week!"],
+                    start=START + timedelta(days=60), auto_extract=True)
+    boston = Message.objects.get(tenant=tenant, text__contains="Boston")
+    memories_create(tenant=tenant, user_id="anna", conf_uid="neiri", items=[
+        MemoryInput(text="Anna's home city: Boston, Massachusetts.", kind="user", occurred_at=START,
+                    meta={"source_message_ids": [boston.pk]})])
+    context = context_assemble(tenant_id=tenant.pk, user_id="anna", query="What is Anna's home city?",
+                               session_id=None, budget_tokens=300).render()
+    assert "home city: Boston" in context and "I moved to Seattle" in context, context
