@@ -331,7 +331,8 @@ class SummaryRecordApi(APIView):
     """Record an episodic summary after a turn or on an event. Idempotent by
     `summary_id`: the same body answers 200 with the first answer; another body is a 409. Flags,
     disposition changes (`relations_delta`, towards the party or one hero of it, bounded by
-    GM_DISPOSITION_MAX_DELTA) and the `episode` chunk commit together. A flag holds the value of the
+    GM_DISPOSITION_MAX_DELTA, of the NPCs in the scene's `who.npcs` only; a delta of 0 is not recorded) and
+    the `episode` chunk commit together. A flag holds the value of the
     latest summary by `when` that named it: a summary older than one that already did (a late retry) is
     recorded, but leaves that flag as it is (`flags_not_applied`); its dispositions, which are deltas,
     still move."""
@@ -346,7 +347,11 @@ class SummaryRecordApi(APIView):
                                "tokens, each NPC's `delta`s towards the party, or towards one hero, together within "
                                "±GM_DISPOSITION_MAX_DELTA, a hero of `towards` (`hero_id:p_A`) one of `who.players` "
                                "(400 `unknown_hero`), flag names letters, digits and _ . : -; the party and the NPCs "
-                               "must exist (404).",
+                               "must exist (404). A summary moves the dispositions of its scene's NPCs only: a "
+                               "`relations_delta` item's `npc_id` not in `who.npcs` is a 400 `npc_not_in_scene` on "
+                               "`/relations_delta/<i>/npc_id` naming the NPC, and nothing is recorded. A `delta` of "
+                               "0 changes nothing and is not recorded: no `disposition_changes` entry, no history "
+                               "row, no disposition started for it.",
                    responses={201: OpenApiResponse(OpenApiTypes.OBJECT, description=SUMMARY_ANSWER_TEXT),
                               200: OpenApiResponse(description="A replay: the first answer."),
                               **CONFLICT, **ERRORS},
@@ -422,9 +427,14 @@ class ArtCardRecordApi(APIView):
 
     @extend_schema(operation_id="campaign_artcard_record", request={"application/json": openapi_schema("artcard")},
                    description="Body: a document of `schemas/artcard.schema.json`. Without `visual_tags`, MemoryHub "
-                               "writes them (seed §8.8): words of `prompt_text` at once, a model's 5–8 later when an "
-                               "LLM is configured (`tags_pending`). The answer: the document with `visual_tags` as "
-                               "they stand, `tags_source` (engine | derived | model) and `tags_pending`.",
+                               "writes them (seed §8.8): phrases of `prompt_text` at once, broken at function words "
+                               "and verbs, Russian in the nominative (\"замок на холме у моря\" → замок, холм, море), "
+                               "a model's 5–8 later when an LLM is configured (`tags_pending`). A `prompt_text` "
+                               "with no word to derive a tag from (function words, punctuation, symbols only) and "
+                               "no `visual_tags` is a 400 `visual_tags_required` on `/visual_tags`; a posted tag of "
+                               "blanks one on `/visual_tags/<i>`: a card always has tags. The answer: the document "
+                               "with `visual_tags` as they stand, `tags_source` (engine | derived | model) and "
+                               "`tags_pending`.",
                    responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **CONFLICT, **ERRORS},
                    examples=[OpenApiExample("An art card", request_only=True, value=ARTCARD_EXAMPLE)])
     def post(self, request: Request, campaign: str) -> Response:

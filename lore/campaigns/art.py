@@ -7,13 +7,14 @@ computed before the transaction opens, as a summary's is. `art_suggest`'s `query
 BM25 and vector, fused by RRF with the `artcards` domain's weights (config/knowledge.yaml).
 
 Tags (seed §8.8: "5–8 visual_tags from the scene's text, a quick nano call"): a card posted without
-`visual_tags` gets words of its prompt text at once (`derive_tags`, offline: never a card without words),
-and, when an LLM is configured, the `artcard_tag` job asks a model (agent `art_tagger`) for 5–8 from the
-prompt text and the scene's summary, outside any transaction, then replaces the derived tags and the
-chunk. A fault never loses the card: transient ones (429, 5xx, timeouts) are retried by the task with
-backoff, then the card keeps its derived tags; a reply that is no valid JSON after one re-ask ends the
-same way, at once. The beat's `artcards_sweep` re-enqueues tagging a lost message left pending and
-indexes the cards of active campaigns that have no chunk (recorded before cards were indexed).
+`visual_tags` gets phrases of its prompt text at once (`derive_tags`, offline; a prompt text with no content
+word is refused, so never a card without tags), and, when an LLM is configured, the `artcard_tag` job asks
+a model (agent `art_tagger`) for 5–8 from the prompt text and the scene's summary, outside any transaction,
+then replaces the derived tags and the chunk. A fault never loses the card: transient ones (429, 5xx,
+timeouts) are retried by the task with backoff, then the card keeps its derived tags; a reply that is no
+valid JSON after one re-ask ends the same way, at once. The beat's `artcards_sweep` re-enqueues tagging a
+lost message left pending and indexes the cards of active campaigns that have no chunk (recorded before
+cards were indexed).
 
 Renamed NPCs: the chunk names the card's NPCs, so `npc_upsert` changing one's name or archetype marks the cards
 showing it `reindex_pending`, in its transaction, and enqueues `artcards_refresh` after commit, which embeds the
@@ -30,6 +31,7 @@ strip-media keeps both (the words stay).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Sequence
@@ -38,6 +40,7 @@ from typing import Any
 
 import jsonschema
 import numpy as np
+import rjieba
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -51,7 +54,7 @@ from memoryhub.embeddings import cosine_floor, embed_query_if_available, get_emb
 from memoryhub.llm import LLMError, LLMUnavailable, get_llm
 from memoryhub.search import vectors
 from memoryhub.search.fusion import FusedScore, fuse
-from memoryhub.text import HAN_CHAR, analyze, analyze_query, words
+from memoryhub.text import HAN_CHAR, analyze, analyze_query, normalize, words
 from rag import index as bm25_index
 from rag import selectors as rag_selectors
 from rag.models import Chunk, Namespace
@@ -86,26 +89,112 @@ def card_text(document: dict[str, Any], tags: Sequence[str], npcs: dict[str, tup
     return " ".join(parts)
 
 
-_PHRASES = re.compile(r"[,;:.!?\n\u3001\u3002\uff0c\uff1b\uff1a\uff01\uff1f]+|\s+(?:and|with|и|с|со)\s+")
+_PHRASES = re.compile(r"[,;:.!?\n\u3001\u3002\uff0c\uff1b\uff1a\uff01\uff1f]+")
+_HAN_RUN = re.compile(f"({HAN_CHAR.pattern}+)")
+_CYRILLIC = re.compile("[\u0400-\u052f]")
+# A tag is a run of content words; these end one. Russian, by pymorphy3's reading: prepositions, conjunctions,
+# particles, interjections, pronouns and verbs ("замок возле моря" has a preposition no stopword list names).
+_RU_BREAKS = frozenset({"PREP", "CONJ", "PRCL", "INTJ", "NPRO", "VERB", "INFN", "GRND"})
+# Chinese, by jieba's part of speech: prepositions, conjunctions, localisers (上 in 山丘上 is "on"), pronouns,
+# particles, modal particles, interjections, adverbs and verbs (not verbal nouns, vn: 战斗 is a fight).
+_ZH_BREAKS = frozenset("pcfruyed")
+# What joins a Chinese modifier to its noun (白色的狐狸, a white fox): left out, the tag goes on.
+_ZH_GLUE = frozenset({"的", "之"})
+_RU_ADJECTIVES = frozenset({"ADJF", "PRTF", "NUMR"})
+# A noun's second locative, genitive or accusative ("в лесу", "чашка чаю") takes the adjective's first one.
+_RU_CASE = {"loc2": "loct", "gen2": "gent", "acc2": "accs"}
+
+
+@functools.cache
+def _morph() -> Any:
+    """pymorphy3's Russian analyser, loaded at the first Russian tag (~20 MB, 0.1 s). Its own, as profiles and
+    people have theirs: lore imports no other app. Two first calls at once may both load it; one is kept."""
+    import pymorphy3
+
+    return pymorphy3.MorphAnalyzer(lang="ru")
+
+
+def _breaks_ru(word: str) -> bool:
+    return _morph().parse(word)[0].tag.POS in _RU_BREAKS
+
+
+def _tokens(phrase: str) -> list[tuple[str, str]]:
+    """The phrase's words, each with what it does to a tag: `word` (goes in), `break` (ends it: a
+    function word, a verb) or `glue` (left out, the tag goes on)."""
+    out: list[tuple[str, str]] = []
+    for i, piece in enumerate(_HAN_RUN.split(normalize(phrase))):
+        if i % 2:  # a Han run, segmented and tagged by jieba
+            for word, flag in rjieba.tag(piece):
+                if word in _ZH_GLUE:
+                    out.append((word, "glue"))
+                elif not analyze(word) or flag[0] in _ZH_BREAKS or (flag[0] == "v" and flag != "vn"):
+                    out.append((word, "break"))
+                else:
+                    out.append((word, "word"))
+            continue
+        for word in words(piece):
+            stop = not analyze(word) or (_CYRILLIC.search(word) is not None and _breaks_ru(word))
+            out.append((word, "break" if stop else "word"))
+    return out
+
+
+def _nominative(run: list[str]) -> list[str]:
+    """A Russian noun phrase with its head noun and the adjectives before it in the nominative, so the
+    tags of two cards meet whatever case the prompt put them in ("у моря" → море, "на левой щеке" →
+    левая щека); the words after the head stay as they are (its genitive: "стен замка" → стены замка).
+    Unchanged when the head is not Russian or no reading of it agrees with the adjectives before it."""
+    morph = _morph()
+    head = next((i for i, word in enumerate(run) if _CYRILLIC.search(word)
+                 and morph.parse(word)[0].tag.POS == "NOUN"), None)
+    if head is None:
+        return run
+    for noun in (p for p in morph.parse(run[head]) if p.tag.POS == "NOUN" and p.tag.case):
+        case = _RU_CASE.get(noun.tag.case, noun.tag.case)
+        agreeing = []
+        for word in run[:head]:
+            reading = next((p for p in morph.parse(word) if p.tag.POS in _RU_ADJECTIVES
+                            and p.tag.case == case and p.tag.number == noun.tag.number
+                            and (noun.tag.number == "plur" or p.tag.gender in (None, noun.tag.gender))), None)
+            if reading is None:
+                break
+            agreeing.append(reading)
+        else:
+            grammemes = {"nomn", "plur"} if noun.tag.number == "plur" else {"nomn"}
+            forms = [p.inflect(grammemes) for p in [*agreeing, noun]]
+            if all(forms):
+                return [normalize(f.word) for f in forms if f] + run[head + 1:]
+    return run
+
+
+def _runs(phrase: str) -> list[list[str]]:
+    """The phrase's runs of content words, a function word or a verb ending each."""
+    runs: list[list[str]] = [[]]
+    for word, role in _tokens(phrase):
+        if role == "word":
+            runs[-1].append(word)
+        elif role == "break" and runs[-1]:
+            runs.append([])
+    return [run for run in runs if run]
 
 
 def derive_tags(text: str, limit: int = TAGS_MAX) -> list[str]:
-    """Up to `limit` tags from a prompt text, offline: its phrases ("moonlit bridge, mist, ronin with scar
-    on left cheek" → moonlit_bridge, mist, ronin, scar_left_cheek), each without the stopwords the
-    BM25 analyzers drop (en, ru, zh); a phrase of more than three words gives its words one by one."""
+    """Up to `limit` tags from a prompt text, offline: its phrases broken at function words and verbs, never
+    glued across them ("moonlit bridge, mist, ronin with scar on left cheek" → moonlit_bridge, mist, ronin,
+    scar, left_cheek; "замок на холме у моря" → замок, холм, море, Russian in the nominative; "海边山丘上的城堡"
+    → 海边山丘, 城堡); a run of more than three words gives its words one by one. Empty when the text has no
+    content word (only function words, punctuation or emoji)."""
     tags: list[str] = []
     for phrase in _PHRASES.split(text):
-        kept = [w for w in words(phrase) if analyze(w)]
-        if not kept:
-            continue
-        han = all(HAN_CHAR.search(w) for w in kept)
-        candidates = [("" if han else "_").join(kept)] if len(kept) <= 3 else kept
-        for tag in candidates:
-            tag = tag[:TAG_MAX_CHARS]
-            if tag not in tags:
-                tags.append(tag)
-            if len(tags) >= limit:
-                return tags
+        for run in _runs(phrase):
+            run = _nominative(run)
+            han = all(HAN_CHAR.search(w) for w in run)
+            candidates = [("" if han else "_").join(run)] if len(run) <= 3 else run
+            for tag in candidates:
+                tag = tag[:TAG_MAX_CHARS]
+                if tag not in tags:
+                    tags.append(tag)
+                if len(tags) >= limit:
+                    return tags
     return tags
 
 

@@ -1,8 +1,9 @@
 """Writes of campaign memory, all by the game engine (seed 003 §8.4.2, §8.8, §8.14).
 
 `summary_record` is the one place a disposition changes: a summary, the flags it sets, the
-disposition changes its `relations_delta` asks (towards the party, or towards one hero of it:
-`"towards": "hero_id:p_A"`) and its `episode` chunk commit together. The
+disposition changes its `relations_delta` asks (of NPCs in its scene's `who.npcs`, towards the party or
+towards one hero of it: `"towards": "hero_id:p_A"`; a delta of 0 records nothing) and its `episode` chunk
+commit together. The
 embedding is computed before the transaction opens, so no network call runs under the party lock.
 
 An archived campaign refuses every write with a 409 (`archived`). Writers hold the campaign row
@@ -284,8 +285,9 @@ def hero_of(towards: str) -> str:
 
 def summary_text(document: dict[str, Any], applied: Sequence[int] | None = None) -> str:
     """The prose an `episode` chunk holds: what search and the scene's episode block read. `applied`: each
-    `relations_delta` item's change as made (clamped to the disposition's range), when known; a model
-    told "+3" of an NPC whose disposition moved by 1 reasons from a number that never happened."""
+    recorded change's delta as made (clamped to the disposition's range), in document order, when known; a
+    model told "+3" of an NPC whose disposition moved by 1 reasons from a number that never happened. A
+    delta of 0 changed nothing and is not said."""
     what, where, who = document["what"], document["where"], document["who"]
     parts = [f"Scene {document['scene_id']} at {where['location_id']}"
              + (f" ({', '.join(where['tags'])})" if where["tags"] else "")
@@ -300,7 +302,14 @@ def summary_text(document: dict[str, Any], applied: Sequence[int] | None = None)
         parts.append("Loot: " + ", ".join(f"{item['item_id']}×{item['qty']}" for item in what["loot"]) + ".")
     if document["flags"]:
         parts.append("Flags: " + ", ".join(f"{k}={v}" for k, v in document["flags"].items()) + ".")
-    for i, change in enumerate(document["relations_delta"]):
+    changes = document["relations_delta"]
+    if applied is not None and len(applied) != len(changes):
+        # One `applied` per recorded change and a delta of 0 records none (a summary recorded before that
+        # has a row for each item, so one `applied` per item).
+        changes = [change for change in changes if change["delta"]]
+    for i, change in enumerate(changes):
+        if not change["delta"]:
+            continue
         made = applied[i] if applied is not None and i < len(applied) else change["delta"]
         bound = f" ({change['delta']:+d} asked, at its bound)" if made != change["delta"] else ""
         whom = hero_of(change["towards"]) or "the party"
@@ -355,6 +364,21 @@ def _summary_checks(campaign: Campaign, document: dict[str, Any]) -> None:
                                    code="delta_out_of_bounds", field=f"/relations_delta/{i}/delta")
 
 
+def _scene_npcs_check(document: dict[str, Any]) -> None:
+    """A summary tells what happened in its scene: it moves the dispositions of the NPCs its `who.npcs`
+    names, as its heroes are the players `who.players` names. An NPC absent from the scene is an engine's
+    slip (a change meant for another scene's summary, a stale list) that would move a disposition no
+    scene accounts for: refused, never applied quietly."""
+    present = set(document["who"]["npcs"])
+    for i, change in enumerate(document["relations_delta"]):
+        if change["npc_id"] not in present:
+            raise ApplicationError(
+                f"NPC {change['npc_id']!r} is not in this summary's scene (who.npcs: "
+                f"{', '.join(document['who']['npcs']) or 'none'}); a summary moves the dispositions of the NPCs "
+                f"in its scene only: add it to who.npcs if it was there.", code="npc_not_in_scene",
+                field=f"/relations_delta/{i}/npc_id")
+
+
 def _existing(campaign: Campaign, summary_id: str, sha: str) -> EpisodicSummary | None:
     found = EpisodicSummary.objects.filter(campaign=campaign, summary_id=summary_id).first()
     if found is not None and found.body_sha256 != sha:
@@ -389,6 +413,9 @@ def summary_record(*, campaign: Campaign, document: Any) -> SummaryResult:
     for i, npc_id in enumerate(document["who"]["npcs"]):
         if npc_id not in present:
             raise _not_found(f"Campaign {campaign.slug!r} has no NPC {npc_id!r}.", f"/who/npcs/{i}")
+    # After the lookups: an NPC the campaign lacks is a 404 naming it, as before. Checked with the replay
+    # answered already, so a summary recorded before this rule still replays.
+    _scene_npcs_check(document)
     text = summary_text(document)
     # Embedded before the transaction: the embedding provider may be a network call.
     vector = fit_dims(get_embedder().embed_one(text), lore_config.domain_config("episode").dims)
@@ -421,6 +448,8 @@ def _summary_write(campaign: Campaign, party: Party, npcs: dict[str, NPC], docum
     limit = settings.GM_DISPOSITION_RANGE
     applied: list[int] = []
     for change in document["relations_delta"]:
+        if not change["delta"]:
+            continue  # changes nothing: no history row, and no disposition started at 0 for it
         # Under the party's lock: no other summary of the party creates or moves one of its dispositions now.
         disposition, _ = Disposition.objects.select_for_update().get_or_create(
             npc=npcs[change["npc_id"]], party=party, hero_id=hero_of(change["towards"]))
@@ -542,7 +571,8 @@ def _artcards_mark_renamed(campaign: Campaign, npc_id: str) -> None:
 def artcard_record(*, campaign: Campaign, document: Any) -> tuple[ArtCard, bool]:
     """Record an image's card (idempotent by `image_id`, like summaries: an image never changes) and index
     it for `art_suggest`'s query (lore.campaigns.art). Without `visual_tags` the card takes words of its
-    prompt text at once and, with an LLM configured, a model's 5–8 later (`tags_pending`)."""
+    prompt text at once and, with an LLM configured, a model's 5–8 later (`tags_pending`); a prompt text
+    with no word to take (and a posted tag of blanks) is a 400 naming the field: no card without tags."""
     document_validate("artcard", document)
     require_active(campaign, "recording an art card")
     stored = {k: v for k, v in document.items() if k != "embedding"}
@@ -561,8 +591,19 @@ def artcard_record(*, campaign: Campaign, document: Any) -> tuple[ArtCard, bool]
             raise _not_found(f"Campaign {campaign.slug!r} has no NPC {npc_id!r}.", f"/entities/npc/{i}")
     if "visual_tags" in document:
         tags, source = document["visual_tags"], ArtCard.TagsSource.ENGINE
+        for i, tag in enumerate(tags):
+            if not tag.strip():
+                raise ApplicationError("A visual tag of blanks marks nothing.", code="visual_tags_required",
+                                       field=f"/visual_tags/{i}")
     else:
         tags, source = art.derive_tags(document["prompt_text"]), ArtCard.TagsSource.DERIVED
+        # A card without tags carries no canon marker into art_suggest's keep/avoid, and a model asked later
+        # has nothing to describe either: the engine knows what the image shows.
+        if not tags:
+            raise ApplicationError("No visual_tags were posted and prompt_text has no word to derive them from "
+                                   "(only function words, punctuation or symbols): post visual_tags, or a "
+                                   "prompt_text that describes the image.", code="visual_tags_required",
+                                   field="/visual_tags")
     # Embedded before the transaction: the embedding provider may be a network call.
     text, vector = art.index_prepare(campaign, document, tags)
     try:

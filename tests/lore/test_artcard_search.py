@@ -163,17 +163,79 @@ def test_a_card_without_tags_offline_gets_words_of_its_prompt(engine):
     response = engine.post(f"{BASE}/artcards", untagged, format="json")
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["visual_tags"] == ["moonlit_bridge", "mist", "ronin", "scar_left_cheek"]
+    assert body["visual_tags"] == DERIVED
     assert body["tags_source"] == "derived" and body["tags_pending"] is False
     # A replay is answered as the first time; the posted document is what it is compared with.
     assert engine.post(f"{BASE}/artcards", untagged, format="json").status_code == 200
     assert _ids(selectors.art_suggest(_campaign(), query="scar on the cheek")) == ["img_8f3c"]
 
 
-def test_derived_tags_in_russian_and_chinese():
-    assert art.derive_tags("заснеженный горный храм, колокол и монахи") == ["заснеженный_горный_храм", "колокол",
-                                                                            "монахи"]
-    assert art.derive_tags("月光下的竹林，石灯笼") == ["月光下竹林", "石灯笼"]
+# "moonlit bridge, mist, ronin with scar on left cheek": broken at "with" and "on", not glued across them.
+DERIVED = ["moonlit_bridge", "mist", "ronin", "scar", "left_cheek"]
+
+
+@pytest.mark.parametrize(("text", "tags"), [
+    # A tag never spans a dropped preposition ("castle_hill_sea", "замок_холме_моря", "海边山丘上城堡" before).
+    ("castle on a hill by the sea", ["castle", "hill", "sea"]),
+    ("crowded noon market, red lanterns, a merchant with spices", ["crowded_noon_market", "red_lanterns",
+                                                                   "merchant", "spices"]),
+    # Russian: broken at prepositions and conjunctions (a preposition no stopword list names too: возле), a
+    # verb ends a tag, and the case a preposition put a phrase in goes back to the nominative, adjectives agreeing.
+    ("замок на холме у моря", ["замок", "холм", "море"]),
+    ("замок возле синего моря", ["замок", "синее_море"]),
+    ("рыцарь со шрамом на левой щеке, в тёмном лесу горят костры", ["рыцарь", "шрам", "левая_щека", "темный_лес",
+                                                                      "костры"]),
+    ("заснеженный горный храм, колокол и монахи в оранжевых одеждах", ["заснеженный_горный_храм", "колокол",
+                                                                         "монахи", "оранжевые_одежды"]),
+    # The head's genitive stays one ("у стен старого замка": the walls of the old castle).
+    ("у стен старого замка", ["стены_старого_замка"]),
+    # Chinese: broken at localisers (上, 下), prepositions (在) and verbs; 的 joins a modifier to its noun.
+    ("海边山丘上的城堡", ["海边山丘", "城堡"]),
+    ("月光下的竹林，石灯笼，白色的狐狸", ["月光", "竹林", "石灯笼", "白色狐狸"]),
+    ("城堡在山丘上，屋里点着蜡烛", ["城堡", "山丘", "屋里", "蜡烛"]),
+])
+def test_derived_tags_break_at_function_words_in_english_russian_and_chinese(text, tags):
+    assert art.derive_tags(text) == tags
+
+
+@pytest.mark.parametrize("prompt", ["the of and", "на, в, у", "在的和", "🌙 ✨ …"])
+def test_a_card_with_nothing_to_derive_tags_from_is_refused_naming_visual_tags(engine, prompt):
+    """It was stored with `visual_tags: []`: no canon marker for art_suggest, nothing for a model to describe."""
+    response = engine.post(f"{BASE}/artcards", {**UNTAGGED, "prompt_text": prompt}, format="json")
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "visual_tags_required" and list(error["fields"]) == ["/visual_tags"]
+    assert not ArtCard.objects.exists() and not Chunk.objects.filter(kind="art").exists()
+    # Given by the engine, the same prompt is a card, found by its tags.
+    _record(engine, {**BRIDGE, "prompt_text": prompt, "visual_tags": ["лунный_мост", "туман"]})
+    assert _ids(selectors.art_suggest(_campaign(), query="лунный мост в тумане")) == ["img_8f3c"]
+
+
+def test_a_posted_tag_of_blanks_is_refused_naming_it(engine):
+    response = engine.post(f"{BASE}/artcards", {**BRIDGE, "visual_tags": ["mist", "  "]}, format="json")
+    assert response.status_code == 400 and list(response.json()["error"]["fields"]) == ["/visual_tags/1"]
+    assert not ArtCard.objects.exists()
+
+
+@pytest.mark.parametrize(("prompt", "query", "tag"), [
+    ("castle on a hill by the sea", "a castle by the sea", "sea"),
+    ("замок на холме у моря", "замок у моря", "море"),
+    ("海边山丘上的城堡", "山丘上的城堡", "海边山丘"),
+])
+def test_a_derived_card_is_found_and_keeps_its_tags_as_markers(engine, prompt, query, tag):
+    _record(engine, {**UNTAGGED, "prompt_text": prompt}, MARKET)
+    found = selectors.art_suggest(_campaign(), query=query)
+    assert _ids(found)[0] == "img_8f3c" and tag in found["cards"][0]["visual_tags"] and tag in found["keep"]
+
+
+def test_a_card_stored_without_tags_before_is_still_found(engine):
+    """Cards recorded with `visual_tags: []` before the refusal keep their chunk: their NPCs, scene and prompt."""
+    _record(engine, {**UNTAGGED, "prompt_text": "moonlit bridge"}, MARKET)
+    ArtCard.objects.filter(image_id="img_8f3c").update(visual_tags=[])
+    campaign = _campaign()
+    assert art.artcards_reindex(campaign=campaign) == 2
+    assert _ids(selectors.art_suggest(campaign, query="Li Shen on the bridge"))[0] == "img_8f3c"
+    assert _ids(selectors.art_suggest(campaign, scene_id="scn_042")) == ["img_8f3c"]
 
 
 UNTAGGED = {k: v for k, v in BRIDGE.items() if k != "visual_tags"}
@@ -210,7 +272,7 @@ def test_llm_faults_never_lose_the_card(engine, llm, faults, django_capture_on_c
         response = engine.post(f"{BASE}/artcards", UNTAGGED, format="json")
     assert response.status_code == 201, response.content
     card = ArtCard.objects.get()
-    assert card.tags_source == "derived" and card.visual_tags == ["moonlit_bridge", "mist", "ronin", "scar_left_cheek"]
+    assert card.tags_source == "derived" and card.visual_tags == DERIVED
     assert card.tags_pending is False and card.tag_error and card.chunk is not None
     assert _ids(selectors.art_suggest(_campaign(), query="moonlit bridge")) == ["img_8f3c"]
 
