@@ -22,6 +22,8 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser as BaseJSONParser
 from rest_framework.settings import api_settings
 
+from memoryhub.urls_common import CLIENT_ID
+
 # A string field trims whitespace and then refuses a blank value: this pattern (a character that
 # `str.strip` does not remove) puts that in the schema (memoryhub.openapi.AutoSchema), so "\u00a0"
 # is not a value the schema allows and the API refuses. Not `\S`: Python's whitespace includes
@@ -250,6 +252,12 @@ class ClosedSerializerMixin:
 # Beyond this many, a choice error points to the schema instead of listing them.
 _MAX_LISTED_CHOICES = 30
 
+# Patterns said in words beside the regex: a client id's lookahead ("not dots alone") is read by few.
+_PATTERN_WORDS = {
+    rf"^{CLIENT_ID}$": "1 to 128 letters, digits or _ . : @ -, not dots alone: \".\" and \"..\" are path "
+                       "segments a URL cannot carry as an id",
+}
+
 
 def _explained(field: Any, errors: Any) -> Any:
     """DRF's "is not a valid choice." and "does not match the required pattern." leave a client guessing
@@ -270,7 +278,8 @@ def _explained(field: Any, errors: Any) -> Any:
         elif code == "invalid" and isinstance(field, serializers.RegexField) and "pattern" in text:
             pattern = next((v.regex.pattern for v in field.validators if hasattr(v, "regex")), None)
             if pattern:
-                error = serializers.ErrorDetail(f"{text.rstrip('.')}: {pattern}", code=code)
+                words = f" ({_PATTERN_WORDS[pattern]})" if pattern in _PATTERN_WORDS else ""
+                error = serializers.ErrorDetail(f"{text.rstrip('.')}: {pattern}{words}", code=code)
         explained.append(error)
     return explained
 

@@ -82,6 +82,26 @@ class PersonListApi(APIView):
         return Response(self.OutputSerializer({"count": qs.count(), "results": page}).data)
 
 
+class PendingMergeSerializer(serializers.Serializer):
+    """A pending merge proposal as seen from one of its two people."""
+
+    id = serializers.IntegerField(help_text="The proposal: `GET/POST /api/v1/review/people/{id}[/approve|/reject]` "
+                                            "with an `editor` key, or the admin's merge proposals.")
+    person_id = serializers.IntegerField(help_text="The other person.")
+    display_name = serializers.CharField(help_text="The other person's name.")
+    rule = serializers.CharField(help_text='Why they look alike: "name" (the same name), "alias", "translit", …')
+    score = serializers.FloatField()
+
+
+def _pending_merges(person: Person) -> list[dict[str, object]]:
+    out = []
+    for proposal in selectors.person_merge_proposals_pending(person=person):
+        other = proposal.target if proposal.source_id == person.pk else proposal.source
+        out.append({"id": proposal.pk, "person_id": other.pk, "display_name": other.display_name,
+                    "rule": proposal.rule, "score": proposal.score})
+    return out
+
+
 class PersonDetailApi(APIView):
     class OutputSerializer(PersonOutputSerializer):
         relations = serializers.SerializerMethodField()
@@ -93,6 +113,20 @@ class PersonDetailApi(APIView):
         def get_relations(self, obj: Person) -> list[dict[str, object]]:
             return RelationOutputSerializer(selectors.person_relations(person=obj), many=True).data
 
+    class PatchOutputSerializer(OutputSerializer):
+        merge_proposals = serializers.SerializerMethodField(help_text=(
+            "The pending merge proposals involving the person after this edit, likeliest first. A rename to "
+            "the name (or an alias) of another of the user's people is allowed and merges nothing: it opens a "
+            "proposal (`rule` \"name\" or \"alias\") for a reviewer, listed here, as any duplicate the edit "
+            "reveals. Empty when there is none."))
+
+        class Meta(PersonOutputSerializer.Meta):
+            fields = [*PersonOutputSerializer.Meta.fields, "relations", "merge_proposals"]
+
+        @extend_schema_field(PendingMergeSerializer(many=True))
+        def get_merge_proposals(self, obj: Person) -> list[dict[str, object]]:
+            return PendingMergeSerializer(_pending_merges(obj), many=True).data
+
     class PatchInputSerializer(ClosedSerializerMixin, serializers.Serializer):
         min_properties = 1  # the schema says so too (memoryhub.openapi.AutoSchema)
 
@@ -102,7 +136,8 @@ class PersonDetailApi(APIView):
             max_length=200, required=False,
             help_text="Renames the person. The old name becomes an alias, so later mentions of it still find "
                       "this person; to drop it, send `aliases` too: they replace the list, old name included "
-                      "only if listed.")
+                      "only if listed. Another person's name is accepted and opens a merge proposal (see "
+                      "`merge_proposals` in the response).")
         circle = StrictChoiceField(choices=Person.Circle.choices, required=False,
                                          help_text="Locks the circle: the archivist will not change it.")
         aliases = serializers.ListField(child=StrictCharField(max_length=200), max_length=50, required=False,
@@ -122,14 +157,26 @@ class PersonDetailApi(APIView):
 
     @extend_schema(
         operation_id="person_update",
+        description="Correct a person. Possible duplicates the edit reveals are never merged here (an edit must "
+                    "not make a person disappear): a rename to the name of another of the user's people is "
+                    "accepted and opens a merge proposal for review, which the response lists in "
+                    "`merge_proposals`.",
         request=PatchInputSerializer,
-        responses={200: OutputSerializer},
+        responses={200: PatchOutputSerializer},
         examples=[OpenApiExample("Move to the inner circle", request_only=True,
                                  value={"circle": "Work_Inner", "aliases": ["Петя"]}),
                   OpenApiExample("Rename keeping the old name as an alias", request_only=True,
                                  value={"display_name": "Пётр Петров"}),
                   OpenApiExample("Rename and drop the old name", request_only=True,
-                                 value={"display_name": "Anna", "aliases": []})],
+                                 value={"display_name": "Anna", "aliases": []}),
+                  OpenApiExample("Renamed to another person's name: a merge proposal", response_only=True,
+                                 status_codes=["200"], value={
+                                     "id": 7, "display_name": "Петров", "aliases": ["Петя"], "username": None,
+                                     "telegram_id": None, "circle": "Work_Inner", "circle_locked": False,
+                                     "bio": "Руководитель проекта X.", "first_seen": "2024-05-01T08:00:00Z",
+                                     "last_seen": "2024-05-03T08:00:00Z", "mention_count": 2, "relations": [],
+                                     "merge_proposals": [{"id": 12, "person_id": 3, "display_name": "Петров",
+                                                          "rule": "name", "score": 1.0}]})],
     )
     def patch(self, request: Request, user_id: str, person_id: int) -> Response:
         serializer = self.PatchInputSerializer(data=request.data)
@@ -137,7 +184,7 @@ class PersonDetailApi(APIView):
         person = selectors.person_get(tenant_id=request_tenant(request).pk, user_id=user_id, person_id=person_id)
         person = services.person_update(person=person, actor=None, actor_label=request_actor(request),
                                         **serializer.validated_data)
-        return Response(self.OutputSerializer(person).data)
+        return Response(self.PatchOutputSerializer(person).data)
 
     @extend_schema(
         operation_id="person_delete",

@@ -1,8 +1,9 @@
 """Reads of people: lists, detail, people search (vector and hybrid), and the context blocks.
 
 People search scores every candidate on three components, each in [0, 1]:
-- `name`: the query names the person (a name, alias or @username, in any Russian case form);
-  1.0 for a whole name, 0.85 for a part of it (a surname alone), 0.75 for a typo of one;
+- `name`: the query names the person (a name, alias or @username, in any Russian case form, or in
+  the other script: "Masha" for "Маша"); 1.0 for a whole name, 0.85 for a part of it (a surname
+  alone), 0.75 for a typo of one;
 - `lexical`: idf-weighted share of the query's words found in the bio, with relationship words
   mapped to language-neutral concepts ("начальник" and "Руководитель" are both `role:boss`); a word
   found only through its concept counts `CONCEPT_ONLY` of itself, so the bio that says it ranks first;
@@ -30,7 +31,7 @@ from memoryhub.models import Message
 from memoryhub.registry import Decision
 from memoryhub.search.vectors import nearest
 from memoryhub.text import STOPWORDS, analyze, normalize, pronoun_terms
-from people import conf, metrics, reranker
+from people import conf, metrics, reranker, translit
 from people.dedup import merged_display_name
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonRelation
 from people.names import (
@@ -113,6 +114,14 @@ def person_get(*, tenant_id: int, user_id: str, person_id: int) -> Person:
     return person
 
 
+def person_merge_proposals_pending(*, person: Person) -> list[MergeProposal]:
+    """The pending merge proposals involving a person, likeliest first: what a client's edit of the
+    person left for a reviewer (a rename to another person's name opens one, never a merge)."""
+    return list(MergeProposal.objects.filter(Q(source=person) | Q(target=person), status=MergeProposal.Status.PENDING)
+                .select_related("source", "target").defer("source__embedding", "target__embedding")
+                .order_by("-score", "pk"))
+
+
 def person_relations(*, person: Person) -> list[dict[str, object]]:
     """The person's edges in both directions, phrased from the person's side."""
     out: list[dict[str, object]] = []
@@ -164,10 +173,28 @@ def _name_scores(base: QuerySet[Person] | Sequence[_Scored], query: str) -> tupl
     used: set[str] = set()
     if not qset:
         return scores, used
+    # A query word in the other script ("Masha" for "Маша", "Маши" for "Masha") meets a name word that
+    # folds to the same Latin spelling; its term is stored with the person, so the lookup stays one
+    # indexed overlap. Term → the query words it came from, which then name someone.
+    cross: dict[str, set[str]] = {}
+    for t in qset:
+        cross.setdefault(translit.other_script_word_term(t), set()).add(t)
+    cross.pop("", None)
+    lookup = qset | cross.keys()
     if isinstance(base, QuerySet):
-        rows = list(base.filter(name_terms__overlap=sorted(qset)).values_list("pk", "name_keys", "username")[:2000])
+        rows = list(base.filter(name_terms__overlap=sorted(lookup)).values_list("pk", "name_keys", "username")[:2000])
     else:
-        rows = [(p.pk, p.name_keys, p.username) for p in base if not qset.isdisjoint(p.name_terms)]
+        rows = [(p.pk, p.name_keys, p.username) for p in base if not lookup.isdisjoint(p.name_terms)]
+
+    def named(token: str) -> bool:
+        lemma = ru_lemma(token)
+        if token in qset or lemma in qset:
+            used.add(token)
+            return True
+        words = cross.get(translit.word_term(token)) or cross.get(translit.word_term(lemma))
+        used.update(words or ())
+        return bool(words)
+
     for pk, keys, username in rows:
         best = NAME_FULL if username and username in qset else 0.0
         for key in keys:
@@ -176,8 +203,7 @@ def _name_scores(base: QuerySet[Person] | Sequence[_Scored], query: str) -> tupl
                 used.add(key)
                 break
             tokens = key.split()
-            hits = [t for t in tokens if t in qset or ru_lemma(t) in qset]
-            used.update(hits)
+            hits = [t for t in tokens if named(t)]
             if tokens and len(hits) == len(tokens):
                 best = NAME_FULL
                 break
@@ -335,7 +361,7 @@ def people_search(
 ) -> SearchResult:
     """SearchPeople (seed 000): people scoring at least `threshold`, best first, at most `max_results`,
     outside `exclude_circles`. `vector` is the seed's cosine search alone; `hybrid` adds names (case
-    forms, typos) and bio terms."""
+    forms, typos, Latin ↔ Cyrillic) and bio terms."""
     started = time.perf_counter()
     threshold = conf.get("PEOPLE_SEARCH_THRESHOLD") if threshold is None else threshold
     max_results = conf.get("PEOPLE_SEARCH_MAX_RESULTS") if max_results is None else max_results

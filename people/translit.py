@@ -154,3 +154,32 @@ def near_query_terms(key: str) -> list[str]:
 def translit_near_terms(keys: Iterable[str]) -> list[str]:
     """The near terms of a person's name keys, once each."""
     return list(dict.fromkeys(t for k in keys for t in near_terms(k)))
+
+
+# People search reads a name written in the other script ("Masha" for "Маша", "Маши" for "Masha") by
+# whole folded words: one term per word of a person's names, in the index `name_terms` already has.
+# Equal folds, not skeletons: a search answers at once, with no review, so "Misha" must not find
+# "Маша" as dedup's candidates may. `=` keeps these apart from dedup's `cyr:`/`lat:` terms.
+@functools.lru_cache(maxsize=16_384)
+def word_term(word: str) -> str:
+    """The term a person's name word is found by from the other script: `cyr=masha` for `маша`,
+    `lat=masha` for `masha`; '' for a Chinese word, a kin key or one without letters."""
+    if not word or " " in word or _HAN.search(word) or word.startswith("kin:"):
+        return ""
+    if has_cyrillic(word):
+        return "cyr=" + fold(word)
+    return "lat=" + fold(word) if _LAT.search(word) else ""
+
+
+def other_script_word_term(word: str) -> str:
+    """The term a person carries if a word of their name in the other script folds as `word` does:
+    `cyr=masha` for the query word `masha`."""
+    term = word_term(word)
+    if not term:
+        return ""
+    return ("lat=" if term.startswith("cyr=") else "cyr=") + term[4:]
+
+
+def word_terms(words: Iterable[str]) -> list[str]:
+    """The word terms of a person's name words (and their dictionary forms), once each."""
+    return list(dict.fromkeys(t for t in map(word_term, words) if t))

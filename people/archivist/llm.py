@@ -44,7 +44,9 @@ circle Family. Not someone else's unnamed relative ("his wife", "У Наташи
 - Circles: Family (relatives, partner), Work_Inner (boss, close colleagues, team), Friends, Work_Outer \
 (clients, contractors, people from other teams), Other. A relation stated by a verb counts too: \
 "I report to Priya" (Work_Inner), "мы с Лёшей дружим" (Friends), "我跟刘伟一起工作" (Work_Inner).
-- bio: one to three sentences on who the person is to the user; keep what is already known.
+- bio: one to three sentences on who the person is to the user; keep what is already known. A bio is read \
+long after the conversation: write a date the user gives relative to when they spoke ("last week", \
+"вчера", "上个月") as the date it means by the line's timestamp ("in the week of 2024-05-06").
 - Updated: a known person gets a new alias, circle, username or more bio. A new display_name renames them.
 - Added: someone not in the list. Merged: two known people are the same person (source merges into target).
 - relations: every stated link between two people, e.g. "Maria is Petrov's wife" -> subject Maria, kind \

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from memoryhub.text import normalize
@@ -35,6 +36,7 @@ from people.archivist.tokens import (
     Tok,
     split_sentences,
 )
+from people.dates import anchor_relative_dates
 from people.names import (
     NAME_GRAMMEMES,
     clean_name,
@@ -551,15 +553,16 @@ def usable_messages(messages: Sequence[MessageLike]) -> list[MessageLike]:
     return out
 
 
-def _bio_sentence(sentence: str, name: str) -> str:
-    """The sentence as a bio line, unless it says nothing beyond the name."""
+def _bio_sentence(sentence: str, name: str, said_at: datetime | None = None) -> str:
+    """The sentence as a bio line, unless it says nothing beyond the name; a relative date in it
+    ("неделю назад") followed by the dates it meant when the message was sent."""
     rest = sentence.replace(name, " ")
     if HAN.search(sentence):
         if len(re.sub(r"\W", "", rest)) < 4:
             return ""
     elif len(re.findall(r"\w+", rest)) < 2:
         return ""
-    text = " ".join(sentence.split())
+    text = anchor_relative_dates(" ".join(sentence.split()), said_at)
     return text if len(text) <= BIO_MAX_CHARS else text[: BIO_MAX_CHARS - 1].rstrip() + "…"
 
 
@@ -617,7 +620,7 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
             for alias in m.aliases:
                 if alias and name_key(alias) not in {name_key(a) for a in draft.aliases}:
                     draft.aliases.append(clean_name(alias))
-            bio = _bio_sentence(m.sentence, m.name) if m.sentence else ""
+            bio = _bio_sentence(m.sentence, m.name, at) if m.sentence else ""
             if bio and bio not in draft.bio:
                 draft.bio = f"{draft.bio} {bio}".strip()
             if msg.pk is not None and msg.pk not in draft.message_ids:

@@ -31,6 +31,7 @@ from people import conf, metrics, selectors
 from people.archivist import rules
 from people.archivist.llm import extract_with_llm
 from people.archivist.tokens import KnownPerson
+from people.dates import anchor_relative_dates
 from people.models import MergeProposal, Person
 from people.names import clean_name, name_key, name_terms, query_name_terms
 from people.ops import AddOp, Extraction, MergeOp, PersonDraft, RelationDraft, UpdateOp
@@ -79,7 +80,9 @@ def _own_names(*, tenant_id: int, user_id: str) -> set[str]:
 
 
 def _fill_references(draft: PersonDraft, messages: Sequence[Message]) -> None:
-    """Messages that name the person, for a draft from the LLM (which does not say where)."""
+    """Messages that name the person, for a draft from the LLM (which does not say where); and the
+    relative dates its bio still says ("вчера", "last week") anchored to the last of them, as the rule
+    archivist anchors each line to its own message (a line anchored already is left as it is)."""
     if not draft.message_ids:
         terms = {t for t in name_terms([draft.display_name, *draft.aliases], draft.username) if len(t) >= 2}
         for message in messages:
@@ -89,6 +92,7 @@ def _fill_references(draft: PersonDraft, messages: Sequence[Message]) -> None:
     first, last = message_range(mentioned)
     draft.first_seen = draft.first_seen or first
     draft.last_seen = draft.last_seen or last
+    draft.bio = anchor_relative_dates(draft.bio, draft.last_seen)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from people.archivist.tokens import split_sentences
 from people.models import PeopleAuditEntry, Person, PersonMention, PersonRelation
 from people.names import clean_name, clean_username, concept_terms, kin_key, name_key, name_terms
 from people.ops import PersonDraft
-from people.translit import translit_near_terms, translit_terms
+from people.translit import translit_near_terms, translit_terms, word_terms
 
 _CIRCLES = {re.sub(r"[^a-z]", "", c.value.lower()): c.value for c in Person.Circle}
 _CIRCLES.update({"inner": Person.Circle.WORK_INNER, "work": Person.Circle.WORK_INNER, "friend": Person.Circle.FRIENDS,
@@ -80,9 +80,10 @@ def derive(person: Person) -> None:
     # With the term a person of the other script looks them up by ("cyr:igr" for "Игорь"), and those
     # it is found near by when a typo changed a consonant ("cyr~:srg ptr" for "Сергей Петров"): dedup's
     # candidates, as `name_key %> …` finds a same-script typo. No query word has a colon, so search
-    # never meets these terms.
-    person.name_terms = [*name_terms([person.display_name, *person.aliases], person.username),
-                         *translit_terms(keys), *translit_near_terms(keys)]
+    # never meets these terms. Then the folded words people search finds the person by from the other
+    # script ("cyr=masha" for "Маша": "Masha" finds her), which no query word meets either.
+    person.name_terms = [*name_terms(names, person.username), *translit_terms(keys), *translit_near_terms(keys),
+                         *word_terms(name_terms(names))]
     person.search_terms = list(dict.fromkeys(concept_terms(person.bio)))[:500]
 
 

@@ -310,3 +310,46 @@ def test_a_relation_stated_in_a_message_shows_in_both_peoples_details(client_a: 
     assert [(r["kind"], r["direction"], r["display_name"]) for r in body["relations"]] == [("spouse", "out", obj)]
     body = client.get(f"/api/v1/users/u1/people/{wife.pk}").json()
     assert [(r["kind"], r["direction"], r["display_name"]) for r in body["relations"]] == [("spouse", "in", subject)]
+
+
+@pytest.mark.parametrize(("existing", "renamed_to", "rule"), [
+    ("Петров", "  Петров ", "name"),
+    ("Tom Baker", "tom baker", "name"),
+    ("张伟", "张伟", "name"),
+    ("Мария Петрова", "Маша", "alias"),  # another person's alias
+])
+def test_a_rename_to_another_persons_name_opens_a_merge_proposal_the_response_names(
+    client_a: ClientAndTenant, make_person: MakePerson, existing: str, renamed_to: str, rule: str
+) -> None:
+    """Found by a QA trial: renaming a person to the name of another of the user's people was silent.
+    The design lets it through (an edit never merges, so it never makes a person disappear) and asks a
+    reviewer: the proposal is opened and the response says which, with whom."""
+    client, tenant = client_a
+    other = make_person(existing, tenant=tenant, aliases=["Маша"] if rule == "alias" else [])
+    renamed = make_person("Сидоров", tenant=tenant)
+    response = client.patch(f"/api/v1/users/u1/people/{renamed.pk}", {"display_name": renamed_to}, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    proposal = MergeProposal.objects.get(status=MergeProposal.Status.PENDING)
+    assert {proposal.source_id, proposal.target_id} == {renamed.pk, other.pk}
+    assert proposal.origin == MergeProposal.Origin.EDIT
+    assert body["merge_proposals"] == [{"id": proposal.pk, "person_id": other.pk, "display_name": existing,
+                                        "rule": rule, "score": 1.0}]
+    assert Person.objects.filter(status=Person.Status.ACTIVE).count() == 2  # nothing merged
+    # Any later edit of either of the two still shows the question waiting; a rename that meets no one
+    # answers an empty list.
+    later = client.patch(f"/api/v1/users/u1/people/{other.pk}", {"bio": "Сосед."}, format="json").json()
+    assert [p["id"] for p in later["merge_proposals"]] == [proposal.pk]
+    fresh = make_person("Олег", tenant=tenant)
+    assert client.patch(f"/api/v1/users/u1/people/{fresh.pk}", {"display_name": "Олег Иванов"},
+                        format="json").json()["merge_proposals"] == []
+
+
+def test_the_schema_documents_that_a_rename_may_open_a_merge_proposal(schema: dict) -> None:
+    patch = schema["paths"]["/api/v1/users/{user_id}/people/{person_id}"]["patch"]
+    assert "merge proposal" in patch["description"]
+    ok = patch["responses"]["200"]["content"]["application/json"]
+    output = schema["components"]["schemas"][ok["schema"]["$ref"].rsplit("/", 1)[1]]
+    assert "merge_proposals" in output["properties"]
+    example = next(iter(ok["examples"].values()))["value"]
+    assert example["merge_proposals"][0]["rule"] == "name"

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 from django.apps import apps
 
+from memoryhub.models import Tenant
 from people.models import Person
 
 pytestmark = pytest.mark.django_db
@@ -72,3 +73,23 @@ def test_people_written_before_get_the_terms_a_typo_in_the_other_script_finds(
     assert petrov.name_terms[-3:] == ["cyr~:srg prv", "cyr~:srg ptv", "cyr~:srg ptr"]
     assert Person.objects.get(pk=plain.pk).name_terms == before
     assert services.person_dedup(person=typo, auto_merge=True) == {"merged": 0, "proposed": 1}
+
+
+def test_people_written_before_are_found_by_their_name_in_the_other_script(
+    make_person: Callable[..., Person], tenant: Tenant,
+) -> None:
+    from people import selectors
+
+    masha = make_person("Маша", aliases=["Мария Петрова"])
+    plain = make_person("Анна")
+    # As the code before stored them: no folded words ("cyr=masha").
+    for person in (masha, plain):
+        Person.objects.filter(pk=person.pk).update(name_terms=[t for t in person.name_terms if "=" not in t])
+    before = Person.objects.get(pk=plain.pk).name_terms
+    assert selectors.people_search(tenant_id=tenant.pk, user_id="u1", query="Did Masha call?").hits == []
+    importlib.import_module("people.migrations.0008_translit_word_terms").add_word_terms(apps, None)
+    masha.refresh_from_db()
+    assert {"cyr=masha", "cyr=marya", "cyr=petrova"} <= set(masha.name_terms)
+    assert Person.objects.get(pk=plain.pk).name_terms == [*before, "cyr=ana"]
+    hits = selectors.people_search(tenant_id=tenant.pk, user_id="u1", query="Did Masha call?").hits
+    assert [h.person for h in hits] == [masha]

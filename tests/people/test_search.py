@@ -66,6 +66,37 @@ def test_a_name_in_another_case_form_or_with_a_typo_finds_the_person(
     assert names(search(tenant, query))[:1] == [name]
 
 
+@pytest.mark.parametrize(("stored", "query", "score"), [
+    ("Маша", "Did Masha call?", 1.0),
+    ("Masha", "Что сказала Маша?", 1.0),
+    ("Masha", "вечером созвонилась с Машей", 1.0),
+    ("Юлия", "Julia sends her regards", 1.0),
+    ("Сергей Петров", "Did Sergey Petrov reply?", 1.0),
+    ("Sergei Petrov", "Помнишь, мы с Петровым обсуждали проект?", 0.85),
+    ("Дмитрий", "Dmitriy is late again", 1.0),
+])
+def test_a_name_written_in_the_other_script_finds_the_person(
+    make_person: MakePerson, tenant: Tenant, stored: str, query: str, score: float
+) -> None:
+    """Found by a QA trial: dedup paired "Маша" and "Masha", search did not. Latin and Cyrillic meet by
+    the transliteration dedup folds both into; a whole name scores as a whole name, a surname as a part."""
+    person = make_person(stored)
+    make_person("Анна", bio="Подруга детства, живёт в Казани.")
+    make_person("Tom", bio="My brother.")
+    hits = search(tenant, query)
+    assert [h.person for h in hits] == [person]
+    assert hits[0].components["name"] == score
+
+
+def test_another_name_in_the_other_script_is_not_found(make_person: MakePerson, tenant: Tenant) -> None:
+    """Equal transliterations only: "Misha" is not "Маша" (dedup may propose such a pair for review,
+    a search answers at once), nor does a Chinese name meet pinyin (nothing transliterates it)."""
+    make_person("Маша")
+    make_person("张伟")
+    assert search(tenant, "Did Misha call?") == []
+    assert search(tenant, "Did Zhang Wei call?") == []
+
+
 def test_vector_mode_is_seeds_cosine_search_with_threshold_and_max_results(
     make_person: MakePerson, tenant: Tenant
 ) -> None:

@@ -38,6 +38,7 @@ QUERIES = [
     "встреча с Анной Сергеевной", "Did Petorv reply?", "Сидорв опять опоздал", "张伟明天来吗？",
     "ping @Jake_R please", "who is my dentist", "my brother's dog", "hiking colleague", "Jake",
     "钢琴老师", "篮球", "сестра врач", "what's the weather", "", "🙂", "Sam and Tom went climbing",
+    "Did Masha call?", "вечером с Томом и Джейком Россом", "Petrov's project",
 ]
 
 

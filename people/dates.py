@@ -1,0 +1,92 @@
+"""Relative dates in a bio, anchored to the day they were said.
+
+A bio line quoted from "Неделю назад Маша вернулась из Праги" is read months later, in a prompt whose
+"now" is another day: "a week ago" is then wrong. Each relative date (`memoryhub.timeexpr`, en/ru/zh:
+"last month", "3 дня назад", "上周") keeps its words and gets the dates it meant on the day it was said,
+in ISO form, which a prompt in any language reads alike: "Неделю назад (2024-05-06 – 2024-05-12) Маша
+вернулась из Праги". Pure functions, no database.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import date, datetime, timedelta
+
+from memoryhub import timeexpr
+
+# Dates already written after an expression: a text is never anchored twice (a rule archivist's line
+# is anchored at its message, and the draft's bio passes again as a whole in the services).
+_DATES = r"\(\d{4}(?:-\d{2}){0,2}(?: – \d{4}(?:-\d{2}){0,2})?\)"
+_ANCHORED = re.compile(_DATES)
+# Sentences and clauses: a date expression is looked for within one.
+_CLAUSE = re.compile(r"[^.!?;,\n。！？；，]*[.!?;,\n。！？；，]*")
+# Words, and each Han character on its own (Chinese writes no spaces: "2天前" is three of them).
+_TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WINDOW_TOKENS = 6
+# Another day to read the text on: what resolves alike on both days is absolute ("June 9, 2023",
+# "in 2020"); what differs was relative ("2 weeks ago", "last June", a "June 9" without its year).
+_ELSEWHEN = timedelta(weeks=157)
+
+
+def span_text(span: timeexpr.Span) -> str:
+    """`2024-05-14` for a day, `2024-04` for a whole month, `2023` for a whole year, else `start – end`."""
+    start, end = span.start, span.end
+    if start == end:
+        return start.isoformat()
+    if start.year == end.year and (start.month, start.day, end.month, end.day) == (1, 1, 12, 31):
+        return str(start.year)
+    if (start.year, start.month) == (end.year, end.month) and start.day == 1 and \
+            end.day == calendar.monthrange(end.year, end.month)[1]:
+        return f"{start.year}-{start.month:02d}"
+    return f"{start.isoformat()} – {end.isoformat()}"
+
+
+def _where(clause: str, span: timeexpr.Span, anchor: date) -> int | None:
+    """The end of the shortest (then first) run of words of the clause that says `span`: where a form
+    `timeexpr.relative_expressions` does not place ("2 weeks ago", "last June", "2天前") ends."""
+    tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(clause)]
+    for size in range(1, _WINDOW_TOKENS + 1):
+        for i in range(len(tokens) - size + 1):
+            start, end = tokens[i][0], tokens[i + size - 1][1]
+            if span in timeexpr.mentions(clause[start:end], anchor):
+                return end
+    return None
+
+
+def _anchor_clause(clause: str, anchor: date, relative: set[timeexpr.Span]) -> str:
+    spans = [s for s in timeexpr.mentions(clause, anchor) if s in relative]
+    if not spans or _ANCHORED.search(clause):
+        return clause
+    inserts: dict[int, list[timeexpr.Span]] = {}
+    for start, end in timeexpr.relative_expressions(clause, anchor):
+        said = [s for s in timeexpr.mentions(clause[start:end], anchor) if s in spans]
+        if said:
+            inserts.setdefault(end, []).extend(said)
+    placed = {s for said in inserts.values() for s in said}
+    for span in dict.fromkeys(s for s in spans if s not in placed):
+        end = _where(clause, span, anchor)
+        if end is not None:
+            inserts.setdefault(end, []).append(span)
+    out, last = [], 0
+    for end in sorted(inserts):
+        said = inserts[end]
+        hull = timeexpr.Span(min(s.start for s in said), max(s.end for s in said))
+        out += [clause[last:end], f" ({span_text(hull)})"]
+        last = end
+    return "".join(out) + clause[last:]
+
+
+def anchor_relative_dates(text: str, said_at: datetime | date | None) -> str:
+    """`text` with the dates each relative date expression meant on `said_at` right after it, in
+    parentheses; unchanged without a moment, without a relative date, or where the dates are written."""
+    if not text or said_at is None:
+        return text
+    anchor = said_at.date() if isinstance(said_at, datetime) else said_at
+    said = timeexpr.mentions(text, anchor)
+    if not said:
+        return text
+    relative = set(said) - set(timeexpr.mentions(text, anchor - _ELSEWHEN))
+    if not relative:
+        return text
+    return "".join(_anchor_clause(m.group(), anchor, relative) for m in _CLAUSE.finditer(text))
