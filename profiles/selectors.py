@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import OuterRef, QuerySet, Subquery
@@ -79,11 +80,20 @@ _STATED = (FactEvent.Action.CREATED, FactEvent.Action.CONFIRMED, FactEvent.Actio
            FactEvent.Action.APPROVED, FactEvent.Action.EDITED)
 
 
-def corrections_of(*, tenant_id: int, user_id: str, message_ids: list[int]) -> dict[int, int]:
+@dataclass(frozen=True)
+class Correction:
+    """The active value of a key a message stated otherwise, and the message that states it."""
+
+    message_id: int
+    key: str
+    value: str
+
+
+def corrections_of(*, tenant_id: int, user_id: str, message_ids: list[int]) -> dict[int, Correction]:
     """For each of `message_ids` that stated a single-valued fact since replaced ("I live in Boston"
-    after "I moved to Seattle"), the message that states the active value: {stale turn: its correction}.
-    A prompt shown the old statement without the new one reads it as current (the profile line says
-    Seattle, the remembered turn Boston). Two indexed reads, none when no message stated a fact."""
+    after "I moved to Seattle"), the key's active value and the message that states it. A prompt shown
+    the old statement without the new one reads it as current (the profile line says Seattle, the
+    remembered turn Boston). Two indexed reads, none when no message stated a fact."""
     if not message_ids:
         return {}
     stated = list(FactEvent.objects.filter(tenant_id=tenant_id, user_id=user_id, source_message_id__in=message_ids,
@@ -94,11 +104,11 @@ def corrections_of(*, tenant_id: int, user_id: str, message_ids: list[int]) -> d
     current = {fact.key: fact for fact in UserProfile.objects.filter(
         tenant_id=tenant_id, user_id=user_id, key__in={key for _, key, _ in stated}, multi=False,
         status=UserProfile.Status.ACTIVE, source_message__isnull=False)}
-    corrections: dict[int, int] = {}
+    corrections: dict[int, Correction] = {}
     for message_id, key, value in stated:
         fact = current.get(key)
         if fact is not None and fact.source_message_id != message_id and fact.value_norm != value_norm(value):
-            corrections.setdefault(message_id, fact.source_message_id)
+            corrections.setdefault(message_id, Correction(fact.source_message_id, key, fact.value))
     return corrections
 
 

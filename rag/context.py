@@ -382,8 +382,8 @@ def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[s
     # What each line states: a turn, or the turns a memory restates; first the typed memories block's.
     stated = [(None, set(typed)), *((c, {turn_of[c.ref]} if c.ref in turn_of else set(sources_of.get(c.ref, ())))
                                     for c in candidates)]
-    corrections = corrections_of(tenant_id=tenant_id, user_id=user_id,
-                                 message_ids=sorted(set().union(*(turns for _, turns in stated))))
+    corrections = {stale: c.message_id for stale, c in corrections_of(
+        tenant_id=tenant_id, user_id=user_id, message_ids=sorted(set().union(*(turns for _, turns in stated)))).items()}
     wanted = {new for new in corrections.values() if new not in recent_ids}
     if not wanted:
         return candidates

@@ -13,7 +13,7 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message, Tenant
 from memoryhub.urls_common import CLIENT_ID
 from memoryhub.validation import iso_instant
-from profiles.selectors import profile_facts
+from profiles.selectors import corrections_of, profile_facts
 from rag import context as rag_context
 from rag.models import Chunk
 from rag.selectors import chunks_search
@@ -235,9 +235,26 @@ def memory_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     # A turn of greetings or thanks ("Thanks!", "lol ok") matched by the turns before it, which the
     # model does not see: as the context leaves them out, so does the tool (they were a third of a
     # chat user's top 5).
-    items = [_memory_item(i.chunk, i.score) for i in result.items
-             if not (i.chunk["type"] == "dialog" and rag_context.is_filler(i.chunk["text"]))]
+    hits = [i for i in result.items if not (i.chunk["type"] == "dialog" and rag_context.is_filler(i.chunk["text"]))]
+    items = [_memory_item(i.chunk, i.score) for i in hits]
+    _mark_changed(tenant, args["user_id"], hits, items)
     return {"query": args["query"], "items": items, "sources": [f"chunk:{i['id']}" for i in items]}
+
+
+def _mark_changed(tenant: Tenant, user_id: str, hits: list[Any], items: list[dict[str, Any]]) -> None:
+    """A turn that stated a profile fact the user has since changed ("I live in Boston", found first for
+    "where do I live?") says so: `changed_since` names the key, its value now and the day the user said
+    it, so the model does not answer from the old turn."""
+    said = {hit.chunk["meta"]["message_id"]: item for hit, item in zip(hits, items, strict=True)
+            if hit.chunk["type"] == "dialog" and hit.chunk["meta"].get("message_id") is not None}
+    corrections = corrections_of(tenant_id=tenant.pk, user_id=user_id, message_ids=list(said))
+    if not corrections:
+        return
+    when = dict(Message.objects.filter(tenant_id=tenant.pk, pk__in={c.message_id for c in corrections.values()})
+                .values_list("pk", "created_at"))
+    for message_id, correction in corrections.items():
+        said[message_id]["changed_since"] = {"key": correction.key, "now": correction.value,
+                                            "said_at": iso_instant(when.get(correction.message_id))}
 
 
 register(Tool(
@@ -246,7 +263,9 @@ register(Tool(
                 "when, `created_at`) and remembered facts, best match first; greetings and thanks are left out. "
                 "Query with the words the user would have said and the names involved (\"moved to\", \"my boss "
                 "Greg\"), not a question about them in the third person: \"she\" and \"her\" also match what "
-                "the user said of other women. Where they live or work now: profile_get is surer than old turns.",
+                "the user said of other women. Where they live or work now: profile_get is surer than old turns; "
+                "a turn that stated a fact the user has changed since carries `changed_since` (the key, its "
+                "value `now`, and when the user said it).",
     input_schema={
         "type": "object",
         "properties": {"user_id": USER_ID,

@@ -297,3 +297,20 @@ def test_profile_get_dates_each_fact_by_the_day_it_was_said(tools_client: tuple[
     status, body = call(client, "profile_get", {"user_id": "u1"})
     assert status == 200
     assert {"key": "location", "value": "Seattle", "confidence": 0.8, "as_of": "2026-10-26"} in body["facts"]
+
+
+def test_memory_search_marks_a_turn_whose_fact_the_user_changed_since(tools_client: tuple[APIClient, Tenant]) -> None:
+    """"where do I live?" finds "I live in Portland" first: the model answered Portland from it though the
+    user had moved. The turn now says what changed, and when."""
+    from datetime import UTC, datetime
+
+    client, tenant = tools_client
+    append_messages(tenant, "u1", "s1", ["I live in Portland with my partner."],
+                    start=datetime(2026, 9, 8, 19, 0, tzinfo=UTC), auto_extract=True)
+    append_messages(tenant, "u1", "s2", ["Мы переехали в Сиэтл на прошлой неделе."],
+                    start=datetime(2026, 10, 26, 19, 0, tzinfo=UTC), auto_extract=True)
+    status, body = call(client, "memory_search", {"user_id": "u1", "query": "where do I live?", "k": 5})
+    assert status == 200
+    portland = next(i for i in body["items"] if "Portland" in i["text"])
+    assert portland["changed_since"] == {"key": "location", "now": "Сиэтл", "said_at": "2026-10-26T19:00:00Z"}
+    assert all("changed_since" not in i for i in body["items"] if "Сиэтл" in i["text"])
