@@ -199,7 +199,10 @@ class SourceUploadApi(APIView):
         language = serializers.ChoiceField(choices=LANGUAGES, error_messages=LANGUAGE_ERRORS, required=False,
                                            default="", allow_blank=True,
                                            help_text="Language of the files, one of the world's (another is a "
-                                                     "400 naming `language`; default: the world's first).")
+                                                     "400 naming `language`). Without it, in a world of several "
+                                                     "languages each entry is labelled with the one its text is "
+                                                     "written in (by its script: Han, Cyrillic, else Latin); in "
+                                                     "a world of one, that one.")
         preset = serializers.ChoiceField(choices=PRESETS, default=PRESETS[0])
         id_field = serializers.CharField(max_length=64, default="index")
         title_field = serializers.CharField(max_length=64, default="name")

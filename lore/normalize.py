@@ -13,14 +13,14 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePath
 from typing import Any
 
 from markdown_it import MarkdownIt
 
 from memoryhub.exceptions import ApplicationError
-from memoryhub.text import NotUTF8, decode_utf8
+from memoryhub.text import NotUTF8, decode_utf8, detect_language
 
 PRESET_5E = "5e-database"
 PRESETS = (PRESET_5E, "generic")
@@ -48,17 +48,24 @@ class SourceOptions:
     id_prefix: str = ""
     # Markdown: headings of this level and above start an entry.
     entry_level: int = 2
+    # A file uploaded without a language to a world of several: each entry is labelled with the one of
+    # these its text is written in (a Markdown file of English, Russian and Chinese sections was all
+    # labelled with the world's first, and a language filter then missed two thirds of it). Kept with
+    # the source, so a rebuild labels its entries as the upload did.
+    detect_languages: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["text_fields"] = list(self.text_fields)
+        data["detect_languages"] = list(self.detect_languages)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SourceOptions:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        if "text_fields" in known:
-            known["text_fields"] = tuple(known["text_fields"])
+        for key in ("text_fields", "detect_languages"):
+            if key in known:
+                known[key] = tuple(known[key])
         return cls(**known)
 
 
@@ -102,6 +109,8 @@ def normalize(*, content: bytes, filename: str, language: str, options: SourceOp
     text = decode(content, filename)
     entries = _json_entries(text, filename, language, options) if fmt == "json" else _markdown_entries(
         text, filename, language, options)
+    if options.detect_languages:
+        entries = [_labelled(entry, options.detect_languages) for entry in entries]
     duplicates = sorted(eid for eid, n in Counter(e.entry_id for e in entries).items() if n > 1)
     if duplicates:
         raise ApplicationError(
@@ -109,6 +118,13 @@ def normalize(*, content: bytes, filename: str, language: str, options: SourceOp
             field="files", extra={"file": filename, "duplicates": duplicates},
         )
     return entries
+
+
+def _labelled(entry: Entry, languages: tuple[str, ...]) -> Entry:
+    """The entry in the language its title and text are written in, when the world has it (the
+    script decides: Han, Cyrillic, else Latin), else as labelled."""
+    found = detect_language(f"{entry.title}\n{entry.text}")
+    return replace(entry, language=found) if found in languages and found != entry.language else entry
 
 
 # --- JSON ------------------------------------------------------------------------------------

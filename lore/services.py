@@ -8,7 +8,7 @@ import shlex
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 import numpy as np
@@ -300,10 +300,13 @@ def _normalize_uploads(world: World, files: Sequence[UploadedFile], options: Sou
     parsed: list[_Normalized] = []
     for upload in files:
         language = upload.language or world.languages[0]  # an explicit one was checked by the precheck
+        # Unlabelled, in a world of several languages: each entry in the one it is written in.
+        file_options = options if upload.language or len(world.languages) < 2 else replace(
+            options, detect_languages=tuple(world.languages))
         fmt = detect_format(upload.filename)
-        entries = normalize(content=upload.content, filename=upload.filename, language=language, options=options,
-                            fmt=fmt)
-        parsed.append(_Normalized(upload.filename, language, fmt, options, upload.content, entries))
+        entries = normalize(content=upload.content, filename=upload.filename, language=language,
+                            options=file_options, fmt=fmt)
+        parsed.append(_Normalized(upload.filename, language, fmt, file_options, upload.content, entries))
     return parsed
 
 

@@ -546,3 +546,28 @@ def test_a_source_of_no_entries_is_refused_naming_the_file(world, small_files):
                                       replace_all=replace_all)
         assert refused.value.field == "files" and "Empty.json $: the array holds no entries" in refused.value.message
     assert KnowledgeVersion.objects.filter(world=world).count() == 1
+
+
+def test_an_unlabelled_file_in_a_world_of_several_languages_labels_each_entry_by_its_own(tenant):
+    """QA: a Markdown file of English, Russian and Chinese sections, uploaded without `language`, was
+    all the world's first language: a search filtered to Russian missed its Russian section."""
+    world = services.world_create(tenant=tenant, slug="moon", languages=["en", "ru", "zh"])
+    text = ("## Moon Gate\n\nThe moon gate opens only under a full moon.\n\n"
+            "## Лунные врата\n\nЛунные врата открываются только в полнолуние.\n\n"
+            "## 月门\n\n月门只在满月时打开。\n")
+    unlabelled = services.knowledge_ingest(world=world, domain="lore",
+                                           files=[services.UploadedFile("gates.md", text.encode())])
+    chunks = Chunk.objects.filter(namespace=unlabelled.namespace)
+    assert {c.meta["title"]: c.meta["language"] for c in chunks} == {
+        "Moon Gate": "en", "Лунные врата": "ru", "月门": "zh"}
+    only_ru = selectors.knowledge_search(
+        tenant_id=tenant.pk, query="врата",
+        targets=selectors.targets_resolve(tenant_id=tenant.pk, world_slug="moon", domains=["lore"], alias="stage"),
+        filters=selectors.KnowledgeFilters(languages=("ru",)))
+    assert [h.title for h in only_ru.hits] == ["Лунные врата"]
+    # A rebuild carrying the source labels its entries as the upload did; a file given its language keeps it.
+    note = services.UploadedFile("notes.md", "## Note\n\nЗаметка.\n".encode(), "en")
+    labelled = services.knowledge_ingest(world=world, domain="lore", files=[note])
+    chunks = Chunk.objects.filter(namespace=labelled.namespace)
+    assert {c.meta["title"]: c.meta["language"] for c in chunks} == {
+        "Moon Gate": "en", "Лунные врата": "ru", "月门": "zh", "Note": "en"}
