@@ -27,6 +27,7 @@ from memoryhub.search.bm25 import idf as bm25_idf
 from memoryhub.search.fusion import fuse
 from memoryhub.text import analyze, analyze_query, normalize, pronoun_terms
 from memoryhub.text import term as word_term
+from people.names import morph  # one pymorphy3 analyser per process, shared with people and tools
 from rag import index as bm25_index
 from rag import llm_steps
 from rag import selectors as rag_selectors
@@ -358,6 +359,84 @@ def _search_terms(index: Any, query: str) -> list[str]:
     return [t for t in analyze_query(query) if t not in dropped]
 
 
+_RUSSIAN_WORD = re.compile(r"[а-яё]+(?:[-'’][а-яё]+)*", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?…]")
+# pymorphy3 parts of speech of a Russian name's first word ("огненный шар", "ярость варвара").
+_MODIFIERS = frozenset({"ADJF", "PRTF"})
+
+
+def _russian_name(first: str, second: str) -> bool:
+    """Whether two adjacent Russian words read as one name: an adjective or participle and its noun
+    ("огненный шар"), or a noun and a noun in the genitive ("ярость варвара"). A verb and its object
+    ("успокоить лошадь") are none."""
+    [head, *_] = morph().parse(first)
+    parses = morph().parse(second)
+    if parses[0].tag.POS != "NOUN":
+        return False
+    return head.tag.POS in _MODIFIERS or (
+        head.tag.POS == "NOUN" and any(p.tag.POS == "NOUN" and p.tag.case == "gent" for p in parses))
+
+
+def _unheld_name_terms(index: Any, query: str) -> frozenset[str]:
+    """The query's Russian words that it says only as half of a name the world does not hold: "огненный" in
+    "кастую огненный шар", where no entry says "шар". The one Russian entry that says "огненный" names
+    another spell (Radiant: "огненный столб"), and with no other word of the input in any Russian entry,
+    BM25 ranked it first and the scene put it in the rules block.
+
+    Two adjacent words make a name when pymorphy3 reads them as a noun phrase (`_russian_name`). The world
+    does not hold it when no entry says one of its words, and that word is no character's or place's name
+    (a capitalised word inside a sentence: "гоблин Гримнак" is a goblin). Only a word no entry says: an
+    entry may say the name's other word in its own way ("язык дьяволов" is Infernal, whose speakers are
+    devils and which does not say "язык"). English is left alone: with no case endings to tell a name
+    from a verb and its object, two content words side by side took "repaired" from "where can I get my
+    sword repaired" (the demo lore says "blades"). So is Chinese (its words are jieba's), and so are
+    casting words ("кастую свет": CASTING reads them)."""
+    unsearched = pronoun_terms() | _question_frame_terms()
+    casting = [m.span() for m in CASTING.finditer(query)]
+    tokens: list[tuple[str, str, bool]] = []  # the word, its term ('' for none to read), a name
+    previous_end = 0
+    for match in _WORD_CASED.finditer(query):
+        word, gap = match.group(), query[previous_end:match.start()]
+        if tokens and gap.strip():
+            tokens.append(("", "", False))  # punctuation between: "огненный, шар" is two things
+        previous_end = match.end()
+        # Capitalised inside a sentence: a name. The first word of a sentence is capitalised whatever it is.
+        named = word[0].isupper() and bool(tokens) and not _SENTENCE_END.search(gap)
+        term = word_term(normalize(word)) if _RUSSIAN_WORD.fullmatch(word) else ""
+        if term in unsearched or any(start <= match.start() < end for start, end in casting):
+            term = ""
+        tokens.append((word, term, named))
+    halves: set[str] = set()
+    whole: set[str] = set()
+    for i, (word, term, _) in enumerate(tokens):
+        if not term or not index.document_frequency(term):
+            continue
+        partial = False
+        for j in (i - 1, i + 1):
+            if not 0 <= j < len(tokens):
+                continue
+            other_word, other, named = tokens[j]
+            if not other or named or index.document_frequency(other):
+                continue
+            if _russian_name(*((other_word, word) if j < i else (word, other_word))):
+                partial = True
+        (halves if partial else whole).add(term)
+    return frozenset(halves - whole)
+
+
+def _held_matches(tenant_id: int, namespace: str, watermarks: tuple[int, ...] | None, index: Any,
+                  matches: dict[int, float], others: list[str], halves: frozenset[str]) -> dict[int, float]:
+    """The BM25 matches that share with the query more than half of a name the world does not hold
+    (`_unheld_name_terms`): another of its words, or that half in their title ("подраса гномов" names
+    gnomes, and Rock Gnome's title says "гном"). The rest leave the BM25 list, so they come back only by
+    a near vector or a title vote (`_above_floor`), and rank no entry down."""
+    candidates = np.fromiter(sorted(matches), dtype=np.int64, count=len(matches))
+    held = {pk for pk, _ in index.search(others, len(matches), allowed=candidates)} if others else set()
+    titles = _entry_titles(tenant_id, namespace, watermarks)
+    held |= {pk for term in halves for pk, _ in titles.get(term, ())}
+    return {pk: score for pk, score in matches.items() if pk in held}
+
+
 # The relevance floor: what a hit needs to be returned at all. A question the world cannot answer
 # ("失明" in a world of English and Russian, "бросаю инициативу" where the Russian subset has no rule
 # sections) still got k hits, the vectors' nearest whatever their distance, and the scene put them into
@@ -389,6 +468,9 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
         allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64) if filters else None
         terms = _search_terms(index, query)
         scores["bm25"] = dict(index.search(terms, cfg.k_keyword, allowed=allowed))
+        if scores["bm25"] and (halves := _unheld_name_terms(index, query)):
+            scores["bm25"] = _held_matches(tenant_id, target.namespace, marks.get(target.namespace), index,
+                                           scores["bm25"], [t for t in terms if t not in halves], halves)
         if weights.get("title"):
             titled = _title_matches(tenant_id, target.namespace, marks.get(target.namespace), set(terms), allowed,
                                     cfg.k_keyword)

@@ -2,7 +2,9 @@
 it, or unknown to it?
 
 Offline it retrieves the entries the fact is about and checks them: how much of the fact the
-entry covers, then names (another entry's title that the subject entry does not mention), numbers
+entry covers, then names (another entry's title that the subject entry does not mention: contradicted
+where a field of either gives another of that title's kind, "School: Conjuration" for "evocation";
+else, after the checks below, unknown), numbers
 (a value the entry does not give), opposites (a word of a closed class, `tools.contrast`, where the
 entry has another member of that class between the same neighbours: "left" for "right", "succeeds"
 for "fails"), negation (a "not" on one side only, next to words both share), and last the words
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any, Literal
@@ -187,11 +190,15 @@ def _opposites(fact: list[Token], sentences: list[tuple[str, list[Token]]]) -> l
     """
     fact_terms = {t for token in fact for t in token.terms}
     found: list[tuple[Token, Token, str]] = []
+    # A word of the subject's title is its name, not a value in a slot: "The Moon Bridge was built by the sun
+    # priests" says nothing of the moon, and read as naming both members "in one place" the statement was
+    # never checked against "built by the old moon priests" (unknown, with that very sentence quoted).
+    named = [token.terms == (SUBJECT,) for token in fact]
     for i, claim in enumerate(fact):
-        for cls, member in claim.senses:
+        for cls, member in claim.senses if not named[i] else ():
             slot = _slot(fact, i, cls)
             needed = min(SLOT_MIN, len(slot[0] | slot[1] | slot[2]))
-            if any(c == cls and m != member and _slot_overlap(slot, _slot(fact, j, cls)) >= needed
+            if any(c == cls and m != member and not named[j] and _slot_overlap(slot, _slot(fact, j, cls)) >= needed
                    for j, token in enumerate(fact) for c, m in token.senses):
                 # The statement names both in one place ("her right hand, not her left"); the Moon Door
                 # and the sun amulet of one sentence are two places.
@@ -254,10 +261,33 @@ def _unsupported(fact: list[Token], best: list[Token], skip: frozenset[str],
 
 
 Hit = lore_selectors.KnowledgeHit
+# The titles of an entry's category in its version, but its own ("Magic-Schools/evocation": the other schools).
+Siblings = Callable[[Hit], list[str]]
 
 
-def offline_check(fact: str, hits: list[Hit]) -> tuple[Check, list[Hit]]:
-    """The verdict and the hits it rests on (the subject entry first)."""
+# A line of a structured entry's fields, as `lore.normalize` renders them ("School: Conjuration", "Damage:
+# Damage type: Fire; …", the label a JSON key): what follows the label.
+FIELD = re.compile(r"^[A-Z][a-z]*(?: [a-z]+){0,3}: (\S.*)$", re.MULTILINE)
+
+
+def _sibling_said(entry: Hit, other: Hit, siblings: Siblings, fact_terms: set[str]) -> str | None:
+    """A title of `other`'s category, not `other`'s and not one the statement says, that a field of `entry`
+    gives: what `entry` has where the statement gives `other` ("Misty Step": "School: Conjuration", where the
+    statement says Evocation). A field, not prose: prose names things in passing ("Li Shen once served the
+    moon priests" names no kind of monster he is; "necromancy spells … create the undead" is no spell's
+    school)."""
+    values = [_terms(value) for value in FIELD.findall(entry.text)]
+    own = _terms(entry.title)
+    for title in siblings(other):
+        terms = _terms(title)
+        if terms and terms != own and not terms <= fact_terms and any(terms <= value for value in values):
+            return title
+    return None
+
+
+def offline_check(fact: str, hits: list[Hit], siblings: Siblings = lambda hit: []) -> tuple[Check, list[Hit]]:
+    """The verdict and the hits it rests on (the subject entry first). `siblings`: the other titles of a
+    hit's category in its version (the names check; without it no name contradicts)."""
     fact_terms = _terms(fact)
     if not hits or not fact_terms:
         return Check("unknown", "Nothing in the published knowledge matches this statement."), []
@@ -282,13 +312,23 @@ def offline_check(fact: str, hits: list[Hit]) -> tuple[Check, list[Hit]]:
         return Check("unknown", hint), [subject]
     subject_terms = _terms(f"{subject.title} {subject.text}")
 
-    # Names: another entry's title in the fact that the subject entry never mentions
-    # ("Misty Step is an evocation spell": Evocation is an entry, Misty Step's text lacks it).
+    # Names: another entry's title in the fact that the subject entry never mentions. It contradicts where a
+    # field of one of the two gives another of the other's kind ("Misty Step is an evocation spell": Misty
+    # Step's "School: Conjuration"; "Shield is a necromancy spell": Shield's "School: Abjuration"), for a
+    # subject the fact names. Else it is something the lore does not say, checked last, after the checks
+    # that can contradict: "Li Shen is afraid of spiders" was contradicted because his entry never says
+    # "spider", though it says nothing of his fears either.
+    unmentioned: Hit | None = None
     for other in hits:
         title_terms = _terms(other.title)
-        if (other is not subject and other.entry_id != subject.entry_id and title_terms
-                and title_terms <= fact_terms and not title_terms <= subject_terms):
-            return Check("contradicted", f"{subject.entry_id} does not mention {other.title}."), [subject, other]
+        if (other is subject or other.entry_id == subject.entry_id or not title_terms
+                or not title_terms <= fact_terms or title_terms <= subject_terms):
+            continue
+        for entry, asked in ((subject, other), (other, subject)) if subject in named else ():
+            if said := _sibling_said(entry, asked, siblings, fact_terms):
+                return Check("contradicted", f"{entry.entry_id} says {said} where the statement says "
+                                             f"{asked.title}."), [entry, asked]
+        unmentioned = unmentioned or other
 
     # The sentence (or "Range: 150 feet" line) closest to the fact.
     # Scored without the title's words, which the heading line repeats; on a tie, the line giving the
@@ -332,6 +372,8 @@ def offline_check(fact: str, hits: list[Hit]) -> tuple[Check, list[Hit]]:
                                      f"Source: \u201c{_quote(best)}\u201d"), [subject]
     if wrong:
         return Check("unknown", f"{subject.entry_id} gives no numbers to compare with {', '.join(wrong)}."), [subject]
+    if unmentioned is not None:
+        return Check("unknown", f"{subject.entry_id} does not mention {unmentioned.title}."), [subject, unmentioned]
     # Support needs the statement's words: one the entry lacks is a detail the lore does not give (or
     # gives otherwise), whatever the overlap.
     if unsupported := _unsupported(fact_tokens, best_tokens, title, subject_terms):
@@ -390,12 +432,31 @@ def titled_hits(tenant: Tenant, targets: list[lore_selectors.Target], fact: str)
     return list(hits.values())
 
 
+def _category_titles(tenant: Tenant, targets: list[lore_selectors.Target]) -> Siblings:
+    """`Siblings` read from the searched versions: a hit's category is its entry id's first part."""
+    namespaces = {t.domain: t.namespace for t in targets}
+    read: dict[tuple[str, str], list[str]] = {}
+
+    def titles(hit: Hit) -> list[str]:
+        category = hit.entry_id.partition("/")[0]
+        if hit.domain not in namespaces or not category:
+            return []
+        if (hit.domain, hit.entry_id) not in read:
+            rows = (Chunk.objects.filter(tenant_id=tenant.pk, namespace=namespaces[hit.domain],
+                                         meta__entry_id__startswith=f"{category}/")
+                    .exclude(meta__entry_id=hit.entry_id).values_list("meta__title", flat=True).distinct())
+            read[(hit.domain, hit.entry_id)] = sorted({str(title) for title in rows if title})
+        return read[(hit.domain, hit.entry_id)]
+
+    return titles
+
+
 def lore_assert(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     targets = published_targets(tenant, args.get("world"), ["srd", "lore"])
     result = lore_selectors.knowledge_search(tenant_id=tenant.pk, targets=targets, query=args["fact"], k=6)
     seen = {(h.entry_id, h.language) for h in result.hits}
     hits = result.hits + [h for h in titled_hits(tenant, targets, args["fact"]) if (h.entry_id, h.language) not in seen]
-    check, used = offline_check(args["fact"], hits)
+    check, used = offline_check(args["fact"], hits, _category_titles(tenant, targets))
     method = "offline"
     client = llm.get_llm() if args.get("use_llm", True) else None
     if client is not None and hits:

@@ -182,3 +182,64 @@ def test_the_spell_cast_takes_the_title_votes_from_its_target(world) -> None:
     assert "title" in next(h for h in selectors.knowledge_search(
         tenant_id=world.tenant_id, targets=targets, query="how much AC does a shield give").hits
         if h.entry_id == "Equipment/shield").ranks
+
+
+def _russian_subset_world(world: World) -> list[selectors.Target]:
+    """English spells and items; a Russian subset without spells, whose entries name other spells, peoples and
+    monsters in passing, as the demo's SRD does."""
+    spells = [{"index": "fireball", "name": "Fireball", "desc": ["An explosion of flame: 8d6 fire damage."]}]
+    items = [{"index": "smiths-hammer", "name": "Smith's Hammer", "desc": [
+        "Borin's hammer: a smith who holds it repairs blades and armour in an hour."]}]
+    damage = [{"index": "radiant", "name": "Излучение", "desc": [
+        "Урон излучением, наносимый заклинанием жреца огненный столб или разящим оружием ангела, обжигает плоть, "
+        "как огонь, и переполняет дух силой."]},
+              {"index": "force", "name": "Силовой", "desc": [
+                  "Силовой урон наносят заклинания, в том числе волшебная стрела и духовное оружие."]},
+              {"index": "cold", "name": "Холод", "desc": ["Ледяной поток дыхания белого дракона наносит урон "
+                                                          "холодом."]}]
+    alignments = [{"index": "chaotic-neutral", "name": "Хаотично-нейтральный", "desc": (
+        "Хаотично-нейтральные существа следуют своим прихотям. Многие варвары и плуты хаотично-нейтральные.")}]
+    subraces = [{"index": "rock-gnome", "name": "Скальный гном", "desc": (
+        "Как скальный гном, вы обладаете изобретательностью, превосходящей таковую у других гномов.")}]
+    languages = [{"index": "infernal", "name": "Инфернальный", "desc": "Типичные носители: Дьяволы."},
+                 {"index": "common", "name": "Общий", "desc": "Типичные носители: люди; на этом языке говорят в "
+                                                              "городах и на трактах."},
+                 {"index": "goblin", "name": "Гоблинский", "desc": "Типичные носители: гоблины и хобгоблины."}]
+    version = lore_services.knowledge_ingest(world=world, domain="srd", actor="test", files=[
+        lore_services.UploadedFile("Spells.json", as_bytes(spells), "en"),
+        lore_services.UploadedFile("Magic-Items.json", as_bytes(items), "en"),
+        lore_services.UploadedFile("Damage-Types.json", as_bytes(damage), "ru"),
+        lore_services.UploadedFile("Alignments.json", as_bytes(alignments), "ru"),
+        lore_services.UploadedFile("Subraces.json", as_bytes(subraces), "ru"),
+        lore_services.UploadedFile("Languages.json", as_bytes(languages), "ru")])
+    return [selectors.Target("srd", version.version, version.namespace)]
+
+
+def test_an_entry_sharing_half_of_a_name_the_world_lacks_is_no_answer(world) -> None:
+    """QA: "кастую огненный шар" got Radiant, whose Russian text names the cleric's "огненный столб": no Russian
+    entry says "шар", so "огненный" was the one word of the input any entry held, and BM25 put it first. An
+    entry that shares only half of a name the world does not hold is about another thing."""
+    targets = _russian_subset_world(world)
+
+    def found(query: str) -> list[str]:
+        return [h.entry_id for h in selectors.knowledge_search(tenant_id=world.tenant_id, targets=targets,
+                                                                query=query).hits]
+
+    for query, other in [("кастую огненный шар", "Damage-Types/radiant"),
+                         ("Я кастую огненный шар в Василису", "Damage-Types/radiant"),
+                         ("Огненный шар!", "Damage-Types/radiant"),
+                         ("ярость варвара", "Alignments/chaotic-neutral"),
+                         ("Ярость варвара", "Alignments/chaotic-neutral"),
+                         ("уклоняюсь от удара дракона", "Damage-Types/cold")]:
+        assert other not in found(query), query
+    # A name the world holds whole, or one whose half an entry's title says, is still found by its words; so is
+    # a genitive whose other word the world holds (the language whose speakers are devils), a verb's object
+    # (a verb and its object are no name) and a word beside a character's name (Гримнак is a goblin). English
+    # is read as before: "sword repaired" is no name, though no entry says "sword".
+    for query, entry in [("кастую волшебную стрелу", "Damage-Types/force"), ("подраса гномов", "Subraces/rock-gnome"),
+                         ("язык дьяволов", "Languages/infernal"), ("выследить дракона", "Damage-Types/cold"),
+                         ("язык гоблина Гримнака", "Languages/goblin"), ("I cast fireball", "Spells/fireball"),
+                         ("where can I get my sword repaired", "Magic-Items/smiths-hammer")]:
+        hits = selectors.knowledge_search(tenant_id=world.tenant_id, targets=targets, query=query).hits
+        assert "bm25" in next(h for h in hits if h.entry_id == entry).ranks, query
+    assert found("我施放火球术") == []

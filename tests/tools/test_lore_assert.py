@@ -229,3 +229,85 @@ def test_a_swapped_sibling_next_to_a_title_said_in_passing_is_contradicted(cross
     assert verdict(crossing, "A shield is carried in one hand.", world="valley")[0] == "supported"
     assert verdict(crossing, "A shield is carried in two hands.", world="valley")[0] != "supported"
     assert verdict(crossing, "Щит носят в одной руке.", world="valley")[0] == "supported"
+
+
+# Entries of closed kinds (schools, damage types) and open ones (monsters), and lore prose that names an SRD
+# title in passing ("the moon priests": Monsters/priest), in three languages.
+KINDS_SRD = {
+    "en": {"Spells.json": [
+        {"index": "misty-step", "name": "Misty Step", "desc": ["Briefly surrounded by silvery mist, you teleport up "
+                                                               "to 30 feet."],
+         "school": {"index": "conjuration", "name": "Conjuration"}},
+        {"index": "fireball", "name": "Fireball", "desc": ["A bright streak blossoms into an explosion of flame."],
+         "damage": {"damage_type": {"index": "fire", "name": "Fire"}},
+         "school": {"index": "evocation", "name": "Evocation"}}],
+           "Magic-Schools.json": [
+               {"index": "evocation", "name": "Evocation", "desc": "Evocation spells call up blasts of fire."},
+               {"index": "conjuration", "name": "Conjuration", "desc": "Conjuration spells transport creatures."}],
+           "Damage-Types.json": [{"index": "fire", "name": "Fire", "desc": "Red dragons breathe fire."},
+                                 {"index": "cold", "name": "Cold", "desc": "A white dragon's breath is cold."}],
+           "Monsters.json": [{"index": "spider", "name": "Spider", "desc": ["A spider climbs walls and spins webs."]},
+                             {"index": "priest", "name": "Priest", "desc": ["A priest tends a temple."]}]},
+    "ru": {"Monsters.json": [{"index": "spider", "name": "Паук", "desc": ["Паук лазает по стенам и плетёт сети."]},
+                             {"index": "priest", "name": "Жрец", "desc": ["Жрец служит в храме."]}]},
+    "zh": {"Monsters.json": [{"index": "spider", "name": "蜘蛛", "desc": ["蜘蛛能爬墙并结网。"]},
+                             {"index": "priest", "name": "祭司", "desc": ["祭司照看神殿。"]}]},
+}
+KINDS_LORE = {
+    "en": "# Vale\n\n## Li Shen, the Ronin of the Bridge\nLi Shen once served the moon priests. He fights with a "
+          "katana.\n\n## The Moon Bridge\nA stone bridge over the gorge, built by the old moon priests.\n",
+    "ru": "# Долина\n\n## Ли Шен, ронин моста\nЛи Шен когда-то служил жрецам луны. Он сражается катаной.\n\n"
+          "## Лунный мост\nКаменный мост над ущельем, построенный старыми лунными жрецами.\n",
+    "zh": "# 山谷\n\n## 李申，桥上的浪人\n李申曾经侍奉月亮祭司。他用武士刀作战。\n\n"
+          "## 月亮桥\n峡谷上的石桥，由古老的月亮祭司建造。\n",
+}
+
+
+@pytest.fixture
+def kinds(tools_client: tuple[APIClient, Tenant]) -> APIClient:
+    client, tenant = tools_client
+    world = lore_services.world_create(tenant=tenant, slug="vale", languages=["en", "ru", "zh"])
+    for domain, files in [
+        ("srd", [lore_services.UploadedFile(name, json.dumps(entries).encode(), lang)
+                 for lang, by_file in KINDS_SRD.items() for name, entries in by_file.items()]),
+        ("lore", [lore_services.UploadedFile(f"vale_{lang}.md", text.encode(), lang)
+                  for lang, text in KINDS_LORE.items()]),
+    ]:
+        version = lore_services.knowledge_ingest(world=world, domain=domain, files=files, actor="test")
+        lore_services.lore_version_publish(version=version, actor="test", force=True, reason="test fixture")
+    return client
+
+
+def test_a_title_the_lore_never_relates_to_the_subject_is_unknown_not_contradicted(kinds: APIClient) -> None:
+    """QA: "Li Shen is afraid of spiders" was contradicted because Li Shen's entry does not mention the Spider's
+    title: the lore says nothing of his fears, so it cannot deny one. A named entry whose field gives another of
+    the title's kind still contradicts it (Misty Step's school is Conjuration; Fireball's damage type Fire)."""
+    for fact in ["Li Shen is afraid of spiders.", "Li Shen, who once served the moon priests, is afraid of spiders.",
+                 "Ли Шен, служивший жрецам луны, боится пауков.", "曾经侍奉月亮祭司的李申害怕蜘蛛。",
+                 # Named whole, his entry names a monster in passing ("priests"): prose gives him no kind.
+                 "Li Shen, the Ronin of the Bridge, is afraid of spiders.",
+                 # A named entry that gives nothing of the title's kind: Misty Step deals no damage.
+                 "Misty Step deals cold damage."]:
+        assert verdict(kinds, fact, world="vale")[0] == "unknown", fact
+    for fact, said, asked in [("Misty Step is an evocation spell.", "Conjuration", "Evocation"),
+                              ("Fireball is a conjuration spell.", "Evocation", "Conjuration"),
+                              ("Fireball deals cold damage.", "Fire", "Cold")]:
+        result, hint = verdict(kinds, fact, world="vale")
+        assert result == "contradicted" and f"says {said} where the statement says {asked}" in hint, (fact, hint)
+    assert verdict(kinds, "Misty Step is a conjuration spell.", world="vale")[0] == "supported"
+
+
+def test_a_word_of_the_subjects_name_is_no_second_member_of_its_class(kinds: APIClient) -> None:
+    """QA: "The Moon Bridge was built by the sun priests" read as naming the moon and the sun in one place (the
+    bridge's name), so the swap was never checked and the verdict was unknown, its hint quoting the very
+    sentence that contradicts it ("built by the old moon priests")."""
+    for fact, said, source in [
+        ("The Moon Bridge was built by the sun priests.", "sun", "moon"),
+        ("The Moon Bridge was built by the old sun priests.", "sun", "moon"),
+        ("Лунный мост, построенный солнечными жрецами, стоит над ущельем.", "солнечными", "лунными"),
+        ("月亮桥由古老的太阳祭司建造。", "太阳", "月亮"),
+    ]:
+        result, hint = verdict(kinds, fact, world="vale")
+        assert result == "contradicted", (fact, hint)
+        assert f"says \u201c{source}\u201d where the statement says \u201c{said}\u201d" in hint, hint
+    assert verdict(kinds, "The Moon Bridge was built by the old moon priests.", world="vale")[0] == "supported"
