@@ -22,8 +22,14 @@ from tools.models import ToolCall
 TOOLS = (ApiKey.Scope.TOOLS,)
 AUTH_ERRORS = {
     401: OpenApiResponse(description="No or invalid API key."),
-    403: OpenApiResponse(description="The key lacks the 'tools' scope."),
+    403: OpenApiResponse(description="The key lacks the 'tools' scope, or one the tool needs besides it (the "
+                                     "memory tools, memory_search, memory_context and profile_get: 'memory'; "
+                                     "`error.code` missing_scope)."),
 }
+
+
+def _scopes(request: Request) -> list[str]:
+    return list(request.user.api_key.scopes)
 
 
 class ToolListApi(APIView):
@@ -40,7 +46,8 @@ class ToolListApi(APIView):
 
     @extend_schema(operation_id="tools_list", responses={200: OutputSerializer, **AUTH_ERRORS})
     def get(self, request: Request) -> Response:
-        tools = [self.ToolSerializer(t).data for t in registry.tools_all()]
+        # Only those the key may call: a game master's `tools`-only key is not shown the chat memory tools.
+        tools = [self.ToolSerializer(t).data for t in registry.tools_all(_scopes(request))]
         return Response({"tools": tools})
 
 
@@ -65,7 +72,7 @@ class ToolCallApi(APIView):
     @extend_schema(exclude=True)
     def post(self, request: Request, name: str) -> Response:
         result = services.tool_call(tenant=request_tenant(request), name=name, arguments=request.data,
-                                    transport=ToolCall.Transport.API)
+                                    transport=ToolCall.Transport.API, scopes=_scopes(request))
         return Response(result)
 
 

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from lore import selectors as lore_selectors
 from memoryhub.exceptions import ApplicationError, NotFound
-from memoryhub.models import Message, Tenant
+from memoryhub.models import ApiKey, Message, Tenant
 from memoryhub.urls_common import CLIENT_ID
 from memoryhub.validation import iso_instant
 from profiles.selectors import corrections_of, profile_facts
@@ -218,6 +218,10 @@ register(Tool(
 
 
 # --- memory tools ---------------------------------------------------------------------------------
+# A user's chat memory: the key needs the `memory` scope too, as the REST API's memory endpoints do.
+MEMORY = (ApiKey.Scope.MEMORY,)
+
+
 def _memory_item(chunk: dict[str, Any], score: float) -> dict[str, Any]:
     """A search hit as the model reads it: who said a turn ("Nice to meet you, Kate!" is the
     assistant's, not the user's), and what kind of memory a typed one is."""
@@ -275,6 +279,7 @@ register(Tool(
         "additionalProperties": False,
     },
     function=memory_search,
+    scopes=MEMORY,
 ))
 
 
@@ -300,6 +305,7 @@ register(Tool(
         "additionalProperties": False,
     },
     function=memory_context,
+    scopes=MEMORY,
 ))
 
 
@@ -323,6 +329,7 @@ register(Tool(
     input_schema={"type": "object", "properties": {"user_id": USER_ID}, "required": ["user_id"],
                   "additionalProperties": False},
     function=profile_get,
+    scopes=MEMORY,
 ))
 
 # lore_assert lives in its own module (its checks are the larger part of it).

@@ -58,15 +58,15 @@ def tenant_for_key(raw_key: str) -> Tenant:
     return tools_key(raw_key).tenant
 
 
-def _admitted_tenant(raw_key: str) -> Tenant:
-    """The key's tenant, its request counted in the key's `API_THROTTLE_RATE` budget, which its REST
-    calls share: MCP over HTTP had no limit at all, so a key throttled on the API went on over MCP."""
+def _admitted_key(raw_key: str) -> ApiKey:
+    """The key, its request counted in the key's `API_THROTTLE_RATE` budget, which its REST calls
+    share: MCP over HTTP had no limit at all, so a key throttled on the API went on over MCP."""
     key = tools_key(raw_key)
     wait = api_key_throttle_wait(key.pk)
     if wait is not None:
         raise KeyRefused(f"Request was throttled. Expected available in {math.ceil(wait)} seconds.", 429,
                          retry_after=math.ceil(wait))
-    return key.tenant
+    return key
 
 
 def _error_result(detail: dict[str, Any]) -> types.CallToolResult:
@@ -76,12 +76,14 @@ def _error_result(detail: dict[str, Any]) -> types.CallToolResult:
 
 
 def _call_sync(tenant: Tenant, name: str, arguments: dict[str, Any], transport: str,
-               raw_key: str | None = None) -> types.CallToolResult:
-    """`raw_key`: the key a stdio server was started with, checked again before the call."""
+               raw_key: str | None = None, scopes: list[str] | None = None) -> types.CallToolResult:
+    """`raw_key`: the key a stdio server was started with, checked again before the call. `scopes`: the
+    key's (None: a server started for a tenant, with no key)."""
     close_old_connections()  # a long-lived server thread must not keep a connection the database dropped
     if raw_key is not None:
         try:
-            tenant = tenant_for_key(raw_key)
+            key = tools_key(raw_key)
+            tenant, scopes = key.tenant, key.scopes
         except KeyRefused as exc:
             code = "not_authenticated" if exc.status == 401 else "missing_scope"
             return _error_result({"error": {"code": code, "message": str(exc), "field": None}})
@@ -91,7 +93,8 @@ def _call_sync(tenant: Tenant, name: str, arguments: dict[str, Any], transport: 
         return _error_result({"error": {"code": "not_authenticated", "message": "The tenant is deactivated.",
                                         "field": None}})
     try:
-        result = services.tool_call(tenant=tenant, name=name, arguments=arguments, transport=transport)
+        result = services.tool_call(tenant=tenant, name=name, arguments=arguments, transport=transport,
+                                    scopes=scopes)
     except ApplicationError as exc:
         # A refused call is a tool result with isError, which the model can read and correct.
         return _error_result({"error": {"code": exc.code, "message": exc.message, "field": exc.field}})
@@ -107,11 +110,15 @@ def build_server(resolve_tenant: TenantResolver, transport: str, raw_key: str | 
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
+        # Only those the key may call: a game master's `tools`-only key is not shown the chat memory tools.
+        scopes = _request_scopes(ctx)
+        if raw_key is not None:
+            scopes = await sync_to_async(_key_scopes, thread_sensitive=True)(raw_key)
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
                        annotations=types.ToolAnnotations(read_only_hint=t.read_only, destructive_hint=False,
                                                          idempotent_hint=True, open_world_hint=False))
-            for t in registry.tools_all()
+            for t in registry.tools_all(scopes)
         ])
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -119,7 +126,7 @@ def build_server(resolve_tenant: TenantResolver, transport: str, raw_key: str | 
             return _error_result({"error": {"code": "not_authenticated", "message": refusal, "field": None}})
         tenant = resolve_tenant(ctx)
         return await sync_to_async(_call_sync, thread_sensitive=True)(tenant, params.name, params.arguments or {},
-                                                                      transport, raw_key)
+                                                                      transport, raw_key, _request_scopes(ctx))
 
     instructions = ("Read-only MemoryHub tools: rules and lore of a world, fact checks against them, and a user's "
                     "chat memory.")
@@ -127,6 +134,21 @@ def build_server(resolve_tenant: TenantResolver, transport: str, raw_key: str | 
         instructions = f"{instructions} Every call fails now: {refusal}"
     return Server(SERVER_NAME, version="1", instructions=instructions, on_list_tools=list_tools,
                   on_call_tool=call_tool)
+
+
+def _request_scopes(ctx: ServerRequestContext[Any]) -> list[str] | None:
+    """The scopes of the key an HTTP request came with (None over stdio: its key, if any, is read
+    on each call)."""
+    return getattr(getattr(ctx.request, "state", None), "scopes", None)
+
+
+def _key_scopes(raw_key: str) -> list[str] | None:
+    """A stdio server's key's scopes; None for a refused key, whose server lists every tool and answers
+    each call with the reason (`build_server`)."""
+    try:
+        return list(tools_key(raw_key).scopes)
+    except KeyRefused:
+        return None
 
 
 # --- stdio ----------------------------------------------------------------------------------------
@@ -157,7 +179,7 @@ class ApiKeyMiddleware:
         try:
             if scheme.lower() != "bearer" or not raw.strip():
                 raise KeyRefused("Use 'Authorization: Bearer <api key>'.", 401)
-            tenant = await sync_to_async(_admitted_tenant, thread_sensitive=True)(raw)
+            key = await sync_to_async(_admitted_key, thread_sensitive=True)(raw)
         except KeyRefused as exc:
             # A JSON-RPC error at the HTTP status: MCP clients read the body of a refused request only in
             # this form (the official SDK's said "Server returned an error response" and nothing of why).
@@ -173,7 +195,7 @@ class ApiKeyMiddleware:
             await send({"type": "http.response.start", "status": exc.status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
             return
-        scope.setdefault("state", {})["tenant"] = tenant
+        scope.setdefault("state", {}).update(tenant=key.tenant, scopes=list(key.scopes))
         await self.app(scope, receive, send)
 
 

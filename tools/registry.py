@@ -9,7 +9,7 @@ npc_profile, art_suggest over `lore.campaigns`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +39,14 @@ class Tool:
     function: ToolFunction
     # Tools only read; the flag is what MCP clients are told (`readOnlyHint`).
     read_only: bool = True
+    # Scopes a key needs besides `tools`: a user's chat memory is the `memory` scope's on the REST API, and
+    # a game master's `tools`-only key read every chat user's profile and memories through the tools.
+    scopes: tuple[str, ...] = ()
+
+    def missing_scopes(self, scopes: Collection[str] | None) -> list[str]:
+        """The scopes of `scopes` this tool needs and lacks; none when `scopes` is None (a server an
+        operator started for a tenant, `mcp_serve --tenant`, holds no key)."""
+        return [] if scopes is None else [s for s in self.scopes if s not in scopes]
 
     def validator(self) -> Draft202012Validator:
         return StrictValidator(self.input_schema)
@@ -62,8 +70,9 @@ def tool_get(name: str) -> Tool:
     return tool
 
 
-def tools_all() -> list[Tool]:
-    return sorted(_REGISTRY.values(), key=lambda t: t.name)
+def tools_all(scopes: Collection[str] | None = None) -> list[Tool]:
+    """The tools, by name; with `scopes`, those a key holding them may call."""
+    return sorted((t for t in _REGISTRY.values() if not t.missing_scopes(scopes)), key=lambda t: t.name)
 
 
 def _error_field(error: ValidationError) -> str:

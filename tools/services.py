@@ -4,6 +4,7 @@ the world it read, a judging tool's verdict, what it spent on the LLM)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import Any
 
 from prometheus_client import Counter
@@ -30,9 +31,12 @@ def _sources(result: dict[str, Any]) -> list[str]:
     return [str(s) for s in sources][:200] if isinstance(sources, list) else []
 
 
-def tool_call(*, tenant: Tenant, name: str, arguments: Any, transport: str) -> dict[str, Any]:
+def tool_call(*, tenant: Tenant, name: str, arguments: Any, transport: str,
+              scopes: Collection[str] | None = None) -> dict[str, Any]:
     """Run one tool for a tenant and log it. An unknown tool raises NotFound (not logged: there is
-    no tool to log against); bad arguments and tool errors are logged, then raised.
+    no tool to log against); bad arguments and tool errors are logged, then raised. `scopes`: those
+    of the caller's key (None: no key, a server an operator started for the tenant); a tool needing
+    one it lacks is a 403 `missing_scope`.
 
     The call is logged before the tool reads and its outcome filled in after: an erasure of the
     user that comes while the call runs deletes the row (tools.services.user_erase), and the
@@ -43,6 +47,12 @@ def tool_call(*, tenant: Tenant, name: str, arguments: Any, transport: str) -> d
     No transaction wraps the call: the tools only read, and some (lore_assert with an LLM) call
     out over the network, which must not happen while a transaction holds a lock."""
     tool = tool_get(name)
+    missing = tool.missing_scopes(scopes)
+    if missing:
+        # Not logged, as an unknown tool is not: nothing was read, and the key's holder may not learn more.
+        names = ", ".join(f"'{scope}'" for scope in missing)
+        raise ApplicationError(f"This API key lacks the {names} scope, which {name} needs.", code="missing_scope",
+                               status_code=403)
     started = time.perf_counter()
     row = tool_call_log(tenant=tenant, tool=name, transport=transport,
                         arguments=arguments if isinstance(arguments, dict) else {"_": repr(arguments)[:500]},

@@ -332,7 +332,7 @@ def test_search_context_and_memory_search_show_no_raw_number_of_a_memory_or_docu
                           format="json").json()
     assert "[us_ssn]" in context["text"] and "[card •••• 1111]" in context["text"]
     assert not _memory_leaks(context)
-    _, key = api_key_create(tenant=tenant, name="tools", scopes=("tools",))
+    _, key = api_key_create(tenant=tenant, name="tools", scopes=("tools", "memory"))
     tools = APIClient()
     tools.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
     found = tools.post("/api/v1/tools/memory_search", {"user_id": "mike", "query": "card SSN", "k": 10},

@@ -34,7 +34,8 @@ def publish_small_world(tenant: Tenant) -> None:
 
 @pytest.fixture
 def key_for(db: None) -> Callable[..., tuple[str, Tenant]]:
-    def factory(name: str = "tenant-a", scopes: tuple[str, ...] = ("tools",)) -> tuple[str, Tenant]:
+    # `memory` too: the memory tools need it (tests/tools/test_scopes.py tries a `tools`-only key).
+    def factory(name: str = "tenant-a", scopes: tuple[str, ...] = ("tools", "memory")) -> tuple[str, Tenant]:
         tenant = Tenant.objects.filter(name=name).first()
         if tenant is None:
             tenant, _ = kernel_services.tenant_create(name=name)
