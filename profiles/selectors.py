@@ -6,13 +6,14 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from memoryhub.registry import Decision
-from memoryhub.text import analyze
+from memoryhub.text import HAN_CHAR, analyze, pronoun_terms
 from profiles.conf import confidence_threshold
-from profiles.keys import KEY_ORDER, value_norm
+from profiles.keys import BY_NAME, KEY_ORDER, value_norm
 from profiles.models import FactEvent, UserProfile
 
 CONTEXT_HEADERS = {
@@ -73,6 +74,29 @@ def own_name_forget(*, tenant_id: int, user_id: str) -> None:
     within OWN_NAME_TTL_S."""
     with _own_names_lock:
         _own_names.pop((tenant_id, user_id), None)
+
+
+# Words a question asks a key by, besides its name and synonyms (profiles.keys): "where do I live?" asks
+# for `location`, which it names by no synonym. Each language's verb, analysed as a query is.
+_QUESTION_CUES: dict[str, tuple[str, ...]] = {
+    "location": ("live", "living", "based", "reside", "живу", "живёшь", "живет", "живём", "проживаю", "住"),
+    "employer": ("work", "работаю", "работаешь", "工作", "上班"),
+    "occupation": ("work", "работаю", "кем", "工作", "做什么"),
+    "hometown": ("grew", "born", "вырос", "выросла", "родился", "родилась", "长大", "出生"),
+    "age": ("old", "多大"),
+    "birthday": ("born", "родился", "родилась", "出生"),
+}
+
+
+@cache
+def key_terms(key: str) -> frozenset[str]:
+    """The query terms that ask for `key`: its name's, its synonyms' and its question cues' (pronouns
+    left out, and the analyzer's stopwords: "where" asks for nothing by itself)."""
+    spec = BY_NAME.get(key)
+    texts = [key.replace("_", " "), *(spec.synonyms if spec else ()), *_QUESTION_CUES.get(key, ())]
+    # Not the single characters a Chinese word is also indexed by (年龄 → 年, 龄): 年 and 大 ask for no age.
+    return frozenset(term for text in texts for term in analyze(text)
+                     if not (len(term) == 1 and HAN_CHAR.match(term) and term != text)) - pronoun_terms()
 
 
 # The events by which a message stated a key's value (new_value is what it said).

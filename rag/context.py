@@ -11,6 +11,7 @@ see what the model will not see.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
@@ -26,7 +27,7 @@ from memoryhub.selectors import session_recent_messages_by_ids
 from memoryhub.sensitive import redact
 from memoryhub.validation import iso_instant
 from people.selectors import inner_circle_context_items, relevant_people_context_items
-from profiles.selectors import corrections_of, profile_context_items
+from profiles.selectors import corrections_of, key_terms, profile_context_items
 from rag.chunk_cache import chunk_matches
 from rag.filler import is_filler
 from rag.memories.context import typed_memories_block
@@ -264,7 +265,7 @@ def context_assemble(
 
     # Who the user is: active profile facts above the confidence threshold, always first.
     header, lines = profile_context_items(tenant_id=tenant_id, user_id=user_id)
-    lines = _by_relevance(lines, query)
+    lines = _by_relevance(lines, query, asks=lambda line: key_terms(line.partition(":")[0]))
     block = Block("profile", header=header)
     cap = min(remaining, _share(shares["profile"], budget)) - count_tokens(header)
     _pack(block, _lines(lines), cap)
@@ -485,14 +486,21 @@ def _top_up(context: Context, order: tuple[str, ...], contiguous: frozenset[str]
             block.items.sort(key=lambda i: block.rank[i.ref], reverse=chained)
 
 
-def _by_relevance(lines: list[tuple[str, str]], query: str) -> list[tuple[str, str]]:
+def _by_relevance(lines: list[tuple[str, str]], query: str,
+                  asks: Callable[[str], frozenset[str]] | None = None) -> list[tuple[str, str]]:
     """Lines that share words with the query first (so a small budget keeps the profile's `location`
     for "where should I eat tonight?", the inner circle's wife for a gift to her), their own order
-    otherwise."""
+    otherwise. `asks`: more words a line counts as shared (a profile line's key's: "where do I live now?"
+    names no word of "location: Seattle", and at 50 tokens that line was the one cut)."""
     wanted = set(text.analyze(query))
     if not wanted:
         return lines
-    return sorted(lines, key=lambda line: -len(wanted & set(text.analyze(line[1].replace("_", " ")))))
+
+    def rank(line: tuple[str, str]) -> int:
+        said = set(text.analyze(line[1].replace("_", " ")))
+        return -len(wanted & (said | asks(line[1]) if asks is not None else said))
+
+    return sorted(lines, key=rank)
 
 
 @dataclass(frozen=True)

@@ -351,3 +351,21 @@ def test_a_correction_the_recent_turns_show_is_not_repeated(tenant) -> None:
     append_messages(tenant, "u1", "s2", after, start=datetime(2024, 6, 1, 9, tzinfo=UTC), auto_extract=True)
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id="s2", budget_tokens=400)
     assert after[0] in _text(context, "recent_turns") and after[0] not in _text(context, "memories"), context.render()
+
+
+@pytest.mark.parametrize(("query", "first"), [
+    ("where do I live now?", "location"), ("what city am I in?", "location"), ("where is my home?", "location"),
+    ("where do I work?", ("employer", "occupation")), ("где я сейчас живу?", "location"),
+    ("в каком городе я живу?", "location"),
+    ("我现在住在哪里？", "location"), ("我在哪个公司上班？", "employer"), ("how old am I?", "age"),
+])
+def test_a_profile_line_the_question_asks_for_by_other_words_comes_first(tenant, query: str,
+                                                                         first: str | tuple[str, ...]) -> None:
+    """QA: at 50 tokens "where do I live now?" kept name, occupation and employer and cut `location: Seattle`:
+    only the key's own word ("what is my location?") put the line first."""
+    for key, value in [("name", "Emma Stone"), ("age", "34"), ("occupation", "UX designer"), ("employer", "Amazon"),
+                       ("location", "Seattle"), ("hobbies", "climbing")]:
+        fact_upsert(tenant=tenant, user_id="u1", key=key, value=value, source="api")
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=50)
+    lines = _text(context, "profile").splitlines()
+    assert lines[0].partition(":")[0] in ((first,) if isinstance(first, str) else first), context.render()
