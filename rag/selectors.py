@@ -26,7 +26,7 @@ from memoryhub.search.bm25 import idf as bm25_idf
 from memoryhub.search.config import RetrievalConfig, retrieval_config
 from memoryhub.search.fusion import FusedScore, fuse, ranked
 from memoryhub.selectors import previous_conversation_day
-from memoryhub.text import HAN_CHAR, analyze, term, words
+from memoryhub.text import HAN_CHAR, analyze, pronoun_terms, term, words
 from people.selectors import relation_name_terms
 from profiles.selectors import own_name_terms
 from rag import chunk_cache, llm_steps
@@ -593,7 +593,10 @@ def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: boo
 
     A turn of greetings and thanks only ("Thanks!", "谢谢！"), × `filler` (the `filler` component), unless the
     query is one too: it carries the turns before it as search text and so matched their words, while
-    saying nothing itself (a QA pass: "Thanks!" second for "what did I start half a year ago?").
+    saying nothing itself (a QA pass: "Thanks!" second for "what did I start half a year ago?"). So is a
+    question at least half of whose words the query says (the `echo` component): "where do I live now?", asked of
+    a chat app once, came first for "where do I live?" above the turns that answer it. The turn that
+    answers such a question was lifted by its score before (`_replies_lifted`).
 
     Only what reaches the first `places` (the soft match's and hydration's reach) matters, and a
     candidate scoring below the `places`-th score / `factor` cannot reach them: the rows read are
@@ -625,6 +628,8 @@ def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: boo
             applied["assistant"] = assistant
         if dialog and filler != 1.0 and is_filler(row["text"]):
             applied["filler"] = filler
+        elif dialog and filler != 1.0 and asked and _asks_again(row["text"], asked):
+            applied["echo"] = filler
         if applied:
             out[pk] = FusedScore(score.score * math.prod(applied.values()), {**score.components, **applied},
                                  score.ranks)
@@ -632,6 +637,17 @@ def _said_by_named(fused: dict[int, FusedScore], query: str, own_name_asked: boo
         else:
             out[pk] = score
     return (dict(ranked(out)) if changed else fused), rows
+
+
+def _asks_again(text: str, asked: frozenset[str]) -> bool:
+    """A question at least half of whose words the query says ("where do I live now?" for "where do I
+    live?"): asked before, not remembered."""
+    if not _ASKS.search(text):
+        return False
+    said = set(analyze(text)) - pronoun_terms()
+    # A Chinese word is also indexed by its characters (现在 → 现): counted once, as the word.
+    said -= {t for t in said if len(t) == 1 and HAN_CHAR.match(t) and any(t in w and w != t for w in said)}
+    return bool(said) and 2 * len(said & asked) >= len(said)
 
 
 def _soft_rerank(fused: dict[int, FusedScore], query: str, term_weights: dict[str, float],
@@ -672,15 +688,21 @@ def _lift_top(fused: dict[int, FusedScore], values: dict[int, float], weight: fl
               component: str) -> dict[int, FusedScore]:
     """The soft match's and the reranker's form: the fused top (`values`' keys, a prefix of `fused`'s order)
     gets each score over the top one plus `weight` × its value (0-1), shown as `component`; the rest keep
-    their order below, their scores over the top one being at most what any of the top gets."""
+    their order below, their scores over the top one being at most what any of the top gets. A turn
+    that says nothing new (the `filler` and `echo` factors) is lifted by that factor of `weight`: its
+    meaning is the query's own, and the reranker put the question asked before back on top."""
     scale = max(fused[pk].score for pk in values) or 1.0
-    out = {pk: FusedScore(fused[pk].score / scale + weight * value,
+    out = {pk: FusedScore(fused[pk].score / scale + weight * value * _damping(fused[pk]),
                           {**fused[pk].components, component: round(value, 6)}, fused[pk].ranks)
            for pk, value in values.items()}
     for pk, score in fused.items():
         if pk not in values:
             out[pk] = FusedScore(score.score / scale, score.components, score.ranks)
     return dict(ranked(out))
+
+
+def _damping(score: FusedScore) -> float:
+    return score.components.get("filler", 1.0) * score.components.get("echo", 1.0)
 
 
 def _semantic_rerank(fused: dict[int, FusedScore], query_vector: np.ndarray, config: RetrievalConfig,

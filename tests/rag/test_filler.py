@@ -42,3 +42,23 @@ def test_a_query_of_thanks_finds_the_thanks(tenant) -> None:
     append_messages(tenant, "u1", "s1", ["I moved to Lisbon.", "Thanks!"], start=START)
     items = chunks_search(tenant_id=tenant.pk, user_id="u1", query="thanks", k=2, include_tenant_documents=False).items
     assert items[0].chunk["text"] == "Thanks!" and "filler" not in items[0].components
+
+
+@pytest.mark.parametrize(("statements", "asked_before", "query"), [
+    (["I live in Boston, near the harbor.", "Big news: I moved to Seattle last week!"], "where do I live now?",
+     "where do I live?"),
+    (["Я живу в Москве, у самого парка.", "Новости: я переехал в Петербург!"], "где я сейчас живу?", "где я живу?"),
+    (["我住在北京，靠近公园。", "大新闻：我搬到深圳了！"], "我现在住在哪里？", "我住在哪里？"),
+])
+def test_a_question_asked_before_ranks_below_the_turns_that_answer_it(tenant, statements, asked_before: str,
+                                                                       query: str) -> None:
+    """QA: a chat app's user asked "where do I live now?" once; then "where do I live?" found that question
+    first (1.2), above what they had said about it."""
+    append_messages(tenant, "u1", "s1", statements[:1], start=START)
+    append_messages(tenant, "u1", "s2", statements[1:], start=datetime(2026, 9, 1, 9, 0, tzinfo=UTC))
+    append_messages(tenant, "u1", "s3", [asked_before, ("assistant", "Let me check your memories.")],
+                    start=datetime(2026, 11, 1, 9, 0, tzinfo=UTC))
+    items = chunks_search(tenant_id=tenant.pk, user_id="u1", query=query, k=5, include_tenant_documents=False).items
+    texts = [item.chunk["text"] for item in items]
+    assert texts.index(asked_before) > texts.index(statements[0]), texts
+    assert items[texts.index(asked_before)].components["echo"] == 0.5
