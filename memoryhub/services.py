@@ -6,7 +6,7 @@ import logging
 import random
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -112,6 +112,13 @@ class AppendResult:
     duplicates_changed: list[str] = field(default_factory=list)
     # Sensitive numbers masked in the stored messages, by kind (empty under SENSITIVE_POLICY=keep).
     masked: Counter[str] = field(default_factory=Counter)
+    # The turns `held` found in the session: the batch's index → the stored message's id.
+    held_ids: dict[int, int] = field(default_factory=dict)
+
+
+# Given the session (locked) and the batch as it is stored (masked), the batch's turns the session
+# already holds: index → the stored message's id.
+HeldTurns = Callable[[Conversation, Sequence["IncomingMessage"]], Mapping[int, int]]
 
 
 def messages_append(
@@ -122,6 +129,7 @@ def messages_append(
     messages: Sequence[IncomingMessage],
     auto_extract: bool = False,
     reply_to: Sequence[int] = (),
+    held: HeldTurns | None = None,
 ) -> AppendResult:
     """Store a batch and its jobs in one transaction; enqueue them after commit.
 
@@ -139,18 +147,23 @@ def messages_append(
     If one is gone when the user's write lock is held (the user was erased while the answer was
     being written), nothing is stored: ApplicationError `erased` (409). Without it, the answer
     started the erased user anew, alone in their session.
+
+    `held`: picks the batch's turns the session already holds, which are skipped as duplicates are
+    (`AppendResult.held_ids`); POST /chat's history that a client resends. It runs under the
+    session's lock, so two concurrent batches cannot both take one turn for new.
     """
     found: list[Counter[str]] = [Counter() for _ in messages]
     if sensitive.masking_at_intake():
         messages = [_masked(m, counts) for m, counts in zip(messages, found, strict=True)]
     return _messages_store(tenant=tenant, user_id=user_id, session_id=session_id, messages=messages,
-                           found=found, auto_extract=auto_extract, reply_to=reply_to)
+                           found=found, auto_extract=auto_extract, reply_to=reply_to, held=held)
 
 
 @transaction.atomic
 def _messages_store(
     *, tenant: Tenant, user_id: str, session_id: str, messages: Sequence[IncomingMessage],
     found: Sequence[Counter[str]], auto_extract: bool, reply_to: Sequence[int] = (),
+    held: HeldTurns | None = None,
 ) -> AppendResult:
     # The user's write lock first, as erasure and every job's write take it: an erasure running
     # meanwhile either waits for this batch and erases it, or comes first and this batch starts the
@@ -181,8 +194,10 @@ def _messages_store(
             conversation=conversation, external_id__in=ids).values_list("external_id", "pk", "text")
     } if ids else {}
 
+    held_ids = dict(held(conversation, messages)) if held else {}
     now = timezone.now()
-    new = [i for i, m in enumerate(messages) if not (m.external_id and m.external_id in existing)]
+    new = [i for i, m in enumerate(messages)
+           if i not in held_ids and not (m.external_id and m.external_id in existing)]
     # What the stored messages had masked; a skipped duplicate was counted when first stored.
     masked: Counter[str] = sum((found[i] for i in new), Counter())
     rows = [
@@ -223,7 +238,7 @@ def _messages_store(
             extract_job, _ = _extraction_request(conversation, trigger=ArchivalJob.Trigger.SIZE)
     repeated = [m for m in messages if m.external_id and m.external_id in existing]
     return AppendResult(conversation=conversation, created=created, duplicates=len(messages) - len(created),
-                        job=job, extract_job=extract_job, masked=masked,
+                        job=job, extract_job=extract_job, masked=masked, held_ids=held_ids,
                         duplicate_ids={m.external_id: existing[m.external_id][0] for m in repeated},
                         duplicates_changed=[m.external_id for m in repeated if m.text != existing[m.external_id][1]])
 

@@ -294,7 +294,10 @@ class ChatApi(APIView):
         messages = MessageInputSerializer(
             many=True, allow_empty=False,
             help_text="This request's turns, as the messages intake takes them (`text` or OpenAI's `content`); the "
-                      "last one is the user's, which is answered. Stored before the model is asked.")
+                      "last one is the user's, which is answered. Stored before the model is asked, but for those "
+                      "the session holds: a resent history (the earlier turns and answers, as an OpenAI-style "
+                      "client sends them every call) is recognised and stored once; a system turn is stored once "
+                      "per session and instructs this answer only.")
         enable_auto_extract = StrictBooleanField(required=False, default=False,
                                                  help_text="Extract facts and people from the session now, as "
                                                            "the intake's flag.")
@@ -337,7 +340,8 @@ class ChatApi(APIView):
     class OutputSerializer(serializers.Serializer):
         answer = serializers.CharField(help_text="The answer, as stored in the session.")
         message_ids = serializers.ListField(child=serializers.IntegerField(),
-                                            help_text="This request's turns in the order sent, then the answer.")
+                                            help_text="This request's turns in the order sent (a turn the "
+                                                      "session held: the stored one's id), then the answer.")
         answer_id = serializers.IntegerField()
         model = serializers.CharField()
         usage = ChatUsageSerializer()
@@ -353,8 +357,15 @@ class ChatApi(APIView):
                    503: ChatErrorSerializer, 504: ChatErrorSerializer},
         description="Store the turns (as `POST …/sessions/{session_id}/messages`: idempotent on `external_id`, "
                     "kept whatever happens next), assemble the context for the last user turn with the session "
-                    "(as `POST /api/v1/context`), ask the language model with that memory in its system prompt and "
-                    "the recent turns as chat messages, store its answer as the session's assistant turn.\n\n"
+                    "(as `POST /api/v1/context`), ask the language model with that memory and the time now in its "
+                    "system prompt and the recent turns as chat messages, store its answer as the session's "
+                    "assistant turn.\n\n"
+                    "A resent history is not stored again: the longest prefix of the request's user and assistant "
+                    "turns that the session holds in order (same role, speaker and text, or `external_id`), ending "
+                    "with the session's newest turn (the answer stored last time, resent) or with an answer that "
+                    "a new turn follows (an edit), is recognised; from the first turn outside it on, every turn is "
+                    "new (an edited turn is a new turn, and so is each turn after it). System turns instruct this "
+                    "answer only and are stored once per session.\n\n"
                     "Errors keep the turns and store no answer; `error.message_ids` names the stored turns: 503 "
                     "`llm_unavailable` (no model configured, LLM_PROVIDER off, or the endpoint unreachable), 503 "
                     "`llm_rate_limited` (429 after retries; `Retry-After`), 504 `llm_timeout`, 502 `llm_error` (a "
