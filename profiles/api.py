@@ -46,7 +46,8 @@ KEY_PATTERN = (rf"^(?:[A-Za-z{_CYRILLIC}]{_WORD[:-1]}*(?:[ _-]{_WORD})*"
                rf"|{'|'.join(re.escape(a) for a in _OTHER_SCRIPT_SYNONYMS)})$")
 KEY_PARAMETER = OpenApiParameter(
     "key", str, OpenApiParameter.PATH, pattern=KEY_PATTERN,
-    description="A fact key: snake_case or words (\"favourite colour\"), Latin or Cyrillic (transliterated), "
+    description="A fact key: snake_case or words (\"favourite colour\", stored in American spelling as "
+                "`favorite_color`), Latin or Cyrillic (transliterated), "
                 "or a synonym of a registry key in any script (\"city\", \"город\", \"城市\" are all `location`). "
                 f"At most {KEY_MAX_CHARS} characters, also once normalised.",
 )

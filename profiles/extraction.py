@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from memoryhub.llm import LLMClient
 from memoryhub.models import Message
@@ -34,6 +34,8 @@ class Candidate:
     drop_reason: str = ""
     # The user said the value changed ("I moved to Seattle"): it replaces the current one.
     change: bool = False
+    # The user said the value no longer holds ("I quit Google"); "" for whatever the key holds now.
+    ended: bool = False
 
 
 def rules_candidates(messages: Sequence[Message]) -> list[Candidate]:
@@ -44,18 +46,26 @@ def rules_candidates(messages: Sequence[Message]) -> list[Candidate]:
             continue
         for fact in rules.extract(message.text):
             out.append(Candidate(fact.key, fact.value, fact.confidence, message, fact.rule, fact.evidence,
-                                 change=fact.change))
+                                 change=fact.change, ended=fact.ended))
     return out
 
 
 # --- LLM ------------------------------------------------------------------------------------------
 class ExtractedFact(BaseModel):
     key: str = Field(min_length=1, max_length=64, description="Canonical key, or short English snake_case.")
-    value: str = Field(min_length=1, max_length=500)
+    value: str = Field(max_length=500, description="The value; \"\" only for an ended fact that names none.")
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
     message: int | None = Field(default=None, ge=0, description="Number of the message the fact comes from.")
     change: bool = Field(default=False, description="The user says the value changed (moved, new job): the new "
                                                     "value replaces the old one.")
+    ended: bool = Field(default=False, description="The user says the value no longer holds (quit a job): it "
+                                                   "leaves the profile.")
+
+    @model_validator(mode="after")
+    def _a_value_unless_ended(self) -> ExtractedFact:
+        if not self.value.strip() and not self.ended:
+            raise ValueError("value must not be empty")
+        return self
 
 
 class ExtractionReply(BaseModel):
@@ -78,7 +88,9 @@ numbers, identity/passport/SNILS numbers, IBANs, passwords or other secrets.
 
 When the user says a value changed ("I moved to Seattle last week", "я переехал в Казань",
 "我搬到杭州了", "I started a new job at Stripe"), give the new value with "change": true: it replaces
-what was known before. Plain statements ("I live in Boston") have "change": false.
+what was known before. Plain statements ("I live in Boston") have "change": false. When the user says
+a value no longer holds ("I quit Google", "я уволился из Сбербанка", "我从腾讯离职了"), give that value
+with "ended": true, or "value": "" when they name none ("I quit my job", "我辞职了"): it leaves the profile.
 
 Keys: use these when they fit ({keys}). Otherwise a short English snake_case key.
 Values: short, in the user's words and language, nominative form; ages as whole numbers;
@@ -129,6 +141,7 @@ def llm_candidates(client: LLMClient, messages: Sequence[Message]) -> list[Candi
                 fact.key, fact.value,
                 fact.confidence if "confidence" in fact.model_fields_set else default_confidence,
                 message, "llm", json.dumps(fact.model_dump(), ensure_ascii=False), change=fact.change,
+                ended=fact.ended,
             )
             if message is not None and message.role != Message.Role.USER:
                 candidate.drop_reason, candidate.message = "not_user", None

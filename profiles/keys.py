@@ -2,8 +2,9 @@
 cardinality, and the normalisation of keys and values.
 
 A single-valued key (name, location…) holds one current value; a multi-valued key (likes, pets…)
-holds a set. Keys outside the registry are allowed and normalised to ASCII snake_case, so that
-"Favourite Colour", "favourite-colour" and "любимый цвет" do not become three facts.
+holds a set. Keys outside the registry are allowed and normalised to ASCII snake_case in American
+spelling, so that "Favourite Colour", "favourite-colour" and "favorite_color" are one key, the one
+the rules write ("my favourite colour is green" → favorite_color).
 """
 
 from __future__ import annotations
@@ -89,6 +90,31 @@ _TRANSLIT = str.maketrans({
     "у": "u", "ф": "f", "х": "h", "ц": "c", "ч": "ch", "ш": "sh", "щ": "shh", "ъ": "", "ы": "y", "ь": "",
     "э": "e", "ю": "yu", "я": "ya", "і": "i", "ї": "yi", "є": "ye", "ґ": "g", "ў": "u",
 })
+# British spellings of the words keys are made of, in the American form the rules' keys use ("favorite_*"):
+# "favourite_colour" and "favorite_color" are one key. A word list, not a rule of endings: "-our" is also
+# "hour" and "tour", "-ise" also "exercise" and "wise".
+_AMERICAN = {
+    "favourite": "favorite", "colour": "color", "flavour": "flavor", "behaviour": "behavior", "neighbour": "neighbor",
+    "neighbourhood": "neighborhood", "honour": "honor", "humour": "humor", "labour": "labor", "harbour": "harbor",
+    "rumour": "rumor", "odour": "odor", "armour": "armor", "savoury": "savory", "centre": "center",
+    "theatre": "theater", "metre": "meter", "litre": "liter", "fibre": "fiber", "programme": "program",
+    "catalogue": "catalog", "organisation": "organization", "organise": "organize", "realise": "realize",
+    "specialisation": "specialization", "licence": "license", "defence": "defense", "offence": "offense",
+    "practise": "practice", "travelling": "traveling", "traveller": "traveler", "jewellery": "jewelry",
+    "grey": "gray", "tyre": "tire", "pyjamas": "pajamas", "cosy": "cozy", "moustache": "mustache",
+    "aluminium": "aluminum", "analyse": "analyze", "sceptic": "skeptic", "paediatrician": "pediatrician",
+    "enrolment": "enrollment",
+}
+
+
+def _american(word: str) -> str:
+    if word in _AMERICAN:
+        return _AMERICAN[word]
+    if word.endswith("s") and word[:-1] in _AMERICAN:  # "colours", "programmes"
+        return _AMERICAN[word[:-1]] + "s"
+    return word
+
+
 _KEY_RE = re.compile(rf"^[a-z][a-z0-9_]{{0,{KEY_MAX_CHARS - 1}}}$")
 
 
@@ -106,6 +132,7 @@ def key_normalize(raw: str) -> str:
         return canonical
     ascii_form = unicodedata.normalize("NFKD", form.translate(_TRANSLIT)).encode("ascii", "ignore").decode()
     snake = re.sub(r"[^a-z0-9]+", "_", ascii_form.lower()).strip("_")
+    snake = "_".join(_american(word) for word in snake.split("_"))
     canonical = _synonyms().get(snake.replace("_", " ")) or snake
     if not _KEY_RE.match(canonical):
         raise ApplicationError(

@@ -21,6 +21,7 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.llm import LLMError, LLMResponseError, LLMUnavailable, get_llm
 from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.services import admin_log_forget
+from memoryhub.text import HAN_CHAR, words
 from profiles import extraction, metrics, selectors
 from profiles.conf import confidence_threshold, decay_after_days, decay_factor, decay_interval_days
 from profiles.keys import is_multi, key_normalize, value_clean, value_norm
@@ -47,6 +48,7 @@ class Outcome(StrEnum):
     PENDING = "pending"
     UNCHANGED = "unchanged"
     IGNORED = "ignored"
+    ENDED = "ended"
 
 
 @dataclass(frozen=True)
@@ -391,6 +393,69 @@ def fact_edit_approve(*, fact: UserProfile, reviewer: AbstractBaseUser, value: s
                               meta=meta)
 
 
+def _names_value(reference: str, value: str) -> bool:
+    """`reference` ("Google", "hospital", "больница", "医院") names the held `value` ("Google", "Mass General
+    Hospital", "Городская больница", "协和医院"): the same value, or every word of it among the value's, or,
+    in Chinese, which writes no spaces, a part of it."""
+    ref, held = value_norm(reference), value_norm(value)
+    if ref == held or (HAN_CHAR.search(ref) and ref in held):
+        return True
+    ref_words, held_words = words(ref), set(words(held))
+    return bool(ref_words) and all(w in held_words for w in ref_words)
+
+
+@transaction.atomic
+def fact_end(
+    *,
+    tenant: Tenant,
+    user_id: str,
+    key: str,
+    value: str = "",
+    confidence: float = 1.0,
+    source: str,
+    source_message: Message | None = None,
+    meta: dict[str, Any] | None = None,
+    actor_label: str = "",
+) -> list[str]:
+    """The user says a value no longer holds ("I quit Google", "я уволился из Сбербанка", "我从腾讯离职了"):
+    the active values it names leave the profile, each with a `deleted` event whose reason quotes the
+    statement, so the key's history keeps them. Returns the values ended.
+
+    `value` names the value or its kind ("the hospital" ends "Mass General Hospital"); "" is whatever a
+    single-valued key holds now ("I quit my job", "я уволился", "我辞职了"). Like a change it needs the
+    threshold, and it ends no value said in the same message (the new job it goes on to name) or after it
+    (a re-run of old messages). A rejected or pending value is left to its review.
+    """
+    key = key_normalize(key)
+    reference = value_clean(key, value) if value else ""
+    if not 0.0 <= confidence <= 1.0:
+        raise ApplicationError("confidence must be between 0 and 1.", field="confidence")
+    if source_message is not None and (source_message.tenant_id != tenant.pk or source_message.user_id != user_id):
+        raise ApplicationError("The source message belongs to another user.", field="source_message_id")
+    if confidence < confidence_threshold() or (not reference and is_multi(key)):
+        metrics.FACT_WRITES.labels(source, Outcome.IGNORED).inc()
+        return []
+    _lock_profile(tenant.pk, user_id)
+    message_id = source_message.pk if source_message is not None else None
+    said = source_message.text if source_message is not None else (meta or {}).get("evidence") or value or key
+    ended: list[str] = []
+    for fact in UserProfile.objects.select_for_update().filter(tenant=tenant, user_id=user_id, key=key,
+                                                               status=Status.ACTIVE).order_by("pk"):
+        if reference and not _names_value(reference, fact.value):
+            continue
+        if message_id is not None and (fact.source_message_id == message_id
+                                       or _older_statement(source_message, fact)):
+            continue
+        _event(None, tenant_id=tenant.pk, user_id=user_id, key=key, action=Action.DELETED, actor=source,
+               old=_state(fact), reason=f"stated as ended: {' '.join(str(said).split())[:200]}",
+               source_message_id=message_id, meta={**(meta or {}), "ended": True}, fact_ref=fact.pk,
+               reviewer_name=actor_label)
+        fact.delete()
+        ended.append(fact.value)
+    metrics.FACT_WRITES.labels(source, Outcome.ENDED if ended else Outcome.UNCHANGED).inc()
+    return ended
+
+
 # A multi-valued key may hold many values; a refusal lists the first ones.
 FACT_DELETE_LISTED_VALUES = 20
 
@@ -530,6 +595,17 @@ def facts_save_candidates(
     for candidate in candidates:
         if candidate.drop_reason:
             fate = candidate.drop_reason
+        elif candidate.ended:
+            try:
+                ended = fact_end(
+                    tenant=tenant, user_id=user_id, key=candidate.key, value=candidate.value,
+                    confidence=candidate.confidence, source=extractor, source_message=candidate.message,
+                    meta={"extractor": candidate.rule or extractor, "evidence": candidate.evidence[:300]},
+                )
+            except ApplicationError:
+                fate = "invalid"
+            else:
+                fate = "ended" if ended else "unchanged"
         else:
             try:
                 write = fact_upsert(

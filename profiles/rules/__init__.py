@@ -8,11 +8,13 @@ caller passes user messages only: what the bot says about itself or the user is 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memoryhub.exceptions import ApplicationError
 from memoryhub.text import detect_language
 from profiles.keys import key_normalize, value_clean, value_norm
 from profiles.rules import en, ru, zh
-from profiles.rules.common import RuleFact, sentences, without_trailing_filler
+from profiles.rules.common import RuleFact, job_pair_changes, sentences, without_trailing_filler
 
 __all__ = ["RuleFact", "extract"]
 
@@ -21,22 +23,27 @@ _BY_LANGUAGE = {"en": en.extract_sentence, "ru": ru.extract_sentence, "zh": zh.e
 
 def extract(text: str) -> list[RuleFact]:
     """Facts stated in `text`, values in their stored form; the most confident reading of each
-    (key, value) is kept. Values a key cannot hold (an age of 500) are dropped here; sensitive
-    numbers are not: they are refused, and counted, when saved."""
-    best: dict[tuple[str, str], RuleFact] = {}
+    (key, value) is kept, a change when any reading says so. Values a key cannot hold (an age of 500)
+    are dropped here; sensitive numbers are not: they are refused, and counted, when saved. A fact with
+    `ended` says the value no longer holds (its value "" when the user named none: "I quit my job")."""
+    best: dict[tuple[str, str, bool], RuleFact] = {}
     for i, sentence in enumerate(sentences(text)):
         language = detect_language(sentence)
         # Chinese leaves the subject out: only the opening sentence's is surely the writer's.
         found = (zh.extract_sentence(sentence, opens_message=i == 0) if language == "zh"
                  else _BY_LANGUAGE[language](sentence))
-        for fact in found:
+        for fact in job_pair_changes(found):
             try:
                 key = key_normalize(fact.key)
-                value = value_clean(key, without_trailing_filler(fact.value))
+                value = (value_clean(key, without_trailing_filler(fact.value))
+                         if fact.value or not fact.ended else "")
             except ApplicationError:
                 continue
-            cleaned = RuleFact(key, value, fact.confidence, fact.rule, fact.evidence, fact.change)
-            slot = (key, value_norm(value))
+            slot = (key, value_norm(value), fact.ended)
+            change = fact.change or (slot in best and best[slot].change)
+            cleaned = RuleFact(key, value, fact.confidence, fact.rule, fact.evidence, change, fact.ended)
             if slot not in best or best[slot].confidence < cleaned.confidence:
                 best[slot] = cleaned
+            elif change:
+                best[slot] = replace(best[slot], change=True)
     return list(best.values())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # (key, value) or (key, value, confidence) when a builder knows better than its rule's default.
 Emit = list[tuple[str, str] | tuple[str, str, float]]
@@ -19,6 +19,9 @@ class RuleFact:
     evidence: str
     # The sentence says the value changed ("I moved to Seattle"): it replaces the current value.
     change: bool = False
+    # The sentence says the value no longer holds ("I quit Google"); an empty value: whatever the key
+    # holds now ("I quit my job", "я уволился", "我辞职了").
+    ended: bool = False
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,12 @@ class Rule:
     allow_wish: bool = False
     # The phrasing states a change ("moved to", "переехал", "搬到"): the new value supersedes the old.
     change: bool = False
-    # A phrasing that states a change only with a word like "now" ("I now live in…", "теперь живу").
+    # A phrasing that states a change only with a word like "now" ("I now live in…", "теперь живу"), in the
+    # match's own clause: "I'm a nurse, and now I'm off to bed" changes no job.
     change_when: re.Pattern[str] | None = None
+    # The phrasing says a value ended ("I quit Google", "я уволился из Сбербанка", "我从腾讯离职了"): the
+    # builder's value is the one that no longer holds, or "" for whatever the key holds now.
+    ends: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,18 @@ def sentences(text: str) -> list[str]:
     return [s.replace("\u00a0", " ").strip() for s in _SENTENCE_END.split(protected) if s and s.strip()]
 
 
+# Where a clause ends: punctuation, or a conjunction that starts another statement.
+_CLAUSE_BREAK = re.compile(r"[,;:—–(]|\b(?:and|but|while|и|а|но)\b", re.IGNORECASE)
+JOB_KEYS = frozenset({"occupation", "employer"})
+
+
+def _clause(sentence: str, start: int, end: int) -> str:
+    """The clause around `sentence[start:end]`: from the last break before it to the first after it."""
+    before = [m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)]
+    after = _CLAUSE_BREAK.search(sentence, end)
+    return sentence[before[-1] if before else 0: after.start() if after else len(sentence)]
+
+
 def run_rules(sentence: str, rules: Iterable[Rule], filters: SentenceFilters) -> list[RuleFact]:
     if filters.reported(sentence):
         return []
@@ -89,10 +108,23 @@ def run_rules(sentence: str, rules: Iterable[Rule], filters: SentenceFilters) ->
             for emitted in rule.build(match):
                 key, value = emitted[0], emitted[1]
                 confidence = emitted[2] if len(emitted) > 2 else rule.confidence  # type: ignore[misc]
-                if value:
-                    change = rule.change or bool(rule.change_when and rule.change_when.search(sentence))
-                    out.append(RuleFact(key, value, confidence, rule.name, match.group(0).strip(), change))
+                if value or (rule.ends and value is not None):
+                    change = rule.change or bool(
+                        rule.change_when and rule.change_when.search(_clause(sentence, match.start(), match.end())))
+                    out.append(RuleFact(key, value, confidence, rule.name, match.group(0).strip(),
+                                        change and not rule.ends, rule.ends))
     return out
+
+
+def job_pair_changes(facts: list[RuleFact]) -> list[RuleFact]:
+    """The facts of one sentence, the job and the employer both stated as a change when the sentence names
+    both ("Now I'm a UX designer at Amazon", "I work at Google as an engineer", "我在字节跳动当分析师"): that
+    is the user's job as a whole, so the pair replaces the old one together, where one of them alone, below
+    its current value's confidence, would leave the new job at the old employer."""
+    held = [f for f in facts if f.key in JOB_KEYS and not f.ended]
+    if {f.key for f in held} != JOB_KEYS:
+        return facts
+    return [replace(f, change=True) if f in held else f for f in facts]
 
 
 def one(key: str, group: int = 1, transform: Callable[[str], str | None] = lambda s: s) -> Callable[
@@ -106,6 +138,22 @@ def one(key: str, group: int = 1, transform: Callable[[str], str | None] = lambd
         return [(key, value)] if value else []
 
     return build
+
+
+def said_case(value: str, said: str) -> str:
+    """`value`, which a rule lowercased to compare it with a lexicon ("ux designer"), with the casing the
+    user gave its words where case carries meaning: acronyms and inner capitals ("UX designer", "iOS
+    developer", "ИТ-специалист") always; a capitalised word ("Java developer", "English teacher") unless
+    the user capitalised the phrase's last word too, as in a title ("Software Engineer", "Nurse")."""
+    said_words = {w.casefold(): w for w in re.findall(r"[^\W_]+", said)}
+    parts = re.split(r"([\s\-]+)", value)
+    titled = said_words.get(parts[-1].casefold(), "")[:1].isupper()
+    out = []
+    for part in parts:
+        original = said_words.get(part.casefold(), part)
+        meaningful = len(original) > 1 and any(c.isupper() for c in original[1:])
+        out.append(original if meaningful or (original[:1].isupper() and not titled) else part)
+    return "".join(out)
 
 
 def lexicon(text: str) -> frozenset[str]:

@@ -5,7 +5,17 @@ from __future__ import annotations
 import re
 
 from profiles.keys import en_number, language_code
-from profiles.rules.common import Emit, Rule, RuleFact, SentenceFilters, lexicon, one, run_rules, words_before
+from profiles.rules.common import (
+    Emit,
+    Rule,
+    RuleFact,
+    SentenceFilters,
+    lexicon,
+    one,
+    run_rules,
+    said_case,
+    words_before,
+)
 
 I_AM = r"(?:i'm|i’m|i\s+am|im)"
 ADV = r"(?:(?:currently|now|still|actually|also|just|really|already|only)\s+)?"
@@ -113,7 +123,7 @@ def _job(raw: str) -> str | None:
     words = raw.lower().split()
     if not words or any(w in NOT_A_JOB for w in words):
         return None
-    return " ".join(words)
+    return said_case(" ".join(words), raw)
 
 
 _DETAIL = {"short": "brief", "brief": "brief", "concise": "brief", "detailed": "detailed", "long": "detailed",
@@ -125,8 +135,18 @@ def _job_in_lexicon(raw: str) -> str | None:
     return job if job and _head_ok(job) else None
 
 
+def _job_at(match: re.Match[str]) -> Emit:
+    """"I'm a UX designer at Amazon": the job and its employer, both or neither ("I'm a regular at Joe's" names
+    no job); a student's school is not an employer."""
+    job = _job_in_lexicon(match.group(1))
+    if job is None:
+        return []
+    return [("occupation", job)] + ([] if job.split()[-1].lower() in ("student", "students") else
+                                    [("employer", match.group(2))])
+
+
 def _head_ok(job: str) -> bool:
-    words = job.split()
+    words = job.lower().split()
     head = words[-1]
     if head in {"mom", "mum", "dad", "parent", "mother", "father"}:
         return words[0] in {"full-time", "stay-at-home", "homeschooling"}
@@ -211,6 +231,16 @@ def _r(pattern: str) -> re.Pattern[str]:
 
 
 _NOW = _r(r"\bnow\b")
+# "Now I'm a UX designer", "these days I work as a barista": the job said as the one of today, not of before.
+_NOW_JOB = _r(r"\b(?:now|nowadays|these\s+days)\b")
+# Kinds of workplace one quits by their kind ("I quit the hospital"): the employer whose name ends in it.
+WORKPLACES = (r"(hospital|clinic|school|college|university|company|firm|bank|agency|office|store|shop|restaurant"
+              r"|cafe|café|bakery|factory|startup|studio|lab|library|museum|hotel|practice|department|ministry)")
+_ADV_DONE = r"(?:(?:just|finally|recently|officially|already|actually)\s+)*"
+
+
+def _ended_any(_match: re.Match[str]) -> Emit:
+    return [("employer", "")]
 
 
 RULES: tuple[Rule, ...] = (
@@ -241,43 +271,47 @@ RULES: tuple[Rule, ...] = (
     Rule("en.age.my_age", _r(r"\bmy\s+age\s+is\s+(\d{1,3})\b"), one("age"), 0.9),
     # occupation, employer, diet
     Rule("en.job.i_am_a", _r(rf"\b{I_AM}\s+{ADV}(?:a|an)\s+{NP}{NP_END}"), one("occupation", transform=_job_in_lexicon),
-         0.85),
+         0.85, change_when=_NOW_JOB),
     # "Been a plumber for twenty years": the subject left out at the start of a message or clause.
     Rule("en.job.been_a", _r(rf"(?:\bi(?:'ve|’ve|\s+have)|(?:^|[,;]\s*)\W*)\s*been\s+(?:a|an)\s+{NP}"
                              rf"\s+(?:for|since)\b"),
          one("occupation", transform=_job_in_lexicon), 0.8),
     Rule("en.job.teach", _r(r"\bi\s+(?:currently\s+|now\s+)?teach\s+([a-z]+)\b(?!\s+(?:myself|me|you))"),
-         one("occupation", transform=lambda subject: f"{subject.lower()} teacher"), 0.75),
+         one("occupation", transform=lambda subject: said_case(f"{subject.lower()} teacher", subject)), 0.75,
+         change_when=_NOW_JOB),
     # "I work in Boston as a nurse", "I work at a hospital in Leeds as a nurse", "I work nights as…": where or
     # when comes before the job.
     Rule("en.job.work_as", _r(rf"\bi\s+{ADV}(?:work{WORK_WHERE}|(?:make|earn)\s+(?:a|my)\s+living)\s+as\s+"
                               rf"(?!{AS_MUCH_AS})(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
-         one("occupation", transform=_job), 0.9),
+         one("occupation", transform=_job), 0.9, change_when=_NOW_JOB),
     Rule("en.job.who_works_as", _r(rf"{I_WHO}works\s+as\s+(?:a|an)\s+{NP}{NP_END}"),
-         one("occupation", transform=_job), 0.8),
+         one("occupation", transform=_job), 0.8, change_when=_NOW_JOB),
     Rule("en.job.and_work_as", _r(rf"{AND_I}{ADV}work\s+as\s+(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
-         one("occupation", transform=_job), 0.85),
+         one("occupation", transform=_job), 0.85, change_when=_NOW_JOB),
     Rule("en.job.and_a", _r(rf"\b{I_AM}\s+(?:(?!\b(?:with|to|of|for|like)\b)[^.;!?]){{1,40}}?\band\s+(?:a|an)\s+"
                             rf"{NP}{NP_END}"),
-         one("occupation", transform=_job_in_lexicon), 0.8),
+         one("occupation", transform=_job_in_lexicon), 0.8, change_when=_NOW_JOB),
     # "I work in sales as a manager": the job after "as" says more (en.job.work_as).
     Rule("en.job.work_in_field", _r(rf"\bi\s+{ADV}work\s+in\s+{FIELDS}\b(?!\s+as\b)"),
          lambda m: [("occupation", m.group(1) if m.group(1).isupper() else m.group(1).lower())], 0.8),
+    # "I'm a UX designer at Amazon", "I'm a nurse with the NHS".
+    Rule("en.job.i_am_a_at", _r(rf"\b{I_AM}\s+{ADV}(?:a|an)\s+{NP}\s+(?:at|for|with)\s+(?:the\s+)?({ORG})"),
+         _job_at, 0.85, change_when=_NOW_JOB),
     Rule("en.job.working_at_as", _r(rf"(?:^\W*(?:currently\s+|now\s+)?working|\b{I_AM}\s+{ADV}working|\bi\s+{ADV}work"
                                     rf"|{I_HAVE_BEEN}working)\s+(?:at|for)\s+(?:the\s+)?({ORG})"
                                     rf"(?:\s+(?:for|since)\s+[\w\s]{{1,25}}?)?\s+as\s+(?:(?:a|an|the)\s+)?{NP}{NP_END}"),
          # Both or neither: "Working at Google as an engineer was fun" names no job of today.
          lambda m: [("employer", m.group(1)), ("occupation", job)] if (job := _job_in_lexicon(m.group(2))) else [],
-         0.85),
+         0.85, change_when=_NOW_JOB),
     Rule("en.employer.working_at", _r(rf"(?:^\W*(?:currently\s+|now\s+)?working|\b{I_AM}\s+{ADV}working"
                                       rf"|{I_HAVE_BEEN}working)\s+(?:at|for)\s+(?:the\s+)?({ORG}){PLACE_END}"),
-         one("employer"), 0.8),
+         one("employer"), 0.8, change_when=_NOW_JOB),
     Rule("en.job.my_job_is", _r(rf"\bmy\s+(?:job(?:\s+title)?|profession|occupation|role)\s+is\s+(?:(?:a|an)\s+)?{NP}"
-                                rf"{NP_END}"), one("occupation", transform=_job), 0.9),
+                                rf"{NP_END}"), one("occupation", transform=_job), 0.9, change_when=_NOW_JOB),
     Rule("en.job.by_profession", _r(rf"\bby\s+(?:profession|trade),?\s+{I_AM}\s+(?:(?:a|an)\s+)?{NP}{NP_END}"),
-         one("occupation", transform=_job), 0.9),
+         one("occupation", transform=_job), 0.9, change_when=_NOW_JOB),
     Rule("en.employer.work_at", _r(rf"\bi\s+{ADV}work\s+(?:as\s+[^,.;!?]{{1,40}}?\s+)?(?:at|for)\s+({ORG})"),
-         one("employer"), 0.85),
+         one("employer"), 0.85, change_when=_NOW_JOB),
     Rule("en.diet", _r(rf"\b{I_AM}\s+{ADV}(?:(?:a|on\s+a)\s+)?(?:strict\s+)?{DIETS}{DIET_END}"),
          one("diet", transform=str.lower), 0.85),
     Rule("en.diet.eat", _r(rf"\bi\s+{ADV}(?:eat|keep|follow|go)\s+(?:a\s+)?(?:strict\s+)?{DIETS}{DIET_END}"),
@@ -300,9 +334,29 @@ RULES: tuple[Rule, ...] = (
     Rule("en.location.moved_to", _r(rf"\b(?:i|we)(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have|already|also)\s+)*"
                                     rf"(?:moved|relocated)\s+(?:back\s+)?to\s+(?:the\s+)?({PLACE})"),
          one("location", transform=_place), 0.8, change=True),
+    # "I started a new job as a UX designer at Amazon": the job may come between.
     Rule("en.employer.new_job", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have)\s+)*(?:started\s+"
-                                   rf"(?:a\s+new\s+job|working)|got\s+a\s+(?:new\s+)?job)\s+(?:at|for|with)\s+({ORG})"),
+                                   rf"(?:a\s+new\s+job|working)|(?:got|landed|took)\s+a\s+(?:new\s+)?job)"
+                                   rf"(?:\s+as\s+(?:a|an|the)\s+[^,.;!?]{{1,40}}?)?\s+(?:at|for|with)\s+({ORG})"),
          one("employer"), 0.8, change=True),
+    Rule("en.job.new_job", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have)\s+)*(?:started|got|landed|took"
+                              rf"|accepted)\s+a\s+(?:new\s+)?(?:job|position|role)\s+as\s+(?:a|an|the)\s+{NP}{NP_END}"),
+         one("occupation", transform=_job), 0.8, change=True),
+    # "I quit Google", "I left my job at Mass General": that employer is no longer the user's.
+    Rule("en.employer.quit", _r(rf"\bi(?:'ve|’ve|\s+have)?\s+{_ADV_DONE}(?:quit|left|resigned\s+from)\s+(?:my\s+"
+                                rf"(?:old\s+|last\s+|previous\s+)?(?:job|position|role)\s+(?:at|with)\s+)?(?:the\s+)?"
+                                rf"({ORG})"),
+         one("employer"), 0.8, ends=True),
+    # "I quit the hospital": the employer by its kind (leaving one may be a visit: only quitting counts).
+    Rule("en.employer.quit_kind", _r(rf"\bi(?:'ve|’ve|\s+have)?\s+{_ADV_DONE}(?:quit|resigned\s+from)\s+(?:the|my)\s+"
+                                     rf"(?:old\s+|last\s+|previous\s+)?{WORKPLACES}\b"),
+         one("employer", transform=str.lower), 0.8, ends=True),
+    # "I quit my job", "I resigned": whichever employer the user had.
+    Rule("en.employer.quit_job", _r(rf"\bi(?:'ve|’ve|\s+have)?\s+{_ADV_DONE}(?:(?:quit|left|resigned\s+from)\s+my\s+"
+                                    rf"(?:old\s+|last\s+|previous\s+|day\s+)?(?:job|work|position|employer)\b"
+                                    rf"(?!\s+(?:at|with)\s+(?:the\s+)?(?-i:[A-Z]))"
+                                    rf"|resigned\b(?!\s+(?:from|myself|to)\b))"),
+         _ended_any, 0.8, ends=True),
     # "I accepted an offer from Lumen Health": the next employer, said as the change it is.
     Rule("en.employer.accepted_offer", _r(rf"\bi(?:'ve|’ve|\s+have)?\s+(?:(?:just|finally|officially)\s+)?accepted\s+"
                                           rf"(?:an?\s+|the\s+)?(?:(?:job|work)\s+)?(?:offer|job|position|role)\s+"

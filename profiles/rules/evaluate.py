@@ -44,7 +44,8 @@ def expected_facts(case: Mapping[str, Any]) -> set[tuple[str, str]]:
 def predicted_facts(case: Mapping[str, Any]) -> set[tuple[str, str]]:
     if case.get("role", "user") != "user":
         return set()
-    return {(f.key, value_norm(f.value)) for f in extract(case["text"])}
+    # A value the user says ended ("I quit Google") is no fact they hold.
+    return {(f.key, value_norm(f.value)) for f in extract(case["text"]) if not f.ended}
 
 
 def score(cases: Iterable[Mapping[str, Any]]) -> Score:

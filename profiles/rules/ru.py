@@ -12,7 +12,17 @@ from collections.abc import Callable
 
 from profiles import morph
 from profiles.keys import language_code, timezone_canonical
-from profiles.rules.common import Emit, Rule, RuleFact, SentenceFilters, lexicon, one, run_rules, words_before
+from profiles.rules.common import (
+    Emit,
+    Rule,
+    RuleFact,
+    SentenceFilters,
+    lexicon,
+    one,
+    run_rules,
+    said_case,
+    words_before,
+)
 
 CYR = "А-Яа-яЁё"
 WORD = rf"[{CYR}][{CYR}\-]*"
@@ -132,10 +142,10 @@ def _job_ablt(raw: str) -> str | None:
     """"программистом" → программист; the phrase must start in the instrumental."""
     words = _clip(raw)
     if words and words[0].lower() in OCCUPATIONS:
-        return " ".join(words).lower()  # indeclinable: "работаю бариста"
+        return said_case(" ".join(words).lower(), raw)  # indeclinable: "работаю бариста"
     if not words or not any(p.tag.case == "ablt" for p in morph.tags(words[0])):
         return None
-    return morph.phrase_to_nominative(words, ("ablt",)).lower()
+    return said_case(morph.phrase_to_nominative(words, ("ablt",)).lower(), raw)
 
 
 def _job_nominative(raw: str, *, lexicon: bool = True) -> str | None:
@@ -154,7 +164,7 @@ def _job_nominative(raw: str, *, lexicon: bool = True) -> str | None:
                     tail.append(dep)
                 else:
                     break
-            return " ".join(words[: i + 1] + tail).lower()
+            return said_case(" ".join(words[: i + 1] + tail).lower(), raw)
     return None
 
 
@@ -191,6 +201,29 @@ def _employer_accs(raw: str) -> str | None:
                                               for w in words if re.match(f"[{CYR}]", w)):
         return None
     return morph.phrase_to_nominative(words, ("accs",), "Orgn")
+
+
+def _job_at_org(match: re.Match[str]) -> Emit:
+    """"я дизайнер в Яндексе": the job and its employer, both or neither ("я врач в Москве" says where)."""
+    job, employer = _job_nominative(match.group(1)), _employer(match.group(2))
+    return [("occupation", job), ("employer", employer)] if job and employer else []
+
+
+# Workplaces one quits by their kind ("уволилась из больницы"): the employer whose name holds the word.
+WORKPLACES = lexicon("больница поликлиника клиника школа гимназия садик компания фирма банк университет институт "
+                     "колледж академия редакция агентство магазин ресторан кафе завод фабрика офис министерство "
+                     "лаборатория библиотека музей театр стартап студия")
+
+
+def _ended_employer(raw: str) -> str | None:
+    """"из Сбербанка" → Сбербанк, "из больницы" → больница; "из-за начальника" and "из дома" name no employer."""
+    words = raw.split()
+    if not words:
+        return None
+    if re.match(f"[{CYR}]", words[0]) and words[0][:1].islower():
+        lemma = morph.singular_nominative(words[0]).lower()
+        return lemma if len(words) == 1 and lemma in WORKPLACES else None
+    return morph.phrase_to_nominative(words, ("gent",), "Orgn")
 
 
 def _job_ablt_known(raw: str) -> str | None:
@@ -350,6 +383,11 @@ def _r(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+# "теперь я дизайнер", "теперь работаю в Озоне": the job of today, said against the one before.
+_NOW = _r(r"\bтеперь\b")
+_DONE = r"(?:недавно|уже|наконец|только\s+что|вчера|сегодня|официально)"
+
+
 RULES: tuple[Rule, ...] = (
     # name
     Rule("ru.name.zovut", _r(rf"\b(?:меня\s+(?:все\s+|друзья\s+|обычно\s+)?зовут|зовут\s+меня|зовите\s+меня)\s+"
@@ -372,20 +410,20 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.age.vozrast", _r(r"\bмой\s+возраст\s*(?:[—–:-]|это)?\s*(\d{1,3})"), one("age"), 0.9),
     # occupation, employer, diet
     Rule("ru.job.rabotayu", _r(rf"\b(?:я\s+)?{ADV}(?:работаю|тружусь)\s+((?:{WORD}\s+){{0,2}}{WORD})"),
-         one("occupation", transform=_job_ablt), 0.9),
+         one("occupation", transform=_job_ablt), 0.9, change_when=_NOW),
     Rule("ru.job.po_professii", _r(rf"\b(?:по\s+профессии\s+я|я\s+по\s+профессии|моя\s+профессия)\s*(?:[—–:-]|это)?"
                                    rf"\s*((?:{WORD}\s+){{0,2}}{WORD})"),
-         one("occupation", transform=lambda raw: _job_nominative(raw, lexicon=False)), 0.9),
-    Rule("ru.job.ya", _r(rf"\bя\s*[—–-]?\s*{ADV}((?:{WORD}\s+){{0,2}}{WORD})"), one("occupation",
-                                                                                   transform=_job_nominative), 0.85),
+         one("occupation", transform=lambda raw: _job_nominative(raw, lexicon=False)), 0.9, change_when=_NOW),
+    Rule("ru.job.ya", _r(rf"\bя\s*[—–-]?\s*{ADV}((?:{WORD}\s+){{0,2}}{WORD})"),
+         one("occupation", transform=_job_nominative), 0.85, change_when=_NOW),
     # "работаю в Москве врачом", "работаю в Бостоне, медсестрой в больнице"
     Rule("ru.job.rabotayu_v_org", _r(rf"\b(?:я\s+)?{ADV}(?:работаю|тружусь)\s+в\s+(?:компании\s+)?[«\"]?{PLACE}[»\"]?"
                                      rf"\s*,?\s+"
                                      rf"((?:{WORD}\s+){{0,1}}{WORD})"),
-         one("occupation", 2, transform=_job_ablt_known), 0.85),
+         one("occupation", 2, transform=_job_ablt_known), 0.85, change_when=_NOW),
     Rule("ru.employer.rabotayu_v", _r(rf"\b(?:я\s+)?{ADV}работаю\s+(?:[{CYR}]+\s+){{0,3}}?в\s+(?:компании\s+)?[«\"]?"
                                       rf"{PLACE}"),
-         one("employer", transform=_employer), 0.85),
+         one("employer", transform=_employer), 0.85, change_when=_NOW),
     Rule("ru.diet", _r(r"\bя\s*[—–-]?\s*(?:строг(?:ий|ая)\s+)?(вегетарианец|вегетарианка|веган|веганка|пескетарианец"
                        r"|пескетарианка)\b"), one("diet", transform=str.lower), 0.85),
     Rule("ru.diet.clause", _r(r"[,;:—–]\s*(?:строг(?:ий|ая)\s+)?(вегетарианец|вегетарианка|веган|веганка|пескетарианец"
@@ -393,13 +431,30 @@ RULES: tuple[Rule, ...] = (
          _clause_value(one("diet", transform=str.lower)), 0.75),
     # where they live and come from
     Rule("ru.location.zhivu_v", _r(rf"\b(?:я\s+)?{ADV}живу\s+{ADV}в\s+{PLACE}"),
-         one("location", transform=_place(("loct", "datv"))), 0.9, change_when=_r(r"\bтеперь\b")),
+         one("location", transform=_place(("loct", "datv"))), 0.9, change_when=_NOW),
     Rule("ru.location.my_s", _r(rf"\bмы\s+с\s+[{CYR}]+\s+(?:недавно\s+|уже\s+)?(?:живём\s+в\s+{PLACE}"
                                 rf"|живем\s+в\s+{PLACE})"),
          lambda m: [("location", v)] if (v := _place(("loct", "datv"))(m.group(1) or m.group(2))) else [], 0.8),
     Rule("ru.location.pereehali", _r(rf"\b(?:я|мы)(?:\s+с\s+[{CYR}]+)?\s+(?:(?:недавно|уже|наконец|только\s+что|"
                                      rf"всей\s+семьёй|всей\s+семьей)\s+)*переехал[аи]?\s+в\s+{PLACE}"),
          one("location", transform=_place(("accs",))), 0.8, change=True),
+    # "я дизайнер в Яндексе": the job with its employer.
+    Rule("ru.job.ya_v_org", _r(rf"\bя\s*[—–-]?\s*{ADV}((?:{WORD}\s+){{0,2}}?{WORD})\s+в\s+(?:компании\s+)?[«\"]?"
+                               rf"{PLACE}"), _job_at_org, 0.85, change_when=_NOW),
+    # "я устроился программистом", "перешла в Яндекс дизайнером": a new job, said as the change it is.
+    Rule("ru.job.pereshel", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*(?:перешёл|перешел|перешла|устроил(?:ся|ась))\s+"
+                               rf"(?:работать\s+)?(?:в\s+(?:компанию\s+)?[«\"]?{PLACE}[»\"]?\s+)?"
+                               rf"((?:{WORD}\s+){{0,1}}{WORD})"),
+         one("occupation", 2, transform=_job_ablt_known), 0.8, change=True),
+    # "я уволился из Сбербанка", "ушла из больницы": that employer is no longer the user's.
+    Rule("ru.employer.uvolilsya_iz", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*(?:уволил(?:ся|ась)|уш(?:ёл|ел|ла))\s+"
+                                        rf"(?:из|с)\s+(?:компании\s+)?[«\"]?({LATIN_NAME}|{CAP}(?:\s+{CAP}){{0,2}}"
+                                        rf"|[{CYR}]+)"),
+         one("employer", transform=_ended_employer), 0.8, ends=True),
+    # "я уволился", "ушла с работы": whichever employer the user had.
+    Rule("ru.employer.uvolilsya", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*(?:уволил(?:ся|ась)(?!\s+(?:из|с|со)\s)"
+                                     rf"|(?:уволил(?:ся|ась)|уш(?:ёл|ел|ла))\s+с\s+работы)"),
+         lambda _m: [("employer", "")], 0.8, ends=True),
     Rule("ru.employer.pereshel", _r(rf"\bя\s+(?:(?:недавно|уже|наконец|только\s+что)\s+)*(?:перешёл|перешел|перешла"
                                     rf"|устроил(?:ся|ась))\s+(?:работать\s+)?в\s+(?:компанию\s+)?[«\"]?{PLACE}"),
          one("employer", transform=_employer_accs), 0.8, change=True),

@@ -180,6 +180,18 @@ def _employer(raw: str) -> str | None:
     return None if re.search("一家|一个|某", value) or value.startswith(("这家", "那家")) else value
 
 
+def _ended_employer(raw: str) -> str | None:
+    """从腾讯离职 / 从医院辞职: the employer left, by its name or its kind (医院 ends 协和医院); not a town."""
+    value = _trim(raw)
+    return None if not value or value in PLACES or re.search("[省市县区镇村]$", value) else value
+
+
+def _org_left(raw: str) -> str | None:
+    """离开了腾讯: leaving is said of towns and rooms too, so only a name that reads as an organisation."""
+    value = _trim(raw)
+    return value if value in COMPANIES or _ORG_SUFFIX.search(value) or re.match("[A-Za-z]", value) else None
+
+
 def _employer_at(match: re.Match[str]) -> Emit:
     """我在字节跳动当数据分析师: the place one holds a job at is the employer when it is not a town, a
     generic workplace (在银行做人事) or someone's (在朋友的公司). A name not known as an organisation may
@@ -239,6 +251,11 @@ def _hobbies(match: re.Match[str]) -> Emit:
     return [("hobbies", value) for part in parts if (value := _likes(part))]
 
 
+# 我现在是设计师 / 如今在字节跳动工作: the job of today, said against the one before (目前, "currently", is not).
+_NOW = re.compile("现在|如今")
+_DONE = r"(?:已经|刚|刚刚|最近|终于|上个?月|上周|前几天|昨天|今天|去年|年初|年底)"
+ORG_RUN = rf"([{HAN}A-Za-z][{HAN}A-Za-z0-9·&\-]{{0,11}}?)"
+
 RULES: tuple[Rule, ...] = (
     # name
     Rule("zh.name.jiao", re.compile(rf"我(?:的名字|名字)?叫{RUN}"), _called, 0.9),
@@ -254,29 +271,32 @@ RULES: tuple[Rule, ...] = (
          one("age", transform=_age), 0.8),
     Rule("zh.age.nianling", re.compile(rf"我的年龄是{NUM}"), one("age", transform=_age), 0.9),
     # occupation, employer, diet
-    Rule("zh.job.yiming", re.compile(rf"我(?:现在|目前)?是一?[名个位]{RUN}"),
-         one("occupation", transform=_job_modified), 0.9),
-    Rule("zh.job.shi", re.compile(rf"我(?:现在|目前)?是(?!一?[名个位]){RUN}"), one("occupation", transform=_job), 0.85),
+    Rule("zh.job.yiming", re.compile(rf"我(?:现在|目前|如今)?是一?[名个位]{RUN}"),
+         one("occupation", transform=_job_modified), 0.9, change_when=_NOW),
+    Rule("zh.job.shi", re.compile(rf"我(?:现在|目前|如今)?是(?!一?[名个位]){RUN}"), one("occupation", transform=_job),
+         0.85, change_when=_NOW),
     Rule("zh.job.age_job", re.compile(rf"我是一?[名个位]{NUM}岁的{RUN}"),
          lambda m: [("age", a)] + ([("occupation", j)] if (j := _job(m.group(2))) else []) if (a := _age(m.group(1)))
          else [], 0.85),
-    Rule("zh.job.dang", re.compile(rf"我(?:现在|目前)?(?:在[^，。,]{{1,12}}?)?(?:当|做|担任)(?:了)?{RUN}"),
-         one("occupation", transform=_job), 0.85),
-    Rule("zh.job.zai_zuo", re.compile(rf"我(?:现在|目前)?在[^，。,]{{1,12}}?(?:做|负责|搞)"
+    Rule("zh.job.dang", re.compile(rf"我(?:现在|目前|如今)?(?:在[^，。,]{{1,12}}?)?(?:当|做|担任)(?:了)?{RUN}"),
+         one("occupation", transform=_job), 0.85, change_when=_NOW),
+    Rule("zh.job.zai_zuo", re.compile(rf"我(?:现在|目前|如今)?在[^，。,]{{1,12}}?(?:做|负责|搞)"
                                       rf"({_alternation(' '.join(ROLES))})(?:工作)?(?![{HAN}])"),
-         one("occupation"), 0.8),
-    Rule("zh.job.zuo_de", re.compile(rf"我(?:现在|目前)?(?:是)?(?:做|搞)({_alternation(' '.join(ROLES))})的"),
-         one("occupation"), 0.8),
-    Rule("zh.employer.zai_dang", re.compile(rf"我(?:现在|目前)?在([{HAN}A-Za-z][{HAN}A-Za-z0-9·&\-]{{0,11}}?)"
-                                            rf"(?:当|做|担任|负责)(?:了)?([{HAN}A-Za-z]{{1,10}})"), _employer_at, 0.8),
+         one("occupation"), 0.8, change_when=_NOW),
+    Rule("zh.job.zuo_de", re.compile(rf"我(?:现在|目前|如今)?(?:是)?(?:做|搞)({_alternation(' '.join(ROLES))})的"),
+         one("occupation"), 0.8, change_when=_NOW),
+    Rule("zh.employer.zai_dang", re.compile(rf"我(?:现在|目前|如今)?在([{HAN}A-Za-z][{HAN}A-Za-z0-9·&\-]{{0,11}}?)"
+                                            rf"(?:当|做|担任|负责)(?:了)?([{HAN}A-Za-z]{{1,10}})"), _employer_at, 0.8,
+         change_when=_NOW),
     # "干水管工二十年了": how long they have done the job says they do it.
     Rule("zh.job.gan_nian", re.compile(rf"我(?:已经)?干了?([{HAN}]{{1,8}}?)(?:已经|都|快|有)?"
                                        rf"[\d零一二两三四五六七八九十百几]+多?年"),
          one("occupation", transform=_job), 0.8),
     Rule("zh.job.zhiye", re.compile(rf"我的(?:职业|工作|职位)是{RUN}"), one("occupation", transform=_job_any), 0.9),
-    Rule("zh.job.congshi", re.compile(rf"我(?:现在|目前)?从事{RUN}"), one("occupation", transform=_job_any), 0.85),
-    Rule("zh.employer", re.compile(rf"我(?:现在|目前)?在{RUN}(?:工作|上班|任职|实习)"), one("employer",
-                                                                                     transform=_employer), 0.85),
+    Rule("zh.job.congshi", re.compile(rf"我(?:现在|目前|如今)?从事{RUN}"), one("occupation", transform=_job_any), 0.85,
+         change_when=_NOW),
+    Rule("zh.employer", re.compile(rf"我(?:现在|目前|如今)?在{RUN}(?:工作|上班|任职|实习)"),
+         one("employer", transform=_employer), 0.85, change_when=_NOW),
     Rule("zh.diet", re.compile(rf"我(?:是|只|一直|{USUALLY}|现在|目前)?(素食者|素食主义者|纯素食者|吃素)"),
          one("diet", transform=lambda v: "素食" if v == "吃素" else v), 0.85),
     Rule("zh.diet.chi", re.compile(r"我(?:只|一直|平时|现在|目前)?(?:吃|是)(纯素|全素)(?!食)"), one("diet"), 0.85),
@@ -295,7 +315,21 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.location.he_zhu", re.compile(rf"我(?:和|跟)[{HAN}]{{1,4}}(?:一起)?(?:最近|已经|刚|现在)?"
                                           rf"(?:住在|生活在)了?{RUN}"),
          one("location", transform=_place), 0.8),
-    Rule("zh.employer.tiaocao", re.compile(rf"我(?:已经|最近|刚|刚刚|终于)*(?:跳槽到|跳槽去|入职)了?{RUN}"),
+    # 我跳槽到阿里巴巴当产品经理: the new job, with the new employer (zh.employer.tiaocao).
+    Rule("zh.job.tiaocao_dang", re.compile(rf"我{_DONE}*(?:跳槽到|跳槽去|入职)了?[^，。,]{{1,12}}?(?:当|做|担任)了?"
+                                           rf"{RUN}"),
+         one("occupation", transform=_job), 0.8, change=True),
+    # 我从腾讯离职了 / 我从医院辞职了: that employer is no longer the user's.
+    Rule("zh.employer.cong_lizhi", re.compile(rf"我{_DONE}*从{ORG_RUN}(?:辞职|离职)"),
+         one("employer", transform=_ended_employer), 0.8, ends=True),
+    Rule("zh.employer.likai", re.compile(rf"我{_DONE}*离开了{ORG_RUN}(?=$|[，。！!,]|了)"),
+         one("employer", transform=_org_left), 0.8, ends=True),
+    # 我辞职了 / 我上个月离职了: whichever employer the user had.
+    Rule("zh.employer.cizhi", re.compile(rf"我{_DONE}*(?:辞职|离职|裸辞)(?![信报手])"),
+         lambda _m: [("employer", "")], 0.8, ends=True),
+    # The name ends before the job taken there (跳槽到阿里巴巴当产品经理).
+    Rule("zh.employer.tiaocao", re.compile(rf"我(?:已经|最近|刚|刚刚|终于)*(?:跳槽到|跳槽去|入职)了?{ORG_RUN}"
+                                           rf"(?=当|做|担任|负责|工作|上班|了|$|[，。！!,；;])"),
          one("employer", transform=_employer), 0.8, change=True),
     # "我现在在德州": where they are now, which may be a trip: a known place, and reviewed ("现在在杭州工作" says
     # where they work).

@@ -134,7 +134,7 @@ def test_invalid_profile_keys_are_refused_not_rewritten(client_a, key: str) -> N
 
 
 @pytest.mark.parametrize(("key", "canonical"), [
-    ("city", "location"), ("Favourite Colour", "favourite_colour"), ("favourite-colour", "favourite_colour"),
+    ("city", "location"), ("Favourite Colour", "favorite_color"), ("favourite-colour", "favorite_color"),
     ("любимый цвет", "lyubimyj_cvet"), ("姓名", "name"), ("Full_Name", "name"),
 ])
 def test_valid_profile_keys_still_normalise(client_a, key: str, canonical: str) -> None:

@@ -51,6 +51,20 @@ def test_put_on_a_synonym_saves_under_the_canonical_key(client_a) -> None:
     assert values(get_profile(client)) == {"name": "Анна", "age": "30"}
 
 
+def test_british_and_american_spellings_of_a_key_are_one_key(client_a) -> None:
+    """`PUT profile/favourite_colour` made a key beside the rules' `favorite_*` ("my favourite colour is…")."""
+    client, _ = client_a
+    assert put(client, "favourite_colour", {"value": "green"}).json()["key"] == "favorite_color"
+    response = put(client, "Favorite Color", {"value": "blue"})
+    assert (response.json()["key"], response.json()["replaced"]) == ("favorite_color", "green")
+    assert client.get("/api/v1/users/u1/profile/favourite-colour").json()["facts"][0]["value"] == "blue"
+    assert put(client, "favourite_flavours", {"value": "mint"}).json()["key"] == "favorite_flavors"
+    # Words that only end like British spellings are left as they are.
+    assert put(client, "tour_hour", {"value": "9"}).json()["key"] == "tour_hour"
+    assert put(client, "exercise", {"value": "yoga"}).json()["key"] == "exercise"
+    assert set(values(get_profile(client))) == {"favorite_color", "favorite_flavors", "tour_hour", "exercise"}
+
+
 def test_a_new_value_replaces_the_old_one_and_reports_it(client_a) -> None:
     client, _ = client_a
     put(client, "location", {"value": "Berlin"})

@@ -91,6 +91,42 @@ def test_a_move_replaces_the_old_city_and_the_context_says_the_new_one(
     assert any(new in line for line in lines) and not any(old in line for line in lines), lines
 
 
+@pytest.mark.parametrize(("before", "said", "query", "after"), [
+    ((("occupation", "nurse"), ("employer", "Mass General Hospital")),
+     "I quit the hospital. Now I'm a UX designer at Amazon, and my new manager is Priya Shah.",
+     "where do I work?", {"occupation=UX designer", "employer=Amazon"}),
+    ((("occupation", "медсестра"), ("employer", "Городская больница")),
+     "Я уволилась из больницы. Теперь я дизайнер в Яндексе.", "где я работаю?",
+     {"occupation=дизайнер", "employer=Яндекс"}),
+    ((("occupation", "护士"), ("employer", "协和医院")), "我从医院辞职了，现在在字节跳动当设计师。", "我在哪里工作？",
+     {"occupation=设计师", "employer=字节跳动"}),
+    # Left, with no new employer named: the old one goes all the same.
+    ((("occupation", "nurse"), ("employer", "Mass General Hospital")), "I quit my job. I'm now a UX designer.",
+     "what do I do?", {"occupation=UX designer"}),
+])
+def test_a_job_change_replaces_the_job_and_the_employer_and_the_context_says_the_new_ones(
+    client_a, django_capture_on_commit_callbacks, before, said: str, query: str, after: set[str]
+) -> None:
+    """QA: after "I'm a nurse at Mass General Hospital", "I quit the hospital. Now I'm a UX designer at
+    Amazon…" left the employer, extracted no Amazon and put the new job in review behind "nurse, 0.9"; the
+    context then read "ux designer at Mass General Hospital"."""
+    client, tenant = client_a
+    for key, value in before:
+        services.fact_upsert(tenant=tenant, user_id="u1", key=key, value=value, confidence=0.9, source="rules")
+    post_batch(client, [("user", said)], capture=django_capture_on_commit_callbacks)
+    active = {k for k, (status, *_rest) in facts(tenant).items() if status == "active"}
+    assert active == after and set(facts(tenant)) == after
+    old_employer = dict(before)["employer"]
+    (event,) = services.FactEvent.objects.filter(key="employer", old_value=old_employer)
+    assert event.action in ("deleted", "replaced") and said in event.reason
+
+    body = client.post("/api/v1/context", {"user_id": "u1", "query": query, "budget_tokens": 500},
+                       format="json").json()
+    profile = next(b for b in body["blocks"] if b["name"] == "profile")
+    text = "\n".join(item["text"] for item in profile["items"])
+    assert all(fact.split("=")[1] in text for fact in after) and old_employer not in text, text
+
+
 def test_without_auto_extract_the_job_extracts_nothing(client_a, django_capture_on_commit_callbacks) -> None:
     client, tenant = client_a
     job = post_batch(client, [("user", "My name is Anna.")], auto_extract=False,
@@ -220,3 +256,23 @@ def test_llm_change_flag_replaces_the_more_confident_value(
     llm.script_chat({"facts": [{"key": "location", "value": old, "confidence": 0.7, "message": 0}]})
     post_batch(client, [("user", before)], capture=django_capture_on_commit_callbacks)
     assert facts(tenant)[f"location={old}"] == ("pending", "llm", 0.7)
+
+
+@pytest.mark.parametrize(("held", "said", "named"), [
+    ("Google", "I quit Google last week.", "Google"),
+    ("Сбербанк", "Я уволился, ищу работу.", ""),
+    ("腾讯", "我从腾讯离职了。", "腾讯"),
+])
+def test_llm_ended_flag_removes_the_value_the_user_left(
+    client_a, llm, django_capture_on_commit_callbacks, held: str, said: str, named: str
+) -> None:
+    client, tenant = client_a
+    services.fact_upsert(tenant=tenant, user_id="u1", key="employer", value=held, confidence=0.9, source="llm")
+    llm.script_chat({"facts": [{"key": "employer", "value": named, "confidence": 0.85, "message": 0,
+                                "ended": True}]})
+    job = post_batch(client, [("user", said)], capture=django_capture_on_commit_callbacks)
+    assert steps(job)["profiles"] == {"extractor": "llm", "candidates": 1, "ended": 1}
+    assert facts(tenant) == {}
+    assert '"ended": true' in llm.chat_requests[-1]["messages"][0]["content"]
+    event = services.FactEvent.objects.filter(key="employer").latest("id")
+    assert (event.action, event.actor, event.old_value) == ("deleted", "llm", held)

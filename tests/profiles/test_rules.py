@@ -138,9 +138,119 @@ def test_someone_elses_hobby_or_a_question_is_no_fact(text: str) -> None:
     assert [f for f in extract(text) if f.key == "hobbies"] == []
 
 
+def test_a_favourite_takes_the_american_spelling_of_its_key() -> None:
+    """"my favourite colour" was `favorite_colour`, "my favorite color" `favorite_color`: two keys."""
+    for text in ("My favourite colour is green.", "My favorite color is green.",
+                 "Honestly, green is my favourite colour."):
+        assert [(f.key, f.value) for f in extract(text)] == [("favorite_color", "green")], text
+
+
 def test_a_favourite_ends_before_but_or_because() -> None:
     """"favorite_food = sushi because it's light" was stored: the value ran to the end of the sentence."""
     facts = {(f.key, f.value) for f in extract("My favorite food is sushi because it's light")}
     assert facts == {("favorite_food", "sushi")}
     facts = {(f.key, f.value) for f in extract("my favourite season is autumn but it rains a lot")}
     assert facts == {("favorite_season", "autumn")}
+
+
+# --- work: a new job, a job with its employer, a job left -----------------------------------------
+@pytest.mark.parametrize(("text", "key", "value", "change"), [
+    ("I'm now a UX designer.", "occupation", "UX designer", True),
+    ("These days I work as a barista.", "occupation", "barista", True),
+    ("I work at Amazon now.", "employer", "Amazon", True),
+    ("I started a new job as a data analyst.", "occupation", "data analyst", True),
+    ("I work at Amazon.", "employer", "Amazon", False),
+    ("I'm currently a nurse.", "occupation", "nurse", False),
+    ("I'm a nurse, and now I'm off to bed.", "occupation", "nurse", False),  # "now" of another clause
+    ("Теперь я программист.", "occupation", "программист", True),
+    ("Теперь работаю в Озоне.", "employer", "Озон", True),
+    ("Я устроился программистом.", "occupation", "программист", True),
+    ("Я программист.", "occupation", "программист", False),
+    ("我现在是一名设计师。", "occupation", "设计师", True),
+    ("我现在在字节跳动工作。", "employer", "字节跳动", True),
+    ("我目前是一名护士。", "occupation", "护士", False),  # 目前, "currently", says no change
+])
+def test_a_job_said_as_the_one_of_now_is_a_change_in_three_languages(
+    text: str, key: str, value: str, change: bool
+) -> None:
+    """"Now I'm a UX designer" waited for review behind "nurse, 0.9": "now", "теперь" and "现在" were not read
+    as a change of job, only of city."""
+    (fact,) = extract(text)
+    assert (fact.key, fact.value, fact.change, fact.ended) == (key, value, change, False)
+
+
+@pytest.mark.parametrize(("text", "job", "employer"), [
+    ("Now I'm a UX designer at Amazon, and my new manager is Priya Shah.", "UX designer", "Amazon"),
+    ("I'm a nurse with the NHS.", "nurse", "NHS"),
+    ("I work at Google as an engineer.", "engineer", "Google"),
+    ("I started a new job as a UX designer at Amazon.", "UX designer", "Amazon"),
+    ("Теперь я дизайнер в Яндексе.", "дизайнер", "Яндекс"),
+    ("Я перешла в Яндекс дизайнером.", "дизайнер", "Яндекс"),
+    ("我跳槽到阿里巴巴当产品经理。", "产品经理", "阿里巴巴"),
+    ("我在字节跳动当数据分析师。", "数据分析师", "字节跳动"),
+])
+def test_a_job_named_with_its_employer_gives_both_and_both_replace_the_old_pair(
+    text: str, job: str, employer: str
+) -> None:
+    """"Now I'm a UX designer at Amazon" gave no employer, and a job said with its employer could replace one
+    of the pair and leave the other ("UX designer at Mass General Hospital")."""
+    facts = {(f.key, f.value, f.change) for f in extract(text) if not f.ended}
+    assert facts == {("occupation", job, True), ("employer", employer, True)}
+
+
+def test_a_students_school_is_no_employer() -> None:
+    assert {(f.key, f.value) for f in extract("I'm a student at MIT.")} == {("occupation", "student")}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("I quit Google.", "Google"),
+    ("I left my job at Mass General last month.", "Mass General"),
+    ("I quit the hospital.", "hospital"),
+    ("I quit my job.", ""),
+    ("I resigned.", ""),
+    ("Я уволился из Сбербанка.", "Сбербанк"),
+    ("Я уволилась из больницы.", "больница"),
+    ("Я уволился.", ""),
+    ("Я ушла с работы.", ""),
+    ("我从腾讯离职了。", "腾讯"),
+    ("我从医院辞职了。", "医院"),
+    ("我离开了腾讯。", "腾讯"),
+    ("我辞职了。", ""),
+])
+def test_a_job_left_ends_its_employer_in_three_languages(text: str, value: str) -> None:
+    """"I quit the hospital" was ignored: the employer stayed. The value is the employer named, its kind,
+    or "" for whichever the user had."""
+    (fact,) = extract(text)
+    assert (fact.key, fact.value, fact.ended, fact.change) == ("employer", value, True, False)
+
+
+@pytest.mark.parametrize("text", [
+    "I didn't quit Google.", "I left the hospital after my surgery.", "I quit smoking.",
+    "If I quit my job, I'll travel.", "My sister quit her job.", "Should I quit my job?",
+    "Я не уволился.", "Хочу уволиться.", "Я ушёл из дома.", "Сестра уволилась.",
+    "我想辞职。", "我辞职信写好了。", "我离开了北京。", "我妈妈辞职了。",
+])
+def test_no_job_is_left_by_a_wish_a_negation_a_visit_or_someone_else(text: str) -> None:
+    assert [f for f in extract(text) if f.ended] == []
+
+
+def test_a_job_left_is_no_fact_held_in_the_evaluation() -> None:
+    assert predicted_facts({"text": "I quit Google. I work at Amazon now."}) == {("employer", "amazon")}
+
+
+@pytest.mark.parametrize(("text", "job"), [
+    ("I'm a UX designer.", "UX designer"),
+    ("I'm an iOS developer.", "iOS developer"),
+    ("I work as a QA engineer.", "QA engineer"),
+    ("I teach English.", "English teacher"),
+    ("I'm a Java developer.", "Java developer"),
+    ("I'm a Software Engineer.", "software engineer"),  # a title's capitals carry no meaning
+    ("I'm a Nurse.", "nurse"),
+    ("Я работаю ИТ-специалистом.", "ИТ-специалист"),
+    ("По профессии я ИТ-инженер.", "ИТ-инженер"),
+    ("我现在是UX设计师。", "UX设计师"),
+])
+def test_a_job_keeps_the_users_casing_where_case_means_something(text: str, job: str) -> None:
+    """The occupation was stored lowercased: "UX designer" became "ux designer", "English teacher" "english
+    teacher"."""
+    assert [(f.key, f.value) for f in extract(text)] == [("occupation", job)]

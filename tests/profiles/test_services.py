@@ -64,7 +64,7 @@ def test_keys_are_normalised_and_synonyms_in_three_languages_map_onto_canonical_
     assert upsert(tenant, "Full Name", "Anna").fact.key == "name"
     assert upsert(tenant, "Возраст", "30").fact.key == "age"
     assert upsert(tenant, "职业", "软件工程师").fact.key == "occupation"
-    assert upsert(tenant, "Favourite-Colour", "green").fact.key == "favourite_colour"
+    assert upsert(tenant, "Favourite-Colour", "green").fact.key == "favorite_color"
     assert upsert(tenant, "любимый цвет", "зелёный").fact.key == "lyubimyj_cvet"
     with pytest.raises(ApplicationError) as exc:
         upsert(tenant, "狗的名字", "Rex")
@@ -127,6 +127,55 @@ def test_a_stated_change_still_needs_the_threshold_and_must_be_newer_than_the_cu
     write = upsert(tenant, "location", "Seattle", 0.8, source=RULES, source_message=moved, change=True)
     assert write.outcome == Outcome.PENDING
     assert facts(tenant, "location") == {"Boston": (Status.ACTIVE, 1.0), "Seattle": (Status.PENDING, 0.8)}
+
+
+def end(tenant, key: str, value: str, confidence: float = 0.8, user_id: str = "u1", **kw) -> list[str]:
+    return services.fact_end(tenant=tenant, user_id=user_id, key=key, value=value, confidence=confidence,
+                             source=RULES, **kw)
+
+
+@pytest.mark.parametrize(("held", "said", "named"), [
+    ("Google", "I quit Google.", "Google"),
+    ("Mass General Hospital", "I quit the hospital.", "hospital"),
+    ("Mass General Hospital", "I quit my job.", ""),
+    ("Городская больница", "Я уволилась из больницы.", "больница"),
+    ("Сбербанк", "Я уволился.", ""),
+    ("协和医院", "我从医院辞职了。", "医院"),
+    ("腾讯", "我辞职了。", ""),
+])
+def test_an_employer_stated_as_left_leaves_the_profile_and_stays_in_the_history(
+    tenant, say, held: str, said: str, named: str
+) -> None:
+    """"I quit the hospital" left "Mass General Hospital" the user's employer: nothing could end a value."""
+    fact = upsert(tenant, "employer", held, 0.9, source=RULES, source_message=say(tenant, "earlier")).fact
+    message = say(tenant, said)
+    assert end(tenant, "employer", named, source_message=message) == [held]
+    assert facts(tenant, "employer") == {}
+    event = FactEvent.objects.filter(key="employer").latest("id")
+    assert (event.action, event.actor, event.old_value, event.old_confidence, event.fact_ref) == (
+        "deleted", "rules", held, 0.9, fact.pk)
+    assert (event.reason, event.meta, event.source_message_id) == (f"stated as ended: {said}", {"ended": True},
+                                                                   message.pk)
+
+
+def test_an_ending_leaves_other_values_the_same_message_and_newer_ones_alone(tenant, say, settings) -> None:
+    upsert(tenant, "employer", "Amazon", 0.9, source=RULES, source_message=say(tenant, "I work at Amazon."))
+    assert end(tenant, "employer", "hospital", source_message=say(tenant, "I quit the hospital.")) == []
+    assert end(tenant, "employer", "Google") == []
+    assert end(tenant, "employer", "", 0.6) == []  # below the threshold
+    # "I work at Amazon now, I quit my old job": the job it names is the new one.
+    both = say(tenant, "I work at Amazon now, I quit my old job.")
+    upsert(tenant, "employer", "Amazon", 0.85, source=RULES, source_message=both)
+    assert end(tenant, "employer", "", source_message=both) == []
+    # A re-run of an older message ends nothing said since.
+    old = say(tenant, "I quit my job.")
+    upsert(tenant, "employer", "Stripe", 0.9, source=RULES, source_message=say(tenant, "I work at Stripe now."),
+           change=True)
+    assert end(tenant, "employer", "", source_message=old) == []
+    assert facts(tenant, "employer") == {"Stripe": (Status.ACTIVE, 0.9)}
+    assert end(tenant, "likes", "") == []  # "whatever it holds" of a set is nothing in particular
+    settings.PROFILE_CONFIDENCE_THRESHOLD = 0.5
+    assert end(tenant, "employer", "", 0.6) == ["Stripe"]
 
 
 def test_fact_below_the_threshold_waits_for_review(tenant, settings) -> None:
