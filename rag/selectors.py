@@ -398,10 +398,16 @@ def _boosts(chunk: dict[str, Any], config: RetrievalConfig, now: datetime) -> di
     return boosts
 
 
+# A consolidated memory says who said it ("User: I really love ramen."), the turn it restates does not.
+_LABEL = re.compile(r"^[^\s:：|]{1,40}[:：]\s*")
+
+
 @lru_cache(maxsize=8192)
 def _shingles(text: str) -> frozenset[str]:
     # The same chunks come back search after search (a third of the dedupe step's time was this).
-    tokens = words(text)
+    # Without a leading speaker's label, so a typed memory that restates a turn word for word is a near
+    # duplicate of it: "Radiohead ramen" returned each fact twice, as the turn and as its memory.
+    tokens = words(_LABEL.sub("", text, count=1))
     return frozenset(" ".join(tokens[i:i + 2]) for i in range(max(1, len(tokens) - 1)))
 
 

@@ -35,6 +35,10 @@ def _text(context, block: str) -> str:
     # A sentence's first word is capitalised whatever it is: a name only when called out.
     ("Running every morning?", False), ("Бегать каждое утро?", False), ("Melanie, congrats!", True),
     ("Jon! Congrats!", True),
+    # Thanks for the talk itself (a QA pass found "Thanks for listening today." in a context).
+    ("Thanks for listening today.", True), ("Thanks for listening to me!", True),
+    ("Спасибо, что выслушала меня сегодня!", True), ("谢谢你今天听我说。", True),
+    ("Thanks for listening to my new album!", False), ("Меня повысили!", False), ("今天我考试通过了", False),
 ])
 def test_greetings_and_thanks_are_filler_in_three_languages(turn: str, filler: bool) -> None:
     assert is_filler(turn) is filler

@@ -409,3 +409,19 @@ def test_last_fall_asked_in_december_is_the_fall_just_over(tenant, monkeypatch, 
     append_messages(tenant, "u1", "s-2025", [other], start=datetime(2025, 10, 10, 10, tzinfo=UTC))
     append_messages(tenant, "u1", "s-2026", [answer], start=datetime(2026, 10, 10, 10, tzinfo=UTC))
     assert texts(search(tenant, query, k=2, mode="bm25"))[0] == answer
+
+
+def test_a_typed_memory_restating_a_turn_word_for_word_is_a_duplicate_of_it(tenant) -> None:
+    """QA: "Radiohead ramen" returned each fact as the turn and again as the memory consolidated from it
+    ("User: I really love ramen."): the speaker's label kept them apart for the near-duplicate check."""
+    from rag.memories.services import MemoryInput, memories_create
+
+    append_messages(tenant, "alex", "s1", ["I really love ramen.", "My favourite band is Radiohead."])
+    memories_create(tenant=tenant, user_id="alex", conf_uid="neiri", items=[
+        MemoryInput(text="User: I really love ramen.", kind="user"),
+        MemoryInput(text="User: My favourite band is Radiohead.", kind="user"),
+        MemoryInput(text="Alex loves ramen more than any other food.", kind="user")])
+    texts = [i.chunk["text"] for i in search(tenant, "Radiohead ramen", user="alex", k=10).items]
+    assert sum(t.endswith("I really love ramen.") for t in texts) == 1, texts
+    assert sum(t.endswith("My favourite band is Radiohead.") for t in texts) == 1, texts
+    assert "Alex loves ramen more than any other food." in texts
