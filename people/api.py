@@ -118,7 +118,8 @@ class PersonDetailApi(APIView):
             "The pending merge proposals involving the person after this edit, likeliest first. A rename to "
             "the name (or an alias) of another of the user's people is allowed and merges nothing: it opens a "
             "proposal (`rule` \"name\" or \"alias\") for a reviewer, listed here, as any duplicate the edit "
-            "reveals. Empty when there is none."))
+            "reveals. A pending proposal whose rule the new names no longer match is closed (`superseded`, the "
+            "reason in its evidence) and drops out. Empty when there is none."))
 
         class Meta(PersonOutputSerializer.Meta):
             fields = [*PersonOutputSerializer.Meta.fields, "relations", "merge_proposals"]
@@ -136,8 +137,9 @@ class PersonDetailApi(APIView):
             max_length=200, required=False,
             help_text="Renames the person. The old name becomes an alias, so later mentions of it still find "
                       "this person; to drop it, send `aliases` too: they replace the list, old name included "
-                      "only if listed. Another person's name is accepted and opens a merge proposal (see "
-                      "`merge_proposals` in the response).")
+                      "only if listed. A rename back to the name the person's last rename replaced undoes it: "
+                      "the name left is not kept. Another person's name is accepted and opens a merge proposal "
+                      "(see `merge_proposals` in the response).")
         circle = StrictChoiceField(choices=Person.Circle.choices, required=False,
                                          help_text="Locks the circle: the archivist will not change it.")
         aliases = serializers.ListField(child=StrictCharField(max_length=200), max_length=50, required=False,
@@ -160,7 +162,7 @@ class PersonDetailApi(APIView):
         description="Correct a person. Possible duplicates the edit reveals are never merged here (an edit must "
                     "not make a person disappear): a rename to the name of another of the user's people is "
                     "accepted and opens a merge proposal for review, which the response lists in "
-                    "`merge_proposals`.",
+                    "`merge_proposals`; renamed again, a proposal the new names no longer support is superseded.",
         request=PatchInputSerializer,
         responses={200: PatchOutputSerializer},
         examples=[OpenApiExample("Move to the inner circle", request_only=True,

@@ -4,7 +4,8 @@ A bio line quoted from "Неделю назад Маша вернулась из
 "now" is another day: "a week ago" is then wrong. Each relative date (`memoryhub.timeexpr`, en/ru/zh:
 "last month", "3 дня назад", "上周") keeps its words and gets the dates it meant on the day it was said,
 in ISO form, which a prompt in any language reads alike: "Неделю назад (2024-05-06 – 2024-05-12) Маша
-вернулась из Праги". Pure functions, no database.
+вернулась из Праги". A recurring time ("every Sunday", "каждое Рождество", "每年春节") names no one date and
+is left as it is. Pure functions, no database.
 """
 
 from __future__ import annotations
@@ -27,6 +28,23 @@ _WINDOW_TOKENS = 6
 # Another day to read the text on: what resolves alike on both days is absolute ("June 9, 2023",
 # "in 2020"); what differs was relative ("2 weeks ago", "last June", a "June 9" without its year).
 _ELSEWHEN = timedelta(weeks=157)
+# A recurring time names no one date: "we talk every Sunday" is every Sunday, not the last one before the
+# message. The readers take the date words after a recurrence word for one date ("Sunday", "Christmas",
+# "на Пасху", "春节", "月初"), so an expression that starts right after one of these stays unanchored:
+# "every", "each (other)", "once a year", "каждый", "ежегодно", "раз в год", "每", "每年", "每逢", "每个月".
+# The unit a marker counts in may be part of it ("every year at Christmas", "каждый год на Пасху"), and
+# a preposition or article may stand between.
+_RECURRENCE = re.compile(
+    r"\b(?:every|each)(?:\s+(?:other|second|third|single))?(?:\s+(?:year|month|week|day|time))?\b"
+    r"|\b(?:once|twice|\w+\s+times)\s+(?:a|an|per|every|each)\s+(?:year|month|week|day)\b"
+    r"|(?<!\w)(?:кажд|ежегодн|ежемесячн|еженедельн|ежедневн)\w*(?:\s+(?:год|недел|месяц|день|раз)\w*)?"
+    r"|(?<!\w)(?:раз|дважды|трижды|\w+\s+раза)\s+в\s+(?:год|неделю|месяц|день)(?!\w)"
+    r"|每(?:[个逢到当]|一个?)?(?:年|个?月|周|星期|礼拜|天)?(?:的)?",
+    re.IGNORECASE)
+_RECURRENCE_GAP = re.compile(r"(?:[\s,]+|(?<![^\W\d_])(?:on|at|in|around|about|during|over|the|в|во|на|к|под|с)"
+                             r"(?![^\W\d_]))*", re.IGNORECASE)
+# "on Sunday mornings", "Friday nights": a plural time of day after a weekday makes it every such day.
+_RECURRING_AFTER = re.compile(r"\s*(?:mornings|afternoons|evenings|nights)\b", re.IGNORECASE)
 
 
 def span_text(span: timeexpr.Span) -> str:
@@ -42,14 +60,27 @@ def span_text(span: timeexpr.Span) -> str:
     return f"{start.isoformat()} – {end.isoformat()}"
 
 
-def _where(clause: str, span: timeexpr.Span, anchor: date) -> int | None:
+def _recurrence_reach(clause: str) -> list[tuple[int, int]]:
+    """(start, reach) of each recurrence word of the clause: an expression overlapping it, or starting no
+    later than `reach`, is what it counts ("every Sunday", "每年春节"; "每月初", whose 月 both share)."""
+    return [(m.start(), _RECURRENCE_GAP.match(clause, m.end()).end())  # type: ignore[union-attr]
+            for m in _RECURRENCE.finditer(clause)]
+
+
+def _recurring(clause: str, start: int, end: int, reach: list[tuple[int, int]]) -> bool:
+    """Whether the date expression at clause[start:end] is a recurring time, not a date."""
+    return any(start <= last and first < end for first, last in reach) or bool(_RECURRING_AFTER.match(clause, end))
+
+
+def _where(clause: str, span: timeexpr.Span, anchor: date, reach: list[tuple[int, int]]) -> int | None:
     """The end of the shortest (then first) run of words of the clause that says `span`: where a form
-    `timeexpr.relative_expressions` does not place ("2 weeks ago", "last June", "2天前") ends."""
+    `timeexpr.relative_expressions` does not place ("2 weeks ago", "last June", "2天前") ends. A run a
+    recurrence word counts ("every January") says no date."""
     tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(clause)]
     for size in range(1, _WINDOW_TOKENS + 1):
         for i in range(len(tokens) - size + 1):
             start, end = tokens[i][0], tokens[i + size - 1][1]
-            if span in timeexpr.mentions(clause[start:end], anchor):
+            if span in timeexpr.mentions(clause[start:end], anchor) and not _recurring(clause, start, end, reach):
                 return end
     return None
 
@@ -58,14 +89,16 @@ def _anchor_clause(clause: str, anchor: date, relative: set[timeexpr.Span]) -> s
     spans = [s for s in timeexpr.mentions(clause, anchor) if s in relative]
     if not spans or _ANCHORED.search(clause):
         return clause
+    reach = _recurrence_reach(clause)
     inserts: dict[int, list[timeexpr.Span]] = {}
+    placed: set[timeexpr.Span] = set()
     for start, end in timeexpr.relative_expressions(clause, anchor):
         said = [s for s in timeexpr.mentions(clause[start:end], anchor) if s in spans]
-        if said:
+        placed.update(said)  # a recurring one too: its span is said, as no date
+        if said and not _recurring(clause, start, end, reach):
             inserts.setdefault(end, []).extend(said)
-    placed = {s for said in inserts.values() for s in said}
     for span in dict.fromkeys(s for s in spans if s not in placed):
-        end = _where(clause, span, anchor)
+        end = _where(clause, span, anchor, reach)
         if end is not None:
             inserts.setdefault(end, []).append(span)
     out, last = [], 0

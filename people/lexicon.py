@@ -134,13 +134,19 @@ _FAMILY: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]
     ("kin:father", "parent", (), (), ()),
     ("kin:parents", "parent", ("parents",), ("родители", "родитель"), ("爸妈", "父母")),
     ("kin:spouse", "spouse", (), (), ()),
-    ("kin:partner", "partner", (), ("девушка",), ()),
+    ("kin:partner", "partner", (), ("девушка", "парень", "молодой человек"), ("对象",)),
     ("kin:child", "child", ("kid", "child", "children"), ("ребёнок", "ребенок"), ("孩子",)),
     ("kin:sibling", "sibling", ("twin",), (), ()),
     ("kin:grandparent", "relative", ("grandparent",), (), ()),
     ("kin:relative", "relative", ("relative",), ("родственник", "родственница", "двоюродный брат",
                                                   "двоюродная сестра"), ("亲戚",)),
 )
+
+
+# Words for a partner that as often mean a girl, a guy or an object ("девушка Катя из магазина", "какой-то
+# парень", "合作对象"): the user's partner only when the user owns the word right there ("моя девушка Катя",
+# "мой новый парень Дима", "у меня есть парень", "парень мой", "我对象张伟"). Dictionary forms.
+PARTNER_WORDS_NEED_OWN = frozenset({"девушка", "парень", "молодой человек", "对象"})
 
 
 def _family_cues() -> tuple[Cue, ...]:
@@ -226,6 +232,10 @@ class VerbCue:
     # The user must take part ("I", "мы с", "我和", a first-person verb): "Tom works with Ann" says
     # nothing about the user. Russian "руководит отделом Х" does not need it, as "начальник отдела Х".
     needs_user: bool = True
+    # The verb ends the relationship ("Tom and I broke up"): its circle replaces the one a cue word gave in the
+    # same sentence ("my boyfriend Tom and I broke up"), and only the user's own counterpart takes it
+    # ("Tom and I", "I broke up with Tom", "Tom broke up with me"; not "I heard Tom broke up with Anna").
+    ends: bool = False
 
 
 VERB_CUES: tuple[VerbCue, ...] = (
@@ -236,6 +246,9 @@ VERB_CUES: tuple[VerbCue, ...] = (
     VerbCue("role:boss", WI, ru=("руководить", "руководство", "возглавлять"), needs_user=False),
     VerbCue("role:friend", FR, ("friends with",), ("дружить",)),
     VerbCue("kin:spouse", F, ("married to", "engaged to"), ("женатый", "замужем", "жениться"), ("嫁给",)),
+    # A break-up or a divorce makes an ex, no longer family: Other, as "my ex Tom" (the role:ex cue).
+    VerbCue("role:ex", OT, ("break up", "broke up", "broken up", "split up", "divorce"), ("расстаться", "развестись"),
+            ("分手", "离婚"), ends=True),
 )
 
 # English cue words that are plural though listed ("my parents", "my children"): several people.
@@ -328,10 +341,31 @@ EN_PLACE_NOUNS = frozenset({
     "lane", "drive", "boulevard", "blvd", "square", "park", "station", "airport", "hotel", "inn", "bridge",
     "mall", "library", "museum", "gallery", "stadium", "arena", "theatre", "theater", "hall", "center",
     "centre", "bank", "county", "beach", "valley", "river", "island", "falls", "mountain", "canyon",
+    # a company's legal form ("Globex Inc", "Acme Ltd")
+    "inc", "llc", "ltd", "corp", "corporation", "gmbh", "plc",
 })
 # Capitalised inside a name run these are surnames as often as places ("Tom Hall", "Jimin Park").
 EN_PLACE_NOUNS_ALSO_SURNAMES = frozenset({"hall", "park", "lane", "bank", "church", "bridge", "beach", "street",
                                           "drive", "inn", "river", "falls", "high"})
+
+# --- workplaces -------------------------------------------------------------------------------------
+# A name where a workplace stands is an organisation, not a person: "работаю в Тинькофф", "в компании
+# Тинькофф", "I work at Stripe", "我在腾讯工作", "李宁公司". Read by the rule archivist (`rules._workplace`,
+# `chinese._workplace`). Russian words are lemmas.
+RU_WORK_WORDS = frozenset({"работать", "устроиться", "перейти", "трудиться", "стажироваться", "подрабатывать",
+                           "уволиться", "уйти", "служить", "работа", "стажировка", "должность"})
+# Prepositions of a workplace after those words ("работаю в", "ушла из"); "на" is left out, as "работаю на
+# Петрова" names a person.
+RU_WORK_PREPOSITIONS = frozenset({"в", "во", "из"})
+RU_ORG_NOUNS = frozenset({"компания", "фирма", "банк", "корпорация", "стартап", "организация", "агентство",
+                          "холдинг", "студия", "концерн", "издательство", "завод", "фабрика", "ооо", "оао", "зао",
+                          "пао", "ао"})
+EN_WORK_WORDS = frozenset({"work", "works", "worked", "working", "job", "intern", "interns", "interned",
+                           "interning", "internship", "employed", "started"})
+# "for" is left out: "I work for Dana" names a person as often as "I work for Stripe" a company.
+EN_WORK_PREPOSITIONS = frozenset({"at", "in"})
+ZH_ORG_NOUNS = ("公司", "集团", "银行", "科技", "工作室", "事务所")
+ZH_WORK_VERBS = ("工作", "上班", "实习", "任职", "就职", "打工")
 
 # Confirmations that turn the bot's preceding claim into the user's ("Your boss is Sidorov?" "Yes").
 CONFIRMATIONS = frozenset({

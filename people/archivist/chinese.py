@@ -180,7 +180,16 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
         if end - start == 3 and sentence[end - 1] in lexicon.ZH_NAME_STOPS:
             end -= 1
         take(start, end)
-    return sorted(spans)
+    return sorted(span for span in spans if not _workplace(sentence, span[0], span[1]))
+
+
+def _workplace(sentence: str, start: int, end: int) -> bool:
+    """A name that names a company, not a person: before a word for one ("李宁公司", "周大福集团"), or
+    between 在 and a work verb ("我在周大福上班", "在李宁实习"). "张伟的公司" and "在张伟家工作" name him."""
+    rest = sentence[end:]
+    if rest.startswith(lexicon.ZH_ORG_NOUNS):
+        return True
+    return sentence[:start].endswith("在") and rest.startswith(lexicon.ZH_WORK_VERBS)
 
 
 def _zh_prefix_name(sentence: str, i: int) -> bool:

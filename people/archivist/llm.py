@@ -41,9 +41,14 @@ circle Family. Not someone else's unnamed relative ("his wife", "У Наташи
 - Anyone else without a name is skipped.
 - Animals are not people: a pet's name ("my dog Rex", "мою кошку зовут Муся", "我的猫叫米饭") adds no one \
 (the user's profile keeps the pet).
-- Circles: Family (relatives, partner), Work_Inner (boss, close colleagues, team), Friends, Work_Outer \
+- Organisations are not people: an employer or a company ("I work at Stripe", "работаю в Тинькофф", \
+"我在腾讯工作") adds no one.
+- Circles: Family (relatives, and a partner: boyfriend, girlfriend, spouse, fiancé(e); "мой парень", "моя \
+девушка"; 男朋友, 女朋友, 对象), Work_Inner (boss, close colleagues, team), Friends, Work_Outer \
 (clients, contractors, people from other teams), Other. A relation stated by a verb counts too: \
-"I report to Priya" (Work_Inner), "мы с Лёшей дружим" (Friends), "我跟刘伟一起工作" (Work_Inner).
+"I report to Priya" (Work_Inner), "мы с Лёшей дружим" (Friends), "我跟刘伟一起工作" (Work_Inner). A break-up \
+or a divorce the user states ("Tom and I broke up", "мы с Олей расстались", "我和小红分手了") makes that \
+person an ex: Updated with circle Other, and the bio says they broke up.
 - bio: one to three sentences on who the person is to the user; keep what is already known. A bio is read \
 long after the conversation: write a date the user gives relative to when they spoke ("last week", \
 "вчера", "上个月") as the date it means by the line's timestamp ("in the week of 2024-05-06").

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from memoryhub.text import normalize
 from people import lexicon
 from people.archivist.tokens import CYR, HAN, Mention, Tok
-from people.names import kin_name, kin_of, morph, strip_possessive
+from people.names import kin_name, kin_of, morph, ru_lemma, strip_possessive
 
 Relation = tuple[Mention, Mention, lexicon.Cue, str]
 
@@ -259,7 +259,8 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
     _born_words_as_kin(toks)
     for c, tok in enumerate(toks):
         if tok.kind == "VERB" and tok.verb is not None:
-            _tie_verb(toks, c, partner=partner, me=me)
+            if not tok.verb.ends:  # read last, over what the cue words say (`_tie_ending`)
+                _tie_verb(toks, c, partner=partner, me=me)
             continue
         if tok.kind != "CUE" or tok.cue is None:
             continue
@@ -320,6 +321,8 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
         if c > 0 and toks[c - 1].kind == "CUE" and toks[c - 1].possessive:
             tok.tied = True  # "my boss's wife, Angela": the boss's family, not the user's
             continue
+        if _needs_own(tok) and not _owned_closely(toks, c):
+            continue  # "одна девушка Катя", "合作对象张伟": no partner of the user's
         subject = _name_after(toks, c)
         listed = _listed(toks, subject, 1, several=_several(tok)) if subject is not None else []
         if subject is None:
@@ -348,7 +351,76 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
             if kin is not None and kin.unique:
                 # "my mom Olga": she is also who "мама" means from now on (one mother per user).
                 mention.aliases.append(kin_name(kin, tok.script or "en"))
+    for c, tok in enumerate(toks):
+        if tok.kind == "VERB" and tok.verb is not None and tok.verb.ends:
+            _tie_ending(toks, c, partner=partner)
     return relations
+
+
+def _needs_own(tok: Tok) -> bool:
+    """A partner word that is the user's partner only when the user owns it (`PARTNER_WORDS_NEED_OWN`)."""
+    words = normalize(tok.text)
+    if tok.script == "ru":
+        words = " ".join(ru_lemma(w) for w in words.split())
+    return words in lexicon.PARTNER_WORDS_NEED_OWN
+
+
+def _owned_closely(toks: list[Tok], c: int) -> bool:
+    """An OWN word right before the cue ("моя девушка", "у меня парень", "我对象"), with one Russian adjective
+    between at most ("мой новый парень"), or right after it ("парень мой")."""
+    if own_after(toks, c):
+        return True
+    if c >= 1 and toks[c - 1].kind == "OWN":
+        return True
+    return toks[c].script == "ru" and c >= 2 and toks[c - 2].kind == "OWN" and toks[c - 1].kind == "OTHER" and \
+        bool(CYR.search(toks[c - 1].text))
+
+
+# "with me", "со мной", "from me": the user on the other side of an ending ("Tom broke up with me").
+_WITH = frozenset({"with", "from", "с", "со"})
+_ME = frozenset({"me", "мной", "меня"})
+
+
+def _tie_ending(toks: list[Tok], c: int, *, partner: int | None) -> None:
+    """"Tom and I broke up", "мы с Олей расстались", "我和小红分手了", "мы с мужем Игорем развелись", "I broke up
+    with my boyfriend Tom", "я развелась с Игорем", "Tom broke up with me": the user's counterpart is an ex
+    from now on, whatever circle a cue word gave them (`VerbCue.ends`). Someone else's break-up ("I heard
+    Tom broke up with Anna", "Петя и Оля расстались") changes no one's circle."""
+    verb = toks[c].verb
+    assert verb is not None
+    words = [normalize(t.text) for t in toks]
+    subject = partner
+    # The user first, then "and"/"с", then whom, a cue word between ("мы с мужем Игорем", "我和老公张伟").
+    for j in range(c - 1, 0, -1):
+        if subject is not None or toks[j].kind == "VERB":
+            break
+        if toks[j].kind != "NAME":
+            continue
+        k = j - 1
+        while k > 0 and toks[k].kind in ("CUE", "OWN"):
+            k -= 1
+        if k > 0 and words[k] in _AND | {"с", "со"} and words[k - 1] in _FIRST_PERSON:
+            subject = j
+    before = c - 1
+    while before >= 0 and toks[before].kind == "OTHER" and words[before] not in _FIRST_PERSON | _AND:
+        before -= 1  # "I finally broke up", "Tom just broke up", "I got divorced"
+    if subject is None and before >= 0 and words[before] in _FIRST_PERSON:
+        # The user ended it: whom after the verb ("with", "my", "boyfriend" may stand between).
+        for j in range(c + 1, min(len(toks), c + 5)):
+            if toks[j].kind == "NAME":
+                subject = j
+                break
+            if not (toks[j].kind in ("OWN", "CUE") or words[j] in _WITH):
+                break
+    if subject is None and before >= 0 and toks[before].kind == "NAME" and any(
+            words[j] in _WITH and words[j + 1] in _ME for j in range(c + 1, min(len(toks) - 1, c + 3))):
+        subject = before  # the other ended it: "Tom broke up with me", "Дима расстался со мной"
+    if subject is None or toks[subject].possessive or toks[subject].mention is None:
+        return
+    mention = toks[subject].mention
+    assert mention is not None
+    mention.circle, mention.cue = verb.circle, toks[c].text
+    toks[c].tied = True
 
 
 # "Anna had a daughter", "gave birth to", "has a son"; "у Ани родилась дочка", "Аня родила сына", "у неё есть

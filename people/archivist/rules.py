@@ -241,6 +241,67 @@ def _drop_en_place_names(raw: list[str], norms: list[str], is_name: list[bool], 
         k = end
 
 
+# Parts of speech that end the look back from a workplace's preposition to its work word: another verb
+# governs what follows ("работаю и влюблена в Петю").
+_RU_VERB_POS = frozenset({"VERB", "INFN", "PRTS", "PRTF", "GRND", "ADJS"})
+
+
+def _ru_work_word_before(norms: list[str], j: int) -> bool:
+    """A work word ("работаю", "устроилась", "стажировка") among the three words before position j, with
+    no other verb or punctuation between: "работаю в", "работаю сейчас в", "работаю с Машей в"."""
+    for i in range(j - 1, max(-1, j - 4), -1):
+        if not CYR.search(norms[i]):
+            return False
+        lemmas = ru_lemmas(norms[i])[:2]
+        if any(lemma in lexicon.RU_WORK_WORDS for lemma in lemmas):
+            return True
+        if any(p.tag.POS in _RU_VERB_POS for p in morph().parse(norms[i])[:1]):
+            return False
+    return False
+
+
+def _workplace(raw: list[str], norms: list[str], k: int, noun_cue: set[int]) -> int:
+    """How many words of the name run starting at k name a workplace, not a person: all of it after a work
+    word ("работаю в Тинькофф", "ушла из Авито", "I work at Stripe", "a job in Globex") or an organisation
+    noun ("в компании Тинькофф"), its first word after a cue word ("мой начальник в Тинькофф — Петров",
+    "коллега из Тинькофф Петров"). A name in a person's form is left ("в компании Маши" is in her company,
+    a genitive), and so is "I work for Dana", where "for" may name a person as well as a company."""
+    if k == 0 or raw[k].endswith(("'s", "’s")):
+        return 0  # "I work at Tom's": Tom's place, and Tom
+    j = k - 1
+    while j > 0 and raw[j] in ("«", '"', "“", "'"):
+        j -= 1  # "в компании «Тинькофф»"
+    prev = norms[j]
+    if CYR.search(raw[k]):
+        if prev in lexicon.RU_WORK_PREPOSITIONS:
+            if _ru_work_word_before(norms, j):
+                return len(raw)
+            return 1 if j - 1 in noun_cue else 0
+        if CYR.search(prev) and any(lemma in lexicon.RU_ORG_NOUNS for lemma in ru_lemmas(prev)[:2]) and \
+                not any("Name" in p.tag.grammemes and p.tag.case == "gent" for p in _ru_name_parses(raw[k])):
+            return len(raw)
+        return 0
+    if LAT.search(raw[k]) and j > 0 and prev in lexicon.EN_WORK_PREPOSITIONS and norms[j - 1] in lexicon.EN_WORK_WORDS:
+        return len(raw)
+    return 0
+
+
+def _drop_workplaces(raw: list[str], norms: list[str], is_name: list[bool], noun_cue: set[int]) -> None:
+    """Unmark the names that name a workplace (`_workplace`): a company after "работаю в" took the
+    relation verb's circle and became a person of the user's inner circle."""
+    k = 0
+    while k < len(raw):
+        if not is_name[k]:
+            k += 1
+            continue
+        end = k + 1
+        while end < len(raw) and is_name[end]:
+            end += 1
+        for j in range(k, min(end, k + _workplace(raw, norms, k, noun_cue))):
+            is_name[j] = False
+        k = end
+
+
 def _alias_after(tokens: list[str], i: int) -> bool:
     return normalize(tokens[i]).rstrip(".") in _EN_ALIAS
 
@@ -402,6 +463,7 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
             cued.add(k)
 
     _drop_en_place_names(raw, norms, is_name, known)
+    _drop_workplaces(raw, norms, is_name, noun_cue)
 
     toks: list[Tok] = []
     k = 0

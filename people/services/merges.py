@@ -379,6 +379,44 @@ def merge_proposal_undo(
 # --- dedup --------------------------------------------------------------------------------------------------
 
 
+# The rules a pair's names decide, which an edit of the names can take away, strongest first (the order
+# `dedup.compare` tries them in). An archivist's Merged operation and a likeness of vectors rest on more
+# than the names.
+_NAME_RULES = tuple(rule for rule in (*dedup.EXACT_RULES, *dedup.WEAK_RULES) if rule != "embedding")
+
+
+@transaction.atomic
+def merge_proposals_recheck(*, person: Person) -> list[dict[str, Any]]:
+    """Supersede the pending proposals about `person` whose rule no longer matches the pair, after an edit
+    of their names: a rename to another person's name opened a proposal, a rename back left it pending,
+    and approving it would have merged two different people. `dedup.compare` names the strongest rule the
+    pair matches now: one weaker than the proposal's (or none) means its rule is gone; a stronger one keeps
+    the question open (the names only grew closer, "Kate" now an alias of "Katherine"), and the edit's
+    dedup adds it as evidence. Each closed proposal keeps the reason in its evidence; the returned
+    [{"id", "person_id", "rule", "reason"}] go into the edit's audit row. A pair that still matches by a
+    weaker rule is proposed again by the edit's dedup, with that rule's evidence."""
+    closed: list[dict[str, Any]] = []
+    pending = MergeProposal.objects.select_for_update().filter(
+        Q(source=person) | Q(target=person), status=MergeProposal.Status.PENDING, rule__in=_NAME_RULES)
+    for proposal in pending.order_by("pk"):
+        source = active_person(proposal.source_id, proposal.tenant_id, proposal.user_id)
+        target = active_person(proposal.target_id, proposal.tenant_id, proposal.user_id)
+        if source is None or target is None or source.pk == target.pk:
+            continue  # approving says what became of them (`merge_proposal_approve`)
+        match = dedup.compare(source, target)
+        if match is not None and _NAME_RULES.index(match.rule) <= _NAME_RULES.index(proposal.rule):
+            continue
+        other = target if source.pk == person.pk else source
+        now = f"now {match.rule}: {match.detail}" if match is not None else "no rule matches them now"
+        reason = (f"superseded: rule {proposal.rule!r} no longer holds after the names of "
+                  f"{person.display_name!r} changed ({now})")
+        proposal.status, proposal.decided_at = MergeProposal.Status.SUPERSEDED, timezone.now()
+        proposal.evidence = [*proposal.evidence, {"rule": "superseded", "detail": reason}]
+        proposal.save(update_fields=["status", "decided_at", "evidence"])
+        closed.append({"id": proposal.pk, "person_id": other.pk, "rule": proposal.rule, "reason": reason})
+    return closed
+
+
 def merge_direction(a: Person, b: Person) -> tuple[Person, Person]:
     """(source, target): the better-known person (more mentions, then the older one) absorbs the other."""
     if (b.mention_count, -b.pk) > (a.mention_count, -a.pk):

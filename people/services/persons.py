@@ -27,6 +27,10 @@ from people.translit import translit_near_terms, translit_terms, word_terms
 _CIRCLES = {re.sub(r"[^a-z]", "", c.value.lower()): c.value for c in Person.Circle}
 _CIRCLES.update({"inner": Person.Circle.WORK_INNER, "work": Person.Circle.WORK_INNER, "friend": Person.Circle.FRIENDS,
                  "outer": Person.Circle.WORK_OUTER, "relatives": Person.Circle.FAMILY})
+# A model may name a partner's circle by the relationship ("Partner", "Romantic"), which fell to Other: a
+# partner is family, the inner circle.
+_CIRCLES.update(dict.fromkeys(("relative", "partner", "romantic", "romanticpartner", "spouse", "significantother",
+                               "boyfriend", "girlfriend", "familymember"), Person.Circle.FAMILY))
 
 
 def normalize_circle(value: Any) -> str | None:
@@ -312,13 +316,14 @@ def person_update(
     bio: str | None = None,
 ) -> Person:
     """An edit by a client or an editor. A circle set here is locked against the archivist's
-    "last wins"; a rename keeps the old name as an alias. Possible duplicates the edit reveals become
-    proposals (never automatic merges: an edit should not make a person disappear).
+    "last wins"; a rename keeps the old name as an alias, unless it undoes the last rename. Possible
+    duplicates the edit reveals become proposals (never automatic merges: an edit should not make a person
+    disappear), and pending ones the new names no longer support are superseded (`merge_proposals_recheck`).
 
     A changed text clears the vector; it is embedded after the commit, outside the transaction (the
     embedder may be remote), and the dedup's embedding rule runs then."""
     from people.models import MergeProposal
-    from people.services.merges import person_dedup
+    from people.services.merges import merge_proposals_recheck, person_dedup
     from people.services.vectors import vectors_after_commit
 
     user_lock(tenant_id=person.tenant_id, user_id=person.user_id)
@@ -334,9 +339,11 @@ def person_update(
             raise ApplicationError("The display name must not be empty.", code="invalid", field="display_name")
         if name_key(name) != person.name_key:
             old = person.display_name
+            undo = _reverts_last_rename(person, name)
             person.display_name = name
             person.aliases = [a for a in person.aliases if name_key(a) != name_key(name)]
-            _add_aliases(person, [old])
+            if not undo:
+                _add_aliases(person, [old])
         else:
             person.display_name = name
     if aliases is not None:
@@ -361,13 +368,28 @@ def person_update(
     if embed_later:
         person.embedding = None
     person.save()
+    # A proposal the old names made, which the new ones do not, closes before the edit's dedup asks again.
+    superseded = merge_proposals_recheck(person=person)
     audit(person=person, action=PeopleAuditEntry.Action.PERSON_EDITED, actor=actor, actor_label=actor_label,
-          details={"changed": changed})
+          details={"changed": changed, **({"superseded_proposals": superseded} if superseded else {})})
     person_dedup(person=person, auto_merge=False, origin=MergeProposal.Origin.EDIT)
     if embed_later:
         vectors_after_commit(tenant_id=person.tenant_id, user_id=person.user_id, person_ids=[person.pk],
                              dedup_origin=MergeProposal.Origin.EDIT)
     return person
+
+
+def _reverts_last_rename(person: Person, name: str) -> bool:
+    """Whether renaming `person` to `name` undoes their last rename, back to the name it replaced: the
+    name left was the mistake, and kept as an alias it would still call them by it (and match whoever
+    really bears it)."""
+    last = (PeopleAuditEntry.objects.filter(person=person, action=PeopleAuditEntry.Action.PERSON_EDITED,
+                                            details__changed__has_key="display_name")
+            .order_by("-created_at", "-pk").values_list("details", flat=True).first())
+    if not last:
+        return False
+    change = last["changed"]["display_name"]
+    return name_key(change.get("from")) == name_key(name) and name_key(change.get("to")) == person.name_key
 
 
 # --- deletion and erasure ---------------------------------------------------------------------------------

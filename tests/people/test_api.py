@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Q
 from rest_framework.test import APIClient
 
+from memoryhub.exceptions import ApplicationError
 from memoryhub.models import ApiKey, Tenant
 from people import services
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMention, PersonMerge, PersonRelation
@@ -353,3 +354,32 @@ def test_the_schema_documents_that_a_rename_may_open_a_merge_proposal(schema: di
     assert "merge_proposals" in output["properties"]
     example = next(iter(ok["examples"].values()))["value"]
     assert example["merge_proposals"][0]["rule"] == "name"
+
+
+@pytest.mark.parametrize(("own", "other"), [
+    ("Priya Shah", "Karen Lee"),
+    ("Мария Петрова", "Ольга Иванова"),
+    ("张伟", "李娜"),
+])
+def test_a_rename_undone_closes_the_merge_proposal_it_opened(client_a: ClientAndTenant, make_person: MakePerson,
+                                                              own: str, other: str) -> None:
+    """Found by a QA trial: renaming Priya to "Karen Lee" proposed merging the real Karen Lee into her;
+    renaming her back left the proposal pending, and approving it would merge two different people."""
+    client, tenant = client_a
+    person = make_person(own, tenant=tenant, mentions=5)
+    namesake = make_person(other, tenant=tenant)
+    url = f"/api/v1/users/u1/people/{person.pk}"
+    opened = client.patch(url, {"display_name": other}, format="json").json()["merge_proposals"]
+    assert [(p["person_id"], p["rule"]) for p in opened] == [(namesake.pk, "name")]
+    back = client.patch(url, {"display_name": own}, format="json").json()
+    # The name left was the mistake: no alias keeps calling her by it, and the proposal it made is closed.
+    assert (back["display_name"], back["aliases"], back["merge_proposals"]) == (own, [], [])
+    proposal = MergeProposal.objects.get(pk=opened[0]["id"])
+    assert proposal.status == MergeProposal.Status.SUPERSEDED
+    assert "rule 'name' no longer holds" in proposal.evidence[-1]["detail"]
+    entry = PeopleAuditEntry.objects.filter(person_id=person.pk).latest("pk")
+    assert [(s["id"], s["person_id"]) for s in entry.details["superseded_proposals"]] == [(proposal.pk, namesake.pk)]
+    assert not MergeProposal.objects.filter(status=MergeProposal.Status.PENDING).exists()
+    with pytest.raises(ApplicationError, match="already superseded"):
+        services.merge_proposal_approve(proposal=proposal, reviewer=None)
+    assert Person.objects.filter(status=Person.Status.ACTIVE).count() == 2

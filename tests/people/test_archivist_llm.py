@@ -177,3 +177,22 @@ def test_the_models_kin_word_in_another_form_is_the_known_relative(
     result = run(tenant, ["Позвонил маме, то есть mother, 母亲."])
     assert (result.get("added", 0), result["updated"]) == (0, 1)
     assert Person.objects.get().pk == mother.pk
+
+
+def test_a_partner_the_model_files_under_the_relationship_is_family(tenant: Tenant, make_person: MakePerson,
+                                                                    llm: OpenAICompatServer) -> None:
+    """Found by a QA trial: a new boyfriend landed in Other, where a circle the model named by the relationship
+    ("Partner") fell. The prompt asks for Family, and for Other once the user states a break-up."""
+    tom = make_person("Tom", circle="Family", bio="The user's boyfriend.")
+    llm.script_chat({"people_operations": [
+        {"op": "Added", "person": {"display_name": "Marco", "circle": "Partner", "bio": "The user's boyfriend."}},
+        {"op": "Added", "person": {"display_name": "Катя", "circle": "romantic partner", "bio": "Девушка."}},
+        {"op": "Added", "person": {"display_name": "小红", "circle": "Significant other", "bio": "女朋友。"}},
+        {"op": "Updated", "id": f"Person:{tom.pk}", "person": {"circle": "Other", "bio": "Broke up with the user."}},
+    ]})
+    run(tenant, ["Tom and I broke up. My boyfriend Marco cooked dinner.", "Моя девушка Катя любит кино.",
+                 "我女朋友小红很好。"])
+    assert dict(Person.objects.values_list("display_name", "circle")) == {
+        "Tom": "Other", "Marco": "Family", "Катя": "Family", "小红": "Family"}
+    prompt = llm.chat_requests[0]["messages"][0]["content"]
+    assert "makes that person an ex" in prompt and "Organisations are not people" in prompt

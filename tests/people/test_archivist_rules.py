@@ -419,3 +419,83 @@ def test_a_pet_name_is_never_the_person_a_cue_word_stands_for() -> None:
 ])
 def test_words_that_only_look_like_pets_leave_people_alone(sentence: str, names: list) -> None:
     assert names_in(sentence) == names
+
+
+# Found by a QA trial: "Теперь работаю в Тинькофф…" made the company a person of the inner circle, whom a
+# people search for "начальник" found first.
+@pytest.mark.parametrize(("text", "people"), [
+    ("Теперь работаю в Тинькофф, коллектив отличный.", {}),
+    ("Я устроилась в Тинькофф.", {}),
+    ("Я работаю в компании Тинькофф.", {}),
+    ("Я работаю с Машей в Тинькофф.", {"Маша": "Work_Inner"}),
+    ("Мой начальник в Тинькофф — Петров.", {"Петров": "Work_Inner"}),
+    ("Работаю в компании Маши.", {"Маша": "Work_Inner"}),  # her company: Маша is a person
+    ("Она влюбилась в Питера.", {"Питер": None}),  # no work word: a person after "в"
+    ("I work at Tim Hortons now.", {}),
+    ("I got a job at Kate Spade.", {}),
+    ("I work at Jordan's bakery.", {"Jordan": None}),  # Jordan's place, and Jordan
+    ("I work with Dana at Stripe.", {"Dana": "Work_Inner"}),
+    ("我现在在腾讯工作。", {}),
+    ("我在周大福上班。", {}),
+    ("我在李宁公司当设计师。", {}),
+    ("我的同事张伟在李宁公司上班。", {"张伟": "Work_Inner"}),
+    ("我在张伟的公司工作。", {"张伟": None}),  # his company: 张伟 is a person
+])
+def test_a_workplace_is_no_person(text: str, people: dict) -> None:
+    assert circles_of(text) == people
+
+
+def test_a_workplace_taken_for_a_person_before_gets_no_more_mentions() -> None:
+    """A company an earlier reading made a person is still the workplace where it stands."""
+    known = (KnownPerson(id=1, display_name="Тинькофф"), KnownPerson(id=2, display_name="Stripe"),
+             KnownPerson(id=3, display_name="周大福"))
+    assert people_of("Я всё ещё работаю в Тинькофф.", "I work at Stripe now.", "我在周大福上班。", known=known) == {}
+
+
+# Found by a QA trial: "мой парень Дима" landed in Other, and after "Tom and I broke up" the ex stayed Family.
+@pytest.mark.parametrize(("sentence", "circles"), [
+    ("My boyfriend Marco cooked dinner.", {"Marco": "Family"}),
+    ("Мой парень Дима приготовил ужин.", {"Дима": "Family"}),
+    ("Мой новый парень Дима приготовил ужин.", {"Дима": "Family"}),
+    ("Дима — мой парень.", {"Дима": "Family"}),
+    ("У меня есть парень, Дима.", {"Дима": "Family"}),
+    ("Мой молодой человек Дима приготовил ужин.", {"Дима": "Family"}),
+    ("Моя девушка Катя любит кино.", {"Катя": "Family"}),
+    ("我男朋友小李很好。", {"小李": "Family"}),
+    ("我对象张伟很好。", {"张伟": "Family"}),
+    ("张伟是我对象。", {"张伟": "Family"}),
+    # The same words in their other sense: a girl, a guy, a partner in business.
+    ("Одна девушка Катя мне написала.", {"Катя": None}),
+    ("Какой-то парень Дима мне написал.", {"Дима": None}),
+    ("他是我们的合作对象张伟。", {"张伟": None}),
+])
+def test_a_boyfriend_or_girlfriend_is_family_in_every_language(sentence: str, circles: dict) -> None:
+    assert circles_of(sentence) == circles
+
+
+@pytest.mark.parametrize(("sentence", "circles"), [
+    ("Tom and I broke up.", {"Tom": "Other"}),
+    ("We broke up, Tom and I.", {"Tom": "Other"}),
+    ("I finally broke up with my boyfriend Tom.", {"Tom": "Other"}),
+    ("Tom broke up with me.", {"Tom": "Other"}),
+    ("Tom and I got divorced.", {"Tom": "Other"}),
+    ("Мы с Олей расстались.", {"Оля": "Other"}),
+    ("Я развелась с Игорем.", {"Игорь": "Other"}),
+    ("Мы с мужем Игорем развелись.", {"Игорь": "Other"}),
+    ("Дима расстался со мной.", {"Дима": "Other"}),
+    ("我和小红分手了。", {"小红": "Other"}),
+    ("我和老公张伟离婚了。", {"张伟": "Other"}),
+    # Someone else's break-up is no circle of the user's.
+    ("I heard Tom broke up with Anna.", {"Tom": None, "Anna": None}),
+    ("Петя и Оля расстались, я в шоке.", {"Петя": None, "Оля": None}),
+    ("张伟和小红分手了。", {"张伟": None, "小红": None}),
+])
+def test_a_break_up_the_user_states_makes_an_ex_whatever_the_cue_word_says(sentence: str, circles: dict) -> None:
+    assert circles_of(sentence) == circles
+
+
+def test_a_break_up_with_a_known_partner_reaches_them() -> None:
+    known = (KnownPerson(id=1, display_name="小红"), KnownPerson(id=2, display_name="Tom"))
+    people = people_of("小红跟我分手了。", "Tom and I broke up.", known=known)
+    assert {name: p.circle for name, p in people.items()} == {"小红": "Other", "Tom": "Other"}
+    assert people["Tom"].bio == "Tom and I broke up."  # the bio says so

@@ -53,6 +53,58 @@ def test_a_text_without_a_relative_date_is_left_as_it_is(text: str) -> None:
     assert anchor_relative_dates("Вчера Маша вернулась.", date(2025, 3, 1)) == "Вчера (2025-02-28) Маша вернулась."
 
 
+# Found by a QA trial: "we talk every Sunday" became "every Sunday (2026-08-30)", the last Sunday before
+# the message, as if the talks had happened once.
+@pytest.mark.parametrize("text", [
+    "My sister Anna lives in Chicago, we talk every Sunday.",
+    "We meet each Sunday.",
+    "Tom calls every other Sunday.",
+    "Tom calls on Sunday mornings.",
+    "Every January Tom goes skiing.",
+    "Tom visits every year at Christmas.",
+    "Tom visits once a year at Christmas.",
+    "Every morning Tom runs.",
+    "Мы с Машей созваниваемся каждое воскресенье.",
+    "Каждое Рождество Маша приезжает к нам.",
+    "Раз в год на Пасху Маша печёт кулич.",
+    "Маша каждый год в мае ездит на дачу.",
+    "По воскресеньям Маша ходит в бассейн.",
+    "Каждый день Маша бегает.",
+    "我们每个周日都聊天。",
+    "小王每周日来。",
+    "小王每逢周日来。",
+    "小王每年春节回家。",
+    "小王每月初来。",
+    "小王每天跑步。",
+])
+def test_a_recurring_time_is_no_date_and_stays_unanchored(text: str) -> None:
+    assert anchor_relative_dates(text, SAID) == text
+
+
+@pytest.mark.parametrize(("text", "anchored"), [
+    ("Tom calls every Sunday, and he called yesterday.",
+     "Tom calls every Sunday, and he called yesterday (2025-02-28)."),
+    ("Tom runs every morning since last month.", "Tom runs every morning since last month (2025-02)."),
+    ("Маша звонит каждое воскресенье, а вчера не позвонила.",
+     "Маша звонит каждое воскресенье, а вчера (2025-02-28) не позвонила."),
+    ("小王每年春节回家，去年没回。", "小王每年春节回家，去年 (2024)没回。"),
+])
+def test_a_date_beside_a_recurring_time_is_still_anchored(text: str, anchored: str) -> None:
+    assert anchor_relative_dates(text, SAID) == anchored
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("text", "name"), [
+    ("My sister Anna lives in Chicago, we talk every Sunday.", "Anna"),
+    ("Моя сестра Аня живёт в Казани и каждое Рождество приезжает к нам.", "Аня"),
+    ("我的同事张伟每年春节都回老家。", "张伟"),
+])
+def test_the_rule_archivists_bio_keeps_a_recurring_time_as_said(tenant: Tenant, text: str, name: str) -> None:
+    result = append_messages(tenant, "u1", "s1", [text], start=SAID)
+    services.people_extract_from_messages(tenant=tenant, user_id="u1", messages=result.created)
+    assert Person.objects.get(display_name=name).bio == text
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(("text", "name", "bio"), [
     ("Неделю назад Маша вернулась из Праги.", "Маша",

@@ -320,3 +320,26 @@ def test_the_name_a_merge_keeps_follows_a_rename(make_person: MakePerson) -> Non
     asked = MergeProposal.objects.get(pk=asked.pk)
     renamed = "u1: merge Jake Millerson into Jake, kept as Jake Millerson (name_part, 0.90)"
     assert selectors.review_describe(asked) == renamed
+
+
+def test_an_edit_of_the_names_supersedes_the_proposals_whose_rule_no_longer_holds(make_person: MakePerson) -> None:
+    """A proposal says why two people look alike; once the names no longer say it, the question is another
+    one (or none), and a reviewer must not approve the old one."""
+    priya = make_person("Priya Shah", mentions=5)
+    karen = make_person("Karen Lee")
+    make_person("Priya")
+    services.person_update(person=priya, actor=None, actor_label="api", display_name="Karen Lee")
+    by_name = MergeProposal.objects.get(rule="name")
+    by_prefix = MergeProposal.objects.get(rule="prefix")  # "Priya" begins her alias "Priya Shah"
+    # Not back to her old name: "Karen Lee" stays an alias, so the pair now matches by alias, not by name.
+    services.person_update(person=priya, actor=None, actor_label="api", display_name="Priya Lee")
+    by_name.refresh_from_db()
+    assert by_name.status == MergeProposal.Status.SUPERSEDED
+    assert by_name.evidence[-1] == {"rule": "superseded", "detail": "superseded: rule 'name' no longer holds after "
+                                    "the names of 'Priya Lee' changed (now alias: shared name or alias 'karen lee')"}
+    fresh = MergeProposal.objects.get(status=MergeProposal.Status.PENDING, rule="alias")
+    assert {fresh.source_id, fresh.target_id} == {priya.pk, karen.pk} and fresh.origin == MergeProposal.Origin.EDIT
+    by_prefix.refresh_from_db()
+    assert by_prefix.status == MergeProposal.Status.PENDING  # "priya" begins "priya lee": it still holds
+    entry = PeopleAuditEntry.objects.filter(person_id=priya.pk).latest("pk")
+    assert [s["id"] for s in entry.details["superseded_proposals"]] == [by_name.pk]

@@ -228,3 +228,15 @@ def test_a_synonym_or_translation_finds_the_person_below_the_own_word(make_perso
     assert [h.person for h in hits][:1] == [tom] and {h.person for h in hits} == {tom, petrov, zhang}
     assert hits[0].components["lexical"] == 1.0 > hits[1].components["lexical"] >= 0.65
     assert names(search(tenant, "начальник из проекта X")) == ["Петров"]
+
+
+def test_a_workplace_is_neither_a_person_nor_found_as_the_boss(tenant: Tenant) -> None:
+    """Found by a QA trial: "Теперь работаю в Тинькофф…" made Тинькофф a person of the inner circle, found
+    at 0.9 by a search for "начальник"."""
+    said = append_messages(tenant, "u1", "s1", ["Теперь работаю в Тинькофф, мой начальник там — Петров.",
+                                                 "I work at Tim Hortons now.", "我现在在周大福上班。"])
+    services.people_extract_from_messages(tenant=tenant, user_id="u1", messages=said.created)
+    assert list(Person.objects.values_list("display_name", "circle")) == [("Петров", "Work_Inner")]
+    assert names(search(tenant, "начальник")) == ["Петров"]
+    assert [line.split(" | ")[0] for line in selectors.inner_circle_for_context(tenant_id=tenant.pk, user_id="u1")] \
+        == [f"[Person:{Person.objects.get().pk}] Петров"]

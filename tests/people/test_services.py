@@ -9,7 +9,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from memoryhub.models import Tenant
-from people import services
+from people import selectors, services
 from people.models import MergeProposal, Person, PersonMention, PersonRelation
 from people.ops import AddOp, Extraction, PersonDraft, RelationDraft, UpdateOp
 from tests.factories import append_messages
@@ -278,3 +278,25 @@ def test_chinese_nicknames_are_people(tenant: Tenant, text: str, name: str, circ
     extract(tenant, text)
     person = Person.objects.get(display_name=name)
     assert (person.circle, person.aliases) == (circle, aliases)
+
+
+# Found by a QA trial: after "Tom and I broke up" the ex stayed Family, first in the inner circle.
+@pytest.mark.parametrize(("together", "apart", "name"), [
+    ("My boyfriend Tom is a chef.", "Tom and I broke up.", "Tom"),
+    ("Мой парень Дима работает поваром.", "Мы с Димой расстались.", "Дима"),
+    ("我男朋友小李是厨师。", "我和小李分手了。", "小李"),
+])
+def test_a_stated_break_up_moves_the_partner_out_of_the_inner_circle(tenant: Tenant, together: str, apart: str,
+                                                                     name: str) -> None:
+    extract(tenant, together)
+    person = Person.objects.get(display_name=name)
+    inner = selectors.inner_circle_for_context(tenant_id=tenant.pk, user_id="u1")
+    assert person.circle == Person.Circle.FAMILY and [line.split(" | ")[0] for line in inner] == \
+        [f"[Person:{person.pk}] {name}"]
+    extract(tenant, apart)
+    person.refresh_from_db()
+    assert (person.circle, person.bio) == (Person.Circle.OTHER, f"{together} {apart}")  # the bio says why
+    assert selectors.inner_circle_for_context(tenant_id=tenant.pk, user_id="u1") == []
+    extract(tenant, together)  # together again: the last stated circle wins
+    person.refresh_from_db()
+    assert person.circle == Person.Circle.FAMILY
