@@ -22,12 +22,12 @@ from memoryhub import metrics
 from memoryhub.embeddings import cosine_floor, embed_query_if_available
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.llm import get_llm
+from memoryhub.morph import analyzer as morph
 from memoryhub.search import vectors
 from memoryhub.search.bm25 import idf as bm25_idf
 from memoryhub.search.fusion import fuse
 from memoryhub.text import analyze, analyze_query, normalize, pronoun_terms
 from memoryhub.text import term as word_term
-from people.names import morph  # one pymorphy3 analyser per process, shared with people and tools
 from rag import index as bm25_index
 from rag import llm_steps
 from rag import selectors as rag_selectors

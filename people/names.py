@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from memoryhub.morph import analyzer
 from memoryhub.text import analyze, normalize, words
 from people import lexicon, translit
 
@@ -32,19 +32,8 @@ def _term(token: str) -> str:
     return terms[0] if terms else ""
 
 
-_morph_lock = threading.Lock()
-_morph: pymorphy3.MorphAnalyzer | None = None
-
-
 def morph() -> pymorphy3.MorphAnalyzer:
-    global _morph
-    if _morph is None:
-        with _morph_lock:
-            if _morph is None:
-                import pymorphy3
-
-                _morph = pymorphy3.MorphAnalyzer()
-    return _morph
+    return analyzer()
 
 
 NAME_GRAMMEMES = frozenset({"Name", "Surn", "Patr"})

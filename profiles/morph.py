@@ -1,21 +1,15 @@
 """Russian morphology for fact values: "живу в Москве" stores "Москва", "работаю учителем" stores
-"учитель". pymorphy3 (already a dependency) does the inflection; it is loaded once, lazily."""
+"учитель". pymorphy3 does the inflection (the process's one analyser, memoryhub.morph)."""
 
 from __future__ import annotations
 
-import threading
-from functools import cache
 from typing import Any
 
-_lock = threading.Lock()
+from memoryhub.morph import analyzer
 
 
-@cache
 def _analyzer() -> Any:
-    import pymorphy3
-
-    with _lock:
-        return pymorphy3.MorphAnalyzer(lang="ru")
+    return analyzer()
 
 
 def _match_case(original: str, word: str) -> str:

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import functools
 
+from memoryhub.morph import analyzer as morph
 from memoryhub.text import HAN_CHAR, normalize, term
-from people.names import morph  # one pymorphy3 analyser per process, shared with people
 
 Sense = tuple[str, str]  # (class, member)
 

@@ -31,7 +31,6 @@ strip-media keeps both (the words stay).
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 from collections.abc import Sequence
@@ -52,6 +51,7 @@ from lore.services import fit_dims
 from memoryhub import deferred
 from memoryhub.embeddings import cosine_floor, embed_query_if_available, get_embedder
 from memoryhub.llm import LLMError, LLMUnavailable, get_llm
+from memoryhub.morph import analyzer
 from memoryhub.search import vectors
 from memoryhub.search.fusion import FusedScore, fuse
 from memoryhub.text import HAN_CHAR, analyze, analyze_query, normalize, words
@@ -105,13 +105,8 @@ _RU_ADJECTIVES = frozenset({"ADJF", "PRTF", "NUMR"})
 _RU_CASE = {"loc2": "loct", "gen2": "gent", "acc2": "accs"}
 
 
-@functools.cache
 def _morph() -> Any:
-    """pymorphy3's Russian analyser, loaded at the first Russian tag (~20 MB, 0.1 s). Its own, as profiles and
-    people have theirs: lore imports no other app. Two first calls at once may both load it; one is kept."""
-    import pymorphy3
-
-    return pymorphy3.MorphAnalyzer(lang="ru")
+    return analyzer()
 
 
 def _breaks_ru(word: str) -> bool:
