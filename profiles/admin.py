@@ -88,6 +88,10 @@ class RejectForm(forms.Form):
     reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 60}))
 
 
+# Decided facts a review action left alone, named in its message (the rest counted).
+DECIDED_LISTED = 5
+
+
 @admin.register(UserProfile)
 class UserProfileAdmin(admin.ModelAdmin):
     form = FactReviewForm
@@ -197,10 +201,17 @@ class UserProfileAdmin(admin.ModelAdmin):
 
     # --- actions -----------------------------------------------------------------------------
     def _skipped_decided(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> None:
-        decided = queryset.exclude(status=UserProfile.Status.PENDING).count()
+        decided = list(queryset.exclude(status=UserProfile.Status.PENDING)[:DECIDED_LISTED + 1])
         if decided:
-            self.message_user(request, f"{decided} already decided fact(s) left as they are: reopen them first.",
-                              messages.WARNING)
+            # Named, with what they are: "0 fact(s) approved" alone left an editor guessing why.
+            shown = "; ".join(f"{f.key} = {f.value} ({f.get_status_display()})" for f in decided[:DECIDED_LISTED])
+            more = ", …" if len(decided) > DECIDED_LISTED else ""
+            self.message_user(request, f"Already decided, left as they are ({shown}{more}): only pending facts are "
+                                       "approved or rejected; reopen a decided one first.", messages.WARNING)
+
+    def _done(self, request: HttpRequest, count: int, verb: str) -> None:
+        if count:
+            self.message_user(request, f"{count} fact(s) {verb}")
 
     @admin.action(description="Approve selected facts (pending ones)", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[UserProfile]) -> None:
@@ -215,7 +226,7 @@ class UserProfileAdmin(admin.ModelAdmin):
                 stale.append(f"{fact.key} = {fact.value} (now {refused.extra['current']['value']})")
                 continue
             count += 1
-        self.message_user(request, f"{count} fact(s) approved")
+        self._done(request, count, "approved")
         if stale:
             self.message_user(request, f"{len(stale)} fact(s) not approved: the key's value changed since they "
                                        f"were proposed ({'; '.join(stale)}). Open one to correct and approve it, "
@@ -239,7 +250,7 @@ class UserProfileAdmin(admin.ModelAdmin):
             for fact in queryset.filter(status=UserProfile.Status.PENDING):
                 services.fact_reject(fact=fact, reviewer=request.user, reason=reason)
                 count += 1
-            self.message_user(request, f"{count} fact(s) rejected")
+            self._done(request, count, "rejected")
             self._skipped_decided(request, queryset)
             return None
         return action_confirmation(self, request, template="admin/profiles/userprofile/reject_confirmation.html",

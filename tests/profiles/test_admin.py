@@ -100,7 +100,12 @@ def test_a_decided_fact_is_changed_only_after_it_is_reopened(tenant, reviewer_cl
     act(reviewer_client, "reject", [fact], query="?status=all", apply="1")
     assert status_of(fact)[1] == "active"  # decided: a stray action leaves it alone, and says so
     messages = [str(m) for m in reviewer_client.get(CHANGELIST + "?status=all").context["messages"]]
-    assert "1 already decided fact(s) left as they are: reopen them first." in messages
+    # It names the fact and why, and does not report "0 fact(s) rejected" (a QA pass: it said no more).
+    assert messages == ["Already decided, left as they are (name = Bob (Active)): only pending facts are approved "
+                        "or rejected; reopen a decided one first."]
+    act(reviewer_client, "approve", [fact], query="?status=all")
+    messages = [str(m) for m in reviewer_client.get(CHANGELIST + "?status=all").context["messages"]]
+    assert len(messages) == 1 and messages[0].startswith("Already decided") and status_of(fact)[1] == "active"
 
     act(reviewer_client, "reopen", [fact], query="?status=all")
     assert status_of(fact)[1] == "pending"
