@@ -36,6 +36,7 @@ from people.dedup import merged_display_name
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonRelation
 from people.names import (
     NAME_GRAMMEMES,
+    full_names_of,
     morph,
     name_key,
     osa_distance,
@@ -180,7 +181,15 @@ def _name_scores(base: QuerySet[Person] | Sequence[_Scored], query: str) -> tupl
     for t in qset:
         cross.setdefault(translit.other_script_word_term(t), set()).add(t)
     cross.pop("", None)
-    lookup = qset | cross.keys()
+    # A diminutive ("Серёжа", "Sasha") names the full name it is a form of ("Сергей", "Alexander"), which the
+    # person's name terms hold: a QA pass searched "Серёжа" for Сергей, never called that before, in vain.
+    # A name found so counts as a part of it (0.85), never as the whole: "Саша" is Alexander or Alexandra.
+    fuller: dict[str, set[str]] = {}
+    for t in qset:
+        for full in full_names_of(t):
+            if full not in qset:
+                fuller.setdefault(full, set()).add(t)
+    lookup = qset | cross.keys() | fuller.keys()
     if isinstance(base, QuerySet):
         rows = list(base.filter(name_terms__overlap=sorted(lookup)).values_list("pk", "name_keys", "username")[:2000])
     else:
@@ -192,6 +201,11 @@ def _name_scores(base: QuerySet[Person] | Sequence[_Scored], query: str) -> tupl
             used.add(token)
             return True
         words = cross.get(translit.word_term(token)) or cross.get(translit.word_term(lemma))
+        used.update(words or ())
+        return bool(words)
+
+    def as_diminutive(token: str) -> bool:
+        words = fuller.get(token) or fuller.get(ru_lemma(token))
         used.update(words or ())
         return bool(words)
 
@@ -207,7 +221,7 @@ def _name_scores(base: QuerySet[Person] | Sequence[_Scored], query: str) -> tupl
             if tokens and len(hits) == len(tokens):
                 best = NAME_FULL
                 break
-            if any(len(t) >= 3 for t in hits):
+            if any(len(t) >= 3 for t in hits) or (fuller and any(as_diminutive(t) for t in tokens)):
                 best = max(best, NAME_PART)
         if best:
             scores[pk] = best

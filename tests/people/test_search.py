@@ -88,6 +88,24 @@ def test_a_name_written_in_the_other_script_finds_the_person(
     assert hits[0].components["name"] == score
 
 
+@pytest.mark.parametrize(("stored", "query"), [
+    ("Сергей Петров", "Что Серёжа сказал про отпуск?"),
+    ("Мария Иванова", "Маша звонила?"),
+    ("Alexander Brown", "Did Sasha call back?"),
+    ("Александр", "Did Sasha call back?"),
+])
+def test_a_diminutive_finds_the_person_by_the_full_name_as_a_part(make_person: MakePerson, tenant: Tenant,
+                                                                    stored: str, query: str) -> None:
+    """QA: "Серёжа" found nothing while Сергей Петров had never been called that. A diminutive may stand
+    for more than one name ("Саша": Alexander, Alexandra), so it scores as a part of the name."""
+    person = make_person(stored)
+    make_person("Анна Сергеевна", bio="Подруга детства, живёт в Казани.")
+    make_person("Tom", bio="My brother.")
+    hits = search(tenant, query)
+    assert [h.person for h in hits] == [person]
+    assert hits[0].components["name"] == 0.85
+
+
 def test_another_name_in_the_other_script_is_not_found(make_person: MakePerson, tenant: Tenant) -> None:
     """Equal transliterations only: "Misha" is not "Маша" (dedup may propose such a pair for review,
     a search answers at once), nor does a Chinese name meet pinyin (nothing transliterates it)."""
