@@ -406,7 +406,13 @@ class VersionSmokeApi(APIView):
         split = StrictChoiceField(choices=["test", "tune", "all"], default="test")
 
     @extend_schema(operation_id="world_version_smoke", request=InputSerializer,
-                   responses={200: OpenApiTypes.OBJECT,
+                   responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+                       "The figures recorded on the version (what the publish gate reads): `by_language` and "
+                       "`overall` hit@1/5/10 and MRR, `golden` (where the queries came from), `split`, and `misses`, "
+                       "the queries not answered in the top 5: `id`, `language`, `rank` (null: not in the top 10), "
+                       "`top` (the first 3 entry ids found) and `missing`, the expected entry ids this version does "
+                       "not hold (not empty: the golden set names an entry no source of the version has, most often "
+                       "a wrong id; a publish refused for the figures names them too).")),
                               409: OpenApiResponse(description=f"No golden queries (`error.code` no_golden), or "
                                                                f"{PRUNED_TEXT}."),
                               **ERRORS})
@@ -433,6 +439,14 @@ class GoldenQuerySerializer(ClosedSerializerMixin, serializers.Serializer):
     note = StrictCharField(max_length=2000, required=False)
 
 
+class GoldenWarningSerializer(serializers.Serializer):
+    code = serializers.ChoiceField(choices=["unknown_entries"])
+    field = serializers.CharField(help_text="The query's `expected`, as `queries[i].expected`.")
+    query = serializers.CharField(help_text="The query's id.")
+    entry_ids = serializers.ListField(child=serializers.CharField(), help_text="Its expected ids no version holds.")
+    message = serializers.CharField()
+
+
 class GoldenSetApi(APIView):
     """A world's golden queries of one domain: what the smoke run gating a publish searches with."""
 
@@ -449,6 +463,11 @@ class GoldenSetApi(APIView):
         queries = GoldenQuerySerializer(many=True)
         updated_by = serializers.CharField(allow_blank=True)
         updated_at = serializers.DateTimeField(allow_null=True)
+        warnings = GoldenWarningSerializer(
+            many=True, help_text="Expected entry ids that no version of the domain holds (pruned versions aside), "
+                                 "one item per query: a set may be written before its sources, so it is kept (200), "
+                                 "but until a version holds them every smoke run counts the query a miss. Empty: "
+                                 "every expected id is in a version.")
 
     @extend_schema(operation_id="world_golden_get", responses={200: OutputSerializer, **ERRORS})
     def get(self, request: Request, world: str, domain: str) -> Response:
@@ -468,24 +487,43 @@ class GoldenSetApi(APIView):
                 queries = []  # none yet: the answer to send some, not an error
             body = {"source": smoke.shown_path(path) if queries else "", "queries": queries, "updated_by": "",
                     "updated_at": None}
-        return Response(self.OutputSerializer({"world": found.slug, "domain": domain, **body}).data)
+        warnings = smoke.golden_unknown_entries(world=found, domain=domain, queries=body["queries"])
+        return Response(self.OutputSerializer({"world": found.slug, "domain": domain, **body,
+                                               "warnings": warnings}).data)
 
     @extend_schema(operation_id="world_golden_put", request=InputSerializer,
-                   responses={200: OutputSerializer, **ERRORS},
+                   responses={200: OpenApiResponse(OutputSerializer, description=(
+                       "The set as kept. An expected entry id that no version of the domain holds is no refusal (a "
+                       "golden set may be written before its sources) but a warning in `warnings`, naming the query "
+                       "and the ids.")), **ERRORS},
                    examples=[OpenApiExample("Two queries", request_only=True, value={"queries": [
                        {"id": "en-1", "language": "en", "query": "what happens when my character is blinded?",
                         "expected": ["Conditions/blinded"]},
                        {"id": "en-2", "language": "en", "split": "tune", "query": "how big is a fireball?",
-                        "expected": ["Spells/fireball"]}]})])
+                        "expected": ["Spells/fireball"]}]}),
+                             OpenApiExample("An id no version holds", response_only=True, status_codes=["200"],
+                                            value={"world": "eldoria", "domain": "lore", "source": "api",
+                                                   "queries": [{"id": "en-1", "language": "en", "split": "test",
+                                                                "query": "who guards the moon bridge?",
+                                                                "expected": ["nope/nope"]}],
+                                                   "updated_by": "editor", "updated_at": "2025-08-27T11:42:00Z",
+                                                   "warnings": [{
+                                                       "code": "unknown_entries", "field": "queries[0].expected",
+                                                       "query": "en-1", "entry_ids": ["nope/nope"],
+                                                       "message": "Query 'en-1' expects nope/nope, which no version "
+                                                                  "of eldoria/lore holds: a smoke run counts it a "
+                                                                  "miss until a version holds them (check the ids, "
+                                                                  "or upload the entries)."}]})])
     def put(self, request: Request, world: str, domain: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         found = selectors.world_get(tenant_id=request_tenant(request).pk, slug=world)
         queries = [dict(q) for q in serializer.validated_data["queries"]]
         sent = services.golden_set_save(world=found, domain=domain, queries=queries, actor=_actor(request))
+        warnings = smoke.golden_unknown_entries(world=found, domain=domain, queries=sent.queries)
         return Response(self.OutputSerializer({
             "world": found.slug, "domain": domain, "source": "api", "queries": sent.queries,
-            "updated_by": sent.updated_by, "updated_at": sent.updated_at}).data)
+            "updated_by": sent.updated_by, "updated_at": sent.updated_at, "warnings": warnings}).data)
 
 
 class VersionPublishApi(APIView):

@@ -19,9 +19,10 @@ import jsonschema
 from django.conf import settings
 from django.utils import timezone
 
-from lore.models import GoldenSet, KnowledgeVersion
+from lore.models import GoldenSet, KnowledgeVersion, World
 from lore.selectors import Target, knowledge_search
 from memoryhub.exceptions import ApplicationError
+from rag.models import Chunk
 
 KS = (1, 5, 10)
 
@@ -117,6 +118,46 @@ def golden_for(version: KnowledgeVersion) -> tuple[list[GoldenQuery], str]:
     return golden_load(path), shown_path(path)
 
 
+def golden_exists(world: World, domain: str) -> bool:
+    """Whether a smoke run of the domain has golden queries to run (sent over the API, or the file)."""
+    return (GoldenSet.objects.filter(world=world, domain=domain).exists()
+            or golden_path(world.slug, domain).is_file())
+
+
+def entries_held(*, tenant_id: int, namespaces: list[str], entry_ids: set[str]) -> set[str]:
+    """Which of `entry_ids` have a chunk in one of `namespaces` (lore versions' namespaces)."""
+    if not namespaces or not entry_ids:
+        return set()
+    return set(Chunk.objects.filter(tenant_id=tenant_id, namespace__in=namespaces,
+                                    meta__entry_id__in=sorted(entry_ids))
+               .values_list("meta__entry_id", flat=True).distinct())
+
+
+def golden_unknown_entries(*, world: World, domain: str, queries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The golden queries whose expected entry ids no version of the domain holds (a typo in an id, or
+    entries not uploaded yet): a warning, not a refusal, since a golden set may be written before its
+    sources; each smoke run checks again against the version it runs on (`misses[].missing`). Versions
+    pruned by the retention policy hold no chunks and are not asked."""
+    namespaces = list(KnowledgeVersion.objects.filter(world=world, domain=domain)
+                      .exclude(status=KnowledgeVersion.Status.PRUNED).values_list("namespace", flat=True))
+    held = entries_held(tenant_id=world.tenant_id, namespaces=namespaces,
+                        entry_ids={entry for q in queries for entry in q["expected"]})
+    where = f"{world.slug}/{domain}"
+    warnings = []
+    for i, query in enumerate(queries):
+        unknown = [entry for entry in query["expected"] if entry not in held]
+        if not unknown:
+            continue
+        none_yet = "" if namespaces else " (it has none yet)"
+        warnings.append({
+            "code": "unknown_entries", "field": f"queries[{i}].expected", "query": query["id"], "entry_ids": unknown,
+            "message": f"Query {query['id']!r} expects {', '.join(unknown)}, which no version of {where} "
+                       f"holds{none_yet}: a smoke run counts it a miss until a version holds them (check the ids, "
+                       "or upload the entries).",
+        })
+    return warnings
+
+
 def _figures(ranks: list[int | None]) -> dict[str, float]:
     n = len(ranks)
     figures: dict[str, float] = {"n": n}
@@ -130,9 +171,13 @@ def smoke_run(
     *, version: KnowledgeVersion, queries: list[GoldenQuery], split: str | None = "test", golden: str = "",
     progress: Callable[[int], None] = lambda n: None,
 ) -> dict[str, Any]:
-    """Search the version itself (not an alias) with every golden query of `split` (None: all)."""
+    """Search the version itself (not an alias) with every golden query of `split` (None: all). Each miss
+    (not in the top 5) names its query's language and, in `missing`, the expected entry ids the version does
+    not hold: a golden set naming an entry no source has fails the gate however good the retrieval is."""
     chosen = [q for q in queries if split is None or q.split == split]
     target = Target(version.domain, version.version, version.namespace)
+    held = entries_held(tenant_id=version.tenant_id, namespaces=[version.namespace],
+                        entry_ids={entry for q in chosen for entry in q.expected})
     ranks_by_language: dict[str, list[int | None]] = {}
     misses = []
     for query in chosen:
@@ -143,7 +188,9 @@ def smoke_run(
         rank = next((i for i, hit in enumerate(hits, start=1) if hit.entry_id in query.expected), None)
         ranks_by_language.setdefault(query.language, []).append(rank)
         if rank is None or rank > 5:
-            misses.append({"id": query.id, "rank": rank, "top": [h.entry_id for h in hits[:3]]})
+            misses.append({"id": query.id, "language": query.language, "rank": rank,
+                           "top": [h.entry_id for h in hits[:3]],
+                           "missing": [entry for entry in query.expected if entry not in held]})
         progress(1)
     return {
         "golden": golden,

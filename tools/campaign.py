@@ -78,7 +78,8 @@ def npc_profile(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
 register(Tool(
     name="npc_profile",
     description="An NPC's static profile and its disposition towards one party (party_id:<party>) and towards "
-                "each hero of it that has one (hero_id:<hero>), with the summaries that moved them.",
+                "each hero of it that has one (hero_id:<hero>), with the summaries that moved them; each of the "
+                "latest_changes says when it happened in the game (`at`, its summary's `when`).",
     input_schema={"type": "object", "properties": {
         "campaign_id": CAMPAIGN, "party_id": PARTY, "npc_id": {**ID, "description": "The NPC's id."},
         "hero_id": {**ID, "description": "Only this hero (a player id, as the summaries' who.players name it) "

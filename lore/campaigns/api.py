@@ -37,6 +37,7 @@ from memoryhub.validation import (
     StrictFloatField,
     StrictIntegerField,
     StrictRegexField,
+    has_visible,
     iso_instant,
     query_data,
 )
@@ -111,12 +112,14 @@ NPC_PROFILE_ANSWER = {
                             "impact": "disposition-1 towards p_A: p_A read his lie aloud"}]},
     "latest_changes": [
         {"towards": "hero_id:p_A", "summary_id": "sum_2025_08_27_0150", "delta": -1, "applied": -1,
-         "value_after": -1, "reason": "p_A read his lie aloud", "at": "2025-08-27T11:50:02Z",
-         "summary_expired": False},
+         "value_after": -1, "reason": "p_A read his lie aloud", "at": "2025-08-27T11:50:00Z",
+         "recorded_at": "2025-08-27T11:50:02Z", "summary_expired": False},
         {"towards": "party", "summary_id": "sum_2025_08_27_0150", "delta": 1, "applied": 1, "value_after": 2,
-         "reason": "kept promise", "at": "2025-08-27T11:50:02Z", "summary_expired": False},
+         "reason": "kept promise", "at": "2025-08-27T11:50:00Z", "recorded_at": "2025-08-27T11:50:02Z",
+         "summary_expired": False},
         {"towards": "party", "summary_id": "sum_2025_08_27_0142", "delta": 1, "applied": 1, "value_after": 1,
-         "reason": "kept promise", "at": "2025-08-27T11:42:03Z", "summary_expired": False}],
+         "reason": "kept promise", "at": "2025-08-27T11:42:00Z", "recorded_at": "2025-08-27T11:42:03Z",
+         "summary_expired": False}],
 }
 NPC_EXAMPLE = {
     "npc_id": "npc_LiShen",
@@ -408,7 +411,9 @@ class NpcDetailApi(APIView):
                    responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
                        "The seed's profile: `dynamic.disposition` towards the party (`party_id:<party>`) and "
                        "towards heroes (`hero_id:<hero>`); `latest_changes`, the last 3 changes of each, newest "
-                       "first, each saying `towards` whom (`party` or `hero_id:<hero>`).")), **ERRORS},
+                       "recorded first, each saying `towards` whom (`party` or `hero_id:<hero>`), `at` (the game's "
+                       "time: its summary's `when`) and `recorded_at` (when MemoryHub recorded it, the order "
+                       "`value_after` follows).")), **ERRORS},
                    examples=[OpenApiExample("Towards the party and one hero", response_only=True,
                                             status_codes=["200"], value=NPC_PROFILE_ANSWER)])
     def get(self, request: Request, campaign: str, npc_id: str) -> Response:
@@ -471,9 +476,15 @@ class SceneContextApi(APIView):
         # or the party's choice, so a scene may have no player line (an opening, a cut to another place). An
         # engine that always sends the key sends "" then, and it means what leaving it out means.
         user_input = StrictCharField(max_length=2000, required=False, default="", allow_blank=True,
-                                     help_text="The player's words this turn, as they are. Empty or left out: a "
-                                               "scene without a player line (an opening, a cut to another "
-                                               "place): no user block, and no rule is looked up.")
+                                     help_text="The player's words this turn, as they are. Empty, only spaces or "
+                                               "zero-width characters, or left out: a scene without a player line "
+                                               "(an opening, a cut to another place): no user block, and no rule "
+                                               "is looked up; not a 400.")
+
+        def validate_user_input(self, value: str) -> str:
+            # Spaces are trimmed to "" already; "\u200b" alone passed as a player line of nothing, a user block
+            # the model could not read.
+            return value if has_visible(value) else ""
 
     class OutputSerializer(serializers.Serializer):
         assembly_id = serializers.IntegerField(allow_null=True, help_text=(
@@ -495,9 +506,13 @@ class SceneContextApi(APIView):
 
     @extend_schema(operation_id="campaign_scene_context", request=InputSerializer,
                    responses={200: OutputSerializer, **ARCHIVED, **ERRORS},
-                   examples=[OpenApiExample("A scene", request_only=True, value={
-                       "party": "pty_001", "location": "loc_moon_bridge", "npcs": ["npc_LiShen"],
-                       "scene_text": "Mist on the moon bridge.", "user_input": "I roll insight on Li Shen."})])
+                   examples=[
+                       OpenApiExample("A scene", request_only=True, value={
+                           "party": "pty_001", "location": "loc_moon_bridge", "npcs": ["npc_LiShen"],
+                           "scene_text": "Mist on the moon bridge.", "user_input": "I roll insight on Li Shen."}),
+                       OpenApiExample("A scene's opening, before any player speaks", request_only=True, value={
+                           "party": "pty_001", "location": "loc_moon_bridge", "npcs": ["npc_LiShen"],
+                           "scene_text": "The party reaches the moon bridge at dusk.", "user_input": ""})])
     def post(self, request: Request, campaign: str) -> Response:
         found = _campaign(request, campaign)
         serializer = self.InputSerializer(data=request.data)

@@ -27,6 +27,7 @@ from lore import selectors as lore_selectors
 from lore.campaigns import selectors
 from lore.campaigns.models import HERO_PREFIX, Campaign, EpisodicSummary, Party
 from lore.campaigns.services import summary_text
+from lore.models import Alias, World
 from memoryhub.exceptions import NotFound
 from memoryhub.text import count_tokens, truncate_to_tokens
 
@@ -178,18 +179,29 @@ class _Packer:
 
 
 def _hits(tenant_id: int, world: str, domain: str, query: str, k: int, exclude: tuple[str, ...] = (),
-          canary_key: str | None = None) -> list[Item]:
+          canary_key: str | None = None) -> list[Item] | None:
+    """The domain's `latest` hits; None when the world has published no version of the domain."""
     try:
         # A canary of the world's knowledge serves a party always or never (`canary_key`), as it does a session.
         targets = lore_selectors.targets_resolve(tenant_id=tenant_id, world_slug=world, domains=[domain],
                                                  canary_key=canary_key)
     except NotFound:
-        return []  # nothing published in this domain yet
+        return None
     result = lore_selectors.knowledge_search(tenant_id=tenant_id, targets=targets, query=query, k=k,
                                              filters=lore_selectors.KnowledgeFilters(exclude_categories=exclude))
     return [Item(f"{domain}:{hit.entry_id}@{hit.version}", f"{hit.title}: {hit.text}",
                  {"fused": position, **hit.ranks})
             for position, hit in enumerate(result.hits, start=1)]
+
+
+def _unpublished(world: World, domain: str, what: str) -> str:
+    """Why a domain gave nothing because the world has none live: "no chunk was found" sent a game master
+    looking for a poor search where the world simply has no rules, or has them staged and not published."""
+    staged = (Alias.objects.filter(world=world, domain=domain, name=Alias.Name.STAGE)
+              .values_list("version__version", flat=True).first())
+    then = (f"its {domain} version {staged} is staged, not published: publish it" if staged
+            else f"upload {domain} sources and publish a version")
+    return f"world {world.slug!r} has no {what} published ({then})"
 
 
 def _flags_line(party: Party, summaries: list[EpisodicSummary], words: set[str]) -> Item | None:
@@ -243,20 +255,25 @@ def scene_context(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any
         exclude = tuple(blocks_cfg["rules"].get("exclude_categories", ()))
         if lore_selectors.CASTING.search(request.user_input):
             exclude += tuple(blocks_cfg["rules"].get("cast_exclude_categories", ()))
-        rules_items = _hits(tenant_id, world, "srd", request.user_input, blocks_cfg["rules"].get("max_items", 2),
+        found_rules = _hits(tenant_id, world, "srd", request.user_input, blocks_cfg["rules"].get("max_items", 2),
                             exclude, canary_key=f"{campaign.slug}/{party.slug}")
-        if not rules_items:
+        if found_rules is None:
+            notes.append(f"The input needs a rule, but {_unpublished(campaign.world, 'srd', 'rules (SRD)')}.")
+        elif not found_rules:
             notes.append("The input needs a rule but no SRD chunk was found.")
+        rules_items = found_rules or []
     # The player's words too: "I ask Old Marrow how to ring the Drowned Bell" needs the Bell's entry,
     # which neither the location, the NPCs nor the scene text name.
     lore_query = " ".join([request.location.replace("_", " "), *(n.name for n in npcs), request.scene_text,
                            request.user_input]).strip()
-    lore_items = (_hits(tenant_id, world, "lore", lore_query, blocks_cfg["lore"].get("max_items", 3),
+    found_lore = (_hits(tenant_id, world, "lore", lore_query, blocks_cfg["lore"].get("max_items", 3),
                         canary_key=f"{campaign.slug}/{party.slug}") if lore_query else [])
+    lore_items = found_lore or []
     degraded = not lore_items
     if degraded:
-        notes.append("Degraded (seed §8.14): no lore retrieved; the scene rests on the SRD and the engine's state "
-                     "(summaries, flags, dispositions).")
+        why = f": {_unpublished(campaign.world, 'lore', 'lore')}" if found_lore is None else ""
+        notes.append(f"Degraded (seed §8.14): no lore retrieved{why}; the scene rests on the SRD and the engine's "
+                     "state (summaries, flags, dispositions).")
 
     system_text = "\n".join([ROLE, campaign.tone_rules or cfg["default_tone"], *([DEGRADED_LINE] if degraded else [])])
     blocks = [packer.pack("system", [Item("config:tone" if not campaign.tone_rules else f"campaign:{campaign.slug}",

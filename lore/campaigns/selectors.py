@@ -173,10 +173,12 @@ def _changes(npc: NPC, party: Party, heroes: Sequence[str] | None) -> list[dict[
     if heroes is not None:
         rows = rows.filter(disposition__hero_id__in=["", *heroes])
     # A change outlives its summary's TTL (the disposition is engine state): `summary_expired` says
-    # the summary itself is no longer there to fetch.
+    # the summary itself is no longer there to fetch; its `when` stays on the tombstone. `at` is the game's
+    # time, the summary's `when` (the recording time told a model an engine's late retry happened last);
+    # `recorded_at`, when MemoryHub got it, is the order `value_after` follows.
     return [{"towards": c.disposition.towards, "summary_id": c.summary.summary_id, "delta": c.delta,
-             "applied": c.applied, "value_after": c.value_after, "reason": c.reason, "at": iso_instant(c.created_at),
-             "summary_expired": c.summary.expired_at is not None}
+             "applied": c.applied, "value_after": c.value_after, "reason": c.reason, "at": iso_instant(c.summary.when),
+             "recorded_at": iso_instant(c.created_at), "summary_expired": c.summary.expired_at is not None}
             for c in rows]
 
 
@@ -189,7 +191,8 @@ def npc_profile(npc_id: str, party: Party, campaign: Campaign | None = None,
                 hero_id: str | None = None) -> dict[str, Any]:
     """`dynamic.disposition`: towards the party (`party_id:<party>`, 0 before any change) and towards each
     hero of it that has one (`hero_id:<hero>`), or with `hero_id` only that hero (0 when it has none).
-    `latest_changes`: the last LATEST_CHANGES changes of each, newest first, each saying `towards` whom."""
+    `latest_changes`: the last LATEST_CHANGES changes of each, newest recorded first, each saying `towards`
+    whom, `at` (its summary's `when`, the game's time) and `recorded_at`."""
     campaign = campaign or party.campaign
     [npc] = npcs_get(campaign=campaign, npc_ids=[npc_id], field="npc_id")
     heroes = None if hero_id is None else [hero_id]

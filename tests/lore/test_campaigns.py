@@ -655,3 +655,19 @@ def test_a_late_summary_and_a_newer_one_at_once_leave_the_newer_scenes_flag(engi
         assert not errors_of(outcomes), outcomes
         assert Party.objects.get(slug="pty_001").flags[f"door_{round_}"] == "open"
         assert PartyFlagChange.objects.get(key=f"door_{round_}", summary__summary_id=f"new_{round_}").applied
+
+
+@pytest.mark.parametrize("user_input", ["", "   ", "\u200b"], ids=["empty", "spaces", "zero-width"])
+def test_a_scene_without_a_player_line_is_an_opening_not_an_error(engine, user_input: str) -> None:
+    """Seed 003 §8.6 assembles every scene, its user block the player's input or the party's choice: an empty
+    input is a scene's opening (documented in the API and the README), answered as one without the key; an
+    input of zero-width characters alone is no player line either, not a user block of nothing."""
+    body = {"party": "pty_001", "location": "loc_moon_bridge", "npcs": ["npc_LiShen"],
+            "scene_text": "The party reaches the moon bridge at dusk."}
+    opening = engine.post(f"{CAMPAIGN_BASE}/scene-context", {**body, "user_input": user_input}, format="json")
+    assert opening.status_code == 200, opening.content
+    without = engine.post(f"{CAMPAIGN_BASE}/scene-context", body, format="json").json()
+    scene = opening.json()
+    assert next(b for b in scene["blocks"] if b["name"] == "user")["items"] == []
+    assert (scene["rules_needed"], scene["tokens"]["total"]) == (False, without["tokens"]["total"])
+    assert scene["prompt"] == without["prompt"]

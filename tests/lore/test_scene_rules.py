@@ -243,3 +243,30 @@ def test_an_entry_sharing_half_of_a_name_the_world_lacks_is_no_answer(world) -> 
         hits = selectors.knowledge_search(tenant_id=world.tenant_id, targets=targets, query=query).hits
         assert "bm25" in next(h for h in hits if h.entry_id == entry).ranks, query
     assert found("我施放火球术") == []
+
+
+@pytest.mark.parametrize("user_input", ["李申擅长什么法术？", "Какие заклинания знает Ли Шень?",
+                                        "What spells is Li Shen good at?"], ids=["zh", "ru", "en"])
+def test_a_world_without_published_rules_says_so_rather_than_that_no_rule_was_found(engine, world, small_files,
+                                                                                     user_input: str) -> None:
+    """A world with no SRD domain answered a rules question with "no SRD chunk was found", as if its search
+    had failed; the game master could not tell that the world has no rules at all."""
+    def notes() -> list[str]:
+        scene = engine.post(f"{CAMPAIGN_BASE}/scene-context", {"party": "pty_001", "user_input": user_input},
+                            format="json").json()
+        assert scene["rules_needed"] is True
+        assert next(b for b in scene["blocks"] if b["name"] == "rules")["items"] == []
+        return scene["notes"]
+
+    none = notes()
+    assert "The input needs a rule, but world 'dnd5e' has no rules (SRD) published (upload srd sources and " \
+           "publish a version)." in none
+    assert not any("no SRD chunk was found" in note for note in none)
+    # No lore either, and the degraded note says why.
+    assert any(note.startswith("Degraded") and "world 'dnd5e' has no lore published" in note for note in none)
+
+    # Built but not published: the note names the staged version to publish.
+    lore_services.knowledge_ingest(world=world, domain="srd", files=small_files, actor="test")
+    staged = notes()
+    assert any("has no rules (SRD) published (its srd version 1.0.0 is staged, not published: publish it)" in note
+               for note in staged), staged

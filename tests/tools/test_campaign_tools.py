@@ -126,3 +126,20 @@ def test_an_unknown_npc_or_party_names_the_ids_the_model_may_have_meant(campaign
     assert status == 404 and "Its NPCs: npc_Borin, npc_LiShen, npc_Vasilisa." in body["error"]["message"]
     status, body = call(client, "session_fetch", {"campaign_id": "demo_moon", "party_id": "demo"})
     assert status == 404 and "Did you mean 'pty_demo'?" in body["error"]["message"]
+
+
+def test_npc_profile_dates_a_change_by_its_summarys_game_time_not_its_recording(campaign_client) -> None:
+    """`latest_changes[].at` was when MemoryHub recorded the change: a model read the demo's bridge scene of
+    2025-08-27 as having happened today."""
+    from lore.campaigns.models import EpisodicSummary
+
+    client, _ = campaign_client
+    status, body = call(client, "npc_profile", {"campaign_id": "demo_moon", "party_id": "pty_demo",
+                                                "npc_id": "npc_LiShen"})
+    assert status == 200
+    when = {s.summary_id: s.document["when"] for s in EpisodicSummary.objects.all()}
+    assert [(c["summary_id"], c["at"]) for c in body["latest_changes"]] == [
+        ("sum_demo_001", "2025-08-27T11:42:00Z"), ("sum_demo_001", "2025-08-27T11:42:00Z")]
+    assert all(c["at"] == when[c["summary_id"]] for c in body["latest_changes"])
+    # The recording time is kept under its own name: this run's, not the game's.
+    assert all(c["recorded_at"] > "2025-08-28" for c in body["latest_changes"])

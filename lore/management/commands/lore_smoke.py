@@ -42,7 +42,8 @@ class Command(BaseCommand):
             self.stdout.write(f"{language:<10}{f['n']:>5}{f['hit@1']:>8.3f}{f['hit@5']:>8.3f}{f['hit@10']:>8.3f}"
                               f"{f['mrr']:>8.3f}")
         for miss in result["misses"]:
-            self.stdout.write(f"  miss {miss['id']}: rank {miss['rank']}, top {miss['top']}")
+            lacking = f", expected but not in the version: {miss['missing']}" if miss.get("missing") else ""
+            self.stdout.write(f"  miss {miss['id']}: rank {miss['rank']}, top {miss['top']}{lacking}")
         failures = services.smoke_failures(version)
         verdict = "passes the publish gate" if not failures else f"fails the publish gate: {'; '.join(failures)}"
         self.stdout.write(verdict)
