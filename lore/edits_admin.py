@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
@@ -110,6 +110,13 @@ class KnowledgeEditAdmin(admin.ModelAdmin):
         title = f"Lore edits: {total} pending" + (f" ({per})" if per else "")
         return super().changelist_view(request, {**(extra_context or {}), "title": title})
 
+    def _skipped_decided(self, request: HttpRequest, queryset: QuerySet[KnowledgeEdit]) -> None:
+        decided = list(queryset.exclude(status=KnowledgeEdit.Status.PENDING).order_by("id")[:6])
+        if decided:
+            shown = "; ".join(f"{_edit_label(e)} ({e.get_status_display()})" for e in decided[:5])
+            self.message_user(request, f"Already decided, left as they are ({shown}{', …' if len(decided) > 5 else ''})"
+                                       ": only pending edits are approved or rejected.", messages.WARNING)
+
     @admin.action(description="Approve (builds the next staged version; publish it separately)", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[KnowledgeEdit]) -> None:
         pending = queryset.filter(status=KnowledgeEdit.Status.PENDING).select_related("world").order_by("id")
@@ -117,9 +124,17 @@ class KnowledgeEditAdmin(admin.ModelAdmin):
         count = apply_each(self, request, pending, _edit_label, lambda edit: approved.append(
             edits.knowledge_edit_approve(edit=edit, actor=f"admin:{request.user}")))
         building = sum(edit.produced_version_id is None for edit in approved)
-        self.message_user(request, f"{count} edit(s) approved" + (
-            f"; {building} of them build their version in the background (Knowledge builds: it shows the "
-            "progress; an edit whose build fails is pending again)" if building else ""))
+        # The versions they made, and that they are staged: "1 edit(s) approved" left an editor believing
+        # the change was live.
+        made = sorted({f"{e.world.slug}/{e.domain} {e.produced_version.version}" for e in approved
+                       if e.produced_version_id is not None})
+        staged = (f": staged as {', '.join(made)}, not live until published (run the smoke queries, then "
+                  "publish, on the world's page or POST …/publish)") if made else ""
+        if count:
+            self.message_user(request, f"{count} edit(s) approved{staged}" + (
+                f"; {building} of them build their version in the background (Knowledge builds: it shows the "
+                "progress; an edit whose build fails is pending again)" if building else ""))
+        self._skipped_decided(request, queryset)
 
     @admin.action(description="Reject… (with a reason)", permissions=["change"])
     def reject(self, request: HttpRequest, queryset: QuerySet[KnowledgeEdit]) -> HttpResponse | None:
@@ -128,7 +143,9 @@ class KnowledgeEditAdmin(admin.ModelAdmin):
         if "apply" in request.POST and form.is_valid():
             count = apply_each(self, request, pending, _edit_label, lambda edit: edits.knowledge_edit_reject(
                 edit=edit, actor=f"admin:{request.user}", reason=form.cleaned_data["reason"]))
-            self.message_user(request, f"{count} edit(s) rejected")
+            if count:
+                self.message_user(request, f"{count} edit(s) rejected")
+            self._skipped_decided(request, queryset)
             return None
         return action_confirmation(self, request, template="admin/lore/knowledgeedit/reject_confirmation.html",
                                    title="Reject lore edits", action="reject", objects=pending, form=form,

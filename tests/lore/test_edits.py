@@ -276,7 +276,13 @@ def test_admin_shows_diff_and_approves_and_rejects(live):
     done = client.post("/admin/lore/knowledgeedit/", {"action": "approve", "_selected_action": [update.pk]},
                        follow=True)
     assert b"1 edit(s) approved" in done.content and b"in the background" not in done.content
+    # The version it made, and that it is not live yet (a QA pass: the message said neither).
+    made = KnowledgeEdit.objects.get(pk=update.pk).produced_version.version
+    assert f"staged as {live.world.slug}/srd {made}, not live until published" in done.content.decode()
     assert KnowledgeEdit.objects.get(pk=update.pk).decided_by == "admin:editor"
+    again = client.post("/admin/lore/knowledgeedit/", {"action": "approve", "_selected_action": [update.pk]},
+                        follow=True).content.decode()
+    assert "0 edit(s) approved" not in again and "Already decided, left as they are" in again
     # The confirmation posts the same action back for the same rows, with the reason.
     confirmation = client.post("/admin/lore/knowledgeedit/", {"action": "reject", "_selected_action": [delete.pk]})
     page = confirmation.content.decode()
