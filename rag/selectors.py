@@ -34,6 +34,7 @@ from rag import index as bm25_index
 from rag import query as query_terms
 from rag.filler import is_filler
 from rag.memories.ranking import memory_boosts
+from rag.memories.selectors import memory_subject_terms
 from rag.models import TENANT_NAMESPACE, Chunk, user_namespace
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,11 @@ class SearchFilters:
         return bool(self.types or self.kinds or self.tags or self.session_id or self.created_after
                     or self.created_before or self.categories or self.emotions or self.conf_uids
                     or self.history_uids)
+
+    def memories_only(self) -> bool:
+        """Only typed memories can match: only they have a kind, category, emotion, character or history."""
+        return self.types == ("memory",) or bool(self.kinds or self.categories or self.emotions or self.conf_uids
+                                                  or self.history_uids)
 
     def q(self) -> Q:
         q = Q()
@@ -190,6 +196,10 @@ def chunks_search(
     # What the indexes are asked; an LLM step reads the question as asked.
     own_namespace = domain == "dialog" and user_namespace(user_id) in namespaces
     own = own_name_terms(tenant_id=tenant_id, user_id=user_id) if own_namespace else frozenset()
+    if own_namespace and filters.memories_only():
+        # Typed memories name their subject in nearly every text ("Alex loves rock music"): likewise no search word.
+        own |= memory_subject_terms(tenant_id=tenant_id, user_id=user_id, kinds=filters.kinds,
+                                    conf_uids=filters.conf_uids)
     searched = _without_own_name(query, own)
     dropped = own if searched != query else frozenset()  # the name's terms, when they left the query
     if mode in ("hybrid", "bm25"):
@@ -463,6 +473,9 @@ def _hydrate_boost_dedupe(
     return kept
 
 
+_NOT_HAN = rf"(?:(?!{HAN_CHAR.pattern})\w)"
+
+
 def _without_own_name(query: str, own: frozenset[str]) -> str:
     """The query without the user's own name (`own`, its terms): "what sport does Kate do?" → "what
     sport does do?". In the user's memories the name is said mostly by the other side, in greetings
@@ -471,8 +484,9 @@ def _without_own_name(query: str, own: frozenset[str]) -> str:
     said = {word for word in words(query) if term(word) in own} if own else set()
     if not said:
         return query
-    # A whole word, not a piece of one ("Li" is not the start of "like"); Chinese has no spaces to bound it.
-    pattern = "|".join(re.escape(word) if HAN_CHAR.search(word) else rf"(?<!\w){re.escape(word)}(?!\w)"
+    # A whole word, not a piece of one ("Li" is not the start of "like"); Chinese has no spaces to bound it,
+    # nor a Latin name written into it ("Alex喜欢吃什么？").
+    pattern = "|".join(re.escape(word) if HAN_CHAR.search(word) else rf"(?<!{_NOT_HAN}){re.escape(word)}(?!{_NOT_HAN})"
                        for word in sorted(said, key=len, reverse=True))
     rest = re.sub(pattern, " ", query, flags=re.IGNORECASE)
     return rest if analyze(rest) else query

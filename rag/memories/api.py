@@ -103,6 +103,16 @@ def _written(memory: Any, masked: Counter[str]) -> dict[str, Any]:
     return MemoryWrittenSerializer(memory).data
 
 
+class MemoryCreatedSerializer(MemoryWrittenSerializer):
+    reinforced = serializers.BooleanField(
+        help_text='True when `on_duplicate: "reinforce"` found this held memory nearly repeated (cosine at or above '
+                  "MEMORY_DUPLICATE_SIMILARITY) and reinforced it instead of writing one (200): its importance "
+                  "rose and `last_seen_at` is now; the fields shown are the held memory's. False for a new memory "
+                  "(201).")
+    similarity = serializers.FloatField(allow_null=True, help_text="The repeat's cosine to the held memory when "
+                                                                   "`reinforced`, else null.")
+
+
 class CharacterMemoriesApi(APIView):
     class InputSerializer(ClosedSerializerMixin, serializers.Serializer):
         user_id = StrictRegexField(CLIENT_ID_REGEX, help_text="Whose memory (its namespace).")
@@ -121,6 +131,13 @@ class CharacterMemoriesApi(APIView):
                                      max_length=32)
         emotion = EmotionField(required=False, default="", allow_blank=True)
         context_window = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
+        on_duplicate = NamedChoiceField(
+            choices=["create", "reinforce"], default="create",
+            help_text="`create` (default): always a new memory with its own id, the same text twice included. "
+                      "`reinforce`: when the user's memories of this character hold a near-duplicate (cosine at or "
+                      "above MEMORY_DUPLICATE_SIMILARITY, as consolidation judges repeats), that one is reinforced "
+                      "(importance up by MEMORY_DUPLICATE_IMPORTANCE_STEP, or to this one's when higher; "
+                      "`last_seen_at` now) and returned with 200 and `reinforced: true`; nothing new is written.")
 
         def validate_timestamp(self, value: datetime | None) -> datetime | None:
             # A memory dated in 2999 kept a recency of 1 for ever and showed "[2999-12-24]" in context.
@@ -140,28 +157,39 @@ class CharacterMemoriesApi(APIView):
         offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 
     @extend_schema(
-        operation_id="character_memory_create", request=InputSerializer, responses={201: MemoryWrittenSerializer},
-        description="Write one typed memory (text, kind, category, importance, emotion, tags, context window). "
-                    "Unknown kind, category or emotion and importance outside 0..1 are 400 with the field and the "
-                    "allowed values. Sensitive numbers (cards, IBANs, identity numbers) are stored masked, and "
-                    "`masked` counts them.",
+        operation_id="character_memory_create", request=InputSerializer,
+        responses={201: MemoryCreatedSerializer, 200: MemoryCreatedSerializer},
+        description="Write one typed memory (text, kind, category, importance, emotion, tags, context window): 201 "
+                    "with the new memory. With `on_duplicate: \"reinforce\"` a near-duplicate of a memory the user's "
+                    "character holds reinforces that one instead, as consolidation does: 200 with the held memory, "
+                    "`reinforced: true` and the `similarity`. Unknown kind, category or emotion and importance "
+                    "outside 0..1 are 400 with the field and the allowed values. Sensitive numbers (cards, IBANs, "
+                    "identity numbers) are stored masked, and `masked` counts them.",
         examples=[OpenApiExample("A fact about a viewer", request_only=True, value={
             "user_id": "alex", "text": "Alex loves rock music", "kind": "user", "category": "FactsAboutUser",
             "history_uid": "stream_2024_01_15", "importance": 0.7, "tags": ["music"], "emotion": "interest",
-            "context_window": "talking about music"})],
+            "context_window": "talking about music"}),
+                  OpenApiExample("A repeat reinforces the held memory", request_only=True, value={
+                      "user_id": "alex", "text": "Alex loves rock music a lot", "kind": "user",
+                      "category": "FactsAboutUser", "on_duplicate": "reinforce"})],
     )
     def post(self, request: Request, conf_uid: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        memory, masked = services.memory_create(
+        memory, masked, reinforced = services.memory_create(
             tenant=request_tenant(request), user_id=data["user_id"], conf_uid=conf_uid,
             item=services.MemoryInput(
                 text=data["text"], kind=data["kind"], category=data["category"], history_uid=data["history_uid"],
                 importance=data["importance"], occurred_at=data["timestamp"], tags=data["tags"],
                 emotion=data["emotion"], context_window=data["context_window"]),
+            reinforce=data["on_duplicate"] == "reinforce",
         )
-        return Response(_written(memory, masked), status=status.HTTP_201_CREATED)
+        memory.masked = dict(masked)
+        memory.reinforced = reinforced is not None
+        memory.similarity = round(reinforced.similarity, 4) if reinforced is not None else None
+        return Response(MemoryCreatedSerializer(memory).data,
+                        status=status.HTTP_200_OK if reinforced is not None else status.HTTP_201_CREATED)
 
     @extend_schema_serializer(component_name="CharacterMemoryPage")
     class ListOutputSerializer(serializers.Serializer):

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
+from datetime import date
 
 from memoryhub.text import normalize, words
-from rag.memories.vocab import MemoryKind
+from rag.memories import when
+from rag.memories.vocab import MemoryKind, valence
 
 
 def _set(*groups: str) -> frozenset[str]:
@@ -25,6 +27,8 @@ FIRST_PERSON = _set(
     "я меня мне мной мой моя мое моё мои моего моей моих моим себя сам сама",
     "我 我的 本人 自己",
 )
+# "We" counts where the speaker's own doings are meant: "В субботу мы едем на дачу" is the user's plan.
+FIRST_PERSON_PLURAL = _set("we us our ours we're we'll we've", "мы нас нам нами наш наша наше наши", "我们 咱们")
 SECOND_PERSON = _set(
     "you your yours yourself you're you've you'll u ur",
     "ты тебя тебе тобой твой твоя твое твои вы вас вам вами ваш ваша ваше ваши",
@@ -126,15 +130,25 @@ STATEMENTS: dict[str, tuple[re.Pattern[str], ...]] = {
         re.compile(rf"\bi\s+{_HEDGE_EN}(?:want|wanna|hope|aim)\s+to\s+(?!{_TALK_EN})\w"),
         re.compile(rf"\bi(?:'d|\s+would)\s+(?:really\s+)?(?:love|like)\s+to\s+(?!{_TALK_EN})\w"),
         re.compile(r"\bmy\s+(?:big\s+)?(?:goal|dream)\s+is\b|\bi\s+dream\s+(?:of|about)\b"),
+        # Resolutions, told in the past tense of what is ahead: "I promised myself I'd start running".
+        re.compile(r"\bi(?:'ve|\s+have)?\s+(?:finally\s+|just\s+|really\s+)?(?:promised\s+(?:to\s+)?myself|vowed|swore\s+to\s+myself"
+                   r"|made\s+(?:a\s+)?(?:new\s+year's\s+)?resolution|set\s+myself\s+a\s+goal"
+                   r"|decided\s+to\s+(?:start|stop|quit|give\s+up|take\s+up|learn|become))\b"
+                   r"|\bi(?:'ve|\s+have)\s+(?:finally\s+)?(?:decided|made\s+up\s+my\s+mind)\b|\bmy\s+(?:new\s+year's\s+)?resolution\b"),
         re.compile(rf"{_WHO_RU}{_HEDGE_RU}(?:хочу|хотел[аи]?\s+бы|мечтаю|надеюсь)\s+(?!{_TALK_RU}|с\s+тобой\b)\w"),
         re.compile(r"\bмоя\s+(?:цель|мечта)\b"),
+        re.compile(rf"{_WHO_RU}(?:твердо\s+)?(?:(?:по)?обещал[аи]?\s+себе|дал[аи]?\s+себе\s+(?:слово|обещание)"
+                   r"|поклял(?:ся|ась|ись)|зарекл(?:ся|ась|ись)"
+                   r"|решил[аи]?,?\s+(?:что\s+)?(?:начать|начну|бросить|брошу|перестать|больше\s+не|заняться|стать|научиться))"),
         re.compile(rf"我(?:很|真的|一直|也|特别|非常|还)?(?:想要|想|希望|梦想){_NOT_AT_YOU_ZH}(?!知道|问|说|听|睡|休息)"),
+        re.compile(r"我(?:已经)?(?:答应(?:过)?自己|(?:跟|对|向)自己(?:发誓|保证|承诺|说好)|(?:下定|下了)决心|发誓要|立志)"),
     ),
     "plans": (
         re.compile(rf"\b(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+{_HEDGE_EN}(?:planning|thinking\s+(?:of|about)\s+\w+ing)\b"),
         re.compile(rf"\b(?:i|we)\s+{_HEDGE_EN}(?:plan|intend)\s+(?:to|on)\s+(?!{_TALK_EN})\w"),
         re.compile(rf"\b(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+going\s+to\s+(?!{_TALK_EN}).*{_WHEN_EN}"),
         re.compile(r"\bmy\s+plan\s+is\b"),
+        re.compile(r"\bi(?:'m|\s+am)\s+(?:going\s+to|gonna)\s+(?:start|stop|quit|give\s+up|take\s+up)\b"),
         re.compile(rf"(?:^|(?<=[,;:—–-])\s*|\b(?:я|мы)\s+){_HEDGE_RU}(?:планирую|планируем|собираюсь|собираемся)"
                    rf"\s+(?!{_TALK_RU})\w"),
         re.compile(r"\bу\s+меня\s+в\s+планах\b|\bмой\s+план\b"),
@@ -155,28 +169,67 @@ STATEMENTS: dict[str, tuple[re.Pattern[str], ...]] = {
 # One search per kind of statement: most chat lines are none, and each is looked at once per consolidation.
 _STATEMENTS = {statement: re.compile("|".join(f"(?:{p.pattern})" for p in patterns))
                for statement, patterns in STATEMENTS.items()}
-_STATEMENT_WORDS = frozenset({"i", "i'm", "i'd", "we", "we're", "my"})
+_STATEMENT_WORDS = frozenset({"i", "i'm", "i'd", "i've", "i'll", "we", "we're", "we'll", "my", "our"})
 _CYRILLIC_OR_WO = re.compile(r"[а-я]|我")
+_WO = re.compile(r"[我咱]")
 _QUESTION = re.compile(r"[?？]\s*$|^(?:do|does|did|can|could|would|will|are|is|what|why|how|when|where|who)\b"
                        r"|\bли\b|吗\s*[。.]?$|呢\s*[。.]?$")
 _CONDITION = re.compile(r"^(?:if|when|unless|если|когда|如果|要是|假如)\b|^(?:如果|要是|假如)")
 
 
+# What a plan by its date is not: the two sides' next talk ("I'll talk to you tomorrow", "до завтра", "明天见").
+_SIGN_OFF = re.compile(r"\b(?:talk|chat|speak|see|catch\s+up\s+with|tell|write|text|call)\s+(?:to\s+|with\s+)?you\b"
+                       r"|\bgood\s*night\b|(?<!\w)(?:поговорим|спишемся|созвонимся|увидимся|до\s+завтра"
+                       r"|(?:расскажу|напишу|позвоню)\s+тебе)(?!\w)|再聊|再见|(?:明天|回头|下次|晚点|待会儿?|一会儿?)见|告诉你|跟你说")
+
+
 @functools.lru_cache(maxsize=4096)
-def personal_statement(text: str) -> str | None:
+def personal_statement(text: str, said_on: date | None = None) -> str | None:
     """"goals", "plans" or "preferences" when the text states one of the speaker's own ("I want to learn
     Portuguese", "я не пью кофе", "我打算四月去日本"), else None. A question or a condition states nothing:
-    "Do you want to…?", "Если я захочу…", "你想学吗？"."""
+    "Do you want to…?", "Если я захочу…", "你想学吗？".
+
+    With `said_on` (the day it was said), what the speaker or their people have ahead is a plan too, by its
+    date alone: "I'm nervous about my exam next Friday", "В субботу мы едем на дачу", "我下个月要去上海出差"
+    (`when.names_days_ahead`), but not the two sides' next talk ("I'll talk to you tomorrow")."""
     said = normalize(text)
+    tokens = memory_words(text)
     # Every English pattern starts at one of these words; three chat lines in four have none.
-    if not (set(memory_words(text)) & _STATEMENT_WORDS or _CYRILLIC_OR_WO.search(said)):
+    if not (set(tokens) & _STATEMENT_WORDS or _CYRILLIC_OR_WO.search(said)):
         return None
     if _QUESTION.search(said) or _CONDITION.search(said):
         return None
     for statement, pattern in _STATEMENTS.items():
         if pattern.search(said):
             return statement
+    # jieba keeps "我要" as one word: 我 or 咱 anywhere is the speaker.
+    if said_on is not None and (set(tokens) & (FIRST_PERSON | FIRST_PERSON_PLURAL) or _WO.search(said)) \
+            and not _SIGN_OFF.search(said) and when.names_days_ahead(text, said_on, told_in_past=is_past(tokens)):
+        return "plans"
     return None
+
+
+# --- Told in the past -----------------------------------------------------------------------
+PAST_MARKERS = _set(
+    "yesterday ago last went was were had did visited met moved saw got bought finished started",
+    "вчера позавчера недавно прошлой прошлом прошлый прошлую назад",
+    "昨天 前天 上周 上个月 去年 以前 了 过 曾经",
+)
+_RU_PAST_ENDINGS = ("ал", "ял", "ил", "ел", "ла", "ли")
+_EN_PAST = re.compile(r"^[a-z]{3,}ed$")
+# "I'm so excited", "I am worried", "feeling stressed": a word in -ed after these describes, it tells nothing past.
+_DESCRIBES = _set("i'm im am is are be being feel feeling feels get getting so very too quite pretty")
+
+
+def is_past(tokens: Sequence[str]) -> bool:
+    """Whether words (`memory_words`) tell of something past: a past marker ("yesterday", "вчера", "了"), an
+    English verb in -ed (not an adjective after "I'm", "so", "feel"…), a Russian past verb."""
+    for i, token in enumerate(tokens):
+        if token in PAST_MARKERS or (_EN_PAST.match(token) and not (i and tokens[i - 1] in _DESCRIBES)):
+            return True
+        if len(token) >= 4 and token.endswith(_RU_PAST_ENDINGS) and "а" <= token[0] <= "я":
+            return True
+    return False
 
 
 # --- Importance -----------------------------------------------------------------------------
@@ -204,13 +257,14 @@ _NUMBER = re.compile(r"\d")
 
 
 @functools.lru_cache(maxsize=4096)
-def calculate_importance(text: str) -> float:
+def calculate_importance(text: str, said_on: date | None = None) -> float:
     """Importance 0..1 of a memory the writer gave none for, by a transparent additive rule.
 
     Start at 0.4 (a little under the neutral 0.5, since most chat lines are not worth much), then
     + 0.3 when the text asks to be remembered or is absolute ("important", "никогда", "记住"),
     + 0.2 when it states a personal fact (name, birthday, where one lives or works, allergies,
-      loves and hates, fears, losses) or one's goal, plan or preference (`personal_statement`),
+      loves and hates, fears, losses) or one's goal, plan or preference (`personal_statement`; with
+      `said_on`, what is ahead by its date too),
     + 0.1 when it carries a number or date (ages, dates, amounts are what people ask back),
     + 0.1 when it expresses an emotion from the vocabulary,
     - 0.2 when it is shorter than three words (and no such statement);
@@ -222,7 +276,7 @@ def calculate_importance(text: str) -> float:
     if tokens and present <= TRIVIAL:
         return 0.1
     score = 0.4
-    statement = personal_statement(text)
+    statement = personal_statement(text, said_on)
     if present & EMPHASIS:
         score += 0.3
     if present & PERSONAL or any(t.startswith(("люб", "ненавид", "переех", "работа", "жив")) for t in tokens) \
@@ -242,9 +296,10 @@ def calculate_importance(text: str) -> float:
 # (inflection), the others as whole words.
 _CUES_EN: dict[str, tuple[str, ...]] = {
     "joy": ("happy", "glad", "joy", "delighted", "great", "awesome", "yay", "wonderful"),
-    "sadness": ("sad", "unhappy", "depressed", "miserable", "cry", "crying", "lonely"),
-    "anger": ("angry", "mad", "furious", "annoyed", "hate", "pissed"),
-    "fear": ("afraid", "scared", "terrified", "anxious", "worried", "fear"),
+    "sadness": ("sad", "unhappy", "depressed", "miserable", "cry", "crying", "lonely", "upset", "bummed",
+                "heartbroken", "gutted", "devastated", "down"),
+    "anger": ("angry", "mad", "furious", "annoyed", "hate", "pissed", "frustrated"),
+    "fear": ("afraid", "scared", "terrified", "anxious", "worried", "fear", "nervous", "stressed"),
     "surprise": ("surprised", "wow", "unexpected", "shocked"),
     "disgust": ("disgusting", "gross", "disgusted"),
     "calm": ("calm", "relaxed", "peaceful"),
@@ -262,9 +317,10 @@ _CUES_EN: dict[str, tuple[str, ...]] = {
 }
 _CUES_RU: dict[str, tuple[str, ...]] = {
     "joy": ("рад", "счастл", "радост", "ура", "здорово", "отлично"),
-    "sadness": ("грустн", "груст", "печал", "тоскл", "плач", "одинок"),
+    "sadness": ("грустн", "груст", "грущ", "печал", "тоскл", "плач", "одинок", "обидн", "обид", "расстро",
+                "подавлен"),
     "anger": ("злюсь", "злой", "зла", "бесит", "раздраж", "ненавиж"),
-    "fear": ("боюсь", "страшн", "страх", "тревож", "волнуюсь"),
+    "fear": ("боюсь", "страшн", "страх", "тревож", "волнуюсь", "нервнича", "переживаю"),
     "surprise": ("удивл", "ого", "неожидан"),
     "disgust": ("отвратит", "мерзк", "противн"),
     "calm": ("спокойн", "спокоен"),
@@ -282,9 +338,9 @@ _CUES_RU: dict[str, tuple[str, ...]] = {
 }
 _CUES_ZH: dict[str, tuple[str, ...]] = {
     "joy": ("开心", "高兴", "快乐", "幸福", "太好了"),
-    "sadness": ("难过", "伤心", "悲伤", "哭", "孤独"),
-    "anger": ("生气", "愤怒", "气死", "讨厌"),
-    "fear": ("害怕", "担心", "恐惧", "紧张"),
+    "sadness": ("难过", "伤心", "悲伤", "哭", "孤独", "郁闷", "沮丧", "难受", "委屈", "失落"),
+    "anger": ("生气", "愤怒", "气死", "讨厌", "烦躁"),
+    "fear": ("害怕", "担心", "恐惧", "紧张", "焦虑"),
     "surprise": ("惊讶", "没想到", "哇"),
     "disgust": ("恶心",),
     "calm": ("平静", "放松"),
@@ -302,7 +358,11 @@ _CUES_ZH: dict[str, tuple[str, ...]] = {
 }
 _CUE_TABLES = {id(table): table for table in (_CUES_EN, _CUES_RU, _CUES_ZH)}
 _NEGATIONS = _set("not no never don't didn't isn't wasn't", "не нет никогда", "不 没 没有 别")
-_INTENSIFIERS = _set("very so really extremely super", "очень так сильно ужасно", "很 非常 太 特别 超")
+_INTENSIFIERS = _set("very so really extremely super", "очень так сильно ужасно", "很 非常 太 特别 超 好 真")
+# Cues that are a feeling only after these words and not before those: "I'm feeling down", "I'm so down";
+# not "sit down", "down the road", nor "I'm down for it" (willing).
+_ONLY_BETWEEN = {"down": (_set("feel feeling feels felt i'm im am so pretty bit kinda really very"),
+                          _set("for to with if there here the"))}
 
 
 @functools.cache
@@ -317,11 +377,15 @@ def _cue_index(cues_id: int, prefix: bool) -> tuple[dict[str, tuple[str, ...]], 
     return {cue: tuple(emotions) for cue, emotions in index.items()}, max(map(len, index)) if prefix else 0
 
 
-def _hits(tokens: Iterable[str], cues: dict[str, tuple[str, ...]], prefix: bool) -> dict[str, int]:
+def _hits(tokens: Sequence[str], cues: dict[str, tuple[str, ...]], prefix: bool) -> dict[str, int]:
     """Emotion -> position of its first cue among `tokens` (whole tokens, or their beginnings)."""
     index, longest = _cue_index(id(cues), prefix)
     found: dict[str, int] = {}
     for i, token in enumerate(tokens):
+        if token in _ONLY_BETWEEN:
+            after, before = _ONLY_BETWEEN[token]
+            if not (i and tokens[i - 1] in after) or (i + 1 < len(tokens) and tokens[i + 1] in before):
+                continue
         keys = (token[:n] for n in range(1, min(len(token), longest) + 1)) if prefix else (token,)
         for key in keys:
             for emotion in index.get(key, ()):
@@ -347,3 +411,12 @@ def _emotions(text: str) -> tuple[tuple[str, float], ...]:
                 continue
             found[emotion] = max(found.get(emotion, 0.0), 0.9 if set(before) & _INTENSIFIERS else 0.6)
     return tuple(found.items())
+
+
+def dominant_emotion(text: str) -> str:
+    """The emotion a text shows most (intensity × |valence|, then intensity), or "" when it shows none:
+    a memory's colouring (seed 004's `emotion`)."""
+    found = detect_emotions(text)
+    if not found:
+        return ""
+    return max(found, key=lambda name: (found[name] * abs(valence(name)), found[name]))

@@ -45,7 +45,7 @@ from memoryhub.models import Conversation, Message
 from memoryhub.sensitive import redact
 from memoryhub.services import archival_retry_delay, user_write_lock
 from rag.memories import mood, rules, services
-from rag.memories.classify import calculate_importance, determine_memory_kind
+from rag.memories.classify import calculate_importance, determine_memory_kind, dominant_emotion
 from rag.memories.vocab import Category, canonical_emotion
 from rag.models import Chunk, MemoryConsolidation, MemoryReview, user_namespace
 from rag.services import ChunkDraft, chunks_insert, chunks_prepare
@@ -61,6 +61,8 @@ _ITEM = {
             "importance": {"type": "number", "minimum": 0, "maximum": 1},
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             "tags": {"type": "array", "items": {"type": "string", "maxLength": 64}, "maxItems": 16},
+            # Its colouring (seed 004's `emotion`): a vocabulary name; another is read from the text instead.
+            "emotion": {"type": "string", "maxLength": 32},
             # The transcript's line numbers the item comes from: its evidence and its date.
             "from": {"type": "array", "items": {"type": "integer", "minimum": 0}, "maxItems": 50},
         }},
@@ -130,8 +132,10 @@ self_beliefs: what {character} believes about itself; objectives: goals {charact
 emotions: from {emotions}, score -1 (very negative) .. 1 (very positive);
 key_facts: anything important for future conversations, importance 0..1.
 List items may be strings or objects {{"text": ..., "about": "self"|"user"|"third_party",
-"importance": 0..1, "confidence": 0..1, "tags": [...], "from": [line numbers it comes from]}}. Write each
-item as a full sentence that names who it is about. Use empty lists when there is nothing."""
+"importance": 0..1, "confidence": 0..1, "tags": [...], "emotion": one of the emotions above when the item
+carries one, "from": [line numbers it comes from]}}. Write each item as a full sentence that names who it is
+about; a plan or an upcoming event goes under facts_about_user (the user's) or key_facts (someone else's),
+with the date it means written out. Use empty lists when there is nothing."""
 
 
 def _label(message: Message, character: str) -> str:
@@ -174,7 +178,7 @@ def _lines(messages: Sequence[Message]) -> list[Message]:
 
 def _turns(messages: Sequence[Message], character: str) -> list[rules.Turn]:
     return [rules.Turn(speaker=_said_by(m) or (character if m.role == Message.Role.ASSISTANT else "User"),
-                       text=_said(m), is_character=m.role == Message.Role.ASSISTANT)
+                       text=_said(m), is_character=m.role == Message.Role.ASSISTANT, said_at=m.created_at)
             for m in _lines(messages)]
 
 
@@ -216,12 +220,17 @@ def memory_candidates(output: dict[str, Any], *, character: str, history_uid: st
             text = item["text"].strip()
             kind = item.get("about") or default_kind or determine_memory_kind(text, "user", character).value
             occurred_at, meta = _provenance(item, lines)
+            # The item's own colouring; where it names none (or one outside the vocabulary), the one its text
+            # shows ("…, мне грустно" is sadness): the run's emotions are the user's over the whole window, not
+            # this memory's. An empty one (the rules found none) is none.
+            named = item.get("emotion")
+            emotion = (canonical_emotion(named) if named else None) or ("" if named == "" else dominant_emotion(text))
             # Masked here, before the duplicate search and the review queue see it: the consolidator
             # read masked turns, but a model may still write a number out.
             out.append((services.MemoryInput(
                 text=text, kind=kind, category=category.value, history_uid=history_uid, session_id=session_id,
                 importance=item.get("importance", calculate_importance(text)), tags=list(item.get("tags", [])),
-                occurred_at=occurred_at, meta=meta,
+                emotion=emotion, occurred_at=occurred_at, meta=meta,
             ).masked()[0], float(item.get("confidence", default_confidence))))
     emotions = emotion_scores(output)
     if emotions:

@@ -8,13 +8,19 @@ It reads the window sentence by sentence, keeping who said each one:
 - any sentence whose importance (classify.calculate_importance) reaches KEY_FACT_IMPORTANCE, and
   the user's facts about other people ("my sister lives in Madrid") → key_facts, with topic tags;
 - the user's goals, plans and preferences ("I want to learn Portuguese", "я не пью кофе", "我打算四月去
-  日本": classify.personal_statement) → facts_about_user;
-- emotions detected in the user's words → emotions, scored intensity × valence (-1..1).
+  日本", "I promised myself I'd start running": classify.personal_statement) → facts_about_user, and so
+  is what they have ahead by its date alone ("I'm nervous about my exam next Friday", "В субботу мы едем
+  на дачу", "我下个月要去上海出差"); a plan or goal keeps the days its relative dates meant on the day it was
+  said ("next Friday (2024-05-10)", rag.memories.when), a relative of theirs' goes to key_facts;
+- emotions detected in the user's words → emotions, scored intensity × valence (-1..1); each item
+  carries the emotion its own sentence shows most ("мне грустно" → sadness) as its `emotion`.
 Who said a sentence decides whose it is: the user's words are never the character's own memory
 unless they talk about the character (calling it by name does not). What is said but states
-nothing is skipped: questions, the two sides' "I love you" / "I miss you", and the character's stock
+nothing is skipped: questions, the two sides' "I love you" / "I miss you", the character's stock
 replies ("I'll remember that!", "I'm always here for you", "Would you like me to…?"), which carry
-emphasis words and would otherwise score as key facts.
+emphasis words and would otherwise score as key facts, and its replies that only react to the user's
+turn ("I hope Rex was happy there.", "That must have been hard", "Надеюсь, ему там было хорошо",
+"那一定很难受"), which told in the past were kept as the character's own past events.
 Memory texts keep the speaker ("Anna: I moved to Lisbon"), so the user's words and the
 character's are never confused downstream. Each item carries a confidence: lower for the
 guesses a rule makes most often wrong, which then wait for review.
@@ -25,16 +31,20 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
 from memoryhub.text import normalize
-from rag.context import is_filler
+from rag.filler import is_filler
+from rag.memories import when
 from rag.memories.classify import (
     FIRST_PERSON,
     PERSONAL,
     calculate_importance,
     detect_emotions,
     determine_memory_kind,
+    dominant_emotion,
+    is_past,
     memory_words,
     personal_statement,
 )
@@ -49,19 +59,15 @@ class Turn:
     speaker: str  # display label: the user's name or "User", the character's name
     text: str
     is_character: bool
+    # When it was said: what a relative date in it means. None: unknown, read as said today, and the
+    # dates of a plan are not written out.
+    said_at: datetime | date | None = None
 
 
 def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-PAST_MARKERS = _set(
-    "yesterday ago last went was were had did visited met moved saw got bought finished started "
-    "вчера позавчера недавно прошлой прошлом прошлый прошлую назад "
-    "昨天 前天 上周 上个月 去年 以前 了 过 曾经"
-)
-_RU_PAST_ENDINGS = ("ал", "ял", "ил", "ел", "ла", "ли")
-_EN_PAST = re.compile(r"^[a-z]{3,}ed$")
 BELIEF = _set("think believe feel guess am consider думаю считаю верю чувствую кажется 觉得 认为 相信 感觉")
 OBJECTIVE = _set(
     "will let's gonna plan going promise try буду будем собираюсь планирую попробую давай обещаю "
@@ -131,6 +137,32 @@ def _stock(said: str) -> bool:
     return is_filler(_STOCK.sub(" ", said))
 
 
+# The character's replies that only react to the user's turn, en/ru/zh: a wish or sympathy about what the user
+# told ("I hope Rex was happy there.", "I'm so glad you had fun", "I bet she loved it", "That must have been
+# hard", "What a good boy!"), whatever follows. The user's turn is the memory; the reply, told in the past
+# ("was"), was kept as the character's own past event. "I hope to sing in Tokyo one day" (its own hope),
+# "I'm happy with my new song", "Надеюсь стать певицей" stay.
+_INTERJECTION = r"^(?:(?:oh|aw+|ah|wow|well|yes|yeah|hmm+|ooh|omg|ох|ах|ой|ого|ну|да|ух|эх|哦|噢|啊|哇|嗯|唉|哎)\W*)*"
+_REACTION = re.compile(_INTERJECTION + "(?:" + "|".join((
+    r"i\s+(?:really\s+|do\s+|just\s+|truly\s+|sure\s+)?(?:hope|bet|wish)\b(?!\s+to\b)",
+    r"i(?:'m|\s+am)\s+(?:so\s+|really\s+|very\s+|just\s+)?(?:glad|sorry|sure|certain"
+    r"|(?:happy|proud)\b(?!\s+(?:to\s+(?!hear\b)|with\s+my\b|of\s+my\b)))\b",
+    r"i\s+can(?:'t|not|\s+only|\s+totally|\s+just)?\s+imagine\b",
+    r"(?:that|it|this|you|he|she|they)\s+must\s+(?:have\s+been|be|feel|miss)\b",
+    r"(?:he|she|it|they)\s+(?:sounds?|seems?)\s+(?:like\s+)?(?:a\s+)?\w+",
+    r"what\s+an?\s",
+    r"(?:я\s+)?(?:очень\s+|так\s+|правда\s+|искренне\s+)?(?:надеюсь(?!,?\s+\w+(?:ть|ться|чь)\b)"
+    r"|рад[аы]?,?\s+(?:за\s+тебя|что|слышать|это\s+слышать)|уверен[аы]?|представляю|сочувствую"
+    r"|(?:не\s+)?могу\s+(?:себе\s+)?представить|жаль,?\s+что)(?!\w)",
+    r"(?:должно\s+быть|наверное,?\s+(?:тебе|это\s+было|было|ему|ей))(?!\w)",
+    r"(?:какой|какая|какое|какие)\s",
+    r"我?(?:真|也|很|真的)?(?:希望(?=你|您|他|她|它|这|那|一切|大家|[a-z])|相信(?=你|您|他|她|它)"
+    r"|为你(?:感到)?(?:高兴|骄傲|难过|开心)|(?:能|可以)想象|想象得到|理解你)",
+    r"(?:那|这|他|她|它)?(?:一定|肯定)(?:很|是|让|会)",
+    r"(?:真|太)(?:好|棒|可惜|遗憾|可爱|厉害)了?",
+)) + ")")
+
+
 # Work as the place where something happened, not what the user does: "I had a rough day at work" is an
 # event (PastEvents, a month's half-life), where "I work as a nurse" is a fact about the user.
 _AT_WORK = re.compile(r"\b(?:at|after|before|from|to)\s+work\b|\b(?:на|с|после|до)\s+работ[еуы]\b")
@@ -139,15 +171,6 @@ _AT_WORK = re.compile(r"\b(?:at|after|before|from|to)\s+work\b|\b(?:на|с|по
 def _personal(said: str) -> bool:
     tokens = memory_words(_AT_WORK.sub(" ", said))
     return bool(set(tokens) & PERSONAL) or any(t.startswith(("люб", "работа", "живу", "переех")) for t in tokens)
-
-
-def _is_past(tokens: Sequence[str]) -> bool:
-    for token in tokens:
-        if token in PAST_MARKERS or _EN_PAST.match(token):
-            return True
-        if len(token) >= 4 and token.endswith(_RU_PAST_ENDINGS) and "а" <= token[0] <= "я":
-            return True
-    return False
 
 
 def _tags(tokens: set[str]) -> list[str]:
@@ -171,11 +194,13 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
     seen: set[str] = set()
     emotions: dict[str, float] = {}
     for line, turn in enumerate(turns):
+        said_at = turn.said_at
+        said_on = (said_at.date() if isinstance(said_at, datetime) else said_at) or date.today()
         for sentence in _sentences(turn.text):
             tokens = memory_words(sentence)
             present = set(tokens)
             # The user's goals, plans and preferences; what the character means to do is OBJECTIVE's (below).
-            statement = personal_statement(sentence) if not turn.is_character else None
+            statement = personal_statement(sentence, said_on) if not turn.is_character else None
             # jieba keeps "我想学" as one word: a short statement is still one.
             if len(tokens) < 3 and not statement:
                 continue
@@ -191,14 +216,14 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
                         emotions[emotion] = score
             said = normalize(sentence)
             about = determine_memory_kind(sentence, "assistant" if turn.is_character else "user", character).value
-            importance = calculate_importance(sentence)
+            importance = calculate_importance(sentence, said_on)
             first_person = bool(present & FIRST_PERSON)
             confidence = 0.75
             if not turn.is_character and about == "user" and (statement or (first_person and _personal(said))):
                 key = "facts_about_user"
             elif turn.is_character and first_person and present & (OBJECTIVE | BELIEF):
                 key, about, confidence = ("objectives" if present & OBJECTIVE else "self_beliefs"), "self", 0.65
-            elif _is_past(tokens) and (first_person or about == "third_party"):
+            elif is_past(tokens) and (first_person or about == "third_party"):
                 key, confidence = "past_events", 0.7
             # What the user tells about the people in their life is worth keeping too.
             elif importance >= KEY_FACT_IMPORTANCE or (
@@ -207,12 +232,16 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             else:
                 continue
             # Checked last, on the few sentences a rule took: most lines are dropped above for less.
-            if _asks(said) or _TO_EACH_OTHER.search(said) or (turn.is_character and _stock(said)):
+            if _asks(said) or _TO_EACH_OTHER.search(said) or (
+                    turn.is_character and (_stock(said) or _REACTION.search(said))):
                 continue
+            seen.add(text)
+            if statement in ("goals", "plans") and said_at is not None:
+                # Read later, "next Friday" is another day: the days it meant when it was said go with it.
+                text = f"{turn.speaker}: {when.anchor_dates(sentence, said_on, told_in_past=is_past(tokens))}"
             tags = _tags(present) + ([statement] if statement else [])
             out[key].append({"text": text, "about": about, "importance": importance, "tags": tags, "from": [line],
-                             "confidence": confidence})
-            seen.add(text)
+                             "confidence": confidence, "emotion": dominant_emotion(sentence)})
     out["emotions"] = [{"name": name, "score": score} for name, score in emotions.items()][:MAX_EMOTIONS]
     for key in ("facts_about_user", "past_events", "self_beliefs", "objectives", "key_facts"):
         if len(out[key]) > MAX_ITEMS:

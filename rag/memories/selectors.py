@@ -2,13 +2,38 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from datetime import datetime
 
 from django.db.models import F, QuerySet
 
 from memoryhub.registry import Decision
-from rag.memory_models import MemoryReview
+from memoryhub.text import analyze
+from rag.memory_models import Character, MemoryReview
 from rag.models import Chunk
+
+# A user id that is one word of letters is the nickname the memories call the user by ("alex" writes
+# "Alex loves rock music", seed 004's "Зритель Alex"); "u_1842" or "7f3a…" names no one.
+_NICKNAME = re.compile(r"[^\W\d_]{2,40}")
+
+
+def memory_subject_terms(*, tenant_id: int, user_id: str, kinds: Sequence[str] = (),
+                         conf_uids: Sequence[str] = ()) -> frozenset[str]:
+    """The BM25 terms of the names a typed-memory search's memories are about, besides the user's own name
+    (`profiles.selectors.own_name_terms`, which the caller has): the user's id when it is a nickname, for
+    memories about the user (`kinds` empty or with "user"); the character's id and name, for a search of
+    the character's own memories only (`kinds` ["self"], with `conf_uids`). Such a name is in nearly every
+    memory searched, so as a search word it ranks "Alex loves rock music" first for "what food does Alex
+    like?" (rag.selectors leaves these out of the query, as it does the user's own name)."""
+    terms: set[str] = set()
+    if (not kinds or "user" in kinds) and _NICKNAME.fullmatch(user_id):
+        terms.update(analyze(user_id))
+    if set(kinds) == {"self"} and conf_uids:
+        for conf_uid, name in Character.objects.filter(tenant_id=tenant_id, conf_uid__in=list(conf_uids)) \
+                .values_list("conf_uid", "name"):
+            terms.update(analyze(f"{conf_uid if _NICKNAME.fullmatch(conf_uid) else ''} {name}"))
+    return frozenset(terms)
 
 
 def memories_list(

@@ -154,12 +154,29 @@ def memories_create(*, tenant: Tenant, user_id: str, conf_uid: str, items: Seque
     return memories_insert(tenant=tenant, user_id=user_id, conf_uid=conf_uid, prepared=prepared)
 
 
-def memory_create(*, tenant: Tenant, user_id: str, conf_uid: str, item: MemoryInput) -> tuple[Chunk, Counter[str]]:
+def memory_create(*, tenant: Tenant, user_id: str, conf_uid: str, item: MemoryInput, reinforce: bool = False
+                  ) -> tuple[Chunk, Counter[str], Reinforcement | None]:
     """One memory (the API's write), with the sensitive numbers masked in it by kind (the
-    response's `masked`)."""
+    response's `masked`).
+
+    A client that writes a memory gets a new one, the same text twice included (its own id each). With
+    `reinforce`, a near-duplicate of one the user's character holds (`find_duplicates`, as consolidation
+    finds them) reinforces that one instead (`memories_reinforce`): the held memory is returned with the
+    `Reinforcement`, else None and the new memory."""
     item, masked = item.checked().masked()
-    [chunk] = memories_create(tenant=tenant, user_id=user_id, conf_uid=conf_uid, items=[item])
-    return chunk, masked
+    if not reinforce:
+        [chunk] = memories_create(tenant=tenant, user_id=user_id, conf_uid=conf_uid, items=[item])
+        return chunk, masked, None
+    [duplicate], vectors = find_duplicates(tenant_id=tenant.pk, user_id=user_id, conf_uid=conf_uid, texts=[item.text])
+    if duplicate is not None:
+        duplicate.importance = item.importance
+        with transaction.atomic():
+            reinforced = memories_reinforce(tenant=tenant, reinforcements=[duplicate], now=timezone.now())
+        if reinforced:  # else forgotten meanwhile: written anew below
+            return Chunk.objects.get(pk=duplicate.chunk_id), masked, duplicate
+    prepared = memories_prepare(user_id=user_id, conf_uid=conf_uid, items=[item], embeddings=vectors)
+    [chunk] = memories_insert(tenant=tenant, user_id=user_id, conf_uid=conf_uid, prepared=prepared)
+    return chunk, masked, None
 
 
 # --- Near-duplicates ------------------------------------------------------------------------

@@ -230,6 +230,7 @@ def test_mood_user_id_pattern_is_in_the_schema(client_a, schema, schema_allows) 
     ({"timestamp": True}, "timestamp"),
     ({"emotion": 0}, "emotion"),
     ({"history_uid": 7}, "history_uid"),
+    ({"on_duplicate": "merge"}, "on_duplicate"),
 ])
 def test_memory_the_schema_forbids_is_400_naming_the_field(client_a, schema, schema_allows, patch: dict,
                                                            field: str) -> None:
@@ -243,7 +244,7 @@ def test_memory_the_schema_forbids_is_400_naming_the_field(client_a, schema, sch
 
 @pytest.mark.parametrize("patch", [{"emotion": ""}, {"emotion": "兴趣"}, {"timestamp": 1700000000.0},
                                    {"timestamp": "2023-11-14T22:13:20Z"}, {"timestamp": 1700000000},
-                                   {"tags": ["music", "🎸"]}])
+                                   {"tags": ["music", "🎸"]}, {"on_duplicate": "reinforce"}])
 def test_memory_the_schema_allows_is_written(client_a, schema, schema_allows, patch: dict) -> None:
     client, _ = client_a
     body = {**MEMORY, **patch}
@@ -315,3 +316,47 @@ def test_a_memory_dated_in_the_future_is_refused_as_a_message_is(client_a) -> No
     now = client.post("/api/v1/characters/neiri/memories", {**MEMORY, "timestamp": timezone.now().timestamp()},
                       format="json")
     assert now.status_code == 201, now.content
+
+
+def test_a_repeat_written_to_reinforce_reinforces_the_held_memory_and_says_which(client_a, schema) -> None:
+    """Consolidation reinforces a near-duplicate; a client writing one got a second row. Writing stays a new
+    memory by default (the first test above), and `on_duplicate: "reinforce"` asks for what consolidation does."""
+    client, tenant = client_a
+    held = client.post(MEMORIES.format(conf_uid="neiri"), MEMORY, format="json").json()
+    repeat = {**MEMORY, "text": "Alex loves rock music a lot", "importance": None, "on_duplicate": "reinforce"}
+    response = client.post(MEMORIES.format(conf_uid="neiri"), repeat, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["id"], body["text"], body["reinforced"]) == (held["id"], "Alex loves rock music", True)
+    assert body["similarity"] >= 0.9 and body["importance"] == pytest.approx(0.8) and body["last_seen_at"]
+    assert Chunk.objects.filter(tenant=tenant, type="memory").count() == 1
+    # Another character's memories, or a text that repeats none, are written anew.
+    other = client.post(MEMORIES.format(conf_uid="other"), repeat, format="json")
+    new = client.post(MEMORIES.format(conf_uid="neiri"), {**repeat, "text": "Alex has a dog called Rex"},
+                      format="json")
+    assert (other.status_code, other.json()["reinforced"], new.status_code, new.json()["reinforced"]) == (
+        201, False, 201, False)
+    assert Chunk.objects.filter(tenant=tenant, type="memory").count() == 3
+    operation = schema["paths"][MEMORIES]["post"]
+    assert {"200", "201"} <= set(operation["responses"]) and "on_duplicate" in schema_body(schema, MEMORIES, "post")[
+        "properties"]
+    created = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    assert {"reinforced", "similarity"} <= set(schema["components"]["schemas"][created]["properties"])
+
+
+@pytest.mark.parametrize("query", ["what food does Alex like?", "Какую еду любит Alex?", "Alex喜欢吃什么？"])
+def test_typed_memory_search_leaves_the_name_of_the_memories_subject_out(client_a, query: str) -> None:
+    """"what food does Alex like?" (kinds user, FactsAboutUser) put "Alex loves rock music" first: the user's
+    name is in nearly every memory about them, and matched where nothing else did."""
+    client, _ = client_a
+    for text in ("Alex loves rock music", "Alex plays the guitar", "Alex lives in Berlin",
+                 "User: My favourite food is ramen. 我最喜欢吃拉面。Моя любимая еда — рамен."):
+        client.post(MEMORIES.format(conf_uid="neiri"), {**MEMORY, "text": text}, format="json")
+    filters = {"kinds": ["user"], "categories": ["FactsAboutUser"]}
+    items = client.post("/api/v1/search", {"query": query, "user_id": "alex", "filters": filters},
+                        format="json").json()["items"]
+    matched = [i["text"] for i in items if i["components"].get("bm25")]
+    assert matched == ["User: My favourite food is ramen. 我最喜欢吃拉面。Моя любимая еда — рамен."], items
+    # Without typed-memory filters the search is the dialog domain's as before: a name it knows only as an id stays.
+    plain = client.post("/api/v1/search", {"query": query, "user_id": "alex"}, format="json").json()["items"]
+    assert any(i["components"].get("bm25") and i["text"].startswith("Alex ") for i in plain)
