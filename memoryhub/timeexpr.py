@@ -48,6 +48,19 @@ class Span:
     def days(self) -> int:
         return (self.end - self.start).days + 1
 
+    def iso(self) -> str:
+        """`2024-05-14` for a day, `2024-04` for a whole month, `2023` for a whole year, else `start – end`:
+        what a relative date meant, written after it in a bio or a plan ("next Friday (2024-05-10)")."""
+        start, end = self.start, self.end
+        if start == end:
+            return start.isoformat()
+        if start.year == end.year and (start.month, start.day, end.month, end.day) == (1, 1, 12, 31):
+            return str(start.year)
+        if (start.year, start.month) == (end.year, end.month) and start.day == 1 and \
+                end.day == calendar.monthrange(end.year, end.month)[1]:
+            return f"{start.year}-{start.month:02d}"
+        return f"{start.isoformat()} – {end.isoformat()}"
+
 
 def _day(d: date) -> Span:
     return Span(d, d)

@@ -10,7 +10,6 @@ is left as it is. Pure functions, no database.
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import date, datetime, timedelta
 
@@ -45,19 +44,6 @@ _RECURRENCE_GAP = re.compile(r"(?:[\s,]+|(?<![^\W\d_])(?:on|at|in|around|about|d
                              r"(?![^\W\d_]))*", re.IGNORECASE)
 # "on Sunday mornings", "Friday nights": a plural time of day after a weekday makes it every such day.
 _RECURRING_AFTER = re.compile(r"\s*(?:mornings|afternoons|evenings|nights)\b", re.IGNORECASE)
-
-
-def span_text(span: timeexpr.Span) -> str:
-    """`2024-05-14` for a day, `2024-04` for a whole month, `2023` for a whole year, else `start – end`."""
-    start, end = span.start, span.end
-    if start == end:
-        return start.isoformat()
-    if start.year == end.year and (start.month, start.day, end.month, end.day) == (1, 1, 12, 31):
-        return str(start.year)
-    if (start.year, start.month) == (end.year, end.month) and start.day == 1 and \
-            end.day == calendar.monthrange(end.year, end.month)[1]:
-        return f"{start.year}-{start.month:02d}"
-    return f"{start.isoformat()} – {end.isoformat()}"
 
 
 def _recurrence_reach(clause: str) -> list[tuple[int, int]]:
@@ -105,7 +91,7 @@ def _anchor_clause(clause: str, anchor: date, relative: set[timeexpr.Span]) -> s
     for end in sorted(inserts):
         said = inserts[end]
         hull = timeexpr.Span(min(s.start for s in said), max(s.end for s in said))
-        out += [clause[last:end], f" ({span_text(hull)})"]
+        out += [clause[last:end], f" ({hull.iso()})"]
         last = end
     return "".join(out) + clause[last:]
 

@@ -11,7 +11,6 @@ date: such a text is read for none. Pure functions, no database.
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import date, timedelta
 
@@ -29,19 +28,6 @@ _RECURRING = re.compile(
 _BACK = re.compile(r"\b(?:ago|last|past|previous|before)\b|назад|прошл|вчера|上(?![午班学])|[前昨]|去年", re.IGNORECASE)
 # Days already written after an expression: a text is never anchored twice.
 _WRITTEN = re.compile(r"\(\d{4}(?:-\d{2}){0,2}(?: – \d{4}(?:-\d{2}){0,2})?\)")
-
-
-def span_text(span: timeexpr.Span) -> str:
-    """`2024-05-14` for a day, `2024-04` for a whole month, `2023` for a whole year, else `start – end`."""
-    start, end = span.start, span.end
-    if start == end:
-        return start.isoformat()
-    if start.year == end.year and (start.month, start.day, end.month, end.day) == (1, 1, 12, 31):
-        return str(start.year)
-    if (start.year, start.month) == (end.year, end.month) and start.day == 1 and \
-            end.day == calendar.monthrange(end.year, end.month)[1]:
-        return f"{start.year}-{start.month:02d}"
-    return f"{start.isoformat()} – {end.isoformat()}"
 
 
 def _read(expression: str, said_on: date, told_in_past: bool) -> timeexpr.Span | None:
@@ -93,6 +79,6 @@ def anchor_dates(text: str, said_on: date, *, told_in_past: bool = False) -> str
     for start, end, span in relative_dates(text, said_on, told_in_past=told_in_past):
         if start < last:
             continue
-        out += [text[last:end], f" ({span_text(span)})"]
+        out += [text[last:end], f" ({span.iso()})"]
         last = end
     return "".join(out) + text[last:]
