@@ -80,7 +80,8 @@ def test_people_written_before_are_found_by_their_name_in_the_other_script(
 ) -> None:
     from people import selectors
 
-    masha = make_person("Маша", aliases=["Мария Петрова"])
+    # No full name among her names: "Masha" would find "Мария" as its diminutive, without the migration.
+    masha = make_person("Маша", aliases=["Петрова"])
     plain = make_person("Анна")
     # As the code before stored them: no folded words ("cyr=masha").
     for person in (masha, plain):
@@ -89,7 +90,7 @@ def test_people_written_before_are_found_by_their_name_in_the_other_script(
     assert selectors.people_search(tenant_id=tenant.pk, user_id="u1", query="Did Masha call?").hits == []
     importlib.import_module("people.migrations.0008_translit_word_terms").add_word_terms(apps, None)
     masha.refresh_from_db()
-    assert {"cyr=masha", "cyr=marya", "cyr=petrova"} <= set(masha.name_terms)
+    assert {"cyr=masha", "cyr=petrova"} <= set(masha.name_terms)
     assert Person.objects.get(pk=plain.pk).name_terms == [*before, "cyr=ana"]
     hits = selectors.people_search(tenant_id=tenant.pk, user_id="u1", query="Did Masha call?").hits
     assert [h.person for h in hits] == [masha]
