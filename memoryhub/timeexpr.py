@@ -293,6 +293,9 @@ _RU_UNITS = {"д": "day", "н": "week", "м": "month", "г": "year", "л": "year
 _RU_UNIT = r"(?P<unit>дн(?:я|ей)|день|недел[ьюяи]|месяц(?:а|ев)?|год(?:а)?|лет|выходн(?:ых|ые))"
 _RU_WHICH = {"позапрошл": -2, "прошл": -1, "эт": 0, "следующ": 1}
 _RU_ONE_AGO = re.compile(r"(?<!\w)(?P<unit>день|неделю|месяц|год|пол\s?года)\s+(?:тому\s+)?назад")
+# Ahead, as "in two weeks": "через три дня", "через неделю" (the count left unsaid: one), "через полгода".
+_RU_AHEAD = re.compile(r"(?<!\w)через\s+(?:" + _RU_NUMBER + r"\s+)?"
+                       r"(?P<unit>дн(?:я|ей)|день|недел[ьюяи]|месяц(?:а|ев)?|год(?:а)?|лет|пол\s?года)(?!\w)")
 _SEASONS_RU = {"весн": "spring", "лет": "summer", "осен": "autumn", "зим": "winter"}
 
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
@@ -770,6 +773,12 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
         if free(m):
             unit = m.group("unit")
             yield _ago(6, "month", anchor) if unit.startswith("пол") else _ago(1, _RU_UNITS[unit[0]], anchor)
+    for m in _RU_AHEAD.finditer(lowered) if "через" in lowered else ():
+        if free(m):
+            unit = m.group("unit")
+            n = _count(m.group("n"), _RU_NUMBERS) if m.group("n") else 1
+            yield _ago(6, "month", anchor, sign=1) if unit.startswith("пол") else \
+                _ago(n, _RU_UNITS[unit[0]], anchor, sign=1)
     for m in re.finditer(r"(?<!\w)(?:(?P<which>позапрошл|прошл|эт|следующ)\w*\s+)?(?P<season>весн|лет|осен|зим)"
                          r"(?:ой|ом|ою|ью)(?:\s+(?P<year>(?:19|20)\d\d))?(?!\w)", lowered):
         if (m.group("which") or m.group("year")) and free(m):
@@ -954,6 +963,14 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
     for m in re.finditer(r"半年(?:以?前)", text) if "半年" in text else ():
         if free(m):
             yield _ago(6, "month", anchor)
+    # Ahead: "三天后", "两个星期以后", "一个月之后" (a plan: "三天后我要去上海").
+    for m in re.finditer(r"(?P<n>" + _ZH_NUM + r"|几|两)(?P<unit>天|个?星期|周|个月|年)(?:以后|之后|后)", text) \
+            if "后" in text else ():
+        if free(m):
+            n = 3 if m.group("n") == "几" else _zh_number(m.group("n"))
+            unit = m.group("unit")
+            yield _ago(n, "day" if unit == "天" else "year" if unit == "年" else "month" if "月" in unit else "week",
+                       anchor, sign=1)
     # A weekday alone ("周五我们去了…", "星期天"): the last one, like "on Friday"; not "每周五" (every
     # Friday), "周一到周五" (a range of days), "一周五天" (five days a week) nor a quoted name (“星期五”).
     for m in _ZH_BARE_WEEKDAY.finditer(text):
@@ -1098,7 +1115,7 @@ _DURATION_EN = re.compile(
     r"(?:day|week|month|year|decade)s?\b(?!\s+ago)"
 )
 _DURATION_RU = re.compile(
-    r"(?<!\w)(?:\d{1,3}|один|одну|два|две|три|четыре|пять|шесть|семь|восемь|девять|десять|пару|несколько)\s+"
+    r"(?<!\w)(?<!через\s)(?:\d{1,3}|один|одну|два|две|три|четыре|пять|шесть|семь|восемь|девять|десять|пару|несколько)\s+"
     r"(?:дн(?:я|ей)|день|недел[ьюяи]|месяц(?:а|ев)?|год(?:а)?|лет)(?!\s+назад)(?!\w)"
 )
 _DURATION_ZH = re.compile(
