@@ -10,14 +10,11 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from memoryhub.morph import analyzer
+from memoryhub.morph import analyzer as morph
 from memoryhub.text import analyze, normalize, words
 from people import lexicon, translit
-
-if TYPE_CHECKING:
-    import pymorphy3
 
 _CYR = re.compile("[\u0400-\u052f]")
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -30,10 +27,6 @@ def _term(token: str) -> str:
     """The `memoryhub.text` index term of one word ('' for a stopword)."""
     terms = analyze(token)
     return terms[0] if terms else ""
-
-
-def morph() -> pymorphy3.MorphAnalyzer:
-    return analyzer()
 
 
 NAME_GRAMMEMES = frozenset({"Name", "Surn", "Patr"})

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoryhub.morph import analyzer
-
-
-def _analyzer() -> Any:
-    return analyzer()
+from memoryhub.morph import analyzer as _analyzer
 
 
 def _match_case(original: str, word: str) -> str:

@@ -51,7 +51,7 @@ from lore.services import fit_dims
 from memoryhub import deferred
 from memoryhub.embeddings import cosine_floor, embed_query_if_available, get_embedder
 from memoryhub.llm import LLMError, LLMUnavailable, get_llm
-from memoryhub.morph import analyzer
+from memoryhub.morph import analyzer as _morph
 from memoryhub.search import vectors
 from memoryhub.search.fusion import FusedScore, fuse
 from memoryhub.text import HAN_CHAR, analyze, analyze_query, normalize, words
@@ -103,10 +103,6 @@ _ZH_GLUE = frozenset({"的", "之"})
 _RU_ADJECTIVES = frozenset({"ADJF", "PRTF", "NUMR"})
 # A noun's second locative, genitive or accusative ("в лесу", "чашка чаю") takes the adjective's first one.
 _RU_CASE = {"loc2": "loct", "gen2": "gent", "acc2": "accs"}
-
-
-def _morph() -> Any:
-    return analyzer()
 
 
 def _breaks_ru(word: str) -> bool:
