@@ -109,8 +109,11 @@ def _memory_line(item: SearchItem) -> str:
     """A remembered chunk's line, without its day: the memories block shows each day once, as a
     header over that day's lines (`_pack_by_day`)."""
     chunk = item.chunk
-    who = f"{chunk['speaker'] or chunk['role']}: " if chunk["type"] == "dialog" else ""
-    return f"- {who}{chunk['text']}"
+    return _line(chunk["text"], chunk["speaker"] or chunk["role"] if chunk["type"] == "dialog" else "")
+
+
+def _line(text: str, who: str = "") -> str:
+    return f"- {who}: {text}" if who else f"- {text}"
 
 
 def _day(item: SearchItem) -> str:
@@ -136,14 +139,26 @@ def _pack_by_day(block: Block, candidates: list[BlockItem], cap: int) -> int:
     used = 0
     days: set[str] = set()
     for item in candidates:
-        day = item.meta["day"]
-        cost = item.tokens + (count_tokens(_day_header(day)) if day and day not in days else 0)
-        if used + cost > cap:
-            block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "budget"})
+        needs = item.meta.get("reply_to") or item.meta.get("answered_by")
+        if needs and not any(i.ref == needs for i in block.items):
+            # A reaction without the turn it answers ("That makes me so happy, Alex.") tells the model
+            # nothing, and read as a memory of its own, something wrong; so does a question fetched for
+            # its answer without it (`_with_turns_answered`).
+            block.cut.append({"ref": item.ref, "tokens": item.tokens,
+                              "reason": "without_its_turn" if "reply_to" in item.meta else "without_its_answer"})
             continue
+        day = item.meta["day"]
+        header = count_tokens(_day_header(day)) if day and day not in days else 0
+        if used + item.tokens + header > cap:
+            if block.items or cap - header < MIN_MEMORY_CLIP_TOKENS or item.tokens + header <= cap:
+                block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "budget"})
+                continue
+            # The best memory is longer than the whole block may be (a small budget, a long turn): its
+            # beginning, rather than whatever short lines rank below it.
+            item = _turn_within(item, cap - header, block)
         block.items.append(item)
         days.add(day)
-        used += cost
+        used += item.tokens + header
     # Turns of one batch sent without times share their arrival time: the chunk id, given in the
     # order the turns were said, keeps a reply after its question.
     ordered = sorted(block.items, key=lambda i: (i.meta["day"], i.meta["at"], int(i.ref.partition(":")[2])))
@@ -200,6 +215,8 @@ def _clipped(item: BlockItem, room: int) -> BlockItem | None:
 
 # The least room a clipped recent turn gets: its time, speaker and a sentence or two.
 MIN_TURN_TOKENS = 48
+# The least room in which the memories block shows the beginning of a memory too long for all of it.
+MIN_MEMORY_CLIP_TOKENS = 16
 
 
 def _turn_within(item: BlockItem, room: int, block: Block) -> BlockItem:
@@ -322,6 +339,7 @@ def context_assemble(
     typed_wanted = replace(memory_filters, types=("memory",)) if memory_filters else None
     candidates = []
     turn_of: dict[str, int] = {}  # a dialog line's message
+    answered: dict[str, tuple[int, str]] = {}  # an assistant's reply's line: the message it answers, its text
     sources_of: dict[str, frozenset[int]] = {}  # the turns a consolidated memory or insight restates
     for item in result.items:
         if item.chunk["id"] in typed_ids:
@@ -344,9 +362,12 @@ def context_assemble(
         line, ref = _memory_line(item), f"chunk:{item.chunk['id']}"
         candidates.append(BlockItem(line, count_tokens(line), ref,
                                     {"score": round(item.score, 6), "type": item.chunk["type"], "day": _day(item),
-                                     "at": iso_instant(item.chunk["created_ts"]) or ""}))
+                                     "at": iso_instant(item.chunk["created_ts"]) or "",
+                                     **({"role": item.chunk["role"]} if item.chunk["type"] == "dialog" else {})}))
         if item.chunk["type"] == "dialog" and item.chunk["meta"].get("message_id") is not None:
             turn_of[ref] = item.chunk["meta"]["message_id"]
+            if item.chunk["role"] == "assistant" and item.chunk["meta"].get("context_message_ids"):
+                answered[ref] = (item.chunk["meta"]["context_message_ids"][-1], item.chunk["text"])
         elif item.chunk["meta"].get("source_message_ids"):
             sources_of[ref] = frozenset(item.chunk["meta"]["source_message_ids"])
     # Other people relevant to this query, beside the memories that mention them. Their share is
@@ -360,6 +381,8 @@ def context_assemble(
                                    tenant_id=tenant_id, user_id=user_id)
     # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing.
     candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate)
+    candidates = _with_turns_answered(block, candidates, turn_of, answered, recent_ids, query,
+                                      tenant_id=tenant_id, user_id=user_id)
     remaining -= _pack_by_day(block, candidates, cap)
     blocks.extend([block, people])
     context = Context(budget=budget, blocks=blocks)
@@ -397,7 +420,8 @@ def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[s
         if message_id in placed:
             continue  # moved up before the statement it corrects
         for new in sorted({corrections[m] for m in turns if m in corrections} & wanted - placed):
-            correction = by_ref[said[new]] if new in said else _chunk_item(fetched.get(new), turn_of)
+            correction = by_ref[said[new]] if new in said else _chunk_item(fetched.get(new), turn_of,
+                                                                             correction=True)
             if correction is not None:
                 out.append(correction)
                 placed.add(new)
@@ -409,15 +433,63 @@ def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[s
     return out
 
 
-def _chunk_item(chunk: Chunk | None, turn_of: dict[str, int]) -> BlockItem | None:
+def _chunk_item(chunk: Chunk | None, turn_of: dict[str, int], **meta: Any) -> BlockItem | None:
     """A memories line for a dialog chunk that the search did not return."""
     if chunk is None:
         return None
-    line, ref = f"- {chunk.speaker or chunk.role}: {chunk.text}", f"chunk:{chunk.pk}"
+    line, ref = _line(chunk.text, chunk.speaker or chunk.role), f"chunk:{chunk.pk}"
     turn_of[ref] = int(chunk.source_id.partition(":")[2])
     day = chunk.created_ts.date().isoformat() if chunk.created_ts else ""
     return BlockItem(line, count_tokens(line), ref, {"score": 0.0, "type": "dialog", "day": day,
-                                                       "at": iso_instant(chunk.created_ts) or "", "correction": True})
+                                                       "at": iso_instant(chunk.created_ts) or "", **meta})
+
+
+def _with_turns_answered(block: Block, candidates: list[BlockItem], turn_of: dict[str, int],
+                         answered: dict[str, tuple[int, str]], recent_ids: set[int], query: str, *,
+                         tenant_id: int, user_id: str) -> list[BlockItem]:
+    """The candidates with each assistant's reply beside the turn it answers (`answered`: the reply's
+    line → that turn's message and the reply's own text), fetched when the search did not return it. A
+    reply's search text holds the turns before it, so a reply that says no word of the query matched
+    through its turn: at a small budget the reaction alone ("That makes me so happy, Alex.") took the
+    room of the news it reacted to. Such a reply comes right after its turn and is packed only with it
+    (`reply_to`); one that answers the query itself ("Your dentist appointment is on Monday") ranks
+    first and brings its turn after it, for the room left (a turn the search left out only with it:
+    `answered_by`). Not when the recent turns show the turn, nor
+    when the turn is another reply or filler."""
+    wanted = {ref: answer for ref, answer in answered.items() if answer[0] not in recent_ids}
+    if not wanted:
+        return candidates
+    terms = set(text.analyze(query))
+    said = {message_id: ref for ref, message_id in turn_of.items()}
+    by_ref = {c.ref: c for c in candidates}
+    fetched = turn_chunks(tenant_id=tenant_id, user_id=user_id,
+                          message_ids={message_id for message_id, _ in wanted.values()} - said.keys())
+    out: list[BlockItem] = []
+    placed: set[str] = set()
+    for item in candidates:
+        if item.ref in placed:
+            continue  # moved beside the reply that answers it
+        message_id, reply = wanted.get(item.ref, (None, ""))
+        turn = None
+        if message_id in said and by_ref[said[message_id]].meta.get("role") != "assistant":
+            turn = by_ref[said[message_id]]
+        elif message_id in fetched and fetched[message_id].role != "assistant" and \
+                not is_filler(fetched[message_id].text):
+            turn = _chunk_item(fetched[message_id], turn_of, role=fetched[message_id].role)
+        if turn is None:
+            out.append(item)
+        elif terms & set(text.analyze(reply)):
+            if turn.ref not in by_ref:  # fetched for the reply: "Can you remind me when?" says nothing alone
+                turn = replace(turn, meta={**turn.meta, "answered_by": item.ref})
+            out.extend([item] if turn.ref in placed else [item, turn])
+        else:
+            out.extend([] if turn.ref in placed else [turn])
+            out.append(replace(item, meta={**item.meta, "reply_to": turn.ref}))
+        if turn is not None:
+            placed.add(turn.ref)
+            block.cut = [c for c in block.cut if c["ref"] != turn.ref]
+        placed.add(item.ref)
+    return out
 
 
 def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, turn_of: dict[str, int],
