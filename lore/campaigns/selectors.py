@@ -8,7 +8,8 @@ For the tools (seed 003 §8.12), each returns JSON-ready dicts:
   dynamic part for that party only: the disposition towards the party and towards each hero of it that
   has one (or only the hero asked), the summaries that moved them, plus each one's latest changes.
 - `episode_search(campaign, party, query, k=None)`: the party's summaries nearest to a query, by
-  vector over their `episode` chunks (seed §8.13.1: vector mode, filtered by party).
+  vector over their `episode` chunks (seed §8.13.1: vector mode, filtered by party), and those of the
+  campaign's NPCs the query names by their name or what they are (`npcs_asked`: "the witch" is Василиса).
 - `art_suggest(campaign, scene_id=None, location=None, npcs=(), query=None)`: visual tags and style of the
   matching art cards (ranked by `query` when given, lore.campaigns.art), and the canon markers a new image
   must keep or avoid (§8.14).
@@ -24,6 +25,8 @@ Expired summaries (past the campaign's `episode_ttl_days`) are tombstones no rea
 from __future__ import annotations
 
 import difflib
+import functools
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -47,8 +50,10 @@ from lore.selectors import MIN_COSINE
 from lore.services import fit_dims
 from memoryhub.embeddings import cosine_floor, embed_query_if_available
 from memoryhub.exceptions import ApplicationError
+from memoryhub.morph import analyzer as morph
 from memoryhub.search import vectors
-from memoryhub.text import analyze
+from memoryhub.text import HAN_CHAR, analyze, normalize, pronoun_terms, words
+from memoryhub.text import term as word_term
 from memoryhub.validation import iso_instant
 from rag import index as bm25_index
 from rag import selectors as rag_selectors
@@ -131,38 +136,132 @@ def session_fetch(campaign: Campaign, party: Party, k: int = 2) -> dict[str, Any
             "flags": party_flags(party)}
 
 
+_CYRILLIC = re.compile("[\u0400-\u04ff]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _npc_terms(text: str) -> frozenset[str]:
+    """The terms by which a question may name what `text` says: each word's BM25 term and, for a Russian
+    word, its lemma's too (pymorphy3): Snowball stems "купца" to "купц" but "купец" to "купец", "люди" to
+    "люд". Whole words only: BM25 also indexes a Chinese word's characters, but 女 of 女人 (a woman) names
+    no 女巫 (witch). Cached: the same NPCs are read on every search of their campaign."""
+    terms: set[str] = set()
+    for word in words(text):
+        term = word_term(word)
+        if not term:
+            continue
+        terms.add(term)
+        if _CYRILLIC.search(word):
+            lemma = word_term(normalize(morph().parse(word)[0].normal_form))
+            if lemma:
+                terms.add(lemma)
+    return frozenset(terms - pronoun_terms())
+
+
+def npcs_asked(campaign: Campaign, query: str) -> list[NPC]:
+    """The campaign's NPCs that a question names by a word of their static name or archetype (seed §8.5.2):
+    "что случилось у ведьмы?" asks about Василиса, whose archetype is "ведьма", while her summaries call
+    her by her name. Not by her secrets (hidden from the players: a question about the moon key is not
+    about whoever knows where it is) nor by her voice or lore ids.
+
+    A word held by more than half of the campaign's NPCs (and by more than one) names none of them:
+    "человек" in every archetype would otherwise bring every NPC's summaries, as the episode search's
+    relevance floor keeps a question from bringing every summary. A Chinese word of the NPC's said
+    inside a longer word of the question counts ("老女巫": jieba may keep 老 with it)."""
+    held = {npc: _npc_terms(f"{npc.name}\n{npc.archetype}")
+            for npc in NPC.objects.filter(campaign=campaign).only("npc_id", "name", "archetype")}
+    if not held:
+        return []
+    said, text = _npc_terms(query), normalize(query)
+    shared = Counter(term for terms in held.values() for term in terms)
+    common = {term for term, n in shared.items() if n > 1 and 2 * n > len(held)}
+    return [npc for npc, terms in held.items()
+            if any(term in said or (len(term) > 1 and HAN_CHAR.match(term) and term in text)
+                   for term in terms - common)]
+
+
+def _name_terms(npcs: Sequence[NPC], query_terms: Sequence[str]) -> list[str]:
+    """The BM25 terms of the asked NPCs' names that the query lacks: a summary that names the NPC finds
+    the question. Whole words, a lone Han character left out (林 of 林掌柜 would find every 森林)."""
+    terms = {term for npc in npcs for term in _npc_terms(npc.name)
+             if not (len(term) == 1 and HAN_CHAR.match(term))}
+    return sorted(terms - set(query_terms))
+
+
+def _involving(party: Party, npcs: Sequence[NPC]) -> set[int]:
+    """The chunks of the party's live summaries that record one of these NPCs in their scene (`who.npcs`,
+    or a disposition change of a summary recorded before a change had to name an NPC of the scene)."""
+    if not npcs:
+        return set()
+    recorded = Q()
+    for npc in npcs:
+        recorded |= Q(document__who__npcs__contains=[npc.npc_id])
+        recorded |= Q(document__relations_delta__contains=[{"npc_id": npc.npc_id}])
+    return set(EpisodicSummary.objects.filter(recorded, party=party, expired_at__isnull=True, chunk__isnull=False)
+               .values_list("chunk_id", flat=True))
+
+
 def episode_search(campaign: Campaign, party: Party, query: str, k: int | None = None) -> list[dict[str, Any]]:
+    """Summaries by vector (a cosine under the floor needs a word of the query), or by BM25 while the
+    vectors are out; then those of the NPCs the query names (`npcs_asked`), whatever their cosine or words,
+    first into the `k`. Best score first; a hit found through an NPC says which (`npcs`)."""
     require_active(campaign, "searching its episodes")
     cfg = lore_config.domain_config("episode")
+    k = k or cfg.k_vector
     # Expired and archived summaries have no chunk left: nothing else to filter.
     chunks = Chunk.objects.filter(tenant_id=campaign.tenant_id, namespace=campaign.episode_namespace,
                                   session_id=party.slug)
     size, space = (Namespace.objects.filter(tenant_id=campaign.tenant_id, name=campaign.episode_namespace)
                    .values_list("chunk_count", "vector_space").first() or (0, ""))
+    asked = npcs_asked(campaign, query)
+    terms = analyze(query)
+    terms += _name_terms(asked, terms)
+    involved = _involving(party, asked)
     foreign = rag_selectors.foreign_vector_spaces(campaign.tenant_id, {campaign.episode_namespace: space})
     embedded = None if foreign else embed_query_if_available(query, tenant_id=campaign.tenant_id,
                                                                    where="episode_search")
     if embedded is not None:
         vector = fit_dims(embedded, cfg.dims)[0]
-        ranked = vectors.nearest(chunks, vector, k or cfg.k_vector, namespace_size=size,
-                                 hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True)
+        ranked = vectors.nearest(chunks, vector, k, namespace_size=size, hnsw_filter=Q(in_hnsw=True),
+                                 hnsw_halfvec=True)
         # The world search's relevance floor: a summary needs a word of the question or a cosine of at least
         # MIN_COSINE (on the embedder's scale). A QA pass: "zzzz qqqq" and a Russian question about a duel
         # returned k summaries, the first about a forge repair at a negative cosine; "nothing" is the answer.
+        # The names of the NPCs asked for are words of the question here.
         floor = cosine_floor(MIN_COSINE)
         far = np.asarray(sorted(pk for pk, score in ranked if score < floor), dtype=np.int64)
         worded = {pk for pk, _ in bm25_index.namespace_index(campaign.tenant_id, campaign.episode_namespace).search(
-            analyze(query), len(far), allowed=far)} if len(far) else set()
-        ranked = [(pk, score) for pk, score in ranked if score >= floor or pk in worded]
+            terms, len(far), allowed=far)} if len(far) else set()
+        ranked = [(pk, score) for pk, score in ranked if score >= floor or pk in worded or pk in involved]
+        missing = involved - {pk for pk, _ in ranked}
+        if missing:
+            ranked += vectors.nearest(chunks.filter(id__in=sorted(missing)), vector, k, namespace_size=len(missing),
+                                      hnsw_filter=Q(in_hnsw=True), hnsw_halfvec=True)
     else:
         # Summaries embedded by another embedder until `reindex`, or the embedder away: found by
         # their words meanwhile.
         allowed = np.fromiter(chunks.order_by("id").values_list("id", flat=True), dtype=np.int64)
         ranked = bm25_index.namespace_index(campaign.tenant_id, campaign.episode_namespace).search(
-            analyze(query), k or cfg.k_vector, allowed=allowed)
-    by_chunk = {s.chunk_id: s for s in EpisodicSummary.objects.filter(chunk_id__in=[pk for pk, _ in ranked])}
-    return [{"summary_id": by_chunk[pk].summary_id, "score": round(score, 4), "document": by_chunk[pk].document}
-            for pk, score in ranked if pk in by_chunk]
+            terms, k, allowed=allowed)
+        # An asked NPC's summary that says no word of the question: found by who was there, at no score.
+        found = {pk for pk, _ in ranked}
+        ranked += [(pk, 0.0) for pk in sorted(involved - found, reverse=True)]
+    # The NPCs' summaries are what the question asks about: they take the places first, the rest fill in.
+    chosen = [hit for hit in ranked if hit[0] in involved][:k]
+    chosen += [hit for hit in ranked if hit[0] not in involved][:k - len(chosen)]
+    chosen.sort(key=lambda hit: -hit[1])
+    by_chunk = {s.chunk_id: s for s in EpisodicSummary.objects.filter(chunk_id__in=[pk for pk, _ in chosen])}
+    hits = []
+    for pk, score in chosen:
+        if pk not in by_chunk:
+            continue
+        summary = by_chunk[pk]
+        hit = {"summary_id": summary.summary_id, "score": round(score, 4), "document": summary.document}
+        if pk in involved:
+            present = {*summary.document["who"]["npcs"], *(c["npc_id"] for c in summary.document["relations_delta"])}
+            hit["npcs"] = [npc.npc_id for npc in asked if npc.npc_id in present]
+        hits.append(hit)
+    return hits
 
 
 def _changes(npc: NPC, party: Party, heroes: Sequence[str] | None) -> list[dict[str, Any]]:
