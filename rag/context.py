@@ -150,15 +150,18 @@ def _pack_by_day(block: Block, candidates: list[BlockItem], cap: int) -> int:
         day = item.meta["day"]
         header = count_tokens(_day_header(day)) if day and day not in days else 0
         if used + item.tokens + header > cap:
-            if block.items or cap - header < MIN_MEMORY_CLIP_TOKENS or item.tokens + header <= cap:
-                block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "budget"})
-                continue
-            # The best memory is longer than the whole block may be (a small budget, a long turn): its
-            # beginning, rather than whatever short lines rank below it.
-            item = _turn_within(item, cap - header, block)
+            block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "budget"})
+            continue
         block.items.append(item)
         days.add(day)
         used += item.tokens + header
+    first = next((i for i in candidates if not ({"reply_to", "answered_by"} & i.meta.keys())), None)
+    header = count_tokens(_day_header(first.meta["day"])) if first and first.meta["day"] else 0
+    if not block.items and first is not None and cap - header >= MIN_MEMORY_CLIP_TOKENS:
+        # Nothing whole fits (a small budget, long turns): the best memory's beginning, not an empty block.
+        block.cut = [c for c in block.cut if c["ref"] != first.ref]
+        block.items.append(_turn_within(first, cap - header, block))
+        used = block.items[0].tokens + header
     # Turns of one batch sent without times share their arrival time: the chunk id, given in the
     # order the turns were said, keeps a reply after its question.
     ordered = sorted(block.items, key=lambda i: (i.meta["day"], i.meta["at"], int(i.ref.partition(":")[2])))

@@ -1,6 +1,6 @@
-"""An assistant's reply reaches the memories block only with the turn it answers, and the best memory too long
-for a small budget shows its beginning: at 30 tokens a chat app's context held "That makes me so happy, Alex."
-alone, the reaction without the news."""
+"""An assistant's reply reaches the memories block only with the turn it answers, and where no memory fits whole
+the best one shows its beginning: at 30 tokens a chat app's context held "That makes me so happy, Alex." alone,
+the reaction without the news."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 NEWS = {
     "en": ("I finally got promoted to team lead at the clinic today! After three years of night shifts, two "
            "certifications and that awful audit last spring, my manager told me this morning in front of the "
-           "whole ward.", "That makes me so happy, Alex. You earned it.", "We also adopted a cat named Miso.",
+           "whole ward.", "That makes me so happy, Alex. You earned it.",
            "did I get promoted?"),
     "ru": ("Меня наконец повысили до руководителя команды! После трёх лет ночных смен, двух сертификатов и той "
            "ужасной проверки прошлой весной начальница объявила это сегодня утром при всём отделении.",
-           "Как я рада за тебя, Саша!", "А ещё мы взяли кошку Мисо.", "меня повысили?"),
+           "Как я рада за тебя, Саша!", "меня повысили?"),
     "zh": ("我今天终于升职当组长了！经过三年的夜班、两个证书和去年春天那次可怕的检查，"
            "经理今天早上当着整个科室的面宣布了。",
-           "太为你高兴了！", "我们还领养了一只猫叫米索。", "我升职了吗？"),
+           "太为你高兴了！", "我升职了吗？"),
 }
 
 
@@ -35,9 +35,8 @@ def _memories(context):
 @pytest.mark.parametrize("language", ["en", "ru", "zh"])
 def test_at_a_small_budget_the_news_shows_its_beginning_and_the_reaction_never_stands_alone(tenant,
                                                                                            language) -> None:
-    news, reaction, other, query = NEWS[language]
-    append_messages(tenant, "u1", "s1", [("user", news), ("assistant", reaction), ("user", other),
-                                         ("assistant", "👍")], start=START)
+    news, reaction, query = NEWS[language]
+    append_messages(tenant, "u1", "s1", [("user", news), ("assistant", reaction)], start=START)
     for budget in (30, 50):
         context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None,
                                    budget_tokens=budget)
