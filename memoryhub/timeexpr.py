@@ -119,6 +119,70 @@ _PAST = re.compile(
 )
 
 
+# A weekend said without "last" or "next" ("on the weekend", "this weekend", "на выходных", "周末") is the
+# coming one or the one just past by the tense of its sentence. Past is `_PAST` less the words it takes for
+# past that are common beside a weekend and are none ("I need to", "so excited", "как дела", "为了", "不过",
+# "过来"); what says the future or an intention ("will", "going to", "поедем", "собираемся", "打算", "要")
+# outweighs a past word in the same sentence ("I was thinking we will hike this weekend").
+_NOT_PAST = frozenset({"need", "indeed", "speed", "excited", "interested", "tired", "bored", "worried", "scared",
+                       "supposed", "дела", "тепло", "весело", "мало", "светло", "школа", "сила", "число", "мысли",
+                       "цели"})
+_ZH_PAST = re.compile(r"(?<![为除])了(?!解)|(?<![不难])过(?![来去])")
+_FUTURE = re.compile(
+    r"(?<![a-z'])(?:will|shall|gonna|wanna|going to|plan|plans|planning|want to|wants to|hope to|hoping to|"
+    r"would like|intend|intends|about to|looking forward|can't wait|need to|needs to|have to|has to|let's)(?![a-z])"
+    r"|'ll(?![a-z])|'d like"
+    r"|(?<![а-яё])(?:буд(?:у|ем|ешь|ет|ете|ут)|собира\w*|планиру\w*|хоч(?:у|ешь|ет)|хотим|хотите|хотят|давай\w*|"
+    r"надо|нужно|(?:по|при|у|за|вы|съ)ед(?:у|ем|ешь|ет|ете|ут)|(?:пой|зай|вый|уй)д[уеё]\w*|съездим|сходим)(?![а-яё])"
+    r"|打算|准备|计划|想|(?<![重主只])要|将|会(?!议)",
+    re.IGNORECASE,
+)
+# A weekend that recurs: "usually at the weekend", "в выходные обычно", "周末我一般…", "周末我喜欢…" (a
+# liking is no one weekend). "Every weekend", "on weekends", "по выходным", "每个周末" are not read at all.
+_HABITUAL = re.compile(
+    r"(?<![a-z])(?:usually|always|often|normally|typically|generally|sometimes|every|enjoy|enjoys|love to|"
+    r"(?<!'d )(?<!would )like to)(?![a-z])"
+    r"|(?<![а-яё])(?:обычно|всегда|часто|иногда|постоянно|кажд\w*|люб(?:лю|ишь|ит|им|ите|ят))(?![а-яё])"
+    r"|一般|通常|经常|常常|平时|总是|往往|喜欢|每",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!?;\n。！？；]")
+
+
+def _sentence(m: re.Match[str]) -> str:
+    """The sentence a match stands in: a tense is a sentence's, not a whole turn's."""
+    text = m.string
+    start = max((end.end() for end in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
+    found = _SENTENCE_END.search(text, m.end())
+    return text[start:found.start() if found else len(text)]
+
+
+def _told_in_past(sentence: str) -> bool:
+    words = [m.group(0).lower() for m in _PAST.finditer(sentence)]
+    return any(word not in _NOT_PAST and word not in ("了", "过") for word in words) or bool(_ZH_PAST.search(sentence))
+
+
+def _weekend(anchor: date, m: re.Match[str], past: bool | None) -> Span:
+    """"This weekend", "на этих выходных", "这个周末" and a bare weekend: said on a Saturday or Sunday, that
+    very weekend; else the one just past when the sentence (or the caller, by `past`) tells it in the past and
+    says no intention, the coming one otherwise (a plan, or a weekday's talk of what is ahead)."""
+    if anchor.weekday() >= 5:
+        return _relative_unit(0, "weekend", anchor)
+    if past is None:
+        sentence = _sentence(m)
+        past = _told_in_past(sentence) and not _FUTURE.search(sentence)
+    return _relative_unit(-1 if past else 1, "weekend", anchor)
+
+
+def _bare_weekend(anchor: date, m: re.Match[str], query: bool, past: bool | None) -> Span | None:
+    """A weekend with no "this", "last", "next": none when its sentence tells of a habit, nor in a question
+    that asks when (in "when did we hike on the weekend?" the weekend is what is asked, not the last one)."""
+    sentence = _sentence(m)
+    if _HABITUAL.search(sentence) or (query and asks_when(sentence)):
+        return None
+    return _weekend(anchor, m, past)
+
+
 def _safe_date(year: int, month: int, day: int) -> date | None:
     try:
         return date(year, month, day)
@@ -397,7 +461,8 @@ class _Claims:
         return True
 
 
-def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> Iterable[Span]:
+def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None, past: bool | None = None
+        ) -> Iterable[Span]:
     lowered = text.lower().replace("’", "'")
     free = (claims or _Claims()).free
     words = _en_words(lowered)
@@ -460,6 +525,12 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
             span = _month_span(month, year, anchor, query=query, text=m.string)
             yield _part_of_month(m.group("part"), span)
 
+    for m in _EN_WEEKEND.finditer(lowered) if "weekend" in words else ():
+        # Before "this weekend" of the rules below, which is also "this past weekend" and "the weekend" of
+        # "the weekend before 27 June" (taken above).
+        span = _weekend(anchor, m, past) if m.group("this") else _bare_weekend(anchor, m, query, past)
+        if span is not None and free(m):
+            yield span
     for pattern, resolve, needs in _EN_RULES:
         if not all(words & need for need in needs):
             continue
@@ -672,6 +743,8 @@ _EN_DAY_RANGE = re.compile(
 _EN_WEEKDAY_SHORT = re.compile(r"\b(?P<which>last|this past|this coming|next|on) (?P<weekday>"
                                + "|".join(sorted(_EN_WEEKDAY_ABBREVIATIONS, key=len, reverse=True)) + r")\b\.?")
 _EN_OVER_THE_WEEKEND = re.compile(r"\bover the weekend\b")
+# "This weekend", "on/at/during/for the weekend"; not "on weekends" (every one).
+_EN_WEEKEND = re.compile(r"\b(?:(?P<this>this)|(?:on|at|during|for) the) weekend\b")
 
 
 def _ru_month_number(word: str) -> int:
@@ -698,7 +771,8 @@ def _ru_absolute(lowered: str, anchor: date, query: bool) -> Iterable[tuple[re.M
             yield m, span
 
 
-def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> Iterable[Span]:
+def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None, past: bool | None = None
+        ) -> Iterable[Span]:
     lowered = text.lower().replace("ё", "е")
     free = (claims or _Claims()).free
     month_number = _ru_month_number
@@ -753,7 +827,12 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
     for pattern, unit in relative:
         for m in re.finditer(r"(?<!\w)" + pattern, lowered):
             if free(m):
-                yield _relative_unit(_RU_WHICH[m.group("which")], unit, anchor)
+                yield _weekend(anchor, m, past) if unit == "weekend" and m.group("which") == "эт" else \
+                    _relative_unit(_RU_WHICH[m.group("which")], unit, anchor)
+    for m in _RU_WEEKEND.finditer(lowered) if "выходн" in lowered else ():
+        span = _bare_weekend(anchor, m, query, past)
+        if span is not None and free(m):
+            yield span
     for m in re.finditer(r"(?<!\w)(?:в\s+|во\s+)(?:(?P<which>прошл|эт|следующ)\w*\s+)?" + _RU_WEEKDAY, lowered):
         if free(m):
             weekday = next(n for stem, n in _RU_WEEKDAYS.items() if m.group("weekday").startswith(stem))
@@ -812,6 +891,9 @@ _RU_DAY_RANGE = re.compile(
 _RU_NTH = {"перв": 1, "втор": 2, "трет": 3, "четверт": 4, "пят": 5, "последн": -1}
 _RU_NTH_WEEKDAY = re.compile(r"(?<!\w)(?:в|во)\s+(?P<nth>перв|втор|трет|четверт|пят|последн)\w*\s+" + _RU_WEEKDAY
                              + r"\s+" + _RU_MONTH + r"(?:\s+(?P<year>(?:19|20)\d\d))?")
+# "На выходных", "в выходные", "на выходные"; not "по выходным", "каждые выходные" (every one) nor "в
+# выходные дни" (days off).
+_RU_WEEKEND = re.compile(r"(?<!\w)(?:на|в)\s+выходн(?:ых|ые)(?!\w)(?!\s+дн)")
 _RU_WEEKDAY_ABBREVIATIONS = {"пн": 0, "вт": 1, "ср": 2, "чт": 3, "пт": 4, "сб": 5, "вс": 6}
 _RU_WEEKDAY_SHORT = re.compile(r"(?<!\w)(?:в|во)\s+(?P<which>прошл|эт|следующ)\w*\s+(?P<weekday>пн|вт|ср|чт|пт|сб|вс)"
                                r"(?!\w)")
@@ -836,6 +918,8 @@ _ZH_DAY_RANGE = re.compile(r"(?:(?P<year>\d{4})年)?(?P<month>" + _ZH_NUM + r")�
                            r"(?:到|至|[-–—~～])(?:(?P<month2>" + _ZH_NUM + r")月)?(?P<d2>" + _ZH_NUM + r")[日号]")
 _ZH_NTH_WEEKDAY = re.compile(r"(?:(?P<year>\d{4})年)?(?P<month>" + _ZH_NUM + r")月(?:的)?(?:第(?P<nth>[一二三四五1-5])|"
                              r"(?P<last>最后一))个(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])")
+# A bare "周末" (not "每周末", "每个周末", "一个周末"; "上周末", "这个周末" are read before it).
+_ZH_WEEKEND = re.compile(r"(?<![上下这本每个])周末")
 _ZH_BARE_WEEKDAY = re.compile(r"(?<![上这本下每个到至“「『\"])(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])"
                               r"(?![到至”」』\"天次个年])")
 # "去年夏天", "今年春季", "2022年冬天": a season of a named year (a bare "夏天" says no year, as "in the
@@ -862,7 +946,8 @@ def _zh_absolute(text: str, anchor: date, query: bool) -> Span | None:
     return _day(found) if found else None
 
 
-def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> Iterable[Span]:
+def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None, past: bool | None = None
+        ) -> Iterable[Span]:
     free = (claims or _Claims()).free
 
     # Longer expressions first: "5月3日那周", "圣诞节前一周", "5月3日到7日", "五月的第二个星期日".
@@ -935,7 +1020,11 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
             if free(m):
                 yield _day(anchor + timedelta(days=offset))
     for m in re.finditer(r"(?P<which>上上|下下|上|这|本|下)(?:个)?周末", text):
-        if free(m):
+        if not free(m):
+            continue
+        if _ZH_WHICH[m.group("which")] == 0:
+            yield _weekend(anchor, m, past)  # "这周末", "这个周末": as a bare "周末"
+        else:
             # Weeks start on Monday: "上周末" is the Saturday and Sunday of last week.
             week = _week_of(anchor + timedelta(days=7 * _ZH_WHICH[m.group("which")]))
             yield Span(week.start + timedelta(days=5), week.end)
@@ -976,6 +1065,10 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None) -> 
     for m in _ZH_BARE_WEEKDAY.finditer(text):
         if free(m):
             yield _day(_weekday_before(anchor, _ZH_WEEKDAYS[m.group("weekday")]))
+    for m in _ZH_WEEKEND.finditer(text) if "周末" in text else ():
+        span = _bare_weekend(anchor, m, query, past)
+        if span is not None and free(m):
+            yield span
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -986,13 +1079,16 @@ _CYRILLIC = re.compile("[\u0400-\u04ff]")
 _HAN = re.compile("[\u4e00-\u9fff]")
 
 
-def mentions(text: str, anchor: date, *, query: bool = False) -> list[Span]:
-    """Every date span the text mentions, resolved against `anchor` (the day it was said)."""
-    spans = _resolved(_en(text, anchor, query))
+def mentions(text: str, anchor: date, *, query: bool = False, past: bool | None = None) -> list[Span]:
+    """Every date span the text mentions, resolved against `anchor` (the day it was said). `past`: whether the
+    text is told in the past, when the caller knows it better than the text's own words do (an expression
+    read apart from its sentence); by default each sentence's tense decides where it matters ("this
+    weekend")."""
+    spans = _resolved(_en(text, anchor, query, None, past))
     if _CYRILLIC.search(text):
-        spans += _resolved(_ru(text, anchor, query))
+        spans += _resolved(_ru(text, anchor, query, None, past))
     if _HAN.search(text):
-        spans += _resolved(_zh(text, anchor, query))
+        spans += _resolved(_zh(text, anchor, query, None, past))
     return [s for s in spans if s.start <= s.end]
 
 

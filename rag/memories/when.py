@@ -3,10 +3,11 @@
 A companion keeps "I'm nervous about my exam next Friday", "В субботу мы едем на дачу", "我下个月要去上海出差"
 to ask about them later, when "next Friday" is another day. `memoryhub.timeexpr` reads the date words;
 here each relative one gets the days it meant written after it, in ISO form, as people's bios do
-("next Friday (2024-05-10)"). The readers take a bare weekday or weekend ("в субботу", "on Saturday",
-"this weekend") for the last one, as a chat about what happened mostly means; in a text that is not told
-in the past it is the coming one. A recurring time ("every Friday", "по субботам", "每周六") names no one
-date: such a text is read for none. Pure functions, no database.
+("next Friday (2024-05-10)"). The readers take a bare weekday ("в субботу", "on Saturday") for the last one,
+as a chat about what happened mostly means; in a text that is not told in the past it is the coming one. A
+weekend ("this weekend", "на выходных") they read by its sentence's tense; read apart from it, by the text's.
+A recurring time ("every Friday", "по субботам", "每周六") names no one date: such a text is read for none.
+Pure functions, no database.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ _WRITTEN = re.compile(r"\(\d{4}(?:-\d{2}){0,2}(?: – \d{4}(?:-\d{2}){0,2})?\)")
 
 
 def _read(expression: str, said_on: date, told_in_past: bool) -> timeexpr.Span | None:
-    spans = timeexpr.mentions(expression, said_on)
+    # Read apart from its sentence, the expression has no tense of its own ("this weekend"): the caller's says it.
+    spans = timeexpr.mentions(expression, said_on, past=True if told_in_past else None)
     if not spans:
         return None
     hull = timeexpr.Span(min(s.start for s in spans), max(s.end for s in spans))
