@@ -304,7 +304,7 @@ amanda amber amelia amy andrea andrew andy angela anna anne annie anthony antoni
 austin ava barbara ben benjamin beth betty bill billy blake bob bobby bonnie brad bradley brandon brenda brian
 bridget brittany bruce bryan caleb cameron carl carlos carol caroline carrie catherine charles charlie charlotte
 chelsea cheryl chloe chris christian christina christine christopher cindy claire clara colin connor craig
-cynthia dan daniel danielle danny david dean debbie deborah dennis derek diana diane dmitri dmitry dominic donald
+cynthia dan dana daniel danielle danny david dean debbie deborah dennis derek diana diane dmitri dmitry dominic donald
 donna doris dorothy doug douglas dylan ed eddie edward elena eli elijah elizabeth ella ellen emily emma eric erica
 erin ethan eugene eva evan evelyn fiona frank fred gabriel gary george gerald gina grace greg gregory hannah
 harold harry heather helen henry holly howard ian igor isaac isabel isabella ivan jack jackie jacob jake james
@@ -362,10 +362,56 @@ RU_ORG_NOUNS = frozenset({"компания", "фирма", "банк", "кор�
                           "пао", "ао"})
 EN_WORK_WORDS = frozenset({"work", "works", "worked", "working", "job", "intern", "interns", "interned",
                            "interning", "internship", "employed", "started"})
-# "for" is left out: "I work for Dana" names a person as often as "I work for Stripe" a company.
+# "for" is read apart (`rules._works_for_no_one`): "I work for Dana" names a person as often as "I work for
+# Stripe" a company.
 EN_WORK_PREPOSITIONS = frozenset({"at", "in"})
 ZH_ORG_NOUNS = ("公司", "集团", "银行", "科技", "工作室", "事务所")
 ZH_WORK_VERBS = ("工作", "上班", "实习", "任职", "就职", "打工")
+
+# --- departures from work ---------------------------------------------------------------------------
+# "Tom left the company", "Петров уволился", "王强离职了": someone who worked with the user no longer does
+# (`phrases.departures`). Out of the company, the work tie has ended: Other, as an ex is (`role:ex`). To
+# another team, a colleague from elsewhere: Work_Outer, as "Anna from another team" (`phrases.affiliations`).
+# "Tom left early", "Петров ушёл домой", "他走了" leave a place, not the job. Russian words are lemmas.
+EN_WORKPLACE_WORDS = frozenset({"company", "firm", "job", "organisation", "organization", "business", "startup",
+                                "agency", "employer", "corporation", "jobs", "companies", "firms"})
+EN_TEAM_WORDS = frozenset({"team", "department", "dept", "division", "unit", "teams", "departments"})
+EN_OBJECT_DETERMINERS = frozenset({"the", "our", "his", "her", "their", "my", "this", "that", "a", "an", "its"})
+EN_ANOTHER = frozenset({"another", "other", "different", "new"})
+# Between the person and the verb: "Tom has finally left the company", "Tom was fired".
+EN_DEPARTURE_FILLERS = frozenset({"has", "have", "had", "just", "finally", "recently", "already", "officially",
+                                  "also", "actually", "suddenly", "apparently", "unexpectedly", "eventually",
+                                  "quietly", "then", "both", "was", "were", "got", "gotten", "been", "is", "'s"})
+EN_PASSIVE_AUX = frozenset({"was", "were", "got", "gotten", "been", "is", "'s"})
+# Words that may follow "quit" or "resigned" used alone ("Tom quit last week"); any other word makes it
+# something else he quit ("Tom quit smoking").
+EN_AFTER_QUITTING = frozenset({"today", "yesterday", "tonight", "recently", "last", "this", "on", "in", "after",
+                               "before", "and", "but", "so", "because", "early", "abruptly", "suddenly",
+                               "officially", "finally", "already", "again", "without", "over", "a", "two",
+                               "three", "months", "weeks"})
+# Passive only ("Tom was fired"; "Tom fired Anna" says what Tom did).
+EN_DISMISSED = frozenset({"fired", "sacked", "dismissed", "laid off", "let go"})
+EN_MOVE_VERBS = frozenset({"moved", "transferred", "switched", "went", "joined", "changed"})
+RU_QUIT_LEMMAS = frozenset({"уволиться", "увольняться"})
+RU_LEAVE_LEMMAS = frozenset({"уйти", "уходить"})
+RU_RETIRE_LEMMAS = frozenset({"выйти", "выходить", "уйти", "уходить", "отправиться"})  # "… на пенсию"
+RU_MOVE_LEMMAS = frozenset({"перейти", "переходить", "перевестись", "переводиться"})
+RU_CHANGE_LEMMAS = frozenset({"сменить", "поменять", "менять"})  # "сменил работу"
+RU_WORKPLACE_WORDS = RU_ORG_NOUNS | {"работа", "должность", "контора"}
+RU_TEAM_WORDS = frozenset({"отдел", "команда", "департамент", "подразделение", "группа"})
+RU_ANOTHER = frozenset({"другой", "новый", "соседний"})
+RU_DEPARTURE_FILLERS = frozenset({"уже", "наконец", "недавно", "вчера", "сегодня", "тоже", "также", "официально",
+                                  "внезапно", "неожиданно", "таки", "всё-таки", "все-таки", "же", "был", "была",
+                                  "было", "были", "всё", "все", "давно", "взял", "взяла", "и"})
+ZH_DEPARTED = ("离职", "辞职", "退休", "被开除", "被辞退", "被解雇", "被裁", "被炒", "跳槽", "离开公司", "离开了公司",
+               "不干了")
+ZH_TEAM_MOVES = ("转岗", "调岗", "换部门", "换组", "换团队")
+ZH_MOVE_VERBS = ("被调到", "被调去", "调到", "调去", "调往", "转到", "转去", "去了", "去")
+ZH_ANOTHER = ("别的", "其他", "其它", "另一个", "另外一个", "隔壁")
+ZH_TEAM_WORDS = ("部门", "项目组", "团队", "小组", "组")
+ZH_DEPARTURE_FILLERS = ("已经", "刚刚", "刚", "上周", "上个月", "上个星期", "上礼拜", "去年", "今年", "前年", "年初",
+                        "年底", "月初", "月底", "昨天", "前天", "前几天", "最近", "终于", "也", "突然", "早就", "就",
+                        "都", "正式", "居然", "竟然", "上月", "今天")
 
 # Confirmations that turn the bot's preceding claim into the user's ("Your boss is Sidorov?" "Yes").
 CONFIRMATIONS = frozenset({

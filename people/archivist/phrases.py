@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from memoryhub.text import normalize
 from people import lexicon
 from people.archivist.tokens import CYR, HAN, Mention, Tok
-from people.names import kin_name, kin_of, morph, ru_lemma, strip_possessive
+from people.names import kin_name, kin_of, morph, ru_lemma, ru_lemmas, search_words, strip_possessive
 
 Relation = tuple[Mention, Mention, lexicon.Cue, str]
 
@@ -72,6 +72,11 @@ def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
         j += 1
     elif j < len(toks) and toks[j].kind == "COP" and toks[j].text in _DASHES:
         j += 1  # "Начальница — Ольга Викторовна", "Мама - Людмила Петровна": the dash names who the cue is
+    elif j + 1 < len(toks) and toks[j].kind == "COP" and toks[j + 1].kind == "NAME" and \
+            not toks[j + 1].possessive and not toks[j + 1].genitive:
+        # "my boss is Kate Lee", "我的新经理是李娜": the name the copula gives is who the cue is, not a name
+        # before it ("王强离职了，我的新经理是李娜" is no new role of 王强's). "My boss is Tom's brother" is not Tom.
+        j += 1
     if j == skip:
         j += 1
     if j < len(toks) and (toks[j].kind == "NAMED" or (toks[j].kind == "OTHER" and normalize(toks[j].text) == "called")):
@@ -340,6 +345,7 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
             mention = toks[subject].mention
             mention.circle = cue.circle
             mention.cue = tok.text
+            mention.ex = mention.ex or cue.concept == _EX  # "my ex-husband Mark"
             for one in listed:  # "my kids Emma and Leo": Leo is a child too, unless a cue of his own says
                 other = toks[one].mention
                 if other is not None and not other.circle:
@@ -421,6 +427,24 @@ def _tie_ending(toks: list[Tok], c: int, *, partner: int | None) -> None:
     assert mention is not None
     mention.circle, mention.cue = verb.circle, toks[c].text
     toks[c].tied = True
+    if verb.concept == _EX:
+        # "my husband Mark and I got divorced": "Husband" names him no more, nor finds him for a new husband.
+        mention.ex = True
+        mention.aliases = [a for a in mention.aliases if not partner_word(a)]
+
+
+_EX = "role:ex"
+_PARTNER_CONCEPTS = frozenset({"kin:spouse", "kin:partner"})
+
+
+def partner_word(name: str) -> bool:
+    """Whether a name is only a word for the user's partner: "Husband", "муж", "老公", "Boyfriend", "парень",
+    "男朋友" (an alias the kin word left, `tie`), which an ex no longer goes by."""
+    kin = kin_of(name)
+    if kin is not None:
+        return kin.concept in _PARTNER_CONCEPTS
+    found = search_words(name)
+    return len(found) == 1 and found[0].concept in _PARTNER_CONCEPTS
 
 
 # "Anna had a daughter", "gave birth to", "has a son"; "у Ани родилась дочка", "Аня родила сына", "у неё есть
@@ -570,6 +594,211 @@ def aliases(toks: list[Tok]) -> None:
                 alias.name = ""  # folded into the main mention
 
 
+# --- departures from work ---------------------------------------------------------------------------------
+
+_OUT = "Other"  # out of the company: the work tie has ended, as an ex's has (`role:ex`)
+_ELSEWHERE = "Work_Outer"  # to another team: a colleague from elsewhere (`affiliations`)
+_SUBJECT_PRONOUNS = frozenset({"he", "she", "он", "она", "他", "她"})
+
+
+def departures(toks: list[Tok], context: Sequence[Mention] = ()) -> None:
+    """"Tom left the company", "Tom and Anna were laid off", "Петров, мой начальник, уволился", "王强上个月离职了",
+    "He retired" (the person before, or of the message's earlier sentences): mark each subject with the circle
+    a departure from work moves them to (`Mention.left`); `rules.extract` moves only someone at work with the
+    user, as it knows their circle. Leaving a place ("Tom left early today", "Петров ушёл домой", "他走了")
+    or something else ("Tom quit smoking"), or a negation ("Tom didn't quit", "王强没离职"), is no departure."""
+    words = [normalize(t.text) for t in toks]
+    k = 0
+    while k < len(toks):
+        subjects = _departure_subjects(toks, words, k, context)
+        if not subjects:
+            k += 1
+            continue
+        end = subjects[-1][1] + 1
+        circle = _departure_after(toks, words, end)
+        for mention, _ in subjects if circle else ():
+            mention.left = circle
+        k = end
+
+
+def _departure_subjects(toks: list[Tok], words: list[str], k: int,
+                        context: Sequence[Mention]) -> list[tuple[Mention, int]]:
+    """The subject at k, with the names listed after it ("Tom and Anna"), each with its position; a pronoun
+    stands for the nearest name before it, else the last person of the earlier sentences."""
+    tok = toks[k]
+    if tok.kind == "PRON" and words[k] in _SUBJECT_PRONOUNS:
+        names = [j for j in range(k - 1, -1, -1) if toks[j].kind == "NAME" and toks[j].mention]
+        mention = toks[names[0]].mention if names else (context[-1] if context else None)
+        return [(mention, k)] if mention is not None else []
+    if tok.kind != "NAME" or tok.mention is None or tok.genitive:
+        return []
+    if tok.possessive and not (k + 1 < len(toks) and (words[k + 1] in lexicon.EN_DEPARTURE_FILLERS or
+                                                        _departure_after(toks, words, k + 1))):
+        return []  # "Tom's wife left the company"; "Tom's left the company" is Tom's own leaving
+    out = [(tok.mention, k)]
+    j = k + 1
+    while j + 1 < len(toks) and words[j] in _AND and toks[j + 1].kind == "NAME" and toks[j + 1].mention and \
+            not toks[j + 1].possessive:
+        out.append((toks[j + 1].mention, j + 1))
+        j += 2
+    return out
+
+
+def _departure_after(toks: list[Tok], words: list[str], j: int) -> str:
+    """The circle the words from j on move their subject to, or "": an apposition ("Tom, my boss, left …")
+    and fillers ("has finally", "was", "уже", "上个月") may come first."""
+    if j < len(toks) and words[j] in (",", "，"):
+        close = next((e for e in range(j + 1, min(len(toks), j + 6)) if words[e] in (",", "，")), None)
+        if close is not None and any(t.kind == "CUE" for t in toks[j + 1:close]) and \
+                all(t.kind in ("CUE", "OWN", "OTHER") for t in toks[j + 1:close]):
+            j = close + 1
+    if j >= len(toks):
+        return ""
+    if HAN.search(toks[j].text):
+        return _departure_zh(toks, j)
+    if CYR.search(toks[j].text):
+        return _departure_ru(toks, words, j)
+    return _departure_en(toks, words, j)
+
+
+def _plain_end(toks: list[Tok], j: int) -> bool:
+    return j >= len(toks) or toks[j].kind == "PUNCT"
+
+
+def _en_object(words: list[str], j: int, *, need_determiner: bool) -> str:
+    """"the company", "his job" (Other), "the team", "another team" (Work_Outer) at j, or ""."""
+    if j < len(words) and words[j] in lexicon.EN_OBJECT_DETERMINERS:
+        j += 1
+    elif need_determiner:
+        return ""
+    if j < len(words) and words[j] in lexicon.EN_ANOTHER:
+        j += 1
+    if j < len(words) and words[j] in lexicon.EN_WORKPLACE_WORDS:
+        return _OUT
+    if j < len(words) and words[j] in lexicon.EN_TEAM_WORDS:
+        return _ELSEWHERE
+    return ""
+
+
+def _departure_en(toks: list[Tok], words: list[str], j: int) -> str:
+    passive = False
+    for _ in range(4):
+        if j < len(words) and words[j] in lexicon.EN_DEPARTURE_FILLERS:
+            passive = passive or words[j] in lexicon.EN_PASSIVE_AUX
+            j += 1
+    if j >= len(words):
+        return ""
+    verb = words[j]
+    if verb == "retired":
+        return _OUT
+    if verb == "left":
+        # "left the company", "left his job", "left the team"; "left for another company"; not "left early",
+        # "left the office", "left work at five".
+        if j + 1 < len(words) and words[j + 1] == "for":
+            return _OUT if _en_object(words, j + 2, need_determiner=False) else ""
+        return _en_object(words, j + 1, need_determiner=True)
+    if verb in ("quit", "resigned"):
+        nxt = j + 1
+        if nxt < len(words) and words[nxt] == "from":
+            return _en_object(words, nxt + 1, need_determiner=False)
+        if _plain_end(toks, nxt) or words[nxt] in lexicon.EN_AFTER_QUITTING:
+            return _OUT
+        return _en_object(words, nxt, need_determiner=False)
+    if passive and (verb in lexicon.EN_DISMISSED or " ".join(words[j:j + 2]) in lexicon.EN_DISMISSED):
+        return _OUT
+    if verb in lexicon.EN_MOVE_VERBS:
+        # "moved to another team", "transferred to a different department", "switched teams", "joined
+        # another company"; "moved to Berlin", "went to the team dinner" are no moves of the job.
+        nxt = j + 1 + (j + 1 < len(words) and words[j + 1] == "to")
+        k = nxt + (nxt < len(words) and words[nxt] in ("a", "an", "the"))
+        if k < len(words) and (words[k] in lexicon.EN_ANOTHER or (verb in ("switched", "changed") and k == nxt)):
+            return _en_object(words, k, need_determiner=False)
+    return ""
+
+
+def _ru_any(word: str, lemmas: frozenset[str]) -> bool:
+    return bool(CYR.search(word)) and any(lemma in lemmas for lemma in ru_lemmas(word)[:2])
+
+
+def _ru_object(words: list[str], j: int) -> str:
+    """"компании", "нашей фирмы", "другую компанию" (Other); "отдела", "другую команду" (Work_Outer) at j."""
+    while j < len(words) and (words[j] in lexicon.RU_OWN or _ru_any(words[j], lexicon.RU_ANOTHER)):
+        j += 1
+    if j < len(words) and _ru_any(words[j], lexicon.RU_WORKPLACE_WORDS):
+        return _OUT
+    if j < len(words) and _ru_any(words[j], lexicon.RU_TEAM_WORDS):
+        return _ELSEWHERE
+    return ""
+
+
+def _departure_ru(toks: list[Tok], words: list[str], j: int) -> str:
+    for _ in range(4):
+        if j < len(words) and (words[j] in lexicon.RU_DEPARTURE_FILLERS or (
+                CYR.search(words[j]) and morph().parse(words[j])[0].tag.POS == "ADVB")):
+            j += 1
+        elif j + 2 < len(words) and words[j] in ("в", "на") and _ru_any(words[j + 1], frozenset({"прошлый"})):
+            j += 3  # "в прошлом месяце", "на прошлой неделе"
+    if j >= len(words) or not CYR.search(words[j]):
+        return ""
+    word, nxt = words[j], words[j + 1] if j + 1 < len(words) else ""
+    if _ru_any(word, lexicon.RU_QUIT_LEMMAS) or any(
+            p.normal_form == "уволить" and "PRTS" in p.tag for p in morph().parse(word)):
+        return _OUT  # "уволился", "уволена"
+    if word == "на" and _ru_any(nxt, frozenset({"пенсия"})):
+        return _OUT  # "Петров уже на пенсии"
+    if nxt == "на" and _ru_any(word, lexicon.RU_RETIRE_LEMMAS) and j + 2 < len(words) and \
+            _ru_any(words[j + 2], frozenset({"пенсия"})):
+        return _OUT  # "ушёл на пенсию", "вышла на пенсию"
+    if _ru_any(word, lexicon.RU_LEAVE_LEMMAS):
+        # "ушёл из компании", "ушла с работы", "ушёл в другую компанию", "ушёл из отдела"; not "ушёл домой",
+        # "ушла в отпуск".
+        if nxt in ("из", "с", "со"):
+            return _ru_object(words, j + 2)
+        if nxt in ("в", "во") and j + 2 < len(words) and _ru_any(words[j + 2], lexicon.RU_ANOTHER):
+            return _ru_object(words, j + 2)
+        return ""
+    if _ru_any(word, lexicon.RU_MOVE_LEMMAS) and nxt in ("в", "во", "на"):
+        # "перешёл в другой отдел" (Work_Outer), "перешла в другую компанию" (Other); "перешёл в Яндекс" is
+        # left: a capitalised word may be a team's name as well.
+        found = _ru_object(words, j + 2)
+        return found if found == _ELSEWHERE or (j + 2 < len(words) and _ru_any(words[j + 2], lexicon.RU_ANOTHER)) \
+            else ""
+    if _ru_any(word, lexicon.RU_CHANGE_LEMMAS):
+        return _ru_object(words, j + 1)  # "сменил работу", "поменяла отдел"
+    return ""
+
+
+def _departure_zh(toks: list[Tok], j: int) -> str:
+    """"离职了", "上个月辞职了", "被开除了", "退休了" (Other); "调到别的部门", "转岗了" (Work_Outer)."""
+    clause = ""
+    for tok in toks[j:]:
+        if tok.kind == "PUNCT":
+            break
+        clause += tok.text
+    stripped = True
+    while stripped:
+        stripped = False
+        for filler in lexicon.ZH_DEPARTURE_FILLERS:
+            if clause.startswith(filler):
+                clause, stripped = clause[len(filler):], True
+                break
+    if clause.startswith(lexicon.ZH_DEPARTED):
+        return _OUT
+    if clause.startswith(lexicon.ZH_TEAM_MOVES):
+        return _ELSEWHERE
+    for verb in lexicon.ZH_MOVE_VERBS:
+        if clause.startswith(verb):
+            rest = clause[len(verb):]
+            for other in lexicon.ZH_ANOTHER:
+                if rest.startswith(other):
+                    rest = rest[len(other):]
+                    if rest.startswith(lexicon.ZH_TEAM_WORDS):
+                        return _ELSEWHERE
+                    return _OUT if rest.startswith(("公司", "单位")) else ""
+            return ""
+    return ""
+
+
 # --- pets ---------------------------------------------------------------------------------------------------
 
 # What may stand between a pet word and its name: "my dog, Rex", "my dog is called Rex", "мою кошку зовут
@@ -716,5 +945,6 @@ def read_phrases(toks: list[Tok], context: Sequence[Mention] = ()) -> tuple[list
     toks = unnamed_kin(toks, [t.tied for t in trial])
     relations = tie(toks, context)
     affiliations(toks)
+    departures(toks, context)
     aliases(toks)
     return toks, relations

@@ -22,7 +22,7 @@ from typing import Any
 from memoryhub.text import normalize
 from people import lexicon
 from people.archivist.chinese import tokens_zh
-from people.archivist.phrases import own_before, read_phrases
+from people.archivist.phrases import own_before, partner_word, read_phrases
 from people.archivist.tokens import (
     BIO_MAX_CHARS,
     CYR,
@@ -260,18 +260,22 @@ def _ru_work_word_before(norms: list[str], j: int) -> bool:
     return False
 
 
-def _workplace(raw: list[str], norms: list[str], k: int, noun_cue: set[int]) -> int:
+def _workplace(raw: list[str], norms: list[str], k: int, noun_cue: set[int], known: KnownIndex) -> int:
     """How many words of the name run starting at k name a workplace, not a person: all of it after a work
     word ("работаю в Тинькофф", "ушла из Авито", "I work at Stripe", "a job in Globex") or an organisation
     noun ("в компании Тинькофф"), its first word after a cue word ("мой начальник в Тинькофф — Петров",
     "коллега из Тинькофф Петров"). A name in a person's form is left ("в компании Маши" is in her company,
-    a genitive), and so is "I work for Dana", where "for" may name a person as well as a company."""
-    if k == 0 or raw[k].endswith(("'s", "’s")):
-        return 0  # "I work at Tom's": Tom's place, and Tom
+    a genitive). After "work for", which takes a person as well as a company, see `_works_for_no_one`."""
+    if k == 0:
+        return 0
     j = k - 1
     while j > 0 and raw[j] in ("«", '"', "“", "'"):
         j -= 1  # "в компании «Тинькофф»"
     prev = norms[j]
+    if LAT.search(raw[k]) and j > 0 and prev == "for" and norms[j - 1] in lexicon.EN_WORK_WORDS:
+        return len(raw) if _works_for_no_one(raw[k], known) else 0
+    if raw[k].endswith(("'s", "’s")):
+        return 0  # "I work at Tom's": Tom's place, and Tom
     if CYR.search(raw[k]):
         if prev in lexicon.RU_WORK_PREPOSITIONS:
             if _ru_work_word_before(norms, j):
@@ -286,7 +290,21 @@ def _workplace(raw: list[str], norms: list[str], k: int, noun_cue: set[int]) -> 
     return 0
 
 
-def _drop_workplaces(raw: list[str], norms: list[str], is_name: list[bool], noun_cue: set[int]) -> None:
+def _works_for_no_one(word: str, known: KnownIndex) -> bool:
+    """Whether the first word of a name run after "work for" names no person: "I work for Stripe", "… for
+    PayPal", "… for Zorblax Systems", "… for Stripe's payments team". A person after "for" is said by a first
+    name ("I work for Dana", "… for Mike Ross", "… for Masha", "… for Tom's dad"), or by a title ("I work for
+    Mr. Hughes", where "for" is not right before the name), or is someone the user already has. Any other
+    capitalised word is read as the workplace: "work for" is no evidence of a person by itself, as no verb or
+    cue supports it, and an unsupported capitalised word is no name elsewhere either (`_en_is_name`). So an
+    unknown surname alone ("I work for Kowalski") is lost; "my boss Kowalski" still names him."""
+    base = word[:-2] if word.endswith(("'s", "’s")) else word
+    low = normalize(base)
+    return not (known.word_is_known(base) or low in lexicon.EN_FIRST_NAMES or full_names_of(low))
+
+
+def _drop_workplaces(raw: list[str], norms: list[str], is_name: list[bool], noun_cue: set[int],
+                     known: KnownIndex) -> None:
     """Unmark the names that name a workplace (`_workplace`): a company after "работаю в" took the
     relation verb's circle and became a person of the user's inner circle."""
     k = 0
@@ -297,7 +315,7 @@ def _drop_workplaces(raw: list[str], norms: list[str], is_name: list[bool], noun
         end = k + 1
         while end < len(raw) and is_name[end]:
             end += 1
-        for j in range(k, min(end, k + _workplace(raw, norms, k, noun_cue))):
+        for j in range(k, min(end, k + _workplace(raw, norms, k, noun_cue, known))):
             is_name[j] = False
         k = end
 
@@ -463,7 +481,7 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
             cued.add(k)
 
     _drop_en_place_names(raw, norms, is_name, known)
-    _drop_workplaces(raw, norms, is_name, noun_cue)
+    _drop_workplaces(raw, norms, is_name, noun_cue, known)
 
     toks: list[Tok] = []
     k = 0
@@ -642,6 +660,14 @@ def _meta_mentions(msg: MessageLike) -> Iterable[Mention]:
             yield Mention(name=name, username=username, telegram_id=telegram_id)
 
 
+_AT_WORK = frozenset({"Work_Inner", "Work_Outer"})
+
+
+def _known_circle(known: KnownIndex, mention: Mention) -> str | None:
+    person = known.people.get(mention.known_id) if mention.known_id else None
+    return person.circle if person else None
+
+
 def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson] = ()) -> Extraction:
     """Added operations (one per person found) and relations from a batch of messages.
 
@@ -679,6 +705,12 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
                 draft.telegram_id = m.telegram_id
             if m.circle:
                 draft.circle = m.circle  # the last stated circle wins
+            if m.left and (draft.circle or _known_circle(known, m)) in _AT_WORK:
+                # "Tom left the company": out of the user's work, if he was in it ("my friend Tom quit his
+                # job" changes nothing between them); the bio keeps the sentence.
+                draft.circle = m.left
+            if m.ex:
+                draft.aliases = [a for a in draft.aliases if not partner_word(a)]
             for alias in m.aliases:
                 if alias and name_key(alias) not in {name_key(a) for a in draft.aliases}:
                     draft.aliases.append(clean_name(alias))

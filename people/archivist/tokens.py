@@ -30,6 +30,9 @@ class KnownPerson:
     aliases: tuple[str, ...] = ()
     username: str | None = None
     telegram_id: int | None = None
+    # The circle the person is in now: a departure from work ("Tom left the company") moves only a
+    # person who is at work with the user (`rules.extract`).
+    circle: str | None = None
 
 
 @dataclass
@@ -42,6 +45,12 @@ class Mention:
     aliases: list[str] = field(default_factory=list)
     sentence: str = ""
     known_id: int | None = None
+    # The circle a stated departure from work moves the person to, if they work with the user ("Tom left
+    # the company": Other; "Tom moved to another team": Work_Outer), `phrases.departures`.
+    left: str = ""
+    # The user's partner no more ("Mark and I got divorced", "my ex-husband Mark"): the kin word that named
+    # the partner ("Husband", "муж", "老公") is no name of theirs now.
+    ex: bool = False
 
 
 # --- known people ---------------------------------------------------------------------------------------

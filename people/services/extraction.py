@@ -282,7 +282,7 @@ def people_archivist_run(*, tenant: Tenant, user_id: str, messages: Sequence[Mes
     people = selectors.people_for_archivist(tenant_id=tenant.pk, user_id=user_id, messages=mine,
                                             limit=conf.get("PEOPLE_ARCHIVIST_MAX_KNOWN"))
     known = [KnownPerson(id=p.pk, display_name=p.display_name, aliases=tuple(p.aliases), username=p.username,
-                         telegram_id=p.telegram_id) for p in people]
+                         telegram_id=p.telegram_id, circle=p.circle) for p in people]
     client = get_llm()
     if client is None:
         return ArchivistRun(mine, rules.extract(mine, known), started)

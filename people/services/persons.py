@@ -18,6 +18,7 @@ from memoryhub.models import Message, Tenant
 from memoryhub.sensitive import redact
 from memoryhub.text import analyze, normalize
 from people import conf, metrics
+from people.archivist.phrases import partner_word
 from people.archivist.tokens import split_sentences
 from people.models import PeopleAuditEntry, Person, PersonMention, PersonRelation
 from people.names import clean_name, clean_username, concept_terms, kin_key, name_key, name_terms
@@ -277,6 +278,10 @@ def apply_draft(person: Person, draft: PersonDraft, *, explicit: bool) -> None:
         person.telegram_id = draft.telegram_id
     circle = normalize_circle(draft.circle)
     if circle and not person.circle_locked:
+        if person.circle == Person.Circle.FAMILY and circle == Person.Circle.OTHER:
+            # Family to Other is how both archivists say the user's partner became an ex ("Mark and I got
+            # divorced"): "Husband" names him no more, and kept it would find him for the next husband.
+            person.aliases = [a for a in person.aliases if not partner_word(a)]
         person.circle = circle  # seed 000: one person, different circles → the last wins
     if draft.bio.strip():
         person.bio = combine_bio("" if had_default_bio else person.bio, draft.bio)
