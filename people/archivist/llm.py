@@ -48,7 +48,9 @@ circle Family. Not someone else's unnamed relative ("his wife", "У Наташи
 (clients, contractors, people from other teams), Other. A relation stated by a verb counts too: \
 "I report to Priya" (Work_Inner), "мы с Лёшей дружим" (Friends), "我跟刘伟一起工作" (Work_Inner). A break-up \
 or a divorce the user states ("Tom and I broke up", "мы с Олей расстались", "我和小红分手了") makes that \
-person an ex: Updated with circle Other, and the bio says they broke up.
+person an ex: Updated with circle Other, and the bio says they broke up. So does a departure from the \
+user's work ("Tom left the company", "Петров уволился", "王强离职了"): a boss or colleague who left is Updated \
+with circle Other (moved to another team: Work_Outer), and the bio says so.
 - bio: one to three sentences on who the person is to the user; keep what is already known. A bio is read \
 long after the conversation: write a date the user gives relative to when they spoke ("last week", \
 "вчера", "上个月") as the date it means by the line's timestamp ("in the week of 2024-05-06").
