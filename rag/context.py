@@ -132,6 +132,11 @@ def _day_header(day: str) -> str:
     return f"{int(day_of_month)} {_MONTH_ABBREVIATIONS[int(month) - 1]} {year}:"
 
 
+# The cut reason of a line packed only with another (`_pack_by_day`), by the meta key naming that other.
+_WITHOUT = {"reply_to": "without_its_turn", "answered_by": "without_its_answer",
+            "corrects": "without_what_it_corrects"}
+
+
 def _pack_by_day(block: Block, candidates: list[BlockItem], cap: int) -> int:
     """Pack in rank order like `_pack`, but a day's header is paid once, by its first line; then
     show the lines day by day in time order, each day under its header. A date costs ~5 tokens:
@@ -139,13 +144,13 @@ def _pack_by_day(block: Block, candidates: list[BlockItem], cap: int) -> int:
     used = 0
     days: set[str] = set()
     for item in candidates:
-        needs = item.meta.get("reply_to") or item.meta.get("answered_by")
+        needs = item.meta.get("reply_to") or item.meta.get("answered_by") or item.meta.get("corrects")
         if needs and not any(i.ref == needs for i in block.items):
             # A reaction without the turn it answers ("That makes me so happy, Alex.") tells the model
             # nothing, and read as a memory of its own, something wrong; so does a question fetched for
-            # its answer without it (`_with_turns_answered`).
+            # its answer without it (`_with_turns_answered`), or a correction of a line not shown.
             block.cut.append({"ref": item.ref, "tokens": item.tokens,
-                              "reason": "without_its_turn" if "reply_to" in item.meta else "without_its_answer"})
+                              "reason": _WITHOUT[next(k for k in _WITHOUT if k in item.meta)]})
             continue
         day = item.meta["day"]
         header = count_tokens(_day_header(day)) if day and day not in days else 0
@@ -155,7 +160,7 @@ def _pack_by_day(block: Block, candidates: list[BlockItem], cap: int) -> int:
         block.items.append(item)
         days.add(day)
         used += item.tokens + header
-    first = next((i for i in candidates if not ({"reply_to", "answered_by"} & i.meta.keys())), None)
+    first = next((i for i in candidates if not (_WITHOUT.keys() & i.meta.keys())), None)
     header = count_tokens(_day_header(first.meta["day"])) if first and first.meta["day"] else 0
     if not block.items and first is not None and cap - header >= MIN_MEMORY_CLIP_TOKENS:
         # Nothing whole fits (a small budget, long turns): the best memory's beginning, not an empty block.
@@ -362,6 +367,12 @@ def context_assemble(
         if item.chunk["type"] == "dialog" and is_filler(item.chunk["text"]):
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "filler"})
             continue
+        if "echo" in item.components and _asked_again(item.chunk["text"], query):
+            # The query asked before ("when is my dentist appointment?" last week): the asking is no memory,
+            # the answer is (the turn after it keeps the lift the question gave it). Only a question all of
+            # whose words the query says: one that shares half of them may be what the query asks about.
+            block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "asked_before"})
+            continue
         line, ref = _memory_line(item), f"chunk:{item.chunk['id']}"
         candidates.append(BlockItem(line, count_tokens(line), ref,
                                     {"score": round(item.score, 6), "type": item.chunk["type"], "day": _day(item),
@@ -380,7 +391,7 @@ def context_assemble(
     people_candidates = _lines(relevant_people_context_items(tenant_id=tenant_id, user_id=user_id, query=query))
     people_used = _pack(people, people_candidates, people_cap)
     cap = min(remaining - people_used, int(budget * shares["memories"]["max_share"]))
-    candidates = _with_corrections(block, candidates, turn_of, sources_of, recent_ids, typed_restate,
+    candidates = _with_corrections(block, candidates, turn_of, sources_of, recent_ids, typed_restate, query,
                                    tenant_id=tenant_id, user_id=user_id)
     # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing.
     candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate)
@@ -396,21 +407,31 @@ def context_assemble(
     return context
 
 
+def _asked_again(question: str, query: str) -> bool:
+    said = set(text.analyze(question)) - text.pronoun_terms()
+    return bool(said) and said <= set(text.analyze(query))
+
+
 def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[str, int],
-                      sources_of: dict[str, frozenset[int]], recent_ids: set[int], typed: set[int], *,
-                      tenant_id: int, user_id: str) -> list[BlockItem]:
+                      sources_of: dict[str, frozenset[int]], recent_ids: set[int], typed: set[int], query: str,
+                      *, tenant_id: int, user_id: str) -> list[BlockItem]:
     """The candidates with, right before a line that states a fact the user has since changed ("I live
     in Boston", or a memory consolidated from it), the turn that states its current value ("I moved to
     Seattle last week!"): the old statement alone reads as current, and the new one, sharing no word
     with "where do I live now?", was below the floor. Dated, the two lines tell the change. A turn
     that a shown typed memory restates (`typed`) is corrected first of all. Not when the recent turns
-    show the correction."""
+    show the correction. A correction the search did not return, for a query that does not ask for its
+    fact, comes after the line it corrects and only with it (`corrects`): "what's my sister's name?" at
+    50 tokens showed "I moved to Seattle last week." alone, the turn it corrected cut for budget."""
     said = {message_id: ref for ref, message_id in turn_of.items()}
     # What each line states: a turn, or the turns a memory restates; first the typed memories block's.
     stated = [(None, set(typed)), *((c, {turn_of[c.ref]} if c.ref in turn_of else set(sources_of.get(c.ref, ())))
                                     for c in candidates)]
-    corrections = {stale: c.message_id for stale, c in corrections_of(
-        tenant_id=tenant_id, user_id=user_id, message_ids=sorted(set().union(*(turns for _, turns in stated)))).items()}
+    found = corrections_of(tenant_id=tenant_id, user_id=user_id,
+                           message_ids=sorted(set().union(*(turns for _, turns in stated))))
+    corrections = {stale: c.message_id for stale, c in found.items()}
+    asked = set(text.analyze(query))
+    asks_for = {c.message_id for c in found.values() if asked & key_terms(c.key)}
     wanted = {new for new in corrections.values() if new not in recent_ids}
     if not wanted:
         return candidates
@@ -422,15 +443,21 @@ def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[s
         message_id = turn_of.get(item.ref) if item is not None else None
         if message_id in placed:
             continue  # moved up before the statement it corrects
+        after: list[BlockItem] = []
         for new in sorted({corrections[m] for m in turns if m in corrections} & wanted - placed):
             correction = by_ref[said[new]] if new in said else _chunk_item(fetched.get(new), turn_of,
                                                                              correction=True)
-            if correction is not None:
+            if correction is None:
+                continue
+            if item is None or new in said or new in asks_for:
                 out.append(correction)
-                placed.add(new)
-                block.cut = [c for c in block.cut if c["ref"] != correction.ref]
+            else:
+                after.append(replace(correction, meta={**correction.meta, "corrects": item.ref}))
+            placed.add(new)
+            block.cut = [c for c in block.cut if c["ref"] != correction.ref]
         if item is not None:
             out.append(item)
+        out.extend(after)
         if message_id is not None:
             placed.add(message_id)
     return out
@@ -458,7 +485,7 @@ def _with_turns_answered(block: Block, candidates: list[BlockItem], turn_of: dic
     (`reply_to`); one that answers the query itself ("Your dentist appointment is on Monday") ranks
     first and brings its turn after it, for the room left (a turn the search left out only with it:
     `answered_by`). Not when the recent turns show the turn, nor
-    when the turn is another reply or filler."""
+    when the turn is another reply, filler, or the query asked before."""
     wanted = {ref: answer for ref, answer in answered.items() if answer[0] not in recent_ids}
     if not wanted:
         return candidates
@@ -477,7 +504,7 @@ def _with_turns_answered(block: Block, candidates: list[BlockItem], turn_of: dic
         if message_id in said and by_ref[said[message_id]].meta.get("role") != "assistant":
             turn = by_ref[said[message_id]]
         elif message_id in fetched and fetched[message_id].role != "assistant" and \
-                not is_filler(fetched[message_id].text):
+                not is_filler(fetched[message_id].text) and not _asked_again(fetched[message_id].text, query):
             turn = _chunk_item(fetched[message_id], turn_of, role=fetched[message_id].role)
         if turn is None:
             out.append(item)

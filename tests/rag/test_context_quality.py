@@ -339,6 +339,34 @@ def test_with_room_for_one_line_the_current_statement_is_the_one_shown(tenant, l
     assert after[0] in memories and before[0] not in memories, context.render()
 
 
+SISTER = {
+    "en": ("I live in Boston, near the harbor. My sister Anna visits me every summer, she is a nurse in Denver.",
+           "what's my sister's name?"),
+    "ru": ("Я живу в Бостоне, рядом с гаванью. Моя сестра Аня приезжает ко мне каждое лето, она медсестра.",
+           "как зовут мою сестру?"),
+    "zh": ("我住在波士顿，靠近港口。我妹妹李娜每年夏天来看我，她是护士。", "我妹妹叫什么名字？"),
+}
+
+
+@pytest.mark.parametrize("lang", SISTER)
+def test_a_correction_the_query_does_not_ask_for_never_stands_alone(tenant, lang: str) -> None:
+    """QA: "what's my sister's name?" at 50 tokens showed "Big news: I moved to Seattle last week!" alone: the
+    turn it corrects (which names the sister) was cut for budget, the correction kept, answering nothing."""
+    stale, query = SISTER[lang]
+    move = MOVES[lang][1][0]
+    append_messages(tenant, "u1", "s1", [stale], start=START, auto_extract=True)
+    append_messages(tenant, "u1", "s2", [move], start=datetime(2024, 6, 1, 9, tzinfo=UTC), auto_extract=True)
+    for budget in (50, 60, 80):
+        context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None,
+                                   budget_tokens=budget)
+        memories = _text(context, "memories")
+        assert move not in memories or stale in memories, (budget, context.render())
+    # With room for both, the change still follows the statement it corrects.
+    memories = _text(context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None,
+                                      budget_tokens=400), "memories")
+    assert memories.index(stale) < memories.index(move), memories
+
+
 def test_a_statement_still_current_brings_no_other_turn(tenant) -> None:
     append_messages(tenant, "u1", "s1", ["I live in Boston, near the harbor."], start=START, auto_extract=True)
     append_messages(tenant, "u1", "s2", ["I work as a nurse at the city hospital."],

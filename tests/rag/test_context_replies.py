@@ -85,3 +85,22 @@ def test_a_reply_the_search_found_brings_the_turn_it_answers_though_the_search_l
 
 def _refs(context):
     return [(i.ref, i.text.splitlines()[-1]) for i in _memories(context).items]
+
+
+@pytest.mark.parametrize(("said", "asked", "answer"), [
+    ("I booked a dentist appointment for Monday at 9 at Bright Smile.", "When is my dentist appointment?",
+     "Your dentist appointment is on Monday at 9."),
+    ("Я записался к стоматологу на понедельник в 9 утра.", "Когда у меня запись к стоматологу?",
+     "Запись к стоматологу в понедельник в 9 утра."),
+    ("我预约了周一上午九点看牙医。", "我什么时候看牙医？", "你周一上午九点看牙医。"),
+])
+def test_the_query_asked_before_is_no_memory_but_its_answer_is(tenant, said: str, asked: str, answer: str) -> None:
+    """QA: "when is my dentist appointment?", asked in an earlier chat, came back inside the memories for the
+    same question: the asking is no memory."""
+    append_messages(tenant, "u1", "s1", [said], start=START)
+    append_messages(tenant, "u1", "s2", [("user", asked), ("assistant", answer)],
+                    start=datetime(2024, 3, 4, 9, 0, tzinfo=UTC))
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=asked, session_id=None, budget_tokens=300)
+    block = _memories(context)
+    assert asked not in block.render() and said in block.render(), block.render()
+    assert "asked_before" in {c["reason"] for c in block.cut}
