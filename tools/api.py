@@ -52,10 +52,12 @@ class ToolListApi(APIView):
 
 
 TOOL_ERRORS = {
-    400: OpenApiResponse(description="Arguments refused by the tool's input schema; `error.fields` names the argument "
-                                     "(a dotted path for nested ones)."),
+    400: OpenApiResponse(description="Arguments refused by the tool's input schema, or a `language` that is no ISO 639 "
+                                     "code (rules_lookup, lore_search); `error.fields` names the argument (a dotted "
+                                     "path for nested ones)."),
     404: OpenApiResponse(description="Unknown world, or nothing published in it (world tools); unknown campaign, party "
-                                     "or NPC (campaign tools)."),
+                                     "or NPC, or a hero the party does not have (campaign tools; npc_profile's "
+                                     "hero_id)."),
     409: OpenApiResponse(description="The campaign is finished and archived (campaign tools; `error.code` archived): "
                                      "it is out of the tools."),
     **AUTH_ERRORS,

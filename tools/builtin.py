@@ -9,6 +9,8 @@ from typing import Any
 from django.conf import settings
 
 from lore import selectors as lore_selectors
+from lore.models import World
+from lore.services import LANGUAGES
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ApiKey, Message, Tenant
 from memoryhub.urls_common import CLIENT_ID
@@ -48,6 +50,25 @@ def published_targets(tenant: Tenant, world: str | None, domains: list[str],
     return [found[d] for d in domains if d in found]
 
 
+def world_languages(tenant: Tenant, world: str | None) -> list[str]:
+    """The languages the world is written in (`World.languages`); none for a world it does not have."""
+    slug = world or settings.TOOLS_DEFAULT_WORLD
+    return next(iter(World.objects.filter(tenant_id=tenant.pk, slug=slug).values_list("languages", flat=True)), [])
+
+
+def languages_check(asked: list[tuple[str, str]], languages: list[str]) -> None:
+    """A 400 naming the argument for a code that is no language: "xx" passed the schema's pattern and
+    answered 200, rules_lookup with another language's text and a note, lore_search with nothing, and a
+    model took its typo for a language the world lacks. Codes are those a world may be written in
+    (`lore.services.LANGUAGES`, ISO 639 as Django knows them), as the REST search refuses. A real language
+    the world lacks is no error: the world's text answers, said so (`note`)."""
+    for field, code in asked:
+        if code not in LANGUAGES:
+            written = f"; the world is written in {', '.join(languages)}" if languages else ""
+            raise ApplicationError(f"{field}: {code!r} is not a language code (ISO 639, as Django knows them: "
+                                   f"en, ru, zh, ...){written}.", field=field)
+
+
 # --- rules_lookup ---------------------------------------------------------------------------------
 def _rule_rows(chunks: Any) -> list[dict[str, Any]]:
     return list(chunks.order_by("id").values("text", "meta", "kind"))
@@ -57,6 +78,10 @@ def rules_lookup(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     [target] = published_targets(tenant, args.get("world"), ["srd"], args.get("session"))
     chunks = Chunk.objects.filter(tenant_id=tenant.pk, namespace=target.namespace)
     language = args.get("language")
+    languages = world_languages(tenant, args.get("world")) if language else []
+    languages_check([("language", language)] if language else [], languages)
+    # A language the world is not written in has no text to prefer: the search goes to the world's own.
+    searched = language if language in languages else None
     how = "rule_id"
     if "rule_id" in args:
         rows = _rule_rows(chunks.filter(meta__entry_id=args["rule_id"]))
@@ -70,7 +95,7 @@ def rules_lookup(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
         rows = _rule_rows(chunks.filter(meta__title__iexact=args["term"].strip()))
         if not rows:
             how = "search"
-            rows = _rule_search(tenant, target, args["term"], language)
+            rows = _rule_search(tenant, target, args["term"], searched)
     if language:
         rows = _in_language(chunks, rows, language)
     entries: dict[tuple[str, str], dict[str, Any]] = {}
@@ -87,7 +112,10 @@ def rules_lookup(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
               "rules": rules,
               "sources": [source_ref("srd", r["rule_id"], target.version) for r in rules]}
     elsewhere = [r for r in rules if language and r["language"] != language]
-    if elsewhere:
+    if elsewhere and language not in languages:
+        answer["note"] = (f"World {answer['world']!r} is not written in {language!r} (its languages: "
+                          f"{', '.join(languages)}); given in {', '.join(sorted({r['language'] for r in elsewhere}))}.")
+    elif elsewhere:
         # Said, so a model does not take an English text for the Russian rules it asked for.
         answer["note"] = (f"The world has no {language!r} text of {', '.join(r['rule_id'] for r in elsewhere)}; "
                           f"given in {', '.join(sorted({r['language'] for r in elsewhere}))}.")
@@ -153,7 +181,9 @@ register(Tool(
                         "description": "Category/slug, as the search returns in entry_id."},
             "world": WORLD,
             "language": {**LANGUAGE, "description": "This language's text where the world has the rule in it, "
-                                                    "else another's (the answer's note says so)."},
+                                                    "else another's (the answer's note says so, also for a "
+                                                    "language the world is not written in). A code that is no "
+                                                    "ISO 639 language (\"xx\") is an error naming language."},
             "session": SESSION,
         },
         "oneOf": [{"required": ["term"]}, {"required": ["rule_id"]}],
@@ -167,6 +197,9 @@ register(Tool(
 def lore_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     filters = args.get("filters", {})
     targets = published_targets(tenant, args.get("world"), filters.get("domains", ["srd", "lore"]), args.get("session"))
+    asked = filters.get("languages", [])
+    languages = world_languages(tenant, args.get("world")) if asked else []
+    languages_check([(f"filters.languages.{i}", code) for i, code in enumerate(asked)], languages)
     result = lore_selectors.knowledge_search(
         tenant_id=tenant.pk, targets=targets, query=args["query"], k=args.get("k", 8),
         filters=lore_selectors.KnowledgeFilters(languages=tuple(filters.get("languages", ())),
@@ -183,6 +216,10 @@ def lore_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
         answer["llm_steps"] = result.llm_steps
     if reranks := [s for s in result.skipped_steps if s["step"] == "rerank"]:
         answer["skipped_steps"] = reranks
+    if lacking := [code for code in asked if code not in languages]:
+        # An empty answer for a language the world has no text in said nothing of why.
+        answer["note"] = (f"World {answer['world']!r} is not written in {', '.join(map(repr, lacking))} (its "
+                          f"languages: {', '.join(languages)}).")
     return answer
 
 
@@ -199,7 +236,10 @@ register(Tool(
                 "properties": {
                     "domains": {"type": "array", "items": {"enum": ["srd", "lore"]}, "minItems": 1,
                                 "uniqueItems": True},
-                    "languages": {"type": "array", "items": LANGUAGE, "maxItems": 10},
+                    "languages": {"type": "array", "items": LANGUAGE, "maxItems": 10,
+                                  "description": "Only these languages; a code that is no ISO 639 language is an "
+                                                 "error naming it, one the world is not written in finds nothing "
+                                                 "(the answer's note says so)."},
                     "categories": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 100},
                                    "maxItems": 20, "description": "Entry id prefixes such as Spells."},
                 },

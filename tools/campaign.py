@@ -69,7 +69,8 @@ register(Tool(
 def npc_profile(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
     campaign = _campaign(tenant, args)
     party = campaigns.party_get(campaign=campaign, slug=args["party_id"], field="party_id")
-    profile = campaigns.npc_profile(args["npc_id"], party, campaign, hero_id=args.get("hero_id"))
+    profile = campaigns.npc_profile(args["npc_id"], party, campaign, hero_id=args.get("hero_id"),
+                                    hero_field="hero_id")
     # Once each: one summary may move the dispositions towards the party and a hero.
     return {**profile, "sources": [f"npc:{profile['npc_id']}",
                                    *dict.fromkeys(f"summary:{m['summary_id']}" for m in profile["dynamic"]["memory"])]}
@@ -79,11 +80,15 @@ register(Tool(
     name="npc_profile",
     description="An NPC's static profile and its disposition towards one party (party_id:<party>) and towards "
                 "each hero of it that has one (hero_id:<hero>), with the summaries that moved them; each of the "
-                "latest_changes says when it happened in the game (`at`, its summary's `when`).",
+                "latest_changes says when it happened in the game (`at`, its summary's `when`). An unknown "
+                "campaign, party, NPC or hero is a `not_found` error naming the argument and the ids it may "
+                "have meant.",
     input_schema={"type": "object", "properties": {
         "campaign_id": CAMPAIGN, "party_id": PARTY, "npc_id": {**ID, "description": "The NPC's id."},
         "hero_id": {**ID, "description": "Only this hero (a player id, as the summaries' who.players name it) "
-                                         "besides the party; 0 when the NPC has no disposition towards it."}},
+                                         "besides the party; 0 when the NPC has no disposition towards it. A "
+                                         "hero the party does not have (none of its summaries names the "
+                                         "player) is a `not_found` error naming hero_id."}},
         "required": ["campaign_id", "npc_id", "party_id"], "additionalProperties": False},
     function=npc_profile,
 ))

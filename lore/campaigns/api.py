@@ -405,7 +405,8 @@ class NpcDetailApi(APIView):
         party = StrictRegexField(ID, help_text="The party whose disposition and memory to show.")
         hero = StrictRegexField(ID, required=False, help_text=(
             "Only this hero of the party (a player id, `p_A`) besides the party: its disposition (0 when none) "
-            "and the changes that moved it. Left out: every hero that has a disposition."))
+            "and the changes that moved it; a hero the party does not have (no summary names it, no NPC holds a "
+            "disposition towards it) is a 404 naming `hero`. Left out: every hero that has a disposition."))
 
     @extend_schema(operation_id="campaign_npc_get", parameters=[QuerySerializer],
                    responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(

@@ -2,9 +2,9 @@
 
 Blocks, in the seed's order: system (tone rules), rules (1–2 SRD chunks, only when the player's
 input needs a rule), lore (top-N for the location, the NPCs, the scene and the input), episode (the
-party's last summaries and the flags that bear on the scene), npc (profiles with their latest
-disposition changes towards the party, and their dispositions towards single heroes), art (canon
-markers and style), user (the input, as is). Budgets come from `config/prompt_budgets.yaml`
+party's flags, then its summaries at the scene's location or with its NPCs, then its last ones), npc
+(profiles with their latest disposition changes towards the party, and their dispositions towards single
+heroes), art (canon markers and style), user (the input, as is). Budgets come from `config/prompt_budgets.yaml`
 (`scene:`). With nothing retrieved it degrades as §8.14 says (engine state and SRD only, no lore)
 and says so in `degraded` / `notes`.
 """
@@ -22,6 +22,7 @@ import jsonschema
 import yaml
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.db.models import Case, Q, When
 
 from lore import selectors as lore_selectors
 from lore.campaigns import selectors
@@ -204,15 +205,60 @@ def _unpublished(world: World, domain: str, what: str) -> str:
     return f"world {world.slug!r} has no {what} published ({then})"
 
 
-def _flags_line(party: Party, summaries: list[EpisodicSummary], words: set[str]) -> Item | None:
-    """Flags the scene may need: those set by the summaries shown, and those whose key shares a word
-    with the location, the NPCs or the input (quest_moon_key for 'the moon door')."""
-    recent = {key for s in summaries for key in s.document["flags"]}
-    chosen = [(k, v) for k, v in sorted(party.flags.items())
-              if k in recent or set(re.split(r"[_.:-]", k.lower())) & words]
-    if not chosen:
+def _episodes(party: Party, location: str, npc_ids: list[str], n: int) -> list[EpisodicSummary]:
+    """The party's `n` live summaries for the scene: those at its location (`where.location_id`) or with its
+    NPCs (`who.npcs`, or a disposition change of theirs) first, the more of the scene they share the sooner,
+    newest first among equals; the latest fill the rest. The latest alone showed a scene at the moon bridge
+    with Li Shen the forge and the swamp, and not the bargain he struck with the party on that bridge."""
+    live = EpisodicSummary.objects.filter(party=party, expired_at__isnull=True).prefetch_related("disposition_changes")
+    shared: list[Any] = []
+    if location:
+        shared.append(Case(When(location_id=location, then=1), default=0))
+    for npc_id in npc_ids:
+        shared.append(Case(When(Q(document__who__npcs__contains=[npc_id])
+                                | Q(document__relations_delta__contains=[{"npc_id": npc_id}]), then=1), default=0))
+    chosen: list[EpisodicSummary] = []
+    if shared:
+        score = shared[0]
+        for more in shared[1:]:
+            score = score + more
+        chosen = list(live.annotate(shared=score).filter(shared__gt=0).order_by("-shared", "-when", "-id")[:n])
+    if len(chosen) < n:
+        chosen += list(live.exclude(pk__in=[s.pk for s in chosen]).order_by("-when", "-id")[:n - len(chosen)])
+    return chosen
+
+
+def _flags_line(party: Party, summaries: list[EpisodicSummary], words: set[str], cap: int, room: int) -> Item | None:
+    """The party's flags (`selectors.party_flags`): engine state a scene must not contradict. Only those the
+    shown summaries set or whose key shared a word with the scene came before, so a scene at the moon bridge
+    shown the forge's and the swamp's summaries missed gate_moon_door=open and quest_moon_key=obtained,
+    which session_fetch listed.
+
+    Whole flags, by key, those left out counted. Those that bear on the scene (set by a summary shown, or a
+    word of the key in the location, the NPCs, the scene or the input: quest_moon_key for loc_moon_bridge)
+    come first, up to `cap` tokens: the hard facts go before older prose, as they always did. The rest only
+    in the `room` the summaries leave: forty rumours of an old tavern scene pushed the bridge's own summary
+    out of the block."""
+    flags = selectors.party_flags(party)
+    if not flags:
         return None
-    return Item(f"flags:{party.slug}", "Flags: " + ", ".join(f"{k}={v}" for k, v in chosen) + ".")
+    shown = {key for s in summaries for key in s.document["flags"]}
+
+    def bears(flag: dict[str, Any]) -> bool:
+        return flag["key"] in shown or bool(set(re.split(r"[_.:-]", flag["key"].lower())) & words)
+
+    said: list[str] = []
+    for flag in sorted(flags, key=lambda flag: not bears(flag)):  # stable: by key within each group
+        pair = f"{flag['key']}={flag['value']}"
+        rest = len(flags) - len(said) - 1  # if none after this one fits
+        line = "Flags: " + ", ".join([*said, pair]) + (f" (and {rest} more)" if rest else "") + "."
+        if count_tokens(line) <= (cap if bears(flag) else min(cap, room)):
+            said.append(pair)
+    left = len(flags) - len(said)
+    said.sort()  # shown by key, as session_fetch lists them: the ranking only chose which fit
+    text = ("Flags: " + ", ".join(said) + (f" (and {left} more)" if left else "") + "." if said
+            else f"Flags: {left} set, not shown for lack of room.")
+    return Item(f"flags:{party.slug}", text)
 
 
 def _npc_text(profile: dict[str, Any], party: Party) -> str:
@@ -281,15 +327,18 @@ def scene_context(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any
     blocks.append(packer.pack("rules", rules_items, blocks_cfg["rules"]))
     blocks.append(packer.pack("lore", lore_items, blocks_cfg["lore"]))
 
-    max_summaries = max(1, blocks_cfg["episode"].get("max_items", 3) - 1)
-    summaries = list(EpisodicSummary.objects.filter(party=party, expired_at__isnull=True)
-                     .prefetch_related("disposition_changes").order_by("-when", "-id")[:max_summaries])
-    words = {w for w in re.split(r"[^\w]+", " ".join([request.location, *request.npcs, request.scene_text,
+    episode_cfg = blocks_cfg["episode"]
+    max_summaries = max(1, episode_cfg.get("max_items", 3) - 1)
+    summaries = _episodes(party, request.location, [npc.npc_id for npc in npcs], max_summaries)
+    # Ids are words too: loc_moon_bridge says "moon" and "bridge".
+    words = {w for w in re.split(r"[\W_]+", " ".join([request.location, *request.npcs, request.scene_text,
                                                       request.user_input]).lower()) if len(w) > 2}
     episode_items = [Item(f"summary:{s.summary_id}", summary_text(
         s.document, [c.applied for c in sorted(s.disposition_changes.all(), key=lambda c: c.pk)]))
         for s in summaries]
-    flags = _flags_line(party, summaries, words)
+    cap = min(episode_cfg.get("item_tokens", episode_cfg["max_tokens"]), episode_cfg["max_tokens"])
+    room = episode_cfg["max_tokens"] - sum(min(item.tokens, cap) for item in episode_items)
+    flags = _flags_line(party, summaries, words, cap, room)
     # Flags first: they are the hard facts the engine guarantees, worth more than older prose.
     blocks.append(packer.pack("episode", ([flags] if flags else []) + episode_items, blocks_cfg["episode"]))
 

@@ -6,7 +6,8 @@ For the tools (seed 003 §8.12), each returns JSON-ready dicts:
   seed's documents) and its current flags, each with the summary that set it.
 - `npc_profile(npc_id, party, campaign=None, hero_id=None)`: the seed's NPC profile (§8.5.2), its
   dynamic part for that party only: the disposition towards the party and towards each hero of it that
-  has one (or only the hero asked), the summaries that moved them, plus each one's latest changes.
+  has one (or only the hero asked: 404 for one the party does not have), the summaries that moved them,
+  plus each one's latest changes.
 - `episode_search(campaign, party, query, k=None)`: the party's summaries nearest to a query, by
   vector over their `episode` chunks (seed §8.13.1: vector mode, filtered by party), and those of the
   campaign's NPCs the query names by their name or what they are (`npcs_asked`: "the witch" is Василиса).
@@ -41,6 +42,7 @@ from lore.campaigns.models import (
     NPC,
     ArtCard,
     Campaign,
+    Disposition,
     DispositionChange,
     EpisodicSummary,
     Party,
@@ -286,14 +288,32 @@ def _impact(change: dict[str, Any]) -> str:
     return f"disposition{change['applied']:+d}" + (f" towards {hero}" if hero else "") + f": {change['reason']}"
 
 
+def _hero_check(party: Party, hero_id: str, field: str) -> None:
+    """A 404 for a hero the party does not have. The party keeps no roster: its heroes are the players its
+    live summaries name (`who.players`, as a disposition's `towards` must be) and those some NPC holds a
+    disposition towards (which outlives an expired summary). A QA pass asked for `p_Q` and got a
+    disposition of 0, a value the model took for a fact about a hero that never played."""
+    live = EpisodicSummary.objects.filter(party=party, expired_at__isnull=True)
+    if (live.filter(document__who__players__contains=[hero_id]).exists()
+            or Disposition.objects.filter(party=party, hero_id=hero_id).exists()):
+        return
+    known = {hero for players in live.values_list("document__who__players", flat=True) for hero in players or ()}
+    known.update(Disposition.objects.filter(party=party).exclude(hero_id="").values_list("hero_id", flat=True))
+    raise _not_found(f"Party {party.slug!r} has no hero {hero_id!r}: a hero is a player its summaries name in "
+                     "who.players." + _known(hero_id, sorted(known), "heroes"), field)
+
+
 def npc_profile(npc_id: str, party: Party, campaign: Campaign | None = None,
-                hero_id: str | None = None) -> dict[str, Any]:
+                hero_id: str | None = None, hero_field: str = "hero") -> dict[str, Any]:
     """`dynamic.disposition`: towards the party (`party_id:<party>`, 0 before any change) and towards each
-    hero of it that has one (`hero_id:<hero>`), or with `hero_id` only that hero (0 when it has none).
+    hero of it that has one (`hero_id:<hero>`), or with `hero_id` only that hero (0 when it has none; a hero
+    the party does not have is a 404 naming `hero_field`, the caller's name for it).
     `latest_changes`: the last LATEST_CHANGES changes of each, newest recorded first, each saying `towards`
     whom, `at` (its summary's `when`, the game's time) and `recorded_at`."""
     campaign = campaign or party.campaign
     [npc] = npcs_get(campaign=campaign, npc_ids=[npc_id], field="npc_id")
+    if hero_id is not None:
+        _hero_check(party, hero_id, hero_field)
     heroes = None if hero_id is None else [hero_id]
     dispositions = npc.dispositions.filter(party=party)
     if heroes is not None:
