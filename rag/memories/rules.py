@@ -1,7 +1,7 @@
 """The offline consolidator (`LLM_PROVIDER=off`): seed 004's consolidation JSON by rules, en/ru/zh.
 
 It reads the window sentence by sentence, keeping who said each one:
-- the user about themselves with a personal fact (name, home, work, likes, fears…) → facts_about_user;
+- the user about themselves with a personal fact (name, home, work, likes, fears, health…) → facts_about_user;
 - anyone telling something that happened (past markers: "yesterday", "вчера", "昨天", past-tense
   verbs) → past_events;
 - the character's "I think / I believe" → self_beliefs, its "I will / let's" → objectives;
@@ -14,13 +14,18 @@ It reads the window sentence by sentence, keeping who said each one:
   said ("next Friday (2024-05-10)", rag.memories.when), a relative of theirs' goes to key_facts;
 - emotions detected in the user's words → emotions, scored intensity × valence (-1..1); each item
   carries the emotion its own sentence shows most ("мне грустно" → sadness) as its `emotion`.
+Importance is `calculate_importance`'s, lifted to the least of what the sentence is about (MATTERS): health and
+safety (an allergy, a condition, medication, a phobia; tag `health`) 0.9, a life's turns (a birthday, a new job, a
+move, a death, a breakup; tag `life_events`) 0.8, the person's own likes, wants and plans 0.6; small talk keeps its
+own (0.4 or less). The first two reach the default MEMORY_PROTECTED_IMPORTANCE: age alone never prunes them.
 Who said a sentence decides whose it is: the user's words are never the character's own memory
 unless they talk about the character (calling it by name does not). What is said but states
 nothing is skipped: questions, the two sides' "I love you" / "I miss you", the character's stock
 replies ("I'll remember that!", "I'm always here for you", "Would you like me to…?"), which carry
 emphasis words and would otherwise score as key facts, and its replies that only react to the user's
 turn ("I hope Rex was happy there.", "That must have been hard", "Надеюсь, ему там было хорошо",
-"那一定很难受"), which told in the past were kept as the character's own past events.
+"那一定很难受"), which told in the past were kept as the character's own past events, and its wishes,
+congratulations and encouragement ("Happy birthday!", "Поздравляю с новой работой!", "加油！", "You'll do great").
 Memory texts keep the speaker ("Anna: I moved to Lisbon"), so the user's words and the
 character's are never confused downstream. Each item carries a confidence: lower for the
 guesses a rule makes most often wrong, which then wait for review.
@@ -39,7 +44,10 @@ from rag.filler import is_filler
 from rag.memories import when
 from rag.memories.classify import (
     FIRST_PERSON,
+    FIRST_PERSON_PLURAL,
     PERSONAL,
+    SECOND_PERSON,
+    THIRD_PARTY,
     calculate_importance,
     detect_emotions,
     determine_memory_kind,
@@ -163,6 +171,101 @@ _REACTION = re.compile(_INTERJECTION + "(?:" + "|".join((
 )) + ")")
 
 
+# The character's wishes, congratulations and encouragement, en/ru/zh: "Happy (belated) birthday!", "Congrats on the
+# new job!", "Good luck tomorrow!", "You'll do great", "I believe in you", "Поздравляю с новой работой!", "Удачи!",
+# "Ты справишься!", "生日快乐！", "恭喜你！", "加油！", "你一定可以的". Like the reactions above they answer the user's
+# turn, which is the memory; their "birthday", "job", "happy" and "believe" made them the character's key facts and
+# self-beliefs. A name may come first ("Bob, congrats!"), whatever follows goes with them.
+_ADDRESS = r"(?:(?:[a-zа-я'-]+\s+)?[a-zа-я'-]+\s*,\s*|(?!我)[\u4e00-\u9fff]{1,3},\s*)?"
+_WISH = re.compile(_INTERJECTION + _ADDRESS + "(?:" + "|".join((
+    r"(?:(?:have\s+a\s+)?(?:very\s+)?(?:happy|merry)\s+(?:(?:belated|early|late)\s+)?"
+    r"(?:birthday|b-?day|anniversary|new\s+year|christmas|holidays?|easter|hanukkah|\w+(?:'s)?\s+day)"
+    r"|many\s+happy\s+returns|congrat(?:s|ulations)|(?:good|best\s+of)\s+luck|fingers\s+crossed|break\s+a\s+leg"
+    r"|get\s+well(?:\s+soon)?|feel\s+better(?:\s+soon)?|(?:so\s+)?sorry\s+(?:for|about)\s+your\b"
+    r"|(?:my\s+)?(?:deepest\s+)?condolences|well\s+deserved|you\s+deserve\s+(?:it|this)"
+    r"|hope\s+(?:you|your|it|he|she|they|that|everything|all)\b)\b",
+    r"you(?:'ll|\s+will)\s+(?:(?:definitely|surely|totally|absolutely)\s+)?(?:do\s+(?:great|fine|well|amazing(?:ly)?|"
+    r"awesome|brilliant(?:ly)?|good)|be\s+(?:fine|great|ok(?:ay)?|alright|all\s+right|amazing)|nail\s+it|ace\s+it"
+    r"|crush\s+it|rock\s+it|make\s+it|get\s+through\s+(?:it|this))\b",
+    r"you(?:'ve|\s+have)?\s+got\s+this\b|you\s+can\s+do\s+(?:it|this)\b",
+    r"i(?:'m|\s+am)?\s+(?:\w+\s+)?(?:rooting|cheering)\s+for\s+you\b",
+    r"i\s+(?:really\s+|truly\s+|totally\s+|still\s+|always\s+)?believe\s+in\s+you\b",
+    r"(?:я\s+)?(?:от\s+(?:всей\s+)?души\s+|искренне\s+)?поздравля(?:ю|ем)(?!\w)",
+    r"с\s+(?:(?:прошедшим|наступающим)\s+)?(?:(?:днем|днюхой)(?:\s+рождения)?|новым\s+годом|рождеством"
+    r"|праздником|юбилеем|годовщиной|повышением|новосельем|свадьбой|новой\s+работой)(?!\w)",
+    # "Желаю удачи" is a wish, "желаю стать певицей" the character's own.
+    r"(?:я\s+)?(?:желаю|пожелаю)(?!\w)(?!\s+\w+(?:ть|ться)\b)|(?:удачи|успехов|ни\s+пуха|выздоравливай|поправляйся)(?!\w)",
+    r"(?:ты|вы)\s+(?:обязательно\s+|точно\s+|непременно\s+|все\s+)?(?:справишься|справитесь|сможешь|сможете)(?!\w)",
+    r"у\s+(?:тебя|вас)\s+(?:(?:обязательно|точно|все|всё)\s+)*(?:получится|выйдет|будет\s+хорошо)(?!\w)",
+    r"(?:я\s+)?(?:в\s+(?:тебя|вас)\s+верю|верю\s+в\s+(?:тебя|вас))(?!\w)|держу\s+(?:за\s+тебя\s+)?кулач?к[иа](?!\w)",
+    r"我?(?:祝|恭喜|祝贺)|(?:生日|新年|节日|圣诞|中秋|春节|周末|结婚纪念日)快乐|加油(?!站)|好运|早日康复|一切顺利",
+    # "你可以叫我Neiri" (you can call me Neiri) is no encouragement: a bare "你可以" needs its "的" or an adverb.
+    r"(?:你|您)也?(?:(?:一定|肯定|绝对|完全)(?:可以|能行|行|没问题|做得到|能做到|会成功|会没事|能搞定|能成功)"
+    r"|可以的|能行|行的|没问题的|做得到|能做到|会成功的|能成功的)",
+    r"我(?:一直|永远)?(?:相信|支持)(?:你|您)",
+)) + ")")
+
+
+# What matters to a companion, most first, en/ru/zh: what keeps the user safe (an allergy or intolerance, a
+# condition, medication, a phobia: forgotten, the companion offers the peanut dish), then the turns of a life (a
+# birthday, a new job, a move, a death, a breakup, a wedding), then the person's likes, wants and plans
+# (PERSONAL_IMPORTANCE). Each is the least its sentence is worth and tags it; `calculate_importance`'s own signals
+# (asked to be remembered, a number, a feeling) only lift it, and small talk keeps its score (0.4 or less).
+_HEALTH = re.compile("|".join((
+    r"\b(?:allerg(?:ic|y|ies)|(?:lactose|gluten)[\s-]+(?:intolerant|intolerance|free)|intolerant\s+to|c(?:o)?eliac"
+    r"|diabet(?:es|ic)|asthma(?:tic)?|epilep(?:sy|tic)|seizures?|migraines?|insomnia|hypertension|blood\s+pressure"
+    r"|cancer|tumou?r|chemo(?:therapy)?|leukaemia|leukemia|heart\s+(?:condition|disease|problems?|attack)"
+    r"|depression|anxiety\s+disorder|panic\s+attacks?|adhd|autis(?:m|tic)|bipolar|ptsd|ocd|disabilit(?:y|ies)|disabled"
+    r"|wheelchair|deaf|medications?|meds|insulin|inhaler|epi-?pen|antidepressants?|chronic|diagnosed"
+    # A fear, not a prejudice: "homophobic" is no phobia of the speaker's.
+    r"|(?!(?:homo|xeno|trans|islamo)phob)\w*phobi(?:a|c))\b",
+    r"\b(?:terrified|afraid|scared)\s+of\s+(?:the\s+)?(?:heights?|spiders?|snakes?|dogs?|flying|planes?|needles?|blood"
+    r"|(?:deep\s+)?water|dark|crowds?|elevators?|lifts?|bees?|wasps?|insects?|clowns?|(?:open|enclosed)\s+spaces)\b",
+    r"(?<!\w)(?:аллерги\w*|непереносимост\w*|целиаки\w*|диабет\w*|астм\w*|эпилепс\w*|мигрен\w*|бессонниц\w*"
+    r"|гипертони\w*|онколог\w*|опухол\w*|химиотерапи\w*|депресси\w*|аутиз\w*|биполяр\w*|инвалид\w*|лекарств\w*"
+    r"|таблет(?:к\w*|ок)|инсулин\w*|ингалятор\w*|антидепрессант\w*|хроническ\w*|диагноз\w*"
+    r"|(?!(?:гомо|ксено|транс|исламо)фоб)\w*фоби\w*"
+    r"|клаустрофоб\w*|(?:высок|низк|повышенн|пониженн)\w*\s+давлени\w*|паническ\w*\s+атак\w*"
+    r"|(?:болезн|проблем)\w*\s+с\s+сердцем|у\s+\w+\s+(?:нашли\s+|обнаружили\s+)?рак)(?!\w)",
+    r"(?<!\w)бо(?:юсь|ится|ятся|ялс[яь]|ялась)\s+(?:высоты|пауков|змей|собак|летать|самолетов|уколов|иголок|крови"
+    r"|(?:глубокой\s+)?воды|глубины|темноты|толпы|лифтов|пчел|ос|насекомых|клоунов|замкнутого\s+пространства)(?!\w)",
+    r"过敏|不耐受|糖尿病|哮喘|癫痫|偏头痛|失眠症|(?:一直|经常|总是|长期)失眠|高血压|低血压|癌|肿瘤|化疗|心脏病|抑郁症|焦虑症|惊恐发作|多动症|自闭症"
+    r"|双相|强迫症|残疾|吃药|服药|药物|胰岛素|吸入器|慢性病|确诊|诊断|恐惧症|恐高|幽闭"
+    r"|怕(?:高(?![考兴])|蜘蛛|蛇|狗|坐飞机|打针|针|血|水|黑|电梯|蜜蜂|虫子|小丑)",
+)))
+_LIFE_EVENT = re.compile("|".join((
+    # Not "fired up", "I proposed a new plan", "my phone died": the words of a life's turn only where they are one.
+    r"\b(?:birthday|b-?day|turn(?:ed|ing|s)\s+\d+|(?:new|first)\s+job|got\s+(?:a|the)\s+job|promot(?:ed|ion)"
+    r"|(?:got|was|been|get|getting)\s+(?:hired|fired)|(?:hired|fired)\s+me|laid\s+off|(?:quit|lost)\s+my\s+job"
+    r"|retir(?:ed|ing|ement)|relocat(?:ed|ing)|mov(?:ed|ing)\s+(?:to|into|out|in\s+with|house|abroad|back)"
+    r"|new\s+(?:apartment|flat|house|home)|(?<!phone\s)(?<!battery\s)(?<!laptop\s)(?<!computer\s)(?<!car\s)died"
+    r"|passed\s+away|funeral|lost\s+my\s+(?:mom|mum|mother|dad|father|wife|husband|brother|sister|son|daughter"
+    r"|grand\w+|best\s+friend|dog|cat)|broke\s+up|break-?up|split\s+up|dumped|divorc(?:e|ed|ing)"
+    r"|married|wedding|(?:got|are|am|i'm|we're|is|just)\s+engaged|engaged\s+to|engagement"
+    r"|proposed\s+to\s+(?:me|her|him)|(?:he|she)\s+proposed|pregnan(?:t|cy)|gave\s+birth|had\s+a\s+baby"
+    r"|graduat(?:ed|ing|ion)|anniversary)\b",
+    r"(?<!\w)(?:(?:день|дня|дню|днем)\s+рождения|днюх\w*|исполни(?:лось|тся)\s+\d+|нов(?:ая|ую|ой)\s+работ\w*"
+    r"|устроил(?:ся|ась)\s+на\s+работу|повысили|(?:получил[аи]?|дали)\s+повышение|уволи\w*|увольнени\w*"
+    r"|меня\s+сократили|сократили\s+меня|на\s+пенси\w*"
+    r"|переех\w*|переезд\w*|умер(?:ла|ли)?|скончал\w*|похорон\w*|не\s+стало|расстал\w*|развел(?:ся|ась|ись)"
+    r"|развод\w*|бросил[аи]?\s+меня|женил(?:ся|ись)|(?:вышла|выхожу|выйду)\s+замуж|свадьб\w*|помолвк\w*"
+    r"|обручил\w*|сделал\s+(?:мне\s+)?предложение|беременн\w*|родил(?:а|ся|ась)\s+(?:сын|доч|ребен)\w*"
+    r"|окончил[аи]?|выпускн\w*|годовщин\w*)(?!\w)",
+    r"生日|岁了|新工作|找到了?工作|换了?工作|入职|升职|炒鱿鱼|解雇|开除|裁员|辞职|退休|搬家|搬到|搬去|去世|过世|葬礼"
+    r"|分手|离婚|结婚|婚礼|订婚|求婚|怀孕|生了(?:孩子|儿子|女儿|宝宝)|毕业|周年",
+)))
+MATTERS: tuple[tuple[str, re.Pattern[str], float], ...] = (
+    ("health", _HEALTH, 0.9),
+    ("life_events", _LIFE_EVENT, 0.8),
+)
+PERSONAL_IMPORTANCE = 0.6
+
+
+def _matters(said: str) -> list[tuple[str, float]]:
+    """The table's rows a sentence is about (tag, least importance), most important first. `said`: normalised."""
+    return [(tag, floor) for tag, pattern, floor in MATTERS if pattern.search(said)]
+
+
 # Work as the place where something happened, not what the user does: "I had a rough day at work" is an
 # event (PastEvents, a month's half-life), where "I work as a nurse" is a fact about the user.
 _AT_WORK = re.compile(r"\b(?:at|after|before|from|to)\s+work\b|\b(?:на|с|после|до)\s+работ[еуы]\b")
@@ -201,8 +304,19 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             present = set(tokens)
             # The user's goals, plans and preferences; what the character means to do is OBJECTIVE's (below).
             statement = personal_statement(sentence, said_on) if not turn.is_character else None
-            # jieba keeps "我想学" as one word: a short statement is still one.
-            if len(tokens) < 3 and not statement:
+            said = normalize(sentence)
+            first_person = bool(present & FIRST_PERSON)
+            # What the table of MATTERS finds in it, worth its floor where someone's own life is told: the user's or
+            # their people's ("Я диабетик", "My mom passed away"), the character's of itself only, not the user's news
+            # said back to them ("Your mom will come on Friday"); nobody's in "Happy birthday!". jieba keeps "我换",
+            # "你一定" as one word.
+            matters = _matters(said)
+            if turn.is_character:
+                told = (first_person or "我" in said) and not (present & SECOND_PERSON or "你" in said or "您" in said)
+            else:
+                told = first_person or bool(present & (FIRST_PERSON_PLURAL | THIRD_PARTY)) or "我" in said
+            # jieba keeps "我想学" as one word: a short statement is still one, and so is "Я диабетик".
+            if len(tokens) < 3 and not statement and not (matters and told):
                 continue
             text = f"{turn.speaker}: {sentence}"
             if text in seen:
@@ -214,12 +328,14 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
                     score = round(intensity * valence(emotion), 3)
                     if abs(score) > abs(emotions.get(emotion, 0.0)):
                         emotions[emotion] = score
-            said = normalize(sentence)
             about = determine_memory_kind(sentence, "assistant" if turn.is_character else "user", character).value
+            personal = statement is not None or (first_person and (_personal(said) or "health" in dict(matters)))
             importance = calculate_importance(sentence, said_on)
-            first_person = bool(present & FIRST_PERSON)
+            if told:
+                floors = [floor for _, floor in matters] + ([PERSONAL_IMPORTANCE] if personal else [])
+                importance = max([importance, *floors])
             confidence = 0.75
-            if not turn.is_character and about == "user" and (statement or (first_person and _personal(said))):
+            if not turn.is_character and about == "user" and personal:
                 key = "facts_about_user"
             elif turn.is_character and first_person and present & (OBJECTIVE | BELIEF):
                 key, about, confidence = ("objectives" if present & OBJECTIVE else "self_beliefs"), "self", 0.65
@@ -233,13 +349,16 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
                 continue
             # Checked last, on the few sentences a rule took: most lines are dropped above for less.
             if _asks(said) or _TO_EACH_OTHER.search(said) or (
-                    turn.is_character and (_stock(said) or _REACTION.search(said))):
+                    turn.is_character and (_stock(said) or _REACTION.search(said) or _WISH.search(said))):
                 continue
             seen.add(text)
             if statement in ("goals", "plans") and said_at is not None:
-                # Read later, "next Friday" is another day: the days it meant when it was said go with it.
+                # Read later, "next Friday" is another day: the days it meant when it was said go with it. Not
+                # what happened ("Yesterday (…) was my birthday"): the context shows a memory under the day it
+                # was said, and dated, the evaluation's memories moved LoCoMo down on both halves
+                # (docs/retrieval.md, "Typed memories' offline rules").
                 text = f"{turn.speaker}: {when.anchor_dates(sentence, said_on, told_in_past=is_past(tokens))}"
-            tags = _tags(present) + ([statement] if statement else [])
+            tags = _tags(present) + [tag for tag, _ in matters] + ([statement] if statement else [])
             out[key].append({"text": text, "about": about, "importance": importance, "tags": tags, "from": [line],
                              "confidence": confidence, "emotion": dominant_emotion(sentence)})
     out["emotions"] = [{"name": name, "score": score} for name, score in emotions.items()][:MAX_EMOTIONS]
