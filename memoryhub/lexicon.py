@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import gzip
 import itertools
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -215,8 +216,17 @@ def _is_noun_candidate(token: str) -> bool:
     return token not in STOPWORDS and len(token) >= 3 and token.replace("_", "").isalpha()
 
 
+# A capitalised word whose noun is a kind of person: someone's name.
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+_PERSON = frozenset({"^person.1", "^organism.1"})
+
+
 def _tokens(text: str) -> set[str]:
-    """The words of `text`, a two-word noun WordNet knows ("ice cream") in place of its second word."""
+    """The words of `text`, a two-word noun WordNet knows ("ice cream") in place of its second word, less
+    the capitalised words whose noun is a kind of person: a name ("my friend Tom" got Uncle Tom's person
+    of colour, "Mrs White" a white person's). A place keeps its categories ("Rome" is a city); so does a
+    word said in lower case too. Leaving out the words of a name of several capitalised words too ("White
+    Mountains") moved MADial en down on both halves (docs/retrieval.md, "Category terms")."""
     said = words(text)
     tokens = set(said)
     lemmas = _get().doc
@@ -224,6 +234,10 @@ def _tokens(text: str) -> set[str]:
         if f"{first}_{second}" in lemmas:
             tokens.add(f"{first}_{second}")
             tokens.discard(second)
+    named = {word for word in map(str.lower, _CAPITALISED.findall(text)) if _PERSON & set(_word_categories(word))}
+    if named:
+        # Unless the text also says the word in lower case, as a noun of its own.
+        tokens -= named - set(words(re.sub(_CAPITALISED, " ", text)))
     return tokens
 
 

@@ -16,6 +16,18 @@ def test_a_turn_carries_the_categories_of_its_nouns() -> None:
     assert all(t.startswith(lexicon.CATEGORY_PREFIX) for t in terms)
 
 
+def test_a_name_that_is_also_a_noun_for_a_person_carries_none_of_its_categories() -> None:
+    """QA: "hiking in the White Mountains with my friend Tom" carried ^person_of_color.1 and ^black.5 (Uncle
+    Tom), so a category question about people could find it. A place keeps its own; the noun said in lower
+    case keeps them too."""
+    terms = lexicon.chunk_terms("This weekend I plan to go hiking in the White Mountains with my friend Tom.")
+    assert "^person_of_color.1" not in terms and "^black.5" not in terms
+    assert "^person_of_color.1" in lexicon.chunk_terms("He called him a tom.")
+    assert "^person_of_color.1" in lexicon.chunk_terms("Tom is no tom.")
+    assert "^city.1" in lexicon.chunk_terms("Tom and I spent a week in Rome.")
+    assert "^health_professional.1" in lexicon.chunk_terms("Nurses work hard. My sister is a nurse.")
+
+
 def test_plural_nouns_find_their_lemma() -> None:
     assert "^dog.1" in lexicon.chunk_terms("I adopted two puppies last spring")
 
