@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 __all__ = ["Span", "asks_how_long", "asks_last_conversation", "asks_when", "chunk_terms", "last_conversation_phrases",
-           "mentions", "query_terms", "query_weights", "span_terms"]
+           "mentions", "query_terms", "query_weights", "span_terms", "tense"]
 
 TIME_REFERENCE = "@t"
 DURATION = "@dur"
@@ -60,6 +60,11 @@ class Span:
                 end.day == calendar.monthrange(end.year, end.month)[1]:
             return f"{start.year}-{start.month:02d}"
         return f"{start.isoformat()} – {end.isoformat()}"
+
+    def note(self, said: str) -> str:
+        """`iso()` in parentheses, to write right after the expression `said`: " (2024-05-10)", and with no space
+        after a Chinese one, whose writing has none between words ("我下个月(2024-06)要去")."""
+        return f"({self.iso()})" if said and _HAN.match(said[-1]) else f" ({self.iso()})"
 
 
 def _day(d: date) -> Span:
@@ -123,25 +128,45 @@ _PAST = re.compile(
 # coming one or the one just past by the tense of its sentence. Past is `_PAST` less the words it takes for
 # past that are common beside a weekend and are none ("I need to", "so excited", "как дела", "为了", "不过",
 # "过来"); what says the future or an intention ("will", "going to", "поедем", "собираемся", "打算", "要")
-# outweighs a past word in the same sentence ("I was thinking we will hike this weekend").
+# outweighs a past word in the same sentence ("I was thinking we will hike this weekend"). The 会 of a gathering
+# ("音乐会", "聚会", "开会", "机会") or of "一会儿" is no "will".
 _NOT_PAST = frozenset({"need", "indeed", "speed", "excited", "interested", "tired", "bored", "worried", "scared",
                        "supposed", "дела", "тепло", "весело", "мало", "светло", "школа", "сила", "число", "мысли",
                        "цели"})
 _ZH_PAST = re.compile(r"(?<![为除])了(?!解)|(?<![不难])过(?![来去])")
 _FUTURE = re.compile(
     r"(?<![a-z'])(?:will|shall|gonna|wanna|going to|plan|plans|planning|want to|wants to|hope to|hoping to|"
-    r"would like|intend|intends|about to|looking forward|can't wait|need to|needs to|have to|has to|let's)(?![a-z])"
-    r"|'ll(?![a-z])|'d like"
+    r"would like|would love|intend|intends|about to|looking forward|can't wait|need to|needs to|have to|has to|"
+    r"let's)(?![a-z])"
+    r"|'ll(?![a-z])|'d (?:like|love)"
     r"|(?<![а-яё])(?:буд(?:у|ем|ешь|ет|ете|ут)|собира\w*|планиру\w*|хоч(?:у|ешь|ет)|хотим|хотите|хотят|давай\w*|"
     r"надо|нужно|(?:по|при|у|за|вы|съ)ед(?:у|ем|ешь|ет|ете|ут)|(?:пой|зай|вый|уй)д[уеё]\w*|съездим|сходим)(?![а-яё])"
-    r"|打算|准备|计划|想|(?<![重主只])要|将|会(?!议)",
+    r"|打算|准备|计划|想|(?<![重主只])要|将|(?<![乐唱晚聚舞约宴开大动机社学协展年一])会(?![议儿])",
     re.IGNORECASE,
 )
-# A weekend that recurs: "usually at the weekend", "в выходные обычно", "周末我一般…", "周末我喜欢…" (a
-# liking is no one weekend). "Every weekend", "on weekends", "по выходным", "每个周末" are not read at all.
+# The present told of what is ahead, weaker than `_FUTURE`: it counts only in a sentence with no past word. A
+# weekday or weekend names no time going on now, so its present is a plan: the English progressive of verbs of
+# going, meeting and doing ("I'm meeting Tom on Saturday", "what are you doing on Friday?") and "have a/my …"
+# ("On Friday I have my dentist appointment", "Tom has his exam on Monday"); the Russian imperfective present
+# of the verbs of motion and of "встречаться" ("в субботу едем на дачу", "идём", "летим", "приезжает",
+# "встречаемся"); a Chinese 去 or 来 without 了 or 过 ("星期五我们去爬山"; not 去年, 去世, 过去, 失去, 后来,
+# 原来, 以来, 来自).
+_PRESENT_FOR_FUTURE = re.compile(
+    r"(?:'m|'re|'s|(?<![a-z])(?:am|are|is)(?:\s+(?:i|you|we|they|he|she))?)\s+(?:going|coming|leaving|flying|"
+    r"driving|heading|travell?ing|moving|meeting|visiting|seeing|having|doing|taking|starting)(?![a-z])"
+    r"|(?<![a-z])(?:have|has)\s+(?:an?|my|our|your|his|her|their)(?![a-z])"
+    r"|(?<![а-яё])(?:ид(?:у|[её]шь|[её]т|[её]м|[её]те|ут)|ед(?:у|ешь|ет|ем|ете|ут)|лет(?:ишь|ит|им|ите|ят)|лечу|"
+    r"плыв(?:у|[её]шь|[её]т|[её]м|[её]те|ут)|(?:при|у|вы|за|от|пере)(?:езжа|лета)(?:ю|ешь|ет|ем|ете|ют)|"
+    r"встреча(?:юсь|ешься|ется|емся|етесь|ются))(?![а-яё])"
+    r"|(?<![过失])去(?![年世了过])|(?<![后原本看起出以从向未])来(?![自了过])",
+    re.IGNORECASE,
+)
+# A weekend or weekday that recurs: "usually at the weekend", "в выходные обычно", "周末我一般…", "周末我喜欢…"
+# (a liking is no one weekend), "every Saturday", "周六我一般…". "Every weekend", "on weekends", "по выходным",
+# "каждую субботу", "每个周末", "每周六" are not read at all. "I'd love to", like "I'd like to", is a wish.
 _HABITUAL = re.compile(
-    r"(?<![a-z])(?:usually|always|often|normally|typically|generally|sometimes|every|enjoy|enjoys|love to|"
-    r"(?<!'d )(?<!would )like to)(?![a-z])"
+    r"(?<![a-z])(?:usually|always|often|normally|typically|generally|sometimes|every|enjoy|enjoys|"
+    r"(?<!'d )(?<!would )(?:like|love) to)(?![a-z])"
     r"|(?<![а-яё])(?:обычно|всегда|часто|иногда|постоянно|кажд\w*|люб(?:лю|ишь|ит|им|ите|ят))(?![а-яё])"
     r"|一般|通常|经常|常常|平时|总是|往往|喜欢|每",
     re.IGNORECASE,
@@ -162,6 +187,18 @@ def _told_in_past(sentence: str) -> bool:
     return any(word not in _NOT_PAST and word not in ("了", "过") for word in words) or bool(_ZH_PAST.search(sentence))
 
 
+def tense(sentence: str) -> bool | None:
+    """Whether a sentence is told in the past (True), of the future or an intention (False), or says neither
+    (None), as a bare weekend or weekday in it is read; `mentions(past=…)` takes the same values. An intention
+    outweighs a past word ("I was thinking we will hike on Saturday"); the present said of what is ahead does
+    not ("Mom called, we're visiting her on Saturday" stays past: in chat about what happened it mostly is)."""
+    if _FUTURE.search(sentence):
+        return False
+    if _told_in_past(sentence):
+        return True
+    return False if _PRESENT_FOR_FUTURE.search(sentence) else None
+
+
 def _weekend(anchor: date, m: re.Match[str], past: bool | None) -> Span:
     """"This weekend", "на этих выходных", "这个周末" and a bare weekend: said on a Saturday or Sunday, that
     very weekend; else the one just past when the sentence (or the caller, by `past`) tells it in the past and
@@ -169,9 +206,28 @@ def _weekend(anchor: date, m: re.Match[str], past: bool | None) -> Span:
     if anchor.weekday() >= 5:
         return _relative_unit(0, "weekend", anchor)
     if past is None:
-        sentence = _sentence(m)
-        past = _told_in_past(sentence) and not _FUTURE.search(sentence)
+        past = tense(_sentence(m)) is True
     return _relative_unit(-1 if past else 1, "weekend", anchor)
+
+
+def _bare_weekday(anchor: date, weekday: int, m: re.Match[str], past: bool | None) -> Span | None:
+    """A weekday with no "last" or "next" ("on Saturday", "this Friday", "в субботу", "周六"), read by its
+    sentence's tense (or the caller's, by `past`) as a bare weekend is, but where a weekend said with neither
+    tense is the coming one, a weekday stays the last one: chat about what happened mostly means that. Of the
+    future or an intention, the coming one ("В субботу мы едем на дачу", "周六我要去看牙医"); told in the past
+    or with neither, the last one. Said on that very weekday with neither, that day: "Happy Friday!",
+    "周六快乐" name today, and a Saturday told of on a Saturday with nothing past about it is more likely today
+    (or, for a message stamped past midnight UTC, the evening before its stamp) than a week back; told in the
+    past it is a week back, of the future a week on, since today would be "today". None when the sentence tells
+    of a habit ("I usually swim on Saturday", "周六我一般在家")."""
+    sentence = _sentence(m)
+    if _HABITUAL.search(sentence):
+        return None
+    if past is None:
+        past = tense(sentence)
+    if past is None and anchor.weekday() == weekday:
+        return _day(anchor)
+    return _day(_weekday_after(anchor, weekday) if past is False else _weekday_before(anchor, weekday))
 
 
 def _bare_weekend(anchor: date, m: re.Match[str], query: bool, past: bool | None) -> Span | None:
@@ -535,6 +591,13 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         if not all(words & need for need in needs):
             continue
         for m in pattern.finditer(lowered):
+            if resolve is _en_weekday:
+                # Claimed only when a date: the words of a weekday that recurs ("what do I do every Saturday?")
+                # stay words of the question, as a recurring weekend's do.
+                span = _en_weekday(m, anchor, query, past)
+                if span is not None and free(m):
+                    yield span
+                continue
             if not free(m):
                 continue
             span = resolve(m, anchor, query)
@@ -543,10 +606,14 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
     for m in _EN_WEEKDAY_SHORT.finditer(lowered) if words & _EN_WEEKDAY_ABBREVIATION_WORDS else ():
         # "last Fri", "next Tues."; after a bare "on" only when written with a capital ("on Sun"),
         # since "on sun" and "on sat" are words too.
-        if (m.group("which") != "on" or text[m.start("weekday"):m.start("weekday") + 1].isupper()) and free(m):
+        if m.group("which") != "on" or text[m.start("weekday"):m.start("weekday") + 1].isupper():
             weekday = _EN_WEEKDAY_ABBREVIATIONS[m.group("weekday")]
-            next_one = m.group("which") in ("next", "this coming")
-            yield _day(_weekday_after(anchor, weekday) if next_one else _weekday_before(anchor, weekday))
+            which = m.group("which")
+            span = (_day(_weekday_after(anchor, weekday)) if which in ("next", "this coming")
+                    else _day(_weekday_before(anchor, weekday)) if which in ("last", "this past")
+                    else _bare_weekday(anchor, weekday, m, past))
+            if span is not None and free(m):
+                yield span
     if "weekend" in lowered:
         for m in _EN_OVER_THE_WEEKEND.finditer(lowered):
             # Said Monday to Thursday, the weekend just gone; on Friday, the one to come.
@@ -624,11 +691,13 @@ def _en_relative(m: re.Match[str], anchor: date, query: bool) -> Span:
     return _relative_unit(_WHICH[m.group("which")], m.group("unit"), anchor)
 
 
-def _en_weekday(m: re.Match[str], anchor: date, query: bool) -> Span:
+def _en_weekday(m: re.Match[str], anchor: date, query: bool, past: bool | None = None) -> Span | None:
     weekday = _EN_WEEKDAYS[m.group("weekday")]
     if m.group("which") in ("next", "this coming", "coming"):
         return _day(_weekday_after(anchor, weekday))
-    return _day(_weekday_before(anchor, weekday))
+    if m.group("which") in ("last", "this past"):
+        return _day(_weekday_before(anchor, weekday))
+    return _bare_weekday(anchor, weekday, m, past)
 
 
 def _en_ago(m: re.Match[str], anchor: date, query: bool) -> Span:
@@ -834,15 +903,14 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         if span is not None and free(m):
             yield span
     for m in re.finditer(r"(?<!\w)(?:в\s+|во\s+)(?:(?P<which>прошл|эт|следующ)\w*\s+)?" + _RU_WEEKDAY, lowered):
-        if free(m):
-            weekday = next(n for stem, n in _RU_WEEKDAYS.items() if m.group("weekday").startswith(stem))
-            next_one = m.group("which") == "следующ"
-            yield _day(_weekday_after(anchor, weekday) if next_one else _weekday_before(anchor, weekday))
+        weekday = next(n for stem, n in _RU_WEEKDAYS.items() if m.group("weekday").startswith(stem))
+        span = _ru_weekday(anchor, weekday, m, past)
+        if span is not None and free(m):
+            yield span
     for m in _RU_WEEKDAY_SHORT.finditer(lowered):
-        if free(m):
-            weekday = _RU_WEEKDAY_ABBREVIATIONS[m.group("weekday")]
-            next_one = m.group("which") == "следующ"
-            yield _day(_weekday_after(anchor, weekday) if next_one else _weekday_before(anchor, weekday))
+        span = _ru_weekday(anchor, _RU_WEEKDAY_ABBREVIATIONS[m.group("weekday")], m, past)
+        if span is not None and free(m):
+            yield span
     for m in re.finditer(r"(?<!\w)" + _RU_NUMBER + r"\s+" + _RU_UNIT + r"\s+(?:тому\s+)?назад", lowered):
         if free(m):
             unit = _RU_UNITS[m.group("unit")[0]]
@@ -866,6 +934,15 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
                 yield _season(int(m.group("year")), season)
             else:
                 yield _relative_season(anchor, season, _RU_WHICH[m.group("which")])
+
+
+def _ru_weekday(anchor: date, weekday: int, m: re.Match[str], past: bool | None) -> Span | None:
+    """"В следующую субботу" the coming one, "в прошлую" the last; "в субботу", "в эту субботу" by the tense."""
+    if m.group("which") == "следующ":
+        return _day(_weekday_after(anchor, weekday))
+    if m.group("which") == "прошл":
+        return _day(_weekday_before(anchor, weekday))
+    return _bare_weekday(anchor, weekday, m, past)
 
 
 _RU_DAY_MONTH = re.compile(r"(?<!\w)(?P<day>[0-3]?\d)[-\s]*(?:го\s+)?" + _RU_MONTH
@@ -1060,11 +1137,12 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
             unit = m.group("unit")
             yield _ago(n, "day" if unit == "天" else "year" if unit == "年" else "month" if "月" in unit else "week",
                        anchor, sign=1)
-    # A weekday alone ("周五我们去了…", "星期天"): the last one, like "on Friday"; not "每周五" (every
-    # Friday), "周一到周五" (a range of days), "一周五天" (five days a week) nor a quoted name (“星期五”).
+    # A weekday alone ("周五我们去了…", "星期天"), read by its sentence's tense like "on Friday"; not "每周五"
+    # (every Friday), "周一到周五" (a range of days), "一周五天" (five days a week) nor a quoted name (“星期五”).
     for m in _ZH_BARE_WEEKDAY.finditer(text):
-        if free(m):
-            yield _day(_weekday_before(anchor, _ZH_WEEKDAYS[m.group("weekday")]))
+        span = _bare_weekday(anchor, _ZH_WEEKDAYS[m.group("weekday")], m, past)
+        if span is not None and free(m):
+            yield span
     for m in _ZH_WEEKEND.finditer(text) if "周末" in text else ():
         span = _bare_weekend(anchor, m, query, past)
         if span is not None and free(m):
@@ -1080,10 +1158,10 @@ _HAN = re.compile("[\u4e00-\u9fff]")
 
 
 def mentions(text: str, anchor: date, *, query: bool = False, past: bool | None = None) -> list[Span]:
-    """Every date span the text mentions, resolved against `anchor` (the day it was said). `past`: whether the
-    text is told in the past, when the caller knows it better than the text's own words do (an expression
-    read apart from its sentence); by default each sentence's tense decides where it matters ("this
-    weekend")."""
+    """Every date span the text mentions, resolved against `anchor` (the day it was said). `past`: the text's
+    tense as `tense` gives it (True past, False the future, None neither), when the caller knows it better than
+    the text's own words do (an expression read apart from its sentence); by default each sentence's tense
+    decides where it matters ("this weekend", "on Saturday")."""
     spans = _resolved(_en(text, anchor, query, None, past))
     if _CYRILLIC.search(text):
         spans += _resolved(_ru(text, anchor, query, None, past))

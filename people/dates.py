@@ -19,7 +19,9 @@ from memoryhub import timeexpr
 # is anchored at its message, and the draft's bio passes again as a whole in the services).
 _DATES = r"\(\d{4}(?:-\d{2}){0,2}(?: – \d{4}(?:-\d{2}){0,2})?\)"
 _ANCHORED = re.compile(_DATES)
-# Sentences and clauses: a date expression is looked for within one.
+# Sentences and clauses: a date expression is looked for within one, and read in its sentence's tense (a bare
+# weekday or weekend: "В субботу (2026-11-28) мы едем на дачу", "В субботу (2026-11-21) мы ездили на дачу").
+_SENTENCE = re.compile(r"[^.!?;\n。！？；]*[.!?;\n。！？；]*")
 _CLAUSE = re.compile(r"[^.!?;,\n。！？；，]*[.!?;,\n。！？；，]*")
 # Words, and each Han character on its own (Chinese writes no spaces: "2天前" is three of them).
 _TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -58,7 +60,8 @@ def _recurring(clause: str, start: int, end: int, reach: list[tuple[int, int]]) 
     return any(start <= last and first < end for first, last in reach) or bool(_RECURRING_AFTER.match(clause, end))
 
 
-def _where(clause: str, span: timeexpr.Span, anchor: date, reach: list[tuple[int, int]]) -> int | None:
+def _where(clause: str, span: timeexpr.Span, anchor: date, reach: list[tuple[int, int]], past: bool | None
+           ) -> int | None:
     """The end of the shortest (then first) run of words of the clause that says `span`: where a form
     `timeexpr.relative_expressions` does not place ("2 weeks ago", "last June", "2天前") ends. A run a
     recurrence word counts ("every January") says no date."""
@@ -66,32 +69,35 @@ def _where(clause: str, span: timeexpr.Span, anchor: date, reach: list[tuple[int
     for size in range(1, _WINDOW_TOKENS + 1):
         for i in range(len(tokens) - size + 1):
             start, end = tokens[i][0], tokens[i + size - 1][1]
-            if span in timeexpr.mentions(clause[start:end], anchor) and not _recurring(clause, start, end, reach):
+            if span in timeexpr.mentions(clause[start:end], anchor, past=past) and \
+                    not _recurring(clause, start, end, reach):
                 return end
     return None
 
 
-def _anchor_clause(clause: str, anchor: date, relative: set[timeexpr.Span]) -> str:
-    spans = [s for s in timeexpr.mentions(clause, anchor) if s in relative]
+def _anchor_clause(clause: str, anchor: date, relative: set[timeexpr.Span], past: bool | None) -> str:
+    """The clause with its relative dates anchored. `past` is its sentence's tense (`timeexpr.tense`): a clause
+    or an expression read apart from the sentence would lose it ("Мы едем на дачу к Сергею, в субботу")."""
+    spans = [s for s in timeexpr.mentions(clause, anchor, past=past) if s in relative]
     if not spans or _ANCHORED.search(clause):
         return clause
     reach = _recurrence_reach(clause)
     inserts: dict[int, list[timeexpr.Span]] = {}
     placed: set[timeexpr.Span] = set()
     for start, end in timeexpr.relative_expressions(clause, anchor):
-        said = [s for s in timeexpr.mentions(clause[start:end], anchor) if s in spans]
+        said = [s for s in timeexpr.mentions(clause[start:end], anchor, past=past) if s in spans]
         placed.update(said)  # a recurring one too: its span is said, as no date
         if said and not _recurring(clause, start, end, reach):
             inserts.setdefault(end, []).extend(said)
     for span in dict.fromkeys(s for s in spans if s not in placed):
-        end = _where(clause, span, anchor, reach)
+        end = _where(clause, span, anchor, reach, past)
         if end is not None:
             inserts.setdefault(end, []).append(span)
     out, last = [], 0
     for end in sorted(inserts):
         said = inserts[end]
         hull = timeexpr.Span(min(s.start for s in said), max(s.end for s in said))
-        out += [clause[last:end], f" ({hull.iso()})"]
+        out += [clause[last:end], hull.note(clause[:end])]
         last = end
     return "".join(out) + clause[last:]
 
@@ -108,4 +114,8 @@ def anchor_relative_dates(text: str, said_at: datetime | date | None) -> str:
     relative = set(said) - set(timeexpr.mentions(text, anchor - _ELSEWHEN))
     if not relative:
         return text
-    return "".join(_anchor_clause(m.group(), anchor, relative) for m in _CLAUSE.finditer(text))
+    out = []
+    for sentence in _SENTENCE.finditer(text):
+        past = timeexpr.tense(sentence.group())
+        out += [_anchor_clause(m.group(), anchor, relative, past) for m in _CLAUSE.finditer(sentence.group())]
+    return "".join(out)

@@ -3,9 +3,12 @@
 A companion keeps "I'm nervous about my exam next Friday", "В субботу мы едем на дачу", "我下个月要去上海出差"
 to ask about them later, when "next Friday" is another day. `memoryhub.timeexpr` reads the date words;
 here each relative one gets the days it meant written after it, in ISO form, as people's bios do
-("next Friday (2024-05-10)"). The readers take a bare weekday ("в субботу", "on Saturday") for the last one,
-as a chat about what happened mostly means; in a text that is not told in the past it is the coming one. A
-weekend ("this weekend", "на выходных") they read by its sentence's tense; read apart from it, by the text's.
+("next Friday (2024-05-10)", "下个月(2024-06)"). The readers take a bare weekday or weekend ("в субботу", "on
+Saturday", "на выходных") by its sentence's tense (`timeexpr.tense`): the coming one of the future, the last
+one told in the past, and a weekday said with neither the last one, as a chat about what happened mostly
+means. Here an expression is read apart from its sentence, with the text's tense (`told_in_past`), and a text
+told of something ahead and not in the past is a plan: its bare weekday is the coming one, said on that very
+weekday a week on (today would be "today"), as the readers take a weekday of the future.
 A recurring time ("every Friday", "по субботам", "每周六") names no one date: such a text is read for none.
 Pure functions, no database.
 """
@@ -32,8 +35,9 @@ _WRITTEN = re.compile(r"\(\d{4}(?:-\d{2}){0,2}(?: – \d{4}(?:-\d{2}){0,2})?\)")
 
 
 def _read(expression: str, said_on: date, told_in_past: bool) -> timeexpr.Span | None:
-    # Read apart from its sentence, the expression has no tense of its own ("this weekend"): the caller's says it.
-    spans = timeexpr.mentions(expression, said_on, past=True if told_in_past else None)
+    # Read apart from its sentence, the expression has no tense of its own ("this weekend", "в субботу"): the
+    # caller's says it, and a plan's is the future.
+    spans = timeexpr.mentions(expression, said_on, past=told_in_past)
     if not spans:
         return None
     hull = timeexpr.Span(min(s.start for s in spans), max(s.end for s in spans))
@@ -81,6 +85,6 @@ def anchor_dates(text: str, said_on: date, *, told_in_past: bool = False) -> str
     for start, end, span in relative_dates(text, said_on, told_in_past=told_in_past):
         if start < last:
             continue
-        out += [text[last:end], f" ({span.iso()})"]
+        out += [text[last:end], span.note(text[start:end])]
         last = end
     return "".join(out) + text[last:]

@@ -116,5 +116,5 @@ def test_an_expression_read_apart_from_its_sentence_takes_the_tense_the_caller_k
     assert anchor_dates("We hiked this weekend", WEDNESDAY, told_in_past=True) == f"We hiked this weekend ({JUST_PAST})"
     assert anchor_dates("На выходных ездили на дачу", WEDNESDAY, told_in_past=True) == \
         f"На выходных ({JUST_PAST}) ездили на дачу"
-    assert anchor_dates("周末我们去了海边", WEDNESDAY, told_in_past=True) == f"周末 ({JUST_PAST})我们去了海边"
-    assert anchor_dates("我们周末去爬山", WEDNESDAY) == f"我们周末 ({COMING})去爬山"
+    assert anchor_dates("周末我们去了海边", WEDNESDAY, told_in_past=True) == f"周末({JUST_PAST})我们去了海边"
+    assert anchor_dates("我们周末去爬山", WEDNESDAY) == f"我们周末({COMING})去爬山"

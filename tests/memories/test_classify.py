@@ -132,8 +132,8 @@ def test_a_sign_off_a_habit_or_what_is_past_is_no_plan(said: str) -> None:
     ("next month I'm flying to Lisbon", "next month (2024-06) I'm flying to Lisbon"),
     ("В субботу мы едем на дачу", "В субботу (2024-05-11) мы едем на дачу"),
     ("Завтра у меня собеседование", "Завтра (2024-05-09) у меня собеседование"),
-    ("我下个月要去上海出差", "我下个月 (2024-06)要去上海出差"),
-    ("我周六去爬山", "我周六 (2024-05-11)去爬山"),
+    ("我下个月要去上海出差", "我下个月(2024-06)要去上海出差"),
+    ("我周六去爬山", "我周六(2024-05-11)去爬山"),
     # What looks back keeps its reading; a date written out or a recurring time gets none; nor twice.
     ("Last Saturday I booked a flight for next month", "Last Saturday (2024-05-04) I booked a flight for next month "
                                                        "(2024-06)"),

@@ -489,7 +489,7 @@ def test_plans_and_upcoming_events_are_kept_with_the_days_they_meant(tenant) -> 
     assert sorted(memories) == sorted([
         "User: I'm nervous about my exam next Friday (2024-05-03).", "User: next month (2024-06) I'm flying to Lisbon.",
         "User: В субботу (2024-05-04) мы едем на дачу.", "User: Завтра (2024-05-02) у меня собеседование.",
-        "User: 我下个月 (2024-06)要去上海出差。", "User: 明天 (2024-05-02)我要考试。"])
+        "User: 我下个月(2024-06)要去上海出差。", "User: 明天(2024-05-02)我要考试。"])
     for memory in memories.values():
         assert (memory.kind, memory.category) == ("user", "FactsAboutUser") and "plans" in memory.tags
         assert memory.importance >= 0.6
