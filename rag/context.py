@@ -290,10 +290,18 @@ def context_assemble(
 
     # Who the user is: active profile facts above the confidence threshold, always first.
     header, lines = profile_context_items(tenant_id=tenant_id, user_id=user_id)
-    lines = _by_relevance(lines, query, asks=lambda line: key_terms(line.partition(":")[0]))
+    scored = _relevance(lines, query, asks=lambda line: key_terms(line.partition(":")[0]))
     block = Block("profile", header=header)
     cap = min(remaining, _share(shares["profile"], budget)) - count_tokens(header)
-    _pack(block, _lines(lines), cap)
+    if scored and scored[0][1]:
+        # Facts the query does not ask for get the block's share, not its floor (`min_tokens`, which keeps a
+        # line or two where the share holds none): at 50 tokens four facts "what's my sister's name?" needed
+        # none of took the room of the sister. They wait for what is left at the end (`_top_up`).
+        used = _pack(block, _lines([line for line, shared in scored if shared]), cap)
+        share = int(budget * shares["profile"]["max_share"]) - count_tokens(header)
+        _pack(block, _lines([line for line, shared in scored if not shared]), min(cap, share) - used)
+    else:
+        _pack(block, _lines([line for line, _ in scored]), cap)
     remaining -= block.tokens
     blocks.append(block)
 
@@ -594,15 +602,21 @@ def _by_relevance(lines: list[tuple[str, str]], query: str,
     for "where should I eat tonight?", the inner circle's wife for a gift to her), their own order
     otherwise. `asks`: more words a line counts as shared (a profile line's key's: "where do I live now?"
     names no word of "location: Seattle", and at 50 tokens that line was the one cut)."""
+    return [line for line, _ in _relevance(lines, query, asks)]
+
+
+def _relevance(lines: list[tuple[str, str]], query: str, asks: Callable[[str], frozenset[str]] | None = None,
+               ) -> list[tuple[tuple[str, str], int]]:
+    """Each line with how many of the query's words it says (`_by_relevance`), most first."""
     wanted = set(text.analyze(query))
     if not wanted:
-        return lines
+        return [(line, 0) for line in lines]
 
-    def rank(line: tuple[str, str]) -> int:
+    def shared(line: tuple[str, str]) -> int:
         said = set(text.analyze(line[1].replace("_", " ")))
-        return -len(wanted & (said | asks(line[1]) if asks is not None else said))
+        return len(wanted & (said | asks(line[1]) if asks is not None else said))
 
-    return sorted(lines, key=rank)
+    return sorted(((line, shared(line)) for line in lines), key=lambda scored: -scored[1])
 
 
 @dataclass(frozen=True)

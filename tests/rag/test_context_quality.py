@@ -339,6 +339,35 @@ def test_with_room_for_one_line_the_current_statement_is_the_one_shown(tenant, l
     assert after[0] in memories and before[0] not in memories, context.render()
 
 
+SISTER_IN_CIRCLE = {
+    "en": ("Anna", "My sister, a nurse in Denver. She visits every summer and loves hiking.", "what's my sister's name?",
+           [("name", "Bob Miller"), ("occupation", "software engineer"), ("employer", "Stripe"),
+            ("location", "Seattle")]),
+    "ru": ("Аня", "Моя сестра, медсестра из Твери. Приезжает каждое лето и любит походы.", "как зовут мою сестру?",
+           [("name", "Борис Миронов"), ("occupation", "программист"), ("employer", "Сбер"), ("location", "Москва")]),
+    "zh": ("李娜", "我妹妹，在成都当护士。每年夏天来看我，喜欢爬山。", "我妹妹叫什么名字？",
+           [("name", "王伟"), ("occupation", "工程师"), ("employer", "腾讯"), ("location", "深圳")]),
+}
+
+
+@pytest.mark.parametrize("lang", SISTER_IN_CIRCLE)
+def test_facts_the_query_does_not_ask_for_leave_a_small_budget_to_the_person_it_does(tenant, lang: str) -> None:
+    """QA: at 50 tokens "what's my sister's name?" kept four profile facts (the profile's floor) and cut the
+    sister's line from the inner circle for budget."""
+    from people.models import Person
+
+    name, bio, query, facts = SISTER_IN_CIRCLE[lang]
+    for key, value in facts:
+        fact_upsert(tenant=tenant, user_id="u1", key=key, value=value, source="api")
+    Person.objects.create(tenant=tenant, user_id="u1", display_name=name, circle=Person.Circle.FAMILY, bio=bio,
+                          name_key=name.lower())
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=50)
+    assert name in _text(context, "inner_circle") and context.used <= 50, context.render()
+    # At 2000 tokens every fact is there, as before.
+    wide = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=2000)
+    assert len(_text(wide, "profile").splitlines()) == len(facts)
+
+
 SISTER = {
     "en": ("I live in Boston, near the harbor. My sister Anna visits me every summer, she is a nurse in Denver.",
            "what's my sister's name?"),
