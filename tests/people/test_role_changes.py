@@ -4,9 +4,6 @@ loses the kin word that named the partner, and "I work for <company>" adds no pe
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 
@@ -16,17 +13,9 @@ from people.archivist import rules
 from people.archivist.tokens import KnownIndex, KnownPerson
 from people.models import Person
 from tests.factories import append_messages
+from tests.people.test_archivist_rules import Msg
 
 pytestmark = pytest.mark.django_db
-
-
-@dataclass
-class Msg:
-    text: str
-    role: str = "user"
-    pk: int = 1
-    created_at: datetime = field(default_factory=lambda: datetime(2025, 3, 1, 12, 0, tzinfo=UTC))
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def say(tenant: Tenant, *texts: str) -> None:
