@@ -204,21 +204,52 @@ def _pack(block: Block, candidates: list[BlockItem], cap: int, max_items: int | 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])")
 
 
-def _clipped(item: BlockItem, room: int) -> BlockItem | None:
-    """A person's line (`[Person:3] Daniel | Family | 7 mentions | bio`) with the first sentences of
-    its bio that fit `room`, marked with an ellipsis; None when not even the first sentence fits."""
+def _clipped(item: BlockItem, room: int, query: str = "") -> BlockItem | None:
+    """A person's line (`[Person:3] Daniel | Family | 7 mentions | bio`) with the sentences of its bio that
+    fit `room`: the first (who they are to the user), then those that say words of the query, then the
+    newest, shown in the bio's order, a gap and a cut end marked with an ellipsis; None when not even the
+    first sentence fits. A bio gathers what is said of someone in the order said: its first sentences alone
+    showed "My sister Anna lives in Denver" long after "Anna moved to Chicago"."""
     parts = item.text.split(" | ", 3)
     if len(parts) < 4:
         return None
     sentences = [s for s in _SENTENCE_END.split(parts[3]) if s]
+    if len(sentences) < 2:
+        return None
+    wanted = set(text.analyze(query))
+    asked = sorted(range(1, len(sentences)), key=lambda i: -len(wanted & set(text.analyze(sentences[i]))))
+    asked = [i for i in asked if wanted & set(text.analyze(sentences[i]))]
+    order = [0, *asked, *(i for i in range(len(sentences) - 1, 0, -1) if i not in asked)]
     best = None
-    for n in range(1, len(sentences)):
-        text = " | ".join([*parts[:3], f"{' '.join(sentences[:n])} …"])
-        tokens = count_tokens(text)
+    chosen: list[int] = []
+    for i in order:
+        trial = sorted([*chosen, i])
+        if len(trial) == len(sentences):
+            break  # all of it is the whole line, which did not fit
+        shown = []
+        for n, j in enumerate(trial):
+            if n and j != trial[n - 1] + 1:
+                shown.append("…")
+            shown.append(sentences[j])
+        if trial[-1] != len(sentences) - 1:
+            shown.append("…")
+        line = " | ".join([*parts[:3], _joined(shown)])
+        tokens = count_tokens(line)
         if tokens > room:
-            break
-        best = BlockItem(text, tokens, item.ref, {**item.meta, "clipped": True})
+            if not chosen:
+                return None
+            continue  # a shorter one further down the order may still fit
+        chosen = trial
+        best = BlockItem(line, tokens, item.ref, {**item.meta, "clipped": True})
     return best
+
+
+def _joined(pieces: list[str]) -> str:
+    """Sentences (and ellipses) joined as their writing does: no space beside Chinese (or other CJK) text."""
+    out = pieces[0]
+    for piece in pieces[1:]:
+        out += piece if out[-1] >= "\u3000" or piece[0] >= "\u3000" else f" {piece}"
+    return out
 
 
 # The least room a clipped recent turn gets: its time, speaker and a sentence or two.
@@ -248,9 +279,9 @@ def _turn_within(item: BlockItem, room: int, block: Block) -> BlockItem:
     return clipped
 
 
-def _pack_clipping(block: Block, candidates: list[BlockItem], cap: int) -> int:
-    """`_pack` for people's lines: one too long for what is left shows the first sentences of its bio
-    rather than none of it. The inner circle is ranked (family first, those the query names first): a
+def _pack_clipping(block: Block, candidates: list[BlockItem], cap: int, query: str = "") -> int:
+    """`_pack` for people's lines: one too long for what is left shows the sentences of its bio that fit
+    (`_clipped`) rather than none of it. The inner circle is ranked (family first, those the query names first): a
     partner whose bio had grown past the share gave way to a former boss with a short one. The whole
     line waits for budget left over at the end (`_top_up`)."""
     used = 0
@@ -261,7 +292,7 @@ def _pack_clipping(block: Block, candidates: list[BlockItem], cap: int) -> int:
             used += item.tokens
             continue
         block.waiting.append(item)
-        clipped = _clipped(item, cap - used)
+        clipped = _clipped(item, cap - used, query)
         if clipped is None:
             block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": "budget"})
         else:
@@ -309,7 +340,7 @@ def context_assemble(
     # speaks of first ("a gift for my wife" keeps the wife when the share holds one line).
     block = Block("inner_circle")
     lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), query)
-    remaining -= _pack_clipping(block, _lines(lines), min(remaining, _share(shares["inner_circle"], budget)))
+    remaining -= _pack_clipping(block, _lines(lines), min(remaining, _share(shares["inner_circle"], budget)), query)
     blocks.append(block)
 
     # Recent turns of this session: short-term memory, the newest that fit without a gap, shown oldest first.

@@ -241,7 +241,9 @@ def test_a_partner_with_a_long_bio_is_clipped_not_dropped_for_a_former_boss(tena
     block = next(b for b in context.blocks if b.name == "inner_circle")
     assert block.items[0].ref == f"person:{daniel.pk}"
     line = block.items[0].text
-    assert "my partner Daniel" in line and line.endswith("…") and "aquarium" not in line
+    # Who he is (the first sentence), what the query asks of him ("Dan took the kids to the aquarium"), then
+    # the newest that fit; a gap marked.
+    assert "my partner Daniel" in line and "aquarium" in line and " … " in line and "Thanksgiving" not in line
     assert {"ref": f"person:{daniel.pk}", "reason": "clipped"}.items() <= block.cut[0].items()
     assert context.used <= 400
     # With room for all of it, the whole bio, and Greg after him.
@@ -250,6 +252,32 @@ def test_a_partner_with_a_long_bio_is_clipped_not_dropped_for_a_former_boss(tena
     block = next(b for b in wide.blocks if b.name == "inner_circle")
     assert [i.ref for i in block.items] == [f"person:{daniel.pk}", f"person:{greg.pk}"]
     assert "aquarium" in block.items[0].text and not block.cut
+
+
+@pytest.mark.parametrize(("bio", "query", "old", "new"), [
+    ("My sister Anna lives in Denver, she is a nurse at the children's hospital there. She has two cats. She loves "
+     "hiking in the Rockies. We talk every Sunday evening. She moved to Chicago last month for a new job.",
+     "how is my sister doing?", "Denver", "Chicago"),
+    ("Моя сестра Аня живёт в Твери и работает медсестрой в детской больнице. У неё две кошки. Она любит походы. "
+     "Мы созваниваемся по воскресеньям. В прошлом месяце она переехала в Казань ради новой работы.",
+     "как дела у моей сестры?", "Твери", "Казань"),
+    ("我妹妹李娜住在成都，在儿童医院当护士。她养了两只猫。她喜欢爬山。我们每个星期天晚上通电话。上个月她为了新工作搬到了杭州。",
+     "我妹妹最近怎么样？", "成都", "杭州"),
+])
+def test_a_clipped_bio_keeps_who_they_are_and_the_newest_news(bio: str, query: str, old: str, new: str) -> None:
+    """QA: after "my sister Anna moved to Chicago", a clipped inner-circle line still said only "lives in
+    Denver": a bio gathers what is said in the order said, and its first sentences alone are the oldest."""
+    from rag.context import _SENTENCE_END, BlockItem, _clipped
+
+    line = f"[Person:3] Anna | Family | 5 mentions | {bio}"
+    room = count_tokens(line) - 6  # a sentence or two less than all of it
+    clipped = _clipped(BlockItem(line, count_tokens(line), "person:3"), room, query)
+    assert clipped is not None and clipped.tokens <= room and "…" in clipped.text
+    assert old in clipped.text and new in clipped.text, clipped.text
+    # The first sentence alone, where no more fits.
+    opening = f"[Person:3] Anna | Family | 5 mentions | {_SENTENCE_END.split(bio)[0]} …"
+    first = _clipped(BlockItem(line, count_tokens(line), "person:3"), count_tokens(opening), query)
+    assert first is None or (old in first.text and new not in first.text)
 
 
 @pytest.mark.parametrize(("query", "topical", "chatter"), [
@@ -340,7 +368,8 @@ def test_with_room_for_one_line_the_current_statement_is_the_one_shown(tenant, l
 
 
 SISTER_IN_CIRCLE = {
-    "en": ("Anna", "My sister, a nurse in Denver. She visits every summer and loves hiking.", "what's my sister's name?",
+    "en": ("Anna", "My sister, a nurse in Denver. She visits every summer and loves hiking.",
+           "what's my sister's name?",
            [("name", "Bob Miller"), ("occupation", "software engineer"), ("employer", "Stripe"),
             ("location", "Seattle")]),
     "ru": ("Аня", "Моя сестра, медсестра из Твери. Приезжает каждое лето и любит походы.", "как зовут мою сестру?",
