@@ -39,6 +39,11 @@ def _text(context, block: str) -> str:
     ("Thanks for listening today.", True), ("Thanks for listening to me!", True),
     ("Спасибо, что выслушала меня сегодня!", True), ("谢谢你今天听我说。", True),
     ("Thanks for listening to my new album!", False), ("Меня повысили!", False), ("今天我考试通过了", False),
+    # Acknowledgements (a QA pass found "Got it." and "Понятно." in a 500-token context).
+    ("Got it.", True), ("Got it, thanks!", True), ("Makes sense.", True), ("Noted.", True), ("Понятно.", True),
+    ("Понял, спасибо!", True), ("明白了。", True), ("好的，知道了", True),
+    ("I got a new job.", False), ("Noted: the meeting is at 5.", False), ("Понятно, что он ушёл.", False),
+    ("我知道他搬家了", False),
 ])
 def test_greetings_and_thanks_are_filler_in_three_languages(turn: str, filler: bool) -> None:
     assert is_filler(turn) is filler
