@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from itertools import takewhile
 
 # (key, value) or (key, value, confidence) when a builder knows better than its rule's default.
 Emit = list[tuple[str, str] | tuple[str, str, float]]
@@ -55,6 +56,9 @@ class SentenceFilters:
     hypothetical: Callable[[str], bool]
     reported: Callable[[str], bool]
     negated: Callable[[str, int], bool]
+    # Where a new clause with its own subject starts ("green| and I love jazz", "джаз| и я играю", "吉他|而且我…"):
+    # a value never runs past it, though a value may hold the conjunction ("black and white", "чёрный и белый").
+    new_clause: re.Pattern[str] | None = None
 
 
 # Sentence ends: Latin/Cyrillic punctuation followed by a space (so "y.o." and "3.5" stay whole),
@@ -93,6 +97,27 @@ def _clause(sentence: str, start: int, end: int) -> str:
     return sentence[before[-1] if before else 0: after.start() if after else len(sentence)]
 
 
+def _matches(pattern: re.Pattern[str], sentence: str, new_clause: re.Pattern[str] | None) -> Iterator[re.Match[str]]:
+    """The matches of `pattern`, each read again up to a new clause that starts inside one of its values: the
+    sentence ends there for it, so "my favorite color is green and I love jazz" gives "green", and the search
+    goes on from that clause, which may hold a match of its own ("I like jazz and I love rock"). A clause
+    between a match's values is the phrasing's own ("I'm from Cork but I'm in Dublin", "…because I'm allergic")."""
+    pos = 0
+    while pos <= len(sentence) and (match := pattern.search(sentence, pos)):
+        values = [match.span(g) for g in range(1, (pattern.groups or 0) + 1) if match.start(g) >= 0]
+        # Searched to the sentence's end: what tells a new clause may follow the match ("吉他而且|我…").
+        breaks = takewhile(lambda c: c.start() < match.end(),
+                           new_clause.finditer(sentence, match.start() + 1) if new_clause else ())
+        cut = next((c for c in breaks if any(start < c.start() < end for start, end in values)), None)
+        if cut is None:
+            yield match
+            pos = match.end() + (match.end() == match.start())
+            continue
+        if inner := pattern.search(sentence, match.start(), cut.start()):
+            yield inner
+        pos = cut.start()
+
+
 def run_rules(sentence: str, rules: Iterable[Rule], filters: SentenceFilters) -> list[RuleFact]:
     if filters.reported(sentence):
         return []
@@ -102,7 +127,7 @@ def run_rules(sentence: str, rules: Iterable[Rule], filters: SentenceFilters) ->
     for rule in rules:
         if (question and not rule.allow_question) or (hypothetical and not rule.allow_wish):
             continue
-        for match in rule.pattern.finditer(sentence):
+        for match in _matches(rule.pattern, sentence, filters.new_clause):
             if filters.negated(sentence, match.start()):
                 continue
             for emitted in rule.build(match):

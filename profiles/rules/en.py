@@ -208,8 +208,9 @@ def _first_person(sentence: str) -> bool:
 
 def _favorite(match: re.Match[str], value_group: int = 2, what_group: int = 1) -> Emit:
     what = re.sub(r"[^a-z0-9]+", "_", match.group(what_group).lower()).strip("_")
-    value = match.group(value_group).strip()
-    return [(f"favorite_{what}", value.lower() if value.islower() or value[:1].islower() else value)] if what else []
+    # The user's own casing: it names things ("the Beatles", "an iPhone", "AC/DC"); lowering a value that
+    # opened in lower case made "the beatles" and "iphone".
+    return [(f"favorite_{what}", match.group(value_group).strip())] if what else []
 
 
 _ID_KEYS = {
@@ -504,11 +505,18 @@ def _negated(sentence: str, pos: int) -> bool:
     return bool(set(words_before(sentence, pos, 2)) & _NEGATORS)
 
 
+# A new clause: a conjunction and a subject of its own ("green and I love jazz", "Radiohead and they…"), a reason,
+# or a semicolon. "Black and white", "rock and roll", "Tom and Jerry" have no pronoun after "and": one value.
+_NEW_CLAUSE = _r(r"\b(?:and|but|so|while|though|although)\s+(?:i|i'm|i’m|im|i've|i’ve|i'd|i’d|i'll|i’ll|we|we're"
+                 r"|we’re|he|he's|he’s|she|she's|she’s|they|they're|they’re|it|it's|it’s)(?![\w'’])"
+                 r"|\b(?:because|cause|'cause|’cause)\b|;")
+
 FILTERS = SentenceFilters(
     question=lambda s: s.rstrip().endswith("?") or bool(_QUESTION_START.match(s)),
     hypothetical=lambda s: bool(_HYPOTHETICAL.search(s)),
     reported=lambda s: bool(_REPORTED.search(s)),
     negated=_negated,
+    new_clause=_NEW_CLAUSE,
 )
 
 

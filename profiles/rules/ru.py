@@ -573,6 +573,11 @@ FILTERS = SentenceFilters(
     hypothetical=lambda s: bool(_HYPOTHETICAL.search(s)),
     reported=lambda s: bool(_REPORTED.search(s)),
     negated=_negated,
+    new_clause=re.compile(
+        # "джаз и я играю", "зелёный, а я люблю…", "но мне нравится…": a subject of its own after the conjunction;
+        # a reason always. "Чёрный и белый" has none: one value.
+        r"(?<![\w-])(?:и|а|но|зато|однако|хотя|ведь|поэтому|так\s+что)\s+(?:я|мы|он|она|оно|они|мне|меня|мой|моя|моё|мое"
+        r"|мои)(?![\w-])|(?<![\w-])(?:потому\s+что|так\s+как)(?![\w-])|;", re.IGNORECASE),
 )
 
 

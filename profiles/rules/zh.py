@@ -430,6 +430,10 @@ _FILTERS = SentenceFilters(
     negated=lambda s, pos: False,  # 我不是… / 我没有… never match: every pattern wants 我 right before its verb
 )
 
+# Where a clause's value ends though no comma says so: a conjunction before a subject of its own ("吉他而且我也…",
+# "绿色但是我…"), or a reason (因为…). 黑白 or 爵士乐 hold none of these words: one value.
+_NEW_CLAUSE = re.compile(r"(?:然而|而且|并且|但是|可是|不过|所以|因此|而|但)(?=我|你|他|她|它|咱)|因为|由于")
+
 
 # 自我介绍一下：老陈，45岁，厨师一枚 — what follows is about the speaker, clause by clause.
 _INTRO = re.compile(r"^(?:先|简单|那我)?(?:自我介绍一下|介绍一下(?:我)?自己|自我介绍|做个自我介绍)"
@@ -456,6 +460,7 @@ def extract_sentence(sentence: str, *, opens_message: bool = False) -> list[Rule
         hypothetical=lambda clause: hypothetical or bool(_PAST.search(clause)),
         reported=lambda _clause: False,
         negated=_FILTERS.negated,
+        new_clause=_NEW_CLAUSE,
     )
     out: list[RuleFact] = []
     clauses = [c.strip() for c in re.split(r"[，,；;]", sentence)]
