@@ -134,7 +134,7 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
     # After 叫 the cue word right before it lends its circle: "儿子叫豆豆" names the son.
     anchors = [(end, cue.circle) for _, end, cue in cues] + [
         (m.end(), next((cue.circle for _, end, cue in cues if end == m.start()), ""))
-        for m in re.finditer("名叫|叫做|叫", sentence)]
+        for m in re.finditer("的?名字(?:是|叫)|名叫|叫做|叫", sentence)]  # "我姐姐的名字是小美"
     for end, circle in anchors:
         start = end + 1 if sentence[end:end + 1] in ("的", "，") else end
         # The names listed after it too: 我的孩子小明和小红, 我的朋友王磊、李娜和陈静.
@@ -283,6 +283,13 @@ def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]
     out: list[Tok] = []
     for tok in toks:
         if tok.kind == "OTHER" and tok.text == "的" and out and (out[-1].possessive or out[-1].kind == "POSS"):
+            continue
+        if tok.kind in ("COP", "NAMED") and len(out) >= 2 and out[-1].text == "名字" and out[-2].kind == "CUE" and \
+                out[-2].possessive:
+            # "我姐姐的名字是小美", "…的名字叫小美": the name is who the cue word is, as in "我姐姐叫小美";
+            # the cue owns no one there.
+            out[-2].possessive = False
+            out[-1] = Tok("NAMED", f"名字{tok.text}")
             continue
         out.append(tok)
     return out

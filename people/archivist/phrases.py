@@ -925,7 +925,7 @@ def unnamed_kin(toks: list[Tok], tied: Sequence[bool]) -> list[Tok]:
         at = sum(1 for t in slots[:c] if t is not None)
         if not _users_kin(view, at):
             continue
-        mention = Mention(name=kin_name(kin, tok.script or "en"), circle=_FAMILY, cue=tok.text)
+        mention = Mention(name=kin_name(kin, tok.script or "en"), circle=_FAMILY, cue=tok.text, kin_word=True)
         # "отец моей жены": a genitive kin word after another cue word is that word's owner.
         genitive = tok.genitive and any(t is not None and t.kind in ("CUE", "OWN") for t in slots[max(0, c - 2):c])
         slots[c] = Tok("NAME", tok.text, mention=mention, possessive=tok.possessive, genitive=genitive,

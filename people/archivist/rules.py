@@ -34,6 +34,7 @@ from people.archivist.tokens import (
     Mention,
     MessageLike,
     Tok,
+    is_question,
     split_sentences,
 )
 from people.dates import anchor_relative_dates
@@ -324,6 +325,17 @@ def _alias_after(tokens: list[str], i: int) -> bool:
     return normalize(tokens[i]).rstrip(".") in _EN_ALIAS
 
 
+def _name_is_after(raw: list[str], norms: list[str], k: int) -> int:
+    """How many words at k say "name is" after a possessive cue word, or 0: "my sister's name is Emma",
+    "my dad's name's Viktor". The name they give is who the cue is, as in "my sister Emma"; the cue owns
+    no one there, so its "'s" is no possessive."""
+    if not (0 < k < len(raw) and LAT.search(raw[k - 1]) and raw[k - 1].endswith(("'s", "’s"))):
+        return 0
+    if norms[k] == "name's":
+        return 1
+    return 2 if k + 1 < len(raw) and norms[k] == "name" and norms[k + 1] in ("is", "was") else 0
+
+
 def _cue_tok(raw: list[str], norms: list[str], k: int, span: int, cue: lexicon.Cue | lexicon.VerbCue) -> Tok:
     text = " ".join(raw[k:k + span])
     script = "ru" if CYR.search(text) else "en"
@@ -438,6 +450,9 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
     in_cue = {k for start, (_, span) in cue_at.items() for k in range(start, start + span)}
     noun_cue = {start + span - 1 for start, (cue, span) in cue_at.items() if isinstance(cue, lexicon.Cue)}
     cue_end = {start + span - 1 for start, (_, span) in cue_at.items()}
+    name_is = {start: n for start, (cue, span) in cue_at.items()
+               if isinstance(cue, lexicon.Cue) and (n := _name_is_after(raw, norms, start + span))}
+    named = {start + cue_at[start][1] + n for start, n in name_is.items()}  # where the cue's stated name stands
 
     first_word = next((k for k, t in enumerate(raw) if t[:1].isalnum() or t.startswith("@")), 0)
     # Pet words next: an animal word is never a name either ("Кот" opening a sentence).
@@ -459,7 +474,8 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
         joined = k - 1
         while joined >= max(0, k - 3) and norms[joined] in _LIST_JOINS:
             joined -= 1
-        after_cue = after_cue or (joined < k - 1 and joined in cued)  # "my sisters Amy, Beth and Jo"
+        # "my sisters Amy, Beth and Jo"; "my dad's name is Viktor"
+        after_cue = after_cue or (joined < k - 1 and joined in cued) or k in named
         if CYR.search(token):
             if _is_cap(token) and k > 0 and _ru_place_after_preposition(token, norms[k - 1], known):
                 continue
@@ -490,10 +506,15 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
         if k in cue_at:
             cue, span = cue_at[k]
             toks.append(_cue_tok(raw, norms, k, span, cue))
+            stated = name_is.get(k, 0)
             k += span
             if k < len(raw) and raw[k] in ("'", "’") and raw[k - 1].endswith("s") and LAT.search(raw[k - 1]):
                 toks[-1].possessive = True  # "my parents' neighbours": the parents own the next cue
                 k += 1
+            if stated:
+                toks[-1].possessive, toks[-1].text = False, toks[-1].text[:-2]
+                toks.append(Tok("NAMED", " ".join(raw[k:k + stated])))
+                k += stated
             continue
         if k in pet_at:
             toks.append(_pet_tok(raw, norms, k, pet_at[k]))
@@ -594,10 +615,11 @@ _ADDRESSES = re.compile(
     re.IGNORECASE)
 
 
-def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mention] = ()
+def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mention] = (), *, confirmed: bool = False
                       ) -> tuple[list[Mention], list[RelationDraft]]:
     """People and relations of one sentence. `context`: the people of the message's earlier
-    sentences, whom "her" or "его" may stand for ("I saw Dana. Her husband Mike …")."""
+    sentences, whom "her" or "его" may stand for ("I saw Dana. Her husband Mike …"). `confirmed`: a bot
+    line the user said yes to, which states what it asks ("Your sister is Emma?" "Yes")."""
     scan = _ADDRESSES.sub(" ", sentence)
     if HAN.search(scan):
         toks = tokens_zh(scan, known, latin=lambda phrase: _tokens_en_ru(phrase, known))
@@ -605,6 +627,9 @@ def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mentio
         toks = _tokens_en_ru(scan, known)
     toks, relations = read_phrases(toks, context)
     mentions = [t.mention for t in toks if t.kind == "NAME" and t.mention and t.mention.name]
+    # A question states nothing ("what's my sister's name?", "Did Anna call?"): who it names counts a
+    # mention, but it is no bio line, and a relative it names only by the kin word is no one new.
+    question = is_question(sentence) and not confirmed
     for m in mentions:
         resolved = known.resolve(m.name, m.username)
         if resolved is not None:
@@ -613,9 +638,12 @@ def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mentio
             # so the services can rename a bare "@jake_r" to "Jake Ross".
             if not (m.username and m.username == resolved.username and m.name != m.username):
                 m.name = resolved.display_name
-        m.sentence = sentence
+        m.sentence = "" if question else sentence
+    unknown_kin = [m for m in mentions if question and m.kin_word and not m.known_id]
+    mentions = [m for m in mentions if not any(m is k for k in unknown_kin)]
     drafts = [RelationDraft(subject=a.name, object=b.name, kind=cue.relation, label=label)
-              for a, b, cue, label in relations if a.name and b.name and a.name != b.name]
+              for a, b, cue, label in relations if a.name and b.name and a.name != b.name and
+              not any(x is k for x in (a, b) for k in unknown_kin)]
     return mentions, drafts
 
 
@@ -684,7 +712,7 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
         found: list[Mention] = list(_meta_mentions(msg))
         said: list[Mention] = []  # this message's people so far, for the pronouns of its next sentences
         for sentence in split_sentences(msg.text or ""):
-            mentions, rels = sentence_mentions(sentence, known, said)
+            mentions, rels = sentence_mentions(sentence, known, said, confirmed=msg.role != "user")
             found.extend(mentions)
             said.extend(mentions)
             relations.extend(rels)

@@ -51,6 +51,9 @@ class Mention:
     # The user's partner no more ("Mark and I got divorced", "my ex-husband Mark"): the kin word that named
     # the partner ("Husband", "муж", "老公") is no name of theirs now.
     ex: bool = False
+    # Named by the kin word alone ("Sister", "мама", "姐姐"): the user's relative without a name here
+    # (`phrases.unnamed_kin`).
+    kin_word: bool = False
 
 
 # --- known people ---------------------------------------------------------------------------------------
@@ -106,6 +109,19 @@ TOKEN = re.compile(r"@[A-Za-z][A-Za-z0-9_]{2,31}|[^\W\d_]+(?:['’-][^\W\d_]+)*|
 HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
 CYR = re.compile("[\u0400-\u052f]")
 LAT = re.compile("[A-Za-z\u00c0-\u024f]")
+
+
+# A question states nothing about the people in it ("what's my sister's name?", "Как зовут мою сестру?",
+# "我姐姐叫什么名字？", "我哥哥知道吗"). A statement with a tag question after it still states what it says
+# ("My sister Emma is coming, right?", "…, да?", "…，对吧？"), as rag.memories.rules reads them too.
+_QUESTION_END = re.compile(r"\?[\s\"'”»)]*$|.吗[\s.]*$")
+_TAG_QUESTION = re.compile(r"(?:,|\s[-–—])\s*(?:right|huh|eh|yeah|ok|okay|isn't\s+it|you\s+know|правда|да|ведь"
+                           r"|не\s+так\s+ли|верно)\W*$|(?:对吧|是吧|好吗|对不对|是不是)\W*$")
+
+
+def is_question(sentence: str) -> bool:
+    said = normalize(sentence)  # NFKC: "？" is "?" here
+    return bool(_QUESTION_END.search(said)) and not _TAG_QUESTION.search(said)
 
 
 def split_sentences(text: str) -> list[str]:
