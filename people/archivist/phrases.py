@@ -22,6 +22,7 @@ from people.names import kin_name, kin_of, morph, ru_lemma, ru_lemmas, search_wo
 Relation = tuple[Mention, Mention, lexicon.Cue, str]
 
 _FAMILY = "Family"
+_OTHER = "Other"
 # The user themself in a sentence: a verb of relation ("work with") needs them to take part.
 _FIRST_PERSON = frozenset({"i", "me", "we", "us", "i'm", "i’m", "я", "мы", "меня", "мне", "мной", "нас", "нам",
                            "нами", "我", "我们", "咱们"})
@@ -333,8 +334,10 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
         if subject is None:
             subject = _name_before(toks, c, need_own=True)
             listed = _listed(toks, subject, -1, several=_several(tok)) if subject is not None else []
+        described = False  # "…, she is a doctor": what the person is, not what they are to the user
         if subject is None:
             subject = _pronoun_antecedent(toks, c, own=own)
+            described = subject is not None and not own
         if subject is None and own:
             subject = _nearest_name(toks, c, 4)
         if subject is None and partner is not None and (
@@ -343,6 +346,11 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
         if subject is not None and toks[subject].mention is not None:
             tok.tied = True
             mention = toks[subject].mention
+            if described and (mention.circle or cue.circle == _OTHER):
+                # "我妈妈叫王丽，她是医生", "Мою маму зовут Ольга, она врач": her job, and she stays the user's
+                # mother. Only a role that places her ("…, он руководитель проекта") fills an empty circle;
+                # "she is my doctor" is the user's own cue, and goes on below.
+                continue
             mention.circle = cue.circle
             mention.cue = tok.text
             mention.ex = mention.ex or cue.concept == _EX  # "my ex-husband Mark"
