@@ -144,13 +144,12 @@ def _pack_by_day(block: Block, candidates: list[BlockItem], cap: int) -> int:
     used = 0
     days: set[str] = set()
     for item in candidates:
-        needs = item.meta.get("reply_to") or item.meta.get("answered_by") or item.meta.get("corrects")
-        if needs and not any(i.ref == needs for i in block.items):
+        pair = next((key for key in _WITHOUT if key in item.meta), None)
+        if pair is not None and not any(i.ref == item.meta[pair] for i in block.items):
             # A reaction without the turn it answers ("That makes me so happy, Alex.") tells the model
             # nothing, and read as a memory of its own, something wrong; so does a question fetched for
             # its answer without it (`_with_turns_answered`), or a correction of a line not shown.
-            block.cut.append({"ref": item.ref, "tokens": item.tokens,
-                              "reason": _WITHOUT[next(k for k in _WITHOUT if k in item.meta)]})
+            block.cut.append({"ref": item.ref, "tokens": item.tokens, "reason": _WITHOUT[pair]})
             continue
         day = item.meta["day"]
         header = count_tokens(_day_header(day)) if day and day not in days else 0
@@ -217,8 +216,8 @@ def _clipped(item: BlockItem, room: int, query: str = "") -> BlockItem | None:
     if len(sentences) < 2:
         return None
     wanted = set(text.analyze(query))
-    asked = sorted(range(1, len(sentences)), key=lambda i: -len(wanted & set(text.analyze(sentences[i]))))
-    asked = [i for i in asked if wanted & set(text.analyze(sentences[i]))]
+    shared = {i: len(wanted & set(text.analyze(sentences[i]))) for i in range(1, len(sentences))}
+    asked = sorted((i for i in shared if shared[i]), key=lambda i: -shared[i])
     order = [0, *asked, *(i for i in range(len(sentences) - 1, 0, -1) if i not in asked)]
     best = None
     chosen: list[int] = []
@@ -315,13 +314,14 @@ def context_assemble(
     config = budgets()
     floor = config["relevance_floor"]
     budget = budget_tokens or int(config["default_budget_tokens"])
+    asked = frozenset(text.analyze(query))  # the query's terms, for every step that weighs lines by them
     shares = config["blocks"]
     remaining = budget
     blocks: list[Block] = []
 
     # Who the user is: active profile facts above the confidence threshold, always first.
     header, lines = profile_context_items(tenant_id=tenant_id, user_id=user_id)
-    scored = _relevance(lines, query, asks=lambda line: key_terms(line.partition(":")[0]))
+    scored = _relevance(lines, asked, asks=lambda line: key_terms(line.partition(":")[0]))
     block = Block("profile", header=header)
     cap = min(remaining, _share(shares["profile"], budget)) - count_tokens(header)
     if scored and scored[0][1]:
@@ -339,7 +339,7 @@ def context_assemble(
     # The inner circle (Family, Work_Inner) always reaches the prompt, with full bios; those the query
     # speaks of first ("a gift for my wife" keeps the wife when the share holds one line).
     block = Block("inner_circle")
-    lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), query)
+    lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), asked)
     remaining -= _pack_clipping(block, _lines(lines), min(remaining, _share(shares["inner_circle"], budget)), query)
     blocks.append(block)
 
@@ -406,7 +406,7 @@ def context_assemble(
         if item.chunk["type"] == "dialog" and is_filler(item.chunk["text"]):
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "filler"})
             continue
-        if "echo" in item.components and _asked_again(item.chunk["text"], query):
+        if "echo" in item.components and _asked_again(item.chunk["text"], asked):
             # The query asked before ("when is my dentist appointment?" last week): the asking is no memory,
             # the answer is (the turn after it keeps the lift the question gave it). Only a question all of
             # whose words the query says: one that shares half of them may be what the query asks about.
@@ -430,11 +430,11 @@ def context_assemble(
     people_candidates = _lines(relevant_people_context_items(tenant_id=tenant_id, user_id=user_id, query=query))
     people_used = _pack(people, people_candidates, people_cap)
     cap = min(remaining - people_used, int(budget * shares["memories"]["max_share"]))
-    candidates = _with_corrections(block, candidates, turn_of, sources_of, recent_ids, typed_restate, query,
+    candidates = _with_corrections(block, candidates, turn_of, sources_of, recent_ids, typed_restate, asked,
                                    tenant_id=tenant_id, user_id=user_id)
     # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing.
     candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate)
-    candidates = _with_turns_answered(block, candidates, turn_of, answered, recent_ids, query,
+    candidates = _with_turns_answered(block, candidates, turn_of, answered, recent_ids, asked,
                                       tenant_id=tenant_id, user_id=user_id)
     remaining -= _pack_by_day(block, candidates, cap)
     blocks.extend([block, people])
@@ -446,14 +446,15 @@ def context_assemble(
     return context
 
 
-def _asked_again(question: str, query: str) -> bool:
+def _asked_again(question: str, asked: frozenset[str]) -> bool:
+    """A question all of whose words (`asked`: the query's terms) the query says."""
     said = set(text.analyze(question)) - text.pronoun_terms()
-    return bool(said) and said <= set(text.analyze(query))
+    return bool(said) and said <= asked
 
 
 def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[str, int],
-                      sources_of: dict[str, frozenset[int]], recent_ids: set[int], typed: set[int], query: str,
-                      *, tenant_id: int, user_id: str) -> list[BlockItem]:
+                      sources_of: dict[str, frozenset[int]], recent_ids: set[int], typed: set[int],
+                      asked: frozenset[str], *, tenant_id: int, user_id: str) -> list[BlockItem]:
     """The candidates with, right before a line that states a fact the user has since changed ("I live
     in Boston", or a memory consolidated from it), the turn that states its current value ("I moved to
     Seattle last week!"): the old statement alone reads as current, and the new one, sharing no word
@@ -469,7 +470,6 @@ def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[s
     found = corrections_of(tenant_id=tenant_id, user_id=user_id,
                            message_ids=sorted(set().union(*(turns for _, turns in stated))))
     corrections = {stale: c.message_id for stale, c in found.items()}
-    asked = set(text.analyze(query))
     asks_for = {c.message_id for c in found.values() if asked & key_terms(c.key)}
     wanted = {new for new in corrections.values() if new not in recent_ids}
     if not wanted:
@@ -514,7 +514,7 @@ def _chunk_item(chunk: Chunk | None, turn_of: dict[str, int], **meta: Any) -> Bl
 
 
 def _with_turns_answered(block: Block, candidates: list[BlockItem], turn_of: dict[str, int],
-                         answered: dict[str, tuple[int, str]], recent_ids: set[int], query: str, *,
+                         answered: dict[str, tuple[int, str]], recent_ids: set[int], asked: frozenset[str], *,
                          tenant_id: int, user_id: str) -> list[BlockItem]:
     """The candidates with each assistant's reply beside the turn it answers (`answered`: the reply's
     line → that turn's message and the reply's own text), fetched when the search did not return it. A
@@ -528,7 +528,6 @@ def _with_turns_answered(block: Block, candidates: list[BlockItem], turn_of: dic
     wanted = {ref: answer for ref, answer in answered.items() if answer[0] not in recent_ids}
     if not wanted:
         return candidates
-    terms = set(text.analyze(query))
     said = {message_id: ref for ref, message_id in turn_of.items()}
     by_ref = {c.ref: c for c in candidates}
     fetched = turn_chunks(tenant_id=tenant_id, user_id=user_id,
@@ -543,11 +542,11 @@ def _with_turns_answered(block: Block, candidates: list[BlockItem], turn_of: dic
         if message_id in said and by_ref[said[message_id]].meta.get("role") != "assistant":
             turn = by_ref[said[message_id]]
         elif message_id in fetched and fetched[message_id].role != "assistant" and \
-                not is_filler(fetched[message_id].text) and not _asked_again(fetched[message_id].text, query):
+                not is_filler(fetched[message_id].text) and not _asked_again(fetched[message_id].text, asked):
             turn = _chunk_item(fetched[message_id], turn_of, role=fetched[message_id].role)
         if turn is None:
             out.append(item)
-        elif terms & set(text.analyze(reply)):
+        elif asked & set(text.analyze(reply)):
             if turn.ref not in by_ref:  # fetched for the reply: "Can you remind me when?" says nothing alone
                 turn = replace(turn, meta={**turn.meta, "answered_by": item.ref})
             out.extend([item] if turn.ref in placed else [item, turn])
@@ -627,25 +626,24 @@ def _top_up(context: Context, order: tuple[str, ...], contiguous: frozenset[str]
             block.items.sort(key=lambda i: block.rank[i.ref], reverse=chained)
 
 
-def _by_relevance(lines: list[tuple[str, str]], query: str,
+def _by_relevance(lines: list[tuple[str, str]], asked: frozenset[str],
                   asks: Callable[[str], frozenset[str]] | None = None) -> list[tuple[str, str]]:
     """Lines that share words with the query first (so a small budget keeps the profile's `location`
     for "where should I eat tonight?", the inner circle's wife for a gift to her), their own order
     otherwise. `asks`: more words a line counts as shared (a profile line's key's: "where do I live now?"
     names no word of "location: Seattle", and at 50 tokens that line was the one cut)."""
-    return [line for line, _ in _relevance(lines, query, asks)]
+    return [line for line, _ in _relevance(lines, asked, asks)]
 
 
-def _relevance(lines: list[tuple[str, str]], query: str, asks: Callable[[str], frozenset[str]] | None = None,
-               ) -> list[tuple[tuple[str, str], int]]:
-    """Each line with how many of the query's words it says (`_by_relevance`), most first."""
-    wanted = set(text.analyze(query))
-    if not wanted:
+def _relevance(lines: list[tuple[str, str]], asked: frozenset[str],
+               asks: Callable[[str], frozenset[str]] | None = None) -> list[tuple[tuple[str, str], int]]:
+    """Each line with how many of the query's terms (`asked`) it says (`_by_relevance`), most first."""
+    if not asked:
         return [(line, 0) for line in lines]
 
     def shared(line: tuple[str, str]) -> int:
         said = set(text.analyze(line[1].replace("_", " ")))
-        return len(wanted & (said | asks(line[1]) if asks is not None else said))
+        return len(asked & (said | asks(line[1]) if asks is not None else said))
 
     return sorted(((line, shared(line)) for line in lines), key=lambda scored: -scored[1])
 
