@@ -82,6 +82,12 @@ class SearchMemorySerializer(serializers.Serializer):
     last_seen_at = serializers.DateTimeField(allow_null=True)
 
 
+class ChangedSinceSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="The profile key the turn stated.")
+    now = serializers.CharField(help_text="Its value now.")
+    said_at = serializers.DateTimeField(allow_null=True, help_text="When the user said the value it has now.")
+
+
 class SearchItemSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="chunk.id")
     type = serializers.CharField(source="chunk.type")
@@ -112,6 +118,13 @@ class SearchItemSerializer(serializers.Serializer):
     ranks = serializers.DictField(child=serializers.IntegerField(), help_text="1-based rank per component.")
     boosts = serializers.DictField(child=serializers.FloatField())
     memory = serializers.SerializerMethodField(help_text="A typed memory's own fields; null for other chunks.")
+    changed_since = ChangedSinceSerializer(
+        allow_null=True, help_text="On a turn that stated a profile fact the user has changed since (\"I live in "
+                                   "Boston\" after \"I moved to Seattle\"): the key, its value now and when it was "
+                                   "said; the turn that says so follows it. Null otherwise.")
+    corrects = serializers.IntegerField(
+        allow_null=True, help_text="On the turn placed right after one with `changed_since`: that turn's id (it "
+                                   "was not found by the query's words; its scores are the corrected turn's).")
 
     @extend_schema_field(SearchMemorySerializer(allow_null=True))
     def get_memory(self, item: selectors.SearchItem) -> dict | None:
@@ -200,6 +213,8 @@ class SearchApi(APIView):
             expand=data["expand"], rerank=data["rerank"],
         )
         # Built as OutputSerializer would, without its per-item field copies (rag/output.py).
+        result = selectors.with_current_values(result, tenant_id=request_tenant(request).pk,
+                                               user_id=data["user_id"], k=data["k"])
         return Response(output.search_response(data["query"], result,
                                                _skipped_steps(data, result.llm_steps, len(result.items),
                                                               result.skipped)))

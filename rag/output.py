@@ -47,6 +47,11 @@ def search_item(item: SearchItem) -> dict[str, Any]:
     body["ranks"] = {str(k): None if v is None else int(v) for k, v in item.ranks.items()}
     body["boosts"] = _floats(item.boosts)
     body["memory"] = _memory(chunk) if chunk["type"] == "memory" else None
+    changed = item.changed_since
+    body["changed_since"] = None if changed is None else {
+        "key": str(changed["key"]), "now": str(changed["now"]),
+        "said_at": _or_none(_DATETIME.to_representation, changed["said_at"])}
+    body["corrects"] = _or_none(int, item.corrects)
     return body
 
 

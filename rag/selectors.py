@@ -7,7 +7,7 @@ import math
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Literal
@@ -28,7 +28,7 @@ from memoryhub.search.fusion import FusedScore, fuse, ranked
 from memoryhub.selectors import previous_conversation_day
 from memoryhub.text import HAN_CHAR, analyze, pronoun_terms, term, words
 from people.selectors import relation_name_terms
-from profiles.selectors import own_name_terms
+from profiles.selectors import corrections_of, own_name_terms
 from rag import chunk_cache, llm_steps
 from rag import index as bm25_index
 from rag import query as query_terms
@@ -105,6 +105,10 @@ class SearchItem:
     components: dict[str, float]
     ranks: dict[str, int]
     boosts: dict[str, float] = field(default_factory=dict)
+    # Set by `with_current_values`: the fact this turn stated that the user has changed since, and on
+    # the turn placed after it, the id of the chunk it corrects.
+    changed_since: dict[str, Any] | None = None
+    corrects: int | None = None
 
 
 @dataclass
@@ -121,6 +125,56 @@ class SearchResult:
     bm25_ceiling: dict[str, float] = field(default_factory=dict)
     # Components that could not run, and why: {"vector": "embedder_unavailable" | "reindex_needed"}.
     skipped: dict[str, str] = field(default_factory=dict)
+
+
+def with_current_values(result: SearchResult, *, tenant_id: int, user_id: str, k: int) -> SearchResult:
+    """The result with, on each turn that stated a profile fact the user has changed since ("I live in
+    Boston", the best match for "where do I live?"), `changed_since` (the key, its value now and when
+    the user said it), and right after it the turn that says so ("I moved to Seattle last week!"), which
+    shares no word with the question and was not found. Still at most `k` items: a correction takes
+    the place of the last item that is neither. The search itself stays as it ranked (the evaluation
+    and the context call it directly); this is the answer a client reads."""
+    def message_of(item: SearchItem) -> int | None:
+        return item.chunk["meta"].get("message_id") if item.chunk["type"] == Chunk.Type.DIALOG else None
+
+    said = {message_of(item) for item in result.items} - {None}
+    found = corrections_of(tenant_id=tenant_id, user_id=user_id, message_ids=sorted(said))
+    if not found:
+        return result
+    news = {c.message_id for c in found.values()}
+    when = dict(Message.objects.filter(tenant_id=tenant_id, pk__in=news).values_list("pk", "created_at"))
+    rows: dict[int, dict[str, Any]] = {}
+    if news - said:
+        live = _live(Chunk.objects.filter(tenant_id=tenant_id, namespace=user_namespace(user_id),
+                                          type=Chunk.Type.DIALOG,
+                                          source_id__in=[f"message:{pk}" for pk in news - said]), timezone.now())
+        for row in live.order_by("-id").values(*ITEM_FIELDS):
+            rows[int(row["source_id"].partition(":")[2])] = row  # a split turn's first part last, so kept
+    items: list[SearchItem] = []
+    pending = list(result.items)
+    while pending:
+        item = pending.pop(0)
+        items.append(item)
+        correction = found.get(message_of(item))
+        if correction is None:
+            continue
+        item.changed_since = {"key": correction.key, "now": correction.value,
+                              "said_at": when.get(correction.message_id)}
+        if any(message_of(shown) == correction.message_id for shown in items):
+            continue  # ranked above it: read first
+        later = next((n for n, other in enumerate(pending) if message_of(other) == correction.message_id), None)
+        if later is not None:
+            items.append(replace(pending.pop(later), corrects=item.chunk["id"]))
+        elif correction.message_id in rows:
+            items.append(SearchItem(chunk=rows.pop(correction.message_id), score=item.score, fused=item.fused,
+                                    components={}, ranks={}, corrects=item.chunk["id"]))
+    while len(items) > k:
+        # The last item that neither states a changed fact nor corrects one.
+        drop = next((i for i in range(len(items) - 1, -1, -1)
+                     if items[i].changed_since is None and items[i].corrects is None), len(items) - 1)
+        items.pop(drop)
+    result.items = items
+    return result
 
 
 def _namespaces(user_id: str, include_tenant_documents: bool) -> list[str]:

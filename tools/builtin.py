@@ -15,10 +15,10 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import ApiKey, Message, Tenant
 from memoryhub.urls_common import CLIENT_ID
 from memoryhub.validation import iso_instant
-from profiles.selectors import corrections_of, profile_facts
+from profiles.selectors import profile_facts
 from rag import context as rag_context
 from rag.models import Chunk
-from rag.selectors import chunks_search
+from rag.selectors import chunks_search, with_current_values
 from tools.registry import Tool, register
 
 WORLD = {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,63}$",
@@ -275,30 +275,25 @@ def _memory_item(chunk: dict[str, Any], score: float) -> dict[str, Any]:
 
 
 def memory_search(tenant: Tenant, args: dict[str, Any]) -> dict[str, Any]:
-    result = chunks_search(tenant_id=tenant.pk, user_id=args["user_id"], query=args["query"], k=args.get("k", 10))
+    k = args.get("k", 10)
+    result = chunks_search(tenant_id=tenant.pk, user_id=args["user_id"], query=args["query"], k=k)
     # A turn of greetings or thanks ("Thanks!", "lol ok") matched by the turns before it, which the
     # model does not see: as the context leaves them out, so does the tool (they were a third of a
     # chat user's top 5).
-    hits = [i for i in result.items if not (i.chunk["type"] == "dialog" and rag_context.is_filler(i.chunk["text"]))]
-    items = [_memory_item(i.chunk, i.score) for i in hits]
-    _mark_changed(tenant, args["user_id"], hits, items)
+    result.items = [i for i in result.items
+                    if not (i.chunk["type"] == "dialog" and rag_context.is_filler(i.chunk["text"]))]
+    # A turn that stated a fact the user has changed since ("I live in Boston", found first for "where
+    # do I live?") says so, and the turn that changed it follows: the model does not answer from the old one.
+    hits = with_current_values(result, tenant_id=tenant.pk, user_id=args["user_id"], k=k).items
+    items = []
+    for hit in hits:
+        item = _memory_item(hit.chunk, hit.score)
+        if hit.changed_since is not None:
+            item["changed_since"] = {**hit.changed_since, "said_at": iso_instant(hit.changed_since["said_at"])}
+        if hit.corrects is not None:
+            item["corrects"] = hit.corrects
+        items.append(item)
     return {"query": args["query"], "items": items, "sources": [f"chunk:{i['id']}" for i in items]}
-
-
-def _mark_changed(tenant: Tenant, user_id: str, hits: list[Any], items: list[dict[str, Any]]) -> None:
-    """A turn that stated a profile fact the user has since changed ("I live in Boston", found first for
-    "where do I live?") says so: `changed_since` names the key, its value now and the day the user said
-    it, so the model does not answer from the old turn."""
-    said = {hit.chunk["meta"]["message_id"]: item for hit, item in zip(hits, items, strict=True)
-            if hit.chunk["type"] == "dialog" and hit.chunk["meta"].get("message_id") is not None}
-    corrections = corrections_of(tenant_id=tenant.pk, user_id=user_id, message_ids=list(said))
-    if not corrections:
-        return
-    when = dict(Message.objects.filter(tenant_id=tenant.pk, pk__in={c.message_id for c in corrections.values()})
-                .values_list("pk", "created_at"))
-    for message_id, correction in corrections.items():
-        said[message_id]["changed_since"] = {"key": correction.key, "now": correction.value,
-                                            "said_at": iso_instant(when.get(correction.message_id))}
 
 
 register(Tool(
@@ -309,7 +304,8 @@ register(Tool(
                 "Greg\"), not a question about them in the third person: \"she\" and \"her\" also match what "
                 "the user said of other women. Where they live or work now: profile_get is surer than old turns; "
                 "a turn that stated a fact the user has changed since carries `changed_since` (the key, its "
-                "value `now`, and when the user said it).",
+                "value `now`, and when the user said it), and the turn that changed it follows with "
+                "`corrects` (the old turn's id).",
     input_schema={
         "type": "object",
         "properties": {"user_id": USER_ID,

@@ -90,29 +90,30 @@ START = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
 TURNS = ["I moved to Lisbon last spring.", "My dog is called Pixel.", "Pixel loves the beach in Cascais."]
 
 
-def test_a_search_costs_one_query(client_a, clock, django_assert_num_queries) -> None:
+def test_a_search_costs_two_queries(client_a, clock, django_assert_num_queries) -> None:
     """Namespace watermarks (user + tenant, one query); the namespace's chunks are cached in
     process (rag.chunk_cache), so the feedback vectors, the exact scan and the result rows cost
-    none. The key is cached."""
+    none. The key is cached. The second: which of the turns found stated a fact the user has
+    changed since (`with_current_values`; one indexed read, none more when none did)."""
     client, tenant = client_a
     append_messages(tenant, "alice", "s1", TURNS, start=START)
     body = {"query": "where does Pixel like to go?", "user_id": "alice", "k": 2}
     assert client.post("/api/v1/search", body, format="json").status_code == 200  # builds the caches
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(2):
         response = client.post("/api/v1/search", body, format="json")
     assert response.status_code == 200 and len(response.json()["items"]) == 2
 
 
-def test_without_the_chunk_cache_a_search_costs_four_queries(client_a, clock, settings,
+def test_without_the_chunk_cache_a_search_costs_five_queries(client_a, clock, settings,
                                                               django_assert_num_queries) -> None:
     """Watermarks, the feedback hits' vectors, the vector scan (one statement, no transaction),
-    the rows of the results."""
+    the rows of the results, the facts the turns found stated."""
     settings.CHUNK_CACHE_MB = 0
     client, tenant = client_a
     append_messages(tenant, "alice", "s1", TURNS, start=START)
     body = {"query": "where does Pixel like to go?", "user_id": "alice", "k": 2}
     assert client.post("/api/v1/search", body, format="json").status_code == 200  # builds the BM25 index
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         response = client.post("/api/v1/search", body, format="json")
     assert response.status_code == 200 and len(response.json()["items"]) == 2
 
@@ -196,6 +197,8 @@ def test_search_output_is_what_the_documented_serializer_gives(tenant) -> None:
     assert len(result.items) == 3 and {i.chunk["type"] for i in result.items} == {"dialog", "memory"}
     result.items[0].chunk.update(speaker=None, meta={"message_id": 7, "nested": {"a": [1, None]}, "n": None})
     result.items[1].chunk.update(tags=["x", "y"])
+    result.items[1].changed_since = {"key": "location", "now": "Seattle", "said_at": START}
+    result.items[2].corrects = result.items[1].chunk["id"]
     query = "where does Pixel like to go?"
     body = {"query": query, "mode": result.mode, "fusion": result.fusion, "took_ms": result.took_ms,
             "timings_ms": result.timings_ms, "candidates": result.candidates, "llm_steps": result.llm_steps,
