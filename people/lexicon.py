@@ -362,11 +362,52 @@ RU_ORG_NOUNS = frozenset({"компания", "фирма", "банк", "кор�
                           "пао", "ао"})
 EN_WORK_WORDS = frozenset({"work", "works", "worked", "working", "job", "intern", "interns", "interned",
                            "interning", "internship", "employed", "started"})
-# "for" is read apart (`rules._works_for_no_one`): "I work for Dana" names a person as often as "I work for
+# "for" is read apart (`archivist.employers`): "I work for Dana" names a person as often as "I work for
 # Stripe" a company.
 EN_WORK_PREPOSITIONS = frozenset({"at", "in"})
 ZH_ORG_NOUNS = ("公司", "集团", "银行", "科技", "工作室", "事务所")
 ZH_WORK_VERBS = ("工作", "上班", "实习", "任职", "就职", "打工")
+
+# --- whom the user works for ------------------------------------------------------------------------
+# "I work for X", "работаю на X", "我给X打工" take a person (the boss) as readily as a company; the name's
+# shape decides (`archivist.employers`). Words that make a name run a firm's: "Kowalski Labs", "Acme Co",
+# "Kowalski & Sons".
+EN_ORG_WORDS = frozenset({
+    "inc", "incorporated", "corp", "corporation", "co", "company", "ltd", "limited", "llc", "llp", "plc", "gmbh",
+    "ag", "labs", "lab", "group", "systems", "technologies", "technology", "tech", "software", "solutions",
+    "partners", "associates", "holdings", "consulting", "industries", "international", "ventures", "capital",
+    "media", "studios", "studio", "games", "bank", "sons", "brothers", "bros", "enterprises", "foods", "motors",
+    "pharma", "pharmaceuticals", "logistics", "services", "agency", "networks", "global", "digital", "analytics",
+    "robotics", "energy", "airlines", "insurance", "&",
+})
+# A firm's name made as one word: "Infosoft", "Medtech", "Rostelecom", "Sberbank", "Dreamworks".
+EN_ORG_SUFFIXES = ("soft", "tech", "tek", "tronics", "tron", "corp", "bank", "com", "ware", "works", "labs", "media")
+# The surname shapes a single word after "work for" is read as a person by: Slavic, Polish, Baltic, Georgian
+# and Armenian endings, which English words and firms' names rarely have ("Kowalski", "Ivanov", "Petrova",
+# "Shevchenko", "Kravchuk", "Novakovich", "Mickiewicz", "Beridze"). An ending of three letters or fewer counts
+# only after a consonant ("Pushkin", "Kowalska"), so that "Bahrain", "Bitcoin" or "Alaska" are no surnames. No
+# English surname shape: "-son" is as much a firm's ("Ericsson") as a person's.
+EN_SURNAME_ENDINGS = ("ski", "ska", "sky", "skiy", "skyi", "cki", "cka", "dzki", "dzka", "ov", "ova", "ev", "eva",
+                      "yov", "yova", "enko", "chuk", "czuk", "yuk", "iuk", "vich", "vych", "wicz", "czyk", "shvili",
+                      "dze", "yan", "in")
+# Endings inside those that English words and firms have: "Virgin", "Origin", "Margin".
+EN_NOT_SURNAME_ENDINGS = ("gin",)
+# Firms that wear a surname's shape (and those a Russian says with "работаю на" in a surname's case).
+ORG_NAMES_LIKE_SURNAMES = frozenset({"kaspersky", "sikorsky", "kalashnikov", "tupolev", "ilyushin", "smirnoff",
+                                     "касперский", "калашников", "тинькофф", "тиньков"})
+# "работаю на Ковальского": the verbs whose "на" takes whom one works for. "работаю на заводе", "на Кипре" are
+# places (another case), read apart (`rules._ru_place_after_preposition`). Lemmas.
+RU_WORK_FOR_LEMMAS = frozenset({"работать", "трудиться", "подрабатывать", "вкалывать", "пахать", "батрачить"})
+# Pronouns that say a word after "work for" is a person or a thing: "I work for Harrison. She is tough." /
+# "I work for Zorblax, they make games." Only English: Russian "он"/"она" stand for a company by its noun's
+# gender as well ("Яндекс — он …").
+EN_PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
+EN_THING_PRONOUNS = frozenset({"it", "its", "itself", "they", "them", "their", "theirs", "themselves"})
+# "我给王强打工", "我替老王干活", "我在李总手下工作": the name inside is the user's boss. 为 is left out: it ends
+# too many words (因为, 认为, 作为).
+ZH_WORK_FOR_BEFORE = ("给", "替")
+ZH_WORK_FOR_AFTER = ("打工", "干活", "做事", "卖命", "打下手", "工作")
+ZH_UNDER_AFTER = ("手底下", "手下", "底下", "麾下")
 
 # --- departures from work ---------------------------------------------------------------------------
 # "Tom left the company", "Петров уволился", "王强离职了": someone who worked with the user no longer does

@@ -108,6 +108,14 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
         while pos >= 0:
             take(pos, pos + len(name))
             pos = sentence.find(name, pos + len(name))
+    # whom the user works for, before the finders below cut the name otherwise: 我给王强打工, 我在李总手下工作
+    known_han = {name for name, _ in known.han_names}
+    for m in re.finditer("[给替在]", sentence):
+        for length in (2, 3, 4):
+            end = m.end() + length
+            if _zh_boss_frame(sentence, m.end(), end) and _zh_name_like(sentence[m.end():end], known_han):
+                take(m.end(), end)
+                break
     # surname + title: 王总, 李老师
     for i in range(len(sentence)):
         sur = _zh_surname_at(sentence, i)
@@ -183,6 +191,43 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
     return sorted(span for span in spans if not _workplace(sentence, span[0], span[1]))
 
 
+def _zh_name_like(word: str, known_han: set[str]) -> bool:
+    """A whole word that can be a name, its end given by what follows it (`_zh_boss_frame`): a known name,
+    surname + title (李总), 小/老 + surname (老王), surname + one or two characters (王强, 欧阳娜娜)."""
+    if word in known_han:
+        return True
+    if not all(HAN.match(ch) for ch in word) or word in lexicon.ZH_NOT_NAMES or word in _ZH_PREFIX_WORDS:
+        return False
+    sur = _zh_surname_at(word, 0)
+    if sur and word[sur:] in lexicon.ZH_TITLES:
+        return True
+    if len(word) == 2 and word[0] in "小老" and _zh_surname_at(word, 1) == 1:
+        return True
+    return bool(sur) and 1 <= len(word) - sur <= 2 and not _doubled(word, 0) and \
+        not any(ch in lexicon.ZH_NAME_STOPS for ch in word[sur:])
+
+
+def _zh_boss_frame(sentence: str, start: int, end: int) -> str:
+    """The frame that makes the name at start:end the user's boss, or "": "我给王强打工", "我替老王干活", "我在李总
+    (的)手下工作". The user must say it of themself: "我弟弟在王强手下工作", "他给王强打工" are someone else's."""
+    before, rest = sentence[:start], sentence[end:]
+    if before.endswith(lexicon.ZH_WORK_FOR_BEFORE):
+        after = next((w for w in lexicon.ZH_WORK_FOR_AFTER if rest.startswith(w)), "")
+    elif before.endswith("在"):
+        rest = rest[1:] if rest.startswith("的") else rest
+        after = next((w for w in lexicon.ZH_UNDER_AFTER if rest.startswith(w)), "")
+    else:
+        return ""
+    clause = re.split("[，,。.！!？?；;：:]", before[:-1])[-1]
+    subject = re.search("我们|咱们|我", clause)
+    if not after or subject is None:
+        return ""
+    between = clause[subject.start():]
+    if re.search("[他她它的]", between) or zh_cues(between):
+        return ""
+    return f"{before[-1]}…{after}"
+
+
 def _workplace(sentence: str, start: int, end: int) -> bool:
     """A name that names a company, not a person: before a word for one ("李宁公司", "周大福集团"), or
     between 在 and a work verb ("我在周大福上班", "在李宁实习"). "张伟的公司" and "在张伟家工作" name him."""
@@ -214,6 +259,9 @@ def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]
             group = pattern.search(sentence[:start])
             if group:
                 mention.circle, mention.cue = circle, group.group(0)
+        frame = _zh_boss_frame(sentence, start, end)
+        if frame:
+            mention.circle, mention.cue = "Work_Inner", frame
         marks.append((start, end, Tok("NAME", name, mention=mention, script="zh")))
     covered = [False] * len(sentence)
     for start, end, _ in marks:

@@ -50,7 +50,8 @@ circle Family. Not someone else's unnamed relative ("his wife", "У Наташи
 or a divorce the user states ("Tom and I broke up", "мы с Олей расстались", "我和小红分手了") makes that \
 person an ex: Updated with circle Other, and the bio says they broke up. So does a departure from the \
 user's work ("Tom left the company", "Петров уволился", "王强离职了"): a boss or colleague who left is Updated \
-with circle Other (moved to another team: Work_Outer), and the bio says so.
+with circle Other (moved to another team: Work_Outer), and the bio says so. A relative stays Family when \
+the user says they also work together ("My sister Anna is my manager now"): the bio says the role.
 - bio: one to three sentences on who the person is to the user; keep what is already known. A bio is read \
 long after the conversation: write a date the user gives relative to when they spoke ("last week", \
 "вчера", "上个月") as the date it means by the line's timestamp ("in the week of 2024-05-06").
@@ -289,4 +290,19 @@ def extract_with_llm(*, client: LLMClient, messages: Sequence[MessageLike], know
     """Ask the model; raises LLMUnavailable (transient) or LLMResponseError (unusable after a re-ask)."""
     prompt = build_messages(messages=messages, known_lines=known_lines, facts=facts)
     reply, _result = client.chat_json("archivist", prompt, ArchivistReply, parse_retries=1)
-    return read_reply(reply, {p.id for p in known}, max_added=max_added)
+    extraction = read_reply(reply, {p.id for p in known}, max_added=max_added)
+    _keep_kin(extraction, {p.id: p.circle for p in known})
+    return extraction
+
+
+_WORK_CIRCLES = frozenset({"workinner", "workouter", "work", "inner", "outer"})  # as `normalize_circle` reads them
+
+
+def _keep_kin(extraction: Extraction, circles: dict[int, str | None]) -> None:
+    """Kin is who someone is: a model that moves a relative to a work circle ("My sister Anna … She is my
+    manager now") keeps her in Family, as the rule archivist does (`rules._kin_kept`); the bio keeps the role."""
+    for op in extraction.ops:
+        if isinstance(op, UpdateOp) and circles.get(op.person_id) == "Family" and op.person.circle and \
+                re.sub(r"[^a-z]", "", op.person.circle.lower()) in _WORK_CIRCLES:
+            extraction.dropped.append(f"a work circle for Person:{op.person_id}, who is family")
+            op.person.circle = None

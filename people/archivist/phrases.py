@@ -23,6 +23,7 @@ Relation = tuple[Mention, Mention, lexicon.Cue, str]
 
 _FAMILY = "Family"
 _OTHER = "Other"
+_WORK = frozenset({"Work_Inner", "Work_Outer"})
 # The user themself in a sentence: a verb of relation ("work with") needs them to take part.
 _FIRST_PERSON = frozenset({"i", "me", "we", "us", "i'm", "i’m", "я", "мы", "меня", "мне", "мной", "нас", "нам",
                            "нами", "我", "我们", "咱们"})
@@ -350,6 +351,11 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
                 # "我妈妈叫王丽，她是医生", "Мою маму зовут Ольга, она врач": her job, and she stays the user's
                 # mother. Only a role that places her ("…, он руководитель проекта") fills an empty circle;
                 # "she is my doctor" is the user's own cue, and goes on below.
+                continue
+            if mention.circle == _FAMILY and cue.circle in _WORK:
+                # "My sister Anna is my manager now", "Моя сестра Анна, она теперь мой начальник", "我姐姐安娜是我的
+                # 经理": kin is who she is, the work role what she does; she stays in Family (a later sentence
+                # or batch is ranked alike, `rules._kin_kept`).
                 continue
             mention.circle = cue.circle
             mention.cue = tok.text

@@ -22,6 +22,7 @@ from typing import Any
 from memoryhub.text import normalize
 from people import lexicon
 from people.archivist.chinese import tokens_zh
+from people.archivist.employers import en_names_no_one, ru_names_no_one, ru_work_for_before, said_as_people
 from people.archivist.phrases import own_before, partner_word, read_phrases
 from people.archivist.tokens import (
     BIO_MAX_CHARS,
@@ -261,12 +262,14 @@ def _ru_work_word_before(norms: list[str], j: int) -> bool:
     return False
 
 
-def _workplace(raw: list[str], norms: list[str], k: int, noun_cue: set[int], known: KnownIndex) -> int:
-    """How many words of the name run starting at k name a workplace, not a person: all of it after a work
+def _workplace(raw: list[str], norms: list[str], k: int, end: int, noun_cue: set[int], known: KnownIndex,
+               persons: frozenset[str]) -> int:
+    """How many words of the name run raw[k:end] name a workplace, not a person: all of it after a work
     word ("работаю в Тинькофф", "ушла из Авито", "I work at Stripe", "a job in Globex") or an organisation
     noun ("в компании Тинькофф"), its first word after a cue word ("мой начальник в Тинькофф — Петров",
     "коллега из Тинькофф Петров"). A name in a person's form is left ("в компании Маши" is in her company,
-    a genitive). After "work for", which takes a person as well as a company, see `_works_for_no_one`."""
+    a genitive). After "work for" and "работаю на", which take a person as well as a company, the name's
+    shape decides (`archivist.employers`)."""
     if k == 0:
         return 0
     j = k - 1
@@ -274,10 +277,12 @@ def _workplace(raw: list[str], norms: list[str], k: int, noun_cue: set[int], kno
         j -= 1  # "в компании «Тинькофф»"
     prev = norms[j]
     if LAT.search(raw[k]) and j > 0 and prev == "for" and norms[j - 1] in lexicon.EN_WORK_WORDS:
-        return len(raw) if _works_for_no_one(raw[k], known) else 0
+        return len(raw) if en_names_no_one(raw, k, end, known, persons) else 0
     if raw[k].endswith(("'s", "’s")):
         return 0  # "I work at Tom's": Tom's place, and Tom
     if CYR.search(raw[k]):
+        if prev == "на" and ru_work_for_before(norms, j):
+            return len(raw) if ru_names_no_one(raw[k], known) else 0
         if prev in lexicon.RU_WORK_PREPOSITIONS:
             if _ru_work_word_before(norms, j):
                 return len(raw)
@@ -291,21 +296,8 @@ def _workplace(raw: list[str], norms: list[str], k: int, noun_cue: set[int], kno
     return 0
 
 
-def _works_for_no_one(word: str, known: KnownIndex) -> bool:
-    """Whether the first word of a name run after "work for" names no person: "I work for Stripe", "… for
-    PayPal", "… for Zorblax Systems", "… for Stripe's payments team". A person after "for" is said by a first
-    name ("I work for Dana", "… for Mike Ross", "… for Masha", "… for Tom's dad"), or by a title ("I work for
-    Mr. Hughes", where "for" is not right before the name), or is someone the user already has. Any other
-    capitalised word is read as the workplace: "work for" is no evidence of a person by itself, as no verb or
-    cue supports it, and an unsupported capitalised word is no name elsewhere either (`_en_is_name`). So an
-    unknown surname alone ("I work for Kowalski") is lost; "my boss Kowalski" still names him."""
-    base = word[:-2] if word.endswith(("'s", "’s")) else word
-    low = normalize(base)
-    return not (known.word_is_known(base) or low in lexicon.EN_FIRST_NAMES or full_names_of(low))
-
-
 def _drop_workplaces(raw: list[str], norms: list[str], is_name: list[bool], noun_cue: set[int],
-                     known: KnownIndex) -> None:
+                     known: KnownIndex, persons: frozenset[str]) -> None:
     """Unmark the names that name a workplace (`_workplace`): a company after "работаю в" took the
     relation verb's circle and became a person of the user's inner circle."""
     k = 0
@@ -316,7 +308,7 @@ def _drop_workplaces(raw: list[str], norms: list[str], is_name: list[bool], noun
         end = k + 1
         while end < len(raw) and is_name[end]:
             end += 1
-        for j in range(k, min(end, k + _workplace(raw, norms, k, noun_cue, known))):
+        for j in range(k, min(end, k + _workplace(raw, norms, k, end, noun_cue, known, persons))):
             is_name[j] = False
         k = end
 
@@ -428,7 +420,7 @@ def _pet_tok(raw: list[str], norms: list[str], k: int, span: int) -> Tok:
     return tok
 
 
-def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
+def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = frozenset()) -> list[Tok]:
     raw = _raw_tokens(sentence)
     norms = [normalize(t) for t in raw]
     # Cue spans first: a cue word is never a name ("Мама сказала"). Then relation verbs ("работаем").
@@ -497,7 +489,7 @@ def _tokens_en_ru(sentence: str, known: KnownIndex) -> list[Tok]:
             cued.add(k)
 
     _drop_en_place_names(raw, norms, is_name, known)
-    _drop_workplaces(raw, norms, is_name, noun_cue, known)
+    _drop_workplaces(raw, norms, is_name, noun_cue, known, persons)
 
     toks: list[Tok] = []
     k = 0
@@ -615,16 +607,17 @@ _ADDRESSES = re.compile(
     re.IGNORECASE)
 
 
-def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mention] = (), *, confirmed: bool = False
-                      ) -> tuple[list[Mention], list[RelationDraft]]:
+def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mention] = (), *, confirmed: bool = False,
+                      persons: frozenset[str] = frozenset()) -> tuple[list[Mention], list[RelationDraft]]:
     """People and relations of one sentence. `context`: the people of the message's earlier
     sentences, whom "her" or "его" may stand for ("I saw Dana. Her husband Mike …"). `confirmed`: a bot
-    line the user said yes to, which states what it asks ("Your sister is Emma?" "Yes")."""
+    line the user said yes to, which states what it asks ("Your sister is Emma?" "Yes"). `persons`: the
+    words the conversation calls "he" or "she" (`employers.said_as_people`), a person after "work for"."""
     scan = _ADDRESSES.sub(" ", sentence)
     if HAN.search(scan):
-        toks = tokens_zh(scan, known, latin=lambda phrase: _tokens_en_ru(phrase, known))
+        toks = tokens_zh(scan, known, latin=lambda phrase: _tokens_en_ru(phrase, known, persons))
     else:
-        toks = _tokens_en_ru(scan, known)
+        toks = _tokens_en_ru(scan, known, persons)
     toks, relations = read_phrases(toks, context)
     mentions = [t.mention for t in toks if t.kind == "NAME" and t.mention and t.mention.name]
     # A question states nothing ("what's my sister's name?", "Did Anna call?"): who it names counts a
@@ -689,11 +682,20 @@ def _meta_mentions(msg: MessageLike) -> Iterable[Mention]:
 
 
 _AT_WORK = frozenset({"Work_Inner", "Work_Outer"})
+_FAMILY = "Family"
 
 
 def _known_circle(known: KnownIndex, mention: Mention) -> str | None:
     person = known.people.get(mention.known_id) if mention.known_id else None
     return person.circle if person else None
+
+
+def _kin_kept(circle: str | None, new: str) -> bool:
+    """Kin is who someone is: a work role said of a relative ("My sister Anna … She is my manager now", "Анна
+    теперь мой начальник", "她现在是我的经理") is what she does, and leaves her in Family, in this batch or
+    from an earlier one (`phrases.tie` ranks the cues of one sentence alike). A break-up or a departure is no
+    work role: an ex leaves Family (`role:ex`). An editor's circle is locked in the services either way."""
+    return circle == _FAMILY and new in _AT_WORK
 
 
 def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson] = ()) -> Extraction:
@@ -707,12 +709,14 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
     order: list[str] = []
     relations: list[RelationDraft] = []
     dropped: list[str] = []
-    for msg in usable_messages(messages):
+    usable = usable_messages(messages)
+    persons = said_as_people([s for msg in usable for s in split_sentences(_ADDRESSES.sub(" ", msg.text or ""))])
+    for msg in usable:
         at = msg.created_at
         found: list[Mention] = list(_meta_mentions(msg))
         said: list[Mention] = []  # this message's people so far, for the pronouns of its next sentences
         for sentence in split_sentences(msg.text or ""):
-            mentions, rels = sentence_mentions(sentence, known, said, confirmed=msg.role != "user")
+            mentions, rels = sentence_mentions(sentence, known, said, confirmed=msg.role != "user", persons=persons)
             found.extend(mentions)
             said.extend(mentions)
             relations.extend(rels)
@@ -731,7 +735,7 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
                 draft.username = m.username
             if m.telegram_id and not draft.telegram_id:
                 draft.telegram_id = m.telegram_id
-            if m.circle:
+            if m.circle and not _kin_kept(draft.circle or _known_circle(known, m), m.circle):
                 draft.circle = m.circle  # the last stated circle wins
             if m.left and (draft.circle or _known_circle(known, m)) in _AT_WORK:
                 # "Tom left the company": out of the user's work, if he was in it ("my friend Tom quit his
