@@ -454,10 +454,21 @@ def _above_floor(score: Any, min_cosine: float = MIN_COSINE) -> bool:
     return bool({"bm25", "title"} & score.ranks.keys()) or score.components.get("vector", 0.0) >= min_cosine
 
 
+# A question that asks for someone or somewhere of the world: "who guards the bridge?", "where is the forge?",
+# "кто охраняет мост?", "где кузница?", "谁守着桥？", "铁匠铺在哪里？". Not "кто-то" (someone), "где-нибудь".
+WORLD_QUESTION = re.compile(
+    r"(?<![a-z])(?:who|whom|whose|where)(?![a-z])"
+    r"|(?<![а-яё])(?:кто|кого|кому|кем|чей|чья|чь[её]|чьи|где|куда|откуда)(?![а-яё-])"
+    r"|谁|哪里|哪儿|在哪|何处|何人",
+    re.IGNORECASE,
+)
+
+
 def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.ndarray | None,
-                filters: KnowledgeFilters, skipped: set[str]) -> dict[int, Any]:
+                filters: KnowledgeFilters, skipped: set[str], lists: frozenset[str] | None = None) -> dict[int, Any]:
+    """One version's hits, fused by RRF over its domain's lists, or over `lists` alone (see `_shared_lists`)."""
     cfg = lore_config.domain_config(target.domain)
-    weights = dict(cfg.weights)
+    weights = {name: weight for name, weight in cfg.weights if lists is None or name in lists}
     # The index's catch-up reads the namespace row; its vector space comes with it.
     [index], marks, spaces = bm25_index.namespace_indexes_and_watermarks(tenant_id, [target.namespace])
     chunks = Chunk.objects.filter(tenant_id=tenant_id, namespace=target.namespace)
@@ -498,6 +509,36 @@ def _search_one(tenant_id: int, target: Target, query: str, query_vector: np.nda
     return {pk: score for pk, score in fused.items() if _above_floor(score, min_cosine)}
 
 
+def _shared_lists(targets: list[Target]) -> frozenset[str]:
+    """The lists every searched domain fuses: BM25 and the vectors as shipped, not the SRD's title and name votes."""
+    return frozenset.intersection(*(frozenset(name for name, _ in lore_config.domain_config(t.domain).weights)
+                                    for t in targets))
+
+
+def _search_targets(tenant_id: int, targets: list[Target], query: str, query_vector: np.ndarray | None,
+                    filters: KnowledgeFilters, skipped: set[str]) -> list[tuple[Target, dict[int, Any]]]:
+    """Each target's fused hits, in the targets' order.
+
+    A question for someone or somewhere of the world (WORLD_QUESTION) that the world's lore answers by its
+    words is ranked on the same lists in every domain. "Who guards the bridge?" says "guard", the whole title
+    of the SRD's Guard stat block, whose title and name votes (lists only the SRD fuses) put it above the
+    Moon Bridge's entry that says who guards it: a lore entry's fused score can never reach a voted SRD one.
+    The votes say the question names the entry it asks for; a question asking who or where names what it
+    asks about, and the world's lore, not a generic monster, holds that. A world question the lore does not
+    answer by a word ("who can cast wish?", a lore that never says it) keeps the votes, and so does every
+    question searched in one domain. The SRD golden set searches one domain and does not move."""
+    world_question = len({t.domain for t in targets}) > 1 and any(t.domain == "lore" for t in targets) \
+        and WORLD_QUESTION.search(query) is not None
+    found: dict[Target, dict[int, Any]] = {}
+    for target in sorted(targets, key=lambda t: t.domain != "lore"):  # the lore first: whether it answers decides
+        lists = None
+        if world_question and target.domain != "lore" and any(
+                "bm25" in score.ranks for t, fused in found.items() if t.domain == "lore" for score in fused.values()):
+            lists = _shared_lists(targets)
+        found[target] = _search_one(tenant_id, target, query, query_vector, filters, skipped, lists)
+    return [(target, found[target]) for target in targets]
+
+
 def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: int | None = None,
                      filters: KnowledgeFilters | None = None, rerank: bool | None = None) -> KnowledgeResult:
     """Hybrid BM25 + vector search of each target version with its domain's k's, fused by RRF;
@@ -513,8 +554,7 @@ def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: in
     # A remote embedder away: the knowledge is searched by words (and titles) alone.
     query_vector = embed_query_if_available(query, tenant_id=tenant_id, where="knowledge_search")
     skipped: set[str] = set() if query_vector is not None else {"embedder_unavailable"}
-    fused_by_target = [(target, _search_one(tenant_id, target, query, query_vector, filters, skipped))
-                       for target in targets]
+    fused_by_target = _search_targets(tenant_id, targets, query, query_vector, filters, skipped)
     ids = [pk for _, fused in fused_by_target for pk in fused]
     rows = {row["id"]: row for row in Chunk.objects.filter(tenant_id=tenant_id, id__in=ids)
             .values("id", "text", "meta", "kind")}
@@ -534,7 +574,10 @@ def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: in
                 version=target.version, text=row["text"], score=score.score, components=score.components,
                 ranks=score.ranks, chunk_id=pk, meta=meta,
             )
-    hits = sorted(best.values(), key=lambda h: (-h.score, min(h.ranks.values(), default=0), h.entry_id))
+    # In a question for the world's own people and places, its lore goes first among equals.
+    lore_first = bool(WORLD_QUESTION.search(query))
+    hits = sorted(best.values(), key=lambda h: (-h.score, lore_first and h.domain != "lore",
+                                                min(h.ranks.values(), default=0), h.entry_id))
     configs = [lore_config.domain_config(t.domain) for t in targets]
     skipped_steps = [{"step": "vector", "reason": reason} for reason in sorted(skipped)]
     steps: list[str] = []
@@ -548,6 +591,33 @@ def knowledge_search(*, tenant_id: int, targets: list[Target], query: str, k: in
     metrics.RETRIEVAL_LATENCY.labels("lore").observe(took / 1000)
     return KnowledgeResult(hits=hits[:k], took_ms=took, versions={t.domain: t.version for t in targets},
                            skipped_steps=skipped_steps, llm_steps=steps)
+
+
+def entry_parts(*, tenant_id: int, target: Target, wanted: list[tuple[str, str]],
+                languages: list[str]) -> list[KnowledgeHit]:
+    """The parts of entries a caller names by (entry id, heading), in the first of `languages` each is written
+    in (else any): the part whose heading is the one named ("Attack Rolls" of Making an Attack), else the
+    entry's opening. An entry the version does not hold is left out. For a rule named by what the player does
+    (lore.campaigns.scene.ACTION_RULES), not searched for: its ranks say so (`action`)."""
+    rows = list(Chunk.objects.filter(tenant_id=tenant_id, namespace=target.namespace,
+                                     meta__entry_id__in=[entry_id for entry_id, _ in wanted])
+                .values("id", "text", "meta", "kind"))
+    hits: list[KnowledgeHit] = []
+    for position, (entry_id, heading) in enumerate(wanted, start=1):
+        parts = [row for row in rows if row["meta"].get("entry_id") == entry_id]
+        if not parts:
+            continue
+        written = {row["kind"] for row in parts}
+        language = next((code for code in languages if code in written), min(written))
+        parts = [row for row in parts if row["kind"] == language]
+        row = next((row for row in parts if heading and (row["meta"].get("heading_path") or [""])[-1] == heading),
+                   min(parts, key=lambda row: (row["meta"].get("part", 0), row["id"])))
+        meta = row["meta"]
+        hits.append(KnowledgeHit(entry_id=entry_id, title=meta.get("title", ""),
+                                 heading_path=meta.get("heading_path", []), language=language, domain=target.domain,
+                                 version=target.version, text=row["text"], score=0.0, components={},
+                                 ranks={"action": position}, chunk_id=row["id"], meta=meta))
+    return hits
 
 
 def _llm_rerank(query: str, hits: list[KnowledgeHit], candidates: int) -> str | None:
