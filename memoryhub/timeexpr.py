@@ -26,7 +26,7 @@ import calendar
 import contextlib
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
 __all__ = ["Span", "asks_how_long", "asks_last_conversation", "asks_when", "chunk_terms", "last_conversation_phrases",
@@ -38,11 +38,13 @@ DURATION = "@dur"
 
 @dataclass(frozen=True)
 class Span:
-    """An inclusive range of days; `month_only` marks "June" said without a year."""
+    """An inclusive range of days; `month_only` marks "June" said without a year; `either` marks one of two
+    readings a question leaves open (`_either_side`), asked for by its days and week only."""
 
     start: date
     end: date
     month_only: int = 0
+    either: bool = False
 
     @property
     def days(self) -> int:
@@ -199,18 +201,54 @@ def tense(sentence: str) -> bool | None:
     return False if _PRESENT_FOR_FUTURE.search(sentence) else None
 
 
-def _weekend(anchor: date, m: re.Match[str], past: bool | None) -> Span:
+# A question about a plan told in the past: "what did I plan for the weekend?", "что я планировал на выходные?",
+# "what was I going to do on Saturday?" (any intention with a past word), and in Chinese, which marks no tense, any
+# with a plan word ("我周末计划做什么？"). The plan was made before its day, and asked about a few days later that
+# day may be over or still ahead: its words do not say which. Plans asked of in the present ("what are my plans
+# for the weekend?", "какие у меня планы на выходные?") are those still ahead, as before.
+_ZH_PLAN = re.compile(r"计划|打算|安排|准备|规划")
+_PLAN = re.compile(
+    r"(?<![a-z])plan(?:s|ned|ning)?(?![a-z])"
+    r"|(?<![а-яё])(?:за)?план(?:ы|ов|ах|ами|ир\w*)?(?![а-яё])|(?<![а-яё])хотел(?:а|и)?(?![а-яё])|"
+    + _ZH_PLAN.pattern,
+    re.IGNORECASE,
+)
+
+
+def _asks_about_plan(sentence: str) -> bool:
+    if _ZH_PLAN.search(sentence):
+        return True
+    return bool(_PLAN.search(sentence) or _FUTURE.search(sentence)) and _told_in_past(sentence)
+
+
+def _either_side(last: Span, coming: Span) -> list[Span]:
+    """Both readings of a weekday or weekend a question about a plan names (`Span.either`). Asked on a Monday the
+    plan was mostly for the weekend just past, on a Thursday mostly for the coming one, but neither is sure. A
+    user's turns rarely hold plans for both, so asking for both finds the one there is, and where there are
+    two, their words decide. Each reading asks for its days as the one reading would, and for its week, where a
+    plan for it is mostly told (the turn said on Wednesday of "Saturday" carries that week twice), but not for its
+    month and year as a past date does: widened so, the weekend just past matched every turn said that month
+    above the plan told on Tuesday for the coming Saturday."""
+    return [replace(last, either=True), replace(coming, either=True)]
+
+
+def _weekend(anchor: date, m: re.Match[str], past: bool | None, query: bool = False) -> list[Span]:
     """"This weekend", "на этих выходных", "这个周末" and a bare weekend: said on a Saturday or Sunday, that
     very weekend; else the one just past when the sentence (or the caller, by `past`) tells it in the past and
-    says no intention, the coming one otherwise (a plan, or a weekday's talk of what is ahead)."""
+    says no intention, the coming one otherwise (a plan, or a weekday's talk of what is ahead). A question
+    about a plan asks for both ("what did I plan for the weekend?", "что я планировал на выходные?", "我周末
+    计划做什么？" asked on a Monday mean Saturday's plan, the same asked on a Thursday mostly the next one's)."""
     if anchor.weekday() >= 5:
-        return _relative_unit(0, "weekend", anchor)
+        return [_relative_unit(0, "weekend", anchor)]
+    if past is None and query and _asks_about_plan(_sentence(m)):
+        return _either_side(_relative_unit(-1, "weekend", anchor), _relative_unit(1, "weekend", anchor))
     if past is None:
         past = tense(_sentence(m)) is True
-    return _relative_unit(-1 if past else 1, "weekend", anchor)
+    return [_relative_unit(-1 if past else 1, "weekend", anchor)]
 
 
-def _bare_weekday(anchor: date, weekday: int, m: re.Match[str], past: bool | None) -> Span | None:
+def _bare_weekday(anchor: date, weekday: int, m: re.Match[str], past: bool | None, query: bool = False
+                  ) -> list[Span]:
     """A weekday with no "last" or "next" ("on Saturday", "this Friday", "в субботу", "周六"), read by its
     sentence's tense (or the caller's, by `past`) as a bare weekend is, but where a weekend said with neither
     tense is the coming one, a weekday stays the last one: chat about what happened mostly means that. Of the
@@ -218,25 +256,28 @@ def _bare_weekday(anchor: date, weekday: int, m: re.Match[str], past: bool | Non
     or with neither, the last one. Said on that very weekday with neither, that day: "Happy Friday!",
     "周六快乐" name today, and a Saturday told of on a Saturday with nothing past about it is more likely today
     (or, for a message stamped past midnight UTC, the evening before its stamp) than a week back; told in the
-    past it is a week back, of the future a week on, since today would be "today". None when the sentence tells
-    of a habit ("I usually swim on Saturday", "周六我一般在家")."""
+    past it is a week back, of the future a week on, since today would be "today". A question about a plan asked
+    on another day asks for both the last and the coming one, as of a weekend (`_weekend`). None when the
+    sentence tells of a habit ("I usually swim on Saturday", "周六我一般在家")."""
     sentence = _sentence(m)
     if _HABITUAL.search(sentence):
-        return None
+        return []
+    if past is None and query and anchor.weekday() != weekday and _asks_about_plan(sentence):
+        return _either_side(_day(_weekday_before(anchor, weekday)), _day(_weekday_after(anchor, weekday)))
     if past is None:
         past = tense(sentence)
     if past is None and anchor.weekday() == weekday:
-        return _day(anchor)
-    return _day(_weekday_after(anchor, weekday) if past is False else _weekday_before(anchor, weekday))
+        return [_day(anchor)]
+    return [_day(_weekday_after(anchor, weekday) if past is False else _weekday_before(anchor, weekday))]
 
 
-def _bare_weekend(anchor: date, m: re.Match[str], query: bool, past: bool | None) -> Span | None:
+def _bare_weekend(anchor: date, m: re.Match[str], query: bool, past: bool | None) -> list[Span]:
     """A weekend with no "this", "last", "next": none when its sentence tells of a habit, nor in a question
     that asks when (in "when did we hike on the weekend?" the weekend is what is asked, not the last one)."""
     sentence = _sentence(m)
     if _HABITUAL.search(sentence) or (query and asks_when(sentence)):
-        return None
-    return _weekend(anchor, m, past)
+        return []
+    return _weekend(anchor, m, past, query)
 
 
 def _safe_date(year: int, month: int, day: int) -> date | None:
@@ -584,9 +625,9 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
     for m in _EN_WEEKEND.finditer(lowered) if "weekend" in words else ():
         # Before "this weekend" of the rules below, which is also "this past weekend" and "the weekend" of
         # "the weekend before 27 June" (taken above).
-        span = _weekend(anchor, m, past) if m.group("this") else _bare_weekend(anchor, m, query, past)
-        if span is not None and free(m):
-            yield span
+        spans = _weekend(anchor, m, past, query) if m.group("this") else _bare_weekend(anchor, m, query, past)
+        if spans and free(m):
+            yield from spans
     for pattern, resolve, needs in _EN_RULES:
         if not all(words & need for need in needs):
             continue
@@ -594,9 +635,9 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
             if resolve is _en_weekday:
                 # Claimed only when a date: the words of a weekday that recurs ("what do I do every Saturday?")
                 # stay words of the question, as a recurring weekend's do.
-                span = _en_weekday(m, anchor, query, past)
-                if span is not None and free(m):
-                    yield span
+                spans = _en_weekday(m, anchor, query, past)
+                if spans and free(m):
+                    yield from spans
                 continue
             if not free(m):
                 continue
@@ -609,11 +650,11 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         if m.group("which") != "on" or text[m.start("weekday"):m.start("weekday") + 1].isupper():
             weekday = _EN_WEEKDAY_ABBREVIATIONS[m.group("weekday")]
             which = m.group("which")
-            span = (_day(_weekday_after(anchor, weekday)) if which in ("next", "this coming")
-                    else _day(_weekday_before(anchor, weekday)) if which in ("last", "this past")
-                    else _bare_weekday(anchor, weekday, m, past))
-            if span is not None and free(m):
-                yield span
+            spans = ([_day(_weekday_after(anchor, weekday))] if which in ("next", "this coming")
+                     else [_day(_weekday_before(anchor, weekday))] if which in ("last", "this past")
+                     else _bare_weekday(anchor, weekday, m, past, query))
+            if spans and free(m):
+                yield from spans
     if "weekend" in lowered:
         for m in _EN_OVER_THE_WEEKEND.finditer(lowered):
             # Said Monday to Thursday, the weekend just gone; on Friday, the one to come.
@@ -691,13 +732,13 @@ def _en_relative(m: re.Match[str], anchor: date, query: bool) -> Span:
     return _relative_unit(_WHICH[m.group("which")], m.group("unit"), anchor)
 
 
-def _en_weekday(m: re.Match[str], anchor: date, query: bool, past: bool | None = None) -> Span | None:
+def _en_weekday(m: re.Match[str], anchor: date, query: bool, past: bool | None = None) -> list[Span]:
     weekday = _EN_WEEKDAYS[m.group("weekday")]
     if m.group("which") in ("next", "this coming", "coming"):
-        return _day(_weekday_after(anchor, weekday))
+        return [_day(_weekday_after(anchor, weekday))]
     if m.group("which") in ("last", "this past"):
-        return _day(_weekday_before(anchor, weekday))
-    return _bare_weekday(anchor, weekday, m, past)
+        return [_day(_weekday_before(anchor, weekday))]
+    return _bare_weekday(anchor, weekday, m, past, query)
 
 
 def _en_ago(m: re.Match[str], anchor: date, query: bool) -> Span:
@@ -896,21 +937,21 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
     for pattern, unit in relative:
         for m in re.finditer(r"(?<!\w)" + pattern, lowered):
             if free(m):
-                yield _weekend(anchor, m, past) if unit == "weekend" and m.group("which") == "эт" else \
-                    _relative_unit(_RU_WHICH[m.group("which")], unit, anchor)
+                yield from _weekend(anchor, m, past, query) if unit == "weekend" and m.group("which") == "эт" else \
+                    [_relative_unit(_RU_WHICH[m.group("which")], unit, anchor)]
     for m in _RU_WEEKEND.finditer(lowered) if "выходн" in lowered else ():
-        span = _bare_weekend(anchor, m, query, past)
-        if span is not None and free(m):
-            yield span
+        spans = _bare_weekend(anchor, m, query, past)
+        if spans and free(m):
+            yield from spans
     for m in re.finditer(r"(?<!\w)(?:в\s+|во\s+)(?:(?P<which>прошл|эт|следующ)\w*\s+)?" + _RU_WEEKDAY, lowered):
         weekday = next(n for stem, n in _RU_WEEKDAYS.items() if m.group("weekday").startswith(stem))
-        span = _ru_weekday(anchor, weekday, m, past)
-        if span is not None and free(m):
-            yield span
+        spans = _ru_weekday(anchor, weekday, m, past, query)
+        if spans and free(m):
+            yield from spans
     for m in _RU_WEEKDAY_SHORT.finditer(lowered):
-        span = _ru_weekday(anchor, _RU_WEEKDAY_ABBREVIATIONS[m.group("weekday")], m, past)
-        if span is not None and free(m):
-            yield span
+        spans = _ru_weekday(anchor, _RU_WEEKDAY_ABBREVIATIONS[m.group("weekday")], m, past, query)
+        if spans and free(m):
+            yield from spans
     for m in re.finditer(r"(?<!\w)" + _RU_NUMBER + r"\s+" + _RU_UNIT + r"\s+(?:тому\s+)?назад", lowered):
         if free(m):
             unit = _RU_UNITS[m.group("unit")[0]]
@@ -936,13 +977,14 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
                 yield _relative_season(anchor, season, _RU_WHICH[m.group("which")])
 
 
-def _ru_weekday(anchor: date, weekday: int, m: re.Match[str], past: bool | None) -> Span | None:
+def _ru_weekday(anchor: date, weekday: int, m: re.Match[str], past: bool | None, query: bool = False
+                ) -> list[Span]:
     """"В следующую субботу" the coming one, "в прошлую" the last; "в субботу", "в эту субботу" by the tense."""
     if m.group("which") == "следующ":
-        return _day(_weekday_after(anchor, weekday))
+        return [_day(_weekday_after(anchor, weekday))]
     if m.group("which") == "прошл":
-        return _day(_weekday_before(anchor, weekday))
-    return _bare_weekday(anchor, weekday, m, past)
+        return [_day(_weekday_before(anchor, weekday))]
+    return _bare_weekday(anchor, weekday, m, past, query)
 
 
 _RU_DAY_MONTH = re.compile(r"(?<!\w)(?P<day>[0-3]?\d)[-\s]*(?:го\s+)?" + _RU_MONTH
@@ -1100,7 +1142,7 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         if not free(m):
             continue
         if _ZH_WHICH[m.group("which")] == 0:
-            yield _weekend(anchor, m, past)  # "这周末", "这个周末": as a bare "周末"
+            yield from _weekend(anchor, m, past, query)  # "这周末", "这个周末": as a bare "周末"
         else:
             # Weeks start on Monday: "上周末" is the Saturday and Sunday of last week.
             week = _week_of(anchor + timedelta(days=7 * _ZH_WHICH[m.group("which")]))
@@ -1140,13 +1182,13 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
     # A weekday alone ("周五我们去了…", "星期天"), read by its sentence's tense like "on Friday"; not "每周五"
     # (every Friday), "周一到周五" (a range of days), "一周五天" (five days a week) nor a quoted name (“星期五”).
     for m in _ZH_BARE_WEEKDAY.finditer(text):
-        span = _bare_weekday(anchor, _ZH_WEEKDAYS[m.group("weekday")], m, past)
-        if span is not None and free(m):
-            yield span
+        spans = _bare_weekday(anchor, _ZH_WEEKDAYS[m.group("weekday")], m, past, query)
+        if spans and free(m):
+            yield from spans
     for m in _ZH_WEEKEND.finditer(text) if "周末" in text else ():
-        span = _bare_weekend(anchor, m, query, past)
-        if span is not None and free(m):
-            yield span
+        spans = _bare_weekend(anchor, m, query, past)
+        if spans and free(m):
+            yield from spans
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1180,15 +1222,21 @@ def relative_expressions(text: str, anchor: date) -> list[tuple[int, int]]:
     "two days ago"): their words name different days in every turn that says them, so as search
     words they matched a turn that said "last week" a month before the week a question asks about.
     The question's date terms say which days it means. Expressions with a digit, a month or a
-    holiday ("June 9", "last Christmas") are left out: their words are the topic too."""
+    holiday ("June 9", "last Christmas") are left out: their words are the topic too. So is the plan
+    word of a question about a plan whose weekday or weekend it reads both ways ("what did I plan for
+    the weekend?", `_either_side`): "plan", "планировал", "计划" are said of plans for every other day
+    ("My plans for the evening fell through"), which as a full word outranked the plan told for the
+    Saturday that the date terms find."""
     ranges: list[tuple[int, int]] = []
     if len(text.lower()) != len(text):
         return ranges  # a letter whose lower case is longer ("İ"): the readers' places would not be the text's
     readers = [_en] + ([_ru] if _CYRILLIC.search(text) else []) + ([_zh] if _HAN.search(text) else [])
     for reader in readers:
         claims = _Claims()
-        _resolved(reader(text, anchor, True, claims))
+        spans = _resolved(reader(text, anchor, True, claims))
         ranges += [(a, b) for a, b in claims.taken if not _ANCHORED.search(text[a:b])]
+        if any(span.either for span in spans):
+            ranges += [m.span() for m in _PLAN.finditer(text)]
     return sorted(ranges)
 
 
@@ -1343,22 +1391,34 @@ def query_terms(query: str, now: datetime | date) -> list[str]:
     ("…tonight?", "сегодня", "今晚") is the moment of asking, not a date to look up: today's turns are
     the conversation the prompt already holds, and as terms it matched every turn said this week and
     month above the one the question is about ("What should I cook for dinner tonight?"). A date
-    reaching today or later ("this week", "tomorrow") asks for itself: it is not widened."""
+    reaching today or later ("this week", "tomorrow") asks for itself: it is not widened. Either reading of a
+    weekday or weekend that a question about a plan leaves open (`Span.either`) asks for its days and its week."""
+    return [term for term, _ in _query_terms(query, now)]
+
+
+def _query_terms(query: str, now: datetime | date) -> list[tuple[str, float]]:
+    """`query_terms`, each with its share of its level's count (`query_weights`): 1, or 1/2 for a term of
+    either of the two readings a question leaves open (`_either_side`), which are alternatives, not a longer
+    span that shares the weight: each weighs as the question's only reading would."""
     anchor = now.date() if isinstance(now, datetime) else now
-    terms: list[str] = []
+    terms: list[tuple[str, float]] = []
     for span in mentions(query, anchor, query=True):
         if span.month_only:
             # A month named without a year: only the month-of-year term says it; the most
             # recent such month is a guess, not something the question stated.
-            terms.append(f"@mo{span.month_only:02d}")
+            terms.append((f"@mo{span.month_only:02d}", 1.0))
             continue
         if span.start == span.end == anchor:
             continue
-        terms += span_terms(span, widen=span.end < anchor)
+        if span.either:
+            year, week, _ = span.start.isocalendar()
+            terms += [(term, 0.5) for term in [*span_terms(span, widen=False), f"@w{year}-{week:02d}"]]
+            continue
+        terms += [(term, 1.0) for term in span_terms(span, widen=span.end < anchor)]
     if asks_when(query):
-        terms.append(TIME_REFERENCE)
+        terms.append((TIME_REFERENCE, 1.0))
     if asks_how_long(query):
-        terms.append(DURATION)
+        terms.append((DURATION, 1.0))
     return terms
 
 
@@ -1377,12 +1437,12 @@ def _level(term: str) -> tuple[str, float]:
 
 def query_weights(query: str, now: datetime | date) -> dict[str, float]:
     """`query_terms` with their BM25 weights."""
-    terms = query_terms(query, now)
-    per_level: dict[str, int] = {}
-    for term in terms:
-        per_level[_level(term)[0]] = per_level.get(_level(term)[0], 0) + 1
+    terms = _query_terms(query, now)
+    per_level: dict[str, float] = {}
+    for term, share in terms:
+        per_level[_level(term)[0]] = per_level.get(_level(term)[0], 0.0) + share
     weights = {}
-    for term in terms:
+    for term, _ in terms:
         if term in (TIME_REFERENCE, DURATION):
             weights[term] = WHEN_WEIGHT
             continue
