@@ -32,7 +32,7 @@ from rag.chunk_cache import chunk_matches
 from rag.filler import is_filler
 from rag.memories.context import typed_memories_block
 from rag.models import Chunk
-from rag.selectors import SearchFilters, SearchItem, chunks_search, turn_chunks
+from rag.selectors import SearchFilters, SearchItem, SearchResult, chunks_search, turn_chunks
 
 # The same lines (a chunk's memory line, a person's, a fact's) come back request after request,
 # and estimating tokens scans every character: ~25 counts were ~7% of a context's CPU in process.
@@ -369,15 +369,15 @@ def context_assemble(
     relevant = RelevanceFloor(cosine_floor(floor["vector_only_min_cosine"]), floor.get("memories_bm25_share", 0.0),
                               result.bm25_ceiling)
     typed_cap = min(remaining, int(budget * shares.get("typed_memories", {"max_share": 0.0})["max_share"]))
-    block, typed_ids, typed_restate = typed_memories_block(
+    block, typed_ids, typed_sources = typed_memories_block(
         tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k, filters=memory_filters,
         shown_messages=_turns_that_fit(result.items, remaining - typed_cap, recent_ids, relevant),
-        min_bm25=floor["typed_memories_bm25_share"] * max((i.components.get("bm25", 0.0) for i in result.items),
-                                                          default=0.0),
+        min_bm25_share=floor["typed_memories_bm25_share"] * _best_share(result),
         min_cosine=relevant.min_cosine, min_share=relevant.min_share)
     remaining -= block.tokens
     blocks.append(block)
-    # The typed memories' floor is their own (a share of the best BM25 score): one it left out must not
+    typed_block, typed_restate = block, set().union(*typed_sources.values())
+    # The typed memories' floor is their own (a share of the best result's share): one it left out must not
     # come back through the memories block's lower floor, which showed what the response said it cut.
     typed_below = {cut["ref"] for cut in block.cut if cut["reason"] == "below_floor"}
 
@@ -437,6 +437,8 @@ def context_assemble(
     candidates = _with_turns_answered(block, candidates, turn_of, answered, recent_ids, asked,
                                       tenant_id=tenant_id, user_id=user_id)
     remaining -= _pack_by_day(block, candidates, cap)
+    remaining += _without_turns_shown(typed_block, typed_sources, recent_ids | {
+        turn_of[i.ref] for i in block.items if i.ref in turn_of and not i.meta.get("clipped")})
     blocks.extend([block, people])
     context = Context(budget=budget, blocks=blocks)
     # Older recent turns last, and not one the memories already show: those lines say it.
@@ -560,6 +562,20 @@ def _with_turns_answered(block: Block, candidates: list[BlockItem], turn_of: dic
     return out
 
 
+def _without_turns_shown(typed: Block, sources: dict[str, frozenset[int]], said: set[int]) -> int:
+    """Drop the typed memories whose turns the context came to show whole after all, and give back their
+    tokens. The typed block leaves out a memory whose turn the memories block will show, judged by the
+    search's ranking; a turn that ranked below it can still come, as the turn a reply answers or the
+    one that corrects a fact, and the memory then said the turn's words again beside it."""
+    freed = 0
+    for item in list(typed.items):
+        if sources.get(item.ref) and said.issuperset(sources[item.ref]):
+            typed.items.remove(item)
+            typed.cut.append({"ref": item.ref, "tokens": 0, "reason": "turn_in_memories"})
+            freed += item.tokens
+    return freed
+
+
 def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, turn_of: dict[str, int],
                           sources_of: dict[str, frozenset[int]], recent_ids: set[int]) -> list[BlockItem]:
     """The candidates without a consolidated memory or insight whose turns the context says anyway
@@ -663,6 +679,20 @@ class RelevanceFloor:
         bm25 = item.components.get("bm25")
         weak_words = bm25 is None or (ceiling > 0 and bm25 / ceiling < self.min_share)
         return weak_words and item.components.get("vector", 0.0) < self.min_cosine
+
+
+# What the user said and what was made of it: the typed memories' floor is measured against these, not
+# against a document (a tenant's menu saying "seafood" six times pushed "I am allergic to seafood" out).
+_CONVERSATION = frozenset({Chunk.Type.DIALOG, Chunk.Type.MEMORY, Chunk.Type.INSIGHT})
+
+
+def _best_share(result: SearchResult) -> float:
+    """The largest share of its namespace's BM25 ceiling that a result of the user's conversation reaches. A
+    share, not a score: the typed memories' own search, of memories alone, scores on its own scale."""
+    shares = [item.components["bm25"] / result.bm25_ceiling[item.chunk["namespace"]] for item in result.items
+              if item.chunk["type"] in _CONVERSATION and "bm25" in item.components
+              and result.bm25_ceiling.get(item.chunk["namespace"], 0.0) > 0]
+    return max(shares, default=0.0)
 
 
 def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int], floor: RelevanceFloor) -> frozenset[int]:

@@ -28,12 +28,14 @@ def typed_memory_line(item: SearchItem) -> str:
 
 def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, k: int,
                          filters: SearchFilters | None = None, shown_messages: frozenset[int] = frozenset(),
-                         min_bm25: float = 0.0, min_cosine: float = 0.0,
-                         min_share: float = 0.0) -> tuple[Block, set[int], set[int]]:
+                         min_bm25_share: float = 0.0, min_cosine: float = 0.0,
+                         min_share: float = 0.0) -> tuple[Block, set[int], dict[str, frozenset[int]]]:
     """The block, packed within `cap` tokens, the ids of the chunks it shows (so the general
-    memories block does not repeat them) and the turns those restate (so an insight summing up
-    turns the context says anyway is not shown either). A memory whose source turns are all in
-    `shown_messages` (turns the memories block shows in full) is left out: the turn already says it."""
+    memories block does not repeat them) and, for each line it shows, the turns it restates (so an
+    insight summing up turns the context says anyway is not shown either, and a line whose turns the
+    memories block comes to show after all is dropped). A memory whose source turns are all in
+    `shown_messages` (turns the memories block shows in full) is left out: the turn already says it.
+    `min_bm25_share`: the share of the query's BM25 ceiling a memory's words must answer."""
     from rag.context import Block, BlockItem, RelevanceFloor, _pack
 
     block = Block("typed_memories")
@@ -43,12 +45,14 @@ def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, 
     result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k, filters=wanted,
                            include_tenant_documents=False, fusion="rrf")
     candidates = []
-    restates: dict[str, list[int]] = {}
-    # The memories block's floor too: with no result of the general search matching a word, `min_bm25`
-    # is 0, and a memory near the question in neither space still came in.
+    restates: dict[str, frozenset[int]] = {}
+    # The memories block's floor too: with no result of the general search matching a word,
+    # `min_bm25_share` is 0, and a memory near the question in neither space still came in.
     relevant = RelevanceFloor(min_cosine, min_share, result.bm25_ceiling)
     for item in result.items:
-        if item.components.get("bm25", 0.0) < min_bm25 or relevant.below(item):
+        ceiling = result.bm25_ceiling.get(item.chunk["namespace"], 0.0)
+        share = item.components.get("bm25", 0.0) / ceiling if ceiling > 0 else 0.0
+        if share < min_bm25_share or relevant.below(item):
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
             continue
         sources = item.chunk["meta"].get("source_message_ids") or []
@@ -60,8 +64,7 @@ def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, 
                                     {"score": round(item.score, 6), "type": "memory",
                                      "memory_id": str(item.chunk["memory_uid"]),
                                      "at": iso_instant(item.chunk["created_ts"]) or ""}))
-        restates[f"chunk:{item.chunk['id']}"] = sources
+        restates[f"chunk:{item.chunk['id']}"] = frozenset(sources)
     _pack(block, candidates, max(cap, 0))
     shown = {i.ref for i in block.items}
-    return (block, {int(ref.split(":")[1]) for ref in shown},
-            {pk for ref in shown for pk in restates.get(ref, ())})
+    return block, {int(ref.split(":")[1]) for ref in shown}, {ref: restates[ref] for ref in shown}
