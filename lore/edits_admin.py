@@ -110,8 +110,12 @@ class KnowledgeEditAdmin(admin.ModelAdmin):
         title = f"Lore edits: {total} pending" + (f" ({per})" if per else "")
         return super().changelist_view(request, {**(extra_context or {}), "title": title})
 
-    def _skipped_decided(self, request: HttpRequest, queryset: QuerySet[KnowledgeEdit]) -> None:
-        decided = list(queryset.exclude(status=KnowledgeEdit.Status.PENDING).order_by("id")[:6])
+    @staticmethod
+    def _decided_before(queryset: QuerySet[KnowledgeEdit]) -> list[KnowledgeEdit]:
+        # Read before the decision: read after, the edits just approved or rejected counted as "already decided".
+        return list(queryset.exclude(status=KnowledgeEdit.Status.PENDING).order_by("id")[:6])
+
+    def _skipped_decided(self, request: HttpRequest, decided: list[KnowledgeEdit]) -> None:
         if decided:
             shown = "; ".join(f"{_edit_label(e)} ({e.get_status_display()})" for e in decided[:5])
             self.message_user(request, f"Already decided, left as they are ({shown}{', …' if len(decided) > 5 else ''})"
@@ -120,6 +124,7 @@ class KnowledgeEditAdmin(admin.ModelAdmin):
     @admin.action(description="Approve (builds the next staged version; publish it separately)", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[KnowledgeEdit]) -> None:
         pending = queryset.filter(status=KnowledgeEdit.Status.PENDING).select_related("world").order_by("id")
+        skipped = self._decided_before(queryset)
         approved: list[KnowledgeEdit] = []
         count = apply_each(self, request, pending, _edit_label, lambda edit: approved.append(
             edits.knowledge_edit_approve(edit=edit, actor=f"admin:{request.user}")))
@@ -134,18 +139,19 @@ class KnowledgeEditAdmin(admin.ModelAdmin):
             self.message_user(request, f"{count} edit(s) approved{staged}" + (
                 f"; {building} of them build their version in the background (Knowledge builds: it shows the "
                 "progress; an edit whose build fails is pending again)" if building else ""))
-        self._skipped_decided(request, queryset)
+        self._skipped_decided(request, skipped)
 
     @admin.action(description="Reject… (with a reason)", permissions=["change"])
     def reject(self, request: HttpRequest, queryset: QuerySet[KnowledgeEdit]) -> HttpResponse | None:
         form = RejectForm(request.POST if "apply" in request.POST else None)
         pending = queryset.filter(status=KnowledgeEdit.Status.PENDING).select_related("world").order_by("id")
         if "apply" in request.POST and form.is_valid():
+            skipped = self._decided_before(queryset)
             count = apply_each(self, request, pending, _edit_label, lambda edit: edits.knowledge_edit_reject(
                 edit=edit, actor=f"admin:{request.user}", reason=form.cleaned_data["reason"]))
             if count:
                 self.message_user(request, f"{count} edit(s) rejected")
-            self._skipped_decided(request, queryset)
+            self._skipped_decided(request, skipped)
             return None
         return action_confirmation(self, request, template="admin/lore/knowledgeedit/reject_confirmation.html",
                                    title="Reject lore edits", action="reject", objects=pending, form=form,

@@ -91,6 +91,7 @@ def item_data(queue: registry.ReviewQueue, item: Any) -> dict[str, Any]:
 QUEUE_NAMES = list(_queues())
 UNDO_QUEUES = [name for name, queue in _queues().items() if _api(queue).undo is not None]
 STATUSES = sorted({status for queue in _queues().values() for status in _api(queue).statuses})
+QUEUE_STATUSES = "; ".join(f"`{name}`: {', '.join(_api(queue).statuses)}" for name, queue in _queues().items())
 
 QUEUE = OpenApiParameter("queue", str, OpenApiParameter.PATH, enum=QUEUE_NAMES,
                          description="The review queue: " + "; ".join(
@@ -103,6 +104,10 @@ DECIDED = OpenApiResponse(description="The item is no longer in the status this 
                                       "current value was said or approved (`stale`, `error.current`: approving "
                                       "would silently replace it), or a merge cannot be undone now "
                                       "(`error.code` says why: a later merge, changes since the merge, ...).")
+BAD_QUERY = OpenApiResponse(description="A query parameter unknown or out of range (`error.fields` names it), or "
+                                        "a `status` this queue's items never take: `error.fields.status` lists the "
+                                        "queue's statuses (`approved` is a merge proposal's, an approved fact is "
+                                        "`active`).")
 NOT_FOUND = OpenApiResponse(description="Unknown queue, or no such item in it for this tenant (another tenant's "
                                         "item is unknown).")
 GONE = OpenApiResponse(description="The item was there and is no longer stored (`error.code` `item_gone`): a fact "
@@ -184,15 +189,29 @@ class ReviewItemsApi(APIView):
     required_scopes = EDITOR
 
     class QuerySerializer(ClosedSerializerMixin, serializers.Serializer):
+        # The schema's enum is every queue's statuses together; a request is checked against its own
+        # queue's (`queue` in the context): `?status=approved` of facts, which become `active`, answered
+        # an empty page that read as "nothing was approved".
         status = serializers.ChoiceField(choices=STATUSES, default=registry.PENDING,
-                                         error_messages={"invalid_choice": '"{input}" is not a valid choice; '
-                                                                           f"allowed: {', '.join(STATUSES)}."},
-                                         help_text="Items in this status (default: pending, the queue itself). A "
-                                                   "status a queue's items never take gives an empty page.")
+                                         help_text="Items in this status (default: pending, the queue itself). "
+                                                   f"Each queue's statuses: {QUEUE_STATUSES}. A status the "
+                                                   "queue's items never take is a 400 naming `status` and "
+                                                   "listing the queue's statuses.")
         limit = serializers.IntegerField(min_value=1, max_value=PAGE_MAX, default=PAGE_DEFAULT)
         after_id = serializers.IntegerField(min_value=0, max_value=2**63 - 1, required=False,
                                             help_text="The page after this item id (the previous page's "
                                                       "`next_after_id`); without it, the first page.")
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            queue: registry.ReviewQueue | None = self.context.get("queue")
+            if queue is None:  # the schema's instance
+                return
+            statuses = _api(queue).statuses
+            field = self.fields["status"]
+            field.choices = statuses
+            field.error_messages["invalid_choice"] = (
+                f'"{{input}}" is not a status of the {queue.name} queue; allowed: {", ".join(statuses)}.')
 
     class OutputSerializer(serializers.Serializer):
         queue = serializers.ChoiceField(choices=QUEUE_NAMES)
@@ -203,11 +222,11 @@ class ReviewItemsApi(APIView):
                                                  help_text="`after_id` of the next page; null on the last.")
 
     @extend_schema(operation_id="review_items", parameters=[QUEUE, QuerySerializer],
-                   responses={200: OutputSerializer, 404: NOT_FOUND},
+                   responses={200: OutputSerializer, 400: BAD_QUERY, 404: NOT_FOUND},
                    description="Deciding an item does not move the others: page on with `next_after_id`.")
     def get(self, request: Request, queue: str) -> Response:
         found = _queue(queue)
-        query = self.QuerySerializer(data=query_data(request.query_params))
+        query = self.QuerySerializer(data=query_data(request.query_params), context={"queue": found})
         query.is_valid(raise_exception=True)
         data = query.validated_data
         items: QuerySet = _api(found).items(request_tenant(request)).filter(status=data["status"])

@@ -4,12 +4,16 @@ through a service, which writes the audit row."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
@@ -19,6 +23,8 @@ from people.dedup import merged_display_name
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonMention, PersonMerge, PersonRelation
 
 MENTIONS_SHOWN = 20
+# A value of the merged person shown in full would be a wall of text (a bio, the search terms).
+CHANGE_SHOWN_CHARS = 300
 
 
 class MentionCountFilter(admin.SimpleListFilter):
@@ -176,8 +182,27 @@ def _profile(person: Person) -> dict[str, Any]:
     }
 
 
+class UndoAnywayForm(forms.Form):
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), max_length=2000, required=False,
+                             help_text="Optional; kept in the audit trail beside the changes the undo discards.")
+
+
+def _shown(value: Any) -> str:
+    text = "—" if value in (None, "", []) else ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return text if len(text) <= CHANGE_SHOWN_CHARS else text[:CHANGE_SHOWN_CHARS] + "…"
+
+
+def _changes_since(merge: PersonMerge, fields: Sequence[str]) -> list[tuple[str, str, str]]:
+    """(field, at the merge, now) for what the service named as changed: what forcing would discard."""
+    now = services.snapshot(Person.objects.get(pk=merge.target_id))
+    return [(name, _shown(merge.target_after.get(name)), _shown(now.get(name))) for name in fields]
+
+
 class _ReviewActions:
     """Approve / reject / undo as admin actions that call the services and report a count."""
+
+    # The changelist URL name the undo confirmation posts back to (its action runs the forced undo).
+    changelist_url_name = ""
 
     def _run(self, request: HttpRequest, items: Any, fn: Any, verb: str) -> None:
         done, failed = 0, []
@@ -190,6 +215,40 @@ class _ReviewActions:
         self.message_user(request, f"{done} {verb}")  # type: ignore[attr-defined]
         if failed:
             self.message_user(request, "Not done: " + "; ".join(failed), messages.WARNING)  # type: ignore[attr-defined]
+
+    def _undo(self, request: HttpRequest, items: Sequence[Any], merge_of: Callable[[Any], PersonMerge | None],
+              undo: Callable[..., Any]) -> HttpResponse | None:
+        """Undo each selected merge. One refused only because the merged person changed since (mentioned
+        again, edited) is listed on a confirmation page with what changed; confirming undoes it anyway,
+        the review API's `force`: the service discards those changes and its audit row keeps them."""
+        form = UndoAnywayForm(request.POST if "apply" in request.POST else None)
+        if "apply" in request.POST and form.is_valid():
+            reason = form.cleaned_data["reason"]
+            self._run(request, items, lambda item: undo(item, force=True, reason=reason), "merge(s) undone")
+            return None
+        done, failed, changed = 0, [], []
+        for item in items:
+            try:
+                undo(item, force=False, reason="")
+                done += 1
+            except ApplicationError as exc:
+                merge = merge_of(item)
+                if exc.code == "changed_since_merge" and merge is not None:
+                    changed.append((item, _changes_since(merge, exc.extra.get("changed", []))))
+                else:
+                    failed.append(f"#{item.pk}: {exc.message}")
+        if done or not changed:
+            self.message_user(request, f"{done} merge(s) undone")  # type: ignore[attr-defined]
+        if failed:
+            self.message_user(request, "Not done: " + "; ".join(failed), messages.WARNING)  # type: ignore[attr-defined]
+        if not changed:
+            return None
+        model_admin: admin.ModelAdmin = self  # type: ignore[assignment]
+        context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
+                   "title": "Undo merges the merged person changed since", "changed": changed, "form": form,
+                   "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                   "form_url": reverse(self.changelist_url_name)}
+        return TemplateResponse(request, "admin/people/undo_anyway_confirmation.html", context)
 
 
 @admin.register(MergeProposal)
@@ -210,6 +269,7 @@ class MergeProposalAdmin(_ReviewActions, admin.ModelAdmin):
               "decided_at", "decided_by"]
     readonly_fields = fields
     actions = ["approve", "reject", "undo"]
+    changelist_url_name = "admin:people_mergeproposal_changelist"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[MergeProposal]:
         return (super().get_queryset(request).select_related("source", "target", "tenant")
@@ -232,9 +292,14 @@ class MergeProposalAdmin(_ReviewActions, admin.ModelAdmin):
                   "proposal(s) rejected")
 
     @admin.action(description="Undo the merge of approved proposals", permissions=["change"])
-    def undo(self, request: HttpRequest, queryset: QuerySet[MergeProposal]) -> None:
-        self._run(request, queryset, lambda p: services.merge_proposal_undo(proposal=p, reviewer=request.user),
-                  "merge(s) undone")
+    def undo(self, request: HttpRequest, queryset: QuerySet[MergeProposal]) -> HttpResponse | None:
+        return self._undo(request, list(queryset.select_related("merge")), lambda p: p.merge,
+                          self._proposal_undo(request))
+
+    @staticmethod
+    def _proposal_undo(request: HttpRequest) -> Callable[..., Any]:
+        return lambda p, *, force, reason: services.merge_proposal_undo(proposal=p, reviewer=request.user,
+                                                                        force=force, reason=reason)
 
     def render_change_form(self, request: HttpRequest, context: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         proposal = context.get("original")
@@ -246,10 +311,13 @@ class MergeProposalAdmin(_ReviewActions, admin.ModelAdmin):
         return super().render_change_form(request, context, *args, **kwargs)
 
     def response_change(self, request: HttpRequest, obj: MergeProposal) -> HttpResponse:
+        if "_undo" in request.POST:
+            # As the action: a merge whose person changed since asks before discarding that.
+            return (self._undo(request, [obj], lambda p: p.merge, self._proposal_undo(request))
+                    or HttpResponseRedirect(request.path))
         for button, fn, verb in (
             ("_approve", services.merge_proposal_approve, "approved and merged"),
             ("_reject", services.merge_proposal_reject, "rejected"),
-            ("_undo", services.merge_proposal_undo, "undone"),
         ):
             if button in request.POST:
                 try:
@@ -270,6 +338,7 @@ class PersonMergeAdmin(_ReviewActions, admin.ModelAdmin):
     readonly_fields = ["tenant", "user_id", "source", "target", "rule", "reviewer", "source_before", "target_before",
                        "target_after", "moved", "created_at", "undone_at", "undone_by"]
     actions = ["undo"]
+    changelist_url_name = "admin:people_personmerge_changelist"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -278,9 +347,9 @@ class PersonMergeAdmin(_ReviewActions, admin.ModelAdmin):
         return False  # what an undo restores from
 
     @admin.action(description="Undo: restore both people as they were", permissions=["change"])
-    def undo(self, request: HttpRequest, queryset: QuerySet[PersonMerge]) -> None:
-        self._run(request, queryset, lambda m: services.person_merge_undo(merge=m, reviewer=request.user),
-                  "merge(s) undone")
+    def undo(self, request: HttpRequest, queryset: QuerySet[PersonMerge]) -> HttpResponse | None:
+        return self._undo(request, list(queryset), lambda m: m, lambda m, *, force, reason: services.person_merge_undo(
+            merge=m, reviewer=request.user, force=force, reason=reason))
 
 
 @admin.register(PeopleAuditEntry)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -27,7 +28,7 @@ from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.search import vectors
 from memoryhub.sensitive import mask_bounded, mask_json, mask_tags, mask_text, redact
 from memoryhub.text import analyze_many, count_tokens
-from rag.chunking import split_bounded, split_document
+from rag.chunking import HEADING, DocumentPiece, split_bounded, split_document
 from rag.models import (
     MIXED_VECTOR_SPACE,
     TENANT_NAMESPACE,
@@ -505,12 +506,30 @@ class DocumentInput:
     importance: float = 0.5
 
 
+def _plain_text_pieces(text: str, max_chars: int) -> list[DocumentPiece]:
+    """A plain-text document cut as Markdown is, by paragraphs, but with no headings: a line such as
+    "# 3 of 5 done" is text. Escaping every "#" kept such lines from being read as headings, and the
+    backslashes came back in search and context ("Use \\#hashtags and C\\# code"). Instead a character the
+    text does not hold is put before the "#" of each line that would read as a heading, and taken out
+    of the pieces: the text comes back exactly as written."""
+    guard = next(chr(code) for code in range(0xE000, 0xF900) if chr(code) not in text)  # private use
+    guarded = "\n".join(_HEADING_HASH.sub(lambda m: m.group(1) + guard, line) if HEADING.match(line.strip())
+                         else line for line in text.splitlines())
+    return [DocumentPiece(piece.text.replace(guard, ""), piece.heading_path)
+            for piece in split_document(guarded, max_chars=max_chars, bare_headings=True)]
+
+
+# A line's leading whitespace: the guard goes after it, so stripping a paragraph strips the same as before.
+_HEADING_HASH = re.compile(r"^(\s*)(?=#)")
+
+
 def _document_drafts(document: Document) -> list[ChunkDraft]:
     """The document's chunks, none longer than CHUNK_MAX_CHARS with its heading line included."""
     max_chars = settings.CHUNK_MAX_CHARS
-    text = document.text if document.format == "markdown" else document.text.replace("#", "\\#")
+    pieces = (split_document(document.text, max_chars=max_chars, bare_headings=True)
+              if document.format == "markdown" else _plain_text_pieces(document.text, max_chars))
     drafts: list[ChunkDraft] = []
-    for piece in split_document(text, max_chars=max_chars, bare_headings=True):
+    for piece in pieces:
         # Clipped: a title or heading path near the limit would leave no room for the text.
         heading = " / ".join(p for p in (document.title, *piece.heading_path) if p)[:max_chars // 4]
         room = max_chars - len(heading) - 1 if heading else max_chars

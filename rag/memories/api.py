@@ -33,6 +33,7 @@ from rag.memories import mood as mood_service
 from rag.memories import selectors, services
 from rag.memories.vocab import CATEGORIES, EMOTION_NAMES, EMOTIONS, KINDS, canonical_emotion
 from rag.memory_models import MemoryReview
+from rag.models import Chunk
 
 EMOTION_IDS = list(EMOTIONS)
 
@@ -216,18 +217,34 @@ class CharacterMemoriesApi(APIView):
 class CharacterMemoryApi(APIView):
     """One typed memory: read it, correct its kind, category, importance or tags, or forget it."""
 
+    class Params(ClosedSerializerMixin, serializers.Serializer):
+        # As the list's: an unknown parameter is a 400 naming it, and `user_id` filters. Ignored, a client
+        # asking for ivan's memory by id was given alex's.
+        user_id = StrictRegexField(CLIENT_ID_REGEX, required=False,
+                                   help_text="Only if the memory is this user's: another user's memory is a 404, "
+                                             "as the list leaves it out.")
+
+    def _memory(self, request: Request, conf_uid: str, memory_id: str) -> Chunk:
+        params = self.Params(data=query_data(request.query_params))
+        params.is_valid(raise_exception=True)
+        memory = services.memory_get(tenant=request_tenant(request), conf_uid=conf_uid, memory_uid=memory_id)
+        user_id = params.validated_data.get("user_id")
+        if user_id is not None and memory.user_id != user_id:
+            raise ApplicationError(f"Character {conf_uid!r} has no memory {memory_id} of user {user_id!r}.",
+                                   code="not_found", field="memory_id", status_code=404)
+        return memory
+
     class PatchSerializer(ClosedSerializerMixin, serializers.Serializer):
         kind = NamedChoiceField(choices=KINDS, required=False)
         category = NamedChoiceField(choices=CATEGORIES, required=False)
         importance = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
         tags = serializers.ListField(child=StrictCharField(max_length=64), required=False, max_length=32)
 
-    @extend_schema(operation_id="character_memory_get", responses={200: MemoryOutputSerializer})
+    @extend_schema(operation_id="character_memory_get", parameters=[Params], responses={200: MemoryOutputSerializer})
     def get(self, request: Request, conf_uid: str, memory_id: str) -> Response:
-        memory = services.memory_get(tenant=request_tenant(request), conf_uid=conf_uid, memory_uid=memory_id)
-        return Response(MemoryOutputSerializer(memory).data)
+        return Response(MemoryOutputSerializer(self._memory(request, conf_uid, memory_id)).data)
 
-    @extend_schema(operation_id="character_memory_update", request=PatchSerializer,
+    @extend_schema(operation_id="character_memory_update", parameters=[Params], request=PatchSerializer,
                    responses={200: MemoryWrittenSerializer},
                    description="Correct a memory's kind, category, importance or tags; searches see it at once. "
                                "The text is what was said: to change it, forget the memory and write a new one "
@@ -235,7 +252,7 @@ class CharacterMemoryApi(APIView):
                                "`masked` counts them.")
     def patch(self, request: Request, conf_uid: str, memory_id: str) -> Response:
         tenant = request_tenant(request)
-        memory = services.memory_get(tenant=tenant, conf_uid=conf_uid, memory_uid=memory_id)
+        memory = self._memory(request, conf_uid, memory_id)
         serializer = self.PatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -247,9 +264,10 @@ class CharacterMemoryApi(APIView):
             tags=data.get("tags", memory.tags), editor=request_actor(request))
         return Response(_written(services.memory_get(tenant=tenant, conf_uid=conf_uid, memory_uid=memory_id), masked))
 
-    @extend_schema(operation_id="character_memory_delete", request=None, responses={204: None},
+    @extend_schema(operation_id="character_memory_delete", parameters=[Params], request=None, responses={204: None},
                    description="Forget one memory: gone from search, context and lists at once.")
     def delete(self, request: Request, conf_uid: str, memory_id: str) -> Response:
+        self._memory(request, conf_uid, memory_id)
         services.memory_forget(tenant=request_tenant(request), conf_uid=conf_uid, memory_uid=memory_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
