@@ -66,9 +66,15 @@ class TypedMemoryAdmin(admin.ModelAdmin):
     list_filter = ("category", "kind", "emotion")
     search_fields = ("text", "conf_uid", "user_id", "memory_uid")
     fields = ("memory_uid", "text", "kind", "category", "importance", "tags", "emotion", "context_window",
-              "conf_uid", "history_uid", "user_id", "created_ts", "last_seen_at")
+              "conf_uid", "history_uid", "user_id", "created_ts", "last_seen_at", "supersedes")
     readonly_fields = ("memory_uid", "text", "emotion", "context_window", "conf_uid", "history_uid", "user_id",
-                       "created_ts", "last_seen_at")
+                       "created_ts", "last_seen_at", "supersedes")
+
+    @admin.display(description="supersedes")
+    def supersedes(self, obj: Chunk) -> str:
+        """The older memories this one replaced (rag.memories.contradiction): their only record once gone."""
+        return "\n".join(f"“{e['text']}” (said {e.get('said_at') or '?'}; {e.get('memory_id') or 'never stored'}): "
+                         f"{e.get('reason', '')}" for e in obj.meta.get("supersedes", [])) or "—"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Chunk]:
         return (super().get_queryset(request).filter(type=Chunk.Type.MEMORY)

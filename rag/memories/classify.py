@@ -319,7 +319,7 @@ _CUES_RU: dict[str, tuple[str, ...]] = {
     "joy": ("рад", "счастл", "радост", "ура", "здорово", "отлично"),
     "sadness": ("грустн", "груст", "грущ", "печал", "тоскл", "плач", "одинок", "обидн", "обид", "расстро",
                 "подавлен"),
-    "anger": ("злюсь", "злой", "зла", "бесит", "раздраж", "ненавиж"),
+    "anger": ("злюсь", "злой", "зла", "бесит", "раздраж", "ненавиж", "ярост", "взбеш", "бешенств"),
     "fear": ("боюсь", "страшн", "страх", "тревож", "волнуюсь", "нервнича", "переживаю"),
     "surprise": ("удивл", "ого", "неожидан"),
     "disgust": ("отвратит", "мерзк", "противн"),
@@ -357,7 +357,8 @@ _CUES_ZH: dict[str, tuple[str, ...]] = {
     "interest": ("有趣", "好奇", "感兴趣"),
 }
 _CUE_TABLES = {id(table): table for table in (_CUES_EN, _CUES_RU, _CUES_ZH)}
-_NEGATIONS = _set("not no never don't didn't isn't wasn't", "не нет никогда", "不 没 没有 别")
+# jieba keeps "不再" (no longer), "从不" (never) as one word: "我不再喜欢摇滚" is no love.
+_NEGATIONS = _set("not no never don't didn't isn't wasn't", "не нет никогда", "不 没 没有 别 不再 从不 从没 并不")
 _INTENSIFIERS = _set("very so really extremely super", "очень так сильно ужасно", "很 非常 太 特别 超 好 真")
 # Cues that are a feeling only after these words and not before those: "I'm feeling down", "I'm so down";
 # not "sit down", "down the road", nor "I'm down for it" (willing).
@@ -420,3 +421,83 @@ def dominant_emotion(text: str) -> str:
     if not found:
         return ""
     return max(found, key=lambda name: (found[name] * abs(valence(name)), found[name]))
+
+
+
+# --- Whom a feeling is about (mood) ----------------------------------------------------------
+# Seed 004 moved a character's affinity and trust by every emotion of the user's: fury at a landlord or
+# sadness confided to the character cooled the relationship. `emotion_target` says whom a sentence's
+# feeling is about, so that rag.memories.mood moves the relationship by what concerns the character.
+OUTWARD_EMOTIONS = frozenset({"anger", "disgust", "boredom"})  # aimed at something, when no one is named
+# Other people besides THIRD_PARTY's words: roles a grievance names ("my landlord", "моего арендодателя",
+# "我房东"). Russian by the beginning of the word (its case), Chinese as substrings (jieba joins "我老板").
+_PEOPLE_EN = _set("landlord landlady manager supervisor roommate flatmate housemate ex partner doctor professor "
+                  "coach classmate client customer customers kids children parents family team guy girl man woman "
+                  "people someone somebody everyone everybody bosses neighbours neighbors teachers friends")
+_PEOPLE_RU = ("арендодател", "хозяин", "хозяйк", "начальни", "руководител", "босс", "шеф", "коллег", "сосед",
+              "подруг", "бывш", "парн", "девушк", "родител", "дети", "детей", "детям", "детьми", "ребен", "сын",
+              "доч", "брат", "сестр", "мам", "пап", "муж", "жен", "учител", "препода", "клиент", "менеджер")
+_PEOPLE_ZH = re.compile(r"老板|上司|领导|经理|同事|房东|室友|邻居|老师|朋友|妈妈|爸爸|父母|哥哥|姐姐|弟弟|妹妹"
+                        r"|老公|老婆|男朋友|女朋友|男友|女友|前任|孩子|儿子|女儿|客户|(?<!其)他|她")
+# Said to the character to share, not to address it: "you know", "just between us", "только тебе скажу",
+# "我只告诉你". They are taken out before looking for "you", and make a turn's unattributed feelings the user's.
+_CONFIDES = re.compile(
+    r"\b(?:you\s+know|between\s+(?:us|you\s+and\s+me)|(?:i'm\s+)?only\s+(?:telling|tell)\s+you(?:\s+this)?"
+    r"|don't\s+tell\s+anyone|i(?:'ve|\s+have)\s+never\s+told\s+anyone|can\s+i\s+tell\s+you\s+something)\b"
+    r"|(?<!\w)(?:знаешь|между\s+нами|только\s+тебе(?:\s+(?:скажу|расскажу|говорю))?|никому\s+не\s+(?:говори|рассказывай)"
+    r"|по\s+секрету|никому\s+не\s+рассказывал[аи]?)(?!\w)"
+    r"|你知道吗|你知道|(?:我)?只(?:跟|对)?(?:告诉|跟)你(?:说)?|别告诉别人|不要告诉别人|你别说出去|我没跟别人说过")
+# Hostility at the character, en/ru/zh: insults and "I hate you" are anger at it whatever words of feeling
+# they carry ("you're useless" has none).
+_HOSTILE = re.compile("|".join((
+    r"\byou(?:'re|\s+are|\s+r)\s+(?:(?:so|such|really|totally|completely|absolutely|just|a|an|the)\s+)*"
+    r"(?:useless|stupid|dumb|idiot|moron|worthless|pathetic|annoying|boring|terrible|awful|worst"
+    r"|garbage|trash|lame|incompetent|hopeless|disappointing|joke|clueless)\b",
+    r"\bi\s+(?:really\s+|just\s+)?(?:hate|despise|can't\s+stand)\s+you\b|\b(?:shut\s+up|screw\s+you|f\w*k\s+you)\b",
+    r"\byou\s+(?:suck|never\s+listen|don't\s+(?:even\s+)?care|always\s+forget|ruin\w*|annoy\s+me|disgust\s+me)\b",
+    r"\b(?:angry|mad|furious|annoyed|pissed|disappointed|sick|tired|fed\s+up)\s+(?:at|with|of|in)\s+you\b",
+    r"(?<!\w)(?:ты|вы)\s+(?:(?:такой|такая|такие|совсем|просто|абсолютно|полностью|реально|очень|меня)\s+)*"
+    r"(?:бесполез\w*|туп\w*|глуп\w*|дура?|идиот\w*|никчем\w*|ужас\w*|отстой\w*|скуч\w*|бестолков\w*"
+    r"|бесишь|бесите|раздражаешь|достал[аи]?|надоел[аи]?|задолбал[аи]?)(?!\w)",
+    r"(?<!\w)(?:ненавижу\s+(?:тебя|вас)|(?:тебя|вас)\s+ненавижу|(?:зол|зла|злюсь|сержусь|обижен[аы]?)\s+на\s+(?:тебя|вас)"
+    r"|заткнись|отстань)(?!\w)",
+    r"(?:你|您)(?:真|太|好|很|就是个?|这个|简直)*(?:没用|笨|蠢|烦人?|无聊|差劲|垃圾|废物|讨厌|白痴|傻)"
+    r"|(?:讨厌|恨|受不了)(?:你|您)|生(?:你|您)的气|对(?:你|您)(?:很|太|真)?(?:失望|生气|不满)|闭嘴",
+)))
+# A name said in passing ("I'm furious at Tom", "Я поругалась с Олей"): a capital not opening the sentence.
+_NON_INITIAL_CAPITAL = re.compile(r"(?<=[\w,;:—–-]\s)[A-ZА-ЯЁ][a-zа-яё]+")
+
+
+def confides(text: str) -> bool:
+    """Whether the user shares something in confidence ("just between us", "только тебе скажу", "我只告诉你")."""
+    return bool(_CONFIDES.search(normalize(text)))
+
+
+def hostility(text: str) -> float:
+    """The intensity (0.6, 0.9 with an intensifier) of hostility at the character in a user's sentence, else 0."""
+    said = normalize(text)
+    found = _HOSTILE.search(said)
+    if not found:
+        return 0.0
+    return 0.9 if set(memory_words(said[:found.end()])) & _INTENSIFIERS else 0.6
+
+
+def emotion_target(text: str, character: str = "") -> str | None:
+    """Whom the feeling of a user's sentence is about: "character" (hostility at it, or it is spoken to:
+    "thank you", "я зла на тебя"), "third_party" (someone else is named: "my landlord", "Tom", "我老板"),
+    "user" (the speaker's own life: "I'm so sad today"), or None (no one: "ugh, this is annoying")."""
+    if _HOSTILE.search(normalize(text)):
+        return "character"
+    without = _without_address(text, character) if character else text
+    said = _CONFIDES.sub(" ", normalize(without))
+    tokens = memory_words(said)
+    present = set(tokens)
+    named = {m.casefold() for m in _NON_INITIAL_CAPITAL.findall(without)} - {character.strip().casefold(), "i"}
+    if (present & (THIRD_PARTY | _PEOPLE_EN) or named or _PEOPLE_ZH.search(said)
+            or any(t.startswith(_PEOPLE_RU) for t in tokens if "а" <= t[:1] <= "я")):
+        return "third_party"
+    if present & SECOND_PERSON or "你" in said or "您" in said:
+        return "character"
+    if present & FIRST_PERSON or "我" in said:
+        return "user"
+    return None

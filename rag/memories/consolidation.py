@@ -44,11 +44,11 @@ from memoryhub.locks import advisory_lock
 from memoryhub.models import Conversation, Message
 from memoryhub.sensitive import redact
 from memoryhub.services import archival_retry_delay, user_write_lock
-from rag.memories import mood, rules, services
+from rag.memories import contradiction, mood, rules, services
 from rag.memories.classify import calculate_importance, determine_memory_kind, dominant_emotion
 from rag.memories.vocab import Category, canonical_emotion
 from rag.models import Chunk, MemoryConsolidation, MemoryReview, user_namespace
-from rag.services import ChunkDraft, chunks_insert, chunks_prepare
+from rag.services import ChunkDraft, chunks_delete, chunks_insert, chunks_prepare
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,9 @@ CONSOLIDATION_SCHEMA: dict[str, Any] = {
         "emotions": {"type": "array", "maxItems": rules.MAX_EMOTIONS, "items": {
             "type": "object", "required": ["name", "score"],
             "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 32},
-                           "score": {"type": "number", "minimum": -1, "maximum": 1}}}},
+                           "score": {"type": "number", "minimum": -1, "maximum": 1},
+                           # Whom it is about (rag.memories.mood): what moves the character's affinity and trust.
+                           "target": {"enum": ["character", "user", "third_party"]}}}},
         "key_facts": {"type": "array", "maxItems": rules.MAX_ITEMS, "items": {
             "type": "object", "required": ["text", "importance"],
             "properties": {**_ITEM["oneOf"][1]["properties"], "importance": {"type": "number", "minimum": 0,
@@ -124,12 +126,14 @@ are {character}'s. Never attribute the character's words to the user or the reve
 
 Reply with JSON only, exactly these keys:
 {{"facts_about_user": [...], "past_events": [...], "self_beliefs": [...], "objectives": [...],
-  "emotions": [{{"name": "joy", "score": 0.8}}],
+  "emotions": [{{"name": "joy", "score": 0.8, "target": "user"}}],
   "key_facts": [{{"text": "...", "importance": 0.9, "tags": ["music"]}}],
   "summary": "two sentences on what this conversation added"}}
 facts_about_user: what the user said about themselves; past_events: what happened;
 self_beliefs: what {character} believes about itself; objectives: goals {character} set;
-emotions: from {emotions}, score -1 (very negative) .. 1 (very positive);
+emotions: from {emotions}, score -1 (very negative) .. 1 (very positive), each with "target": whom it is
+about: "character" ({character} itself: anger at it, thanks to it), "user" (the user's own life, shared with
+{character}) or "third_party" (someone else: a boss, a landlord, a friend); leave it out when unclear;
 key_facts: anything important for future conversations, importance 0..1.
 List items may be strings or objects {{"text": ..., "about": "self"|"user"|"third_party",
 "importance": 0..1, "confidence": 0..1, "tags": [...], "emotion": one of the emotions above when the item
@@ -244,14 +248,23 @@ def memory_candidates(output: dict[str, Any], *, character: str, history_uid: st
 
 
 def emotion_scores(output: dict[str, Any]) -> dict[str, float]:
-    """Emotions of the vocabulary with their scores; names outside it are dropped (a model's
-    invented emotion cannot be filtered or aggregated)."""
+    """Emotions of the vocabulary with their scores (the strongest, when one is listed per target); names
+    outside it are dropped (a model's invented emotion cannot be filtered or aggregated)."""
     scores: dict[str, float] = {}
+    for name, score, _ in emotion_targets(output):
+        if name not in scores or abs(score) > abs(scores[name]):
+            scores[name] = score
+    return scores
+
+
+def emotion_targets(output: dict[str, Any]) -> list[tuple[str, float, str | None]]:
+    """Emotions of the vocabulary as (name, score, whom it is about, or None)."""
+    out = []
     for entry in output.get("emotions", []):
         name = canonical_emotion(entry["name"])
         if name is not None:
-            scores[name] = float(entry["score"])
-    return scores
+            out.append((name, float(entry["score"]), entry.get("target")))
+    return out
 
 
 # --- Requests -------------------------------------------------------------------------------
@@ -424,8 +437,21 @@ def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str,
                                    default_confidence=confidence, lines=_lines(messages))
     duplicates, vectors = services.find_duplicates(tenant_id=run.tenant_id, user_id=run.user_id,
                                                    conf_uid=run.conf_uid, texts=[c[0].text for c in candidates])
+    # Held memories a candidate contradicts ("I don't like rock music anymore" after "I love rock music"):
+    # read here, outside the transaction, and decided by rules (no model call).
+    items = [item for item, _ in candidates]
+    subjects = contradiction.subject_terms([run.user_id, run.conf_uid, character])
+    held = contradiction.held_memories(tenant_id=run.tenant_id, user_id=run.user_id, conf_uid=run.conf_uid,
+                                       items=items, subjects=subjects) if candidates else []
+    near = dict(Chunk.objects.filter(pk__in=[d.chunk_id for d in duplicates if d is not None])
+                .values_list("id", "text")) if any(duplicates) else {}
     reinforce, create, review = [], [], []
     for i, ((item, item_confidence), duplicate) in enumerate(zip(candidates, duplicates, strict=True)):
+        # A memory that says the opposite of its nearest neighbour is no repeat of it, however alike the words.
+        if duplicate is not None and (
+                duplicate.chunk_id in contradiction.contradicted(item, held, subjects)
+                or not contradiction.repeats(item.text, near.get(duplicate.chunk_id, ""), subjects)):
+            duplicate = None
         if duplicate is not None:
             duplicate.importance = item.importance
             reinforce.append(duplicate)
@@ -433,6 +459,8 @@ def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str,
             review.append((item, item_confidence))
         else:
             create.append(i)
+    superseding = contradiction.plan(items, create, held, subjects)
+    create = [i for i in create if i not in superseding.dropped]
     # Novelty (seed 001's insight): the share of this window's memories not already held.
     novelty = round(sum(d is None for d in duplicates) / len(duplicates), 3) if duplicates else 0.0
     # A memory's chunk vector is its text's: the duplicate search's vectors serve again.
@@ -455,7 +483,25 @@ def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str,
         )])
     return {"output": output, "consolidator": consolidator, "candidates": candidates, "reinforce": reinforce,
             "create": prepared_memories, "review": review, "insight": insight, "novelty": novelty,
+            "supersede": _supersessions(candidates, create, superseding),
             "character": character, "seconds": time.perf_counter() - started, "messages": len(messages)}
+
+
+def _supersessions(candidates: Sequence[tuple[services.MemoryInput, float]], create: Sequence[int],
+                   superseding: contradiction.Plan) -> dict[str, Any]:
+    """What `_apply` does about contradictions, by position in the prepared memories: the held memories each
+    supersedes (read again under the lock, as they may be gone), the records of the run's own older
+    candidates it supersedes, and the candidates not written because a newer held memory says otherwise."""
+    position = {i: n for n, i in enumerate(create)}
+    held = {position[i]: pairs for i, pairs in superseding.held.items() if i in position}
+    absorbed = {position[i]: [(candidates[j][0], reason) for j, reason in pairs]
+                for i, pairs in superseding.candidates.items() if i in position}
+    outdated = [contradiction.record(
+        memory_uid=None, text=candidates[i][0].text, kind=candidates[i][0].kind, category=candidates[i][0].category,
+        importance=candidates[i][0].importance if candidates[i][0].importance is not None else 0.5,
+        said_at=candidates[i][0].occurred_at, reason=reason, by_uid=h.memory_uid, by_text=h.text,
+    ) for i, (h, reason) in superseding.outdated.items()]
+    return {"held": held, "absorbed": absorbed, "outdated": outdated}
 
 
 def _apply(run: MemoryConsolidation, prepared: dict[str, Any]) -> MemoryConsolidation | None:
@@ -467,8 +513,13 @@ def _apply(run: MemoryConsolidation, prepared: dict[str, Any]) -> MemoryConsolid
         if locked is None or locked.status == MemoryConsolidation.Status.DONE:
             return locked  # erased meanwhile, or another runner finished it
         reinforced = services.memories_reinforce(tenant=run.tenant, reinforcements=prepared["reinforce"], now=now)
+        superseded = _supersede_records(run, prepared)
         created = services.memories_insert(tenant=run.tenant, user_id=run.user_id, conf_uid=run.conf_uid,
                                            prepared=prepared["create"]) if prepared["create"] else []
+        # In the same transaction as the memories that replace them: a search sees the old or the new, not both.
+        old = [entry["chunk_id"] for entry in superseded]
+        if old:
+            chunks_delete(tenant=run.tenant, chunks=Chunk.objects.filter(pk__in=old, type=Chunk.Type.MEMORY))
         review = prepared["review"]
         MemoryReview.objects.bulk_create([MemoryReview(
             tenant=run.tenant, user_id=run.user_id, conf_uid=run.conf_uid, history_uid=item.history_uid,
@@ -482,7 +533,7 @@ def _apply(run: MemoryConsolidation, prepared: dict[str, Any]) -> MemoryConsolid
         if prepared["candidates"] or emotions:
             services.character_ensure(tenant=run.tenant, conf_uid=run.conf_uid)
             mood.mood_update(tenant=run.tenant, user_id=run.user_id, conf_uid=run.conf_uid, emotions=emotions,
-                             now=now)
+                             toward=mood.relationship_emotions(emotion_targets(prepared["output"])), now=now)
         insight = None
         if prepared["insight"] is not None:
             [chunk] = chunks_insert(tenant=run.tenant, namespace=user_namespace(run.user_id),
@@ -494,6 +545,12 @@ def _apply(run: MemoryConsolidation, prepared: dict[str, Any]) -> MemoryConsolid
         locked.result = {"created": len(created), "reinforced": reinforced, "review": len(review),
                          "insight_chunk": insight, "messages": prepared["messages"],
                          "prepare_seconds": round(prepared["seconds"], 4)}
+        # The audit of what a newer statement replaced: held memories, and candidates outdated from the start.
+        replaced = [{k: entry[k] for k in ("memory_id", "text", "superseded_by", "reason")} for entry in superseded]
+        replaced += [{k: entry[k] for k in ("memory_id", "text", "superseded_by", "reason")}
+                     for entry in prepared.get("supersede", {}).get("outdated", [])]
+        if replaced:
+            locked.result["superseded"] = replaced
         locked.save()
         # More messages than one window: the next run picks up where the last taken window stops.
         if Message.objects.filter(conversation_id=locked.conversation_id,
@@ -502,6 +559,39 @@ def _apply(run: MemoryConsolidation, prepared: dict[str, Any]) -> MemoryConsolid
             consolidation_request(locked.conversation, trigger="size")
     logger.info("consolidation %s done: %s", locked.pk, locked.result)
     return locked
+
+
+def _supersede_records(run: MemoryConsolidation, prepared: dict[str, Any]) -> list[dict[str, Any]]:
+    """Under the user's write lock: each memory about to be written takes the records of those it supersedes
+    into its `meta.supersedes` (the held ones read again here, since a forget or the forgetting beat may
+    have taken them since `_prepare`). Returns the held ones' records, with their chunk ids, to delete."""
+    plan = prepared.get("supersede") or {}
+    drafts = prepared["create"].drafts if prepared["create"] else []
+    wanted = {h.chunk_id for pairs in plan.get("held", {}).values() for h, _ in pairs}
+    rows = {row["id"]: row for row in Chunk.objects.filter(
+        tenant_id=run.tenant_id, pk__in=wanted, type=Chunk.Type.MEMORY).values(
+        "id", "memory_uid", "text", "kind", "category", "importance", "created_ts", "meta")} if wanted else {}
+    superseded = []
+    for n, draft in enumerate(drafts):
+        by_uid, entries = str(draft.memory_uid), []
+        for h, reason in plan.get("held", {}).get(n, []):
+            row = rows.get(h.chunk_id)
+            if row is None:
+                continue
+            entry = contradiction.record(
+                memory_uid=str(row["memory_uid"]), text=row["text"], kind=row["kind"], category=row["category"],
+                importance=row["importance"], said_at=row["created_ts"], reason=reason, by_uid=by_uid,
+                by_text=draft.text, meta=row["meta"])
+            entries.append(entry)
+            superseded.append({**entry, "chunk_id": row["id"]})
+        for item, reason in plan.get("absorbed", {}).get(n, []):
+            entries.append(contradiction.record(
+                memory_uid=None, text=item.text, kind=item.kind, category=item.category,
+                importance=item.importance if item.importance is not None else 0.5, said_at=item.occurred_at,
+                reason=reason, by_uid=by_uid, by_text=draft.text, meta=item.meta))
+        if entries:
+            draft.meta = {**draft.meta, "supersedes": entries}
+    return superseded
 
 
 def _record_failure(run_id: int, error: Exception) -> None:

@@ -12,8 +12,11 @@ It reads the window sentence by sentence, keeping who said each one:
   is what they have ahead by its date alone ("I'm nervous about my exam next Friday", "В субботу мы едем
   на дачу", "我下个月要去上海出差"); a plan or goal keeps the days its relative dates meant on the day it was
   said ("next Friday (2024-05-10)", rag.memories.when), a relative of theirs' goes to key_facts;
-- emotions detected in the user's words → emotions, scored intensity × valence (-1..1); each item
-  carries the emotion its own sentence shows most ("мне грустно" → sadness) as its `emotion`.
+- emotions detected in the user's words → emotions, scored intensity × valence (-1..1), each with whom it is
+  about when a rule can tell (`target`: "character", "user", "third_party"; classify.emotion_target), so the
+  mood does not cool towards the character for fury at a landlord; an insult to the character ("you're
+  useless", "ты бесполезен", "你真没用") is anger at it; each item carries the emotion its own sentence shows
+  most ("мне грустно" → sadness) as its `emotion`.
 Importance is `calculate_importance`'s, lifted to the least of what the sentence is about (MATTERS): health and
 safety (an allergy, a condition, medication, a phobia; tag `health`) 0.9, a life's turns (a birthday, a new job, a
 move, a death, a breakup; tag `life_events`) 0.8, the person's own likes, wants and plans 0.6; small talk keeps its
@@ -45,13 +48,17 @@ from rag.memories import when
 from rag.memories.classify import (
     FIRST_PERSON,
     FIRST_PERSON_PLURAL,
+    OUTWARD_EMOTIONS,
     PERSONAL,
     SECOND_PERSON,
     THIRD_PARTY,
     calculate_importance,
+    confides,
     detect_emotions,
     determine_memory_kind,
     dominant_emotion,
+    emotion_target,
+    hostility,
     is_past,
     memory_words,
     personal_statement,
@@ -290,18 +297,48 @@ MAX_EMOTIONS = 30
 SUMMARY_MAX_CHARS = 2000
 
 
+def _feel(emotions: dict[tuple[str, str | None], float], found: dict[str, float], target: str | None,
+          confided: bool) -> None:
+    """Fold a sentence's emotions (intensities) into the window's, the strongest per emotion and target. A feeling
+    of the user's own that points outward (anger, disgust, boredom) with no one named is of no known target
+    ("I'm so angry!"), unless told in confidence; one told in confidence is the user's."""
+    for emotion, intensity in found.items():
+        about = target
+        if about == "user" and emotion in OUTWARD_EMOTIONS and not confided:
+            about = None
+        elif about is None and confided:
+            about = "user"
+        score = round(intensity * valence(emotion), 3)
+        if abs(score) > abs(emotions.get((emotion, about), 0.0)):
+            emotions[(emotion, about)] = score
+
+
 def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, Any]:
     """Seed 004's consolidation JSON from a window of turns, by rules (see the module docstring)."""
     out: dict[str, Any] = {"facts_about_user": [], "past_events": [], "self_beliefs": [], "objectives": [],
                            "emotions": [], "key_facts": []}
     seen: set[str] = set()
-    emotions: dict[str, float] = {}
+    emotions: dict[tuple[str, str | None], float] = {}
     for line, turn in enumerate(turns):
         said_at = turn.said_at
         said_on = (said_at.date() if isinstance(said_at, datetime) else said_at) or date.today()
+        # Whom the turn's feelings are about: a sentence naming no one takes the last one named before it in the
+        # turn ("My landlord raised the rent again. I'm so furious about it."); in confidence, the user's own.
+        confided = not turn.is_character and confides(turn.text)
+        about_before: str | None = None
         for sentence in _sentences(turn.text):
             tokens = memory_words(sentence)
             present = set(tokens)
+            target, hostile = None, 0.0
+            if not turn.is_character:
+                target = emotion_target(sentence, character)
+                if target in ("user", None):
+                    target = about_before or target
+                else:
+                    about_before = target
+                hostile = hostility(sentence)
+                if hostile and len(tokens) < 3:  # "You're useless.": too short a sentence to keep, not to feel
+                    _feel(emotions, {"anger": hostile}, target, confided)
             # The user's goals, plans and preferences; what the character means to do is OBJECTIVE's (below).
             statement = personal_statement(sentence, said_on) if not turn.is_character else None
             said = normalize(sentence)
@@ -324,10 +361,10 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             # Emotions come from the user's sentences whether or not one is kept as a memory: the mood takes
             # "I love you, Neiri!" that no memory does.
             if not turn.is_character:
-                for emotion, intensity in detect_emotions(sentence).items():
-                    score = round(intensity * valence(emotion), 3)
-                    if abs(score) > abs(emotions.get(emotion, 0.0)):
-                        emotions[emotion] = score
+                found = detect_emotions(sentence)
+                if hostile:
+                    found["anger"] = max(found.get("anger", 0.0), hostile)
+                _feel(emotions, found, target, confided)
             about = determine_memory_kind(sentence, "assistant" if turn.is_character else "user", character).value
             personal = statement is not None or (first_person and (_personal(said) or "health" in dict(matters)))
             importance = calculate_importance(sentence, said_on)
@@ -361,7 +398,8 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             tags = _tags(present) + [tag for tag, _ in matters] + ([statement] if statement else [])
             out[key].append({"text": text, "about": about, "importance": importance, "tags": tags, "from": [line],
                              "confidence": confidence, "emotion": dominant_emotion(sentence)})
-    out["emotions"] = [{"name": name, "score": score} for name, score in emotions.items()][:MAX_EMOTIONS]
+    out["emotions"] = [{"name": name, "score": score, **({"target": target} if target else {})}
+                       for (name, target), score in emotions.items()][:MAX_EMOTIONS]
     for key in ("facts_about_user", "past_events", "self_beliefs", "objectives", "key_facts"):
         if len(out[key]) > MAX_ITEMS:
             # A diary imported in one batch told 120 events in a 120-turn window; the schema takes 100, and the
