@@ -5,13 +5,16 @@ Offline it retrieves the entries the fact is about and checks them: how much of 
 entry covers, then names (another entry's title that the subject entry does not mention: contradicted
 where a field of either gives another of that title's kind, "School: Conjuration" for "evocation";
 else, after the checks below, unknown), numbers
-(a value the entry does not give), opposites (a word of a closed class, `tools.contrast`, where the
-entry has another member of that class between the same neighbours: "left" for "right", "succeeds"
-for "fails"), negation (a "not" on one side only, next to words both share), and last the words
-themselves: past the first word the fact shares with the entry's closest sentence, a word the entry
-lacks ("lost her right hand to a fire drake" where it says "frost wyrm") leaves the fact unknown,
-never supported. With an LLM configured, the model judges the same sources and the offline verdict
-is the fallback when it fails.
+(a value the entry does not give), whose rolls (`tools.roll_sides`: "A blinded creature has advantage on
+attack rolls" against "Attack rolls against the creature have advantage, and the creature's attack rolls
+have disadvantage" is contradicted; a rule the entry gives only for rolls against the creature leaves
+the creature's own unknown, after the checks below), opposites (a word of a closed class,
+`tools.contrast`, where the entry has another member of that class between the same neighbours: "left"
+for "right", "succeeds" for "fails"), negation (a "not" on one side only, next to words both share),
+and last the words themselves: past the first word the fact shares with the entry's closest sentence,
+a word the entry lacks ("lost her right hand to a fire drake" where it says "frost wyrm") leaves the
+fact unknown, never supported. With an LLM configured, the model judges the same sources and the offline
+verdict is the fallback when it fails.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from memoryhub import llm
 from memoryhub.models import Tenant
 from memoryhub.text import HAN_CHAR, analyze, pronoun_terms, term, words
 from rag.models import Chunk
-from tools import contrast
+from tools import contrast, roll_sides
 from tools.builtin import WORLD, published_targets, source_ref
 from tools.registry import Tool, register
 
@@ -179,14 +182,16 @@ def _slot_overlap(a: Slot, b: Slot) -> float:
     return same + across / 2
 
 
-def _opposites(fact: list[Token], sentences: list[tuple[str, list[Token]]]) -> list[tuple[Token, Token, str]]:
+def _opposites(fact: list[Token], sentences: list[tuple[str, list[Token]]],
+               decided: frozenset[str] = frozenset()) -> list[tuple[Token, Token, str]]:
     """The words of the statement whose slot the entry fills with another member of their class ("left"
     where the entry says "right"): the statement's word, the entry's and the entry's sentence.
 
     The sentence that decides is, of those with a word of that class, the one sharing most words with
     the statement. When it also has the statement's own word it does not contradict, whatever the slots
     say: "half as much damage on a successful one" has no word for "save" after "successful", and
-    "attack rolls against it have advantage, its own attack rolls disadvantage" both members.
+    "attack rolls against it have advantage, its own attack rolls disadvantage" both members. The classes
+    in `decided` are left out: the roll sides check (`tools.roll_sides`) has read whose rolls they are.
     """
     fact_terms = {t for token in fact for t in token.terms}
     found: list[tuple[Token, Token, str]] = []
@@ -196,6 +201,8 @@ def _opposites(fact: list[Token], sentences: list[tuple[str, list[Token]]]) -> l
     named = [token.terms == (SUBJECT,) for token in fact]
     for i, claim in enumerate(fact):
         for cls, member in claim.senses if not named[i] else ():
+            if cls in decided:
+                continue
             slot = _slot(fact, i, cls)
             needed = min(SLOT_MIN, len(slot[0] | slot[1] | slot[2]))
             if any(c == cls and m != member and not named[j] and _slot_overlap(slot, _slot(fact, j, cls)) >= needed
@@ -349,9 +356,30 @@ def offline_check(fact: str, hits: list[Hit], siblings: Siblings = lambda hit: [
         return Check("contradicted", f"{subject.entry_id} gives {', '.join(sorted(line_numbers or entry_numbers)[:8])}"
                                      f", not {', '.join(wrong)}: \u201c{_quote(best)}\u201d"), [subject]
 
+    # Whose rolls: "A blinded creature has advantage on attack rolls" against "Attack rolls against the
+    # creature have advantage, and the creature's attack rolls have disadvantage", where both members of the
+    # pair stand in the one sentence and the opposites check finds the statement's own word.
+    findings = roll_sides.compare(roll_sides.read(_sentences(fact), title), roll_sides.read(
+        [s for s, _ in sentences], title))
+    for finding in findings:
+        if finding.verdict == "contradicted":
+            return Check("contradicted", f"{subject.entry_id} says \u201c{finding.source.word}\u201d of "
+                                         f"{roll_sides.describe(finding.source)} where the statement says "
+                                         f"\u201c{finding.claim.word}\u201d: \u201c{_quote(finding.source.clause)}"
+                                         f"\u201d"), [subject]
+
+    if findings and all(f.verdict == "agreed" for f in findings) and any(
+            (r.kind, r.cls) == (f.claim.kind, f.claim.cls) and (r.side, r.member) != (f.claim.side, f.claim.member)
+            for r in roll_sides.read([best], title) for f in findings):
+        # The closest sentence by words gives the other side's rule; the one on the statement's side is the
+        # closer: "Otherwise, the attack roll has disadvantage" for rolls against a prone creature, not "The
+        # creature has disadvantage on attack rolls".
+        said = {f.source.clause for f in findings}
+        best, best_tokens = next(((s, tokens) for s, tokens in sentences if s.strip() in said), (best, best_tokens))
+
     # Opposites anywhere in the entry: the sentence that fills the statement's slot decides.
     fact_tokens = _tokens(fact, title)
-    swaps = _opposites(fact_tokens, sentences)
+    swaps = _opposites(fact_tokens, sentences, frozenset(f.claim.cls for f in findings))
     for said, source, sentence in swaps:
         if said.negated == source.negated:
             return Check("contradicted", f"{subject.entry_id} says \u201c{source.word}\u201d where the statement "
@@ -370,6 +398,11 @@ def offline_check(fact: str, hits: list[Hit], siblings: Siblings = lambda hit: [
         side = "the statement" if fact_neg else subject.entry_id
         return Check("contradicted", f"Negation differs: {side} negates {', '.join(sorted(fact_neg or entry_neg))}. "
                                      f"Source: \u201c{_quote(best)}\u201d"), [subject]
+    for finding in findings:
+        if finding.verdict == "unknown":
+            return Check("unknown", f"{subject.entry_id} speaks of {roll_sides.describe(finding.source)}, the "
+                                    f"statement of {roll_sides.describe(finding.claim)}: "
+                                    f"\u201c{_quote(finding.source.clause)}\u201d"), [subject]
     if wrong:
         return Check("unknown", f"{subject.entry_id} gives no numbers to compare with {', '.join(wrong)}."), [subject]
     if unmentioned is not None:
@@ -477,8 +510,9 @@ register(Tool(
     name="lore_assert",
     description="Check a statement against the world's published rules and lore: verdict supported, "
                 "contradicted or unknown, the sources it rests on and a hint. Works offline (retrieval plus "
-                "checks of names, numbers, opposite words such as left/right or dawn/dusk, negation and words "
-                "the lore lacks); uses the LLM when one is configured.",
+                "checks of names, numbers, opposite words such as left/right or dawn/dusk, whose rolls a rule "
+                "speaks of (the creature's own or those against it), negation and words the lore lacks); uses the "
+                "LLM when one is configured.",
     input_schema={
         "type": "object",
         "properties": {
