@@ -110,6 +110,25 @@ def env_json(name: str, default: dict) -> dict:
     return value
 
 
+def env_fernet_keys(name: str) -> list[str]:
+    """Comma-separated Fernet keys, the first one encrypting and every one decrypting (MultiFernet), so
+    a new key goes first and the old ones stay until nothing is sealed with them. Checked here: a key
+    that is no Fernet key would otherwise fail the first write of a thread."""
+    keys = [key.strip() for key in env_str(name).split(",") if key.strip()]
+    if keys:
+        from cryptography.fernet import Fernet
+
+        for position, key in enumerate(keys, 1):
+            try:
+                Fernet(key)
+            except (ValueError, TypeError) as exc:
+                raise ImproperlyConfigured(
+                    f"{name}: key {position} is not a Fernet key (32 url-safe base64-encoded bytes; make one with "
+                    f"`python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'`)"
+                ) from exc
+    return keys
+
+
 def secret_key_file(path: Path) -> str:
     """The key kept in `path`, generated on first use. Owner-only: whoever reads it can sign an
     admin session cookie. Created whole or not at all (a file of its own, then linked into place),
@@ -632,12 +651,21 @@ GM_NOTES_MAX_TOKENS = env_int("GM_NOTES_MAX_TOKENS", 40, minimum=1)
 # period the card is deleted, as the summaries' narrative is.
 ART_MEDIA_POLICY = env_choice("ART_MEDIA_POLICY", "keep", {"keep", "strip-media", "expire-with-episodes"})
 # Seed 003 §2, §8.9: the short-term layer, threads of checkpoints (lore/campaigns/threads.py). A thread
-# lives THREAD_TTL_HOURS after its last checkpoint (the hourly beat deletes it); it keeps its
-# THREAD_MAX_CHECKPOINTS newest checkpoints (older ones are pruned as a new one is written); a
-# checkpoint's state is at most THREAD_STATE_MAX_BYTES as JSON (a larger one is a 400).
+# lives THREAD_TTL_HOURS after its last write unless it set its own TTL (the hourly beat deletes it); each
+# namespace keeps its THREAD_MAX_CHECKPOINTS newest checkpoints and as many of the branch just written
+# (the others are pruned as a new one is written); a checkpoint's state is at most THREAD_STATE_MAX_BYTES
+# as JSON (a larger one is a 400).
 THREAD_TTL_HOURS = env_int("THREAD_TTL_HOURS", 72, minimum=1)
 THREAD_MAX_CHECKPOINTS = env_int("THREAD_MAX_CHECKPOINTS", 50, minimum=1)
 THREAD_STATE_MAX_BYTES = env_int("THREAD_STATE_MAX_BYTES", 262_144, minimum=1024)
+# A thread's own TTL (`ttl_hours`, set by the engine) is 1..THREAD_TTL_MAX_HOURS; never below the default,
+# so the default is always a TTL an engine may ask for.
+THREAD_TTL_MAX_HOURS = env_int("THREAD_TTL_MAX_HOURS", max(720, THREAD_TTL_HOURS), minimum=THREAD_TTL_HOURS)
+# A checkpoint's `metadata` (LangGraph's: source, step, parents, …), as compact UTF-8 JSON.
+THREAD_METADATA_MAX_BYTES = env_int("THREAD_METADATA_MAX_BYTES", 65_536, minimum=1024)
+# Seed 003 §8.9 "можно зашифровать": checkpoints' state and metadata and their pending writes encrypted
+# at rest with these keys (unset: stored as JSON). See README, "Thread state".
+THREAD_STATE_KEY = env_fernet_keys("THREAD_STATE_KEY")
 
 # --- Read-only tools (tools/: DRF and the MCP server) ----------------------------------------
 # The world rules_lookup, lore_search and lore_assert read when a call names none.

@@ -8,6 +8,7 @@ read-only too."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib import admin, messages
@@ -20,7 +21,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
-from lore.campaigns import selectors, services
+from lore.campaigns import selectors, services, threads
 from lore.campaigns.models import (
     NPC,
     ArtCard,
@@ -33,6 +34,7 @@ from lore.campaigns.models import (
     EpisodicSummary,
     Party,
     PartyFlagChange,
+    PendingWrite,
     SceneAssembly,
     Thread,
 )
@@ -261,19 +263,47 @@ class CampaignDeletionAdmin(ReadOnlyMixin, admin.ModelAdmin):
     date_hierarchy = "created_at"
 
 
+def _shown(stored: Any, sealed_by: str) -> str:
+    """A stored value as JSON, unsealed: the operator reviews what the engine wrote, whatever the storage.
+    A row THREAD_STATE_KEY cannot open says so instead of failing the page."""
+    try:
+        value = threads.unseal(stored, sealed_by)
+    except threads.StateKeyError:
+        return f"(encrypted by key {sealed_by}; THREAD_STATE_KEY cannot open it)"
+    return json.dumps(value, ensure_ascii=False, indent=1)
+
+
 class CheckpointInline(ReadOnlyInline):
     model = Checkpoint
-    fields = ["step", "checkpoint_id", "parent_checkpoint_id", "created_at", "state"]
+    fields = ["step", "checkpoint_id", "checkpoint_ns", "parent_checkpoint_id", "created_at", "sealed_by",
+              "state_shown"]
     readonly_fields = fields
     ordering = ["-step"]
+
+    @admin.display(description="state")
+    def state_shown(self, obj: Checkpoint) -> str:
+        return _shown(obj.state, obj.sealed_by)
+
+
+class PendingWriteInline(ReadOnlyInline):
+    model = PendingWrite
+    fields = ["task_id", "idx", "channel", "task_path", "created_at", "value_shown"]
+    readonly_fields = fields
+    ordering = ["task_path", "task_id", "idx"]
+
+    @admin.display(description="value")
+    def value_shown(self, obj: PendingWrite) -> str:
+        return _shown(obj.value, obj.sealed_by)
 
 
 @admin.register(Thread)
 class ThreadAdmin(ReadOnlyMixin, admin.ModelAdmin):
     """The short-term layer (`lore.campaigns.threads`): the engine's thread state, its checkpoints newest
-    first. Read-only: only the engine writes it, and it expires THREAD_TTL_HOURS after its last write."""
+    first. Read-only: only the engine writes it, and it expires its TTL (its own, or THREAD_TTL_HOURS)
+    after its last write."""
 
-    list_display = ["thread_id", "campaign", "tenant", "last_step", "checkpoint_count", "updated_at", "created_at"]
+    list_display = ["thread_id", "campaign", "tenant", "last_step", "checkpoint_count", "ttl_hours", "expires",
+                    "updated_at", "created_at"]
     list_filter = ["campaign", "tenant"]
     list_select_related = ["campaign", "tenant"]
     search_fields = ["thread_id"]
@@ -287,11 +317,27 @@ class ThreadAdmin(ReadOnlyMixin, admin.ModelAdmin):
     def checkpoint_count(self, obj: Thread) -> int:
         return obj.checkpoint_total  # type: ignore[attr-defined]
 
+    @admin.display(description="expires")
+    def expires(self, obj: Thread) -> Any:
+        return threads.expires_at(obj)
+
 
 @admin.register(Checkpoint)
 class CheckpointAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ["checkpoint_id", "thread", "step", "created_at"]
+    list_display = ["checkpoint_id", "thread", "checkpoint_ns", "step", "created_at"]
     list_select_related = ["thread__campaign"]
     search_fields = ["checkpoint_id", "thread__thread_id"]
     raw_id_fields = ["thread"]
     date_hierarchy = "created_at"
+    fields = ["thread", "checkpoint_id", "step", "checkpoint_ns", "parent_checkpoint_id", "created_at", "sealed_by",
+              "state_shown", "metadata_shown"]
+    readonly_fields = fields
+    inlines = [PendingWriteInline]
+
+    @admin.display(description="state")
+    def state_shown(self, obj: Checkpoint) -> str:
+        return _shown(obj.state, obj.sealed_by)
+
+    @admin.display(description="metadata")
+    def metadata_shown(self, obj: Checkpoint) -> str:
+        return _shown(obj.metadata, obj.sealed_by)

@@ -372,9 +372,11 @@ class SceneAssembly(models.Model):
 
 class Thread(models.Model):
     """Short-term memory (seed 003 §2, §8.9): the state of one of the engine's scene / turn loops,
-    LangGraph's thread, as a series of `Checkpoint`s; the latest is the thread's current state.
-    Written by `lore.campaigns.threads` only. It lives THREAD_TTL_HOURS after its last checkpoint
-    (`updated_at`), then the retention beat deletes it with its checkpoints."""
+    LangGraph's thread, as `Checkpoint`s (one series per `checkpoint_ns`, branching where the engine
+    forked); the latest of the root namespace is the thread's current state. Written by
+    `lore.campaigns.threads` only. It lives its TTL after its last write (`updated_at`): its own
+    `ttl_hours` when the engine set one (then `expires_at` holds the end), else THREAD_TTL_HOURS as that
+    setting is now; then the retention beat deletes it with its checkpoints."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="threads")
@@ -382,13 +384,20 @@ class Thread(models.Model):
     # The last step handed out: steps are never reused, even after older checkpoints were pruned.
     last_step = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(default=timezone.now)  # the last checkpoint's: the TTL's clock
+    updated_at = models.DateTimeField(default=timezone.now)  # the last write's (checkpoint or pending writes)
+    # The engine's own TTL; null: THREAD_TTL_HOURS, read when asked, so a change of the setting reaches
+    # every such thread at once. Set, `expires_at` is `updated_at + ttl_hours`, stored for the beat's index.
+    ttl_hours = models.PositiveIntegerField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "thread_id"], name="thread_campaign_id_uniq")]
         indexes = [
-            # The TTL beat: threads last written before a cut-off.
+            # The TTL beat: threads on the default TTL last written before a cut-off.
             models.Index(fields=["updated_at"], name="thread_updated_idx"),
+            # The TTL beat: threads with their own TTL past their end.
+            models.Index(fields=["expires_at"], name="thread_expires_idx",
+                         condition=models.Q(expires_at__isnull=False)),
         ]
 
     def __str__(self) -> str:
@@ -396,24 +405,74 @@ class Thread(models.Model):
 
 
 class Checkpoint(models.Model):
-    """One saved state of a thread: the engine's JSON object as posted, its step (1, 2, … per thread,
-    assigned on write) and the checkpoint it followed. A thread keeps its THREAD_MAX_CHECKPOINTS newest."""
+    """One saved state of a thread: the engine's JSON object as posted, its `metadata` (LangGraph's
+    source, step, …), its step (1, 2, … per thread, assigned on write), its namespace (LangGraph's
+    `checkpoint_ns`: "" the root graph, a subgraph's own series otherwise) and the checkpoint it
+    followed. With THREAD_STATE_KEY set, `state` and `metadata` hold Fernet tokens (JSON strings; a plain
+    state or metadata is always an object) and `sealed_by` names the key; see `lore.campaigns.threads`."""
 
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="checkpoints")
-    checkpoint_id = models.UUIDField(unique=True)
+    # The engine's id (LangGraph makes its own) or one made here; unique within its thread only, so one
+    # tenant's ids never collide with, or probe, another's.
+    checkpoint_id = models.UUIDField()
     step = models.PositiveIntegerField()
-    # The thread's latest checkpoint when this one was written (null: the first); an id, not a key, since
-    # pruning deletes older checkpoints.
+    checkpoint_ns = models.CharField(max_length=255, blank=True, default="")
+    # The checkpoint this one follows (null: the first of its namespace): the namespace's latest when
+    # written, or an older one for a fork. An id, not a key, since pruning deletes older checkpoints.
     parent_checkpoint_id = models.UUIDField(null=True, blank=True)
     state = models.JSONField()
+    metadata = models.JSONField(default=dict)
+    # "" stored as JSON; else a fingerprint of the Fernet key that sealed `state` and `metadata`.
+    sealed_by = models.CharField(max_length=16, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["thread", "step"], name="checkpoint_thread_step_uniq")]
-        # The unique (thread, step) index serves the latest checkpoint, the list (newest first) and pruning.
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "step"], name="checkpoint_thread_step_uniq"),
+            # Reads by id and the walk up a branch (parent ids) within a thread.
+            models.UniqueConstraint(fields=["thread", "checkpoint_id"], name="checkpoint_thread_id_uniq"),
+        ]
+        indexes = [
+            # A namespace's latest checkpoint, its list newest first and its pruning.
+            models.Index(fields=["thread", "checkpoint_ns", "step"], name="checkpoint_thread_ns_step_idx"),
+            # The beat's re-sealing after a key rotation: rows sealed by another key than the first.
+            models.Index(fields=["sealed_by"], name="checkpoint_sealed_by_idx"),
+        ]
+        # The unique (thread, step) index serves the thread-wide list (newest first).
 
     def __str__(self) -> str:
         return f"{self.thread} step {self.step}"
+
+
+class PendingWrite(models.Model):
+    """A write of one of the engine's tasks against a checkpoint (LangGraph's `put_writes`): what a task
+    produced before the next checkpoint, so a resumed run skips the tasks that had finished. Unique per
+    (checkpoint, task_id, idx). `value` is any JSON, or a Fernet token when `sealed_by` is set."""
+
+    # Deleted by PostgreSQL with its checkpoint (ON DELETE CASCADE, added by migration 0016): a pruned or
+    # expired checkpoint goes in one statement, and deletions count checkpoints only.
+    checkpoint = models.ForeignKey(Checkpoint, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+                                   related_name="pending_writes")
+    task_id = models.CharField(max_length=255)
+    idx = models.IntegerField()  # LangGraph's: the write's position, or a negative slot (error, interrupt, …)
+    channel = models.CharField(max_length=255)
+    task_path = models.CharField(max_length=1024, blank=True, default="")
+    value = models.JSONField(null=True)
+    sealed_by = models.CharField(max_length=16, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            # put_writes' idempotence; also serves a checkpoint's writes.
+            models.UniqueConstraint(fields=["checkpoint", "task_id", "idx"], name="pendingwrite_task_idx_uniq"),
+        ]
+        indexes = [
+            # The beat's re-sealing after a key rotation, as Checkpoint's.
+            models.Index(fields=["sealed_by"], name="pendingwrite_sealed_by_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.checkpoint_id} {self.task_id}#{self.idx} {self.channel}"
 
 
 def campaign_row_share(campaign: Campaign) -> bool:

@@ -26,4 +26,6 @@ urlpatterns = [
             name="campaign-thread-checkpoints"),
     re_path(rf"^campaigns/{CAMPAIGN}/threads/{THREAD}/checkpoints/{CHECKPOINT}$", threads_api.CheckpointApi.as_view(),
             name="campaign-thread-checkpoint"),
+    re_path(rf"^campaigns/{CAMPAIGN}/threads/{THREAD}/checkpoints/{CHECKPOINT}/writes$",
+            threads_api.CheckpointWritesApi.as_view(), name="campaign-thread-checkpoint-writes"),
 ]
