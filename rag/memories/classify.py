@@ -45,7 +45,9 @@ THIRD_PARTY = _set(
     "бабушка дедушка тетя дядя коллега коллеги "
     "начальник сосед соседка учитель он она его ее её ему ей они их им",
     "朋友 妈妈 母亲 爸爸 父亲 哥哥 弟弟 姐姐 妹妹 儿子 女儿 妻子 老婆 丈夫 老公 女朋友 男朋友 "
-    "奶奶 爷爷 同事 老板 邻居 老师 他 她 他们 她们",
+    "奶奶 爷爷 外婆 外公 姥姥 姥爷 父母 爸妈 同事 老板 邻居 老师 他 她 他们 她们 "
+    # Said as people talk: jieba keeps "我妈" (my mom) as one word, "我跟我妈吵架了" splits "我 妈".
+    "妈 爸 我妈 我爸",
 )
 
 
@@ -211,11 +213,12 @@ def personal_statement(text: str, said_on: date | None = None) -> str | None:
 
 # --- Told in the past -----------------------------------------------------------------------
 PAST_MARKERS = _set(
-    "yesterday ago last went was were had did visited met moved saw got bought finished started",
+    "yesterday ago last went was were had did visited met moved saw got bought finished started fought",
     "вчера позавчера недавно прошлой прошлом прошлый прошлую назад",
     "昨天 前天 上周 上个月 去年 以前 了 过 曾经",
 )
-_RU_PAST_ENDINGS = ("ал", "ял", "ил", "ел", "ла", "ли")
+# With the reflexive ones: "Я поссорилась с мамой", "мы поругались", "он развёлся" told what happened too.
+_RU_PAST_ENDINGS = ("ал", "ял", "ил", "ел", "ла", "ли", "лся", "лась", "лось", "лись")
 _EN_PAST = re.compile(r"^[a-z]{3,}ed$")
 # "I'm so excited", "I am worried", "feeling stressed": a word in -ed after these describes, it tells nothing past.
 _DESCRIBES = _set("i'm im am is are be being feel feeling feels get getting so very too quite pretty")
@@ -245,7 +248,9 @@ PERSONAL = _set(
     "diagnosed love hate "
     "favorite favourite dream afraid sick died graduated",
     "зовут родился родилась живу переехал переехала работаю женат замужем аллергия люблю ненавижу любимый "
-    "любимая мечтаю боюсь болею умер умерла окончил",
+    "любимая мечтаю боюсь болею умер умерла окончил "
+    # Of the user's people, as English has "lives" and "works": "Моя сестра живёт в Мадриде".
+    "живет живут работает работают",
     "名字 叫 出生 生日 住 搬 工作 结婚 过敏 喜欢 讨厌 最 梦想 害怕 生病 去世 毕业",
 )
 TRIVIAL = _set(

@@ -4,9 +4,13 @@ It reads the window sentence by sentence, keeping who said each one:
 - the user about themselves with a personal fact (name, home, work, likes, fears, health…) → facts_about_user;
 - anyone telling something that happened (past markers: "yesterday", "вчера", "昨天", past-tense
   verbs) → past_events;
-- the character's "I think / I believe" → self_beliefs, its "I will / let's" → objectives;
-- any sentence whose importance (classify.calculate_importance) reaches KEY_FACT_IMPORTANCE, and
-  the user's facts about other people ("my sister lives in Madrid") → key_facts, with topic tags;
+- the character only where it speaks of itself ("I", "we"; or its own story of others, in the past): its "I
+  think / I believe" and likes ("I love rainy days") → self_beliefs, its "I will / I'll / let's", goals and
+  plans ("I'll remind you tomorrow", "Я напомню тебе завтра") → objectives, its own facts → key_facts, never
+  about the user and at their own importance (the floors below are the user's);
+- any sentence of the user's whose importance (classify.calculate_importance) reaches KEY_FACT_IMPORTANCE, and
+  the user's facts about other people ("my sister lives in Madrid", "My mom is a teacher", "我有一个哥哥")
+  → key_facts, with topic tags ("play" is `games` only when no instrument or sport is played);
 - the user's goals, plans and preferences ("I want to learn Portuguese", "я не пью кофе", "我打算四月去
   日本", "I promised myself I'd start running": classify.personal_statement) → facts_about_user, and so
   is what they have ahead by its date alone ("I'm nervous about my exam next Friday", "В субботу мы едем
@@ -17,10 +21,11 @@ It reads the window sentence by sentence, keeping who said each one:
   mood does not cool towards the character for fury at a landlord; an insult to the character ("you're
   useless", "ты бесполезен", "你真没用") is anger at it; each item carries the emotion its own sentence shows
   most ("мне грустно" → sadness) as its `emotion`.
-Importance is `calculate_importance`'s, lifted to the least of what the sentence is about (MATTERS): health and
-safety (an allergy, a condition, medication, a phobia; tag `health`) 0.9, a life's turns (a birthday, a new job, a
-move, a death, a breakup; tag `life_events`) 0.8, the person's own likes, wants and plans 0.6; small talk keeps its
-own (0.4 or less). The first two reach the default MEMORY_PROTECTED_IMPORTANCE: age alone never prunes them.
+Importance is `calculate_importance`'s; a sentence of the user's (about them or their people) is lifted to the
+least of what it is about (MATTERS): health and safety (an allergy, a condition, medication, a phobia; tag
+`health`) 0.9, a life's turns (a birthday, a new job, a move, a death, a breakup; tag `life_events`) 0.8, the
+person's own likes, wants and plans 0.6; small talk keeps its own (0.4 or less). The first two reach the default
+MEMORY_PROTECTED_IMPORTANCE: age alone never prunes them.
 Who said a sentence decides whose it is: the user's words are never the character's own memory
 unless they talk about the character (calling it by name does not). What is said but states
 nothing is skipped: questions, the two sides' "I love you" / "I miss you", the character's stock
@@ -79,24 +84,31 @@ class Turn:
     said_at: datetime | date | None = None
 
 
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+def _set(*groups: str) -> frozenset[str]:
+    return frozenset(w for group in groups for w in group.split())
 
 
 BELIEF = _set("think believe feel guess am consider думаю считаю верю чувствую кажется 觉得 认为 相信 感觉")
+# "i'll" is a word of its own ("I will" is two).
 OBJECTIVE = _set(
-    "will let's gonna plan going promise try буду будем собираюсь планирую попробую давай обещаю "
+    "will i'll let's gonna plan going promise try буду будем собираюсь планирую попробую давай обещаю "
     "要 会 打算 计划 准备 试试 让我们"
 )
 TOPIC_TAGS = {
-    "games": _set("game games gaming play played игра игры играть играл 游戏 玩"),
-    "music": _set("music song songs band concert guitar музыка песня песни концерт гитара 音乐 歌 演唱会 吉他"),
+    "games": _set("game games gaming videogame videogames chess игра игры игру играх шахматы 游戏 电子游戏 象棋"),
+    "music": _set("music song songs band concert guitar piano violin drums ukulele cello flute saxophone trumpet harp",
+                  "clarinet музыка песня песни концерт гитара",
+                  "音乐 歌 演唱会 吉他 钢琴 小提琴 鼓 架子鼓 尤克里里 大提琴 长笛 萨克斯 二胡 古筝 琵琶"),
     "technology": _set("computer code coding programming tech software компьютер код программирую 电脑 编程 技术"),
-    "sports": _set("sport sports football soccer run running gym yoga спорт футбол бег зал йога 运动 足球 跑步 健身"),
+    "sports": _set("sport sports football soccer basketball volleyball tennis hockey golf baseball badminton",
+                   "run running gym yoga спорт футбол бег зал йога",
+                   "运动 足球 篮球 排球 网球 乒乓球 羽毛球 高尔夫 跑步 健身"),
     "movies": _set("movie movies film films cinema фильм фильмы кино 电影"),
     "books": _set("book books novel read reading книга книги роман читать читаю 书 小说 读书"),
-    "family": _set("family mom mother dad father brother sister son daughter семья мама папа брат сестра сын дочь "
-                   "家人 妈妈 爸爸 哥哥 姐姐 儿子 女儿"),
+    "family": _set("family mom mum mother dad father parents brother brothers sister sisters son sons daughter "
+                   "daughters kids children wife husband grandma grandmother grandpa grandfather "
+                   "семья мама папа брат сестра сын дочь "
+                   "家人 妈妈 爸爸 妈 爸 我妈 我爸 爸妈 父母 哥哥 姐姐 弟弟 妹妹 儿子 女儿 孩子 妻子 老婆 丈夫 老公"),
     "friends": _set("friend friends друг друзья подруга 朋友"),
     "work": _set("work job office boss colleague работа работаю офис начальник коллега 工作 公司 老板 同事"),
 }
@@ -112,13 +124,16 @@ _STOCK = re.compile("|".join((
     r"(?:\s+(?:that|this|it))?(?=\W*$|\W*[,;:—–-])",
     r"\bi(?:'ll|\s+will)\s+never\s+forget(?:\s+(?:that|this|it))?\b|\bi\s+won't\s+forget(?:\s+(?:that|this|it))?\b",
     r"\bi\s+promise\b",
-    r"\bi(?:'m|\s+am|'ll\s+be|\s+will\s+be)\s+(?:always\s+)?(?:right\s+)?here(?:\s+for\s+you)?(?:\s+always)?"
+    r"\bi(?:'m|\s+am|(?:'ll|\s+will)\s+(?:always\s+)?be)\s+(?:always\s+)?(?:right\s+)?(?:here|there)(?:\s+for\s+you)?(?:\s+always)?"
     r"(?:\s+(?:if|whenever)\s+you\s+need\s+(?:me|anything|to\s+talk))?",
     r"\bi(?:'m|\s+am)\s+(?:so\s+|really\s+|very\s+)?sorry\s+(?:to\s+hear\s+(?:that|it|this)|that\s+happened)",
     r"\b(?:that|this|it)(?:'s|\s+is)?\s+sounds?\s+(?:\w+\s+)?\w+",
     r"\b(?:noted|got\s+it|understood|i\s+see|i\s+understand|makes\s+sense|of\s+course|absolutely|tell\s+me\s+more"
     r"|well\s+done|good\s+for\s+you|how\s+(?:exciting|nice|lovely|cool|sad|awful)|thanks\s+for\s+(?:asking|sharing"
     r"|telling\s+me))\b",
+    # "It's been a while since we talked": a greeting, whose "we" and "talked" told the character's past.
+    r"(?:\b(?:it(?:'s|\s+has)\s+)?been\s+(?:a\s+(?:while|bit|few\s+\w+|couple(?:\s+of)?\s+\w+)|ages|forever"
+    r"|so\s+long)\s+)?since\s+(?:we|i)\s+(?:last\s+)?(?:talked|chatted|chat|spoke|saw\s+you)\b",
     r"\blet\s+me\s+know\s+if\s+you\s+(?:ever\s+)?need\s+(?:anything|me|help)|\bi(?:'d|\s+would)\s+be\s+(?:happy|glad)"
     r"\s+to\s+help(?:\s+you)?.*|\bi\s+can\s+help(?:\s+you)?(?:\s+with\s+that)?\b",
     r"(?:^|\bя\s+)(?:это\s+|обязательно\s+|всегда\s+|точно\s+)*(?:запомню|запомнила?|не\s+забуду)(?:\s+(?:это|этого))?"
@@ -166,15 +181,20 @@ _REACTION = re.compile(_INTERJECTION + "(?:" + "|".join((
     r"(?:that|it|this|you|he|she|they)\s+must\s+(?:have\s+been|be|feel|miss)\b",
     r"(?:he|she|it|they)\s+(?:sounds?|seems?)\s+(?:like\s+)?(?:a\s+)?\w+",
     r"what\s+an?\s",
+    # "That was thoughtful of him!", "Это так мило с его стороны", "他真贴心": a judgement of what the user told.
+    r"(?:that|it|this)(?:'s|\s+is|\s+was)\s+(?:so\s+|really\s+|very\s+|super\s+)?"
+    r"(?!(?:one|some|all|most|both|each|none|part|any|many|few)\s)\w+\s+of\s+(?:him|her|them|you)\b",
     r"(?:я\s+)?(?:очень\s+|так\s+|правда\s+|искренне\s+)?(?:надеюсь(?!,?\s+\w+(?:ть|ться|чь)\b)"
     r"|рад[аы]?,?\s+(?:за\s+тебя|что|слышать|это\s+слышать)|уверен[аы]?|представляю|сочувствую"
     r"|(?:не\s+)?могу\s+(?:себе\s+)?представить|жаль,?\s+что)(?!\w)",
     r"(?:должно\s+быть|наверное,?\s+(?:тебе|это\s+было|было|ему|ей))(?!\w)",
     r"(?:какой|какая|какое|какие)\s",
+    r"(?:(?:это|как)\s+)?(?:было\s+)?(?:так\s+|очень\s+)?\w+\s+с\s+(?:его|ее|их|твоей|вашей)\s+стороны",
     r"我?(?:真|也|很|真的)?(?:希望(?=你|您|他|她|它|这|那|一切|大家|[a-z])|相信(?=你|您|他|她|它)"
     r"|为你(?:感到)?(?:高兴|骄傲|难过|开心)|(?:能|可以)想象|想象得到|理解你)",
     r"(?:那|这|他|她|它)?(?:一定|肯定)(?:很|是|让|会)",
     r"(?:真|太)(?:好|棒|可惜|遗憾|可爱|厉害)了?",
+    r"(?:他|她|他们|她们)(?:真|太|好|很)(?:是)?(?:贴心|体贴|善良|温柔|细心|好|棒|可爱|厉害)",
 )) + ")")
 
 
@@ -194,7 +214,7 @@ _WISH = re.compile(_INTERJECTION + _ADDRESS + "(?:" + "|".join((
     r"you(?:'ll|\s+will)\s+(?:(?:definitely|surely|totally|absolutely)\s+)?(?:do\s+(?:great|fine|well|amazing(?:ly)?|"
     r"awesome|brilliant(?:ly)?|good)|be\s+(?:fine|great|ok(?:ay)?|alright|all\s+right|amazing)|nail\s+it|ace\s+it"
     r"|crush\s+it|rock\s+it|make\s+it|get\s+through\s+(?:it|this))\b",
-    r"you(?:'ve|\s+have)?\s+got\s+this\b|you\s+can\s+do\s+(?:it|this)\b",
+    r"(?:you|we)(?:'ve|\s+have)?\s+got\s+this\b|you\s+can\s+do\s+(?:it|this)\b",
     r"i(?:'m|\s+am)?\s+(?:\w+\s+)?(?:rooting|cheering)\s+for\s+you\b",
     r"i\s+(?:really\s+|truly\s+|totally\s+|still\s+|always\s+)?believe\s+in\s+you\b",
     r"(?:я\s+)?(?:от\s+(?:всей\s+)?души\s+|искренне\s+)?поздравля(?:ю|ем)(?!\w)",
@@ -211,6 +231,20 @@ _WISH = re.compile(_INTERJECTION + _ADDRESS + "(?:" + "|".join((
     r"|可以的|能行|行的|没问题的|做得到|能做到|会成功的|能成功的)",
     r"我(?:一直|永远)?(?:相信|支持)(?:你|您)",
 )) + ")")
+
+
+# The character's praise and comfort as what it thinks or knows of the user, en/ru/zh: "I think you're amazing", "I
+# know how hard you work", "I understand how you feel", "Я думаю, ты справишься", "我觉得你很棒". They carry BELIEF's
+# words and were kept as its self-beliefs. "I think Dan really cares about you" is its opinion of Dan, and stays.
+_OF_YOU = re.compile("|".join((
+    r"\bi\s+(?:really\s+|truly\s+|just\s+|do\s+|still\s+|totally\s+|always\s+)?(?:think|believe|feel|guess|know"
+    r"|understand|admire|appreciate|love|like|adore)\s+(?:that\s+|how\s+(?:much\s+)?|what\s+|it\s+when\s+"
+    r"|the\s+way\s+|(?:that|it|this)\s+about\s+)?(?:you|your|you're|you've|you'll|you'd)\b",
+    r"(?<!\w)(?:я\s+)?(?:правда\s+|очень\s+|так\s+|искренне\s+)?(?:думаю|считаю|верю|понимаю|знаю|чувствую"
+    r"|восхищаюсь|ценю|горжусь),?\s+(?:что\s+|как\s+|насколько\s+)?(?:ты|тебе|тебя|тобой|твой|твоя|твое|твои|вы|вам"
+    r"|вас|вами|ваш|ваша|ваши)(?!\w)",
+    r"我(?:真的|很|也|一直|非常)?(?:觉得|认为|相信|知道|理解|明白|欣赏|佩服|懂)(?:你|您)",
+)))
 
 
 # What matters to a companion, most first, en/ru/zh: what keeps the user safe (an allergy or intolerance, a
@@ -278,13 +312,67 @@ def _matters(said: str) -> list[tuple[str, float]]:
 _AT_WORK = re.compile(r"\b(?:at|after|before|from|to)\s+work\b|\b(?:на|с|после|до)\s+работ[еуы]\b")
 
 
+# The user telling who their people are, en/ru/zh: a sentence whose subject is one of them ("My mom is a teacher",
+# "Мой папа работает врачом", "Мою маму зовут Анна", "我妈妈是老师") or who they have ("I have two sisters", "У меня
+# есть брат", "我有一个哥哥"). Told in the present with no word of PERSONAL, "My mom is a teacher" was dropped as small
+# talk; what happened with them ("Я поссорилась с мамой") is a past event already.
+_KIN_EN = (r"(?:mom|mum|mother|dad|father|parents?|brothers?|sisters?|siblings?|sons?|daughters?|kids?|children|wife"
+           r"|husband|girlfriend|boyfriend|partner|fianc[eé]e?|grandma|grandmother|grandpa|grandfather|grandparents?"
+           r"|aunt|uncle|cousins?|nieces?|nephews?|in-laws?|family|friends?|colleagues?|coworkers?|boss"
+           r"|neighbou?rs?|roommates?)")
+# Whole words: "моя тетрадь", "моя папка", "мой другой телефон" are no people.
+_KIN_RU = (r"(?:мам\w*|мат(?:ь|ер\w*)|пап(?:а|ы|е|у|ой|ин\w*)|от(?:ец|ц\w*)|брат\w*|сестр\w*|сын\w*|доч\w*|муж\w*"
+           r"|жен(?:а|ы|у|е|ой)|парн\w*|девушк\w*|бабушк\w*|дедушк\w*|тет(?:я|и|е|ю|ей)|дяд\w*|родител\w*"
+           r"|семь(?:я|и|е|ю|ей)|друг(?:а|у|ом|е|и|ей|ья|ьям|ьями|ьях)?|друз\w*|подруг\w*|коллег\w*|начальни\w*"
+           r"|сосед\w*)(?!\w)")
+# Not "我的妈呀" (oh my god).
+_KIN_ZH = (r"(?:妈妈|妈|母亲|爸爸|爸|父亲|父母|爸妈|哥哥|哥|弟弟|弟|姐姐|姐|妹妹|妹|儿子|女儿|孩子|妻子|老婆|丈夫|老公"
+           r"|女朋友|男朋友|女友|男友|奶奶|爷爷|外婆|外公|姥姥|姥爷|家人|朋友|同事|老板|邻居|室友)(?![呀啊耶])")
+_OF_THEIR_PEOPLE = re.compile("|".join((
+    rf"^(?:(?:and|but|so|well|also|oh|btw|actually|anyway)\W+)*(?:my|our)\s+(?:[a-z'-]+\s+){{0,2}}?{_KIN_EN}\b",
+    rf"\bi(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?:a|an|one|two|three|four|five|\d+)\s+(?:[a-z'-]+\s+)?{_KIN_EN}\b",
+    rf"^(?:(?:а|и|но|кстати|вот|ну)\W+)*(?:мой|моя|мое|мои|моего|моей|моих|мою|моему|наш|наша|наши)\s+"
+    rf"(?:[а-я-]+\s+)?{_KIN_RU}",
+    rf"(?<!\w)у\s+меня\s+(?:есть\s+)?(?:[а-я-]+\s+)?{_KIN_RU}",
+    rf"^(?:而且|还有|对了)?[，,]?我(?:的)?(?:最好的|亲)?{_KIN_ZH}",
+    rf"我有(?:一|两|二|三|四|五|\d)?(?:个|位)?{_KIN_ZH}",
+)))
+
+
 def _personal(said: str) -> bool:
     tokens = memory_words(_AT_WORK.sub(" ", said))
     return bool(set(tokens) & PERSONAL) or any(t.startswith(("люб", "работа", "живу", "переех")) for t in tokens)
 
 
+# Russian names the instrument or the sport in its case ("играть на гитаре", "играю в футбол"): by the stem.
+_TAG_STEMS_RU = {
+    "music": ("музык", "гитар", "пианин", "фортепиан", "скрипк", "барабан", "флейт", "саксофон", "виолончел",
+              "укулеле", "балалайк", "аккордеон", "синтезатор"),
+    "sports": ("футбол", "баскетбол", "волейбол", "хоккей", "теннис", "гольф", "бадминтон"),
+    "family": ("мам", "папа", "папе", "папу", "папы", "папой", "брат", "сестр", "сын", "дочь", "дочер", "дочк",
+               "семья", "семьи", "семье", "семью", "семьей", "родител", "бабушк", "дедушк"),
+}
+# "Play" is a game only when nothing else is played: "I want to learn to play the guitar" is music, "Я люблю
+# играть в футбол" sports ("play" made both `games`), "I played all weekend" still a game.
+_PLAY = _set("play plays played playing играть играю играет играем играют играл играла играли поиграть 玩 玩儿")
+_PLAYED_INSTEAD = ("music", "sports")
+
+
+# jieba joins a verb to what it is done with ("踢足球", "弹钢琴", "玩游戏"): a Chinese cue of two characters or more is
+# found inside a word too. One character is not: "书" is in "秘书" (a secretary), "玩" in "玩笑" (a joke).
+_TAG_CUES_ZH = {tag: tuple(c for c in cues if len(c) > 1 and "\u4e00" <= c[0] <= "\u9fff")
+                for tag, cues in TOPIC_TAGS.items()}
+
+
 def _tags(tokens: set[str]) -> list[str]:
-    return [tag for tag, cues in TOPIC_TAGS.items() if tokens & cues]
+    russian = [t for t in tokens if "а" <= t[:1] <= "я"]
+    chinese = [t for t in tokens if len(t) > 2 and "\u4e00" <= t[0] <= "\u9fff"]
+    tags = [tag for tag, cues in TOPIC_TAGS.items()
+            if tokens & cues or (tag in _TAG_STEMS_RU and any(t.startswith(_TAG_STEMS_RU[tag]) for t in russian))
+            or any(cue in t for t in chinese for cue in _TAG_CUES_ZH[tag])]
+    if tokens & _PLAY and "games" not in tags and not set(tags) & set(_PLAYED_INSTEAD):
+        tags.insert(0, "games")
+    return tags
 
 
 def _sentences(text: str) -> list[str]:
@@ -339,20 +427,18 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
                 hostile = hostility(sentence)
                 if hostile and len(tokens) < 3:  # "You're useless.": too short a sentence to keep, not to feel
                     _feel(emotions, {"anger": hostile}, target, confided)
-            # The user's goals, plans and preferences; what the character means to do is OBJECTIVE's (below).
-            statement = personal_statement(sentence, said_on) if not turn.is_character else None
             said = normalize(sentence)
             first_person = bool(present & FIRST_PERSON)
-            # What the table of MATTERS finds in it, worth its floor where someone's own life is told: the user's or
-            # their people's ("Я диабетик", "My mom passed away"), the character's of itself only, not the user's news
-            # said back to them ("Your mom will come on Friday"); nobody's in "Happy birthday!". jieba keeps "我换",
-            # "你一定" as one word.
+            # The user's goals, plans and likes are facts about them; the character's are its objectives and beliefs.
+            statement = personal_statement(sentence, said_on)
+            # What the table of MATTERS finds in it, worth its floor where the user's own life or their people's is
+            # told ("Я диабетик", "My mom passed away"); nobody's in "Happy birthday!". The floors keep what a
+            # companion must not forget of the user; the character's lines keep their own score.
             matters = _matters(said)
-            if turn.is_character:
-                told = (first_person or "我" in said) and not (present & SECOND_PERSON or "你" in said or "您" in said)
-            else:
-                told = first_person or bool(present & (FIRST_PERSON_PLURAL | THIRD_PARTY)) or "我" in said
-            # jieba keeps "我想学" as one word: a short statement is still one, and so is "Я диабетик".
+            # jieba keeps "我想学", "我换" as one word.
+            own = first_person or bool(present & FIRST_PERSON_PLURAL) or "我" in said
+            told = own or (not turn.is_character and bool(present & THIRD_PARTY))
+            # A short statement is still one, and so is "Я диабетик".
             if len(tokens) < 3 and not statement and not (matters and told):
                 continue
             text = f"{turn.speaker}: {sentence}"
@@ -368,27 +454,54 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             about = determine_memory_kind(sentence, "assistant" if turn.is_character else "user", character).value
             personal = statement is not None or (first_person and (_personal(said) or "health" in dict(matters)))
             importance = calculate_importance(sentence, said_on)
-            if told:
+            if told and not turn.is_character:
                 floors = [floor for _, floor in matters] + ([PERSONAL_IMPORTANCE] if personal else [])
                 importance = max([importance, *floors])
+            family = not turn.is_character and bool(_OF_THEIR_PEOPLE.search(said))
             confidence = 0.75
-            if not turn.is_character and about == "user" and personal:
+            if turn.is_character:
+                # The character's line is its memory only where it speaks of itself ("I", "we") or tells its own story
+                # of others in the past: "That's important work.", "Always here for you." praise or comfort the user
+                # and were kept as its key facts ("important", "work", "always" scored 0.9 and 0.7), one of them as
+                # the user's. What it is or likes, said of the user ("I'm always happy when you visit"), is praise too,
+                # and so is what it thinks of them (_OF_YOU, below); what it means to do for them ("I'll remind you
+                # tomorrow", "Я напомню тебе завтра") is its objective.
+                of_the_user = bool(present & SECOND_PERSON) or "你" in said or "您" in said
+                if own and (statement in ("goals", "plans") or present & OBJECTIVE):
+                    key, about, confidence = "objectives", "self", 0.65
+                elif about == "user":  # jieba joined its "我" to a word: the rest speaks of the user
+                    continue
+                elif is_past(tokens) and (own or (about == "third_party" and not of_the_user)):
+                    key, confidence = "past_events", 0.7
+                elif not own:
+                    continue
+                elif statement == "preferences" or present & BELIEF:
+                    key, about, confidence = "self_beliefs", "self", 0.65
+                elif (importance >= KEY_FACT_IMPORTANCE or matters or personal) and not of_the_user:
+                    key, confidence = "key_facts", 0.6
+                else:
+                    continue
+            elif about == "user" and personal:
                 key = "facts_about_user"
-            elif turn.is_character and first_person and present & (OBJECTIVE | BELIEF):
-                key, about, confidence = ("objectives" if present & OBJECTIVE else "self_beliefs"), "self", 0.65
             elif is_past(tokens) and (first_person or about == "third_party"):
                 key, confidence = "past_events", 0.7
-            # What the user tells about the people in their life is worth keeping too.
-            elif importance >= KEY_FACT_IMPORTANCE or (
-                    about == "third_party" and not turn.is_character and bool(present & PERSONAL or statement)):
+            # What the user tells about the people in their life is worth keeping too: "My mom is a teacher",
+            # "Мой папа работает врачом", "我妈妈是老师", "I have two sisters".
+            elif importance >= KEY_FACT_IMPORTANCE or family or (
+                    about == "third_party" and bool(present & PERSONAL or statement)):
                 key, confidence = "key_facts", 0.6
+                about = "third_party" if family else about
             else:
                 continue
             # Checked last, on the few sentences a rule took: most lines are dropped above for less.
             if _asks(said) or _TO_EACH_OTHER.search(said) or (
-                    turn.is_character and (_stock(said) or _REACTION.search(said) or _WISH.search(said))):
+                    turn.is_character and (_stock(said) or _REACTION.search(said) or _WISH.search(said)
+                                           or _OF_YOU.search(said))):
                 continue
             seen.add(text)
+            if turn.is_character:
+                # Its own goal, plan or like chose its category; the text and tags stay as said.
+                statement = None
             if statement in ("goals", "plans") and said_at is not None:
                 # Read later, "next Friday" is another day: the days it meant when it was said go with it. Not
                 # what happened ("Yesterday (…) was my birthday"): the context shows a memory under the day it

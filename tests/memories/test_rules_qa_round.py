@@ -1,0 +1,127 @@
+"""A QA pass as a companion app (character "Neiri", user bob) with the offline rules consolidator, en/ru/zh: the
+character's praise and comfort are no memories while what it says of itself is, never as the user's and at its own
+importance; the user's facts about their family and their conflicts with them are kept; "play" is no game when an
+instrument or a sport is played."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memoryhub.models import Conversation
+from rag.memories import consolidation
+from rag.memories.rules import Turn, consolidate_rules
+from rag.models import Chunk, MemoryConsolidation
+
+SAID = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
+LISTS = ("facts_about_user", "past_events", "self_beliefs", "objectives", "key_facts")
+
+
+def _kept(output: dict) -> dict[str, tuple[str, dict]]:
+    return {item["text"]: (key, item) for key in LISTS for item in output[key]}
+
+
+PRAISE_AND_COMFORT = [
+    "That's important work.", "Always here for you.", "You always work so hard, that's important.",
+    "Remember, you're never alone.", "Your family is important.", "I think you're amazing.",
+    "I understand how you feel.", "I'm always happy when you visit.", "I'll always be there for you.",
+    "That was thoughtful of him!",
+    "Это важная работа.", "Ты всегда так много работаешь, это важно.", "Я думаю, ты очень сильная.",
+    "Я верю, что ты самый лучший.", "Это было так мило с его стороны, что он пришёл.",
+    "这是很重要的工作。", "你总是那么努力，这很重要。", "我觉得你很棒。", "我认为你是最棒的。",
+    "他真贴心，昨天还给你买了花。",
+]
+
+
+@pytest.mark.parametrize("said", PRAISE_AND_COMFORT)
+def test_the_characters_praise_and_comfort_are_no_memories(said: str) -> None:
+    """"Neiri: That's important work." was a key fact at 0.9 ("important", "work"), "Always here for you." one of
+    kind `user`, "I think you're amazing" a self-belief."""
+    output = consolidate_rules([Turn("bob", "My mom is a teacher and I help her grade papers.", False, SAID),
+                                Turn("Neiri", said, True, SAID)], "Neiri")
+    kept = _kept(output)
+    assert not [text for text in kept if text.startswith("Neiri: ")], kept
+
+
+@pytest.mark.parametrize(("said", "category"), [
+    ("I'll remind you tomorrow.", "objectives"), ("Я напомню тебе завтра.", "objectives"),
+    ("我想学做蛋糕。", "objectives"),
+    ("I love rainy days.", "self_beliefs"), ("Я люблю дождливые дни.", "self_beliefs"),
+    ("我喜欢下雨天。", "self_beliefs"),
+])
+def test_what_the_character_says_of_itself_is_its_own_memory(said: str, category: str) -> None:
+    output = consolidate_rules([Turn("Neiri", said, True, SAID)], "Neiri")
+    key, item = _kept(output)[f"Neiri: {said}"]
+    assert (key, item["about"]) == (category, "self"), output
+
+
+@pytest.mark.parametrize("said", ["I'm allergic to cats.", "Я боюсь высоты.", "我对猫过敏。"])
+def test_the_users_importance_floors_are_not_the_characters(said: str) -> None:
+    """The character's "I'm allergic to cats" took the user's health floor (0.9) and was safe from forgetting; the
+    same words of the user's still are."""
+    output = consolidate_rules([Turn("Neiri", said, True, SAID), Turn("bob", said, False, SAID)], "Neiri")
+    kept = _kept(output)
+    _, own = kept[f"Neiri: {said}"]
+    _, users = kept[f"bob: {said}"]
+    assert own["about"] == "self" and own["importance"] < 0.8, own
+    assert users["about"] == "user" and users["importance"] == 0.9, users
+
+
+@pytest.mark.parametrize(("said", "key"), [
+    ("My mom is a teacher.", "key_facts"), ("I have two sisters.", "key_facts"),
+    ("Мой папа работает врачом.", "key_facts"), ("Моя сестра живёт в Мадриде.", "key_facts"),
+    ("У меня есть старший брат.", "key_facts"),
+    ("我妈妈是老师。", "key_facts"), ("我爸在医院工作。", "key_facts"), ("我有一个哥哥。", "key_facts"),
+    ("Я поссорилась с мамой из-за денег.", "past_events"), ("Мы с папой поругались.", "past_events"),
+    ("I fought with my dad about money.", "past_events"),
+    ("我跟我妈吵架了。", "past_events"),
+])
+def test_the_users_family_and_conflicts_with_them_are_kept(said: str, key: str) -> None:
+    output = consolidate_rules([Turn("bob", said, False, SAID)], "Neiri")
+    assert consolidation.validate_consolidation(output) == []
+    found, item = _kept(output).get(f"bob: {said}", (None, {}))
+    assert (found, item.get("about")) == (key, "third_party"), output
+
+
+@pytest.mark.parametrize(("said", "tag", "not_tag"), [
+    ("I want to learn to play the guitar.", "music", "games"), ("Я хочу научиться играть на гитаре.", "music", "games"),
+    ("我想学弹钢琴。", "music", "games"), ("我喜欢玩吉他。", "music", "games"),
+    ("I love to play tennis.", "sports", "games"), ("Я люблю играть в футбол.", "sports", "games"),
+    ("我喜欢踢足球。", "sports", "games"),
+    ("I love playing chess.", "games", "music"),
+    ("我喜欢玩游戏。", "games", "music"),
+])
+def test_play_is_a_game_only_when_nothing_else_is_played(said: str, tag: str, not_tag: str) -> None:
+    output = consolidate_rules([Turn("bob", said, False, SAID)], "Neiri")
+    _, item = _kept(output)[f"bob: {said}"]
+    assert tag in item["tags"] and not_tag not in item["tags"], item
+
+
+def test_a_companion_evening_is_consolidated_as_qa_expects(client_a) -> None:
+    client, tenant = client_a
+    turns = [("user", "My mom is a teacher."), ("assistant", "That's important work."),
+             ("user", "Я поссорилась с мамой из-за денег."), ("assistant", "Always here for you."),
+             ("user", "我妈妈是老师。"), ("assistant", "我觉得你很棒。"),
+             ("user", "I want to learn to play the guitar."), ("assistant", "I'll remind you tomorrow."),
+             ("assistant", "I love rainy days.")]
+    posted = client.post("/api/v1/users/bob/sessions/evening/messages", {"messages": [
+        {"role": role, "text": text, "speaker": "Neiri" if role == "assistant" else "bob",
+         "created_at": SAID.isoformat(), "meta": {"conf_uid": "neiri"}} for role, text in turns]}, format="json")
+    assert posted.status_code == 202, posted.content
+    conversation = Conversation.objects.get(tenant=tenant, session_id="evening")
+    run_id = consolidation.consolidation_request(conversation, trigger="request")["consolidation"]
+    consolidation.consolidation_run(run_id=run_id)
+    run = MemoryConsolidation.objects.get(pk=run_id)
+    assert run.status == "done" and run.consolidator == "rules", run.error
+    memories = {m.text: m for m in Chunk.objects.filter(tenant=tenant, type="memory", conf_uid="neiri")
+                if m.category != "Emotions"}
+    own = {text: (m.kind, m.category) for text, m in memories.items() if text.startswith("Neiri: ")}
+    assert own == {"Neiri: I'll remind you tomorrow.": ("self", "Objectives"),
+                   "Neiri: I love rainy days.": ("self", "SelfBeliefs")}, sorted(memories)
+    for said, category in (("My mom is a teacher.", "KeyFacts"), ("我妈妈是老师。", "KeyFacts"),
+                           ("Я поссорилась с мамой из-за денег.", "PastEvents")):
+        memory = memories[f"bob: {said}"]
+        assert (memory.kind, memory.category) == ("third_party", category) and "family" in memory.tags
+    guitar = memories["bob: I want to learn to play the guitar."]
+    assert "music" in guitar.tags and "games" not in guitar.tags
