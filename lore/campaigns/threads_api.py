@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
@@ -55,6 +56,11 @@ NS_HELP = ("LangGraph's checkpoint namespace: \"\" (the default) is the root gra
            f"their own series under its namespace. At most {threads.NS_MAX_CHARS} characters, no control characters.")
 
 
+# No control characters (`threads.text_problem` refuses them): as a validator, the schema says it (`pattern`),
+# so a client, and the fuzzer, know the rule before a 400 tells it.
+NO_CONTROL = RegexValidator(r"^[^\x00-\x1f\x7f]*$", "must not contain control characters")
+
+
 def _problem_to_error(problem: str | None, what: str) -> None:
     if problem:
         raise serializers.ValidationError(f"Invalid {what}: {problem}.")
@@ -83,7 +89,7 @@ class MetadataField(serializers.DictField):
 class NamespaceField(StrictCharField):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(allow_blank=True, trim_whitespace=False, max_length=threads.NS_MAX_CHARS, help_text=NS_HELP,
-                         **kwargs)
+                         validators=[NO_CONTROL], **kwargs)
 
     def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
@@ -104,14 +110,17 @@ class TtlField(StrictIntegerField):
 
 
 class PendingWriteSerializer(ClosedSerializerMixin, serializers.Serializer):
-    task_id = StrictCharField(max_length=threads.TASK_ID_MAX_CHARS, help_text="The task that wrote it.")
-    channel = StrictCharField(max_length=threads.CHANNEL_MAX_CHARS, help_text="The channel written.")
+    task_id = StrictCharField(max_length=threads.TASK_ID_MAX_CHARS, validators=[NO_CONTROL],
+                              help_text="The task that wrote it.")
+    channel = StrictCharField(max_length=threads.CHANNEL_MAX_CHARS, validators=[NO_CONTROL],
+                              help_text="The channel written.")
     idx = StrictIntegerField(min_value=threads.IDX_RANGE[0], max_value=threads.IDX_RANGE[1],
                              help_text="LangGraph's: the write's position in its task's writes, or a negative slot "
                                        "(error, interrupt, resume, …). (task_id, idx) is unique per checkpoint.")
     value = serializers.JSONField(allow_null=True, help_text="Any JSON value.")
     task_path = StrictCharField(max_length=threads.TASK_PATH_MAX_CHARS, allow_blank=True, trim_whitespace=False,
-                                default="", help_text="LangGraph's task path (orders the writes); optional.")
+                                default="", validators=[NO_CONTROL],
+                                help_text="LangGraph's task path (orders the writes); optional.")
 
     def validate_value(self, value: Any) -> Any:
         _problem_to_error(json_value_problem(value, max_depth=threads.STATE_MAX_DEPTH), "value")
@@ -283,10 +292,11 @@ class ThreadApi(APIView):
         checkpoint_ns = NamespaceField(required=False, default="")
 
     class PatchSerializer(ClosedSerializerMixin, serializers.Serializer):
-        ttl_hours = TtlField(allow_null=True, help_text="The thread's own TTL, 1 to THREAD_TTL_MAX_HOURS (720 by "
-                                                        "default) hours after its last write; null: back to "
-                                                        "THREAD_TTL_HOURS. A TTL shorter than the time since the "
-                                                        "last write expires the thread at once.")
+        ttl_hours = TtlField(allow_null=True, required=False,
+                             help_text="The thread's own TTL, 1 to THREAD_TTL_MAX_HOURS (720 by default) hours after "
+                                       "its last write; null: back to THREAD_TTL_HOURS. A TTL shorter than the time "
+                                       "since the last write expires the thread at once. Left out: unchanged (a "
+                                       "PATCH of nothing answers the thread as it is).")
 
     @extend_schema(operation_id="campaign_thread_get", parameters=[QuerySerializer],
                    responses={200: ThreadOutputSerializer, **ERRORS, **SEALED})
@@ -304,6 +314,9 @@ class ThreadApi(APIView):
     def patch(self, request: Request, campaign: str, thread_id: str) -> Response:
         serializer = self.PatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        if "ttl_hours" not in serializer.validated_data:
+            return Response(ThreadSerializer(threads.thread_get(campaign=_campaign(request, campaign),
+                                                                thread_id=thread_id)).data)
         thread = threads.thread_ttl_set(campaign=_campaign(request, campaign), thread_id=thread_id,
                                         ttl_hours=serializer.validated_data["ttl_hours"])
         return Response(ThreadSerializer(thread).data)

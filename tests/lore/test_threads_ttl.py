@@ -85,8 +85,16 @@ def test_a_ttl_outside_its_bounds_is_a_400_naming_ttl_hours(engine, settings):
             response = getattr(engine, method)(path, body, format="json")
             assert response.status_code == 400, (method, value, response.content)
             assert "ttl_hours" in response.json()["error"]["fields"], (method, value)
-    missing = engine.patch(THREAD, {}, format="json")
-    assert missing.status_code == 400 and "ttl_hours" in missing.json()["error"]["fields"]
+    # A PATCH of nothing changes nothing (the schema's PATCH body has no required field: the fuzzer sent it).
+    unchanged = engine.patch(THREAD, {}, format="json")
+    assert unchanged.status_code == 200 and unchanged.json()["ttl_hours"] is None
+    # A namespace, task id or channel with a control character: a 400 the schema announces by its pattern.
+    bad_ns = engine.get(f"{THREAD}/checkpoints", {"checkpoint_ns": "\x1bns"})
+    assert bad_ns.status_code == 400 and "checkpoint_ns" in bad_ns.json()["error"]["fields"]
+    schema = engine.get("/api/schema/", {"format": "json"}).json()
+    params = schema["paths"]["/api/v1/campaigns/{campaign}/threads/{thread_id}/checkpoints"]["get"]["parameters"]
+    [ns] = [p["schema"] for p in params if p["name"] == "checkpoint_ns"]
+    assert {"type": "string", "pattern": "^[^\\u0000-\\u001f\\u007f]*$", "maxLength": 255} in ns["oneOf"]
     assert "48" in engine.patch(THREAD, {"ttl_hours": 49}, format="json").json()["error"]["message"]
     assert engine.patch(THREAD, {"ttl_hours": 48}, format="json").status_code == 200
     campaign = Thread.objects.get().campaign
