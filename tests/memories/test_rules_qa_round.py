@@ -9,10 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memoryhub.models import Conversation
 from rag.memories import consolidation
 from rag.memories.rules import Turn, consolidate_rules
-from rag.models import Chunk, MemoryConsolidation
+from tests.memories.test_rules_wishes_importance import consolidated
 
 SAID = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
 LISTS = ("facts_about_user", "past_events", "self_beliefs", "objectives", "key_facts")
@@ -105,17 +104,7 @@ def test_a_companion_evening_is_consolidated_as_qa_expects(client_a) -> None:
              ("user", "我妈妈是老师。"), ("assistant", "我觉得你很棒。"),
              ("user", "I want to learn to play the guitar."), ("assistant", "I'll remind you tomorrow."),
              ("assistant", "I love rainy days.")]
-    posted = client.post("/api/v1/users/bob/sessions/evening/messages", {"messages": [
-        {"role": role, "text": text, "speaker": "Neiri" if role == "assistant" else "bob",
-         "created_at": SAID.isoformat(), "meta": {"conf_uid": "neiri"}} for role, text in turns]}, format="json")
-    assert posted.status_code == 202, posted.content
-    conversation = Conversation.objects.get(tenant=tenant, session_id="evening")
-    run_id = consolidation.consolidation_request(conversation, trigger="request")["consolidation"]
-    consolidation.consolidation_run(run_id=run_id)
-    run = MemoryConsolidation.objects.get(pk=run_id)
-    assert run.status == "done" and run.consolidator == "rules", run.error
-    memories = {m.text: m for m in Chunk.objects.filter(tenant=tenant, type="memory", conf_uid="neiri")
-                if m.category != "Emotions"}
+    memories = consolidated(client, tenant, "evening", turns, character="Neiri")
     own = {text: (m.kind, m.category) for text, m in memories.items() if text.startswith("Neiri: ")}
     assert own == {"Neiri: I'll remind you tomorrow.": ("self", "Objectives"),
                    "Neiri: I love rainy days.": ("self", "SelfBeliefs")}, sorted(memories)

@@ -14,6 +14,23 @@ from rag.memories.rules import Turn, consolidate_rules
 from rag.models import Chunk, MemoryConsolidation
 
 SAID = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
+
+
+def consolidated(client, tenant, session_id: str, turns: list[tuple[str, str]], *,
+                 character: str) -> dict[str, Chunk]:
+    """Post `turns` as bob's chat with `character` through the API, consolidate them offline (the rules),
+    and return the character's memories but the emotions one, by text."""
+    posted = client.post(f"/api/v1/users/bob/sessions/{session_id}/messages", {"messages": [
+        {"role": role, "text": text, "speaker": character if role == "assistant" else "bob",
+         "created_at": SAID.isoformat(), "meta": {"conf_uid": "neiri"}} for role, text in turns]}, format="json")
+    assert posted.status_code == 202, posted.content
+    conversation = Conversation.objects.get(tenant=tenant, session_id=session_id)
+    run_id = consolidation.consolidation_request(conversation, trigger="request")["consolidation"]
+    consolidation.consolidation_run(run_id=run_id)
+    run = MemoryConsolidation.objects.get(pk=run_id)
+    assert run.status == "done" and run.consolidator == "rules", run.error
+    return {m.text: m for m in Chunk.objects.filter(tenant=tenant, type="memory", conf_uid="neiri")
+            if m.category != "Emotions"}
 LISTS = ("facts_about_user", "past_events", "self_beliefs", "objectives", "key_facts")
 
 
@@ -105,17 +122,7 @@ def test_a_companion_chat_is_consolidated_as_qa_found_it(client_a) -> None:
              ("assistant", "You'll do great, I believe in you."), ("user", "У меня аллергия на орехи."),
              ("assistant", "Поздравляю с новой работой!"), ("user", "我对花生过敏。"), ("assistant", "恭喜你！加油！"),
              ("assistant", "I love dogs.")]
-    posted = client.post("/api/v1/users/bob/sessions/chat/messages", {"messages": [
-        {"role": role, "text": text, "speaker": "neiri" if role == "assistant" else "bob",
-         "created_at": SAID.isoformat(), "meta": {"conf_uid": "neiri"}} for role, text in turns]}, format="json")
-    assert posted.status_code == 202, posted.content
-    conversation = Conversation.objects.get(tenant=tenant, session_id="chat")
-    run_id = consolidation.consolidation_request(conversation, trigger="request")["consolidation"]
-    consolidation.consolidation_run(run_id=run_id)
-    run = MemoryConsolidation.objects.get(pk=run_id)
-    assert run.status == "done" and run.consolidator == "rules", run.error
-    memories = {m.text: m for m in Chunk.objects.filter(tenant=tenant, type="memory", conf_uid="neiri")
-                if m.category != "Emotions"}
+    memories = consolidated(client, tenant, "chat", turns, character="neiri")
     assert [t for t in memories if t.startswith("neiri: ")] == ["neiri: I love dogs."], sorted(memories)
     for said in ("I'm allergic to peanuts, so restaurants are tricky.", "У меня аллергия на орехи.", "我对花生过敏。"):
         allergy = memories[f"bob: {said}"]
