@@ -246,6 +246,8 @@ class _ReviewActions:
         model_admin: admin.ModelAdmin = self  # type: ignore[assignment]
         context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
                    "title": "Undo merges the merged person changed since", "changed": changed, "form": form,
+                   "objects": [item for item, _ in changed], "action": "undo",
+                   "submit_label": "Undo anyway, discarding these changes",
                    "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
                    "form_url": reverse(self.changelist_url_name)}
         return TemplateResponse(request, "admin/people/undo_anyway_confirmation.html", context)
