@@ -98,10 +98,11 @@ class NamespaceField(StrictCharField):
 
 
 class TtlField(StrictIntegerField):
-    """Hours; the upper bound is read when validating, as THREAD_TTL_MAX_HOURS is now."""
+    """Hours, 1 to THREAD_TTL_MAX_HOURS as it is now (DRF builds a serializer's fields anew for each instance),
+    which the schema states too: a client (and the fuzzer) reads the bound there before a 400 tells it."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(min_value=1, **kwargs)
+        super().__init__(min_value=1, max_value=settings.THREAD_TTL_MAX_HOURS, **kwargs)
 
     def to_internal_value(self, data: Any) -> int:
         value = super().to_internal_value(data)

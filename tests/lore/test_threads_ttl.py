@@ -93,6 +93,9 @@ def test_a_ttl_outside_its_bounds_is_a_400_naming_ttl_hours(engine, settings):
     assert bad_ns.status_code == 400 and "checkpoint_ns" in bad_ns.json()["error"]["fields"]
     schema = engine.get("/api/schema/", {"format": "json"}).json()
     params = schema["paths"]["/api/v1/campaigns/{campaign}/threads/{thread_id}/checkpoints"]["get"]["parameters"]
+    patch = schema["paths"]["/api/v1/campaigns/{campaign}/threads/{thread_id}"]["patch"]["requestBody"]
+    ttl = schema["components"]["schemas"][patch["content"]["application/json"]["schema"]["$ref"].split("/")[-1]]
+    assert ttl["properties"]["ttl_hours"]["maximum"] == 48  # THREAD_TTL_MAX_HOURS as set: the schema says it
     [ns] = [p["schema"] for p in params if p["name"] == "checkpoint_ns"]
     assert {"type": "string", "pattern": "^[^\\u0000-\\u001f\\u007f]*$", "maxLength": 255} in ns["oneOf"]
     assert "48" in engine.patch(THREAD, {"ttl_hours": 49}, format="json").json()["error"]["message"]
