@@ -217,8 +217,9 @@ class _ReviewActions:
             self.message_user(request, "Not done: " + "; ".join(failed), messages.WARNING)  # type: ignore[attr-defined]
 
     def _undo(self, request: HttpRequest, items: Sequence[Any], merge_of: Callable[[Any], PersonMerge | None],
-              undo: Callable[..., Any]) -> HttpResponse | None:
-        """Undo each selected merge. One refused only because the merged person changed since (mentioned
+              undo: Callable[..., Any], done_text: str = "") -> HttpResponse | None:
+        """Undo each selected merge (`done_text`: what a proposal's own button says when it undid it). One
+        refused only because the merged person changed since (mentioned
         again, edited) is listed on a confirmation page with what changed; confirming undoes it anyway,
         the review API's `force`: the service discards those changes and its audit row keeps them."""
         form = UndoAnywayForm(request.POST if "apply" in request.POST else None)
@@ -238,7 +239,8 @@ class _ReviewActions:
                 else:
                     failed.append(f"#{item.pk}: {exc.message}")
         if done or not changed:
-            self.message_user(request, f"{done} merge(s) undone")  # type: ignore[attr-defined]
+            self.message_user(request, done_text if done_text and done == 1 and not failed  # type: ignore[attr-defined]
+                              else f"{done} merge(s) undone")
         if failed:
             self.message_user(request, "Not done: " + "; ".join(failed), messages.WARNING)  # type: ignore[attr-defined]
         if not changed:
@@ -315,7 +317,8 @@ class MergeProposalAdmin(_ReviewActions, admin.ModelAdmin):
     def response_change(self, request: HttpRequest, obj: MergeProposal) -> HttpResponse:
         if "_undo" in request.POST:
             # As the action: a merge whose person changed since asks before discarding that.
-            return (self._undo(request, [obj], lambda p: p.merge, self._proposal_undo(request))
+            return (self._undo(request, [obj], lambda p: p.merge, self._proposal_undo(request),
+                               done_text=f"Proposal #{obj.pk} undone.")
                     or HttpResponseRedirect(request.path))
         for button, fn, verb in (
             ("_approve", services.merge_proposal_approve, "approved and merged"),
