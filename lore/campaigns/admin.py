@@ -21,7 +21,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
-from lore.campaigns import selectors, services, threads
+from lore.campaigns import sealing, selectors, services, threads
 from lore.campaigns.models import (
     NPC,
     ArtCard,
@@ -267,8 +267,8 @@ def _shown(stored: Any, sealed_by: str) -> str:
     """A stored value as JSON, unsealed: the operator reviews what the engine wrote, whatever the storage.
     A row THREAD_STATE_KEY cannot open says so instead of failing the page."""
     try:
-        value = threads.unseal(stored, sealed_by)
-    except threads.StateKeyError:
+        value = sealing.unseal(stored, sealed_by)
+    except sealing.StateKeyError:
         return f"(encrypted by key {sealed_by}; THREAD_STATE_KEY cannot open it)"
     return json.dumps(value, ensure_ascii=False, indent=1)
 

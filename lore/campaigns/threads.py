@@ -29,11 +29,8 @@ a checkpoint's pending writes go with it. `thread_delete` removes a thread at on
 refuses writes (409 `archived`); its threads can still be read and deleted, and expire.
 `campaign_delete` deletes a campaign's threads with the rest.
 
-Encryption at rest (seed §8.9 "можно зашифровать"): with THREAD_STATE_KEY set, a checkpoint's state and
-metadata and each pending write's value are stored as Fernet tokens of their JSON (MultiFernet: the first
-key seals, every key opens), and `sealed_by` names the sealing key by a fingerprint. The hourly beat
-re-seals rows sealed by another key (or none) with the first, so after a rotation the old key can go
-once it reports nothing left. A sealed row no configured key opens is a 503 `thread_state_key`.
+Encryption at rest: with THREAD_STATE_KEY set, state, metadata and pending write values are stored
+sealed (`lore.campaigns.sealing`, which also holds the hourly re-sealing after a key rotation).
 
 Lock order, the one every campaign writer uses: the campaign row (FOR SHARE here and in the beat,
 FOR UPDATE in `campaign_archive` / `campaign_delete`), then the thread row, then its checkpoints. No
@@ -42,9 +39,6 @@ network call runs in these transactions; values are sealed before they start.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
 import logging
 import uuid
 from collections import Counter
@@ -59,6 +53,7 @@ from django.utils import timezone
 
 from lore.campaigns.models import Campaign, Checkpoint, PendingWrite, Thread, campaign_row_share
 from lore.campaigns.retention import BATCH, job_report
+from lore.campaigns.sealing import compact_json, configured_keys, seal, threads_reseal, unseal
 from lore.campaigns.selectors import require_active
 from memoryhub.exceptions import ApplicationError
 from memoryhub.validation import json_value_problem
@@ -75,8 +70,6 @@ TASK_PATH_MAX_CHARS = 1024
 WRITES_PER_REQUEST_MAX = 500
 WRITES_PER_CHECKPOINT_MAX = 10_000
 IDX_RANGE = (-(2**31), 2**31 - 1)
-# Sealing is CPU work on up to THREAD_STATE_MAX_BYTES a row: small batches keep each pass short.
-RESEAL_BATCH = 100
 
 
 def _not_found(message: str, field: str) -> ApplicationError:
@@ -85,11 +78,7 @@ def _not_found(message: str, field: str) -> ApplicationError:
 
 def state_size(state: Any) -> int:
     """A value's size as the API measures it: compact JSON, UTF-8."""
-    return len(_json(state))
-
-
-def _json(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return len(compact_json(state))
 
 
 # --- Checks shared by the API's serializers and the services ----------------------------------
@@ -138,56 +127,6 @@ def _object_check(value: Any, field: str, *, max_bytes: int, setting: str) -> No
         # Too large is its own code, as a too large request body is: a client splits or trims, not fixes.
         code = "too_large" if isinstance(value, dict) and state_size(value) > max_bytes else "invalid"
         raise ApplicationError(f"Invalid {field}: {problem}.", code=code, field=field)
-
-
-# --- Sealing (encryption at rest) -------------------------------------------------------------
-class StateKeyError(ApplicationError):
-    """A sealed row that THREAD_STATE_KEY cannot open: the deployment's key, not the request, is at fault."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, code="thread_state_key", status_code=503)
-
-
-@functools.lru_cache(maxsize=4)
-def _fernet(keys: tuple[str, ...]) -> Any:
-    from cryptography.fernet import Fernet, MultiFernet
-
-    return MultiFernet([Fernet(key) for key in keys])
-
-
-def key_fingerprint(key: str) -> str:
-    """Names a key in `sealed_by` without revealing it."""
-    return hashlib.sha256(b"memoryhub thread state key\0" + key.encode()).hexdigest()[:16]
-
-
-def _keys() -> tuple[str, ...]:
-    return tuple(settings.THREAD_STATE_KEY)
-
-
-def seal(value: Any) -> tuple[Any, str]:
-    """`value` as stored, and the fingerprint of the key that sealed it ("" when THREAD_STATE_KEY is unset)."""
-    keys = _keys()
-    if not keys:
-        return value, ""
-    return _fernet(keys).encrypt(_json(value)).decode("ascii"), key_fingerprint(keys[0])
-
-
-def unseal(stored: Any, sealed_by: str) -> Any:
-    if not sealed_by:
-        return stored
-    keys = _keys()
-    if not keys:
-        raise StateKeyError("This thread's state is encrypted and THREAD_STATE_KEY is unset: set it to the key "
-                            "(or keys) it was written with.")
-    from cryptography.fernet import InvalidToken
-
-    try:
-        return json.loads(_fernet(keys).decrypt(str(stored).encode("ascii")))
-    except (InvalidToken, ValueError):
-        logger.error("thread state sealed by key %s opens with none of THREAD_STATE_KEY's %d key(s)", sealed_by,
-                     len(keys))
-        raise StateKeyError("This thread's state was encrypted with a key THREAD_STATE_KEY does not hold: put that "
-                            "key back (after the new one) until the hourly re-sealing has moved every row.") from None
 
 
 # --- Reads ------------------------------------------------------------------------------------
@@ -608,44 +547,6 @@ def threads_expire(*, now: datetime | None = None) -> dict[str, int]:
             if threads < BATCH:
                 break
     report = job_report("threads_expire", counts, started)
-    if _keys():
+    if configured_keys():
         report.update(threads_reseal())
     return report
-
-
-def threads_reseal() -> dict[str, int]:
-    """Seal with THREAD_STATE_KEY's first key every checkpoint and pending write stored under another key
-    or none (after a rotation, or once a key is set), in small batches without holding locks while
-    encrypting: each row is replaced only if it is still as it was read. Rows no configured key opens are
-    left and counted (`reseal_unreadable`)."""
-    keys = _keys()
-    counts: Counter[str] = Counter(resealed_checkpoints=0, resealed_writes=0, reseal_unreadable=0)
-    if not keys:
-        return dict(counts)
-    primary = key_fingerprint(keys[0])
-    # Two ranges rather than `<>`, so the index on sealed_by finds the few rows left.
-    other = Q(sealed_by__lt=primary) | Q(sealed_by__gt=primary)
-    for model, fields, counter in ((Checkpoint, ("state", "metadata"), "resealed_checkpoints"),
-                                   (PendingWrite, ("value",), "resealed_writes")):
-        last_pk = 0
-        while rows := list(model.objects.filter(other, pk__gt=last_pk).order_by("pk")
-                           .values("pk", "sealed_by", *fields)[:RESEAL_BATCH]):
-            last_pk = rows[-1]["pk"]
-            changes = []
-            for row in rows:
-                try:
-                    opened = {name: unseal(row[name], row["sealed_by"]) for name in fields}
-                except StateKeyError:
-                    counts["reseal_unreadable"] += 1
-                    continue
-                changes.append((row, {name: seal(value)[0] for name, value in opened.items()}))
-            with transaction.atomic():
-                for row, values in changes:
-                    # A row deleted (pruned, expired) or replaced (a negative idx) meanwhile is left alone.
-                    counts[counter] += model.objects.filter(pk=row["pk"], sealed_by=row["sealed_by"]).update(
-                        **values, sealed_by=primary)
-    if counts["reseal_unreadable"]:
-        logger.warning("threads_reseal: %d row(s) open with none of THREAD_STATE_KEY's keys",
-                       counts["reseal_unreadable"])
-    logger.info("threads_reseal: %s", ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    return dict(sorted(counts.items()))

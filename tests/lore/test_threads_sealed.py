@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.test import Client
 
-from lore.campaigns import threads
+from lore.campaigns import sealing, threads
 from lore.campaigns.models import Checkpoint, PendingWrite
 from memoryhub import settings as memoryhub_settings
 from tests.lore.conftest import CAMPAIGN_BASE
@@ -49,7 +49,7 @@ def test_with_a_key_state_metadata_and_writes_are_stored_encrypted_and_read_back
     dumped = stored_text()
     for secret in ("moon bridge", "лунный", "月亮桥", "тайна", "宝藏"):
         assert secret not in dumped and secret.encode("unicode_escape").decode() not in dumped, secret
-    fingerprint = threads.key_fingerprint(KEY_A)
+    fingerprint = sealing.key_fingerprint(KEY_A)
     assert set(Checkpoint.objects.values_list("sealed_by", flat=True)) == {fingerprint}
     assert set(PendingWrite.objects.values_list("sealed_by", flat=True)) == {fingerprint}
     got = engine.get(f"{CHECKPOINTS}/{checkpoint['checkpoint_id']}").json()
@@ -79,10 +79,10 @@ def test_a_rotated_key_keeps_old_rows_readable_and_the_beat_reseals_them(engine,
     report = threads.threads_expire()
     assert report == {"checkpoints": 0, "threads": 0, "resealed_checkpoints": 1, "resealed_writes": 1,
                       "reseal_unreadable": 0}
-    new = threads.key_fingerprint(KEY_B)
+    new = sealing.key_fingerprint(KEY_B)
     assert set(Checkpoint.objects.values_list("sealed_by", flat=True)) == {new}
     assert set(PendingWrite.objects.values_list("sealed_by", flat=True)) == {new}
-    assert threads.threads_reseal()["resealed_checkpoints"] == 0  # nothing left: the old key may go
+    assert sealing.threads_reseal()["resealed_checkpoints"] == 0  # nothing left: the old key may go
     settings.THREAD_STATE_KEY = [KEY_B]
     got = engine.get(path).json()
     assert (got["state"], got["metadata"], got["pending_writes"][0]["value"]) == (STATE, METADATA, WRITE["value"])
@@ -113,7 +113,7 @@ def test_a_missing_or_wrong_key_is_a_503_naming_the_setting_and_the_admin_still_
         assert retry.status_code == 503 and retry.json()["error"]["code"] == "thread_state_key"
     assert Checkpoint.objects.count() == 2
     settings.THREAD_STATE_KEY = [KEY_C]
-    assert threads.threads_reseal()["reseal_unreadable"] >= 1
+    assert sealing.threads_reseal()["reseal_unreadable"] >= 1
     user = get_user_model().objects.create_superuser("root", "root@example.com", "pw-123456")
     client = Client()
     client.force_login(user)
