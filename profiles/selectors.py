@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from memoryhub.registry import Decision
 from memoryhub.text import HAN_CHAR, analyze, pronoun_terms
@@ -79,7 +80,8 @@ def own_name_forget(*, tenant_id: int, user_id: str) -> None:
 # Words a question asks a key by, besides its name and synonyms (profiles.keys): "where do I live?" asks
 # for `location`, which it names by no synonym. Each language's verb, analysed as a query is.
 _QUESTION_CUES: dict[str, tuple[str, ...]] = {
-    "location": ("live", "living", "based", "reside", "живу", "живёшь", "живет", "живём", "проживаю", "住"),
+    "location": ("live", "living", "based", "reside", "живу", "живёшь", "живет", "живём", "проживаю", "жил", "жила",
+                 "住"),
     "employer": ("work", "работаю", "работаешь", "工作", "上班"),
     "occupation": ("work", "работаю", "кем", "工作", "做什么"),
     "hometown": ("grew", "born", "вырос", "выросла", "родился", "родилась", "长大", "出生"),
@@ -134,6 +136,52 @@ def corrections_of(*, tenant_id: int, user_id: str, message_ids: list[int]) -> d
         if fact is not None and fact.source_message_id != message_id and fact.value_norm != value_norm(value):
             corrections.setdefault(message_id, Correction(fact.source_message_id, key, fact.value))
     return corrections
+
+
+# A question about what a key held before: "where did I live before?", "what was my previous job?", "где я
+# раньше жил?", "мой бывший работодатель", "我以前住在哪里？". The profile's active rows hold today's values only;
+# the key's story (FactEvent) holds the ones a stated change replaced or a statement ended.
+_ASKS_ABOUT_PAST = re.compile(
+    r"\b(?:before|previous(?:ly)?|used to|earlier|former(?:ly)?|prior|old|past)\b"
+    r"|(?<![а-яё])(?:раньше|прежде|до этого|бывш|прежн|прошл)"
+    r"|以前|之前|原来|过去|曾经|从前|上一")
+FORMER_VALUES_MAX = 3
+
+
+def asks_about_past(query: str) -> bool:
+    return bool(_ASKS_ABOUT_PAST.search(query.lower()))
+
+
+@dataclass(frozen=True)
+class FormerValue:
+    """A value a key held until a statement replaced it ("I moved to Seattle") or ended it ("I quit Google")."""
+
+    event_id: int
+    key: str
+    value: str
+    until: datetime  # when that statement was said (a dated conversation's own time), else recorded
+
+
+def former_values(*, tenant_id: int, user_id: str) -> dict[str, list[FormerValue]]:
+    """Per key, the values it held before, newest first, at most FORMER_VALUES_MAX, none it holds now. A
+    replacement counts, and an end the user stated; a client's or an editor's deletion does not (it says the
+    value was wrong, not that it was once true). One indexed read of the history, one of the active values."""
+    events = (FactEvent.objects.filter(tenant_id=tenant_id, user_id=user_id)
+              .filter(Q(action=FactEvent.Action.REPLACED) | Q(action=FactEvent.Action.DELETED, meta__ended=True))
+              .exclude(old_value="").order_by("-created_at", "-id")
+              .values_list("pk", "key", "old_value", "created_at", "source_message__created_at")[:200])
+    if not events:
+        return {}
+    held = {(key, value_norm(value)) for key, value in UserProfile.objects.filter(
+        tenant_id=tenant_id, user_id=user_id, status=UserProfile.Status.ACTIVE).values_list("key", "value")}
+    former: dict[str, list[FormerValue]] = {}
+    for pk, key, value, recorded, said in events:
+        norm = value_norm(value)
+        values = former.setdefault(key, [])
+        if (key, norm) in held or len(values) >= FORMER_VALUES_MAX or any(value_norm(v.value) == norm for v in values):
+            continue
+        values.append(FormerValue(pk, key, value, said or recorded))
+    return {key: values for key, values in former.items() if values}
 
 
 def fact_history(*, tenant_id: int, user_id: str, key: str) -> QuerySet[FactEvent]:

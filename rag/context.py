@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import date
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from memoryhub.selectors import session_recent_messages_by_ids
 from memoryhub.sensitive import redact
 from memoryhub.validation import iso_instant
 from people.selectors import inner_circle_context_items, relevant_people_context_items
-from profiles.selectors import corrections_of, key_terms, profile_context_items
+from profiles.selectors import asks_about_past, corrections_of, former_values, key_terms, profile_context_items
 from rag.chunk_cache import chunk_matches
 from rag.filler import is_filler
 from rag.memories.context import typed_memories_block
@@ -128,8 +129,11 @@ _MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", 
 def _day_header(day: str) -> str:
     """"8 May 2023:" for 2023-05-08: about 5 tokens where "[2023-05-08]" costs 8, which at a 200-token
     budget is more often the room for one more turn (docs/retrieval.md). Not locale-dependent."""
-    year, month, day_of_month = day.split("-")
-    return f"{int(day_of_month)} {_MONTH_ABBREVIATIONS[int(month) - 1]} {year}:"
+    return f"{_short_date(date.fromisoformat(day))}:"
+
+
+def _short_date(day: date) -> str:
+    return f"{day.day} {_MONTH_ABBREVIATIONS[day.month - 1]} {day.year}"
 
 
 # The cut reason of a line packed only with another (`_pack_by_day`), by the meta key naming that other.
@@ -321,7 +325,9 @@ def context_assemble(
 
     # Who the user is: active profile facts above the confidence threshold, always first.
     header, lines = profile_context_items(tenant_id=tenant_id, user_id=user_id)
-    scored = _relevance(lines, asked, asks=lambda line: key_terms(line.partition(":")[0]))
+    if asks_about_past(query):
+        lines = _with_former_values(lines, asked, tenant_id=tenant_id, user_id=user_id)
+    scored = _relevance(lines, asked, asks=lambda line: key_terms(_profile_key(line)))
     block = Block("profile", header=header)
     cap = min(remaining, _share(shares["profile"], budget)) - count_tokens(header)
     if scored and scored[0][1]:
@@ -446,6 +452,38 @@ def context_assemble(
     _top_up(context, ("inner_circle", "profile", "relevant_people", "recent_turns"), contiguous={"recent_turns"},
             shown=said)
     return context
+
+
+def _with_former_values(lines: list[tuple[str, str]], asked: frozenset[str], *, tenant_id: int,
+                        user_id: str) -> list[tuple[str, str]]:
+    """The profile's lines with, after the line of each key a question about the past asks for, the values it
+    held before ("former location: Boston (until 1 Jun 2024)", referenced by its history event): "where did I
+    live before?" is answered by the key's story, which the active facts ("location: Seattle") no longer hold,
+    and the turn that said "I live in Boston" may share no word with it ("где я раньше жил?" and "живу" stem
+    apart). A line of its own, so that a small budget keeps today's value and cuts the history first."""
+    former = {key: values for key, values in former_values(tenant_id=tenant_id, user_id=user_id).items()
+              if asked & key_terms(key)}
+    if not former:
+        return lines
+
+    def line(key: str) -> tuple[str, str]:
+        values = "; ".join(f"{v.value} (until {_short_date(v.until.date())})" for v in former[key])
+        return f"event:{former[key][0].event_id}", f"{FORMER}{key}: {values}"
+
+    shown: list[tuple[str, str]] = []
+    for ref, line_text in lines:
+        shown.append((ref, line_text))
+        if (key := _profile_key(line_text)) in former:
+            shown.append(line(key))
+            del former[key]
+    return shown + [line(key) for key in former]  # keys that hold nothing now: a job the user quit
+
+
+FORMER = "former "
+
+
+def _profile_key(line: str) -> str:
+    return line.partition(":")[0].removeprefix(FORMER)
 
 
 def _asked_again(question: str, asked: frozenset[str]) -> bool:
