@@ -210,15 +210,15 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])")
 def _clipped(item: BlockItem, room: int, query: str = "") -> BlockItem | None:
     """A person's line (`[Person:3] Daniel | Family | 7 mentions | bio`) with the sentences of its bio that
     fit `room`: the first (who they are to the user), then those that say words of the query, then the
-    newest, shown in the bio's order, a gap and a cut end marked with an ellipsis; None when not even the
-    first sentence fits. A bio gathers what is said of someone in the order said: its first sentences alone
-    showed "My sister Anna lives in Denver" long after "Anna moved to Chicago"."""
+    newest, shown in the bio's order, a gap and a cut end marked with an ellipsis; where not even the first
+    sentence fits, its beginning (`_beginning`). A bio gathers what is said of someone in the order said: its
+    first sentences alone showed "My sister Anna lives in Denver" long after "Anna moved to Chicago"."""
     parts = item.text.split(" | ", 3)
     if len(parts) < 4:
         return None
     sentences = [s for s in _SENTENCE_END.split(parts[3]) if s]
     if len(sentences) < 2:
-        return None
+        return _beginning(item, parts, room)
     wanted = set(text.analyze(query))
     shared = {i: len(wanted & set(text.analyze(sentences[i]))) for i in range(1, len(sentences))}
     asked = sorted((i for i in shared if shared[i]), key=lambda i: -shared[i])
@@ -240,11 +240,30 @@ def _clipped(item: BlockItem, room: int, query: str = "") -> BlockItem | None:
         tokens = count_tokens(line)
         if tokens > room:
             if not chosen:
-                return None
+                return _beginning(item, parts, room)
             continue  # a shorter one further down the order may still fit
         chosen = trial
         best = BlockItem(line, tokens, item.ref, {**item.meta, "clipped": True})
     return best
+
+
+# The least of a bio a clipped person's line shows: fewer words say nothing the name and circle do not.
+MIN_BIO_TOKENS = 6
+
+
+def _beginning(item: BlockItem, parts: list[str], room: int) -> BlockItem | None:
+    """The person's line with the beginning of a bio whose first sentence does not fit `room`, cut at a word
+    and marked with an ellipsis, else the name, circle and mentions alone; None when not even those fit. QA:
+    at 150 tokens the inner circle's friend, whose bio was one 54-token sentence, left the prompt altogether."""
+    header = " | ".join(parts[:3])
+    if count_tokens(header) > room:
+        return None
+    shown = header
+    if count_tokens(header) + MIN_BIO_TOKENS < room:
+        head = _head(item.text, room)
+        if count_tokens(head) - count_tokens(header) >= MIN_BIO_TOKENS:
+            shown = head
+    return BlockItem(shown, count_tokens(shown), item.ref, {**item.meta, "clipped": True})
 
 
 def _joined(pieces: list[str]) -> str:
@@ -261,22 +280,27 @@ MIN_TURN_TOKENS = 48
 MIN_MEMORY_CLIP_TOKENS = 16
 
 
+def _head(line: str, room: int) -> str:
+    """The longest beginning of `line` that fits `room` tokens with an ellipsis, cut at a space."""
+    low, high = 0, len(line)
+    while low < high:  # the longest prefix within room, by bisection: a line may be 16,000 characters
+        middle = (low + high + 1) // 2
+        if count_tokens(line[:middle] + " …") <= room:
+            low = middle
+        else:
+            high = middle - 1
+    head = line[:low]
+    if " " in head[len(head) * 4 // 5:]:  # at a word's end, unless the text has no spaces (Chinese)
+        head = head[:head.rindex(" ")]
+    return f"{head.rstrip()} …"
+
+
 def _turn_within(item: BlockItem, room: int, block: Block) -> BlockItem:
     """The turn's line, or, longer than `room` tokens, its longest beginning that fits, cut at a space
     and marked with an ellipsis (the cut is noted in the block, as a clipped bio's is)."""
     if item.tokens <= room:
         return item
-    low, high = 0, len(item.text)
-    while low < high:  # the longest prefix within room, by bisection: a line may be 16,000 characters
-        middle = (low + high + 1) // 2
-        if count_tokens(item.text[:middle] + " …") <= room:
-            low = middle
-        else:
-            high = middle - 1
-    head = item.text[:low]
-    if " " in head[len(head) * 4 // 5:]:  # at a word's end, unless the text has no spaces (Chinese)
-        head = head[:head.rindex(" ")]
-    text = f"{head.rstrip()} …"
+    text = _head(item.text, room)
     clipped = BlockItem(text, count_tokens(text), item.ref, {**item.meta, "clipped": True})
     block.cut.append({"ref": item.ref, "tokens": item.tokens - clipped.tokens, "reason": "clipped"})
     return clipped

@@ -285,6 +285,53 @@ def test_a_clipped_bio_keeps_who_they_are_and_the_newest_news(bio: str, query: s
     assert first is None or (old in first.text and new not in first.text)
 
 
+@pytest.mark.parametrize(("name", "bio", "query", "played", "cooked"), [
+    ("Дима", "Мой брат Дима каждую субботу играет со мной в волейбол в парке Горького, а по будням он работает "
+             "программистом в небольшой студии, которая делает мобильные игры для детей.",
+     "С кем я играю в волейбол?", "Сегодня в парке снова играли в волейбол, партия {i}, я устал, но доволен.",
+     "Вечером приготовил ужин, рецепт номер {i} из новой книги."),
+    ("Mike", "My brother Mike plays volleyball with me every Saturday in the park by the river, and on weekdays he "
+             "works as a programmer at a small studio that makes mobile games for children.",
+     "Who do I play volleyball with?", "Played volleyball in the park again today, game {i}, tired but happy.",
+     "Cooked dinner tonight, recipe number {i} from the new book."),
+    ("小伟", "我弟弟小伟每个星期六都在河边的公园陪我打排球，"
+             "平时他在一家给孩子做手机游戏的小工作室当程序员，工作很忙但是他很喜欢。",
+     "我跟谁一起打排球？", "今天又在公园打排球了，第{i}局，很累但是很开心。",
+     "晚上做了饭，新书里的第{i}个菜谱。"),
+])
+def test_an_inner_circle_bio_of_one_long_sentence_shows_its_beginning(tenant, name: str, bio: str, query: str,
+                                                                      played: str, cooked: str) -> None:
+    """QA: at 150 tokens "С кем я играю в волейбол?" left the user's brother Дима, whose bio was one sentence of
+    54 tokens, out of the prompt altogether: the inner circle always reaches it, with as much of the bio as fits."""
+    from people.models import Person
+
+    brother = Person.objects.create(tenant=tenant, user_id="u1", display_name=name, bio=bio,
+                                    circle=Person.Circle.FAMILY, mention_count=4)
+    # Remembered games enough to take all the budget the other blocks leave, as in the QA user's memory.
+    append_messages(tenant, "u1", "s1", [*(played.format(i=i) for i in range(12)),
+                                         *(cooked.format(i=i) for i in range(36))], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=150)
+    block = next(b for b in context.blocks if b.name == "inner_circle")
+    assert [i.ref for i in block.items] == [f"person:{brother.pk}"], context.render()
+    line = block.items[0].text
+    assert line.startswith(f"[Person:{brother.pk}] {name} | Family") and line.endswith("…") and bio[:8] in line, (
+        context.render())
+    assert {"ref": f"person:{brother.pk}", "reason": "clipped"}.items() <= block.cut[0].items()
+    assert context.used <= 150
+
+
+def test_a_person_line_with_no_room_for_its_bio_keeps_who_they_are() -> None:
+    from rag.context import BlockItem, _clipped
+
+    line = "[Person:3] Mike | Family | 4 mentions | My brother Mike plays volleyball with me every Saturday."
+    header = "[Person:3] Mike | Family | 4 mentions"
+    item = BlockItem(line, count_tokens(line), "person:3")
+    assert _clipped(item, count_tokens(header) + 2).text == header  # a word or two of the bio says nothing more
+    assert _clipped(item, count_tokens(header) - 1) is None
+    wider = _clipped(item, count_tokens(line) - 2)
+    assert wider.text.startswith(f"{header} | My brother Mike") and wider.text.endswith("…")
+
+
 @pytest.mark.parametrize(("query", "topical", "chatter"), [
     ("What should I cook for dinner tonight?", "I love cooking pasta with lots of garlic.",
      ["Hi! My name is Anna, I live in Berlin and I work as a data engineer.",
