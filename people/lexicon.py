@@ -6,6 +6,7 @@ stems for cues, pymorphy3 for names). Chinese cues are matched as substrings.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -367,6 +368,12 @@ EN_WORK_WORDS = frozenset({"work", "works", "worked", "working", "job", "intern"
 EN_WORK_PREPOSITIONS = frozenset({"at", "in"})
 ZH_ORG_NOUNS = ("公司", "集团", "银行", "科技", "工作室", "事务所")
 ZH_WORK_VERBS = ("工作", "上班", "实习", "任职", "就职", "打工")
+# What one eats or drinks is no person, though jieba tags some dishes and teas as names ("喝龙井茶",
+# "吃宫保鸡丁", "一盒龙井茶"): a word ending in one of these, or right after a verb of eating or drinking or a
+# measure word, unless a possessive or a verb follows ("吃了王强做的饭" names him).
+ZH_FOOD_ENDINGS = frozenset("茶酒汤粥饭菜鸡鸭鹅鱼肉饼糕饺粉")
+ZH_FOOD_BEFORE = re.compile(r"(?:[喝吃尝品泡煮炒烤炖涮](?:了|过|着)?"
+                            r"|[一二两三四五六七八九十几半][杯盒壶碗份瓶包斤袋罐盘串])$")
 
 # --- whom the user works for ------------------------------------------------------------------------
 # "I work for X", "работаю на X", "我给X打工" take a person (the boss) as readily as a company; the name's

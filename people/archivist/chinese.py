@@ -188,7 +188,8 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
         if end - start == 3 and sentence[end - 1] in lexicon.ZH_NAME_STOPS:
             end -= 1
         take(start, end)
-    return sorted(span for span in spans if not _workplace(sentence, span[0], span[1]))
+    return sorted(span for span in spans if not _workplace(sentence, span[0], span[1])
+                  and (span[2] in known_han or not _food(sentence, span[0], span[1])))
 
 
 def _zh_name_like(word: str, known_han: set[str]) -> bool:
@@ -235,6 +236,20 @@ def _workplace(sentence: str, start: int, end: int) -> bool:
     if rest.startswith(lexicon.ZH_ORG_NOUNS):
         return True
     return sentence[:start].endswith("在") and rest.startswith(lexicon.ZH_WORK_VERBS)
+
+
+def _food(sentence: str, start: int, end: int) -> bool:
+    """A dish or a drink that looks like a name ("她喜欢喝龙井茶", "我喜欢吃宫保鸡丁", "一盒龙井茶"): it ends in a
+    word for food, or follows a verb of eating or drinking or a measure word, with no "的" or verb of its own after
+    it ("吃了王强做的饭" and "喝了李娜的酒" name people)."""
+    if sentence[end:end + 1] in ("的", "做", "买", "送", "请", "家", "说"):
+        return False
+    if lexicon.ZH_FOOD_BEFORE.search(sentence[:start]):
+        return True
+    # A name the user calls someone by ("我女儿小鱼", "叫王小鱼") may end so: only a word after no cue word.
+    before = sentence[max(0, start - 4):start]
+    return end - start >= 3 and sentence[end - 1] in lexicon.ZH_FOOD_ENDINGS and not before.endswith("叫") \
+        and not any(cue_end == len(before) for _, cue_end, _ in zh_cues(before))
 
 
 def _zh_prefix_name(sentence: str, i: int) -> bool:

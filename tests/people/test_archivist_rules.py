@@ -421,6 +421,23 @@ def test_words_that_only_look_like_pets_leave_people_alone(sentence: str, names:
     assert names_in(sentence) == names
 
 
+# Found by a QA trial: "她喜欢喝龙井茶" made the tea a person (jieba tags it a name), listed beside the user's mother.
+@pytest.mark.parametrize(("sentence", "names"), [
+    ("我妈妈下个月要来杭州看我，她喜欢喝龙井茶。", ["妈妈"]),
+    ("他送了我一盒龙井茶。", []),
+    ("我喜欢吃宫保鸡丁。", []),
+    ("我跟王强一起喝了碧螺春。", ["王强"]),
+    ("我给王芳泡了一壶龙井。", ["王芳"]),
+    ("我请李娜吃了火锅。", ["李娜"]),
+    ("我吃了王强做的饭。", ["王强"]),  # his cooking: a person
+    ("我女儿小鱼今天生日。", ["小鱼"]),  # a name after a cue word may end in a word for food
+    ("我同学叫刘大鹅。", ["刘大鹅"]),
+    ("王小鱼说她明天来。", ["王小鱼"]),
+])
+def test_a_dish_or_a_drink_is_no_person(sentence: str, names: list) -> None:
+    assert names_in(sentence) == names
+
+
 # Found by a QA trial: "Теперь работаю в Тинькофф…" made the company a person of the inner circle, whom a
 # people search for "начальник" found first.
 @pytest.mark.parametrize(("text", "people"), [
