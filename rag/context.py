@@ -372,6 +372,7 @@ def context_assemble(
     lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), asked)
     remaining -= _pack_clipping(block, _lines(lines), min(remaining, _share(shares["inner_circle"], budget)), query)
     blocks.append(block)
+    circle = block
 
     # Recent turns of this session: short-term memory, the newest that fit without a gap, shown oldest first.
     recent_ids: set[int] = set()
@@ -429,6 +430,12 @@ def context_assemble(
             continue
         if item.chunk["meta"].get("message_id") in recent_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_recent_turns"})
+            continue
+        if item.chunk["type"] == "dialog" and (grown := _quoted_by(circle, item, remaining)) is not None:
+            # A bio gathers what the user said of someone, word for word: the turn is shown there (its line
+            # made whole if it was clipped, for no more than the memory's own line would have cost).
+            remaining -= grown
+            block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_inner_circle"})
             continue
         if relevant.below(item) or f"chunk:{item.chunk['id']}" in typed_below:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
@@ -508,6 +515,36 @@ FORMER = "former "
 
 def _profile_key(line: str) -> str:
     return line.partition(":")[0].removeprefix(FORMER)
+
+
+# The dates a bio writes after a relative one ("下个月(2027-01)", "a week ago (2024-05-06 – 2024-05-12)").
+_BIO_DATES = re.compile(r"\s?\(\d{4}(?:-\d{2}){0,2}(?: – \d{4}(?:-\d{2}){0,2})?\)")
+
+
+def _plain(line: str) -> str:
+    """A line's words as a bio quotes them: without the dates a bio adds, in one kind of spacing."""
+    return " ".join(_BIO_DATES.sub("", line).split())
+
+
+def _quoted_by(circle: Block, item: SearchItem, room: int) -> int | None:
+    """The tokens the inner circle grows by to show the dialog turn `item` word for word (0: a shown line says
+    it), or None when it does not, or only a clipped line's whole would, for more than the turn's own line
+    costs or is left (`room`); the clipped line is then made whole."""
+    said = _plain(item.chunk["text"])
+    if not said:
+        return None
+    if any(said in _plain(line.text) for line in circle.items):
+        return 0
+    cost = min(room, count_tokens(_memory_line(item)))
+    for whole in circle.waiting:
+        shown = next((i for i in circle.items if i.ref == whole.ref), None)
+        grows = whole.tokens - (shown.tokens if shown else 0)
+        if shown is not None and grows <= cost and said in _plain(whole.text):
+            circle.items[circle.items.index(shown)] = whole
+            circle.waiting.remove(whole)
+            circle.cut = [c for c in circle.cut if c["ref"] != whole.ref]
+            return grows
+    return None
 
 
 def _asked_again(question: str, asked: frozenset[str]) -> bool:

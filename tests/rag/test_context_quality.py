@@ -320,6 +320,27 @@ def test_an_inner_circle_bio_of_one_long_sentence_shows_its_beginning(tenant, na
     assert context.used <= 150
 
 
+@pytest.mark.parametrize(("said", "query", "name"), [
+    ("My mom is coming to visit next month, she loves green tea.", "What does my mom like?", "Mom"),
+    ("Моя мама в следующем месяце приедет в гости, она любит зелёный чай.", "Что любит моя мама?", "Мама"),
+    ("我妈妈下个月要来杭州看我，她喜欢喝龙井茶。", "我妈妈喜欢什么？", "妈妈"),
+])
+def test_a_turn_the_inner_circle_quotes_is_not_a_memory_again(tenant, said: str, query: str, name: str) -> None:
+    """QA: "我妈妈喜欢什么？" at 200 tokens showed "我妈妈下个月要来杭州看我，她喜欢喝龙井茶。" twice, as 妈妈's bio
+    (with the month it meant) and as a memory: a bio gathers what the user said of someone, word for word."""
+    from people.models import Person
+
+    append_messages(tenant, "u1", "s1", [said, "I like hiking." if name == "Mom" else "Я люблю походы."
+                                         if name == "Мама" else "我喜欢爬山。"], start=START, auto_extract=True)
+    mom = Person.objects.get(tenant=tenant, user_id="u1")
+    assert mom.circle == Person.Circle.FAMILY and said[:6] in mom.bio and mom.bio != said  # dated in the bio
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=200)
+    assert said[:6] in _text(context, "inner_circle") and said[:6] not in _text(context, "memories"), (
+        context.render())
+    memories = next(b for b in context.blocks if b.name == "memories")
+    assert "in_inner_circle" in {c["reason"] for c in memories.cut}
+
+
 def test_a_person_line_with_no_room_for_its_bio_keeps_who_they_are() -> None:
     from rag.context import BlockItem, _clipped
 
