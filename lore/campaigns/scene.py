@@ -84,26 +84,35 @@ def _alternatives(words: str) -> str:
 # by id (an entry keeps its id in every language, so a Russian or Chinese input gets it in the world's
 # language nearest its own) and the part of it by heading ("" for its opening). Its words, like the triggers':
 # Latin and Cyrillic words end where their script's letters end, "*" takes any ending, "_" is a space; Han
-# words anywhere. Not "hit points" (a hit), "lie down" (a lie), "краду" (to steal, not to sneak).
+# words anywhere. Not "hit points" (a hit), "lie down" (a lie), "краду" (to steal, not to sneak), "захватывающий"
+# (breathtaking), "столкнулся" (ran into) or "推开门" (push a door open). A Russian player says an attempt with the
+# infinitive ("Я пытаюсь схватить Ли Шэня", "хочу оттолкнуть", "пробую перелезть"), which the first-person forms
+# alone missed: that input got no rules block at all.
 ACTION_RULES: tuple[tuple[str, str, str, str, str], ...] = (
     ("Rule-Sections/making-an-attack", "Attack Rolls",
      "attack* strike strikes striking struck hit(?!_(?:points?|dice|die)) hits(?!_points) hitting shoot shoots "
      "shooting stab stabs stabbing slash slashes slashing",
-     "атак* бью бьёт бьет бьём бьем бьёшь бьешь бьют ударю ударяю ударяет ударил ударила ударить стреля* выстрел*",
+     "атак* бью бьёт бьет бьём бьем бьёшь бьешь бьют ударю ударяю ударяет ударил ударила ударить стреля* выстрел* "
+     "нападаю нападу напасть нападаем нападём нападем рублю рубану зарублю",
      "攻击 砍 射击 射箭"),
     # A grapple and a shove are attacks of their own, each with its part of the section.
-    ("Rule-Sections/making-an-attack", "Grappling", "grapple grapples grappling(?!_hook)",
-     "захватываю захвачу схвачу хватаю", "擒抱"),
+    ("Rule-Sections/making-an-attack", "Grappling", "grapple grapples grappling(?!_hook) wrestl*",
+     "захват захватываю захватывает захвачу захватить захватил захватила схвачу схвати* схватыва* хватаю хватать "
+     "ухвачу ухвати* вцеплюсь вцепляюсь вцепиться",
+     "擒抱 擒住 抓住 扭住 摔跤 扭打"),
     ("Rule-Sections/making-an-attack", "Shoving a Creature", "shove shoves shoving",
-     "толкаю толкну оттолкну столкну сталкиваю", "推撞"),
+     "толкаю толкну оттолкну столкну сталкиваю толкнуть оттолкнуть столкнуть толкать отталкиваю спихну спихнуть "
+     "спихиваю", "推撞 推倒 推下"),
     ("Skills/deception", "", "deceiv* deceit* decept* bluff* lie_to lies_to lying_to lied_to",
      "обман* солгу солгать лгу лжёт лжет вру соврать совру навру наврать блеф*", "欺骗 欺瞒 撒谎 说谎 哄骗 蒙骗"),
     ("Skills/persuasion", "", "persua* convinc*", "убежд* убед* уговор* уговар*", "说服 劝说 劝服"),
     ("Skills/intimidation", "", "intimidat* threaten*", "запуг* угрож*", "威吓 恐吓 威胁"),
     ("Skills/stealth", "", "stealth* sneak* hide hides hiding",
-     "скрытн* незаметн* подкрад* крадусь крадётся крадется крадёмся крадемся красться", "潜行 躲藏 溜过"),
+     "скрытн* незаметн* подкрад* крадусь крадётся крадется крадёмся крадемся красться прячусь спрячусь прятаться "
+     "спрятаться прячемся спрячемся", "潜行 躲藏 溜过 藏起来 躲起来"),
     ("Skills/athletics", "", "climb* swim swims swimming swam",
-     "карабка* вскарабка* лезу лезет лезем залез* плыву плывёт плывет плыть переплы*", "攀爬 攀登 爬上 游泳 游过"),
+     "карабка* вскарабка* лезу лезет лезем лезть залез* перелез* взбираюсь взберусь взобраться плыву плывёт плывет "
+     "плыть переплы*", "攀爬 攀登 爬上 游泳 游过"),
     ("Skills/insight", "", "insight*", "проницат*", "洞察"),
     ("Skills/perception", "", "perception* perceiv*", "восприят*", "察觉"),
     ("Skills/investigation", "", "investigat*", "расследов* обыск*", "调查 搜查"),

@@ -15,6 +15,8 @@ from memoryhub import services as kernel_services
 from tests.lore.conftest import scoped_client
 
 ATTACK = ("Rule-Sections/making-an-attack", "Attack Rolls")
+GRAPPLE = ("Rule-Sections/making-an-attack", "Grappling")
+SHOVE = ("Rule-Sections/making-an-attack", "Shoving a Creature")
 ACTIONS = [
     ("I attack the goblin with my longsword", ATTACK), ("I strike the orc", ATTACK), ("I hit him with my axe", ATTACK),
     ("I shoot the goblin with my bow", ATTACK), ("Атакую гоблина мечом", ATTACK), ("Бью орка топором", ATTACK),
@@ -31,6 +33,16 @@ ACTIONS = [
     ("擒抱一个兽人", ("Rule-Sections/making-an-attack", "Grappling")),
     ("I shove the guard off the bridge", ("Rule-Sections/making-an-attack", "Shoving a Creature")),
     ("Я толкаю стражника в воду", ("Rule-Sections/making-an-attack", "Shoving a Creature")),
+    # An attempt is said with the infinitive in Russian: "схватить" brought no rules block at all.
+    ("Я пытаюсь схватить Ли Шэня", GRAPPLE), ("Хватаю разбойника за ворот", GRAPPLE),
+    ("Пытаюсь захватить огра", GRAPPLE), ("I wrestle the bandit to the ground", GRAPPLE),
+    ("我试图抓住李申", GRAPPLE), ("我和兽人扭打在一起", GRAPPLE),
+    ("Хочу оттолкнуть стражника с моста", SHOVE), ("Пытаюсь столкнуть его в реку", SHOVE),
+    ("我把守卫推下桥", SHOVE),
+    ("Нападаю на гоблина", ATTACK), ("Рублю орка топором", ATTACK),
+    ("Прячусь за бочками", ("Skills/stealth", "")), ("Пытаюсь спрятаться в тени", ("Skills/stealth", "")),
+    ("我躲起来等守卫走过", ("Skills/stealth", "")),
+    ("Пробую перелезть через забор", ("Skills/athletics", "")), ("Взбираюсь на башню", ("Skills/athletics", "")),
 ]
 
 
@@ -42,10 +54,12 @@ def test_an_action_names_its_rule_and_asks_for_one(user_input: str, rule: tuple[
 
 @pytest.mark.parametrize("user_input", [
     "How many hit points do I have?", "I lie down by the fire", "Я краду кошелёк у купца", "Hello there, how are you?",
-    "Привет, как дела?", "我们去酒馆喝一杯吧",
+    "Привет, как дела?", "我们去酒馆喝一杯吧", "Какой захватывающий вид с башни!", "Я столкнулся с ним в таверне",
+    "我推开门走进酒馆",
 ])
 def test_words_that_only_look_like_an_action_name_none(user_input: str) -> None:
-    """"hit points" is no hit, "lie down" no lie, "краду" (I steal) no sneaking."""
+    """"hit points" is no hit, "lie down" no lie, "краду" (I steal) no sneaking, "захватывающий" (breathtaking) no
+    grapple, "столкнулся" (ran into) and "推开门" (push a door open) no shove."""
     assert [entry for entry, _ in action_rules(user_input)
             if entry in ("Rule-Sections/making-an-attack", "Skills/deception", "Skills/stealth")] == []
 
@@ -95,6 +109,9 @@ def test_the_rule_of_the_players_action_comes_first_in_three_languages(db) -> No
     # A shove is an attack with its own part of the section.
     assert rules("I try to shove the guard off the bridge")[0][1].startswith(
         "Making an Attack: Rule-Sections / Making an Attack / Melee Attacks / Shoving a Creature")
+    # "Я пытаюсь схватить Ли Шэня" asked for no rule: the infinitive was no grapple.
+    assert rules("Я пытаюсь схватить Ли Шэня")[0][1].startswith(
+        "Making an Attack: Rule-Sections / Making an Attack / Melee Attacks / Grappling")
 
 
 def test_who_guards_the_bridge_is_the_worlds_lore_not_the_srds_guard(db) -> None:
