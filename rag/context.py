@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, datetime
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,8 @@ from typing import Any
 import yaml
 from django.conf import settings
 
-from memoryhub import text
+from memoryhub import text, timeexpr
+from memoryhub.dates import anchor_relative_dates, without_dates
 from memoryhub.embeddings import cosine_floor
 from memoryhub.models import Message
 from memoryhub.selectors import session_recent_messages_by_ids
@@ -106,11 +107,30 @@ def _turn_line(message: Message) -> str:
     return f"[{_fmt_time(message.created_at)}] {speaker}: {text}"
 
 
-def _memory_line(item: SearchItem) -> str:
+def _memory_line(item: SearchItem, dated: bool = False) -> str:
     """A remembered chunk's line, without its day: the memories block shows each day once, as a
-    header over that day's lines (`_pack_by_day`)."""
+    header over that day's lines (`_pack_by_day`). `dated`: a turn's relative dates are followed by the
+    days they meant when it was said (`_asks_for_dates`)."""
     chunk = item.chunk
-    return _line(chunk["text"], chunk["speaker"] or chunk["role"] if chunk["type"] == "dialog" else "")
+    if chunk["type"] != "dialog":
+        return _line(chunk["text"])
+    return _line(_anchored(chunk["text"], chunk["created_ts"]) if dated else chunk["text"],
+                 chunk["speaker"] or chunk["role"])
+
+
+def _asks_for_dates(query: str) -> bool:
+    """Whether the question asks when, or how long ago: then a remembered "I went to a support group yesterday"
+    reads "yesterday (2023-05-07)", and the model asked "When did Caroline go?" need not count back from the
+    day header. Other questions keep the turn as said: the dates cost tokens (about five each) that at a
+    200-token budget are a turn's room (docs/retrieval.md, "Relative dates in a remembered turn")."""
+    return timeexpr.asks_when(query) or timeexpr.asks_how_long(query)
+
+
+@lru_cache(maxsize=4096)
+def _anchored(text: str, said_at: datetime | None) -> str:
+    # The same turns come back query after query; reading a text's dates is the costly part of a line. A bare
+    # weekday is left as said: "I booked the dentist for Monday" read by its past verb was last Monday.
+    return anchor_relative_dates(text, said_at, by_tense=False)
 
 
 def _line(text: str, who: str = "") -> str:
@@ -343,6 +363,7 @@ def context_assemble(
     floor = config["relevance_floor"]
     budget = budget_tokens or int(config["default_budget_tokens"])
     asked = frozenset(text.analyze(query))  # the query's terms, for every step that weighs lines by them
+    dated = _asks_for_dates(query)
     shares = config["blocks"]
     remaining = budget
     blocks: list[Block] = []
@@ -402,9 +423,9 @@ def context_assemble(
     typed_cap = min(remaining, int(budget * shares.get("typed_memories", {"max_share": 0.0})["max_share"]))
     block, typed_ids, typed_sources = typed_memories_block(
         tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k, filters=memory_filters,
-        shown_messages=_turns_that_fit(result.items, remaining - typed_cap, recent_ids, relevant),
+        shown_messages=_turns_that_fit(result.items, remaining - typed_cap, recent_ids, relevant, dated),
         min_bm25_share=floor["typed_memories_bm25_share"] * _best_share(result),
-        min_cosine=relevant.min_cosine, min_share=relevant.min_share)
+        min_cosine=relevant.min_cosine, min_share=relevant.min_share, dated=dated)
     remaining -= block.tokens
     blocks.append(block)
     typed_block, typed_restate = block, set().union(*typed_sources.values())
@@ -431,7 +452,7 @@ def context_assemble(
         if item.chunk["meta"].get("message_id") in recent_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_recent_turns"})
             continue
-        if item.chunk["type"] == "dialog" and (grown := _quoted_by(circle, item, remaining)) is not None:
+        if item.chunk["type"] == "dialog" and (grown := _quoted_by(circle, item, remaining, dated)) is not None:
             # A bio gathers what the user said of someone, word for word: the turn is shown there (its line
             # made whole if it was clipped, for no more than the memory's own line would have cost).
             remaining -= grown
@@ -449,7 +470,7 @@ def context_assemble(
             # whose words the query says: one that shares half of them may be what the query asks about.
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "asked_before"})
             continue
-        line, ref = _memory_line(item), f"chunk:{item.chunk['id']}"
+        line, ref = _memory_line(item, dated), f"chunk:{item.chunk['id']}"
         candidates.append(BlockItem(line, count_tokens(line), ref,
                                     {"score": round(item.score, 6), "type": item.chunk["type"], "day": _day(item),
                                      "at": iso_instant(item.chunk["created_ts"]) or "",
@@ -517,16 +538,12 @@ def _profile_key(line: str) -> str:
     return line.partition(":")[0].removeprefix(FORMER)
 
 
-# The dates a bio writes after a relative one ("下个月(2027-01)", "a week ago (2024-05-06 – 2024-05-12)").
-_BIO_DATES = re.compile(r"\s?\(\d{4}(?:-\d{2}){0,2}(?: – \d{4}(?:-\d{2}){0,2})?\)")
-
-
 def _plain(line: str) -> str:
     """A line's words as a bio quotes them: without the dates a bio adds, in one kind of spacing."""
-    return " ".join(_BIO_DATES.sub("", line).split())
+    return " ".join(without_dates(line).split())
 
 
-def _quoted_by(circle: Block, item: SearchItem, room: int) -> int | None:
+def _quoted_by(circle: Block, item: SearchItem, room: int, dated: bool) -> int | None:
     """The tokens the inner circle grows by to show the dialog turn `item` word for word (0: a shown line says
     it), or None when it does not, or only a clipped line's whole would, for more than the turn's own line
     costs or is left (`room`); the clipped line is then made whole."""
@@ -535,7 +552,7 @@ def _quoted_by(circle: Block, item: SearchItem, room: int) -> int | None:
         return None
     if any(said in _plain(line.text) for line in circle.items):
         return 0
-    cost = min(room, count_tokens(_memory_line(item)))
+    cost = min(room, count_tokens(_memory_line(item, dated)))
     for whole in circle.waiting:
         shown = next((i for i in circle.items if i.ref == whole.ref), None)
         grows = whole.tokens - (shown.tokens if shown else 0)
@@ -794,7 +811,8 @@ def _best_share(result: SearchResult) -> float:
     return max(shares, default=0.0)
 
 
-def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int], floor: RelevanceFloor) -> frozenset[int]:
+def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int], floor: RelevanceFloor,
+                    dated: bool) -> frozenset[int]:
     """The message ids of the dialog results that the memories block will show within `cap`."""
     shown: set[int] = set()
     days: set[str] = set()
@@ -805,7 +823,7 @@ def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int], flo
                 or floor.below(item)):
             continue
         day = _day(item)
-        used += count_tokens(_memory_line(item)) + (count_tokens(_day_header(day)) if day not in days else 0)
+        used += count_tokens(_memory_line(item, dated)) + (count_tokens(_day_header(day)) if day not in days else 0)
         days.add(day)
         if used > cap:
             break

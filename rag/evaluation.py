@@ -17,6 +17,7 @@ from django.utils.timezone import is_naive, make_aware
 
 from memoryhub import services as kernel_services
 from memoryhub.celery import app as celery_app
+from memoryhub.dates import without_dates
 from memoryhub.models import Tenant
 from rag import index as bm25_index
 from rag.selectors import Mode, chunks_search
@@ -88,14 +89,16 @@ def _evidence_in_context(tenant: Tenant, conversations: Sequence[dict[str, Any]]
                          budgets: Sequence[int], progress_factory: Callable[[int, str], Any]) -> dict[int, float]:
     from rag.context import context_assemble  # the context imports every app's selectors
 
-    texts = {(c["user_id"], t["id"]): " ".join(t["text"].split())
+    texts = {(c["user_id"], t["id"]): " ".join(without_dates(t["text"]).split())
              for c in conversations for s in c["sessions"] for t in s["turns"]}
     shares: dict[int, list[float]] = {b: [] for b in budgets}
     with progress_factory(len(queries) * len(budgets), "context") as bar:
         for q in queries:
             for budget in budgets:
-                rendered = " ".join(context_assemble(tenant_id=tenant.pk, user_id=q["user_id"], query=q["question"],
-                                                     session_id=None, budget_tokens=budget).render().split())
+                # A turn shown with the dates its relative ones meant (a "when" question) is shown all the same.
+                rendered = " ".join(without_dates(context_assemble(
+                    tenant_id=tenant.pk, user_id=q["user_id"], query=q["question"], session_id=None,
+                    budget_tokens=budget).render()).split())
                 evidence = set(q["evidence"])
                 found = sum(1 for e in evidence if texts.get((q["user_id"], e), "\0") in rendered)
                 shares[budget].append(found / len(evidence))

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from memoryhub.dates import anchor_relative_dates
 from memoryhub.text import normalize
 from people import lexicon
 from people.archivist.chinese import tokens_zh
@@ -38,7 +39,6 @@ from people.archivist.tokens import (
     is_question,
     split_sentences,
 )
-from people.dates import anchor_relative_dates
 from people.names import (
     NAME_GRAMMEMES,
     clean_name,

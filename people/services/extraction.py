@@ -25,13 +25,13 @@ from typing import Any
 
 from django.db import transaction
 
+from memoryhub.dates import anchor_relative_dates
 from memoryhub.llm import get_llm
 from memoryhub.models import ArchivalJob, Message, Tenant
 from people import conf, metrics, selectors
 from people.archivist import rules
 from people.archivist.llm import extract_with_llm
 from people.archivist.tokens import KnownPerson
-from people.dates import anchor_relative_dates
 from people.models import MergeProposal, Person
 from people.names import clean_name, name_key, name_terms, query_name_terms
 from people.ops import AddOp, Extraction, MergeOp, PersonDraft, RelationDraft, UpdateOp

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from memoryhub.dates import anchor_relative_dates
 from memoryhub.text import count_tokens
 from memoryhub.validation import iso_instant
 from rag.selectors import SearchFilters, SearchItem, chunks_search
@@ -15,7 +16,9 @@ if TYPE_CHECKING:
     from rag.context import Block
 
 
-def typed_memory_line(item: SearchItem) -> str:
+def typed_memory_line(item: SearchItem, dated: bool = False) -> str:
+    """`dated`: its relative dates followed by the days they meant, as the memories block's turns
+    (`rag.context._asks_for_dates`); a goal's or plan's have them already (`when.anchor_dates`)."""
     chunk = item.chunk
     when = chunk["created_ts"].strftime("%Y-%m-%d") if chunk["created_ts"] else ""
     details = [f"{chunk['kind']}/{chunk['category']}"]
@@ -23,13 +26,14 @@ def typed_memory_line(item: SearchItem) -> str:
         details.append(f"emotion: {chunk['emotion']}")
     if chunk["context_window"]:
         details.append(f"context: {chunk['context_window']}")
-    return f"- [{when}] {chunk['text']} ({'; '.join(details)})"
+    said = anchor_relative_dates(chunk["text"], chunk["created_ts"], by_tense=False) if dated else chunk["text"]
+    return f"- [{when}] {said} ({'; '.join(details)})"
 
 
 def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, k: int,
                          filters: SearchFilters | None = None, shown_messages: frozenset[int] = frozenset(),
-                         min_bm25_share: float = 0.0, min_cosine: float = 0.0,
-                         min_share: float = 0.0) -> tuple[Block, set[int], dict[str, frozenset[int]]]:
+                         min_bm25_share: float = 0.0, min_cosine: float = 0.0, min_share: float = 0.0,
+                         dated: bool = False) -> tuple[Block, set[int], dict[str, frozenset[int]]]:
     """The block, packed within `cap` tokens, the ids of the chunks it shows (so the general
     memories block does not repeat them) and, for each line it shows, the turns it restates (so an
     insight summing up turns the context says anyway is not shown either, and a line whose turns the
@@ -59,7 +63,7 @@ def typed_memories_block(*, tenant_id: int, user_id: str, query: str, cap: int, 
         if sources and shown_messages.issuperset(sources):
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "turn_in_memories"})
             continue
-        line = typed_memory_line(item)
+        line = typed_memory_line(item, dated)
         candidates.append(BlockItem(line, count_tokens(line), f"chunk:{item.chunk['id']}",
                                     {"score": round(item.score, 6), "type": "memory",
                                      "memory_id": str(item.chunk["memory_uid"]),

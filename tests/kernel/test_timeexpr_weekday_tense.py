@@ -14,7 +14,7 @@ from datetime import date
 import pytest
 
 from memoryhub import timeexpr
-from people.dates import anchor_relative_dates
+from memoryhub.dates import anchor_relative_dates
 from rag.memories.when import anchor_dates, names_days_ahead
 
 WEDNESDAY = date(2026, 11, 25)

@@ -11,9 +11,9 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from memoryhub.dates import anchor_relative_dates
 from memoryhub.models import Tenant
 from people import services
-from people.dates import anchor_relative_dates
 from people.models import Person
 from tests.factories import append_messages
 from tests.llm_server import OpenAICompatServer

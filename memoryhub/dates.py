@@ -1,7 +1,8 @@
-"""Relative dates in a bio, anchored to the day they were said.
+"""Relative dates in a bio or a remembered turn, anchored to the day they were said.
 
 A bio line quoted from "Неделю назад Маша вернулась из Праги" is read months later, in a prompt whose
-"now" is another day: "a week ago" is then wrong. Each relative date (`memoryhub.timeexpr`, en/ru/zh:
+"now" is another day: "a week ago" is then wrong; so is a turn the context shows to a question that asks when
+(`rag.context`). Each relative date (`memoryhub.timeexpr`, en/ru/zh:
 "last month", "3 дня назад", "上周") keeps its words and gets the dates it meant on the day it was said,
 in ISO form, which a prompt in any language reads alike: "Неделю назад (2024-05-06 – 2024-05-12) Маша
 вернулась из Праги". A recurring time ("every Sunday", "каждое Рождество", "每年春节") names no one date and
@@ -19,6 +20,7 @@ from memoryhub import timeexpr
 # is anchored at its message, and the draft's bio passes again as a whole in the services).
 _DATES = r"\(\d{4}(?:-\d{2}){0,2}(?: – \d{4}(?:-\d{2}){0,2})?\)"
 _ANCHORED = re.compile(_DATES)
+_WRITTEN_AFTER = re.compile(rf"\s?{_DATES}")
 # Sentences and clauses: a date expression is looked for within one, and read in its sentence's tense (a bare
 # weekday or weekend: "В субботу (2026-11-28) мы едем на дачу", "В субботу (2026-11-21) мы ездили на дачу").
 _SENTENCE = re.compile(r"[^.!?;\n。！？；]*[.!?;\n。！？；]*")
@@ -75,10 +77,15 @@ def _where(clause: str, span: timeexpr.Span, anchor: date, reach: list[tuple[int
     return None
 
 
-def _anchor_clause(clause: str, anchor: date, relative: set[timeexpr.Span], past: bool | None) -> str:
+def _anchor_clause(clause: str, anchor: date, relative: set[timeexpr.Span], past: bool | None,
+                   by_tense: bool = True) -> str:
     """The clause with its relative dates anchored. `past` is its sentence's tense (`timeexpr.tense`): a clause
-    or an expression read apart from the sentence would lose it ("Мы едем на дачу к Сергею, в субботу")."""
+    or an expression read apart from the sentence would lose it ("Мы едем на дачу к Сергею, в субботу").
+    `by_tense` False: only the dates that read alike in either tense."""
     spans = [s for s in timeexpr.mentions(clause, anchor, past=past) if s in relative]
+    if not by_tense and spans:
+        alike = set(timeexpr.mentions(clause, anchor, past=True)) & set(timeexpr.mentions(clause, anchor, past=False))
+        spans = [s for s in spans if s in alike]
     if not spans or _ANCHORED.search(clause):
         return clause
     reach = _recurrence_reach(clause)
@@ -102,9 +109,12 @@ def _anchor_clause(clause: str, anchor: date, relative: set[timeexpr.Span], past
     return "".join(out) + clause[last:]
 
 
-def anchor_relative_dates(text: str, said_at: datetime | date | None) -> str:
+def anchor_relative_dates(text: str, said_at: datetime | date | None, *, by_tense: bool = True) -> str:
     """`text` with the dates each relative date expression meant on `said_at` right after it, in
-    parentheses; unchanged without a moment, without a relative date, or where the dates are written."""
+    parentheses; unchanged without a moment, without a relative date, or where the dates are written.
+    `by_tense` False: a date whose reading hangs on its sentence's tense (a bare weekday or weekend, the last
+    one of the past, the coming one of the future) is left as said, for a reader who cannot be asked:
+    "I booked the dentist for Monday", past in its verb and ahead in its day, is no last Monday."""
     if not text or said_at is None:
         return text
     anchor = said_at.date() if isinstance(said_at, datetime) else said_at
@@ -117,5 +127,10 @@ def anchor_relative_dates(text: str, said_at: datetime | date | None) -> str:
     out = []
     for sentence in _SENTENCE.finditer(text):
         past = timeexpr.tense(sentence.group())
-        out += [_anchor_clause(m.group(), anchor, relative, past) for m in _CLAUSE.finditer(sentence.group())]
+        out += [_anchor_clause(m.group(), anchor, relative, past, by_tense) for m in _CLAUSE.finditer(sentence.group())]
     return "".join(out)
+
+
+def without_dates(text: str) -> str:
+    """`text` without the dates `anchor_relative_dates` writes: a turn as it was said, to find it quoted."""
+    return _WRITTEN_AFTER.sub("", text)
