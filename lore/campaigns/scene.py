@@ -135,11 +135,23 @@ _ACTIONS = tuple((entry_id, heading, re.compile(_action_words(latin, cyrillic, h
                  for entry_id, heading, latin, cyrillic, han in ACTION_RULES)
 
 
+# What an action leaves its target in, after the rules of every action said: a grapple's rule tells how to
+# grab, the Grappled condition what the grabbed one can then do (speed 0, how to escape), which the game master
+# narrates next. Without it, "Я пытаюсь схватить Ли Шэня" got Charisma second (the search's "пытаетесь"), and
+# "I shove Li Shen off the bridge" Wall of Stone. A shove knocks prone or pushes; Prone is the state it leaves.
+ACTION_COMPANIONS: dict[tuple[str, str], tuple[str, str]] = {
+    ("Rule-Sections/making-an-attack", "Grappling"): ("Conditions/grappled", ""),
+    ("Rule-Sections/making-an-attack", "Shoving a Creature"): ("Conditions/prone", ""),
+}
+
+
 def action_rules(user_input: str) -> list[tuple[str, str]]:
-    """The rules of the actions the input says, as (entry id, heading), in the order it says them."""
+    """The rules of the actions the input says, as (entry id, heading), in the order it says them; then the
+    conditions they leave a target in (`ACTION_COMPANIONS`)."""
     said = sorted((found.start(), entry_id, heading) for entry_id, heading, words in _ACTIONS
                   if (found := words.search(user_input)))
-    return list(dict.fromkeys((entry_id, heading) for _, entry_id, heading in said))
+    actions = list(dict.fromkeys((entry_id, heading) for _, entry_id, heading in said))
+    return list(dict.fromkeys([*actions, *(ACTION_COMPANIONS[a] for a in actions if a in ACTION_COMPANIONS)]))
 
 
 # A question about a rule ("can I attack while riding a horse…", "как работает невидимость в бою, атаки по

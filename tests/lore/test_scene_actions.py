@@ -68,6 +68,12 @@ def test_two_actions_in_the_order_said() -> None:
     assert action_rules("I sneak up and attack the guard") == [("Skills/stealth", ""), ATTACK]
 
 
+def test_a_grapple_and_a_shove_bring_the_condition_they_leave_after_every_action_said() -> None:
+    assert action_rules("Я пытаюсь схватить Ли Шэня") == [GRAPPLE, ("Conditions/grappled", "")]
+    assert action_rules("I sneak up and shove the guard") == [("Skills/stealth", ""), SHOVE, ("Conditions/prone", "")]
+    assert action_rules("I grapple the ogre and then I grapple the goblin") == [GRAPPLE, ("Conditions/grappled", "")]
+
+
 def test_the_rule_of_the_players_action_comes_first_in_three_languages(db) -> None:
     tenant, _ = kernel_services.tenant_create(name="demo")
     call_command("lore_demo", stdout=io.StringIO(), stderr=io.StringIO())
@@ -109,9 +115,13 @@ def test_the_rule_of_the_players_action_comes_first_in_three_languages(db) -> No
     # A shove is an attack with its own part of the section.
     assert rules("I try to shove the guard off the bridge")[0][1].startswith(
         "Making an Attack: Rule-Sections / Making an Attack / Melee Attacks / Shoving a Creature")
-    # "Я пытаюсь схватить Ли Шэня" asked for no rule: the infinitive was no grapple.
-    assert rules("Я пытаюсь схватить Ли Шэня")[0][1].startswith(
-        "Making an Attack: Rule-Sections / Making an Attack / Melee Attacks / Grappling")
+    # "Я пытаюсь схватить Ли Шэня" asked for no rule: the infinitive was no grapple. Its second place went to
+    # Charisma, for "пытаетесь": the condition a grapple leaves, in Russian, is what the narrator needs next.
+    grapple = rules("Я пытаюсь схватить Ли Шэня")
+    assert grapple[0][1].startswith("Making an Attack: Rule-Sections / Making an Attack / Melee Attacks / Grappling")
+    assert grapple[1][0] == "Conditions/grappled" and grapple[1][1].startswith("Захват:"), grapple[1]
+    assert [entry for entry, _ in rules("I shove the guard off the bridge")] == [
+        "Rule-Sections/making-an-attack", "Conditions/prone"]
 
 
 def test_who_guards_the_bridge_is_the_worlds_lore_not_the_srds_guard(db) -> None:
