@@ -440,6 +440,7 @@ def context_assemble(
     turn_of: dict[str, int] = {}  # a dialog line's message
     answered: dict[str, tuple[int, str]] = {}  # an assistant's reply's line: the message it answers, its text
     sources_of: dict[str, frozenset[int]] = {}  # the turns a consolidated memory or insight restates
+    in_circle: set[int] = set()  # the turns an inner-circle bio shows word for word
     for item in result.items:
         if item.chunk["id"] in typed_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_typed_memories"})
@@ -456,6 +457,7 @@ def context_assemble(
             # A bio gathers what the user said of someone, word for word: the turn is shown there (its line
             # made whole if it was clipped, for no more than the memory's own line would have cost).
             remaining -= grown
+            in_circle.add(item.chunk["meta"].get("message_id"))
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_inner_circle"})
             continue
         if relevant.below(item) or f"chunk:{item.chunk['id']}" in typed_below:
@@ -489,11 +491,11 @@ def context_assemble(
     people_used = _pack(people, people_candidates, people_cap)
     cap = min(remaining - people_used, int(budget * shares["memories"]["max_share"]))
     candidates = _with_corrections(block, candidates, turn_of, sources_of, recent_ids, typed_restate, asked,
-                                   tenant_id=tenant_id, user_id=user_id)
+                                   tenant_id=tenant_id, user_id=user_id, dated=dated)
     # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing.
     candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate)
-    candidates = _with_turns_answered(block, candidates, turn_of, answered, recent_ids, asked,
-                                      tenant_id=tenant_id, user_id=user_id)
+    candidates = _with_turns_answered(block, candidates, turn_of, answered, recent_ids, asked, in_circle,
+                                      tenant_id=tenant_id, user_id=user_id, dated=dated)
     remaining -= _pack_by_day(block, candidates, cap)
     remaining += _without_turns_shown(typed_block, typed_sources, recent_ids | {
         turn_of[i.ref] for i in block.items if i.ref in turn_of and not i.meta.get("clipped")})
@@ -572,7 +574,7 @@ def _asked_again(question: str, asked: frozenset[str]) -> bool:
 
 def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[str, int],
                       sources_of: dict[str, frozenset[int]], recent_ids: set[int], typed: set[int],
-                      asked: frozenset[str], *, tenant_id: int, user_id: str) -> list[BlockItem]:
+                      asked: frozenset[str], *, tenant_id: int, user_id: str, dated: bool) -> list[BlockItem]:
     """The candidates with, right before a line that states a fact the user has since changed ("I live
     in Boston", or a memory consolidated from it), the turn that states its current value ("I moved to
     Seattle last week!"): the old statement alone reads as current, and the new one, sharing no word
@@ -602,7 +604,7 @@ def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[s
             continue  # moved up before the statement it corrects
         after: list[BlockItem] = []
         for new in sorted({corrections[m] for m in turns if m in corrections} & wanted - placed):
-            correction = by_ref[said[new]] if new in said else _chunk_item(fetched.get(new), turn_of,
+            correction = by_ref[said[new]] if new in said else _chunk_item(fetched.get(new), turn_of, dated,
                                                                              correction=True)
             if correction is None:
                 continue
@@ -620,11 +622,12 @@ def _with_corrections(block: Block, candidates: list[BlockItem], turn_of: dict[s
     return out
 
 
-def _chunk_item(chunk: Chunk | None, turn_of: dict[str, int], **meta: Any) -> BlockItem | None:
+def _chunk_item(chunk: Chunk | None, turn_of: dict[str, int], dated: bool, **meta: Any) -> BlockItem | None:
     """A memories line for a dialog chunk that the search did not return."""
     if chunk is None:
         return None
-    line, ref = _line(chunk.text, chunk.speaker or chunk.role), f"chunk:{chunk.pk}"
+    said = _anchored(chunk.text, chunk.created_ts) if dated else chunk.text
+    line, ref = _line(said, chunk.speaker or chunk.role), f"chunk:{chunk.pk}"
     turn_of[ref] = int(chunk.source_id.partition(":")[2])
     day = chunk.created_ts.date().isoformat() if chunk.created_ts else ""
     return BlockItem(line, count_tokens(line), ref, {"score": 0.0, "type": "dialog", "day": day,
@@ -632,8 +635,8 @@ def _chunk_item(chunk: Chunk | None, turn_of: dict[str, int], **meta: Any) -> Bl
 
 
 def _with_turns_answered(block: Block, candidates: list[BlockItem], turn_of: dict[str, int],
-                         answered: dict[str, tuple[int, str]], recent_ids: set[int], asked: frozenset[str], *,
-                         tenant_id: int, user_id: str) -> list[BlockItem]:
+                         answered: dict[str, tuple[int, str]], recent_ids: set[int], asked: frozenset[str],
+                         in_circle: set[int], *, tenant_id: int, user_id: str, dated: bool) -> list[BlockItem]:
     """The candidates with each assistant's reply beside the turn it answers (`answered`: the reply's
     line → that turn's message and the reply's own text), fetched when the search did not return it. A
     reply's search text holds the turns before it, so a reply that says no word of the query matched
@@ -642,7 +645,9 @@ def _with_turns_answered(block: Block, candidates: list[BlockItem], turn_of: dic
     (`reply_to`); one that answers the query itself ("Your dentist appointment is on Monday") ranks
     first and brings its turn after it, for the room left (a turn the search left out only with it:
     `answered_by`). Not when the recent turns show the turn, nor
-    when the turn is another reply, filler, or the query asked before."""
+    when the turn is another reply, filler, or the query asked before. A turn an inner-circle bio shows word for
+    word (`in_circle`) is not shown again for its reply ("Как вам Потсдам?" brought back the trip its bio
+    quotes), and a reply to it stays only if it answers the query itself."""
     wanted = {ref: answer for ref, answer in answered.items() if answer[0] not in recent_ids}
     if not wanted:
         return candidates
@@ -656,12 +661,19 @@ def _with_turns_answered(block: Block, candidates: list[BlockItem], turn_of: dic
         if item.ref in placed:
             continue  # moved beside the reply that answers it
         message_id, reply = wanted.get(item.ref, (None, ""))
+        if message_id in in_circle:
+            if asked & set(text.analyze(reply)):
+                out.append(item)
+            else:
+                block.cut.append({"ref": item.ref, "tokens": 0, "reason": "turn_in_inner_circle"})
+            placed.add(item.ref)
+            continue
         turn = None
         if message_id in said and by_ref[said[message_id]].meta.get("role") != "assistant":
             turn = by_ref[said[message_id]]
         elif message_id in fetched and fetched[message_id].role != "assistant" and \
                 not is_filler(fetched[message_id].text) and not _asked_again(fetched[message_id].text, asked):
-            turn = _chunk_item(fetched[message_id], turn_of, role=fetched[message_id].role)
+            turn = _chunk_item(fetched[message_id], turn_of, dated, role=fetched[message_id].role)
         if turn is None:
             out.append(item)
         elif asked & set(text.analyze(reply)):

@@ -341,6 +341,26 @@ def test_a_turn_the_inner_circle_quotes_is_not_a_memory_again(tenant, said: str,
     assert "in_inner_circle" in {c["reason"] for c in memories.cut}
 
 
+@pytest.mark.parametrize(("said", "reply", "query"), [
+    ("My sister Masha and I went to Potsdam last weekend.", "How did you like Potsdam?",
+     "Where did I go with Masha?"),
+    ("На выходных мы с сестрой Машей ездили в Потсдам.", "Как вам Потсдам?", "Куда я ездила с Машей?"),
+    ("上周末我和妹妹小玲去了波茨坦。", "你觉得波茨坦怎么样？", "我和小玲去了哪里？"),
+])
+def test_a_reply_does_not_bring_back_the_turn_the_inner_circle_quotes(tenant, said: str, reply: str,
+                                                                      query: str) -> None:
+    """QA (`make run`, the demo user): the trip to Potsdam, cut from the memories as Маша's bio quotes it, came
+    back through the assistant's "Как вам Потсдам?", which a reply brings its turn with."""
+    append_messages(tenant, "u1", "s1", [said, ("assistant", reply)], start=START, auto_extract=True)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=300)
+    from memoryhub.dates import without_dates
+
+    assert said in without_dates(_text(context, "inner_circle")), context.render()
+    assert said[:8] not in without_dates(_text(context, "memories")), context.render()
+    memories = next(b for b in context.blocks if b.name == "memories")
+    assert "in_inner_circle" in {c["reason"] for c in memories.cut}, memories.cut
+
+
 def test_a_person_line_with_no_room_for_its_bio_keeps_who_they_are() -> None:
     from rag.context import BlockItem, _clipped
 
