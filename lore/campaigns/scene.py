@@ -145,6 +145,9 @@ ACTION_COMPANIONS: dict[tuple[str, str], tuple[str, str]] = {
 }
 
 
+CASTING_RULE = ("Rule-Sections/casting-a-spell", "")
+
+
 def action_rules(user_input: str) -> list[tuple[str, str]]:
     """The rules of the actions the input says, as (entry id, heading), in the order it says them; then the
     conditions they leave a target in (`ACTION_COMPANIONS`)."""
@@ -418,6 +421,9 @@ def scene_context(*, campaign: Campaign, request: SceneRequest) -> dict[str, Any
         casting = lore_selectors.CASTING.search(request.user_input) is not None
         if casting:
             exclude += tuple(blocks_cfg["rules"].get("cast_exclude_categories", ()))
+            # After what the search finds, how casting works: a spell named in words no entry holds ("Кастую
+            # огненный шар", the Russian subset having no spells) found nothing, and the block was empty.
+            actions = [*actions, CASTING_RULE]
         found_rules = _hits(tenant_id, world, "srd", request.user_input, blocks_cfg["rules"].get("max_items", 2),
                             exclude, canary_key=f"{campaign.slug}/{party.slug}", actions=actions,
                             languages=[detect_language(request.user_input), *campaign.world.languages],

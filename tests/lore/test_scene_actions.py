@@ -107,6 +107,15 @@ def test_the_rule_of_the_players_action_comes_first_in_three_languages(db) -> No
     assert rules("我威吓强盗")[0][0] == "Skills/intimidation"
     # A cast is the action: the spell keeps the first place, the attack it answers comes after.
     assert rules("I cast shield against the orc's attack")[0][0] == "Spells/shield"
+    assert [entry for entry, _ in rules("I cast fireball at the bandits")] == [
+        "Spells/fireball", "Rule-Sections/damage-and-healing"]
+    # A spell no entry names in the input's words (the Russian subset has no spells, the English none in
+    # Chinese) found nothing at all:
+    # how casting works, rather than an empty block.
+    cast = rules("Кастую огненный шар в разбойников")
+    assert [entry for entry, _ in cast] == ["Rule-Sections/casting-a-spell"], cast
+    assert "When a character casts any spell" in cast[0][1]
+    assert [entry for entry, _ in rules("我施放火球术")] == ["Rule-Sections/casting-a-spell"]
     # A question about a rule is answered by its search (SRD golden en-07, ru-06): the attack it names waits.
     assert [entry for entry, _ in rules("can I attack while riding a horse, and what happens if my mount is "
                                         "knocked down")][:2] == ["Equipment/horse-riding",

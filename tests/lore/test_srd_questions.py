@@ -54,14 +54,16 @@ def test_the_readmes_questions_get_their_rules_and_unanswerable_ones_none(db) ->
     # A spell cast needs its rule, not the wand that casts it (scene.blocks.rules.cast_exclude_categories).
     assert rules("I cast fireball at Vasilisa") == (True, ["srd:Spells/fireball",
                                                            "srd:Rule-Sections/damage-and-healing"])
-    assert rules("我施放火球术") == (True, [])
+    # No entry names the spell in Chinese: how casting works, not nothing.
+    assert rules("我施放火球术") == (True, ["srd:Rule-Sections/casting-a-spell"])
     # A condition is a rule by name: the README's own question had no rules block.
     needed, found = rules("what happens when my character is blinded?")
     assert needed and found[0] == "srd:Conditions/blinded"
     needed, found = rules("I jump over the gap in the bridge")
     assert needed and found[0] == "srd:Rule-Sections/movement"
     needed, found = rules("Я колдую огненный шар в Василису")
-    assert needed and found == []  # Subraces/hill-dwarf once, then Damage-Types/radiant
+    # Subraces/hill-dwarf once, then Damage-Types/radiant; then nothing; now how casting works.
+    assert needed and found == ["srd:Rule-Sections/casting-a-spell"]
 
 
 def test_the_spell_a_player_casts_fills_the_rules_block_not_its_target(db) -> None:
@@ -93,10 +95,10 @@ def test_the_spell_a_player_casts_fills_the_rules_block_not_its_target(db) -> No
         assert not [e for e in found if e.split("/")[0] in ("Languages", "Equipment", "Races", "Magic-Items")], found
     assert "Equipment/shield" not in rules("I cast light on my shield")
     assert "Spells/shield" not in rules("I cast light on my shield")  # the shield is the target here
-    # A spell said with no spell entry in the input's language: no rule, not an entry sharing one word.
-    # "на себя": Deception and Sleight of Hand say "себя" most; a reflexive pronoun is no search word.
+    # A spell said with no spell entry in the input's language: how casting works, not an entry sharing one
+    # word. "на себя": Deception and Sleight of Hand say "себя" most; a reflexive pronoun is no search word.
     for user_input in ["кастую щит", "Скастую щит!", "我对哥布林施放火球术", "кастую щит на себя"]:
-        assert rules(user_input) == [], user_input
+        assert rules(user_input) == ["Rule-Sections/casting-a-spell"], user_input
     # The target's language is no rule whatever the input: "I attack the orc" got Languages/orc first.
     assert not [e for e in rules("I attack the orc with my longsword") + rules("I try to hide from the goblins")
                 if e.startswith("Languages/")]
