@@ -195,6 +195,7 @@ _LISTS = (
     ("key_facts", Category.KEY_FACTS, ""),
 )
 LLM_DEFAULT_CONFIDENCE = 0.8
+_HIGHLIGHT_CATEGORIES = frozenset(category.value for key, category, _ in _LISTS if key in rules.HIGHLIGHTS)
 
 
 def _provenance(item: dict[str, Any], lines: Sequence[Message]) -> tuple[datetime | None, dict[str, Any]]:
@@ -446,6 +447,7 @@ def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str,
     near = dict(Chunk.objects.filter(pk__in=[d.chunk_id for d in duplicates if d is not None])
                 .values_list("id", "text")) if any(duplicates) else {}
     reinforce, create, review = [], [], []
+    repeated: set[int] = set()  # the candidates that repeat a held memory
     for i, ((item, item_confidence), duplicate) in enumerate(zip(candidates, duplicates, strict=True)):
         # A memory that says the opposite of its nearest neighbour is no repeat of it, however alike the words.
         if duplicate is not None and (
@@ -455,6 +457,7 @@ def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str,
         if duplicate is not None:
             duplicate.importance = item.importance
             reinforce.append(duplicate)
+            repeated.add(i)
         elif item_confidence < settings.MEMORY_REVIEW_CONFIDENCE:
             review.append((item, item_confidence))
         else:
@@ -468,11 +471,20 @@ def _prepare(run: MemoryConsolidation, messages: Sequence[Message]) -> dict[str,
         user_id=run.user_id, conf_uid=run.conf_uid, items=[candidates[i][0] for i in create],
         embeddings=vectors[create]) if create else None
     insight = None
-    if candidates:
-        summary = redact((output.get("summary") or "").strip(), where="memory") or "; ".join(
-            c[0].text for c in candidates[:3])
+    fresh = [item for i, (item, _) in enumerate(candidates) if i not in repeated]
+    summarised = [item for item, _ in candidates]
+    summary = (output.get("summary") or "").strip()
+    if consolidator == "rules":
+        # The rules' summary is the window's first highlights, held ones too: a window that told again what was
+        # held made an insight saying it again, beside the one it first made. The new ones alone; none, none.
+        summarised = [item for item in fresh if item.category in _HIGHLIGHT_CATEGORIES]
+        summary = rules.summary_of([item.text for item in summarised])
+    elif fresh and not summary:
+        summary = "; ".join(item.text for item in fresh[:3])
+    summary = redact(summary, where="memory")
+    if fresh and summary:
         # The turns it sums up, so that a context showing them all does not say it again (rag.context).
-        sources = sorted({pk for c in candidates for pk in c[0].meta.get("source_message_ids", ())})
+        sources = sorted({pk for item in summarised for pk in item.meta.get("source_message_ids", ())})
         # Dated when its window was said, not when it was consolidated: a context shows it under that day.
         said = max((m.created_at for m in messages if m.created_at), default=None)
         insight = chunks_prepare([ChunkDraft(

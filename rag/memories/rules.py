@@ -519,7 +519,14 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             # run failed on every retry, holding up the session's later windows. The most important stay.
             kept = sorted(range(len(out[key])), key=lambda i: -out[key][i]["importance"])[:MAX_ITEMS]
             out[key] = [out[key][i] for i in sorted(kept)]
-    highlights = list(dict.fromkeys(i["text"] for key in ("facts_about_user", "past_events", "key_facts")
-                                    for i in out[key]))[:3]
-    out["summary"] = (" | ".join(highlights) if highlights else "")[:SUMMARY_MAX_CHARS]
+    out["summary"] = summary_of([i["text"] for key in HIGHLIGHTS for i in out[key]])
     return out
+
+
+# The lists a window's summary is made of: what the user is and did, and the facts of others.
+HIGHLIGHTS = ("facts_about_user", "past_events", "key_facts")
+
+
+def summary_of(highlights: Sequence[str]) -> str:
+    """The offline summary of a window: its first three highlights."""
+    return " | ".join(list(dict.fromkeys(highlights))[:3])[:SUMMARY_MAX_CHARS]

@@ -232,6 +232,28 @@ def test_near_duplicate_raises_importance_instead_of_copying(tenant) -> None:
     assert run.result["reinforced"] >= 1 and run.novelty_score == 0.0
 
 
+@pytest.mark.parametrize(("first", "again", "new"), [
+    (["I moved to Lisbon last spring.", "Yesterday I went hiking with my brother."],
+     "I moved to Lisbon last spring.", "My sister Ana is a doctor in Porto."),
+    (["Прошлой весной я переехала в Лиссабон.", "Вчера я ходила в поход с братом."],
+     "Прошлой весной я переехала в Лиссабон.", "Моя сестра Ана работает врачом в Порту."),
+    (["我去年春天搬到了里斯本。", "昨天我和哥哥去爬山了。"], "我去年春天搬到了里斯本。", "我姐姐安娜在波尔图当医生。"),
+])
+def test_an_insight_sums_up_what_the_window_said_anew(tenant, first: list[str], again: str, new: str) -> None:
+    """The offline summary is the window's first highlights, and a window that told a held memory again made an
+    insight saying it again: "I moved to Lisbon" in the first insight, in the second, in every one after."""
+    _run(append_messages(tenant, "anna", "s1", first, start=START).conversation)
+    assert again in Chunk.objects.get(tenant=tenant, type="insight").text
+    run = _run(append_messages(tenant, "anna", "s2", [again, new], start=START + timedelta(days=3)).conversation)
+    insight = Chunk.objects.get(tenant=tenant, type="insight", meta__consolidation_id=run.pk)
+    assert new in insight.text and again not in insight.text, insight.text
+    assert 0 < run.novelty_score < 1
+    # Said again and nothing new: no insight at all.
+    run = _run(append_messages(tenant, "anna", "s3", [again], start=START + timedelta(days=6)).conversation)
+    assert run.status == "done" and run.novelty_score == 0.0
+    assert not Chunk.objects.filter(tenant=tenant, type="insight", meta__consolidation_id=run.pk).exists()
+
+
 def test_second_run_takes_only_new_messages_and_is_idempotent(tenant) -> None:
     result = append_messages(tenant, "anna", "s1", CHAT, start=START)
     run = _run(result.conversation)
