@@ -492,10 +492,12 @@ def context_assemble(
     cap = min(remaining - people_used, int(budget * shares["memories"]["max_share"]))
     candidates = _with_corrections(block, candidates, turn_of, sources_of, recent_ids, typed_restate, asked,
                                    tenant_id=tenant_id, user_id=user_id, dated=dated)
-    # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing.
-    candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate)
     candidates = _with_turns_answered(block, candidates, turn_of, answered, recent_ids, asked, in_circle,
                                       tenant_id=tenant_id, user_id=user_id, dated=dated)
+    # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing. After the
+    # turns the replies bring: "My colleague Petrov and I…", fetched for the assistant's reply to it, came
+    # with the memory and the insight that restate it, three times in 150 tokens.
+    candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate)
     remaining -= _pack_by_day(block, candidates, cap)
     remaining += _without_turns_shown(typed_block, typed_sources, recent_ids | {
         turn_of[i.ref] for i in block.items if i.ref in turn_of and not i.meta.get("clipped")})

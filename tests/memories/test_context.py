@@ -196,3 +196,24 @@ def test_a_memory_of_a_fact_the_user_changed_comes_with_the_turn_that_changed_it
     context = context_assemble(tenant_id=tenant.pk, user_id="anna", query="What is Anna's home city?",
                                session_id=None, budget_tokens=300).render()
     assert "home city: Boston" in context and "I moved to Seattle" in context, context
+
+
+def test_a_turn_a_reply_brings_is_not_said_again_by_its_memory_and_insight(tenant) -> None:
+    """QA (`make run`, the demo user, "Кто мой коллега?" at 150 tokens): "My colleague Petrov and I are planning
+    the Q3 migration project." three times: the turn, fetched for the assistant's reply to it, then the typed
+    memory and the insight restating it, which were weighed against the turns shown before the reply brought it."""
+    from rag.memories import consolidation
+
+    welcome = ["Hi! My name is Anna, I live in Berlin and I work as a data engineer.",
+               ("assistant", "Nice to meet you, Anna! How can I help today?"),
+               "My colleague Petrov and I are planning the Q3 migration project.",
+               ("assistant", "Sounds like a big project. What is the first milestone?")]
+    result = append_messages(tenant, "anna", "welcome", welcome, start=START, auto_extract=True)
+    run_id = consolidation.consolidation_request(result.conversation, trigger="request")["consolidation"]
+    consolidation.consolidation_run(run_id=run_id)
+    said = "My colleague Petrov and I are planning the Q3 migration project."
+    for query in ("Кто мой коллега?", "Who is my colleague?", "What project am I planning?"):
+        context = context_assemble(tenant_id=tenant.pk, user_id="anna", query=query, session_id=None,
+                                   budget_tokens=150)
+        memories = next(b for b in context.blocks if b.name == "memories")
+        assert memories.render().count(said) <= 1, (query, context.render())
