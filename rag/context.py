@@ -28,7 +28,7 @@ from memoryhub.models import Message
 from memoryhub.selectors import session_recent_messages_by_ids
 from memoryhub.sensitive import redact
 from memoryhub.validation import iso_instant
-from people.selectors import inner_circle_context_items, relevant_people_context_items
+from people.selectors import inner_circle_context_items, relation_name_terms, relevant_people_context_items
 from profiles.selectors import asks_about_past, corrections_of, former_values, key_terms, profile_context_items
 from rag.chunk_cache import chunk_matches
 from rag.filler import is_filler
@@ -390,7 +390,10 @@ def context_assemble(
     # The inner circle (Family, Work_Inner) always reaches the prompt, with full bios; those the query
     # speaks of first ("a gift for my wife" keeps the wife when the share holds one line).
     block = Block("inner_circle")
-    lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), asked)
+    # And those it names by how they relate to the user: "What is my sister's name?" says no word of "Маша |
+    # Family | …на выходных мы с сестрой Машей…", and at 150 tokens the colleague came first and the sister not.
+    related = frozenset(relation_name_terms(tenant_id=tenant_id, user_id=user_id, query=query))
+    lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), asked | related)
     remaining -= _pack_clipping(block, _lines(lines), min(remaining, _share(shares["inner_circle"], budget)), query)
     blocks.append(block)
     circle = block

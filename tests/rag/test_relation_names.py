@@ -60,3 +60,26 @@ def test_the_relation_word_picks_who_is_said_so_before_those_related_alike(tenan
     assert relation_name_terms(tenant_id=tenant.pk, user_id="u1", query="что сказал начальник?") == ["dave"]
     assert relation_name_terms(tenant_id=tenant.pk, user_id="u1", query="what did I cook?") == []
     assert relation_name_terms(tenant_id=tenant.pk, user_id="nobody", query="my sister") == []
+
+
+@pytest.mark.parametrize(("sister", "colleague", "query", "name"), [
+    ("Меня зовут Анна, на выходных мы с сестрой Машей ездили в Потсдам.",
+     "My colleague Petrov and I are planning the Q3 migration project.", "What is my sister's name?", "Маша"),
+    ("我妹妹小玲在上海当老师，她很喜欢旅行。", "Мой коллега Петров готовит миграцию к третьему кварталу.",
+     "Как зовут мою сестру?", "小玲"),
+    ("My sister Emma lives in Denver and teaches history there.", "我的同事王强在准备第三季度的迁移项目。",
+     "我姐姐叫什么名字？", "Emma"),
+])
+def test_the_inner_circle_puts_first_the_person_the_query_names_by_relation(tenant, sister: str, colleague: str,
+                                                                             query: str, name: str) -> None:
+    """QA (`make run`, the demo user): "What is my sister's name?" at 150 tokens showed the colleague Petrov in the
+    inner circle, not Маша: her line says "сестрой", no word of the question. The people the question names by
+    how they relate to the user come first, in any of the three languages."""
+    from rag.context import context_assemble
+
+    append_messages(tenant, "u1", "s1", [sister], start=START, auto_extract=True)
+    append_messages(tenant, "u1", "s2", [colleague], start=START + timedelta(days=1), auto_extract=True)
+    assert Person.objects.filter(tenant=tenant, user_id="u1").count() == 2
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=150)
+    circle = next(b for b in context.blocks if b.name == "inner_circle")
+    assert circle.items and f"] {name} | Family" in circle.items[0].text, context.render()
