@@ -22,6 +22,7 @@ from memoryhub.llm import LLMError, LLMResponseError, LLMUnavailable, get_llm
 from memoryhub.models import ArchivalJob, Message, Tenant
 from memoryhub.services import admin_log_forget
 from memoryhub.text import HAN_CHAR, words
+from people import translit
 from profiles import extraction, metrics, selectors
 from profiles.conf import confidence_threshold, decay_after_days, decay_factor, decay_interval_days
 from profiles.keys import is_multi, key_normalize, value_clean, value_norm
@@ -121,6 +122,12 @@ def fact_value_check(*, key: str, value: str, source: str) -> tuple[str, str]:
     return canonical, value_clean(canonical, value)
 
 
+def _one_spelling(a: str, b: str) -> bool:
+    """Two values that are one in Latin and Cyrillic letters ("anna" / "анна", "berlin" / "берлин"), folded as
+    people's names are (`people.translit.fold`)."""
+    return translit.crosses_scripts(a, b) and translit.fold(a) == translit.fold(b)
+
+
 def _combined(old: float, new: float) -> float:
     return max(old, new, min(MACHINE_MAX_CONFIDENCE, 1 - (1 - old) * (1 - new)))
 
@@ -172,6 +179,10 @@ def fact_upsert(
     rows = list(UserProfile.objects.filter(tenant=tenant, user_id=user_id, key=key))
     same = next((r for r in rows if r.value_norm == norm), None)
     current = None if multi else next((r for r in rows if r.status == Status.ACTIVE), None)
+    if same is None and machine and current is not None and _one_spelling(current.value_norm, norm):
+        # "My name is Anna" and, in Russian, "Меня зовут Анна" say one name: replaced, "Anna" read as a value the
+        # user had since changed, and the context set her own introduction beside "the turn that corrects it".
+        same = current
 
     if same is not None and machine:
         if same.status == Status.REJECTED:

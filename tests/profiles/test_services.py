@@ -97,6 +97,23 @@ def test_competing_value_with_equal_or_higher_confidence_replaces_the_current_on
     assert history(tenant, "location")[-1] == ("replaced", "llm", "Berlin", "Paris")
 
 
+@pytest.mark.parametrize(("first", "again", "key"), [
+    ("Anna", "Анна", "name"), ("Игорь", "Igor", "name"), ("Berlin", "Берлин", "location"),
+])
+def test_one_value_in_latin_and_cyrillic_letters_is_confirmed_not_replaced(tenant, first: str, again: str,
+                                                                            key: str) -> None:
+    """QA (`make run`, the demo user): "My name is Anna", then "Меня зовут Анна", replaced "Anna" with "Анна", and
+    the context showed her introduction as a value since changed, beside the turn that "corrected" it."""
+    upsert(tenant, key, first, 0.9, source=RULES)
+    write = upsert(tenant, key, again, 0.9, source=RULES)
+    assert write.outcome == Outcome.CONFIRMED and write.replaced is None
+    assert list(facts(tenant, key)) == [first]
+    assert [a for a, *_ in history(tenant, key)] == ["created", "confirmed"]
+    # Another value in the other script competes with it, as any other value does.
+    other = upsert(tenant, key, "Мария" if key == "name" else "Москва", 0.9, source=RULES)
+    assert other.outcome == Outcome.PENDING and len(facts(tenant, key)) == 2
+
+
 @pytest.mark.parametrize(("before", "said", "after"), [
     ("I live in Boston.", "I moved to Seattle last week.", ("Boston", "Seattle")),
     ("Я живу в Москве.", "Я переехал в Казань.", ("Москва", "Казань")),
