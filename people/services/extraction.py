@@ -28,7 +28,7 @@ from django.db import transaction
 from memoryhub.dates import anchor_relative_dates
 from memoryhub.llm import get_llm
 from memoryhub.models import ArchivalJob, Message, Tenant
-from people import conf, metrics, selectors
+from people import conf, metrics, selectors, translit
 from people.archivist import rules
 from people.archivist.llm import extract_with_llm
 from people.archivist.tokens import KnownPerson
@@ -116,7 +116,8 @@ def people_operations_apply(
     touched: dict[int, Person] = {}
     old_texts: dict[int, str] = {}
     by_name: dict[str, int] = {}
-    own_names = _own_names(tenant_id=tenant.pk, user_id=user_id)
+    # In either script: the profile keeps "Bob" when "Меня зовут Боб" confirms it (one name, one fact).
+    own_names = {translit.fold(n) for n in _own_names(tenant_id=tenant.pk, user_id=user_id)}
 
     def remember(person: Person, draft: PersonDraft) -> None:
         touched[person.pk] = person
@@ -130,7 +131,7 @@ def people_operations_apply(
             if not clean_name(draft.display_name):
                 counts["skipped"] += 1  # seed 000: a person without a name is skipped
                 continue
-            if name_key(draft.display_name) in own_names:
+            if translit.fold(name_key(draft.display_name)) in own_names:
                 counts["skipped_self"] += 1
                 continue
             _fill_references(draft, messages)
