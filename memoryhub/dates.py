@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 from memoryhub import timeexpr
 
@@ -134,3 +135,11 @@ def anchor_relative_dates(text: str, said_at: datetime | date | None, *, by_tens
 def without_dates(text: str) -> str:
     """`text` without the dates `anchor_relative_dates` writes: a turn as it was said, to find it quoted."""
     return _WRITTEN_AFTER.sub("", text)
+
+
+@lru_cache(maxsize=4096)
+def dated_as_said(text: str, said_at: datetime | None) -> str:
+    """`text` as a context shows it to a question that asks when (`rag.context`): its relative dates anchored,
+    a bare weekday left as said (`by_tense` False: "I booked the dentist for Monday" read by its past verb was
+    last Monday). Cached: the same turns and memories come back query after query."""
+    return anchor_relative_dates(text, said_at, by_tense=False)

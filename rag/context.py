@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import date
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ import yaml
 from django.conf import settings
 
 from memoryhub import text, timeexpr
-from memoryhub.dates import anchor_relative_dates, without_dates
+from memoryhub.dates import dated_as_said, without_dates
 from memoryhub.embeddings import cosine_floor
 from memoryhub.models import Message
 from memoryhub.selectors import session_recent_messages_by_ids
@@ -114,7 +114,7 @@ def _memory_line(item: SearchItem, dated: bool = False) -> str:
     chunk = item.chunk
     if chunk["type"] != "dialog":
         return _line(chunk["text"])
-    return _line(_anchored(chunk["text"], chunk["created_ts"]) if dated else chunk["text"],
+    return _line(dated_as_said(chunk["text"], chunk["created_ts"]) if dated else chunk["text"],
                  chunk["speaker"] or chunk["role"])
 
 
@@ -124,13 +124,6 @@ def _asks_for_dates(query: str) -> bool:
     day header. Other questions keep the turn as said: the dates cost tokens (about five each) that at a
     200-token budget are a turn's room (docs/retrieval.md, "Relative dates in a remembered turn")."""
     return timeexpr.asks_when(query) or timeexpr.asks_how_long(query)
-
-
-@lru_cache(maxsize=4096)
-def _anchored(text: str, said_at: datetime | None) -> str:
-    # The same turns come back query after query; reading a text's dates is the costly part of a line. A bare
-    # weekday is left as said: "I booked the dentist for Monday" read by its past verb was last Monday.
-    return anchor_relative_dates(text, said_at, by_tense=False)
 
 
 def _line(text: str, who: str = "") -> str:
@@ -545,6 +538,7 @@ def _profile_key(line: str) -> str:
     return line.partition(":")[0].removeprefix(FORMER)
 
 
+@lru_cache(maxsize=4096)
 def _plain(line: str) -> str:
     """A line's words as a bio quotes them: without the dates a bio adds, in one kind of spacing."""
     return " ".join(without_dates(line).split())
@@ -631,7 +625,7 @@ def _chunk_item(chunk: Chunk | None, turn_of: dict[str, int], dated: bool, **met
     """A memories line for a dialog chunk that the search did not return."""
     if chunk is None:
         return None
-    said = _anchored(chunk.text, chunk.created_ts) if dated else chunk.text
+    said = dated_as_said(chunk.text, chunk.created_ts) if dated else chunk.text
     line, ref = _line(said, chunk.speaker or chunk.role), f"chunk:{chunk.pk}"
     turn_of[ref] = int(chunk.source_id.partition(":")[2])
     day = chunk.created_ts.date().isoformat() if chunk.created_ts else ""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from memoryhub.dates import anchor_relative_dates
+from memoryhub.dates import dated_as_said
 from memoryhub.text import count_tokens
 from memoryhub.validation import iso_instant
 from rag.selectors import SearchFilters, SearchItem, chunks_search
@@ -26,7 +26,7 @@ def typed_memory_line(item: SearchItem, dated: bool = False) -> str:
         details.append(f"emotion: {chunk['emotion']}")
     if chunk["context_window"]:
         details.append(f"context: {chunk['context_window']}")
-    said = anchor_relative_dates(chunk["text"], chunk["created_ts"], by_tense=False) if dated else chunk["text"]
+    said = dated_as_said(chunk["text"], chunk["created_ts"]) if dated else chunk["text"]
     return f"- [{when}] {said} ({'; '.join(details)})"
 
 
