@@ -76,8 +76,12 @@ def relation_name_terms(*, tenant_id: int, user_id: str, query: str) -> list[str
     rows = list(living(tenant_id=tenant_id, user_id=user_id).filter(search_terms__overlap=concepts)
                 .order_by("-mention_count", "pk").values_list("display_name", "aliases", "search_terms")[:50])
     literal = [r for r in rows if any(w.terms and set(w.terms) <= set(r[2]) for w in words)]
+    # Who is called so, before those whose description says the word: "My husband Tom is a doctor and our
+    # daughter Lily is five" describes Lily too, and she has more mentions ("Husband" is Tom's alias).
+    named = [r for r in literal
+             if any(w.terms and set(w.terms) <= set(analyze(alias)) for w in words for alias in r[1])]
     terms: list[str] = []
-    for display_name, aliases, _ in (literal or rows)[:RELATION_PEOPLE_MAX]:
+    for display_name, aliases, _ in (named or literal or rows)[:RELATION_PEOPLE_MAX]:
         for name in (display_name, *aliases):
             terms.extend(t for t in analyze(name) if t not in terms)
     return terms

@@ -387,6 +387,10 @@ def context_assemble(
     # Family | …на выходных мы с сестрой Машей…", and at 150 tokens the colleague came first and the sister not.
     related = frozenset(relation_name_terms(tenant_id=tenant_id, user_id=user_id, query=query))
     lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), asked | related)
+    if related:
+        # The one so named before those whose bio merely mentions them: "我老公是做什么的？" put the daughter first,
+        # her bio saying "我老公张伟是医生" as his does, and at 150 tokens the husband's line was not shown.
+        lines.sort(key=lambda line: not related & _name_terms(line[1]))
     remaining -= _pack_clipping(block, _lines(lines), min(remaining, _share(shares["inner_circle"], budget)), query)
     blocks.append(block)
     circle = block
@@ -539,6 +543,13 @@ def _profile_key(line: str) -> str:
 
 
 @lru_cache(maxsize=4096)
+def _name_terms(line: str) -> frozenset[str]:
+    """The terms of the name of a person's context line (`[Person:42] Петров | Work_Inner | …`): a Chinese
+    name's whole word, not its characters (张伟's 张 is no word of 张明's)."""
+    name = line.split(" | ", 1)[0].partition("] ")[2]
+    return frozenset(t for t in text.analyze(name) if not (len(t) == 1 and text.HAN_CHAR.match(t) and t != name))
+
+
 def _plain(line: str) -> str:
     """A line's words as a bio quotes them: without the dates a bio adds, in one kind of spacing."""
     return " ".join(without_dates(line).split())

@@ -552,3 +552,25 @@ def test_a_profile_line_the_question_asks_for_by_other_words_comes_first(tenant,
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=50)
     lines = _text(context, "profile").splitlines()
     assert lines[0].partition(":")[0] in ((first,) if isinstance(first, str) else first), context.render()
+
+
+@pytest.mark.parametrize("query", [
+    "What should I cook for dinner tonight?", "Any good restaurant for lunch?", "Что приготовить на ужин?",
+    "Куда сходить поесть?", "晚饭吃什么好？", "我想点外卖",
+])
+def test_a_meal_question_brings_the_allergies_first(tenant, query: str) -> None:
+    """QA (`make run`, a Chinese user): "晚饭吃什么好？" at 150 tokens showed name, job and employer, and not the
+    peanut allergy, the one fact a dinner suggestion must keep to."""
+    for key, value in [("name", "Emma Stone"), ("occupation", "UX designer"), ("employer", "Amazon"),
+                       ("location", "Seattle"), ("allergies", "peanuts")]:
+        fact_upsert(tenant=tenant, user_id="u1", key=key, value=value, source="api")
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=50)
+    assert _text(context, "profile").splitlines()[0] == "allergies: peanuts", context.render()
+
+
+@pytest.mark.parametrize("query", ["I'm going to Kazan tomorrow.", "Я еду в Казань завтра.", "明天我去杭州出差。"])
+def test_a_question_of_no_meal_keeps_the_profile_order(tenant, query: str) -> None:
+    for key, value in [("name", "Emma Stone"), ("occupation", "UX designer"), ("allergies", "peanuts")]:
+        fact_upsert(tenant=tenant, user_id="u1", key=key, value=value, source="api")
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=200)
+    assert _text(context, "profile").splitlines()[0] == "name: Emma Stone", context.render()

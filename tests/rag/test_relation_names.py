@@ -83,3 +83,24 @@ def test_the_inner_circle_puts_first_the_person_the_query_names_by_relation(tena
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=150)
     circle = next(b for b in context.blocks if b.name == "inner_circle")
     assert circle.items and f"] {name} | Family" in circle.items[0].text, context.render()
+
+
+@pytest.mark.parametrize(("first", "second", "query", "name"), [
+    ("我老公张伟是医生，我们有一个女儿叫朵朵，今年五岁。", "上周末我们全家去了西湖，朵朵特别喜欢划船。",
+     "我老公是做什么的？", "张伟"),
+    ("My husband Tom is a doctor and our daughter Lily is five.", "Lily loved the boat ride on the lake.",
+     "What does my husband do?", "Tom"),
+    ("Мой муж Игорь врач, а нашей дочке Лизе пять лет.", "Лиза в восторге от катания на лодке.",
+     "Кем работает мой муж?", "Игорь"),
+])
+def test_the_person_the_relation_names_comes_before_one_whose_bio_mentions_them(tenant, first: str, second: str,
+                                                                                query: str, name: str) -> None:
+    """QA (`make run`, a Chinese user): "我老公是做什么的？" at 150 tokens showed the daughter alone in the inner
+    circle: her bio says "我老公张伟是医生" as the husband's does, and she has more mentions."""
+    from rag.context import context_assemble
+
+    append_messages(tenant, "u1", "s1", [first], start=START, auto_extract=True)
+    append_messages(tenant, "u1", "s2", [second], start=START + timedelta(days=20), auto_extract=True)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=150)
+    circle = next(b for b in context.blocks if b.name == "inner_circle")
+    assert circle.items and f"] {name} | Family" in circle.items[0].text, context.render()
