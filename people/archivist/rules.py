@@ -95,6 +95,10 @@ def _ru_is_name(word: str, *, initial: bool, known: KnownIndex, after_cue: bool,
         return False
     if known.word_is_known(word):
         return True
+    if initial and known.is_known_first_name(word):
+        # "Света нашла работу": a sentence's first word, and the genitive of "свет" more often than a name,
+        # but Светлана is the user's wife (a new Света is then proposed to merge with her, as mid-sentence).
+        return True
     parses = morph().parse(word)
     name_score = sum(p.score for p in parses if NAME_GRAMMEMES & p.tag.grammemes)
     if name_score == 0:

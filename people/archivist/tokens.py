@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from memoryhub.text import normalize
 from people.lexicon import Cue, VerbCue
-from people.names import name_key, name_terms, ru_lemma
+from people.names import full_names_of, name_key, name_terms, ru_lemma
 
 BIO_MAX_CHARS = 280
 
@@ -68,11 +68,14 @@ class KnownIndex:
         self.by_word: dict[str, set[int]] = {}
         self.by_username: dict[str, int] = {}
         self.han_names: list[tuple[str, int]] = []
+        self.first_names: set[str] = set()  # each known person's first name, as `full_names_of` gives it
         for p in people:
             for name in (p.display_name, *p.aliases):
                 key = name_key(name)
                 if key:
                     self.by_key.setdefault(key, p.id)
+                    first = key.partition(" ")[0]
+                    self.first_names.update((first, ru_lemma(first)))
                     if re.search("[\u4e00-\u9fff]", key):
                         self.han_names.append((key, p.id))
             for term in name_terms([p.display_name, *p.aliases]):
@@ -99,6 +102,10 @@ class KnownIndex:
     def word_is_known(self, word: str) -> bool:
         norm = normalize(word)
         return bool(self.by_word.get(norm) or self.by_word.get(ru_lemma(norm)))
+
+    def is_known_first_name(self, word: str) -> bool:
+        """A form of a known person's first name: "Света" or "Светка" when Светлана is known."""
+        return bool(full_names_of(word) & self.first_names)
 
 
 # --- sentence splitting and tokens ----------------------------------------------------------------------

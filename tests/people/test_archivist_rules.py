@@ -516,3 +516,18 @@ def test_a_break_up_with_a_known_partner_reaches_them() -> None:
     people = people_of("小红跟我分手了。", "Tom and I broke up.", known=known)
     assert {name: p.circle for name, p in people.items()} == {"小红": "Other", "Tom": "Other"}
     assert people["Tom"].bio == "Tom and I broke up."  # the bio says so
+
+
+@pytest.mark.parametrize("sentence", ["Света нашла работу в школе.", "Светка опять опоздала.",
+                                      "Светочка прислала фото из отпуска."])
+def test_a_sentence_opening_with_a_known_persons_diminutive_names_them(sentence: str) -> None:
+    """QA (`make run`, a Russian user): after "Моя жена Светлана…", "Света нашла работу в школе." was lost: a
+    sentence's first word, and "света" is the genitive of "свет". A form of a known person's first name is one."""
+    mentions, _ = rules.sentence_mentions(sentence, KnownIndex([KnownPerson(id=1, display_name="Светлана")]))
+    assert [m.name for m in mentions] == [sentence.split()[0]]
+
+
+@pytest.mark.parametrize("sentence", ["Света в комнате не было.", "Светка опять опоздала."])
+def test_a_sentence_opening_with_a_diminutive_of_no_known_person_stays_a_word(sentence: str) -> None:
+    mentions, _ = rules.sentence_mentions(sentence, KnownIndex([KnownPerson(id=1, display_name="Мария")]))
+    assert [m.name for m in mentions] == []
