@@ -32,6 +32,7 @@ __all__ = [
     "char_ngrams",
     "count_tokens",
     "detect_language",
+    "join_sentences",
     "normalize",
     "term",
     "truncate_to_tokens",
@@ -221,6 +222,17 @@ def analyze(text: str) -> list[str]:
         out.append(term)
         if len(term) > 1 and _HAN_CHAR.match(term):
             out.extend(c for c in term if _term(c))
+    return out
+
+
+def join_sentences(pieces: Iterable[str]) -> str:
+    """Sentences joined as their writing does: a space between, none beside Chinese (or other CJK) text,
+    which has no spaces ("…五岁。上周末…", not "…五岁。 上周末…")."""
+    out = ""
+    for piece in pieces:
+        if not piece:
+            continue
+        out += piece if not out or out[-1] >= "\u3000" or piece[0] >= "\u3000" else f" {piece}"
     return out
 
 

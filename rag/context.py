@@ -249,7 +249,7 @@ def _clipped(item: BlockItem, room: int, query: str = "") -> BlockItem | None:
             shown.append(sentences[j])
         if trial[-1] != len(sentences) - 1:
             shown.append("…")
-        line = " | ".join([*parts[:3], _joined(shown)])
+        line = " | ".join([*parts[:3], text.join_sentences(shown)])
         tokens = count_tokens(line)
         if tokens > room:
             if not chosen:
@@ -277,14 +277,6 @@ def _beginning(item: BlockItem, parts: list[str], room: int) -> BlockItem | None
         if count_tokens(head) - count_tokens(header) >= MIN_BIO_TOKENS:
             shown = head
     return BlockItem(shown, count_tokens(shown), item.ref, {**item.meta, "clipped": True})
-
-
-def _joined(pieces: list[str]) -> str:
-    """Sentences (and ellipses) joined as their writing does: no space beside Chinese (or other CJK) text."""
-    out = pieces[0]
-    for piece in pieces[1:]:
-        out += piece if out[-1] >= "\u3000" or piece[0] >= "\u3000" else f" {piece}"
-    return out
 
 
 # The least room a clipped recent turn gets: its time, speaker and a sentence or two.

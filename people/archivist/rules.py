@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from memoryhub.dates import anchor_relative_dates
-from memoryhub.text import normalize
+from memoryhub.text import join_sentences, normalize
 from people import lexicon
 from people.archivist.chinese import tokens_zh
 from people.archivist.employers import en_names_no_one, ru_names_no_one, ru_work_for_before, said_as_people
@@ -702,6 +702,26 @@ def _kin_kept(circle: str | None, new: str) -> bool:
     return circle == _FAMILY and new in _AT_WORK
 
 
+_SUBJECT_PRONOUNS = frozenset({"he", "she", "он", "она"})
+_ZH_SUBJECT_PRONOUN = re.compile(r"^[他她](?![们人])")
+
+
+# Two names joined ("Tom and Ann came over"): a "she" after it is one of two, though the rules knew only one.
+_TWO_NAMES = re.compile(r"(?:\b(?:and|or)|(?<!\w)(?:и|или))\s+[A-ZА-ЯЁ][a-zа-яё]")
+
+
+def _about_them(sentence: str) -> bool:
+    """A statement whose subject is "he" or "she" ("She is a doctor.", "Он работает врачом.", "她是医生。"),
+    the one person of the sentence before being who it is about."""
+    if is_question(sentence):
+        return False
+    stripped = sentence.lstrip(" \"'«“(")
+    if _ZH_SUBJECT_PRONOUN.match(stripped):
+        return True
+    first = normalize(stripped.split(maxsplit=1)[0]) if stripped.strip() else ""
+    return first.split("'")[0].split("’")[0].rstrip(",") in _SUBJECT_PRONOUNS
+
+
 def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson] = ()) -> Extraction:
     """Added operations (one per person found) and relations from a batch of messages.
 
@@ -715,15 +735,26 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
     dropped: list[str] = []
     usable = usable_messages(messages)
     persons = said_as_people([s for msg in usable for s in split_sentences(_ADDRESSES.sub(" ", msg.text or ""))])
+    last: list[Mention] = []  # the people of the sentence before, a user's message's last one included
+    before = ""
     for msg in usable:
         at = msg.created_at
         found: list[Mention] = list(_meta_mentions(msg))
         said: list[Mention] = []  # this message's people so far, for the pronouns of its next sentences
+        if msg.role != "user":
+            last = []
         for sentence in split_sentences(msg.text or ""):
             mentions, rels = sentence_mentions(sentence, known, said, confirmed=msg.role != "user", persons=persons)
+            if not mentions and not rels and len({m.name for m in last}) == 1 and _about_them(sentence) \
+                    and not _TWO_NAMES.search(before):
+                # "I had lunch with my friend Alex. She is a doctor at the children's hospital.": the sentence
+                # after the one that named a single person, opening with "she", says what Alex is.
+                mentions = [Mention(name=last[-1].name, username=last[-1].username, known_id=last[-1].known_id,
+                                    sentence=sentence)]
             found.extend(mentions)
             said.extend(mentions)
             relations.extend(rels)
+            last, before = mentions, sentence
         for m in found:
             display = clean_name(m.name)
             if not display:
@@ -752,7 +783,7 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
                     draft.aliases.append(clean_name(alias))
             bio = _bio_sentence(m.sentence, m.name, at) if m.sentence else ""
             if bio and bio not in draft.bio:
-                draft.bio = f"{draft.bio} {bio}".strip()
+                draft.bio = join_sentences([draft.bio, bio])
             if msg.pk is not None and msg.pk not in draft.message_ids:
                 draft.message_ids.append(msg.pk)
             draft.last_seen = at

@@ -16,7 +16,7 @@ from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message, Tenant
 from memoryhub.sensitive import redact
-from memoryhub.text import analyze, normalize
+from memoryhub.text import analyze, join_sentences, normalize
 from people import conf, metrics
 from people.archivist.phrases import partner_word
 from people.archivist.tokens import split_sentences
@@ -67,9 +67,9 @@ def combine_bio(old: str, new: str, *, limit: int | None = None) -> str:
         if not duplicate:
             sentences.append(sentence)
             seen.append(terms)
-    while len(sentences) > 2 and len(" ".join(sentences)) > limit:
+    while len(sentences) > 2 and len(join_sentences(sentences)) > limit:
         del sentences[1]
-    text = " ".join(sentences)
+    text = join_sentences(sentences)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

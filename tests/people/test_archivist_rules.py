@@ -531,3 +531,41 @@ def test_a_sentence_opening_with_a_known_persons_diminutive_names_them(sentence:
 def test_a_sentence_opening_with_a_diminutive_of_no_known_person_stays_a_word(sentence: str) -> None:
     mentions, _ = rules.sentence_mentions(sentence, KnownIndex([KnownPerson(id=1, display_name="Мария")]))
     assert [m.name for m in mentions] == []
+
+
+@pytest.mark.parametrize(("texts", "name", "said"), [
+    (("I had lunch with my friend Alex today. She is a doctor at the children's hospital.",), "Alex",
+     "She is a doctor at the children's hospital."),
+    (("I had lunch with my friend Alex today.", "He's a nurse at Mercy."), "Alex", "He's a nurse at Mercy."),
+    (("Сегодня обедал с другом Лёшей. Он работает врачом в детской больнице.",), "Лёша",
+     "Он работает врачом в детской больнице."),
+    (("Вчера звонила подруга Катя.", "Она переезжает в Казань."), "Катя", "Она переезжает в Казань."),
+    (("今天和朋友小李吃午饭了。她是儿童医院的医生。",), "小李", "她是儿童医院的医生。"),
+    (("My mom called.", "She is worried about the trip."), "Mom", "She is worried about the trip."),
+])
+def test_the_sentence_after_a_person_that_says_he_or_she_goes_into_their_bio(texts: tuple[str, ...], name: str,
+                                                                              said: str) -> None:
+    """QA: "I had lunch with my friend Alex. She is a doctor…" left Alex's bio without what she is: only a sentence
+    naming someone was theirs. The next one whose subject is "she" (он, 她), in the message or the next the user
+    sent, is about the one person named before it."""
+    people = people_of(*texts)
+    assert list(people) == [name] and people[name].bio.endswith(said), people
+
+
+@pytest.mark.parametrize("texts", [
+    ("Tom and Ann came over. She is a nurse.",),  # one of two, though the rules may know only one
+    ("I had lunch with my friend Alex.", "The soup was cold.", "She is a nurse."),  # not the sentence before
+    ("I had lunch with my friend Alex.", "Is she a nurse?"),  # a question states nothing
+    ("Я обедал с Лёшей и Машей. Она врач.",),
+    ("I had lunch with my friend Alex.", "They are nurses."),
+])
+def test_a_he_or_she_that_may_be_someone_else_adds_nothing(texts: tuple[str, ...]) -> None:
+    people = people_of(*texts)
+    assert all("nurse" not in p.bio and "врач" not in p.bio for p in people.values()), people
+
+
+def test_a_chinese_bio_has_no_space_between_its_sentences() -> None:
+    from people.services.persons import combine_bio
+
+    assert combine_bio("我妹妹小玲在上海当老师。", "小玲下个月结婚。") == "我妹妹小玲在上海当老师。小玲下个月结婚。"
+    assert combine_bio("Emma lives in Denver.", "Emma got married.") == "Emma lives in Denver. Emma got married."

@@ -9,6 +9,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from memoryhub.models import Tenant
+from memoryhub.text import join_sentences
 from people import selectors, services
 from people.models import MergeProposal, Person, PersonMention, PersonRelation
 from people.ops import AddOp, Extraction, PersonDraft, RelationDraft, UpdateOp
@@ -295,7 +296,7 @@ def test_a_stated_break_up_moves_the_partner_out_of_the_inner_circle(tenant: Ten
         [f"[Person:{person.pk}] {name}"]
     extract(tenant, apart)
     person.refresh_from_db()
-    assert (person.circle, person.bio) == (Person.Circle.OTHER, f"{together} {apart}")  # the bio says why
+    assert (person.circle, person.bio) == (Person.Circle.OTHER, join_sentences([together, apart]))  # the bio says why
     assert selectors.inner_circle_for_context(tenant_id=tenant.pk, user_id="u1") == []
     extract(tenant, together)  # together again: the last stated circle wins
     person.refresh_from_db()
