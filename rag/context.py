@@ -433,6 +433,7 @@ def context_assemble(
     answered: dict[str, tuple[int, str]] = {}  # an assistant's reply's line: the message it answers, its text
     sources_of: dict[str, frozenset[int]] = {}  # the turns a consolidated memory or insight restates
     in_circle: set[int] = set()  # the turns an inner-circle bio shows word for word
+    said_of: dict[str, str] = {}  # a dialog line's turn's text
     for item in result.items:
         if item.chunk["id"] in typed_ids:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "in_typed_memories"})
@@ -471,6 +472,7 @@ def context_assemble(
                                      **({"role": item.chunk["role"]} if item.chunk["type"] == "dialog" else {})}))
         if item.chunk["type"] == "dialog" and item.chunk["meta"].get("message_id") is not None:
             turn_of[ref] = item.chunk["meta"]["message_id"]
+            said_of[ref] = item.chunk["text"]
             if item.chunk["role"] == "assistant" and item.chunk["meta"].get("context_message_ids"):
                 answered[ref] = (item.chunk["meta"]["context_message_ids"][-1], item.chunk["text"])
         elif item.chunk["meta"].get("source_message_ids"):
@@ -499,6 +501,7 @@ def context_assemble(
     said = {f"message:{turn_of[i.ref]}" for i in block.items if i.ref in turn_of}
     _top_up(context, ("inner_circle", "profile", "relevant_people", "recent_turns"), contiguous={"recent_turns"},
             shown=said)
+    _without_quoted(block, circle, said_of)
     return context
 
 
@@ -545,6 +548,29 @@ def _name_terms(line: str) -> frozenset[str]:
 def _plain(line: str) -> str:
     """A line's words as a bio quotes them: without the dates a bio adds, in one kind of spacing."""
     return " ".join(without_dates(line).split())
+
+
+def _without_quoted(block: Block, circle: Block, said: dict[str, str]) -> None:
+    """The memories block without the turns a bio the top-up made whole quotes word for word: clipped when the
+    turns were weighed (`_quoted_by`), Priya's line grew back with "She used to work at Google and she is vegan…",
+    which the memories showed too. A line packed only with one of them goes too (`_WITHOUT`); a removed line's day
+    header goes to the next line of its day."""
+    bios = [_plain(i.text) for i in circle.items if not i.meta.get("clipped")]
+    quoted = {i.ref for i in block.items if (text := _plain(said.get(i.ref, ""))) and any(text in b for b in bios)}
+    if not quoted:
+        return
+    gone = quoted | {i.ref for i in block.items if any(i.meta.get(key) in quoted for key in _WITHOUT)}
+    for ref in [i.ref for i in block.items if i.ref in gone]:
+        at = next(n for n, i in enumerate(block.items) if i.ref == ref)
+        item = block.items.pop(at)
+        block.cut.append({"ref": item.ref, "tokens": 0,
+                          "reason": "in_inner_circle" if item.ref in quoted else _WITHOUT[next(
+                              key for key in _WITHOUT if item.meta.get(key) in quoted)]})
+        header = _day_header(item.meta["day"]) if item.meta.get("day") else ""
+        following = block.items[at] if at < len(block.items) else None
+        if header and item.text.startswith(f"{header}\n") and following and following.meta["day"] == item.meta["day"]:
+            block.items[at] = replace(following, text=f"{header}\n{following.text}",
+                                      tokens=following.tokens + count_tokens(header))
 
 
 def _quoted_by(circle: Block, item: SearchItem, room: int, dated: bool) -> int | None:

@@ -574,3 +574,44 @@ def test_a_question_of_no_meal_keeps_the_profile_order(tenant, query: str) -> No
         fact_upsert(tenant=tenant, user_id="u1", key=key, value=value, source="api")
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=200)
     assert _text(context, "profile").splitlines()[0] == "name: Emma Stone", context.render()
+
+
+@pytest.mark.parametrize(("turns", "query"), [
+    (["Had coffee with my new coworker Priya today.",
+      "She used to work at Google and she is vegan, so I need to find a vegan place for the team lunch."],
+     "Where should we go for the team lunch?"),
+    (["Сегодня пил кофе с новой коллегой Priya.",
+      "Она раньше работала в Google и она веганка, так что надо найти веганское кафе для обеда с командой."],
+     "Куда пойти на обед с командой?"),
+    (["今天和新同事小美喝了咖啡。", "她以前在谷歌工作，而且她吃素，所以我得给团队午餐找一家素食餐厅。"],
+     "团队午餐去哪里吃？"),
+])
+def test_a_turn_the_inner_circle_shows_whole_after_the_top_up_is_not_repeated(tenant, turns: list[str],
+                                                                              query: str) -> None:
+    """QA (`make run`): at 150 tokens Priya's bio was clipped while the turns were weighed, so the memories block
+    kept "She used to work at Google and she is vegan…"; the top-up then made her line whole, and the prompt said
+    it twice."""
+    append_messages(tenant, "u1", "s1", turns, start=START, auto_extract=True)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=150)
+    assert turns[1] in _text(context, "inner_circle"), context.render()
+    assert turns[1] not in _text(context, "memories"), context.render()
+
+
+def test_a_turn_removed_for_the_inner_circle_leaves_its_day_header_and_takes_its_reply() -> None:
+    from rag.context import Block, BlockItem, _without_quoted
+
+    def line(ref: str, text: str, **meta: str) -> BlockItem:
+        return BlockItem(text, count_tokens(text), ref, {"day": "2024-03-01", **meta})
+
+    circle = Block("inner_circle", items=[BlockItem("[Person:1] Priya | Work_Inner | 2 mentions | Had coffee with "
+                                                    "Priya. She is vegan.", 20, "person:1")])
+    memories = Block("memories", items=[
+        line("chunk:1", "1 Mar 2024:\n- user: She is vegan."),
+        line("chunk:2", "- assistant: Good to know!", reply_to="chunk:1"),
+        line("chunk:3", "- user: The lunch is on Friday."),
+    ])
+    _without_quoted(memories, circle, {"chunk:1": "She is vegan.", "chunk:2": "Good to know!",
+                                       "chunk:3": "The lunch is on Friday."})
+    assert [(i.ref, i.text) for i in memories.items] == [("chunk:3", "1 Mar 2024:\n- user: The lunch is on Friday.")]
+    assert [(c["ref"], c["reason"]) for c in memories.cut] == [("chunk:1", "in_inner_circle"),
+                                                               ("chunk:2", "without_its_turn")]
