@@ -93,13 +93,16 @@ def test_a_turn_that_states_a_duration_carries_the_duration_term(text: str, stat
     assert ("@dur" in timeexpr.chunk_terms(text, THURSDAY)) is states
 
 
-@pytest.mark.parametrize(("query", "asks"), [
-    ("How long has Nate had his turtles?", True), ("How many years has she worked there?", True),
-    ("Как долго ты там живёшь?", True), ("你养猫多久了？", True),
-    ("How long ago did she move?", False), ("What did Caroline research?", False),
+@pytest.mark.parametrize(("query", "weight"), [
+    ("How long has Nate had his turtles?", timeexpr.WHEN_WEIGHT), ("How many years has she worked there?", 1.0),
+    ("Как долго ты там живёшь?", 1.0), ("你养猫多久了？", 1.0),
+    # A "when" question is answered by how long too ("I've had them for 3 years"), at less weight.
+    ("How long ago did she move?", timeexpr.WHEN_DURATION_WEIGHT), ("When did Nate get his turtles?", 0.5),
+    ("Когда ты завёл кота?", 0.5), ("你什么时候开始养猫的？", 0.5),
+    ("What did Caroline research?", None), ("I went there 3 years ago", None),
 ])
-def test_how_long_questions_ask_for_a_duration(query: str, asks: bool) -> None:
-    assert ("@dur" in timeexpr.query_weights(query, THURSDAY)) is asks
+def test_how_long_questions_ask_for_a_duration(query: str, weight: float | None) -> None:
+    assert timeexpr.query_weights(query, THURSDAY).get("@dur") == weight
 
 
 @pytest.mark.parametrize(
