@@ -485,6 +485,9 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
             after_title = prev in lexicon.EN_TITLES or (k > 1 and raw[k - 1] == "." and norms[k - 2] in
                                                          lexicon.EN_TITLES)
             after_name = k > 0 and is_name[k - 1] and not raw[k - 1].endswith(("'s", "’s"))
+            # Joined to a name: "Tom and Ann came over" (Ann, in no list of first names, was no one).
+            after_name = after_name or (k > 1 and norms[k - 1] in ("and", "&") and is_name[k - 2]
+                                        and not raw[k - 2].endswith(("'s", "’s")))
             # After a relation verb too: "I'm married to Jonas", "I report to Priya".
             after_cue = after_cue or k - 1 in cue_end
             is_name[k] = _en_is_name(raw, k, initial=initial, known=known, after_cue=after_cue,

@@ -569,3 +569,13 @@ def test_a_chinese_bio_has_no_space_between_its_sentences() -> None:
 
     assert combine_bio("我妹妹小玲在上海当老师。", "小玲下个月结婚。") == "我妹妹小玲在上海当老师。小玲下个月结婚。"
     assert combine_bio("Emma lives in Denver.", "Emma got married.") == "Emma lives in Denver. Emma got married."
+
+
+@pytest.mark.parametrize(("sentence", "names"), [
+    ("Tom and Ann came over.", ["Tom", "Ann"]), ("Tom & Ann came over.", ["Tom", "Ann"]),
+    ("Tom and I went hiking.", ["Tom"]), ("Tom and Google signed a deal.", ["Tom"]),
+])
+def test_a_capitalised_word_joined_to_a_name_is_a_name(sentence: str, names: list[str]) -> None:
+    """QA: "Tom and Ann came over." found Tom alone (Ann is in no list of first names), and a "she" after it
+    would have been his."""
+    assert names_in(sentence) == names
