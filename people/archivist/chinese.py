@@ -138,7 +138,12 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
     # after a cue or 叫: 我的同事张伟, 他叫李明; a doubled nickname after a family or friend cue: 女儿朵朵
     # A cue word found inside a longer word ("老公" in "老公司") anchors no name.
     word_ends = set(itertools.accumulate(len(w) for w in rjieba.cut(sentence)))
-    cues = [c for c in zh_cues(sentence) if c[1] in word_ends]
+    # Unless jieba read the cue and the name after it as one person's name: "我闺蜜林晓" cut as 我|闺蜜林晓.
+    tagged = list(rjieba.tag(sentence))
+    persons = {start: start + len(word) for start, (word, tag) in
+               zip(itertools.accumulate((len(w) for w, _ in tagged), initial=0), tagged, strict=False) if tag == "nr"}
+    cues = [c for c in zh_cues(sentence)
+            if c[1] in word_ends or (c[1] < persons.get(c[0], 0) and _zh_surname_at(sentence, c[1]))]
     # After 叫 the cue word right before it lends its circle: "儿子叫豆豆" names the son.
     anchors = [(end, cue.circle) for _, end, cue in cues] + [
         (m.end(), next((cue.circle for _, end, cue in cues if end == m.start()), ""))
@@ -169,7 +174,7 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
             take(m.start(), m.start() + 2)
     # jieba's person tags, trimmed where the tag swallowed the next word (张伟明|天 → 张伟)
     pos = 0
-    for word, tag in rjieba.tag(sentence):
+    for word, tag in tagged:
         start, pos = pos, pos + len(word)
         if tag != "nr" or not (2 <= len(word) <= 4) or word in lexicon.ZH_NOT_NAMES:
             continue

@@ -579,3 +579,11 @@ def test_a_capitalised_word_joined_to_a_name_is_a_name(sentence: str, names: lis
     """QA: "Tom and Ann came over." found Tom alone (Ann is in no list of first names), and a "she" after it
     would have been his."""
     assert names_in(sentence) == names
+
+
+@pytest.mark.parametrize(("sentence", "name"), [("我闺蜜林晓下周结婚。", "林晓"), ("我的闺蜜林晓下周结婚。", "林晓")])
+def test_a_chinese_cue_glued_to_the_name_after_it_still_names_them(sentence: str, name: str) -> None:
+    """QA (`make run`): "我闺蜜林晓下周结婚。" found no one: jieba cut 我|闺蜜林晓 and tagged the whole a person's
+    name, so the cue 闺蜜 ended inside a word (which is how "老公" in "老公司" is refused) and 闺 is no surname."""
+    assert names_in(sentence) == [name]
+    assert people_of(sentence)[name].circle == "Friends"
