@@ -492,7 +492,10 @@ def context_assemble(
     # turns the replies bring: "My colleague Petrov and I…", fetched for the assistant's reply to it, came
     # with the memory and the insight that restate it, three times in 150 tokens.
     candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate)
-    remaining -= _pack_by_day(block, candidates, cap)
+    # A turn a relevant person's line shows word for word is said there ("我闺蜜林晓下周结婚。" twice in 150 tokens).
+    quoted = _quoted(people, candidates, said_of)
+    block.cut += [{"ref": i.ref, "tokens": 0, "reason": "in_relevant_people"} for i in candidates if i.ref in quoted]
+    remaining -= _pack_by_day(block, [i for i in candidates if i.ref not in quoted], cap)
     remaining += _without_turns_shown(typed_block, typed_sources, recent_ids | {
         turn_of[i.ref] for i in block.items if i.ref in turn_of and not i.meta.get("clipped")})
     blocks.extend([block, people])
@@ -501,7 +504,7 @@ def context_assemble(
     said = {f"message:{turn_of[i.ref]}" for i in block.items if i.ref in turn_of}
     _top_up(context, ("inner_circle", "profile", "relevant_people", "recent_turns"), contiguous={"recent_turns"},
             shown=said)
-    _without_quoted(block, circle, said_of)
+    _without_quoted(block, (circle, people), said_of)
     return context
 
 
@@ -550,22 +553,28 @@ def _plain(line: str) -> str:
     return " ".join(without_dates(line).split())
 
 
-def _without_quoted(block: Block, circle: Block, said: dict[str, str]) -> None:
-    """The memories block without the turns a bio the top-up made whole quotes word for word: clipped when the
-    turns were weighed (`_quoted_by`), Priya's line grew back with "She used to work at Google and she is vegan…",
-    which the memories showed too. A line packed only with one of them goes too (`_WITHOUT`); a removed line's day
-    header goes to the next line of its day."""
-    bios = [_plain(i.text) for i in circle.items if not i.meta.get("clipped")]
-    quoted = {i.ref for i in block.items if (text := _plain(said.get(i.ref, ""))) and any(text in b for b in bios)}
+def _quoted(people: Block, lines: list[BlockItem], said: dict[str, str]) -> set[str]:
+    """The refs of the dialog `lines` whose turn (`said`) a whole person's line of `people` quotes word for word."""
+    bios = [_plain(i.text) for i in people.items if not i.meta.get("clipped")]
+    return {i.ref for i in lines if (text := _plain(said.get(i.ref, ""))) and any(text in bio for bio in bios)} \
+        if bios else set()
+
+
+def _without_quoted(block: Block, people: tuple[Block, ...], said: dict[str, str]) -> None:
+    """The memories block without the turns a person's line the top-up made whole (or added) quotes word for word:
+    clipped when the turns were weighed (`_quoted_by`), Priya's line grew back with "She used to work at Google
+    and she is vegan…", which the memories showed too. A line packed only with one of them goes too (`_WITHOUT`);
+    a removed line's day header goes to the next line of its day."""
+    reason = {ref: f"in_{shown.name}" for shown in reversed(people) for ref in _quoted(shown, block.items, said)}
+    quoted = set(reason)
     if not quoted:
         return
     gone = quoted | {i.ref for i in block.items if any(i.meta.get(key) in quoted for key in _WITHOUT)}
     for ref in [i.ref for i in block.items if i.ref in gone]:
         at = next(n for n, i in enumerate(block.items) if i.ref == ref)
         item = block.items.pop(at)
-        block.cut.append({"ref": item.ref, "tokens": 0,
-                          "reason": "in_inner_circle" if item.ref in quoted else _WITHOUT[next(
-                              key for key in _WITHOUT if item.meta.get(key) in quoted)]})
+        block.cut.append({"ref": ref, "tokens": 0, "reason": reason.get(ref) or _WITHOUT[next(
+            key for key in _WITHOUT if item.meta.get(key) in quoted)]})
         header = _day_header(item.meta["day"]) if item.meta.get("day") else ""
         following = block.items[at] if at < len(block.items) else None
         if header and item.text.startswith(f"{header}\n") and following and following.meta["day"] == item.meta["day"]:

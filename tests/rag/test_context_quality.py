@@ -610,8 +610,27 @@ def test_a_turn_removed_for_the_inner_circle_leaves_its_day_header_and_takes_its
         line("chunk:2", "- assistant: Good to know!", reply_to="chunk:1"),
         line("chunk:3", "- user: The lunch is on Friday."),
     ])
-    _without_quoted(memories, circle, {"chunk:1": "She is vegan.", "chunk:2": "Good to know!",
+    _without_quoted(memories, (circle,), {"chunk:1": "She is vegan.", "chunk:2": "Good to know!",
                                        "chunk:3": "The lunch is on Friday."})
     assert [(i.ref, i.text) for i in memories.items] == [("chunk:3", "1 Mar 2024:\n- user: The lunch is on Friday.")]
     assert [(c["ref"], c["reason"]) for c in memories.cut] == [("chunk:1", "in_inner_circle"),
                                                                ("chunk:2", "without_its_turn")]
+
+
+@pytest.mark.parametrize(("turns", "query", "said"), [
+    (["我闺蜜林晓下周结婚。", "我得给她挑一份结婚礼物，她喜欢陶艺。"], "送什么礼物给林晓好？", "我闺蜜林晓下周结婚。"),
+    (["My friend Alex is getting married next week.", "I need to pick a wedding gift, she loves pottery."],
+     "What gift should I get for Alex?", "My friend Alex is getting married next week."),
+    (["Моя подруга Катя выходит замуж на следующей неделе.", "Надо выбрать свадебный подарок, она любит керамику."],
+     "Что подарить Кате?", "Моя подруга Катя выходит замуж на следующей неделе."),
+])
+def test_a_turn_a_relevant_persons_line_shows_is_not_repeated_in_the_memories(tenant, turns: list[str], query: str,
+                                                                              said: str) -> None:
+    """QA (`make run`): "送什么礼物给林晓好？" at 150 tokens showed "我闺蜜林晓下周结婚。" in the memories and again
+    in 林晓's line among the relevant people."""
+    from memoryhub.dates import without_dates
+
+    append_messages(tenant, "u1", "s1", turns, start=START, auto_extract=True)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=150)
+    assert said in " ".join(without_dates(_text(context, "relevant_people")).split()), context.render()
+    assert said not in _text(context, "memories") and turns[1] in _text(context, "memories"), context.render()
