@@ -548,6 +548,7 @@ def _name_terms(line: str) -> frozenset[str]:
     return frozenset(t for t in text.analyze(name) if not (len(t) == 1 and text.HAN_CHAR.match(t) and t != name))
 
 
+@lru_cache(maxsize=4096)
 def _plain(line: str) -> str:
     """A line's words as a bio quotes them: without the dates a bio adds, in one kind of spacing."""
     return " ".join(without_dates(line).split())
@@ -556,7 +557,7 @@ def _plain(line: str) -> str:
 def _quoted(people: Block, lines: list[BlockItem], said: dict[str, str]) -> set[str]:
     """The refs of the dialog `lines` whose turn (`said`) a whole person's line of `people` quotes word for word."""
     bios = [_plain(i.text) for i in people.items if not i.meta.get("clipped")]
-    return {i.ref for i in lines if (text := _plain(said.get(i.ref, ""))) and any(text in bio for bio in bios)} \
+    return {i.ref for i in lines if (quote := _plain(said.get(i.ref, ""))) and any(quote in bio for bio in bios)} \
         if bios else set()
 
 
