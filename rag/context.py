@@ -416,7 +416,8 @@ def context_assemble(
     block, typed_ids, typed_sources = typed_memories_block(
         tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k, filters=memory_filters,
         shown_messages=_turns_that_fit(result.items, remaining - typed_cap, recent_ids, relevant, dated),
-        min_bm25_share=floor["typed_memories_bm25_share"] * _best_share(result),
+        min_bm25_share=max(floor["typed_memories_bm25_share"] * _best_share(result),
+                           _weakest_displaced(result, remaining, typed_cap, recent_ids, relevant, dated)),
         min_cosine=relevant.min_cosine, min_share=relevant.min_share, dated=dated)
     remaining -= block.tokens
     blocks.append(block)
@@ -859,6 +860,19 @@ def _best_share(result: SearchResult) -> float:
               if item.chunk["type"] in _CONVERSATION and "bm25" in item.components
               and result.bm25_ceiling.get(item.chunk["namespace"], 0.0) > 0]
     return max(shares, default=0.0)
+
+
+def _weakest_displaced(result: SearchResult, remaining: int, typed_cap: int, recent_ids: set[int],
+                       floor: RelevanceFloor, dated: bool) -> float:
+    """The least share of the query's BM25 ceiling among the turns the typed memories' room pushes out of the
+    memories block (0 when it pushes none out). A typed memory shown instead of them must answer the query as
+    well: "Joanna: It must be really awesome!" (user/KeyFacts), found by the date, took the room of Nate's turn
+    saying which tournament he won (docs/retrieval.md "Evidence in context")."""
+    displaced = (_turns_that_fit(result.items, remaining, recent_ids, floor, dated)
+                 - _turns_that_fit(result.items, remaining - typed_cap, recent_ids, floor, dated))
+    return min((item.components.get("bm25", 0.0) / result.bm25_ceiling[item.chunk["namespace"]]
+                for item in result.items if item.chunk["meta"].get("message_id") in displaced
+                and result.bm25_ceiling.get(item.chunk["namespace"], 0.0) > 0), default=0.0)
 
 
 def _turns_that_fit(items: list[SearchItem], cap: int, recent_ids: set[int], floor: RelevanceFloor,

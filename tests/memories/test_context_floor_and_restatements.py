@@ -92,3 +92,47 @@ def test_a_typed_memory_whose_turn_came_after_all_is_dropped(tenant) -> None:
     assert blocks["typed_memories"].items == []
     chunk = Chunk.objects.get(tenant=tenant, memory_uid=memory.memory_uid)
     assert {"ref": f"chunk:{chunk.pk}", "tokens": 0, "reason": "turn_in_memories"} in blocks["typed_memories"].cut
+
+
+
+
+
+# Turns about the question, each about 25 tokens: at 140 tokens all five fit, but not beside a typed memory.
+TOURNAMENTS = [
+    "Nate went to a chess tournament in Oslo in March, and he says the hotel was freezing the whole week.",
+    "Nate says the tournament bus broke down twice on the way, so they arrived after midnight.",
+    "Before every tournament Nate practises all evening and goes to bed early, even on Fridays.",
+    "Nate won the Valorant tournament last Saturday, and his whole team went out for pizza after!",
+    "Nate lost the tournament final in Bergen last year by a single point, and he still talks about it.",
+]
+SMALL_TALK = ["I bought new running shoes.", "The weather was lovely today.", "My sister called me this morning.",
+              "We had pasta for dinner.", "I finished a book about bees.", "The train was late again.",
+              "My cat knocked over a plant.", "I started learning to knit.", "Work was busy this week.",
+              "I watched a documentary about whales."]
+
+
+@pytest.mark.parametrize(("memory", "shown"), [
+    # One word of the question (twice, so it passes half the best turn's share): less than every turn says.
+    ("What a tournament, the tournament of the year!", False),
+    # More of the question than the weakest turn it would push out.
+    ("Nate won the Valorant tournament, his first win.", True),
+])
+def test_a_typed_memory_takes_a_turns_room_only_if_it_answers_as_much(tenant, memory: str, shown: bool) -> None:
+    """LoCoMo at 200 tokens: "Joanna: It must be really awesome!" (user/KeyFacts), found by the date, took the
+    room of Nate's turn saying which tournament he won. A typed memory shown instead of turns must answer
+    the query's words as well as the weakest of the turns it pushes out of the memories block."""
+    append_messages(tenant, "anna", "s0", SMALL_TALK, start=START)
+    append_messages(tenant, "anna", "s1", TOURNAMENTS, start=START)
+    [created] = memories_create(tenant=tenant, user_id="anna", conf_uid="neiri", items=[
+        MemoryInput(text=memory, kind="user", category="KeyFacts", occurred_at=START)])
+    blocks = _blocks(tenant, "anna", "Which tournament did Nate win?", budget_tokens=140)
+    typed = [i.text for i in blocks["typed_memories"].items]
+    turns = [i.text.rsplit("- user: ", 1)[-1] for i in blocks["memories"].items]
+    if shown:
+        assert typed == [f"- [2024-05-01] {memory} (user/KeyFacts)"]
+        assert len(turns) == 4, turns  # it took the room of one
+    else:
+        chunk = Chunk.objects.get(tenant=tenant, memory_uid=created.memory_uid)
+        assert typed == []
+        assert {"ref": f"chunk:{chunk.pk}", "tokens": 0, "reason": "below_floor"} in blocks["typed_memories"].cut
+        assert sorted(turns) == sorted(TOURNAMENTS)
