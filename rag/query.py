@@ -62,7 +62,7 @@ def dialogue_turns(query: str) -> list[tuple[str, str]] | None:
 
 # A conversation that says "when" or "how long" ("I was so happy when we won") is not asking for a time:
 # the question words belong to a plain query. Measured on MADial (docs/retrieval.md).
-_ASKS = frozenset({timeexpr.TIME_REFERENCE, timeexpr.DURATION})
+ASKS = frozenset({timeexpr.TIME_REFERENCE, timeexpr.DURATION})
 
 
 def _outermost(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -116,7 +116,7 @@ def weighted_terms(query: str, now: datetime, previous_day: date | None = None) 
         # words that name what happened. log(1 + count) was chosen on the MADial tune half.
         weights = {term: math.log1p(weight) for term, weight in weights.items()}
     for term, weight in [*timeexpr.query_weights(query, now).items(), *lexicon.query_weights(query).items()]:
-        if turns is not None and term in _ASKS:
+        if turns is not None and term in ASKS:
             continue
         weights[term] = weights.get(term, 0.0) + weight
     return weights

@@ -283,7 +283,8 @@ def chunks_search(
             allowed = np.fromiter(candidates().order_by("id").values_list("id", flat=True), dtype=np.int64)
         bm25: dict[int, float] = {}
         for ix in indexes if terms else []:
-            bm25.update(ix.search(terms, n_candidates, allowed=allowed, term_weights=term_weights))
+            bm25.update(ix.search(terms, n_candidates, allowed=allowed, term_weights=term_weights,
+                                  secondary=query_terms.ASKS))
         ceilings = {namespace: ix.ceiling(terms, term_weights)
                     for namespace, ix in zip(namespaces, indexes, strict=True)} if terms else {}
         scores["bm25"] = dict(sorted(bm25.items(), key=lambda kv: (-kv[1], -kv[0]))[:n_candidates])

@@ -229,8 +229,10 @@ def _score_part(
     const_coef: np.float64,
     k: int,
     keep: Callable[[np.ndarray], np.ndarray] | None,
+    primary: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """This part's best ``k`` live, allowed matches as (doc ids, scores), ties at the cut kept."""
+    """This part's best ``k`` live, allowed matches as (doc ids, scores), ties at the cut kept.
+    ``primary``: per query term, whether matching it alone makes a match (None: every term does)."""
     seg = part.seg
     if not part.n_live or not seg.terms.size:
         return None
@@ -259,6 +261,12 @@ def _score_part(
         scores[all_docs[0]] = all_contrib[0]
     else:
         scores = np.bincount(np.concatenate(all_docs), weights=np.concatenate(all_contrib), minlength=n)
+    if primary is not None:
+        matched = np.zeros(n, dtype=bool)
+        for docs, i in zip(all_docs, hit, strict=True):
+            if primary[i]:
+                matched[docs] = True
+        scores[~matched] = 0.0
     if part.alive is not None:
         scores[~part.alive] = 0.0
     # Everything tied with the k-th best survives the cut, so the final id tie-break is exact.
@@ -481,7 +489,7 @@ class SegmentedBM25Index:
 
     def search(
         self, query_terms: Sequence[str], k: int, allowed: Allowed | None = None,
-        term_weights: Mapping[str, float] | None = None,
+        term_weights: Mapping[str, float] | None = None, secondary: Collection[str] = (),
     ) -> list[tuple[int, float]]:
         """Top-``k`` ``(doc_id, score)``, best first, ties broken by higher (newer) doc id.
 
@@ -489,7 +497,9 @@ class SegmentedBM25Index:
         occurrence, as in bm25s; ``term_weights`` scales an occurrence (1.0 for terms it does not
         name), e.g. to let the seven day terms of "the week before ..." weigh like one word.
         ``allowed`` restricts results to a subset of doc ids (see ``Allowed``); it is applied
-        before the top-k cut, so k matching docs give k results.
+        before the top-k cut, so k matching docs give k results. A ``secondary`` term adds to the
+        score of a document that matches another query term and makes no match on its own (unless
+        the query has no other terms).
         """
         snap = self._snap
         if k <= 0 or snap.n_docs <= 0:
@@ -512,11 +522,18 @@ class SegmentedBM25Index:
         len_coef = np.float64(self.k1 * self.b / avgdl)
         const_coef = np.float64(self.k1 * (1.0 - self.b))
         keep = _compile_allowed(allowed)
+        primary = None
+        if secondary and any(term not in secondary for term in query_terms):
+            by_tid = {tid: term for term in query_terms if (tid := self._vocab.get(term)) is not None}
+            flags = np.fromiter((by_tid[tid] not in secondary for tid in qtf), dtype=bool, count=len(qtf))
+            if not flags.any():
+                return []  # "When did I see the unicorn?", and no text says "unicorn"
+            primary = None if flags.all() else flags
 
         found_ids: list[np.ndarray] = []
         found_scores: list[np.ndarray] = []
         for part in snap.parts:
-            found = _score_part(part, qids, weights, len_coef, const_coef, k, keep)
+            found = _score_part(part, qids, weights, len_coef, const_coef, k, keep, primary)
             if found is not None:
                 found_ids.append(found[0])
                 found_scores.append(found[1])

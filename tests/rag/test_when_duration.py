@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from rag import selectors
+from rag.context import context_assemble
 from tests.factories import append_messages
 
 pytestmark = pytest.mark.django_db
@@ -28,3 +29,28 @@ def test_a_when_question_finds_the_turn_that_says_how_long(tenant, query: str, s
         append_messages(tenant, "u1", f"s{day}", [turn], start=START + timedelta(days=day))
     found = selectors.chunks_search(tenant_id=tenant.pk, user_id="u1", query=query, k=4)
     assert found.items[0].chunk["text"] == since, [i.chunk["text"] for i in found.items]
+
+
+@pytest.mark.parametrize(("query", "answer", "dated"), [
+    ("When is my sister coming?", "My sister Anna is coming to visit next week.",
+     ["We should cook pasta tonight.", "I started a new job in March.", "I go hiking every weekend."]),
+    ("Когда приедет моя сестра?", "Моя сестра Аня приедет на следующей неделе.",
+     ["Давай сегодня вечером приготовим пасту.", "Я вышла на новую работу в марте.",
+      "Я хожу в походы каждые выходные."]),
+    ("我妹妹什么时候来？", "我妹妹安娜下周来看我。",
+     ["我们今晚做意大利面吧。", "我三月开始了新工作。", "我每个周末都去爬山。"]),
+])
+def test_a_when_question_is_not_answered_by_any_time_at_all(tenant, query: str, answer: str,
+                                                            dated: list[str]) -> None:
+    """"When is my sister coming?" showed a new user "We should cook pasta tonight." and "I started a new job in
+    March.": the question's "when" term (@t, any time named) matched them, and nothing else of it did. It adds to
+    a turn that says something the question asks about; alone, it finds nothing."""
+    for day, turn in enumerate([*dated, answer]):
+        append_messages(tenant, "u1", f"s{day}", [turn], start=START + timedelta(days=day))
+    found = selectors.chunks_search(tenant_id=tenant.pk, user_id="u1", query=query, k=4)
+    by_words = [i.chunk["text"] for i in found.items if "bm25" in i.components]
+    assert by_words == [answer]
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=300)
+    shown = context.render()
+    # The beginnings: a relative date is shown with the days it meant ("下周(2026-10-05 – 2026-10-11)").
+    assert answer[:6] in shown and not any(turn[:6] in shown for turn in dated), shown

@@ -94,6 +94,23 @@ def test_lengthless_terms_match_but_leave_document_lengths_alone() -> None:
     assert build(with_extra).search(["cat", "dog"], 10) != build(plain).search(["cat", "dog"], 10)
 
 
+def test_a_secondary_term_adds_to_a_match_but_makes_none() -> None:
+    """"When is my sister coming?" asks for a time (@t): a turn that names a time and no word of the question
+    is no answer, one that says "sister" and a time is the better one."""
+    docs = {1: ["sister", "come", "@t"], 2: ["sister", "visit"], 3: ["pasta", "tonight", "@t"], 4: ["cat"]}
+    for chunks in ((), (2,)):  # one segment, and two
+        index = build(docs, chunks)
+        got = dict(index.search(["sister", "come", "@t"], 10, secondary={"@t"}))
+        assert set(got) == {1, 2}
+        plain = dict(index.search(["sister", "come", "@t"], 10))
+        assert set(plain) == {1, 2, 3} and got[1] == plain[1] and got[2] == plain[2]
+        # Nothing else in the query: the secondary term is all there is. A word no text says: no match.
+        assert {d for d, _ in index.search(["@t"], 10, secondary={"@t"})} == {1, 3}
+        assert index.search(["unicorn", "@t"], 10, secondary={"@t"}) == []
+        # With a filter, the same.
+        assert [d for d, _ in index.search(["sister", "@t"], 10, allowed=[1, 3], secondary={"@t"})] == [1]
+
+
 def test_matches_bm25s_reference() -> None:
     corpus = zipf_corpus(2_000)
     index = build(corpus, k1=1.5, b=0.75)
