@@ -434,6 +434,7 @@ def context_assemble(
     answered: dict[str, tuple[int, str]] = {}  # an assistant's reply's line: the message it answers, its text
     sources_of: dict[str, frozenset[int]] = {}  # the turns a consolidated memory or insight restates
     in_circle: set[int] = set()  # the turns an inner-circle bio shows word for word
+    off_topic: set[int | None] = set()  # the turns found but left out as below the floor or filler
     said_of: dict[str, str] = {}  # a dialog line's turn's text
     for item in result.items:
         if item.chunk["id"] in typed_ids:
@@ -456,9 +457,11 @@ def context_assemble(
             continue
         if relevant.below(item) or f"chunk:{item.chunk['id']}" in typed_below:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
+            off_topic.add(item.chunk["meta"].get("message_id"))
             continue
         if item.chunk["type"] == "dialog" and is_filler(item.chunk["text"]):
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "filler"})
+            off_topic.add(item.chunk["meta"].get("message_id"))
             continue
         if "echo" in item.components and _asked_again(item.chunk["text"], asked):
             # The query asked before ("when is my dentist appointment?" last week): the asking is no memory,
@@ -492,7 +495,8 @@ def context_assemble(
     # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing. After the
     # turns the replies bring: "My colleague Petrov and I…", fetched for the assistant's reply to it, came
     # with the memory and the insight that restate it, three times in 150 tokens.
-    candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate)
+    candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate,
+                                       off_topic - {None}, asked)
     # A turn a relevant person's line shows word for word is said there ("我闺蜜林晓下周结婚。" twice in 150 tokens).
     quoted = _quoted(people, candidates, said_of)
     block.cut += [{"ref": i.ref, "tokens": 0, "reason": "in_relevant_people"} for i in candidates if i.ref in quoted]
@@ -744,20 +748,38 @@ def _without_turns_shown(typed: Block, sources: dict[str, frozenset[int]], said:
 
 
 def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, turn_of: dict[str, int],
-                          sources_of: dict[str, frozenset[int]], recent_ids: set[int]) -> list[BlockItem]:
+                          sources_of: dict[str, frozenset[int]], recent_ids: set[int],
+                          off_topic: set[int] = frozenset(), asked: frozenset[str] = frozenset()) -> list[BlockItem]:
     """The candidates without a consolidated memory or insight whose turns the context says anyway
     ("User: I am allergic to peanuts" beside the turn that says it, whichever ranks first): the turns
     that a packing without any such restatement shows decide, and, in rank order, the turns of the
     restatements kept before it (an insight summing up a turn shown and a memory made from the other
-    adds nothing). One whose turns are not all said stays."""
+    adds nothing). One whose turns are not all said stays, unless it adds nothing the query asks: the
+    turns not said were found and left out (`off_topic`: below the floor, or filler), and each query
+    term (`asked`) it says, a line shown says too. An insight of a user's introduction and their project
+    repeated the project's turn for "What project am I planning?", to add the introduction the floor had
+    left out; one that says "Potsdam" of a Russian turn the floor left out for "Potsdam and oolong tea"
+    stays."""
     if not sources_of:
         return candidates
+
+    def said(item: BlockItem, shown: set[int], words: set[str]) -> bool:
+        sources = sources_of[item.ref]
+        if shown.issuperset(sources):
+            return True
+        return bool(sources & shown) and (shown | off_topic).issuperset(sources) \
+            and words.issuperset(asked.intersection(text.analyze(item.text)))
+
+    def terms(items: list[BlockItem]) -> set[str]:
+        return set().union(*(asked.intersection(text.analyze(i.text)) for i in items))
+
     trial = Block("memories")
     _pack_by_day(trial, [c for c in candidates if c.ref not in sources_of], cap)
     shown = recent_ids | {turn_of[i.ref] for i in trial.items if i.ref in turn_of}
+    words = terms(trial.items)
     kept = []
     for item in candidates:
-        if item.ref in sources_of and shown.issuperset(sources_of[item.ref]):
+        if item.ref in sources_of and said(item, shown, words):
             block.cut.append({"ref": item.ref, "tokens": 0, "reason": "turn_in_memories"})
         else:
             kept.append(item)
@@ -768,11 +790,12 @@ def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, t
     final = []
     for item in kept:
         if item.ref in sources_of:
-            if shown.issuperset(sources_of[item.ref]):
+            if said(item, shown, words):
                 block.cut.append({"ref": item.ref, "tokens": 0, "reason": "turn_in_memories"})
                 continue
             if item.ref in packed:
                 shown = shown | sources_of[item.ref]
+                words = words | terms([item])
         final.append(item)
     return final
 
@@ -845,7 +868,8 @@ class RelevanceFloor:
         ceiling = self.ceilings.get(item.chunk["namespace"], 0.0)
         bm25 = item.components.get("bm25")
         weak_words = bm25 is None or (ceiling > 0 and bm25 / ceiling < self.min_share)
-        return weak_words and item.components.get("vector", 0.0) < self.min_cosine
+        cosine = item.query_cosine if item.query_cosine is not None else item.components.get("vector", 0.0)
+        return weak_words and cosine < self.min_cosine
 
 
 # What the user said and what was made of it: the typed memories' floor is measured against these, not

@@ -397,6 +397,27 @@ def test_a_turn_that_shares_only_a_pronoun_with_the_query_is_below_the_floor(
     assert topical in _text(context, "memories")
 
 
+@pytest.mark.parametrize(("query", "answer", "others"), [
+    ("How is my boss?", "My boss Olga is strict but fair.",
+     ["We should cook pasta tonight.", "The cat knocked over a vase again.", "I'm allergic to peanuts, be careful."]),
+    ("Как моя начальница?", "Моя начальница Ольга строгая, но справедливая.",
+     ["Давай сегодня приготовим пасту.", "Мой кот опять уронил вазу.", "У меня аллергия на арахис, осторожнее."]),
+    ("我的老板怎么样？", "我的老板奥尔加很严格，但很公平。",
+     ["我们今晚做意面吧。", "我的猫又把花瓶打翻了。", "我对花生过敏，小心点。"]),
+])
+def test_a_turn_found_by_meaning_alone_is_measured_against_the_query_as_asked(
+        tenant, query: str, answer: str, others: list[str]) -> None:
+    """Tried as a new user: "How is my boss?" brought the pasta, the cat and the peanuts along with the
+    boss. Vector feedback moves the query towards the best word matches, whose neighbours come with
+    them (a turn's vector embeds the turns before it): at 0.3-0.37 to the moved query, they passed the
+    floor; to the query as asked, 0.03-0.14."""
+    append_messages(tenant, "u1", "s1", [*others, answer], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=500)
+    memories = _text(context, "memories")
+    assert answer in memories
+    assert not any(other in memories for other in others), memories
+
+
 def test_one_long_turn_shows_its_beginning_and_the_turns_before_it_stay(tenant) -> None:
     """A user pasting a long text (3,000 tokens) emptied the recent turns: that turn did not fit the
     share, so it was cut whole, and every turn before it with it (the block has no gaps)."""
