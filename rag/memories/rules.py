@@ -45,9 +45,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import cache
 from typing import Any
 
-from memoryhub.text import normalize
+from memoryhub.text import analyze, normalize, pronoun_terms
 from rag.filler import is_filler
 from rag.memories import when
 from rag.memories.classify import (
@@ -154,6 +155,30 @@ _TO_EACH_OTHER = re.compile(r"\b(?:love|hate|miss|adore)\s+you\b"
 _TAG_QUESTION = re.compile(r"(?:,|\s[-–—])\s*(?:pretty\s+\w+,?\s+)?(?:huh|right|eh|yeah|ok|okay|isn't\s+it|you\s+know"
                            r"|don't\s+you\s+think|want\s+to\s+see\b[^?]*|правда|да|ведь|не\s+так\s+ли|верно"
                            r"|对吧|是吧|好吗|对不对|是不是)\W*[?？]\s*$")
+
+
+# Liking, assent and praise of what the turn does not name, en/ru/zh: "Yeah, I love it.", "Yes, I'd love that.",
+# "I'd love to have you over again.", "It must be really awesome!", "Я так это люблю!", "我也很喜欢这个！". Their "love"
+# made them the user's preferences (0.7); read later, away from the turn before them, they say nothing of what was
+# loved, and in a small context they took the room of the turn that did. The mood still takes what feeling they show.
+_REACTING_WORDS = (
+    "yeah yes yep yup oh wow love loved loving like liked enjoy enjoyed appreciate adore would i'd i'll again too "
+    "also really so very totally absolutely definitely agree agreed awesome amazing great cool nice wonderful "
+    "fantastic lovely sounds sound fun wait can't same here "
+    "да ага ох ух вау люблю любила любил нравится понравилось обожаю очень так тоже согласен согласна "
+    "классно круто здорово отлично супер "
+    "喜欢 爱 很 也 真 太 好 棒 对 是 嗯 哇 同意 期待"
+)
+
+
+@cache
+def _reacting_terms() -> frozenset[str]:
+    return frozenset(analyze(_REACTING_WORDS)) | pronoun_terms()
+
+
+def _names_nothing(sentence: str) -> bool:
+    """A sentence of only liking, assent, praise and pronouns (`_REACTING_WORDS`)."""
+    return set(analyze(sentence)) <= _reacting_terms()
 
 
 def _asks(said: str) -> bool:
@@ -494,7 +519,7 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             else:
                 continue
             # Checked last, on the few sentences a rule took: most lines are dropped above for less.
-            if _asks(said) or _TO_EACH_OTHER.search(said) or (
+            if _asks(said) or _names_nothing(sentence) or _TO_EACH_OTHER.search(said) or (
                     turn.is_character and (_stock(said) or _REACTION.search(said) or _WISH.search(said)
                                            or _OF_YOU.search(said))):
                 continue

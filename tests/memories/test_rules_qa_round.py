@@ -114,3 +114,19 @@ def test_a_companion_evening_is_consolidated_as_qa_expects(client_a) -> None:
         assert (memory.kind, memory.category) == ("third_party", category) and "family" in memory.tags
     guitar = memories["bob: I want to learn to play the guitar."]
     assert "music" in guitar.tags and "games" not in guitar.tags
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    ("Yeah, I love it.", False), ("Yes, I'd love that.", False), ("I'd love to have you over again.", False),
+    ("It must be really awesome!", False), ("I really enjoyed it.", False),
+    ("Я так это люблю!", False), ("Да, мне это очень нравится.", False),
+    ("我很喜欢。", False), ("我也很喜欢这个！", False),
+    ("I love hiking in the mountains.", True), ("I really enjoyed the jazz festival.", True),
+    ("Я так люблю походы в горы!", True), ("我很喜欢爬山。", True),
+])
+def test_liking_what_the_turn_does_not_name_is_no_memory(said: str, kept: bool) -> None:
+    """LoCoMo through the rules: "Nate: Yeah, I love it.", "Melanie: I love it!" and "Nate: I'd love to have you over
+    again." were facts about the user (their "love" a preference, 0.7), 20 of 1,647 memories; read later, they say
+    nothing of what was loved."""
+    output = consolidate_rules([Turn("bob", said, False, SAID)])
+    assert (f"bob: {said}" in _kept(output)) is kept, _kept(output)
