@@ -457,7 +457,9 @@ def context_assemble(
             continue
         if relevant.below(item) or f"chunk:{item.chunk['id']}" in typed_below:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
-            off_topic.add(item.chunk["meta"].get("message_id"))
+            # A memory of one turn below the floor puts that turn there too.
+            restated = item.chunk["meta"].get("source_message_ids") or []
+            off_topic.add(item.chunk["meta"].get("message_id") or (restated[0] if len(restated) == 1 else None))
             continue
         if item.chunk["type"] == "dialog" and is_filler(item.chunk["text"]):
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "filler"})
@@ -495,8 +497,10 @@ def context_assemble(
     # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing. After the
     # turns the replies bring: "My colleague Petrov and I…", fetched for the assistant's reply to it, came
     # with the memory and the insight that restate it, three times in 150 tokens.
-    candidates = _without_restatements(block, candidates, cap, turn_of, sources_of, recent_ids | typed_restate,
-                                       off_topic - {None}, asked)
+    # A turn an inner-circle bio quotes is said there: "Where do I live?" showed the insight of the user's
+    # introduction and of their daughter's turn, both said already, one in Anna's bio.
+    candidates = _without_restatements(block, candidates, cap, turn_of, sources_of,
+                                       recent_ids | typed_restate | in_circle, off_topic - {None}, asked)
     # A turn a relevant person's line shows word for word is said there ("我闺蜜林晓下周结婚。" twice in 150 tokens).
     quoted = _quoted(people, candidates, said_of)
     block.cut += [{"ref": i.ref, "tokens": 0, "reason": "in_relevant_people"} for i in candidates if i.ref in quoted]

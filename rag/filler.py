@@ -11,8 +11,8 @@ from memoryhub import text
 # Words of greeting, thanks and assent in English, Russian and Chinese: a remembered turn made of
 # nothing else ("Thanks, Melanie!", "Nice to meet you, Sam!", "好的，谢谢", "Got it.", "Понятно.", "明白了")
 # says nothing a prompt needs; nor does an assistant's stock offer ("How can I help you today?", "Anything
-# else I can help with?"), nor thanks for the conversation itself ("Thanks for listening today.",
-# "Спасибо, что выслушала", "谢谢你听我说").
+# else I can help with?", "Чем могу помочь?", "有什么可以帮你的吗？"), nor thanks for the conversation itself
+# ("Thanks for listening today.", "Спасибо, что выслушала", "谢谢你听我说").
 _FILLER_WORDS = """
 hi hello hey you thanks thank welcome bye goodbye see later ok okay sure yes yeah yep yup no nope cool great
 nice awesome wow lol haha hahaha good morning night evening meet glad pleasure congrats congratulations
@@ -21,9 +21,9 @@ again back i me you're help today anything else happy problem day listening list
 got gotcha noted understood makes sense
 привет здравствуй здравствуйте спасибо пожалуйста пока ок окей ладно да нет круто класс отлично супер ага
 угу хорошо доброе утро ночи вечер рад рада приятно познакомиться увидимся давай выслушал выслушала выслушали
-что сегодня меня мне понятно понял поняла поняли ясно
+что сегодня меня мне понятно понял поняла поняли ясно чем могу помочь ещё чем-то понимаю бывает обращайся
 你好 您好 谢谢 多谢 再见 好的 好 嗯 哈哈 早上好 晚安 拜拜 没问题 不客气 对 是的 太好了 听我说 陪我聊天 今天
-明白 知道 懂了 收到
+明白 知道 懂了 收到 很高兴 高兴 认识 有什么 什么 可以 帮 帮你 帮忙 需要 吗
 """
 _FILLER_TERMS = frozenset(text.analyze(_FILLER_WORDS))
 _NAME = re.compile(r"\b[A-ZА-ЯЁ][a-zа-яё]+\b")

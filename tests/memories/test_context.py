@@ -217,3 +217,26 @@ def test_a_turn_a_reply_brings_is_not_said_again_by_its_memory_and_insight(tenan
                                    budget_tokens=150)
         memories = next(b for b in context.blocks if b.name == "memories")
         assert memories.render().count(said) <= 1, (query, context.render())
+
+
+def test_an_insight_of_turns_said_elsewhere_or_off_the_question_is_not_shown(tenant) -> None:
+    """QA (a new user, Russian, offline extractors): "Чего боится моя дочь?" at 400 tokens showed the insight of the
+    user's introduction and of "У меня есть дочка Аня…", which Anna's bio in the inner circle quotes whole, and "Где я
+    живу?" the same insight beside the introduction: each part said elsewhere, or judged beside the question (the
+    introduction's memory below the floor)."""
+    from rag.memories import consolidation
+
+    turns = ["Привет! Меня зовут Олег, я живу в Казани и работаю учителем физики.",
+             ("assistant", "Приятно познакомиться, Олег! Чем могу помочь?"),
+             "У меня есть дочка Аня, ей семь лет, она ходит в первый класс.", ("assistant", "Здорово! Как ей в школе?"),
+             "Нравится, но она боится учительницы музыки.", ("assistant", "Понимаю, это бывает.")]
+    result = append_messages(tenant, "oleg", "s1", turns, start=START, auto_extract=True)
+    run_id = consolidation.consolidation_request(result.conversation, trigger="request")["consolidation"]
+    consolidation.consolidation_run(run_id=run_id)
+    daughter = "У меня есть дочка Аня, ей семь лет, она ходит в первый класс."
+    rendered = {query: context_assemble(tenant_id=tenant.pk, user_id="oleg", query=query, session_id=None,
+                                        budget_tokens=400).render()
+                for query in ("Чего боится моя дочь?", "Где я живу?")}
+    for query, context in rendered.items():
+        assert context.count(daughter) <= 1 and context.count("Меня зовут Олег") <= 1, (query, context)
+    assert "боится учительницы музыки" in rendered["Чего боится моя дочь?"]

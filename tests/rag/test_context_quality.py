@@ -31,6 +31,9 @@ def _text(context, block: str) -> str:
     # Found in a chat app's memories block: a greeting back and the assistant's stock offers.
     ("hello again", True), ("Welcome back, Maya!", True), ("Nice to meet you, Maya! How can I help today?", True),
     ("Anything else I can help with?", True), ("Have a great day!", True),
+    ("Приятно познакомиться, Олег! Чем могу помочь?", True), ("Чем ещё могу помочь?", True),
+    ("Понимаю, это бывает.", True), ("很高兴认识你！有什么可以帮你的吗？", True), ("需要帮忙吗？", True),
+    ("Помоги мне выбрать подарок маме.", False), ("你可以帮我订机票吗？", False),
     ("I need help with the move to Seattle today.", False), ("Happy birthday to Lily!", False),
     # A sentence's first word is capitalised whatever it is: a name only when called out.
     ("Running every morning?", False), ("Бегать каждое утро?", False), ("Melanie, congrats!", True),
