@@ -20,6 +20,7 @@ from memoryhub.text import count_tokens, normalize
 from profiles import rules
 from profiles.conf import extract_window_tokens, llm_default_confidence
 from profiles.keys import KEYS
+from profiles.rules import zh
 
 
 @dataclass
@@ -41,10 +42,12 @@ class Candidate:
 def rules_candidates(messages: Sequence[Message]) -> list[Candidate]:
     """Rule-based candidates from the user's own messages (never the bot's)."""
     out = []
-    for message in messages:
+    for i, message in enumerate(messages):
         if message.role != Message.Role.USER:
             continue
-        for fact in rules.extract(message.text):
+        before = messages[i - 1] if i else None
+        of_another = before is not None and before.role != Message.Role.USER and zh.asks_of_another(before.text)
+        for fact in rules.extract(message.text, answers_of_another=of_another):
             out.append(Candidate(fact.key, fact.value, fact.confidence, message, fact.rule, fact.evidence,
                                  change=fact.change, ended=fact.ended))
     return out

@@ -21,16 +21,18 @@ __all__ = ["RuleFact", "extract"]
 _BY_LANGUAGE = {"en": en.extract_sentence, "ru": ru.extract_sentence, "zh": zh.extract_sentence}
 
 
-def extract(text: str) -> list[RuleFact]:
+def extract(text: str, *, answers_of_another: bool = False) -> list[RuleFact]:
     """Facts stated in `text`, values in their stored form; the most confident reading of each
     (key, value) is kept, a change when any reading says so. Values a key cannot hold (an age of 500)
     are dropped here; sensitive numbers are not: they are refused, and counted, when saved. A fact with
-    `ended` says the value no longer holds (its value "" when the user named none: "I quit my job")."""
+    `ended` says the value no longer holds (its value "" when the user named none: "I quit my job").
+    `answers_of_another`: the text answers a question about someone else (`zh.asks_of_another`)."""
     best: dict[tuple[str, str, bool], RuleFact] = {}
     for i, sentence in enumerate(sentences(text)):
         language = detect_language(sentence)
-        # Chinese leaves the subject out: only the opening sentence's is surely the writer's.
-        found = (zh.extract_sentence(sentence, opens_message=i == 0) if language == "zh"
+        # Chinese leaves the subject out: only the opening sentence's is surely the writer's, and not when it
+        # answers a question about someone else ("他几岁了？" — "六岁。").
+        found = (zh.extract_sentence(sentence, opens_message=i == 0 and not answers_of_another) if language == "zh"
                  else _BY_LANGUAGE[language](sentence))
         for fact in job_pair_changes(found):
             try:

@@ -446,6 +446,19 @@ _PET_NAME = re.compile(rf"^(?:它|牠)?(?:的名字)?(叫做?|名叫|名字叫)(
 _PUT_SIMPLY = re.compile(r"^(?:说|讲)(?:得)?(?:简单|通俗|白|直白)一?点?(?:了|说)?$")
 
 
+# The assistant's question about someone else: "真棒！他几岁了？", "你儿子多大了？", "她住在哪里？".
+# The user's subjectless answer ("六岁。", "在上海。") speaks of them, not of the user: "六岁。" was
+# the user's age at 0.9.
+_OF_ANOTHER = re.compile(r"他|她|它|ta|TA|你的?(?:妈|爸|哥|姐|弟|妹|朋友|老公|老婆|丈夫|妻子|儿子|女儿|孩子|"
+                         r"同事|老板|男朋友|女朋友|家人|爷|奶|外公|外婆|猫|狗)")
+
+
+def asks_of_another(said: str) -> bool:
+    """The message's last sentence is a question about someone other than the one it speaks to."""
+    last = [s for s in re.split(r"(?<=[。！!？?])", said.strip()) if s.strip()]
+    return bool(last) and bool(_QUESTION.search(last[-1])) and bool(_OF_ANOTHER.search(last[-1]))
+
+
 def extract_sentence(sentence: str, *, opens_message: bool = False) -> list[RuleFact]:
     if _FILTERS.reported(sentence):
         return []

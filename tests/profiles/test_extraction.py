@@ -67,6 +67,19 @@ def test_rules_extract_the_users_own_facts_when_auto_extract_is_on(
     assert anna.meta["extractor"] == "en.name.my_name_is" and anna.meta["evidence"] == "My name is Anna"
 
 
+@pytest.mark.parametrize(("asked", "answer", "mine"), [
+    ("真棒！他几岁了？", "六岁。", False), ("你儿子多大了？", "六岁。", False), ("她住在哪里？", "住在上海。", False),
+    ("你几岁了？", "六岁。", True), ("你住在哪里？", "住在上海。", True),
+])
+def test_a_subjectless_chinese_answer_about_someone_else_is_not_the_users_fact(
+    tenant, asked: str, answer: str, mine: bool
+) -> None:
+    """QA as a new Chinese user: "我儿子豆豆开始学钢琴了。" / "真棒！他几岁了？" / "六岁。" put "age: 6" in the user's
+    profile at 0.9, in every prompt after: a message opening without a subject was read as 我's."""
+    append_messages(tenant, "u1", "s1", ["我儿子豆豆开始学钢琴了。", ("assistant", asked), answer], auto_extract=True)
+    assert bool(facts(tenant)) is mine, facts(tenant)
+
+
 @pytest.mark.parametrize(("before", "said", "query", "old", "new"), [
     ("I live in Boston.", "I moved to Seattle last week.", "where do I live now?", "Boston", "Seattle"),
     ("Я живу в Москве.", "Я переехал в Казань.", "где я сейчас живу?", "Москва", "Казань"),
