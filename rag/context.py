@@ -434,7 +434,6 @@ def context_assemble(
     answered: dict[str, tuple[int, str]] = {}  # an assistant's reply's line: the message it answers, its text
     sources_of: dict[str, frozenset[int]] = {}  # the turns a consolidated memory or insight restates
     in_circle: set[int] = set()  # the turns an inner-circle bio shows word for word
-    off_topic: set[int | None] = set()  # the turns found but left out as below the floor or filler
     said_of: dict[str, str] = {}  # a dialog line's turn's text
     for item in result.items:
         if item.chunk["id"] in typed_ids:
@@ -457,13 +456,9 @@ def context_assemble(
             continue
         if relevant.below(item) or f"chunk:{item.chunk['id']}" in typed_below:
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "below_floor"})
-            # A memory of one turn below the floor puts that turn there too.
-            restated = item.chunk["meta"].get("source_message_ids") or []
-            off_topic.add(item.chunk["meta"].get("message_id") or (restated[0] if len(restated) == 1 else None))
             continue
         if item.chunk["type"] == "dialog" and is_filler(item.chunk["text"]):
             block.cut.append({"ref": f"chunk:{item.chunk['id']}", "tokens": 0, "reason": "filler"})
-            off_topic.add(item.chunk["meta"].get("message_id"))
             continue
         if "echo" in item.components and _asked_again(item.chunk["text"], asked):
             # The query asked before ("when is my dentist appointment?" last week): the asking is no memory,
@@ -497,10 +492,11 @@ def context_assemble(
     # A turn a shown typed memory restates counts as said: an insight summing it up adds nothing. After the
     # turns the replies bring: "My colleague Petrov and I…", fetched for the assistant's reply to it, came
     # with the memory and the insight that restate it, three times in 150 tokens.
-    # A turn an inner-circle bio quotes is said there: "Where do I live?" showed the insight of the user's
-    # introduction and of their daughter's turn, both said already, one in Anna's bio.
+    # A turn an inner-circle bio quotes is said there, and so are the query's words the bios say: "Where do I
+    # live?" showed the insight of the user's introduction and of their daughter's turn, one in Anna's bio.
     candidates = _without_restatements(block, candidates, cap, turn_of, sources_of,
-                                       recent_ids | typed_restate | in_circle, off_topic - {None}, asked)
+                                       recent_ids | typed_restate | in_circle, asked,
+                                       asked.intersection(text.analyze(" ".join(i.text for i in circle.items))))
     # A turn a relevant person's line shows word for word is said there ("我闺蜜林晓下周结婚。" twice in 150 tokens).
     quoted = _quoted(people, candidates, said_of)
     block.cut += [{"ref": i.ref, "tokens": 0, "reason": "in_relevant_people"} for i in candidates if i.ref in quoted]
@@ -753,17 +749,18 @@ def _without_turns_shown(typed: Block, sources: dict[str, frozenset[int]], said:
 
 def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, turn_of: dict[str, int],
                           sources_of: dict[str, frozenset[int]], recent_ids: set[int],
-                          off_topic: set[int] = frozenset(), asked: frozenset[str] = frozenset()) -> list[BlockItem]:
+                          asked: frozenset[str] = frozenset(), said_words: frozenset[str] = frozenset()
+                          ) -> list[BlockItem]:
     """The candidates without a consolidated memory or insight whose turns the context says anyway
     ("User: I am allergic to peanuts" beside the turn that says it, whichever ranks first): the turns
     that a packing without any such restatement shows decide, and, in rank order, the turns of the
     restatements kept before it (an insight summing up a turn shown and a memory made from the other
-    adds nothing). One whose turns are not all said stays, unless it adds nothing the query asks: the
-    turns not said were found and left out (`off_topic`: below the floor, or filler), and each query
-    term (`asked`) it says, a line shown says too. An insight of a user's introduction and their project
-    repeated the project's turn for "What project am I planning?", to add the introduction the floor had
-    left out; one that says "Potsdam" of a Russian turn the floor left out for "Potsdam and oolong tea"
-    stays."""
+    adds nothing). One that restates a turn shown and others not says nothing more the query asks when
+    each query term (`asked`) it holds a line shown holds too (or `said_words`, the inner circle's): an
+    insight of a user's introduction and their project repeated the project's turn for "What project am
+    I planning?", to add the introduction; "我儿子在学什么？" brought the insight of the son's piano lessons
+    (quoted by his bio) and of the user's penicillin allergy. One that says "Potsdam" of a Russian turn
+    not shown, for "Potsdam and oolong tea", stays."""
     if not sources_of:
         return candidates
 
@@ -771,8 +768,7 @@ def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, t
         sources = sources_of[item.ref]
         if shown.issuperset(sources):
             return True
-        return bool(sources & shown) and (shown | off_topic).issuperset(sources) \
-            and words.issuperset(asked.intersection(text.analyze(item.text)))
+        return bool(sources & shown) and words.issuperset(asked.intersection(text.analyze(item.text)))
 
     def terms(items: list[BlockItem]) -> set[str]:
         return set().union(*(asked.intersection(text.analyze(i.text)) for i in items))
@@ -780,7 +776,7 @@ def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, t
     trial = Block("memories")
     _pack_by_day(trial, [c for c in candidates if c.ref not in sources_of], cap)
     shown = recent_ids | {turn_of[i.ref] for i in trial.items if i.ref in turn_of}
-    words = terms(trial.items)
+    words = terms(trial.items) | said_words
     kept = []
     for item in candidates:
         if item.ref in sources_of and said(item, shown, words):

@@ -219,24 +219,34 @@ def test_a_turn_a_reply_brings_is_not_said_again_by_its_memory_and_insight(tenan
         assert memories.render().count(said) <= 1, (query, context.render())
 
 
-def test_an_insight_of_turns_said_elsewhere_or_off_the_question_is_not_shown(tenant) -> None:
-    """QA (a new user, Russian, offline extractors): "Чего боится моя дочь?" at 400 tokens showed the insight of the
-    user's introduction and of "У меня есть дочка Аня…", which Anna's bio in the inner circle quotes whole, and "Где я
-    живу?" the same insight beside the introduction: each part said elsewhere, or judged beside the question (the
-    introduction's memory below the floor)."""
+@pytest.mark.parametrize(("turns", "queries", "said", "answer", "beside"), [
+    (["Привет! Меня зовут Олег, я живу в Казани и работаю учителем физики.",
+      ("assistant", "Приятно познакомиться, Олег! Чем могу помочь?"),
+      "У меня есть дочка Аня, ей семь лет, она ходит в первый класс.", ("assistant", "Здорово! Как ей в школе?"),
+      "Нравится, но она боится учительницы музыки.", ("assistant", "Понимаю, это бывает.")],
+     ("Чего боится моя дочь?", "Где я живу?"), ("У меня есть дочка Аня, ей семь лет", "Меня зовут Олег"),
+     "боится учительницы музыки", None),
+    (["我对青霉素过敏，今天差点用错药。", ("assistant", "太危险了，一定要告诉医生。"), "我儿子豆豆开始学钢琴了。",
+      ("assistant", "真棒！他几岁了？"), "六岁。"],
+     ("我儿子在学什么？",), ("我儿子豆豆开始学钢琴了",), "学钢琴", "青霉素"),
+])
+def test_an_insight_of_turns_said_elsewhere_adds_nothing_the_query_asks(
+        tenant, turns: list, queries: tuple[str, ...], said: tuple[str, ...], answer: str, beside: str | None) -> None:
+    """QA as new users, offline extractors: "Чего боится моя дочь?" at 400 tokens showed the insight of the user's
+    introduction and of "У меня есть дочка Аня…", which Anna's bio in the inner circle quotes whole, and "Где я
+    живу?" the same insight beside the introduction; "我儿子在学什么？" the insight of the piano lessons (quoted by
+    the son's bio) and of the user's penicillin allergy. What each adds beside its turns said is no word of the
+    query."""
     from rag.memories import consolidation
 
-    turns = ["Привет! Меня зовут Олег, я живу в Казани и работаю учителем физики.",
-             ("assistant", "Приятно познакомиться, Олег! Чем могу помочь?"),
-             "У меня есть дочка Аня, ей семь лет, она ходит в первый класс.", ("assistant", "Здорово! Как ей в школе?"),
-             "Нравится, но она боится учительницы музыки.", ("assistant", "Понимаю, это бывает.")]
-    result = append_messages(tenant, "oleg", "s1", turns, start=START, auto_extract=True)
+    result = append_messages(tenant, "u1", "s1", turns, start=START, auto_extract=True)
     run_id = consolidation.consolidation_request(result.conversation, trigger="request")["consolidation"]
     consolidation.consolidation_run(run_id=run_id)
-    daughter = "У меня есть дочка Аня, ей семь лет, она ходит в первый класс."
-    rendered = {query: context_assemble(tenant_id=tenant.pk, user_id="oleg", query=query, session_id=None,
-                                        budget_tokens=400).render()
-                for query in ("Чего боится моя дочь?", "Где я живу?")}
-    for query, context in rendered.items():
-        assert context.count(daughter) <= 1 and context.count("Меня зовут Олег") <= 1, (query, context)
-    assert "боится учительницы музыки" in rendered["Чего боится моя дочь?"]
+    for query in queries:
+        context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=400)
+        rendered = context.render()
+        assert all(rendered.count(line) <= 1 for line in said), (query, rendered)
+        memories = "\n".join(i.text for b in context.blocks if b.name == "memories" for i in b.items)
+        assert beside is None or beside not in memories, (query, rendered)
+    assert answer in context_assemble(tenant_id=tenant.pk, user_id="u1", query=queries[0], session_id=None,
+                                      budget_tokens=400).render()
