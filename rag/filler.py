@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import rjieba
+
 from memoryhub import text
 
 # Words of greeting, thanks and assent in English, Russian and Chinese: a remembered turn made of
@@ -37,11 +39,20 @@ def is_filler(turn: str) -> bool:
     return not (terms - _FILLER_TERMS - names)
 
 
+_CALLED_OUT_ZH = frozenset("，,！!。.？?、：:")
+_HAN = re.compile("[\u4e00-\u9fff]")
+
+
 def _names(turn: str) -> list[str]:
     """The capitalised words of a turn that are names: a sentence's first word only when it is called out
     ("Melanie, congrats!", "Sam!"), since any word opens a sentence with a capital: "Running every morning?"
-    was filler, its "Running" taken for a name."""
+    was filler, its "Running" taken for a name. In Chinese, a word jieba tags as a person's name where it is
+    called out, beside a comma or an exclamation mark ("很高兴认识你，李明！有什么可以帮你的吗？")."""
     found = []
+    if _HAN.search(turn):
+        tagged = [("", "x"), *rjieba.tag(turn), ("", "x")]
+        found += [word for (before, _), (word, tag), (after, _) in zip(tagged, tagged[1:], tagged[2:], strict=False)
+                  if tag == "nr" and 2 <= len(word) <= 4 and (before in _CALLED_OUT_ZH or after in _CALLED_OUT_ZH)]
     for match in _NAME.finditer(turn):
         before = turn[:match.start()].rstrip()
         opens_sentence = not before or before[-1] in ".!?…"

@@ -34,6 +34,9 @@ def _text(context, block: str) -> str:
     ("Приятно познакомиться, Олег! Чем могу помочь?", True), ("Чем ещё могу помочь?", True),
     ("Понимаю, это бывает.", True), ("很高兴认识你！有什么可以帮你的吗？", True), ("需要帮忙吗？", True),
     ("Помоги мне выбрать подарок маме.", False), ("你可以帮我订机票吗？", False),
+    # A Chinese name called out, as jieba tags it ("很高兴认识你，李明！" was no filler for its name).
+    ("很高兴认识你，李明！有什么可以帮你的吗？", True), ("谢谢你，小芳！", True), ("李明，谢谢！", True),
+    ("李明下个月结婚。", False), ("我叫李明。", False),
     ("I need help with the move to Seattle today.", False), ("Happy birthday to Lily!", False),
     # A sentence's first word is capitalised whatever it is: a name only when called out.
     ("Running every morning?", False), ("Бегать каждое утро?", False), ("Melanie, congrats!", True),
