@@ -226,7 +226,9 @@ class ContextApi(APIView):
         query = VisibleCharField(max_length=4000)
         session_id = StrictRegexField(CLIENT_ID_REGEX, required=False)
         budget_tokens = StrictIntegerField(min_value=50, max_value=200_000, required=False)
-        k = StrictIntegerField(min_value=1, max_value=100, default=20)
+        k = StrictIntegerField(min_value=1, max_value=100, required=False,
+                               help_text="Results to search for the memories; by default one per 10 tokens of the "
+                                         "budget, 20 to 100 (`results_per_tokens` in config/prompt_budgets.yaml).")
         memory_filters = MemoryFiltersSerializer(
             required=False, help_text="Which typed memories the context may show (the typed_memories block, "
                                       "and no other typed memory in the memories block).")
@@ -259,7 +261,7 @@ class ContextApi(APIView):
         data = serializer.validated_data
         ctx = rag_context.context_assemble(
             tenant_id=request_tenant(request).pk, user_id=data["user_id"], query=data["query"],
-            session_id=data.get("session_id"), budget_tokens=data.get("budget_tokens"), k=data["k"],
+            session_id=data.get("session_id"), budget_tokens=data.get("budget_tokens"), k=data.get("k"),
             memory_filters=_memory_filters(data.get("memory_filters")),
         )
         return Response(self.OutputSerializer(ctx).data)

@@ -281,6 +281,8 @@ def _beginning(item: BlockItem, parts: list[str], room: int) -> BlockItem | None
 
 # The least room a clipped recent turn gets: its time, speaker and a sentence or two.
 MIN_TURN_TOKENS = 48
+# A context searches this many results at least (the API's `k` before it scaled with the budget) and at most.
+MIN_RESULTS, MAX_RESULTS = 20, 100
 # The least room in which the memories block shows the beginning of a memory too long for all of it.
 MIN_MEMORY_CLIP_TOKENS = 16
 
@@ -341,12 +343,14 @@ def context_assemble(
     query: str,
     session_id: str | None,
     budget_tokens: int | None = None,
-    k: int = 20,
+    k: int | None = None,
     memory_filters: SearchFilters | None = None,
 ) -> Context:
     config = budgets()
     floor = config["relevance_floor"]
     budget = budget_tokens or int(config["default_budget_tokens"])
+    # The results searched: as many as the budget could show (`results_per_tokens`), 20 to 100.
+    k = k or min(MAX_RESULTS, max(MIN_RESULTS, budget // int(config["results_per_tokens"])))
     asked = frozenset(text.analyze(query))  # the query's terms, for every step that weighs lines by them
     dated = _asks_for_dates(query)
     shares = config["blocks"]

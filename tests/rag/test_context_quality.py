@@ -661,3 +661,30 @@ def test_a_turn_a_relevant_persons_line_shows_is_not_repeated_in_the_memories(te
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=150)
     assert said in " ".join(without_dates(_text(context, "relevant_people")).split()), context.render()
     assert said not in _text(context, "memories") and turns[1] in _text(context, "memories"), context.render()
+
+
+def test_a_large_budget_searches_as_many_results_as_it_can_show(client_a) -> None:
+    """A 2,000-token context of a user with 40 turns about their kayak showed 20 of them and left most of its
+    budget unused: it searched 20 results whatever the budget. It searches one per 10 tokens now, 20 to 100;
+    a request's `k` still decides when sent."""
+    client, tenant = client_a
+    append_messages(tenant, "u1", "s1", [f"Kayak trip number {i}: we paddled to the {i}th island." for i in range(40)],
+                    start=START)
+
+    def lines(context) -> int:
+        return sum(1 for line in _text(context, "memories").splitlines() if line.startswith("- "))
+
+    wide = context_assemble(tenant_id=tenant.pk, user_id="u1", query="kayak trips", session_id=None,
+                            budget_tokens=2000)
+    assert lines(wide) == 40, _text(wide, "memories")
+    assert lines(context_assemble(tenant_id=tenant.pk, user_id="u1", query="kayak trips", session_id=None,
+                                  budget_tokens=2000, k=5)) == 5
+    for body, shown in (({}, 40), ({"k": 5}, 5)):
+        response = client.post("/api/v1/context", {"user_id": "u1", "query": "kayak trips", "budget_tokens": 2000,
+                                                    **body}, format="json")
+        assert response.status_code == 200, response.content
+        [memories] = [b for b in response.json()["blocks"] if b["name"] == "memories"]
+        assert len(memories["items"]) == shown
+    small = context_assemble(tenant_id=tenant.pk, user_id="u1", query="kayak trips", session_id=None,
+                             budget_tokens=200)
+    assert 0 < lines(small) < 20 and small.used <= 200
