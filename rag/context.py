@@ -752,9 +752,8 @@ def _without_turns_shown(typed: Block, sources: dict[str, frozenset[int]], said:
 
 
 def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, turn_of: dict[str, int],
-                          sources_of: dict[str, frozenset[int]], recent_ids: set[int],
-                          asked: frozenset[str] = frozenset(), said_words: frozenset[str] = frozenset()
-                          ) -> list[BlockItem]:
+                          sources_of: dict[str, frozenset[int]], recent_ids: set[int], asked: frozenset[str],
+                          said_words: frozenset[str]) -> list[BlockItem]:
     """The candidates without a consolidated memory or insight whose turns the context says anyway
     ("User: I am allergic to peanuts" beside the turn that says it, whichever ranks first): the turns
     that a packing without any such restatement shows decide, and, in rank order, the turns of the
