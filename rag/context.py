@@ -868,6 +868,10 @@ class RelevanceFloor:
     def below(self, item: SearchItem) -> bool:
         """Near the query in neither space: unrelated, not remembered. By words, a result must answer
         `min_share` of the query (a turn matched by "I" alone is not about "what should I cook?")."""
+        if item.components.get("dated"):
+            # The turn that dates a hit of a "when" question ("Last weekend I went to an event.") shares no word
+            # with it: its hit's words found it (rag.selectors._dated_turns_lifted).
+            return False
         ceiling = self.ceilings.get(item.chunk["namespace"], 0.0)
         bm25 = item.components.get("bm25")
         weak_words = bm25 is None or (ceiling > 0 and bm25 / ceiling < self.min_share)

@@ -40,13 +40,17 @@ class RetrievalConfig:
     # score (rag.selectors._replies_lifted).
     reply_candidates: int = 0  # 0: off
     reply_share: float = 0.0
+    # A "when" question: a turn among the fused top `dated_candidates` that names no time lifts the turn before
+    # it by the same speaker that does, by `dated_share` × its score (rag.selectors._dated_turns_lifted).
+    dated_candidates: int = 0  # 0: off
+    dated_share: float = 0.0
     # A turn of greetings and thanks only ("Thanks!", "谢谢！"; rag.filler): fused score × this (1: off). It
     # carries the turns before it as search text, so it matched their words with nothing of its own to say.
     filler_factor: float = 1.0
 
 
 _KEYS = {"fusion", "rrf_k", "weights", "candidates", "boosts", "dedupe_similarity", "feedback", "llm", "soft_match",
-         "semantic_rerank", "replies"}
+         "semantic_rerank", "replies", "dated"}
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> dict[str, Any]:
@@ -84,6 +88,8 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
             semantic_weight=float(raw.get("semantic_rerank", {}).get("weight", 0.0)),
             reply_candidates=int(raw.get("replies", {}).get("candidates", 0)),
             reply_share=float(raw.get("replies", {}).get("share", 0.0)),
+            dated_candidates=int(raw.get("dated", {}).get("candidates", 0)),
+            dated_share=float(raw.get("dated", {}).get("share", 0.0)),
             filler_factor=float(boosts.get("filler", 1.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
@@ -106,6 +112,9 @@ def _build(raw: dict[str, Any], where: str) -> RetrievalConfig:
     if config.reply_candidates < 0 or not 0 <= config.reply_share <= 1:
         raise ImproperlyConfigured(
             f"knowledge.yaml {where}: replies candidates must not be negative and share must be within 0-1")
+    if config.dated_candidates < 0 or not 0 <= config.dated_share <= 1:
+        raise ImproperlyConfigured(
+            f"knowledge.yaml {where}: dated candidates must not be negative and share must be within 0-1")
     return config
 
 
