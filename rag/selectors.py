@@ -631,11 +631,7 @@ def _replies_lifted(fused: dict[int, FusedScore], candidates: int, share: float,
     for pk, reply in _replies(questions, tenant_id, stores).items():
         if reply in fused and fused[pk].score > 0:
             lifted[reply] = lifted.get(reply, 0.0) + share * fused[pk].score
-    if not lifted:
-        return fused, rows
-    out = {pk: FusedScore(score.score + lifted[pk], {**score.components, "reply": round(lifted[pk], 6)}, score.ranks)
-           if pk in lifted else score for pk, score in fused.items()}
-    return dict(ranked(out)), rows
+    return _lifted(fused, lifted, "reply"), rows
 
 
 # How far down the fused list `_dated_turns_lifted` looks for the turn that dates a hit: LoCoMo's tune half
@@ -673,11 +669,15 @@ def _dated_turns_lifted(fused: dict[int, FusedScore], candidates: int, share: fl
         dating = next((before for before in said_before if _names_time(before)), None)
         if dating is not None:
             lifted[dating["id"]] = lifted.get(dating["id"], 0.0) + share * fused[pk].score
+    return _lifted(fused, lifted, "dated"), rows
+
+
+def _lifted(fused: dict[int, FusedScore], lifted: dict[int, float], component: str) -> dict[int, FusedScore]:
+    """The fused scores with each of `lifted` raised by its lift, named as `component`, ranked again."""
     if not lifted:
-        return fused, rows
-    out = {pk: FusedScore(score.score + lifted[pk], {**score.components, "dated": round(lifted[pk], 6)}, score.ranks)
-           if pk in lifted else score for pk, score in fused.items()}
-    return dict(ranked(out)), rows
+        return fused
+    return dict(ranked({pk: FusedScore(score.score + lifted[pk], {**score.components, component: round(lifted[pk], 6)},
+                                       score.ranks) if pk in lifted else score for pk, score in fused.items()}))
 
 
 def _names_time(row: dict[str, Any]) -> bool:

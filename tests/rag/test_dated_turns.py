@@ -9,15 +9,14 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.core.exceptions import ImproperlyConfigured
 
 from memoryhub import services
 from memoryhub.dates import without_dates
-from memoryhub.search import config as search_config
 from memoryhub.search import vectors
 from rag import selectors
 from rag.context import context_assemble
 from rag.selectors import chunks_search
+from tests.knowledge_config import assert_rejected
 
 pytestmark = pytest.mark.django_db
 START = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
@@ -29,6 +28,15 @@ def _said(tenant, user_id: str, turns: list[tuple[str, str]], session_id: str, s
                 for i, (role, text) in enumerate(turns)]
     result = services.messages_append(tenant=tenant, user_id=user_id, session_id=session_id, messages=messages)
     services.archival_job_run(job_id=result.job.pk)
+
+
+def _history(tenant, language: str) -> tuple[list[tuple[str, str]], str, str]:
+    """The other sessions weeks before, then the event's: its turns, the question and the dated turn's words."""
+    event, others, query, dated = CHATS[language]
+    for i, turns in enumerate(others):
+        _said(tenant, "u1", turns, f"o{i}", START - timedelta(days=20 - i))
+    _said(tenant, "u1", event, "s1", START)
+    return event, query, dated
 
 
 def _without_dated(monkeypatch) -> None:
@@ -82,10 +90,7 @@ CHATS = {
 
 @pytest.mark.parametrize("language", CHATS)
 def test_a_when_question_lifts_the_turn_that_dates_its_hit(tenant, monkeypatch, language) -> None:
-    event, others, query, dated = CHATS[language]
-    for i, turns in enumerate(others):
-        _said(tenant, "u1", turns, f"o{i}", START - timedelta(days=20 - i))
-    _said(tenant, "u1", event, "s1", START)
+    _, query, dated = _history(tenant, language)
     rank, item = _rank(tenant, query, dated)
     assert rank is not None and rank <= 3 and item.components["dated"] > 0
     _without_dated(monkeypatch)
@@ -125,10 +130,7 @@ def test_a_hit_that_names_its_own_time_lifts_nothing(tenant) -> None:
 
 
 def test_a_namespace_outside_the_chunk_stores_lifts_the_same_turn(tenant, monkeypatch) -> None:
-    event, others, query, dated = CHATS["en"]
-    for i, turns in enumerate(others):
-        _said(tenant, "u1", turns, f"o{i}", START - timedelta(days=20 - i))
-    _said(tenant, "u1", event, "s1", START)
+    _, query, dated = _history(tenant, "en")
     in_process = [i.chunk["id"] for i in chunks_search(tenant_id=tenant.pk, user_id="u1", query=query, k=8).items]
     monkeypatch.setattr(vectors, "EXACT_SCAN_MAX_ROWS", 0)  # every namespace counts as large: rows from SQL
     result = chunks_search(tenant_id=tenant.pk, user_id="u1", query=query, k=8)
@@ -139,26 +141,12 @@ def test_a_namespace_outside_the_chunk_stores_lifts_the_same_turn(tenant, monkey
 
 @pytest.mark.parametrize("wrong", ["dated: {candidates: 10, share: 1.5}", "dated: {candidates: -1, share: 0.8}"])
 def test_dated_out_of_range_is_a_configuration_error(tmp_path, settings, wrong: str) -> None:
-    path = tmp_path / "knowledge.yaml"
-    written = "dated: {candidates: 10, share: 0.8}"
-    shipped = (settings.BASE_DIR / "config" / "knowledge.yaml").read_text()
-    assert written in shipped
-    path.write_text(shipped.replace(written, wrong))
-    settings.KNOWLEDGE_CONFIG = path
-    search_config._load.cache_clear()
-    try:
-        with pytest.raises(ImproperlyConfigured, match="dated"):
-            search_config.retrieval_config("dialog")
-    finally:
-        search_config._load.cache_clear()
+    assert_rejected(settings, tmp_path, "dated: {candidates: 10, share: 0.8}", wrong, "dated")
 
 
 @pytest.mark.parametrize("language", CHATS)
 def test_the_context_of_a_when_question_shows_the_turn_that_dates_its_answer(tenant, language) -> None:
-    event, others, query, dated = CHATS[language]
-    for i, turns in enumerate(others):
-        _said(tenant, "u1", turns, f"o{i}", START - timedelta(days=20 - i))
-    _said(tenant, "u1", event, "s1", START)
+    event, query, dated = _history(tenant, language)
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=150)
     shown = next(b for b in context.blocks if b.name == "memories").render()
     # It says no word of the question and is far from it by meaning: the floor lets it through for its hit.

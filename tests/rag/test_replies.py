@@ -9,13 +9,12 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.core.exceptions import ImproperlyConfigured
 
 from memoryhub import services
-from memoryhub.search import config as search_config
 from memoryhub.search import vectors
 from rag import selectors
 from rag.selectors import SearchFilters, chunks_search
+from tests.knowledge_config import assert_rejected
 
 pytestmark = pytest.mark.django_db
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
@@ -138,15 +137,4 @@ def test_an_answer_outside_the_filters_is_not_returned(tenant) -> None:
 
 @pytest.mark.parametrize("wrong", ["replies: {candidates: 20, share: 1.5}", "replies: {candidates: -1, share: 0.4}"])
 def test_replies_out_of_range_is_a_configuration_error(tmp_path, settings, wrong: str) -> None:
-    path = tmp_path / "knowledge.yaml"
-    written = "replies: {candidates: 20, share: 0.4}"
-    shipped = (settings.BASE_DIR / "config" / "knowledge.yaml").read_text()
-    assert written in shipped
-    path.write_text(shipped.replace(written, wrong))
-    settings.KNOWLEDGE_CONFIG = path
-    search_config._load.cache_clear()
-    try:
-        with pytest.raises(ImproperlyConfigured, match="replies"):
-            search_config.retrieval_config("dialog")
-    finally:
-        search_config._load.cache_clear()
+    assert_rejected(settings, tmp_path, "replies: {candidates: 20, share: 0.4}", wrong, "replies")

@@ -8,13 +8,13 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.core.exceptions import ImproperlyConfigured
 
 from memoryhub import services
 from memoryhub.search import config as search_config
 from profiles.services import fact_upsert
 from rag import selectors
 from rag.selectors import chunks_search
+from tests.knowledge_config import assert_rejected
 
 pytestmark = pytest.mark.django_db
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
@@ -122,15 +122,7 @@ def test_a_conversation_as_the_query_favours_no_one(tenant) -> None:
 ])
 def test_a_factor_out_of_its_range_is_a_configuration_error(tmp_path, settings, written: str, wrong: str,
                                                             named: str) -> None:
-    path = tmp_path / "knowledge.yaml"
-    path.write_text((settings.BASE_DIR / "config" / "knowledge.yaml").read_text().replace(written, wrong))
-    settings.KNOWLEDGE_CONFIG = path
-    search_config._load.cache_clear()
-    try:
-        with pytest.raises(ImproperlyConfigured, match=named):
-            search_config.retrieval_config("dialog")
-    finally:
-        search_config._load.cache_clear()
+    assert_rejected(settings, tmp_path, written, wrong, named)
 
 
 def test_the_assistants_echo_of_a_statement_weighs_less_than_the_statement(tenant) -> None:
