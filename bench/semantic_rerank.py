@@ -1,7 +1,11 @@
 #!/usr/bin/env python
-"""What the semantic reranker (SEMANTIC_RERANK=e5) costs: ingest and search, off against on.
+"""What a semantic reranker costs: ingest and search, off against on.
 
     .venv/bin/python bench/semantic_rerank.py [--eval ../shared/eval/madial_dev_zh.json] [--rounds 3]
+    .venv/bin/python bench/semantic_rerank.py --model minilm --eval ../shared/eval/madial_dev_en.json
+
+`--model e5` (the default) turns SEMANTIC_RERANK off and on, `--model minilm` ENGLISH_RERANK (the English
+dialogue reranker; a question in English pays nothing, so its `question` figures are the control).
 
 Runs against its own database (`memoryhub_bench`). Each round stores the file's conversations through the
 real pipeline (the archival job in process, as `eval_retrieval` does) once with the reranker off and once
@@ -51,9 +55,12 @@ def last_user_turn(query: str) -> str:
     return turns[-1][1] if turns else query
 
 
-def one_round(data: dict, rerank: str) -> dict[str, float]:
+SETTING = {"e5": "SEMANTIC_RERANK", "minilm": "ENGLISH_RERANK"}
+
+
+def one_round(data: dict, model: str, rerank: str) -> dict[str, float]:
     figures: dict[str, float] = {}
-    with override_settings(SEMANTIC_RERANK=rerank):
+    with override_settings(**{SETTING[model]: rerank}):
         tenant = Tenant.objects.create(name=f"bench-semantic-{uuid.uuid4().hex[:8]}")
         try:
             total = sum(len(s["turns"]) for c in data["conversations"] for s in c["sessions"])
@@ -82,24 +89,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eval", type=Path, default=EVAL, help="conversations and queries (shared/eval/FORMAT.md)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--model", choices=sorted(SETTING), default="e5", help="the reranker turned off and on")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     celery_app.conf.task_always_eager = True
     data = json.loads(args.eval.read_text())
     # A first search loads the word vectors and the model: not what a running process pays.
-    one_round({**data, "queries": data["queries"][:2]}, "e5")
-    runs: dict[str, list[dict[str, float]]] = {"off": [], "e5": []}
+    one_round({**data, "queries": data["queries"][:2]}, args.model, args.model)
+    runs: dict[str, list[dict[str, float]]] = {"off": [], args.model: []}
     for n in range(args.rounds):
-        for rerank in ("off", "e5"):
-            runs[rerank].append(one_round(data, rerank))
-            print(f"round {n + 1} {rerank:>3}: " + ", ".join(f"{k} {v:.1f}" for k, v in runs[rerank][-1].items()),
+        for rerank in ("off", args.model):
+            runs[rerank].append(one_round(data, args.model, rerank))
+            print(f"round {n + 1} {rerank:>6}: " + ", ".join(f"{k} {v:.1f}" for k, v in runs[rerank][-1].items()),
                   flush=True)
-    print(f"\n{data.get('name', args.eval.name)}: medians of {args.rounds} rounds, "
+    print(f"\n{data.get('name', args.eval.name)} ({SETTING[args.model]}): medians of {args.rounds} rounds, "
           f"{sum(len(s['turns']) for c in data['conversations'] for s in c['sessions'])} messages, "
           f"{len(data['queries'])} queries")
     for key in runs["off"][0]:
         off = statistics.median(r[key] for r in runs["off"])
-        on = statistics.median(r[key] for r in runs["e5"])
+        on = statistics.median(r[key] for r in runs[args.model])
         print(f"  {key:<28} off {off:8.1f}   on {on:8.1f}")
 
 

@@ -527,7 +527,7 @@ def reset_providers() -> None:
 
 def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
     # override_settings(LLM_...) in tests must not keep serving a client built from old values.
-    if setting.startswith(("LLM_", "EMBEDDING_")) or setting == "SEMANTIC_RERANK":
+    if setting.startswith(("LLM_", "EMBEDDING_")) or setting in ("SEMANTIC_RERANK", "ENGLISH_RERANK"):
         reset_providers()
 
 

@@ -491,6 +491,11 @@ EMBEDDING_MODEL_PATH = env_str("EMBEDDING_MODEL_PATH")
 # untouched. `off` for a deployment that stores much Chinese or Russian text and cannot spend the CPU.
 # Chunks stored while it was off get their vectors from `manage.py reindex`; until then they count neutrally.
 SEMANTIC_RERANK = env_choice("SEMANTIC_RERANK", "e5", {"off", "e5"})
+# The same re-scoring for an English conversation given as the query (a companion app's last turns; a
+# question is the soft match's alone): `minilm` stores each English dialog turn's and typed memory's own text
+# as an all-MiniLM-L6-v2 vector (memoryhub/minilm.py, ~12 ms of CPU a turn) and compares the query's with them.
+# Measured in docs/retrieval.md ("MiniLM as the English dialogue reranker"). `off` stores and compares none.
+ENGLISH_RERANK = env_choice("ENGLISH_RERANK", "minilm", {"off", "minilm"})
 # A local model that is not there, or the extra not installed, stopped nothing: the service started
 # and answered /healthz, every write's index job failed and was retried, every search and context
 # answered 500. Checked here, without importing the extra (torch takes seconds).

@@ -77,7 +77,7 @@ class ChunkAdmin(ReadOnlyAdmin):
     list_select_related = ["tenant"]
     search_fields = ["=namespace", "=source_id", "=session_id"]
     # The vector and analysed terms are for search, not for reading.
-    exclude = ["embedding", "rerank_embedding", "terms"]
+    exclude = ["embedding", "rerank_embedding", "english_rerank_embedding", "terms"]
     show_full_result_count = False  # no COUNT(*) over a large table on every page
 
     @admin.display(description="text")

@@ -99,6 +99,10 @@ class Chunk(models.Model):
     # otherwise and while the reranker is off. Its own width, not the fusion's: another model's space,
     # compared only with the reranker's query vector.
     rerank_embedding = VectorField(dimensions=384, null=True, blank=True)
+    # The English dialogue reranker's vector of the same text (ENGLISH_RERANK, memoryhub.minilm): English
+    # dialog turns and typed memories only, NULL otherwise. A column of its own: all-MiniLM-L6-v2 is
+    # 384-wide too, and its vectors mean nothing beside E5's.
+    english_rerank_embedding = VectorField(dimensions=384, null=True, blank=True)
     importance = models.FloatField(default=0.5)
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     meta = models.JSONField(default=dict, blank=True)

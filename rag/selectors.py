@@ -18,7 +18,13 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memoryhub import events, metrics, timeexpr, wordvectors
-from memoryhub.embeddings import embed_query, embed_query_if_available, get_embedder, rerank_query_vector
+from memoryhub.embeddings import (
+    embed_query,
+    embed_query_if_available,
+    english_rerank_query_vector,
+    get_embedder,
+    rerank_query_vector,
+)
 from memoryhub.models import Message
 from memoryhub.search import vectors
 from memoryhub.search.bm25 import SegmentedBM25Index
@@ -350,13 +356,22 @@ def chunks_search(
         t_soft = time.perf_counter()
         fused, rows = _soft_rerank(fused, searched, term_weights, indexes, config, tenant_id, stores, rows)
         timings["soft"] = _ms(t_soft)
-    # English is the soft match's (above): there the reranker changed nothing that held on both halves of
-    # the dev data (docs/retrieval.md "E5 as a reranker"), for ~20 ms a question.
-    if mode == "hybrid" and config.semantic_candidates and fused and not wordvectors.serves(searched):
+    # A question in English is the soft match's (above): there neither E5 nor MiniLM changed anything that
+    # held on both halves of the dev data, for 10-20 ms a question; an English conversation given as the
+    # query (a companion app's last turns) is MiniLM's (docs/retrieval.md "MiniLM as the English dialogue
+    # reranker"). Each model compares the query with the vectors it stored for turns of its language.
+    if mode == "hybrid" and config.semantic_candidates and fused:
         t_semantic = time.perf_counter()
-        query_vector = rerank_query_vector(_without_speakers(searched, rows), tenant_id=tenant_id)
+        english = wordvectors.serves(searched)
+        if not english:
+            query_vector = rerank_query_vector(_without_speakers(searched, rows), tenant_id=tenant_id)
+        elif query_terms.dialogue_turns(searched) is not None:
+            query_vector = english_rerank_query_vector(searched, tenant_id=tenant_id)
+        else:
+            query_vector = None
         if query_vector is not None:
-            fused = _semantic_rerank(fused, query_vector, config, tenant_id)
+            fused = _semantic_rerank(fused, query_vector, config, tenant_id,
+                                     column="english_rerank_embedding" if english else "rerank_embedding")
             timings["semantic"] = _ms(t_semantic)
     items = _hydrate_boost_dedupe(fused, hydrated, config, now, tenant_id, stores, rows)
     timings["fuse_hydrate"] = round(
@@ -870,8 +885,9 @@ def _damping(score: FusedScore) -> float:
 
 
 def _semantic_rerank(fused: dict[int, FusedScore], query_vector: np.ndarray, config: RetrievalConfig,
-                     tenant_id: int) -> dict[int, FusedScore]:
-    """The fused top `semantic_candidates` re-scored by the semantic reranker (SEMANTIC_RERANK): each score
+                     tenant_id: int, *, column: str = "rerank_embedding") -> dict[int, FusedScore]:
+    """The fused top `semantic_candidates` re-scored by a semantic reranker (SEMANTIC_RERANK's E5, whose
+    vectors are `rerank_embedding`, or ENGLISH_RERANK's MiniLM, `english_rerank_embedding`): each score
     over the top one, plus `semantic_weight` × the cosine between the query's and the chunk's own text's
     reranker vectors, min-max scaled among them; the rest keep their order below, as in the soft match.
 
@@ -882,8 +898,8 @@ def _semantic_rerank(fused: dict[int, FusedScore], query_vector: np.ndarray, con
     The vectors are read from the database (one read by primary key): kept in the chunk stores they would
     double their size for a stage most searches skip."""
     top = list(fused)[: config.semantic_candidates]
-    stored = dict(Chunk.objects.filter(tenant_id=tenant_id, id__in=top, rerank_embedding__isnull=False)
-                  .values_list("id", "rerank_embedding"))
+    stored = dict(Chunk.objects.filter(tenant_id=tenant_id, id__in=top, **{f"{column}__isnull": False})
+                  .values_list("id", column))
     if not stored:
         return fused
     ids = list(stored)

@@ -21,7 +21,7 @@ from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from memoryhub import deferred, lexicon, timeexpr, vector_io, wordvectors
-from memoryhub.embeddings import get_embedder, l2_normalize, rerank_vectors
+from memoryhub.embeddings import english_rerank_vectors, get_embedder, l2_normalize, rerank_vectors
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.locks import advisory_lock
 from memoryhub.models import ArchivalJob, Message, Tenant
@@ -146,6 +146,8 @@ class PreparedChunks:
     # The semantic reranker's vector of each draft (Chunk.rerank_embedding): None for a draft it does
     # not re-score, and None altogether while SEMANTIC_RERANK is off.
     rerank: list[np.ndarray | None] | None = None
+    # The English dialogue reranker's (Chunk.english_rerank_embedding; ENGLISH_RERANK), likewise.
+    english_rerank: list[np.ndarray | None] | None = None
 
     def __len__(self) -> int:
         return len(self.drafts)
@@ -153,10 +155,14 @@ class PreparedChunks:
     def rerank_vector(self, i: int) -> np.ndarray | None:
         return None if self.rerank is None else self.rerank[i]
 
+    def english_rerank_vector(self, i: int) -> np.ndarray | None:
+        return None if self.english_rerank is None else self.english_rerank[i]
+
     def subset(self, keep: Sequence[int]) -> PreparedChunks:
         return PreparedChunks([self.drafts[i] for i in keep], [self.terms[i] for i in keep],
                               self.embeddings[list(keep)], self.vector_space,
-                              None if self.rerank is None else [self.rerank[i] for i in keep])
+                              None if self.rerank is None else [self.rerank[i] for i in keep],
+                              None if self.english_rerank is None else [self.english_rerank[i] for i in keep])
 
 
 # What was said in a conversation happened on a day: its turns and typed memories carry the date
@@ -199,23 +205,27 @@ def chunks_prepare(drafts: Sequence[ChunkDraft], *, embeddings: np.ndarray | Non
         embeddings = _embed(drafts)
     elif any(d.search_prefix or d.context_text for d in drafts) or len(embeddings) != len(drafts):
         raise ValueError("given embeddings are only valid for drafts without prefix or context, one each")
-    return PreparedChunks(list(drafts), terms, np.asarray(embeddings, dtype=np.float32), rerank=_rerank_vectors(drafts))
+    return PreparedChunks(list(drafts), terms, np.asarray(embeddings, dtype=np.float32),
+                          rerank=_rerank_vectors(drafts, english=False),
+                          english_rerank=_rerank_vectors(drafts, english=True))
 
 
-def _rerank_vectors(drafts: Sequence[ChunkDraft]) -> list[np.ndarray | None] | None:
-    """The semantic reranker's vectors of the conversation chunks among the drafts (their own text, without
-    the preceding turns: a reranker judges what the turn says), or None when SEMANTIC_RERANK is off. What
-    it re-scores is a conversation search's top for a query the English word vectors do not serve, so
-    documents, knowledge entries and English turns get none: 46 ms of CPU a turn is spent where it is used."""
-    if settings.SEMANTIC_RERANK == "off":
+def _rerank_vectors(drafts: Sequence[ChunkDraft], *, english: bool) -> list[np.ndarray | None] | None:
+    """A semantic reranker's vectors of the conversation chunks among the drafts (their own text, without
+    the preceding turns: a reranker judges what the turn says), or None when it is off. E5's
+    (SEMANTIC_RERANK) for the turns the English word vectors do not serve, MiniLM's (ENGLISH_RERANK) for
+    those they do: each re-scores the conversation searches of its language, so documents and knowledge
+    entries get none, and a turn pays for one model (33–46 ms of CPU for E5, ~12 ms for MiniLM)."""
+    if (settings.ENGLISH_RERANK if english else settings.SEMANTIC_RERANK) == "off":
         return None
     # A turn split in parts (longer than CHUNK_MAX_CHARS) is re-scored by its first part's vector alone: the
     # others get the candidates' mean, and a pasted text costs one window, not one a part.
     chosen = [i for i, d in enumerate(drafts) if d.type in DATED_TYPES and not d.meta.get("part")
-              and not wordvectors.serves(d.text)]
+              and wordvectors.serves(d.text) == english]
     if not chosen:
         return None
-    matrix = rerank_vectors([drafts[i].text for i in chosen])
+    texts = [drafts[i].text for i in chosen]
+    matrix = english_rerank_vectors(texts) if english else rerank_vectors(texts)
     if matrix is None:
         return None
     out: list[np.ndarray | None] = [None] * len(drafts)
@@ -235,6 +245,7 @@ _COPY_COLUMNS = (
     ("meta", "jsonb"), ("created_ts", "timestamptz"), ("expires_at", "timestamptz"), ("in_hnsw", "bool"),
     ("memory_uid", "uuid"), ("category", "varchar"), ("conf_uid", "varchar"), ("history_uid", "varchar"),
     ("emotion", "varchar"), ("context_window", "varchar"), ("rerank_embedding", "vector"),
+    ("english_rerank_embedding", "vector"),
 )
 _COPY_SQL = f"COPY rag_chunk ({', '.join(name for name, _ in _COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
 
@@ -320,6 +331,7 @@ def chunks_insert(*, tenant: Tenant, namespace: str, prepared: PreparedChunks,
             emotion=d.emotion,
             context_window=d.context_window,
             rerank_embedding=prepared.rerank_vector(i),
+            english_rerank_embedding=prepared.english_rerank_vector(i),
         )
         for i, (d, term_list, vector) in enumerate(zip(prepared.drafts, prepared.terms, prepared.embeddings,
                                                        strict=True))
@@ -782,11 +794,13 @@ def _chunks_update_in_place(ids: list[int], prepared: PreparedChunks) -> None:
     """New terms and vectors for existing chunks whose text is still the one prepared (a chunk
     deleted meanwhile is simply not found)."""
     current = dict(Chunk.objects.filter(pk__in=ids).values_list("pk", "text"))
-    rows = [Chunk(pk=pk, terms=terms, embedding=vector, rerank_embedding=prepared.rerank_vector(i))
+    rows = [Chunk(pk=pk, terms=terms, embedding=vector, rerank_embedding=prepared.rerank_vector(i),
+                  english_rerank_embedding=prepared.english_rerank_vector(i))
             for i, (pk, draft, terms, vector) in enumerate(zip(ids, prepared.drafts, prepared.terms,
                                                                prepared.embeddings, strict=True))
             if current.get(pk) == draft.text]
-    Chunk.objects.bulk_update(rows, ["terms", "embedding", "rerank_embedding"], batch_size=500)
+    Chunk.objects.bulk_update(rows, ["terms", "embedding", "rerank_embedding", "english_rerank_embedding"],
+                              batch_size=500)
 
 
 def _namespace_renew(tenant: Tenant, namespace: str, vector_space: str) -> None:

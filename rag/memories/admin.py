@@ -78,7 +78,7 @@ class TypedMemoryAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Chunk]:
         return (super().get_queryset(request).filter(type=Chunk.Type.MEMORY)
-                .defer("embedding", "rerank_embedding", "terms"))
+                .defer("embedding", "rerank_embedding", "english_rerank_embedding", "terms"))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

