@@ -6,8 +6,6 @@ stored with the chunks at index time and read back by the search."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import numpy as np
 import pytest
 
@@ -18,9 +16,9 @@ from rag.models import Chunk
 from rag.selectors import chunks_search
 from rag.services import DocumentInput, document_ingest, reindex
 from tests.factories import append_messages
+from tests.rag.test_semantic_rerank import START, remember
 
 pytestmark = pytest.mark.django_db
-START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 
 # Memories as a companion app keeps them, one a day. The one the dialogue means says "margherita" and
 # "trattoria", none of its words; the words find first the one that shares "tonight … mum and dad".
@@ -30,11 +28,6 @@ EN_MEMORIES = [PIZZA, FIREWORKS, "Bart found a super big ant nest in the garden 
                "Bart finished reading a science fiction novel in the library."]
 EN_DIALOGUE = ('<Bart>:"Guess what, I ate the best pizza of my life tonight!"\n<Assistant>:"Oh nice, where?"\n'
                '<Bart>:"A small Italian place with my mum and dad, the crust was thin."')
-
-
-def remember(tenant, user_id: str, memories: list[str]) -> None:  # type: ignore[no-untyped-def]
-    for day, text in enumerate(memories):
-        append_messages(tenant, user_id, f"s{day}", [text], start=START.replace(day=1 + day))
 
 
 def ranked(tenant, user_id: str, query: str):  # type: ignore[no-untyped-def]
