@@ -83,6 +83,8 @@ def test_an_english_question_is_left_to_the_soft_match(tenant, settings) -> None
     result = ranked(tenant, "u1", "What did Bart eat with his family?")
     assert "semantic" not in result.timings_ms
     assert all("semantic" not in item.components for item in result.items)
+    # The same memories, asked by a conversation: re-scored.
+    assert "semantic" in ranked(tenant, "u1", EN_DIALOGUE).timings_ms
 
 
 def test_each_model_stores_vectors_for_the_turns_of_its_language(tenant, settings) -> None:
