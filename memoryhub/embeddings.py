@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import openai
@@ -32,6 +32,9 @@ from django.core.exceptions import ImproperlyConfigured
 from memoryhub.llm import LLMError, MalformedBody, RetryPolicy, register_reset_hook, retry_transient
 from memoryhub.metrics import EMBEDDING_CALLS, EMBEDDING_LATENCY
 from memoryhub.text import STOPWORDS, char_ngrams, words
+
+if TYPE_CHECKING:
+    from memoryhub.minilm import MiniLM
 
 __all__ = [
     "E5Embedder",
@@ -656,7 +659,7 @@ def rerank_vectors(texts: Sequence[str]) -> np.ndarray | None:
     return np.asarray(reranker.embed([reranker.passage_head(text) for text in texts]), dtype=np.float32)
 
 
-def get_english_reranker() -> Any:
+def get_english_reranker() -> MiniLM | None:
     """The English dialogue reranker's model (`ENGLISH_RERANK`: all-MiniLM-L6-v2, memoryhub.minilm), or None
     when it is off. Loaded once a process (0.1 s, 91 MB of float32 weights)."""
     from django.conf import settings
@@ -668,7 +671,7 @@ def get_english_reranker() -> Any:
             from memoryhub.minilm import MiniLM
 
             _cache["english_reranker"] = MiniLM(batch_size=int(getattr(settings, "EMBEDDING_BATCH_SIZE", 32)))
-        return _cache["english_reranker"]
+        return _cache["english_reranker"]  # type: ignore[return-value]
 
 
 def english_rerank_query_vector(text: str, *, tenant_id: int) -> np.ndarray | None:
@@ -685,11 +688,7 @@ def english_rerank_vectors(texts: Sequence[str]) -> np.ndarray | None:
     reranker = get_english_reranker()
     if reranker is None:
         return None
-    started = time.perf_counter()
-    vectors = reranker.embed(texts)
-    EMBEDDING_CALLS.labels(reranker.provider).inc(len(texts))
-    EMBEDDING_LATENCY.labels(reranker.provider).observe(time.perf_counter() - started)
-    return vectors
+    return _local_rows(reranker, texts, reranker.embed)
 
 
 def reset_providers() -> None:
