@@ -404,6 +404,8 @@ CELERY_BEAT_SCHEDULE = {
     "chunks-expire": {"task": "rag.tasks.chunks_expire", "schedule": 3600.0},
     "chunk-deletions-prune": {"task": "rag.tasks.chunk_deletions_prune", "schedule": 86400.0},
     "documents-sweep": {"task": "rag.tasks.documents_sweep", "schedule": 60.0},
+    # Conversation turns stored before their reranker vectors (rag.services.chunks_rerank_fill) whose fill was lost.
+    "chunks-rerank-sweep": {"task": "rag.tasks.chunks_rerank_sweep", "schedule": 60.0},
     "profiles-facts-decay": {"task": "profiles.tasks.facts_decay", "schedule": 86400.0},
     "people-vectors-fill": {"task": "people.tasks.people_vectors_fill", "schedule": 300.0},
     "memories-consolidate-due": {"task": "rag.memories.tasks.memories_consolidate_due", "schedule": 300.0},

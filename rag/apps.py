@@ -38,9 +38,10 @@ class RagConfig(AppConfig):
             apply=lambda job, messages, prepared: services.dialog_index_apply(job, prepared),
         )
         registry.register_eraser("rag", services.user_erase)
-        from rag.metrics import documents_unfinished
+        from rag.metrics import chunks_rerank_pending, documents_unfinished
 
         registry.register_scrape_metrics("documents", documents_unfinished)
+        registry.register_scrape_metrics("rerank_pending", chunks_rerank_pending)
 
         from rag.memories import apps as memories
 

@@ -20,3 +20,15 @@ def documents_unfinished() -> Iterator[GaugeMetricFamily]:
     for status in (Document.Status.PENDING, Document.Status.INDEXING, Document.Status.FAILED):
         family.add_metric([status], counts.get(status, 0))
     yield family
+
+
+def chunks_rerank_pending() -> Iterator[GaugeMetricFamily]:
+    """Conversation turns still waiting for their reranker vectors (rag.services.chunks_rerank_fill): a few
+    for a moment after each batch; many that stay mean no worker runs the fills. Counted over the partial
+    index of pending chunks."""
+    from rag.models import Chunk
+
+    family = GaugeMetricFamily("memoryhub_chunks_rerank_pending",
+                               "Conversation turns stored and waiting for their semantic reranker vectors")
+    family.add_metric([], Chunk.objects.filter(rerank_pending=True).count())
+    yield family

@@ -103,6 +103,11 @@ class Chunk(models.Model):
     # dialog turns and typed memories only, NULL otherwise. A column of its own: all-MiniLM-L6-v2 is
     # 384-wide too, and its vectors mean nothing beside E5's.
     english_rerank_embedding = VectorField(dimensions=384, null=True, blank=True)
+    # The reranker vectors above are still to be computed (rag.services.chunks_rerank_fill): a
+    # conversation turn is stored, and searchable, before its reranker runs, which costs 12-46 ms of CPU a
+    # turn and would otherwise hold up the client's messages. Until then its vectors are NULL, which the
+    # semantic stage counts as neutral. db_default: see memory_uid below.
+    rerank_pending = models.BooleanField(default=False, db_default=False)
     importance = models.FloatField(default=0.5)
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     meta = models.JSONField(default=dict, blank=True)
@@ -137,6 +142,9 @@ class Chunk(models.Model):
             models.Index(fields=["tenant", "source_id"], name="chunk_source_idx"),
             # Erasure of a user's chunks.
             models.Index(fields=["tenant", "user_id"], name="chunk_user_idx"),
+            # The turns whose reranker vectors are still to be computed, oldest first: few rows of a large table.
+            models.Index(fields=["tenant", "id"], name="chunk_rerank_pending_idx",
+                         condition=models.Q(rerank_pending=True)),
             # TTL cleanup.
             models.Index(fields=["expires_at"], name="chunk_expires_idx", condition=models.Q(expires_at__isnull=False)),
             # Approximate nearest neighbours in large namespaces (cosine); small ones are scanned

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -148,6 +149,9 @@ class PreparedChunks:
     rerank: list[np.ndarray | None] | None = None
     # The English dialogue reranker's (Chunk.english_rerank_embedding; ENGLISH_RERANK), likewise.
     english_rerank: list[np.ndarray | None] | None = None
+    # Drafts whose reranker vectors are left to `chunks_rerank_fill` (Chunk.rerank_pending): None when
+    # they were computed here.
+    rerank_pending: list[bool] | None = None
 
     def __len__(self) -> int:
         return len(self.drafts)
@@ -158,11 +162,16 @@ class PreparedChunks:
     def english_rerank_vector(self, i: int) -> np.ndarray | None:
         return None if self.english_rerank is None else self.english_rerank[i]
 
+    def pending(self, i: int) -> bool:
+        return self.rerank_pending is not None and self.rerank_pending[i]
+
     def subset(self, keep: Sequence[int]) -> PreparedChunks:
+        def pick(values: list[Any] | None) -> list[Any] | None:
+            return None if values is None else [values[i] for i in keep]
+
         return PreparedChunks([self.drafts[i] for i in keep], [self.terms[i] for i in keep],
-                              self.embeddings[list(keep)], self.vector_space,
-                              None if self.rerank is None else [self.rerank[i] for i in keep],
-                              None if self.english_rerank is None else [self.english_rerank[i] for i in keep])
+                              self.embeddings[list(keep)], self.vector_space, pick(self.rerank),
+                              pick(self.english_rerank), pick(self.rerank_pending))
 
 
 # What was said in a conversation happened on a day: its turns and typed memories carry the date
@@ -191,10 +200,13 @@ def storable_terms(terms: list[str]) -> list[str]:
     return [t for t in terms if len(t) <= MAX_TERM_CHARS]
 
 
-def chunks_prepare(drafts: Sequence[ChunkDraft], *, embeddings: np.ndarray | None = None) -> PreparedChunks:
+def chunks_prepare(drafts: Sequence[ChunkDraft], *, embeddings: np.ndarray | None = None,
+                   rerank_later: bool = False) -> PreparedChunks:
     """BM25 terms and embeddings of the drafts. Writes nothing and takes no lock: call it before
     opening the transaction that inserts them. `embeddings`: the drafts' vectors when the caller
-    already computed them (drafts without prefix or context, whose vector is their text's)."""
+    already computed them (drafts without prefix or context, whose vector is their text's).
+    `rerank_later`: the semantic rerankers' vectors are not computed here; the chunks are stored pending
+    and `chunks_rerank_fill` computes them after the commit (the index job of a client's messages)."""
     if not drafts:
         return PreparedChunks([], [], np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32))
     own_terms = analyze_many([f"{d.search_prefix} {d.text}" for d in drafts])
@@ -205,9 +217,20 @@ def chunks_prepare(drafts: Sequence[ChunkDraft], *, embeddings: np.ndarray | Non
         embeddings = _embed(drafts)
     elif any(d.search_prefix or d.context_text for d in drafts) or len(embeddings) != len(drafts):
         raise ValueError("given embeddings are only valid for drafts without prefix or context, one each")
+    if rerank_later:
+        pending = [_reranked(d) for d in drafts]
+        return PreparedChunks(list(drafts), terms, np.asarray(embeddings, dtype=np.float32),
+                              rerank_pending=pending if any(pending) else None)
     return PreparedChunks(list(drafts), terms, np.asarray(embeddings, dtype=np.float32),
                           rerank=_rerank_vectors(drafts, english=False),
                           english_rerank=_rerank_vectors(drafts, english=True))
+
+
+def _reranked(draft: ChunkDraft) -> bool:
+    """Whether a reranker that is on stores a vector of the draft (see `_rerank_vectors`)."""
+    if draft.type not in DATED_TYPES or draft.meta.get("part"):
+        return False
+    return (settings.ENGLISH_RERANK if wordvectors.serves(draft.text) else settings.SEMANTIC_RERANK) != "off"
 
 
 def _rerank_vectors(drafts: Sequence[ChunkDraft], *, english: bool) -> list[np.ndarray | None] | None:
@@ -220,8 +243,7 @@ def _rerank_vectors(drafts: Sequence[ChunkDraft], *, english: bool) -> list[np.n
         return None
     # A turn split in parts (longer than CHUNK_MAX_CHARS) is re-scored by its first part's vector alone: the
     # others get the candidates' mean, and a pasted text costs one window, not one a part.
-    chosen = [i for i, d in enumerate(drafts) if d.type in DATED_TYPES and not d.meta.get("part")
-              and wordvectors.serves(d.text) == english]
+    chosen = [i for i, d in enumerate(drafts) if _reranked(d) and wordvectors.serves(d.text) == english]
     if not chosen:
         return None
     texts = [drafts[i].text for i in chosen]
@@ -245,7 +267,7 @@ _COPY_COLUMNS = (
     ("meta", "jsonb"), ("created_ts", "timestamptz"), ("expires_at", "timestamptz"), ("in_hnsw", "bool"),
     ("memory_uid", "uuid"), ("category", "varchar"), ("conf_uid", "varchar"), ("history_uid", "varchar"),
     ("emotion", "varchar"), ("context_window", "varchar"), ("rerank_embedding", "vector"),
-    ("english_rerank_embedding", "vector"),
+    ("english_rerank_embedding", "vector"), ("rerank_pending", "bool"),
 )
 _COPY_SQL = f"COPY rag_chunk ({', '.join(name for name, _ in _COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
 
@@ -332,6 +354,7 @@ def chunks_insert(*, tenant: Tenant, namespace: str, prepared: PreparedChunks,
             context_window=d.context_window,
             rerank_embedding=prepared.rerank_vector(i),
             english_rerank_embedding=prepared.english_rerank_vector(i),
+            rerank_pending=prepared.pending(i),
         )
         for i, (d, term_list, vector) in enumerate(zip(prepared.drafts, prepared.terms, prepared.embeddings,
                                                        strict=True))
@@ -340,6 +363,10 @@ def chunks_insert(*, tenant: Tenant, namespace: str, prepared: PreparedChunks,
     state.chunk_count += len(rows)
     state.last_chunk_id = max(c.pk for c in rows)
     state.save(update_fields=["chunk_count", "last_chunk_id", "in_hnsw", "vector_space"])
+    if prepared.rerank_pending is not None:
+        tenant_id = tenant.pk
+        # robust: the chunks are committed and searchable; should the hand-off fail, the sweep finds them.
+        transaction.on_commit(lambda: chunks_rerank_fill_enqueue(tenant_id=tenant_id), robust=True)
     return rows
 
 
@@ -358,6 +385,88 @@ def chunks_create(*, tenant: Tenant, namespace: str, drafts: Sequence[ChunkDraft
     """`chunks_prepare` then `chunks_insert`. For callers outside a transaction: inside one that
     holds a lock, the embedding would run under that lock."""
     return chunks_insert(tenant=tenant, namespace=namespace, prepared=chunks_prepare(drafts))
+
+
+# --- Reranker vectors after the commit ---------------------------------------------------------
+# Chunks a fill computes between two writes, and how long one fill runs before it hands the rest to a
+# fresh task, so that in the embedded mode other deferred work (consolidation, extraction) gets its turn.
+RERANK_FILL_BATCH = 64
+RERANK_FILL_SECONDS = 10.0
+
+
+def chunks_rerank_fill_enqueue(*, tenant_id: int) -> bool:
+    """Hand the tenant's pending chunks to `chunks_rerank_fill`: a Celery task, or in the embedded mode
+    the process's background thread (memoryhub.deferred), where a beat runs to sweep up after a crash;
+    without one (tests, management commands) the fill runs here and now, as it did inside the write."""
+    from rag.tasks import chunks_rerank_fill_task
+
+    return deferred.dispatch(chunks_rerank_fill_task, tenant_id, what=f"reranker vectors of tenant {tenant_id}")
+
+
+def chunks_rerank_fill(*, tenant_id: int, seconds: float | None = RERANK_FILL_SECONDS,
+                       on_batch: Callable[[int], None] = lambda n: None) -> int:
+    """Compute the semantic rerankers' vectors of the tenant's pending chunks (Chunk.rerank_pending), oldest
+    first; returns how many chunks it settled. Call it outside any transaction: the models run between the
+    short writes, which hold no lock but the rows' own.
+
+    One runner a tenant (an advisory lock): a second returns at once, and the runner looks again once it let
+    go, so a chunk committed meanwhile is not left to the sweep. A chunk erased while its vectors were being
+    computed is not found by the write; one whose text changed meanwhile (a sensitive rescan) is not written
+    and stays pending, so the next batch computes its new text. `seconds`: after that long it stops and
+    enqueues the rest (None: it runs until nothing is pending)."""
+    started = time.monotonic()
+    settled = 0
+    while True:
+        with advisory_lock(f"rerank-fill:{tenant_id}", 3) as acquired:
+            if not acquired:
+                return settled
+            while True:
+                if seconds is not None and time.monotonic() - started >= seconds:
+                    if _rerank_pending(tenant_id).exists():
+                        chunks_rerank_fill_enqueue(tenant_id=tenant_id)
+                    return settled
+                done = _rerank_fill_batch(tenant_id)
+                if done is None:
+                    break
+                settled += done
+                on_batch(done)
+        if not _rerank_pending(tenant_id).exists():
+            return settled
+
+
+def _rerank_pending(tenant_id: int) -> QuerySet[Chunk]:
+    return Chunk.objects.filter(tenant_id=tenant_id, rerank_pending=True)  # chunk_rerank_pending_idx
+
+
+def _rerank_fill_batch(tenant_id: int) -> int | None:
+    """One batch of `chunks_rerank_fill`: the number of chunks settled, None when none was pending."""
+    rows = list(_rerank_pending(tenant_id).order_by("id").values_list("id", "type", "text", "meta")
+                [:RERANK_FILL_BATCH])
+    if not rows:
+        return None
+    drafts = [ChunkDraft(type=kind, text=text, source_id="", meta=meta) for _, kind, text, meta in rows]
+    prepared = PreparedChunks(drafts, [[] for _ in drafts], np.zeros((len(drafts), 0), dtype=np.float32),
+                              rerank=_rerank_vectors(drafts, english=False),
+                              english_rerank=_rerank_vectors(drafts, english=True))
+    # One statement a row, pipelined in one round trip, the vectors sent in binary (memoryhub.vector_io).
+    with transaction.atomic(), vector_io.server_cursor() as cursor:
+        cursor.executemany(
+            "UPDATE rag_chunk SET rerank_embedding = %s::vector, english_rerank_embedding = %s::vector, "
+            "rerank_pending = false WHERE id = %s AND rerank_pending AND text = %s",
+            [(prepared.rerank_vector(i), prepared.english_rerank_vector(i), pk, text)
+             for i, (pk, _, text, _) in enumerate(rows)])
+        return max(cursor.rowcount, 0)
+
+
+def chunks_rerank_sweep() -> int:
+    """Beat: a fill for every tenant with pending chunks (the process that should have run it died, or the
+    broker was away). A fill under way holds its tenant's lock, so this starts nothing twice. Returns the
+    number of tenants."""
+    tenants = list(Chunk.objects.filter(rerank_pending=True).values_list("tenant_id", flat=True)
+                   .distinct().order_by())
+    for tenant_id in tenants:
+        chunks_rerank_fill_enqueue(tenant_id=tenant_id)
+    return len(tenants)
 
 
 @transaction.atomic
@@ -487,7 +596,10 @@ def dialog_index_prepare(job: ArchivalJob, messages: Sequence[Message]) -> Prepa
     for m in fresh:
         m.conversation = job.conversation
     context_turns = settings.DIALOG_CONTEXT_TURNS
-    return chunks_prepare(dialog_drafts(fresh, _history_before(fresh, context_turns), context_turns))
+    # The rerankers' vectors come after the commit: a turn is searchable at once, and a chat's messages
+    # are not held up by 12-46 ms of model time a turn (chunks_rerank_fill).
+    return chunks_prepare(dialog_drafts(fresh, _history_before(fresh, context_turns), context_turns),
+                          rerank_later=True)
 
 
 def dialog_index_apply(job: ArchivalJob, prepared: PreparedChunks) -> dict[str, int]:
@@ -795,12 +907,12 @@ def _chunks_update_in_place(ids: list[int], prepared: PreparedChunks) -> None:
     deleted meanwhile is simply not found)."""
     current = dict(Chunk.objects.filter(pk__in=ids).values_list("pk", "text"))
     rows = [Chunk(pk=pk, terms=terms, embedding=vector, rerank_embedding=prepared.rerank_vector(i),
-                  english_rerank_embedding=prepared.english_rerank_vector(i))
+                  english_rerank_embedding=prepared.english_rerank_vector(i), rerank_pending=False)
             for i, (pk, draft, terms, vector) in enumerate(zip(ids, prepared.drafts, prepared.terms,
                                                                prepared.embeddings, strict=True))
             if current.get(pk) == draft.text]
-    Chunk.objects.bulk_update(rows, ["terms", "embedding", "rerank_embedding", "english_rerank_embedding"],
-                              batch_size=500)
+    Chunk.objects.bulk_update(rows, ["terms", "embedding", "rerank_embedding", "english_rerank_embedding",
+                                     "rerank_pending"], batch_size=500)
 
 
 def _namespace_renew(tenant: Tenant, namespace: str, vector_space: str) -> None:

@@ -1,5 +1,5 @@
-"""Tasks of rag: large documents' indexing jobs and their sweep; beat jobs: TTL cleanup of expired
-chunks and pruning of the deletion log."""
+"""Tasks of rag: large documents' indexing jobs and their sweep, the rerankers' vectors of stored turns
+and their sweep; beat jobs: TTL cleanup of expired chunks and pruning of the deletion log."""
 
 from __future__ import annotations
 
@@ -39,3 +39,14 @@ def document_index_task(document_id: int) -> str:
 @shared_task
 def documents_sweep() -> int:
     return services.documents_sweep()
+
+
+@shared_task
+def chunks_rerank_fill_task(tenant_id: int) -> int:
+    """The semantic rerankers' vectors of the tenant's conversation turns stored without them."""
+    return services.chunks_rerank_fill(tenant_id=tenant_id)
+
+
+@shared_task
+def chunks_rerank_sweep() -> int:
+    return services.chunks_rerank_sweep()

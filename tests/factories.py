@@ -26,7 +26,8 @@ def append_messages(
 
     Inside a test transaction on_commit never fires, so the archival jobs (index, and extract when
     one was requested) are run here directly, as a worker would run them (`run_job=False` leaves
-    them pending)."""
+    them pending). Then, as a worker would after the index job's commit, the turns' reranker vectors
+    (rag.services.chunks_rerank_fill)."""
     from datetime import timedelta
 
     messages = []
@@ -41,4 +42,7 @@ def append_messages(
         for job in (result.job, result.extract_job):
             if job is not None:
                 services.archival_job_run(job_id=job.pk)
+        from rag.services import chunks_rerank_fill
+
+        chunks_rerank_fill(tenant_id=tenant.pk, seconds=None)
     return result

@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 
 from memoryhub import services
 from memoryhub.models import ApiKey, ArchivalJob, Conversation, Message
+from rag.models import Chunk
 
 URL = "/api/v1/users/{user}/sessions/{session}/messages"
 
@@ -100,7 +101,9 @@ def test_batch_is_stored_with_a_job_that_completes(client_a, django_capture_on_c
     assert response.status_code == 202
     body = response.json()
     assert body["accepted"] == 2 and body["duplicates"] == 0
-    assert len(callbacks) == 2  # the batch's index job and the session's extraction
+    # The batch's index job and the session's extraction, then the index job's fill of the reranker vectors.
+    assert len(callbacks) == 3
+    assert not Chunk.objects.filter(rerank_pending=True).exists()
     job = ArchivalJob.objects.get(pk=body["job_id"])
     assert job.status == ArchivalJob.Status.DONE and job.kind == ArchivalJob.Kind.INDEX
     assert sorted(job.message_ids) == sorted(body["message_ids"])

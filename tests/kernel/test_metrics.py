@@ -16,6 +16,7 @@ from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 from memoryhub import multiprocess
+from memoryhub import services as kernel
 from tests.factories import append_messages
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,6 +112,23 @@ def test_unfinished_documents_are_counted_at_scrape_time_by_status(tenant, setti
     Document.objects.filter(pk=Document.objects.order_by("id").first().pk).update(status="failed")
     assert (unfinished("pending"), unfinished("indexing"), unfinished("failed")) == (2, 0, 1)
     assert sample(scrape(), "memoryhub_metrics_collector_up", collector="documents") == 1
+
+
+@pytest.mark.django_db
+def test_turns_waiting_for_their_reranker_vectors_are_counted_at_scrape_time(tenant) -> None:
+    from rag import services as rag_services
+
+    def pending() -> float | None:
+        return sample(scrape(), "memoryhub_chunks_rerank_pending")
+
+    assert pending() == 0
+    result = kernel.messages_append(tenant=tenant, user_id="u1", session_id="s1", messages=[
+        kernel.IncomingMessage(role="user", text=text) for text in ("I adopted a cat.", "猫叫米索。")])
+    kernel.archival_job_run(job_id=result.job.pk)  # the index job, and no fill yet
+    assert pending() == 2
+    rag_services.chunks_rerank_fill(tenant_id=tenant.pk)
+    assert pending() == 0
+    assert sample(scrape(), "memoryhub_metrics_collector_up", collector="rerank_pending") == 1
 
 
 def test_no_gauge_is_kept_in_step_by_a_write_path() -> None:

@@ -522,9 +522,10 @@ def test_an_index_step_inserts_nothing_for_turns_indexed_meanwhile(tenant) -> No
 
 @pytest.mark.django_db
 def test_a_stored_batch_costs_twenty_four_queries(tenant, django_assert_num_queries,
-                                                 django_capture_on_commit_callbacks) -> None:
+                                                 django_capture_on_commit_callbacks, web_process_beat) -> None:
     """Intake and its index job, run in-process at commit, for a session that already exists (the
-    COPY of the chunks is not a query Django counts). It was 34, then 23; the 24th is the user's
+    COPY of the chunks is not a query Django counts), in a web process of the embedded mode: the
+    turns' reranker vectors go to its background thread. It was 34, then 23; the 24th is the user's
     write lock that intake now takes (an erasure racing a batch failed at its commit without it).
     Pinned, so a query added back on the write path of every batch fails here."""
     append_messages(tenant, "u1", "s1", ["I adopted a cat named Miso."], run_job=True)
