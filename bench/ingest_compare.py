@@ -94,7 +94,7 @@ def run_worker(app_dir: Path, messages: int, eval_path: Path, as_requests: bool)
     def wait_settled(tenant: Tenant) -> None:
         deadline = time.monotonic() + 600
         while not settled(tenant) and time.monotonic() < deadline:
-            time.sleep(0.02)
+            time.sleep(0.1)  # not oftener: the polling's queries would take the GIL from the background work
 
     warm = Tenant.objects.create(name="ingest-bench-warmup")
     ingest(warm, texts[:WARMUP], "w")

@@ -21,6 +21,8 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from memoryhub import deferred
+
 logger = logging.getLogger(__name__)
 
 LEADER_LOCK = "memoryhub:embedded-beat"
@@ -132,6 +134,7 @@ def start_if_embedded() -> EmbeddedBeat | None:
         return None
     with _start_lock:
         if _started is None:
+            deferred.share_malloc_arena()  # before the threads: the background work runs as fast as in line
             beat = EmbeddedBeat(settings.CELERY_BEAT_SCHEDULE)
             beat.start()
             _started = beat
