@@ -22,6 +22,7 @@ from memoryhub.models import ArchivalJob
 from rag import services
 from rag.models import Chunk
 from rag.selectors import chunks_search
+from tests.celery_worker import UNREACHABLE_BROKER, celery_worker, use_broker
 from tests.factories import make_tenant
 from tests.rag.test_write_path import in_thread, wait_for
 
@@ -212,3 +213,37 @@ def test_in_a_web_process_the_vectors_are_computed_off_the_request(tenant, monke
     assert deferred.runner().wait_idle(60)
     assert wait_for(lambda: not any(c.rerank_pending for c in dialog(tenant)))
     assert threads and request not in threads and set(threads) == {"memoryhub-deferred"}
+
+
+URL = "/api/v1/users/u1/sessions/s1/messages"
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_indexes_the_turns_then_gives_them_their_vectors(client_a) -> None:
+    client, tenant = client_a
+    with celery_worker() as worker:
+        response = client.post(URL, {"messages": [{"role": "user", "text": t} for t in (EN[0], ZH)]}, format="json")
+        assert response.status_code == 202
+
+        def settled() -> bool:
+            chunks = dialog(tenant)
+            return len(chunks) == 2 and not any(c.rerank_pending for c in chunks)
+
+        pending = lambda: [c.rerank_pending for c in dialog(tenant)]  # noqa: E731
+        assert wait_for(settled, 60), f"worker exited {worker.poll()}, pending {pending()}"
+    english, chinese = dialog(tenant)
+    assert english.english_rerank_embedding is not None and chinese.rerank_embedding is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_the_broker_away_the_turns_wait_for_the_sweep(client_a, caplog) -> None:
+    client, tenant = client_a
+    use_broker(UNREACHABLE_BROKER)
+    job_id = client.post(URL, {"messages": [{"role": "user", "text": EN[0]}]}, format="json").json()["job_id"]
+    kernel.archival_job_run(job_id=job_id)  # a worker that took the job before the broker went away
+    assert dialog(tenant)[0].rerank_pending
+    assert "reranker vectors of tenant" in caplog.text  # the hand-off was refused, and said so
+    use_broker(None)  # back
+    assert services.chunks_rerank_sweep() == 1
+    assert not dialog(tenant)[0].rerank_pending and dialog(tenant)[0].english_rerank_embedding is not None
