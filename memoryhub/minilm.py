@@ -11,6 +11,7 @@ changes: docs/retrieval.md ("MiniLM as the English dialogue reranker").
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -114,6 +115,27 @@ class _Layer:
         return _layer_norm(_gelu(x @ self.up_w + self.up_b) @ self.down_w + self.down_b + x, self.ln2_w, self.ln2_b)
 
 
+_blas_lock = threading.Lock()
+_blas_held = False
+
+
+def _one_blas_thread() -> None:
+    """Hold BLAS to one thread for the rest of the process, from the model's first forward on.
+
+    The service runs several processes (web, worker), and OpenBLAS's threads spin on a core another process holds:
+    a turn took 12 ms alone on two threads and 46 ms with a second process embedding at the same time; on one
+    thread, 14 ms either way. The model's products are the only large ones a process runs, and the others gain
+    nothing from a second thread either. Not a limit around each forward, restored after: the count is the
+    process's, so of two forwards overlapping on two threads (a search's query and the background fill of stored
+    turns) the first to end gave the other every BLAS thread back; and a restore was not even certain (here
+    OpenBLAS 0.3.31 ignored a thread raising the count after the main thread had lowered it)."""
+    global _blas_held
+    with _blas_lock:
+        if not _blas_held:
+            ThreadpoolController().limit(limits=1, user_api="blas")
+            _blas_held = True
+
+
 class MiniLM:
     """all-MiniLM-L6-v2's sentence vectors (384 dimensions, unit length) in float32 numpy."""
 
@@ -142,10 +164,6 @@ class MiniLM:
         self._ln_b = np.asarray(weights["embeddings.LayerNorm.bias"], dtype=np.float32)
         self._layers = [_Layer(weights, f"encoder.layer.{i}.") for i in range(config["num_hidden_layers"])]
         self._batch_size = batch_size
-        # BLAS on one thread for the forward: the service runs several processes (web, worker), and OpenBLAS's
-        # threads spin on a core another process holds. A turn took 12 ms alone on two threads and 46 ms
-        # with a second process embedding at the same time; on one thread, 14 ms either way.
-        self._blas = ThreadpoolController()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text (its first MAX_TOKENS word pieces), float32, shape (len(texts), 384)."""
@@ -155,10 +173,10 @@ class MiniLM:
         # process forked after it ran (a Celery or gunicorn worker), and a chat turn is short.
         encodings = [self._tokenizer.encode(text) for text in texts]
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
-        with self._blas.limit(limits=1, user_api="blas"):
-            for start in range(0, len(texts), self._batch_size):
-                out[start:start + self._batch_size] = self._forward(
-                    [encoding.ids for encoding in encodings[start:start + self._batch_size]])
+        _one_blas_thread()
+        for start in range(0, len(texts), self._batch_size):
+            out[start:start + self._batch_size] = self._forward(
+                [encoding.ids for encoding in encodings[start:start + self._batch_size]])
         return out
 
     def embed_query_one(self, text: str) -> np.ndarray:

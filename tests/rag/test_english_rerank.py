@@ -130,3 +130,33 @@ def test_the_two_rerankers_are_two_models(settings) -> None:
     settings.SEMANTIC_RERANK = "e5"
     assert get_english_reranker() is not get_reranker()
     assert get_english_reranker().name.startswith("minilm:")
+
+
+def test_blas_stays_on_one_thread_while_forwards_overlap_on_two_threads() -> None:
+    """The background fill and a search's query embed at the same time in a web process. With a limit around
+    each forward, restored on exit, the first to end gave the other, still running, every BLAS thread back (the
+    count is the process's); now the first forward holds BLAS to one thread for good."""
+    import threading
+    import time
+
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> set[int]:
+        return {info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"}
+
+    model = MiniLM()
+    model.embed(["warm"])
+    assert blas_threads() == {1}
+    text = "We drove up to the lake and the water was freezing, but the kids swam anyway."
+    first = threading.Thread(target=lambda: model.embed([text] * 60))
+    second = threading.Thread(target=lambda: model.embed([text] * 600))
+    first.start()
+    time.sleep(0.1)  # the first is under way
+    second.start()
+    first.join(60)
+    try:
+        assert second.is_alive(), "the second forward ended before the first: nothing overlapped"
+        assert blas_threads() == {1}, "the first forward's end gave the running second all BLAS threads back"
+    finally:
+        second.join(120)
+    assert blas_threads() == {1}
