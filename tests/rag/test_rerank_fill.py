@@ -247,3 +247,27 @@ def test_with_the_broker_away_the_turns_wait_for_the_sweep(client_a, caplog) -> 
     use_broker(None)  # back
     assert services.chunks_rerank_sweep() == 1
     assert not dialog(tenant)[0].rerank_pending and dialog(tenant)[0].english_rerank_embedding is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_search_while_the_fill_computes_is_answered_at_once(tenant, monkeypatch, queued) -> None:
+    """The fill holds no transaction or lock while the model runs: a search on another connection meanwhile finds
+    the turns, re-scored as neutral until their vectors are written."""
+    store(tenant, "u1", EN[:2])
+    dialogue = "<u1>: We went to the lake.\n<assistant>: Was it cold?\n<u1>: The water was freezing!"
+    seen: dict[str, Any] = {}
+
+    def search_meanwhile() -> None:
+        if not seen:
+            thread, out = in_thread(lambda: chunks_search(tenant_id=tenant.pk, user_id="u1", query=dialogue, k=2,
+                                                          include_tenant_documents=False))
+            thread.join(30)
+            seen.update(out)
+
+    wrap_rerank(monkeypatch, search_meanwhile)
+    assert services.chunks_rerank_fill(tenant_id=tenant.pk) == 2
+    assert "error" not in seen, seen
+    assert seen["result"].items[0].chunk["text"] == EN[1]
+    assert "semantic" not in seen["result"].items[0].components  # no vector yet: the stage had nothing to read
+    after = chunks_search(tenant_id=tenant.pk, user_id="u1", query=dialogue, k=2, include_tenant_documents=False)
+    assert "semantic" in after.items[0].components
