@@ -444,16 +444,16 @@ def _rerank_fill_batch(tenant_id: int) -> int | None:
     if not rows:
         return None
     drafts = [ChunkDraft(type=kind, text=text, source_id="", meta=meta) for _, kind, text, meta in rows]
-    prepared = PreparedChunks(drafts, [[] for _ in drafts], np.zeros((len(drafts), 0), dtype=np.float32),
-                              rerank=_rerank_vectors(drafts, english=False),
-                              english_rerank=_rerank_vectors(drafts, english=True))
+    unset: list[np.ndarray | None] = [None] * len(drafts)  # a reranker that is off stores nothing
+    rerank = _rerank_vectors(drafts, english=False) or unset
+    english = _rerank_vectors(drafts, english=True) or unset
     # One statement a row, pipelined in one round trip, the vectors sent in binary (memoryhub.vector_io).
     with transaction.atomic(), vector_io.server_cursor() as cursor:
         cursor.executemany(
             "UPDATE rag_chunk SET rerank_embedding = %s::vector, english_rerank_embedding = %s::vector, "
             "rerank_pending = false WHERE id = %s AND rerank_pending AND text = %s",
-            [(prepared.rerank_vector(i), prepared.english_rerank_vector(i), pk, text)
-             for i, (pk, _, text, _) in enumerate(rows)])
+            [(vector, english_vector, pk, text)
+             for vector, english_vector, (pk, _, text, _) in zip(rerank, english, rows, strict=True)])
         return max(cursor.rowcount, 0)
 
 
