@@ -25,7 +25,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from django.core.signals import request_finished, request_started
@@ -97,19 +97,32 @@ request_finished.connect(activity.finished, dispatch_uid="memoryhub.deferred.fin
 class DeferredRunner(threading.Thread):
     def __init__(self) -> None:
         super().__init__(name="memoryhub-deferred", daemon=True)
-        self.queue: queue.SimpleQueue[tuple[float, Callable[..., Any], tuple[Any, ...]]] = queue.SimpleQueue()
+        self.queue: queue.SimpleQueue[tuple[float, Callable[..., Any], tuple[Any, ...], Hashable]] = \
+            queue.SimpleQueue()
         self._pending = 0
         self._idle = threading.Condition()
+        self._waiting: set[Hashable] = set()  # the `once` keys of work queued and not yet started
 
-    def submit(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    def submit(self, fn: Callable[..., Any], args: tuple[Any, ...], once: Hashable = None) -> bool:
+        """Queue `fn(*args)`; False when work of the same `once` key is queued and has not started yet: that
+        run will see whatever this call was for."""
         with self._idle:
+            if once is not None:
+                if once in self._waiting:
+                    return False
+                self._waiting.add(once)
             self._pending += 1
-        self.queue.put((time.monotonic(), fn, args))
+        self.queue.put((time.monotonic(), fn, args, once))
+        return True
 
     def run(self) -> None:
         while True:
-            queued_at, fn, args = self.queue.get()
+            queued_at, fn, args, once = self.queue.get()
             activity.wait_quiet(queued_at + MAX_WAIT_SECONDS)
+            if once is not None:
+                # From here on a new submission queues again: this run may already have read what it reads.
+                with self._idle:
+                    self._waiting.discard(once)
             # The thread's own database connection, reused and health-checked as a request's is.
             close_old_connections()
             try:
@@ -149,13 +162,16 @@ def runner() -> DeferredRunner:
         return _runner
 
 
-def dispatch(task: Any, arg: Any, *, what: str, background: bool = True) -> bool:
+def dispatch(task: Any, arg: Any, *, what: str, background: bool = True, coalesce: bool = False) -> bool:
     """Send a Celery task for one row (`arg`, its id). `background`: without a broker the task would
     run right here, inside the client's request; where a beat runs in this process it goes to the
     background thread instead (`defer`), its row pending until done and the sweep's to run again
     should the process die first. A broker outage is logged (naming `what`), not raised: the row is
-    committed and the sweep sends it again. False when nothing was sent."""
-    if background and task.app.conf.task_always_eager and defer(task.apply, (arg,)):
+    committed and the sweep sends it again. False when nothing was sent. `coalesce`: on the background
+    thread, the same task for the same `arg` is queued once until it starts (for a task that does all
+    the work pending when it runs, not just the caller's)."""
+    if background and task.app.conf.task_always_eager and \
+            defer(task.apply, (arg,), once=(task.name, arg) if coalesce else None):
         return True
     try:
         task.delay(arg)
@@ -165,12 +181,14 @@ def dispatch(task: Any, arg: Any, *, what: str, background: bool = True) -> bool
     return True
 
 
-def defer(fn: Callable[..., Any], *args: Any) -> bool:
+def defer(fn: Callable[..., Any], *args: Any, once: Hashable = None) -> bool:
     """Run `fn(*args)` soon on the background thread; False (nothing queued: run it yourself) when
-    no beat runs in this process to pick the work up again should the process die first."""
+    no beat runs in this process to pick the work up again should the process die first. `once`: a key
+    under which work is queued at most once until it starts; a call that finds its key queued is done
+    (True), that run covering it."""
     from memoryhub import beat
 
     if not beat.running():
         return False
-    runner().submit(fn, args)
+    runner().submit(fn, args, once)
     return True

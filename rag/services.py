@@ -401,7 +401,10 @@ def chunks_rerank_fill_enqueue(*, tenant_id: int) -> bool:
     without one (tests, management commands) the fill runs here and now, as it did inside the write."""
     from rag.tasks import chunks_rerank_fill_task
 
-    return deferred.dispatch(chunks_rerank_fill_task, tenant_id, what=f"reranker vectors of tenant {tenant_id}")
+    # Every stored batch asks; the fill takes whatever of the tenant is pending when it runs, so one queued
+    # fill a tenant is enough (under a sustained intake the others found nothing, a few ms each).
+    return deferred.dispatch(chunks_rerank_fill_task, tenant_id, what=f"reranker vectors of tenant {tenant_id}",
+                             coalesce=True)
 
 
 def chunks_rerank_fill(*, tenant_id: int, seconds: float | None = RERANK_FILL_SECONDS) -> int:

@@ -215,6 +215,58 @@ def test_in_a_web_process_the_vectors_are_computed_off_the_request(tenant, monke
     assert threads and request not in threads and set(threads) == {"memoryhub-deferred"}
 
 
+@pytest.mark.django_db(transaction=True)
+def test_in_a_web_process_batches_arriving_while_a_fill_waits_share_it(tenant, monkeypatch, web_process_beat) -> None:
+    """A fill takes all of the tenant's pending turns, so a batch stored while one is queued adds none; one
+    stored once it has started queues another, which finds what the first had already read past."""
+    runs: list[int] = []
+    real_fill = services.chunks_rerank_fill
+
+    def counted(*, tenant_id: int, **kwargs: Any) -> int:
+        runs.append(tenant_id)
+        return real_fill(tenant_id=tenant_id, **kwargs)
+
+    monkeypatch.setattr(services, "chunks_rerank_fill", counted)
+    busy, computing, go_on = threading.Event(), threading.Event(), threading.Event()
+    assert deferred.defer(busy.wait, 30)  # the background thread is busy with other work
+    try:
+        for i, text in enumerate(EN):
+            with transaction.atomic():
+                kernel.messages_append(tenant=tenant, user_id="u1", session_id=f"s{i}",
+                                       messages=[kernel.IncomingMessage(role="user", text=text)])
+        assert deferred.runner()._pending == 2  # the busy work and one fill for the three batches
+    finally:
+        busy.set()
+    assert deferred.runner().wait_idle(60)
+    assert runs == [tenant.pk]
+    assert not any(c.rerank_pending for c in dialog(tenant)) and len(dialog(tenant)) == 3
+
+    # A batch committed while the fill computes is not folded into it: the fill may have read past it.
+    first = [True]
+
+    def hold() -> None:
+        if first[0]:
+            first[0] = False
+            computing.set()
+            assert go_on.wait(30)
+
+    wrap_rerank(monkeypatch, hold)
+    with transaction.atomic():
+        kernel.messages_append(tenant=tenant, user_id="u1", session_id="s9",
+                               messages=[kernel.IncomingMessage(role="user", text="We rented kayaks on Sunday.")])
+    try:
+        assert computing.wait(30)
+        with transaction.atomic():
+            kernel.messages_append(tenant=tenant, user_id="u1", session_id="s10",
+                                   messages=[kernel.IncomingMessage(role="user", text="My sister Ana turned 30.")])
+        assert deferred.runner()._pending == 2  # the running fill and a new one
+    finally:
+        go_on.set()
+    assert deferred.runner().wait_idle(60)
+    assert len(runs) == 3
+    assert not any(c.rerank_pending for c in dialog(tenant)) and len(dialog(tenant)) == 5
+
+
 URL = "/api/v1/users/u1/sessions/s1/messages"
 
 
