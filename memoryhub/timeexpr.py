@@ -130,8 +130,9 @@ _PAST = re.compile(
 # coming one or the one just past by the tense of its sentence. Past is `_PAST` less the words it takes for
 # past that are common beside a weekend and are none ("I need to", "so excited", "как дела", "为了", "不过",
 # "过来"); what says the future or an intention ("will", "going to", "поедем", "собираемся", "打算", "要")
-# outweighs a past word in the same sentence ("I was thinking we will hike this weekend"). The 会 of a gathering
-# ("音乐会", "聚会", "开会", "机会") or of "一会儿" is no "will".
+# outweighs a past word in the same sentence ("I was thinking we will hike this weekend"). Of "собирать(ся)" only
+# the reflexive intends ("собираемся", "собирался"): "в выходные собирали яблоки" is told in the past. The 会 of a
+# gathering ("音乐会", "聚会", "开会", "机会") or of "一会儿" is no "will".
 _NOT_PAST = frozenset({"need", "indeed", "speed", "excited", "interested", "tired", "bored", "worried", "scared",
                        "supposed", "дела", "тепло", "весело", "мало", "светло", "школа", "сила", "число", "мысли",
                        "цели"})
@@ -141,7 +142,8 @@ _FUTURE = re.compile(
     r"would like|would love|intend|intends|about to|looking forward|can't wait|need to|needs to|have to|has to|"
     r"let's)(?![a-z])"
     r"|'ll(?![a-z])|'d (?:like|love)"
-    r"|(?<![а-яё])(?:буд(?:у|ем|ешь|ет|ете|ут)|собира\w*|планиру\w*|хоч(?:у|ешь|ет)|хотим|хотите|хотят|давай\w*|"
+    r"|(?<![а-яё])(?:буд(?:у|ем|ешь|ет|ете|ут)|собира(?:юсь|ешься|ется|емся|етесь|ются|лс[яь]|лась|лось|лись)|"
+    r"планиру\w*|хоч(?:у|ешь|ет)|хотим|хотите|хотят|давай\w*|"
     r"надо|нужно|(?:по|при|у|за|вы|съ)ед(?:у|ем|ешь|ет|ете|ут)|(?:пой|зай|вый|уй)д[уеё]\w*|съездим|сходим)(?![а-яё])"
     r"|打算|准备|计划|想|(?<![重主只])要|将|(?<![乐唱晚聚舞约宴开大动机社学协展年一])会(?![议儿])",
     re.IGNORECASE,
