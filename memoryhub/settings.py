@@ -517,6 +517,8 @@ BM25_CACHE_MB = env_int("BM25_CACHE_MB", 1024, minimum=16)
 CHUNK_CACHE_MB = env_int("CHUNK_CACHE_MB", 512, minimum=0)
 # Dialog chunks carry this many preceding turns of the session as search context.
 DIALOG_CONTEXT_TURNS = env_int("DIALOG_CONTEXT_TURNS", 2, minimum=0)
+# ...those said at most this long before it (a chat kept as one long session is many exchanges).
+DIALOG_CONTEXT_GAP_HOURS = env_float("DIALOG_CONTEXT_GAP_HOURS", 12.0, minimum=0.0)
 # No chunk (document piece, dialog turn, its search context) is longer: longer text is cut at the
 # best boundary, so an embedding endpoint never refuses an input and BM25 never sees one huge term.
 CHUNK_MAX_CHARS = env_int("CHUNK_MAX_CHARS", 4000, minimum=200)

@@ -538,12 +538,16 @@ def dialog_drafts(messages: Sequence[Message], history: Sequence[Message], conte
     A turn longer than CHUNK_MAX_CHARS becomes several chunks (`meta.part`), each with the same
     context; the context keeps its last CHUNK_MAX_CHARS characters, the words nearest the turn."""
     max_chars = settings.CHUNK_MAX_CHARS
+    gap = timedelta(hours=settings.DIALOG_CONTEXT_GAP_HOURS)
     turns = [m for m in (*history, *messages) if m.role != Message.Role.SYSTEM]
     first_new = len([m for m in history if m.role != Message.Role.SYSTEM])
     drafts = []
     for i in range(first_new, len(turns)):
         message = turns[i]
-        context = turns[max(0, i - context_turns):i] if context_turns else []
+        # Only the turns of the same exchange: in a chat kept as one long session, a turn said days after
+        # the one before it does not answer it, and borrowing its words let an unrelated turn match a query.
+        context = [m for m in turns[max(0, i - context_turns):i]
+                   if message.created_at - m.created_at <= gap] if context_turns else []
         # Masked whatever SENSITIVE_POLICY is: a message kept raw must not leak through search.
         context_text = redact("\n".join(f"{_speaker(m)}: {m.text}" for m in context), where="")[-max_chars:]
         text = redact(message.text, where="chunk")
