@@ -151,9 +151,12 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
     for end, circle in anchors:
         start = end + 1 if sentence[end:end + 1] in ("的", "，") else end
         # The names listed after it too: 我的孩子小明和小红, 我的朋友王磊、李娜和陈静.
+        # Or the word jieba tags a person's name right there: "我儿子小明六岁了", "我哥哥小刚下周来" (刚 and 明 may
+        # end a name only where jieba says so: they also say "just" and "tomorrow").
         while length := _zh_name_at(sentence, start) or (
                 2 if (circle in ("Family", "Friends") and _doubled(sentence, start) and
-                      _zh_stop_at(sentence, start + 2)) or _zh_prefix_name(sentence, start) else 0):
+                      _zh_stop_at(sentence, start + 2)) or _zh_prefix_name(sentence, start) else 0) or \
+                _zh_tagged_name(sentence, start, persons):
             take(start, start + length)
             join = next((j for j in _ZH_LIST_JOINS if sentence.startswith(j, start + length)), "")
             if not join:
@@ -255,6 +258,17 @@ def _food(sentence: str, start: int, end: int) -> bool:
     before = sentence[max(0, start - 4):start]
     return end - start >= 3 and sentence[end - 1] in lexicon.ZH_FOOD_ENDINGS and not before.endswith("叫") \
         and not any(cue_end == len(before) for _, cue_end, _ in zh_cues(before))
+
+
+def _zh_tagged_name(sentence: str, i: int, persons: dict[int, int]) -> int:
+    """Length of the word jieba tags a person's name at i (`persons`: start → end), if it reads as one: 小/老/阿 and
+    a character, or a surname and one or two; else 0."""
+    word = sentence[i:persons.get(i, i)]
+    if word in lexicon.ZH_NOT_NAMES or word in _ZH_PREFIX_WORDS:
+        return 0
+    if (len(word) == 2 and word[0] in "小老阿") or (2 <= len(word) <= 3 and _zh_surname_at(word, 0) == 1):
+        return len(word)
+    return 0
 
 
 def _zh_prefix_name(sentence: str, i: int) -> bool:

@@ -208,17 +208,48 @@ def _possessive_pronoun(toks: list[Tok], c: int) -> int | None:
     return None
 
 
+_PRONOUN_GENDER = {"her": "femn", "his": "masc", "её": "femn", "ее": "femn", "его": "masc", "她": "femn", "他": "masc"}
+# Kin whose word says a woman or a man (people.lexicon.KIN ids); the rest (spouse, partner, cousin) say neither.
+_FEMALE_KIN = frozenset({
+    "mother", "wife", "girlfriend", "fiancee", "daughter", "sister", "elder_sister", "younger_sister", "grandmother",
+    "grandmother_paternal", "grandmother_maternal", "aunt", "aunt_paternal", "aunt_maternal", "aunt_maternal_younger",
+    "cousin_elder_sister", "cousin_younger_sister", "niece", "granddaughter", "mother_in_law", "wifes_mother",
+    "husbands_mother", "sister_in_law", "husbands_sister", "wifes_sister", "brothers_wife", "elder_brothers_wife",
+    "younger_brothers_wife", "stepmother"})
+_MALE_KIN = frozenset({
+    "father", "husband", "boyfriend", "fiance", "son", "brother", "elder_brother", "younger_brother", "grandfather",
+    "grandfather_paternal", "grandfather_maternal", "uncle", "uncle_paternal_younger", "uncle_paternal_elder",
+    "uncle_maternal", "cousin_elder_brother", "cousin_younger_brother", "nephew", "grandson", "father_in_law",
+    "wifes_father", "husbands_father", "brother_in_law", "wifes_brother", "husbands_brother", "sisters_husband",
+    "elder_sisters_husband", "younger_sisters_husband", "stepfather"})
+
+
+def _mention_gender(mention: Mention | None, text: str = "") -> str | None:
+    """"femn", "masc" or None: by the kin word the person was named with ("my wife Laura", "сын Миша", "老婆小美"),
+    else by a Russian first name."""
+    kin = kin_of(mention.cue) if mention is not None and mention.cue else None
+    if kin is not None and kin.id in _FEMALE_KIN:
+        return "femn"
+    if kin is not None and kin.id in _MALE_KIN:
+        return "masc"
+    return _gender(text or (mention.name if mention is not None else ""))
+
+
 def _antecedent(toks: list[Tok], before: int, exclude: set[int], context: Sequence[Mention],
                 pronoun: str) -> Mention | None:
-    """Who a possessive pronoun stands for: the nearest name before it in the sentence (of the
-    pronoun's gender, where Russian says it), else the last person of the message's earlier sentences."""
-    want = {"её": "femn", "ее": "femn", "его": "masc"}.get(normalize(pronoun))
+    """Who a possessive pronoun stands for: the nearest name before it in the sentence, else the last person
+    of the message's earlier sentences (or of the user's message before), of the pronoun's gender where the
+    words say one ("her" is no "son Max"'s; a Russian name says its own). Of earlier sentences, none when
+    no one agrees: "My son Max turned six. Tom, her brother, …" ties Tom to no one rather than to Max."""
+    want = _PRONOUN_GENDER.get(normalize(pronoun))
     names = [j for j in range(before - 1, -1, -1) if toks[j].kind == "NAME" and j not in exclude and toks[j].mention]
     if want:
-        agreeing = [j for j in names if _gender(toks[j].text) in (want, None)]
+        agreeing = [j for j in names if _mention_gender(toks[j].mention, toks[j].text) in (want, None)]
         names = agreeing or names
     if names:
         return toks[names[0]].mention
+    if want:
+        return next((m for m in reversed(context) if _mention_gender(m) in (want, None)), None)
     return context[-1] if context else None
 
 

@@ -740,14 +740,18 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
     persons = said_as_people([s for msg in usable for s in split_sentences(_ADDRESSES.sub(" ", msg.text or ""))])
     last: list[Mention] = []  # the people of the sentence before, a user's message's last one included
     before = ""
+    # The people of the user's message before: a chat splits one thought over messages ("My wife Laura is a
+    # teacher." / "Tom, her brother, is visiting us"), and "her" of the second is Laura.
+    previous: list[Mention] = []
     for msg in usable:
         at = msg.created_at
         found: list[Mention] = list(_meta_mentions(msg))
         said: list[Mention] = []  # this message's people so far, for the pronouns of its next sentences
         if msg.role != "user":
-            last = []
+            last, previous = [], []
         for sentence in split_sentences(msg.text or ""):
-            mentions, rels = sentence_mentions(sentence, known, said, confirmed=msg.role != "user", persons=persons)
+            mentions, rels = sentence_mentions(sentence, known, said or previous, confirmed=msg.role != "user",
+                                               persons=persons)
             if not mentions and not rels and len({m.name for m in last}) == 1 and _about_them(sentence) \
                     and not _TWO_NAMES.search(before):
                 # "I had lunch with my friend Alex. She is a doctor at the children's hospital.": the sentence
@@ -758,6 +762,8 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
             said.extend(mentions)
             relations.extend(rels)
             last, before = mentions, sentence
+        if msg.role == "user":
+            previous = said
         for m in found:
             display = clean_name(m.name)
             if not display:

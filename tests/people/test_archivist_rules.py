@@ -165,6 +165,48 @@ def test_a_possessive_pronoun_makes_a_relation_to_whom_it_stands_for(text: str, 
     assert relations_of(text) == [relation]
 
 
+def relations_over(*texts: str) -> list[tuple[object, str, object]]:
+    msgs = [Msg(t, pk=i + 1) for i, t in enumerate(texts)]
+    return [(r.subject, r.kind, r.object) for r in rules.extract(msgs).relations]
+
+
+@pytest.mark.parametrize(("text", "relation"), [
+    # "her" is Laura's, the wife's, never the son's; "его" is Миша's, "её" is Лена's.
+    ("My wife Laura teaches maths and our son Max is six. Tom, her brother, is visiting.",
+     ("Tom", "sibling", "Laura")),
+    ("Моя жена Лена работает врачом, а сын Миша ходит в школу. Её брат Коля приедет в субботу.",
+     ("Коля", "sibling", "Лена")),
+    ("Мой муж Андрей и дочка Соня уехали к бабушке. Его брат Дима остался у нас.",
+     ("Дима", "sibling", "Андрей")),
+])
+def test_a_possessive_pronoun_stands_for_a_person_of_its_gender(text: str, relation: tuple) -> None:
+    assert relations_of(text) == [relation]
+
+
+def test_a_pronoun_no_earlier_person_agrees_with_ties_to_no_one() -> None:
+    assert relations_of("My son Max turned six. Tom, her brother, came to the party.") == []
+
+
+@pytest.mark.parametrize(("texts", "relation"), [
+    # A chat splits one thought over messages: the pronoun opening the next one is the last message's person.
+    (("My wife Laura is a teacher.", "Tom, her brother, is visiting us next week."), ("Tom", "sibling", "Laura")),
+    (("Моя жена Лена работает врачом.", "Её брат Коля приедет в субботу."), ("Коля", "sibling", "Лена")),
+    (("我老婆小美是老师。", "她的哥哥小刚下周来我家。"), ("小刚", "sibling", "小美")),
+])
+def test_a_pronoun_opening_a_message_stands_for_a_person_of_the_users_message_before(texts: tuple,
+                                                                                    relation: tuple) -> None:
+    assert relations_over(*texts) == [relation]
+
+
+def test_the_bots_small_talk_between_keeps_the_pronouns_reach_and_a_third_message_ends_it() -> None:
+    msgs = [Msg("My wife Laura is a teacher.", pk=1), Msg("That sounds lovely!", role="assistant", pk=2),
+            Msg("Tom, her brother, is visiting us next week.", pk=3)]
+    assert [(r.subject, r.kind, r.object) for r in rules.extract(msgs).relations] == [("Tom", "sibling", "Laura")]
+    # Only the message right before: after "Tom, her brother, …" it is Tom's message that came before.
+    assert relations_over("My wife Laura is a teacher.", "We went hiking on Sunday.",
+                          "Nick, her brother, is visiting us.") == []
+
+
 @pytest.mark.parametrize(("text", "relation", "family"), [
     ("My cousin's husband Peter is a pilot.", ("Peter", "spouse", "Cousin"), "Cousin"),
     ("Пётр Ильич — отец моего мужа.", ("Пётр Ильич", "parent", "муж"), "муж"),
@@ -214,6 +256,9 @@ def test_verbs_and_groups_state_a_circle_in_english_and_chinese(sentence: str, n
     ("我的闺蜜小婷要结婚了。", "小婷", "Friends"),
     ("我男朋友阿伟今天出差。", "阿伟", "Family"),
     ("老刘是我们公司的领导。", "老刘", "Work_Inner"),
+    # A name jieba tags right after a kin word, though 明 and 刚 also say "tomorrow" and "just".
+    ("我儿子小明六岁了。", "小明", "Family"),
+    ("我哥哥小刚下周来。", "小刚", "Family"),
 ])
 def test_chinese_nicknames_with_xiao_lao_and_a(sentence: str, name: str, circle: str) -> None:
     assert people_of(sentence)[name].circle == circle
