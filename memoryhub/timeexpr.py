@@ -130,7 +130,9 @@ _PAST = re.compile(
 # coming one or the one just past by the tense of its sentence. Past is `_PAST` less the words it takes for
 # past that are common beside a weekend and are none ("I need to", "so excited", "как дела", "为了", "不过",
 # "过来"); what says the future or an intention ("will", "going to", "поедем", "собираемся", "打算", "要")
-# outweighs a past word in the same sentence ("I was thinking we will hike this weekend"). Of "собирать(ся)" only
+# outweighs a past word in the same sentence ("I was thinking we will hike this weekend"); so does a promise or an
+# invitation, whose day is that of what was promised ("Дима обещал подменить меня в понедельник", "Tom invited us
+# for Saturday", "小王答应周一帮我代班"). Of "собирать(ся)" only
 # the reflexive intends ("собираемся", "собирался"): "в выходные собирали яблоки" is told in the past. The 会 of a
 # gathering ("音乐会", "聚会", "开会", "机会") or of "一会儿" is no "will".
 _NOT_PAST = frozenset({"need", "indeed", "speed", "excited", "interested", "tired", "bored", "worried", "scared",
@@ -140,12 +142,13 @@ _ZH_PAST = re.compile(r"(?<![为除])了(?!解)|(?<![不难])过(?![来去])")
 _FUTURE = re.compile(
     r"(?<![a-z'])(?:will|shall|gonna|wanna|going to|plan|plans|planning|want to|wants to|hope to|hoping to|"
     r"would like|would love|intend|intends|about to|looking forward|can't wait|need to|needs to|have to|has to|"
-    r"let's)(?![a-z])"
+    r"let's|promised to|promise to|promises to|invited (?:me|us))(?![a-z])"
     r"|'ll(?![a-z])|'d (?:like|love)"
     r"|(?<![а-яё])(?:буд(?:у|ем|ешь|ет|ете|ут)|собира(?:юсь|ешься|ется|емся|етесь|ются|лс[яь]|лась|лось|лись)|"
     r"планиру\w*|хоч(?:у|ешь|ет)|хотим|хотите|хотят|давай\w*|"
-    r"надо|нужно|(?:по|при|у|за|вы|съ)ед(?:у|ем|ешь|ет|ете|ут)|(?:пой|зай|вый|уй)д[уеё]\w*|съездим|сходим)(?![а-яё])"
-    r"|打算|准备|计划|想|(?<![重主只])要|将|(?<![乐唱晚聚舞约宴开大动机社学协展年一])会(?![议儿])",
+    r"надо|нужно|(?:по|при|у|за|вы|съ)ед(?:у|ем|ешь|ет|ете|ут)|(?:пой|зай|вый|уй)д[уеё]\w*|съездим|сходим|"
+    r"(?:по)?обеща(?:л|ла|ли|ю|ет|ют)|пригласил[аи]?|позвал[аи]?)(?![а-яё])"
+    r"|打算|准备|计划|想|答应|邀请|(?<![重主只])要|将|(?<![乐唱晚聚舞约宴开大动机社学协展年一])会(?![议儿])",
     re.IGNORECASE,
 )
 # The present told of what is ahead, weaker than `_FUTURE`: it counts only in a sentence with no past word. A
@@ -153,15 +156,17 @@ _FUTURE = re.compile(
 # going, meeting and doing ("I'm meeting Tom on Saturday", "what are you doing on Friday?") and "have a/my …"
 # ("On Friday I have my dentist appointment", "Tom has his exam on Monday"); the Russian imperfective present
 # of the verbs of motion and of "встречаться" ("в субботу едем на дачу", "идём", "летим", "приезжает",
-# "встречаемся"); a Chinese 去 or 来 without 了 or 过 ("星期五我们去爬山"; not 去年, 去世, 过去, 失去, 后来,
-# 原来, 以来, 来自).
+# "встречаемся"); an invitation in the present ("Катя зовёт в субботу в театр", "Kate invites us on Friday");
+# a Chinese 去 or 来 without 了 or 过 ("星期五我们去爬山"; not 去年, 去世, 过去, 失去, 后来, 原来, 以来, 来自).
 _PRESENT_FOR_FUTURE = re.compile(
     r"(?:'m|'re|'s|(?<![a-z])(?:am|are|is)(?:\s+(?:i|you|we|they|he|she))?)\s+(?:going|coming|leaving|flying|"
-    r"driving|heading|travell?ing|moving|meeting|visiting|seeing|having|doing|taking|starting)(?![a-z])"
+    r"driving|heading|travell?ing|moving|meeting|visiting|seeing|having|doing|taking|starting|inviting)(?![a-z])"
+    r"|(?<![a-z])invites?(?![a-z])"
     r"|(?<![a-z])(?:have|has)\s+(?:an?|my|our|your|his|her|their)(?![a-z])"
     r"|(?<![а-яё])(?:ид(?:у|[её]шь|[её]т|[её]м|[её]те|ут)|ед(?:у|ешь|ет|ем|ете|ут)|лет(?:ишь|ит|им|ите|ят)|лечу|"
     r"плыв(?:у|[её]шь|[её]т|[её]м|[её]те|ут)|(?:при|у|вы|за|от|пере)(?:езжа|лета)(?:ю|ешь|ет|ем|ете|ют)|"
-    r"встреча(?:юсь|ешься|ется|емся|етесь|ются))(?![а-яё])"
+    r"встреча(?:юсь|ешься|ется|емся|етесь|ются)|зов(?:у|[её]шь|[её]т|[её]м|[её]те|ут)|"
+    r"приглаша(?:ю|ешь|ет|ем|ете|ют))(?![а-яё])"
     r"|(?<![过失])去(?![年世了过])|(?<![后原本看起出以从向未])来(?![自了过])",
     re.IGNORECASE,
 )

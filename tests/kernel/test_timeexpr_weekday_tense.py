@@ -19,8 +19,8 @@ from rag.memories.when import anchor_dates, names_days_ahead
 
 WEDNESDAY = date(2026, 11, 25)
 SATURDAY = date(2026, 11, 28)
-LAST = {"friday": "2026-11-20", "saturday": "2026-11-21", "sunday": "2026-11-22"}
-COMING = {"friday": "2026-11-27", "saturday": "2026-11-28", "sunday": "2026-11-29"}
+LAST = {"monday": "2026-11-23", "friday": "2026-11-20", "saturday": "2026-11-21", "sunday": "2026-11-22"}
+COMING = {"monday": "2026-11-30", "friday": "2026-11-27", "saturday": "2026-11-28", "sunday": "2026-11-29"}
 
 
 def read(text: str, anchor: date = WEDNESDAY, *, query: bool = False) -> list[str]:
@@ -52,6 +52,17 @@ def read(text: str, anchor: date = WEDNESDAY, *, query: bool = False) -> list[st
     # A wish is no habit ("I like to swim on Saturdays" is one).
     ("I'd love to see you on Friday", "friday"),
     ("周日的音乐会我会去", "sunday"),
+    # A promise or an invitation dates what was promised, though told in the past (a QA pass: on a Sunday
+    # "Коллега Дима обещал подменить меня в понедельник" dated the colleague's bio to the Monday before, and
+    # "Моя подруга Катя зовёт в субботу в театр" to the day before).
+    ("Коллега Дима обещал подменить меня в понедельник", "monday"),
+    ("Катя зовёт в субботу в театр", "saturday"),
+    ("Соседи пригласили нас в гости в воскресенье", "sunday"),
+    ("My colleague promised to cover for me on Monday", "monday"),
+    ("Kate invited us to the theatre on Saturday", "saturday"),
+    ("Kate invites us to dinner on Friday", "friday"),
+    ("小王答应周一帮我代班", "monday"),
+    ("朋友邀请了我周六去他家", "saturday"),
 ])
 def test_a_bare_weekday_of_the_future_is_the_coming_one(text: str, day: str) -> None:
     assert read(text) == [COMING[day]]
