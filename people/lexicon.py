@@ -349,6 +349,26 @@ EN_PLACE_NOUNS = frozenset({
 EN_PLACE_NOUNS_ALSO_SURNAMES = frozenset({"hall", "park", "lane", "bank", "church", "bridge", "beach", "street",
                                           "drive", "inn", "river", "falls", "high"})
 
+# --- the life of an inner circle ------------------------------------------------------------------
+# Words by which a question speaks of the part of life an inner circle belongs to, though it names no one in
+# it: "Где я работаю?", "how is work?", "我在哪里上班？" ask about the boss and the colleagues before the
+# daughter; "how is the family?", "как дела у родных?", "家里怎么样？" about the family. Read by the context's
+# inner-circle order (`people.selectors.circle_topic_terms`); the words are analysed as queries are.
+CIRCLE_TOPIC_WORDS: dict[str, tuple[str, ...]] = {
+    "Work_Inner": (
+        "work", "works", "working", "job", "jobs", "office", "career", "company", "workplace", "colleague",
+        "colleagues", "coworker", "coworkers", "boss", "manager", "team",
+        "работа", "работы", "работе", "работу", "работаю", "работаешь", "работает", "работать", "работал",
+        "работала", "служба", "службе", "офис", "офисе", "карьера", "компания", "компании", "коллега", "коллеги",
+        "коллегами", "начальник", "начальница", "шеф", "команда", "команде",
+        "工作", "上班", "公司", "单位", "同事", "领导", "老板", "职业", "团队"),
+    "Family": (
+        "family", "relatives", "kids", "children", "parents",
+        "семья", "семьи", "семье", "семью", "родные", "родных", "родственники", "родственников", "дети",
+        "детей", "детьми", "родители", "родителей",
+        "家人", "家里", "家庭", "亲戚", "孩子", "父母"),
+}
+
 # --- workplaces -------------------------------------------------------------------------------------
 # A name where a workplace stands is an organisation, not a person: "работаю в Тинькофф", "в компании
 # Тинькофф", "I work at Stripe", "我在腾讯工作", "李宁公司". Read by the rule archivist (`rules._workplace`,

@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -30,9 +31,10 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message
 from memoryhub.registry import Decision
 from memoryhub.search.vectors import nearest
-from memoryhub.text import STOPWORDS, analyze, normalize, pronoun_terms
+from memoryhub.text import HAN_CHAR, STOPWORDS, analyze, normalize, pronoun_terms
 from people import conf, metrics, reranker, translit
 from people.dedup import merged_display_name
+from people.lexicon import CIRCLE_TOPIC_WORDS
 from people.models import MergeProposal, PeopleAuditEntry, Person, PersonRelation
 from people.names import (
     NAME_GRAMMEMES,
@@ -85,6 +87,15 @@ def relation_name_terms(*, tenant_id: int, user_id: str, query: str) -> list[str
         for name in (display_name, *aliases):
             terms.extend(t for t in analyze(name) if t not in terms)
     return terms
+
+
+@lru_cache(maxsize=8)
+def circle_topic_terms(circle: str) -> frozenset[str]:
+    """The query terms that speak of the part of life `circle` belongs to (`lexicon.CIRCLE_TOPIC_WORDS`: work for
+    Work_Inner, family for Family); none for the other circles. Not the single characters a Chinese word is
+    also indexed by (工作 → 工, 作): 作 and 家 ask for no circle."""
+    return frozenset(term for word in CIRCLE_TOPIC_WORDS.get(circle, ()) for term in analyze(word)
+                     if not (len(term) == 1 and HAN_CHAR.match(term) and term != word)) - pronoun_terms()
 
 
 # --- lists and detail -------------------------------------------------------------------------------------

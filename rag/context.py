@@ -28,7 +28,12 @@ from memoryhub.models import Message
 from memoryhub.selectors import session_recent_messages_by_ids
 from memoryhub.sensitive import redact
 from memoryhub.validation import iso_instant
-from people.selectors import inner_circle_context_items, relation_name_terms, relevant_people_context_items
+from people.selectors import (
+    circle_topic_terms,
+    inner_circle_context_items,
+    relation_name_terms,
+    relevant_people_context_items,
+)
 from profiles.selectors import asks_about_past, corrections_of, former_values, key_terms, profile_context_items
 from rag.chunk_cache import chunk_matches
 from rag.filler import is_filler
@@ -382,7 +387,10 @@ def context_assemble(
     # And those it names by how they relate to the user: "What is my sister's name?" says no word of "Маша |
     # Family | …на выходных мы с сестрой Машей…", and at 150 tokens the colleague came first and the sister not.
     related = frozenset(relation_name_terms(tenant_id=tenant_id, user_id=user_id, query=query))
-    lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), asked | related)
+    # And those of the part of life it asks about: "Где я работаю?" names no one, but asks about the boss before
+    # the daughter (`circle_topic_terms`; at 120 tokens the daughter alone was shown).
+    lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), asked | related,
+                          asks=lambda line: circle_topic_terms(_circle_of(line)))
     if related:
         # The one so named before those whose bio merely mentions them: "我老公是做什么的？" put the daughter first,
         # her bio saying "我老公张伟是医生" as his does, and at 150 tokens the husband's line was not shown.
@@ -555,6 +563,12 @@ def _name_terms(line: str) -> frozenset[str]:
     name's whole word, not its characters (张伟's 张 is no word of 张明's)."""
     name = line.split(" | ", 1)[0].partition("] ")[2]
     return frozenset(t for t in text.analyze(name) if not (len(t) == 1 and text.HAN_CHAR.match(t) and t != name))
+
+
+def _circle_of(line: str) -> str:
+    """The circle of a person's context line (`[Person:42] Петров | Work_Inner | …`)."""
+    fields = line.split(" | ", 2)
+    return fields[1] if len(fields) > 2 else ""
 
 
 @lru_cache(maxsize=4096)

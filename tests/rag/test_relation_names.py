@@ -104,3 +104,26 @@ def test_the_person_the_relation_names_comes_before_one_whose_bio_mentions_them(
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=150)
     circle = next(b for b in context.blocks if b.name == "inner_circle")
     assert circle.items and f"] {name} | Family" in circle.items[0].text, context.render()
+
+
+@pytest.mark.parametrize(("family", "boss", "query", "name"), [
+    ("My daughter Lily is five and loves drawing.", "My boss Frank moved the deadline to Friday again.",
+     "Where do I work?", "Frank"),
+    ("Дочка Варя получила пятёрку по математике.", "Мой начальник Игорь Викторович опять перенёс сдачу отчёта.",
+     "Где я работаю?", "Игорь Викторович"),
+    ("我女儿朵朵今年五岁，很喜欢画画。", "我的领导老王又把截止日期推到周五了。", "我在哪里上班？", "老王"),
+])
+def test_a_question_about_work_puts_the_work_circle_before_the_family(tenant, family: str, boss: str, query: str,
+                                                                     name: str) -> None:
+    """QA (`make run`, a Russian user): "Где я работаю?" at 120 tokens showed the daughter alone in the inner
+    circle: the question names no one, and the family comes first. A question about a part of life (work,
+    family) asks for that circle's people first."""
+    from rag.context import context_assemble
+
+    append_messages(tenant, "u1", "s1", [family], start=START, auto_extract=True)
+    append_messages(tenant, "u1", "s2", [boss], start=START + timedelta(days=1), auto_extract=True)
+    assert set(Person.objects.filter(tenant=tenant, user_id="u1").values_list("circle", flat=True)) == {
+        "Family", "Work_Inner"}
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=120)
+    circle = next(b for b in context.blocks if b.name == "inner_circle")
+    assert circle.items and f"] {name} | Work_Inner" in circle.items[0].text, context.render()
