@@ -152,15 +152,14 @@ _FUTURE = re.compile(
     re.IGNORECASE,
 )
 # The present told of what is ahead, weaker than `_FUTURE`: it counts only in a sentence with no past word. A
-# weekday or weekend names no time going on now, so its present is a plan: the English progressive of verbs of
-# going, meeting and doing ("I'm meeting Tom on Saturday", "what are you doing on Friday?") and "have a/my …"
+# weekday or weekend names no time going on now, so its present is a plan: the English progressive ("I'm meeting
+# Tom on Saturday", "what are you doing on Friday?", "we are celebrating on Friday") and "have a/my …"
 # ("On Friday I have my dentist appointment", "Tom has his exam on Monday"); the Russian imperfective present
 # of the verbs of motion and of "встречаться" ("в субботу едем на дачу", "идём", "летим", "приезжает",
 # "встречаемся"); an invitation in the present ("Катя зовёт в субботу в театр", "Kate invites us on Friday");
 # a Chinese 去 or 来 without 了 or 过 ("星期五我们去爬山"; not 去年, 去世, 过去, 失去, 后来, 原来, 以来, 来自).
 _PRESENT_FOR_FUTURE = re.compile(
-    r"(?:'m|'re|'s|(?<![a-z])(?:am|are|is)(?:\s+(?:i|you|we|they|he|she))?)\s+(?:going|coming|leaving|flying|"
-    r"driving|heading|travell?ing|moving|meeting|visiting|seeing|having|doing|taking|starting|inviting)(?![a-z])"
+    r"(?:'m|'re|'s|(?<![a-z])(?:am|are|is)(?:\s+(?:i|you|we|they|he|she))?)\s+[a-z]{2,}ing(?![a-z])"
     r"|(?<![a-z])invites?(?![a-z])"
     r"|(?<![a-z])(?:have|has)\s+(?:an?|my|our|your|his|her|their)(?![a-z])"
     r"|(?<![а-яё])(?:ид(?:у|[её]шь|[её]т|[её]м|[её]те|ут)|ед(?:у|ешь|ет|ем|ете|ут)|лет(?:ишь|ит|им|ите|ят)|лечу|"
@@ -189,6 +188,28 @@ def _sentence(m: re.Match[str]) -> str:
     start = max((end.end() for end in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
     found = _SENTENCE_END.search(text, m.end())
     return text[start:found.start() if found else len(text)]
+
+
+# Where a clause ends inside a sentence: its tense is the weekday's first (`_tense_at`).
+_CLAUSE_BREAK = re.compile(r"[,:—–，：、]|\s(?:and|but|so|while|а|но|и|зато)\s", re.IGNORECASE)
+
+
+def _clause(m: re.Match[str]) -> str:
+    """The clause of its sentence a match stands in, between commas and conjunctions."""
+    sentence_start = max((end.end() for end in _SENTENCE_END.finditer(m.string, 0, m.start())), default=0)
+    found = _SENTENCE_END.search(m.string, m.end())
+    sentence_end = found.start() if found else len(m.string)
+    start = max((b.end() for b in _CLAUSE_BREAK.finditer(m.string, sentence_start, m.start())), default=sentence_start)
+    after = _CLAUSE_BREAK.search(m.string, m.end(), sentence_end)
+    return m.string[start:after.start() if after else sentence_end]
+
+
+def _tense_at(m: re.Match[str]) -> bool | None:
+    """`tense` of the clause a weekday or weekend stands in, where it says one, else of its sentence: "Jess got
+    promoted, we are celebrating on Friday" celebrates the coming Friday, "We hiked on Saturday and we will rest
+    next week" hiked on the last one; "Mom called, on Saturday" says nothing of its own and stays past."""
+    own = tense(_clause(m))
+    return own if own is not None else tense(_sentence(m))
 
 
 def _told_in_past(sentence: str) -> bool:
@@ -250,7 +271,7 @@ def _weekend(anchor: date, m: re.Match[str], past: bool | None, query: bool = Fa
     if past is None and query and _asks_about_plan(_sentence(m)):
         return _either_side(_relative_unit(-1, "weekend", anchor), _relative_unit(1, "weekend", anchor))
     if past is None:
-        past = tense(_sentence(m)) is True
+        past = _tense_at(m) is True
     return [_relative_unit(-1 if past else 1, "weekend", anchor)]
 
 
@@ -272,7 +293,7 @@ def _bare_weekday(anchor: date, weekday: int, m: re.Match[str], past: bool | Non
     if past is None and query and anchor.weekday() != weekday and _asks_about_plan(sentence):
         return _either_side(_day(_weekday_before(anchor, weekday)), _day(_weekday_after(anchor, weekday)))
     if past is None:
-        past = tense(sentence)
+        past = _tense_at(m)
     if past is None and anchor.weekday() == weekday:
         return [_day(anchor)]
     return [_day(_weekday_after(anchor, weekday) if past is False else _weekday_before(anchor, weekday))]
