@@ -106,11 +106,15 @@ def _past_month(anchor: date, month: int) -> int:
 
 
 def _said_year(anchor: date, month: int, query: bool, text: str = "") -> int:
-    """The year of a month named without one. A question asks about the latest that is not ahead; so does a
-    stored turn told in the past ("in December we skied", said in November), but one that is not means the
-    coming month when it is at most two months ahead ("my birthday is in April", "день рождения в апреле",
-    said in March; as for holidays)."""
-    if not query and 0 < (month - anchor.month) % 12 <= 2 and not _PAST.search(text):
+    """The year of a month named without one, told in `text` (its clause or sentence, `_tense_text`). A question
+    asks about the latest that is not ahead; so does a stored turn told in the past ("in December we skied",
+    said in November), but one that is not means the coming month when it is at most two months ahead ("my
+    birthday is in April", "день рождения в апреле", said in March; as for holidays), and one that speaks of
+    the future or an intention the coming month however far ("We will fly to Rome in March", "В марте поедем в
+    Рим", "我们三月要去罗马", said in December)."""
+    ahead = month != anchor.month
+    if not query and ahead and (((month - anchor.month) % 12 <= 2 and not _PAST.search(text))
+                                or tense(text) is False):
         return anchor.year + (1 if month < anchor.month else 0)
     return _past_month(anchor, month)
 
@@ -208,8 +212,13 @@ def _tense_at(m: re.Match[str]) -> bool | None:
     """`tense` of the clause a weekday or weekend stands in, where it says one, else of its sentence: "Jess got
     promoted, we are celebrating on Friday" celebrates the coming Friday, "We hiked on Saturday and we will rest
     next week" hiked on the last one; "Mom called, on Saturday" says nothing of its own and stays past."""
-    own = tense(_clause(m))
-    return own if own is not None else tense(_sentence(m))
+    return tense(_tense_text(m))
+
+
+def _tense_text(m: re.Match[str]) -> str:
+    """The words whose tense a date stands in: its clause where that says one, else its sentence (`_tense_at`)."""
+    clause = _clause(m)
+    return clause if tense(clause) is not None else _sentence(m)
 
 
 def _told_in_past(sentence: str) -> bool:
@@ -636,7 +645,7 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         if free(m):
             month = _EN_MONTHS[m.group("month")]
             year = int(m.group("year")) if m.group("year") else None
-            span = _month_span(month, year, anchor, query=query, text=m.string)
+            span = _month_span(month, year, anchor, query=query, text=_tense_text(m))
             nth = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3}
             if m.group("nth") == "last":
                 yield Span(span.end - timedelta(days=6), span.end, span.month_only)
@@ -647,7 +656,7 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         if free(m):
             month = _EN_MONTHS[m.group("month")]
             year = int(m.group("year")) if m.group("year") else None
-            span = _month_span(month, year, anchor, query=query, text=m.string)
+            span = _month_span(month, year, anchor, query=query, text=_tense_text(m))
             yield _part_of_month(m.group("part"), span)
 
     for m in _EN_WEEKEND.finditer(lowered) if "weekend" in words else ():
@@ -716,7 +725,7 @@ def _en_absolute(text: str, anchor: date, query: bool) -> Iterable[Span]:
 def _en_month_day(m: re.Match[str], anchor: date, query: bool) -> Span | None:
     month = _EN_MONTHS[m.group("month")]
     day = int(m.group("day"))
-    year = int(m.group("year")) if m.group("year") else _said_year(anchor, month, query, m.string)
+    year = int(m.group("year")) if m.group("year") else _said_year(anchor, month, query, _tense_text(m))
     found = _safe_date(year, month, day)
     return _day(found) if found else None
 
@@ -736,7 +745,7 @@ def _en_month_alone(m: re.Match[str], anchor: date, query: bool) -> Span | None:
         return None  # the verb: only "in/of/since May" is the month
     if word in ("mar", "jun", "jan") and not m.group("prep"):
         return None
-    return _month_span(_EN_MONTHS[word], None, anchor, query=query, text=m.string)
+    return _month_span(_EN_MONTHS[word], None, anchor, query=query, text=_tense_text(m))
 
 
 def _en_year(m: re.Match[str], anchor: date, query: bool) -> Span | None:
@@ -896,7 +905,7 @@ def _ru_absolute(lowered: str, anchor: date, query: bool) -> Iterable[tuple[re.M
     """The days a text names outright ("5 мая 2022", "на Рождество"), with their matches."""
     for m in _RU_DAY_MONTH.finditer(lowered):
         month = _ru_month_number(m.group("month"))
-        year = int(m.group("year")) if m.group("year") else _said_year(anchor, month, query, m.string)
+        year = int(m.group("year")) if m.group("year") else _said_year(anchor, month, query, _tense_text(m))
         found = _safe_date(year, month, int(m.group("day")))
         if found:
             yield m, _day(found)
@@ -946,7 +955,7 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
             continue  # "мая"/"мае" alone is the month; "май" fine, but "мая" as a word part is not
         if free(m):
             year = int(m.group("year")) if m.group("year") else None
-            span = _month_span(month, year, anchor, query=query, text=m.string)
+            span = _month_span(month, year, anchor, query=query, text=_tense_text(m))
             yield _part_of_month(m.group("part")[:5] if m.group("part") else "", span) if m.group("part") else span
     for m in re.finditer(r"(?<!\w)(?:в\s+)?(?P<year>(?:19|20)\d\d)\s*(?:г\.|году|года|год)", lowered):
         if free(m):
@@ -1151,11 +1160,12 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         year = (int(m.group("year")) if m.group("year")
                 else anchor.year + _ZH_RELATIVE_YEARS[m.group("rel")] if m.group("rel") else None)
         if m.group("day"):
-            found = _safe_date(year or _said_year(anchor, month, query, m.string), month, _zh_number(m.group("day")))
+            found = _safe_date(year or _said_year(anchor, month, query, _tense_text(m)), month,
+                               _zh_number(m.group("day")))
             if found:
                 yield _day(found)
         else:
-            span = _month_span(month, year, anchor, query=query, text=m.string)
+            span = _month_span(month, year, anchor, query=query, text=_tense_text(m))
             yield _part_of_month(m.group("part")[0], span) if m.group("part") else span
     for m in re.finditer(r"(?P<year>\d{4})年", text):
         if free(m):

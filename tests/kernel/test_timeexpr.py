@@ -204,6 +204,23 @@ def test_a_month_a_little_ahead_is_the_coming_one_unless_told_in_the_past(text: 
     assert timeexpr.mentions(text, said, query=True)[0].start.year == 2025
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # Said on 6 December (a QA pass): a month of a plan is the coming one however far ahead, read by the tense of
+    # its own clause first; one told in the past, or with neither tense, the last one.
+    ("We will fly to Rome in March", "2027-03"),
+    ("I am going to Paris in March", "2027-03"),
+    ("В марте поедем в Рим", "2027-03"),
+    ("Весной, в апреле, планируем ремонт", "2027-04"),
+    ("我们三月要去罗马", "2027-03"),
+    ("In March we went to Rome and I will never forget it", "2026-03"),
+    ("В марте ездили в Рим, а летом поедем в Париж", "2026-03"),
+    ("The wedding was in March", "2026-03"),
+    ("三月我们去了罗马", "2026-03"),
+])
+def test_a_month_of_a_plan_is_the_coming_one_however_far_ahead(text: str, expected: str) -> None:
+    assert [s.iso() for s in timeexpr.mentions(text, date(2026, 12, 6))][:1] == [expected]
+
+
 @pytest.mark.parametrize(("said", "text", "expected"), [
     # The latest season over by the day said: in November, this year's summer and autumn; in July, last year's
     # summer; in January, "this winter" is the one under way and "last winter" the one before.
