@@ -389,8 +389,8 @@ def context_assemble(
     related = frozenset(relation_name_terms(tenant_id=tenant_id, user_id=user_id, query=query))
     # And those of the part of life it asks about: "Где я работаю?" names no one, but asks about the boss before
     # the daughter (`circle_topic_terms`; at 120 tokens the daughter alone was shown).
-    lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id), asked | related,
-                          asks=lambda line: circle_topic_terms(_circle_of(line)))
+    lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id),
+                          _whole_words(asked) | related, asks=lambda line: circle_topic_terms(_circle_of(line)))
     if related:
         # The one so named before those whose bio merely mentions them: "我老公是做什么的？" put the daughter first,
         # her bio saying "我老公张伟是医生" as his does, and at 150 tokens the husband's line was not shown.
@@ -563,6 +563,14 @@ def _name_terms(line: str) -> frozenset[str]:
     name's whole word, not its characters (张伟's 张 is no word of 张明's)."""
     name = line.split(" | ", 1)[0].partition("] ")[2]
     return frozenset(t for t in text.analyze(name) if not (len(t) == 1 and text.HAN_CHAR.match(t) and t != name))
+
+
+def _whole_words(terms: frozenset[str]) -> frozenset[str]:
+    """The query's terms less the single Chinese characters a longer term of it holds: "我上周末干什么了？" is
+    indexed by 上周末 and by 周 too, and 周 put 老周, whose bio says "下周", first in the inner circle."""
+    longer = [t for t in terms if len(t) > 1]
+    return frozenset(t for t in terms
+                     if not (len(t) == 1 and text.HAN_CHAR.match(t) and any(t in word for word in longer)))
 
 
 def _circle_of(line: str) -> str:

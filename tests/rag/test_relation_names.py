@@ -127,3 +127,21 @@ def test_a_question_about_work_puts_the_work_circle_before_the_family(tenant, fa
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=120)
     circle = next(b for b in context.blocks if b.name == "inner_circle")
     assert circle.items and f"] {name} | Work_Inner" in circle.items[0].text, context.render()
+
+
+def test_a_character_of_a_longer_chinese_word_puts_no_one_first(tenant) -> None:
+    """QA (`make run`, a Chinese user): "我上周末干什么了？" put the team lead 老周 before the son: the question is
+    indexed by 周 too, which his name and "下周" say. A single character counts only where the question says it
+    as a word of its own."""
+    from rag.context import context_assemble
+
+    append_messages(tenant, "u1", "s1", ["我们有个儿子叫豆豆，今年四岁，很喜欢画画。"], start=START, auto_extract=True)
+    append_messages(tenant, "u1", "s2", ["我们组长老周下周要去北京出差，项目交给我负责。"],
+                    start=START + timedelta(days=1), auto_extract=True)
+    assert set(Person.objects.filter(tenant=tenant, user_id="u1").values_list("display_name", flat=True)) == {
+        "豆豆", "老周"}
+    for query, first in (("我上周末干什么了？", "豆豆"), ("老周什么时候出差？", "老周")):
+        context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None,
+                                   budget_tokens=120)
+        circle = next(b for b in context.blocks if b.name == "inner_circle")
+        assert circle.items and f"] {first} | " in circle.items[0].text, (query, context.render())
