@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from profiles.keys import en_number, language_code
 from profiles.rules.common import (
@@ -343,6 +344,10 @@ RULES: tuple[Rule, ...] = (
     Rule("en.job.new_job", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have)\s+)*(?:started|got|landed|took"
                               rf"|accepted)\s+a\s+(?:new\s+)?(?:job|position|role)\s+as\s+(?:a|an|the)\s+{NP}{NP_END}"),
          one("occupation", transform=_job), 0.8, change=True),
+    # "I started at Morningstar", "I've just joined Stripe": a new employer, said as the change it is.
+    Rule("en.employer.started_at", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have|officially)\s+)*"
+                                      rf"(?:started\s+at|joined)\s+(?:the\s+)?({ORG}){PLACE_END}"),
+         one("employer"), 0.8, change=True),
     # "I quit Google", "I left my job at Mass General": that employer is no longer the user's.
     Rule("en.employer.quit", _r(rf"\bi(?:'ve|’ve|\s+have)?\s+{_ADV_DONE}(?:quit|left|resigned\s+from)\s+(?:my\s+"
                                 rf"(?:old\s+|last\s+|previous\s+)?(?:job|position|role)\s+(?:at|with)\s+)?(?:the\s+)?"
@@ -520,5 +525,35 @@ FILTERS = SentenceFilters(
 )
 
 
+# A predicate that shares the clause before it's "I": "I live in Boston and work at Fidelity", "I moved to Chicago
+# and started at Morningstar". Only verbs that cannot be a third person's present ("works", "lives") and only after
+# a clause whose subject is the user, so "my sister got married and moved to Denver" stays hers.
+_SHARED_SUBJECT = _r(r"\s(?:and|but|then|and\s+then)\s+(?=(?:(?:also|now|just|recently|finally)\s+)?"
+                     r"(?:work|worked|live|lived|moved|relocated|started|joined|teach|taught|study|studied|quit|left"
+                     r"|am|have|got)\b)")
+_USER_CLAUSE = _r(r"(?:^|[,:;—–])\W*(?:(?:well|so|also|oh|btw|big\s+news|update|anyway)\W+)*"
+                  r"(?:i|i'm|i’m|i've|i’ve)(?![\w'’])[^,:;—–]*$")
+
+
+# Another subject the clause may hand the predicate to: "I think my sister got married and moved to Denver".
+_OTHER_SUBJECT = _r(r"\b(?:my|his|her|their|our|he|she|they|who|that|which)\b")
+
+
+def _with_shared_subjects(sentence: str) -> str:
+    """The sentence with the user's "I" said again before each predicate that shares it (`_SHARED_SUBJECT`)."""
+    out, pos = [], 0
+    for m in _SHARED_SUBJECT.finditer(sentence):
+        if (clause := _USER_CLAUSE.search(sentence[:m.start()])) and not _OTHER_SUBJECT.search(clause.group(0)):
+            out.append(sentence[pos:m.end()] + "I ")
+            pos = m.end()
+    return "".join(out) + sentence[pos:]
+
+
 def extract_sentence(sentence: str) -> list[RuleFact]:
-    return run_rules(sentence, RULES, FILTERS)
+    expanded = _with_shared_subjects(sentence)
+    facts = run_rules(expanded, RULES, FILTERS)
+    if expanded == sentence:
+        return facts
+    # The evidence as the user said it: without the "I" said again for them.
+    return [replace(f, evidence=f.evidence[2:]) if f.evidence not in sentence and f.evidence.startswith("I ")
+            and f.evidence[2:] in sentence else f for f in facts]

@@ -254,3 +254,26 @@ def test_a_job_keeps_the_users_casing_where_case_means_something(text: str, job:
     """The occupation was stored lowercased: "UX designer" became "ux designer", "English teacher" "english
     teacher"."""
     assert [(f.key, f.value) for f in extract(text)] == [("occupation", job)]
+
+
+@pytest.mark.parametrize(("text", "facts"), [
+    # A QA pass: "I live in Boston and work at Fidelity as an analyst" gave the location alone, and "I moved to
+    # Chicago last week and started at Morningstar" no employer. The second predicate shares the user's "I"
+    # (Russian and Chinese say the person in the verb or leave it out, and were read already).
+    ("I live in Boston and work at Fidelity as an analyst.",
+     {("location", "Boston"), ("employer", "Fidelity"), ("occupation", "analyst")}),
+    ("Big news: I moved to Chicago last week and started at Morningstar.",
+     {("location", "Chicago"), ("employer", "Morningstar")}),
+    ("I've just joined Stripe.", {("employer", "Stripe")}),
+    # The clause before hands the predicate to someone else, or the verb is a third person's.
+    ("I think my sister got married and moved to Denver.", set()),
+    ("My brother lives in Denver and works at Google.", set()),
+    ("I started at 9 and finished at 5.", set()),
+])
+def test_a_predicate_after_and_shares_the_users_i(text: str, facts: set[tuple[str, str]]) -> None:
+    found = extract(text)
+    assert {(f.key, f.value) for f in found} == facts
+    # The evidence is what the user wrote, not the "I" said again for them.
+    assert all(f.evidence in text for f in found)
+    # A job started or joined, or named with its employer, replaces the one held.
+    assert all(f.change for f in found if f.key == "employer")
