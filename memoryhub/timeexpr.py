@@ -221,8 +221,14 @@ def _tense_text(m: re.Match[str]) -> str:
     return clause if tense(clause) is not None else _sentence(m)
 
 
+# A participle, not a past: "is getting married", "I'm excited", "will be finished".
+_BEFORE_PARTICIPLE = re.compile(r"(?:(?<![a-z])(?:is|are|am|be|being|been|get|gets|getting)|'m|'re|'s)\s+$",
+                                re.IGNORECASE)
+
+
 def _told_in_past(sentence: str) -> bool:
-    words = [m.group(0).lower() for m in _PAST.finditer(sentence)]
+    words = [m.group(0).lower() for m in _PAST.finditer(sentence)
+             if not (m.group(0).lower().endswith("ed") and _BEFORE_PARTICIPLE.search(sentence, 0, m.start()))]
     return any(word not in _NOT_PAST and word not in ("了", "过") for word in words) or bool(_ZH_PAST.search(sentence))
 
 
