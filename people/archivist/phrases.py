@@ -12,6 +12,7 @@ own relative without a name ("my mom", "мама", "我老婆的妹妹") into a 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Sequence
 
 from memoryhub.text import normalize
@@ -320,9 +321,8 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
                 possessor = c + 1
             elif c >= 2 and toks[c - 1].kind == "NAME" and normalize(toks[c - 2].text) == "у":
                 possessor = c - 1  # "У Светы муж …"
-            elif c >= 2 and normalize(toks[c - 1].text) in ("с", "со") and toks[c - 2].kind == "NAME" and \
-                    cue.concept in _COMITATIVE:
-                possessor = c - 2  # "Лена с мужем Игорем"
+            elif (owner := _comitative_owner(toks, c)) is not None:
+                possessor = owner  # "Лена с мужем Игорем", "Лена приехала с мужем Андреем"
         if possessor is None and not own and cue.concept == "kin:child":
             possessor = _parent_of_born(toks, c)
         if possessor is not None:
@@ -908,6 +908,25 @@ def pets(toks: list[Tok]) -> list[Tok]:
 # --- the user's relatives without a name ---------------------------------------------------------------
 
 
+# A Russian verb of one person between them and "с мужем": past ("приехала", "вернулась") or present ("едет");
+# not a plural, whose subject is more than the name ("Мы с Леной пришли с мужем").
+_RU_VERB = re.compile(r"[а-яё]{2,}(?:л|ла|ло)(?:сь|ся)?|[а-яё]{2,}(?:ет|ит|ёт)(?:ся)?")
+
+
+def _comitative_owner(toks: list[Tok], c: int) -> int | None:
+    """Whose the Russian relative at c is when said "with" someone: "Лена с мужем Игорем", "Лена приехала с
+    мужем Андреем" (one verb between); the person's index, for the kinds of kin one comes with (`_COMITATIVE`)."""
+    tok = toks[c]
+    if tok.cue is None or tok.cue.concept not in _COMITATIVE or c < 2 or normalize(toks[c - 1].text) not in ("с", "со"):
+        return None
+    if toks[c - 2].kind == "NAME":
+        return c - 2
+    if c >= 3 and toks[c - 2].kind == "OTHER" and _RU_VERB.fullmatch(normalize(toks[c - 2].text)) and \
+            toks[c - 3].kind == "NAME" and not (c >= 4 and normalize(toks[c - 4].text) in ("с", "со")):
+        return c - 3
+    return None
+
+
 def _owned_by_someone_else(toks: list[Tok], c: int) -> bool:
     """"Sofia's mom", "his wife", "её мама", "У Наташи мама", "Лена с мужем", "мама Пети", "他妈妈"."""
     tok = toks[c]
@@ -926,8 +945,7 @@ def _owned_by_someone_else(toks: list[Tok], c: int) -> bool:
             return True
     if c >= 2 and toks[c - 1].kind in ("NAME", "PRON") and normalize(toks[c - 2].text) == "у":
         return True
-    if c >= 2 and normalize(toks[c - 1].text) in ("с", "со") and toks[c - 2].kind == "NAME" and \
-            tok.cue is not None and tok.cue.concept in _COMITATIVE:
+    if _comitative_owner(toks, c) is not None:
         return True
     nxt = toks[c + 1] if c + 1 < len(toks) else None
     if nxt is not None and nxt.kind == "NAME" and nxt.genitive:

@@ -183,6 +183,27 @@ def test_a_possessive_pronoun_stands_for_a_person_of_its_gender(text: str, relat
     assert relations_of(text) == [relation]
 
 
+@pytest.mark.parametrize(("text", "relation", "circle"), [
+    # A verb of one person between them and "с мужем" (a QA pass: no relation, and "сын Петя" was the user's).
+    ("Моя сестра Лена приехала с мужем Андреем.", ("Андрей", "spouse", "Лена"), "Family"),  # the family's family
+    ("Вчера Оля вернулась с сыном Петей из лагеря.", ("Петя", "child", "Оля"), None),
+])
+def test_a_russian_relative_said_with_someone_after_their_verb_is_theirs(text: str, relation: tuple,
+                                                                         circle: str | None) -> None:
+    assert relations_of(text) == [relation]
+    assert people_of(text)[relation[0]].circle == circle
+
+
+@pytest.mark.parametrize(("text", "users"), [
+    ("Коля пришёл с мамой.", None),  # Коля's mother, not the user's
+    ("Мы с Леной пришли с мужем.", "муж"),  # a plural verb: "мы" came, with the user's husband
+    ("Я с Колей пришёл с женой.", "жена"),
+])
+def test_whose_relative_comes_with_someone_is_told_by_the_verb(text: str, users: str | None) -> None:
+    family = [name for name, person in people_of(text).items() if person.circle == "Family"]
+    assert family == ([users] if users else [])
+
+
 def test_a_pronoun_no_earlier_person_agrees_with_ties_to_no_one() -> None:
     assert relations_of("My son Max turned six. Tom, her brother, came to the party.") == []
 
