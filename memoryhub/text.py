@@ -34,6 +34,7 @@ __all__ = [
     "detect_language",
     "join_sentences",
     "normalize",
+    "split_sentences",
     "term",
     "truncate_to_tokens",
     "words",
@@ -223,6 +224,24 @@ def analyze(text: str) -> list[str]:
         if len(term) > 1 and _HAN_CHAR.match(term):
             out.extend(c for c in term if _term(c))
     return out
+
+
+# A sentence ends at Chinese or other end marks, at "." or "…" followed by a space or a Chinese character (not
+# inside "72.5"), or at a line break; an abbreviation's dot ("Dr.", "St. Luke", "т.е.") ends none.
+_SENTENCE_END = re.compile(rf"(?<=[。！？!?])\s*|(?<=[.…])\s+|(?<=[.…])(?=[{_HAN}])|\n+")
+_ABBREVIATIONS = re.compile(r"(?:^|\s)(?:mr|mrs|ms|dr|prof|st|jr|sr|т\.е|др|г)\.$", re.IGNORECASE)
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, stripped (`_SENTENCE_END`)."""
+    parts = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
+    merged: list[str] = []
+    for part in parts:
+        if merged and _ABBREVIATIONS.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    return merged
 
 
 def join_sentences(pieces: Iterable[str]) -> str:

@@ -22,9 +22,8 @@ import numpy as np
 from django.db.models import Q
 
 from memoryhub.search.vectors import nearest
-from memoryhub.text import normalize
+from memoryhub.text import normalize, split_sentences
 from people import conf, lexicon, translit
-from people.archivist.tokens import split_sentences
 from people.models import Person
 from people.names import (
     diminutive_match,

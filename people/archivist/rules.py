@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from memoryhub.dates import anchor_relative_dates
-from memoryhub.text import join_sentences, normalize
+from memoryhub.text import join_sentences, normalize, split_sentences
 from people import lexicon
 from people.archivist.chinese import tokens_zh
 from people.archivist.employers import en_names_no_one, ru_names_no_one, ru_work_for_before, said_as_people
@@ -37,7 +37,6 @@ from people.archivist.tokens import (
     MessageLike,
     Tok,
     is_question,
-    split_sentences,
 )
 from people.names import (
     NAME_GRAMMEMES,

@@ -110,8 +110,6 @@ class KnownIndex:
 
 # --- sentence splitting and tokens ----------------------------------------------------------------------
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?])\s*|(?<=[.…])\s+|\n+")
-_ABBREVIATIONS = re.compile(r"(?:^|\s)(?:mr|mrs|ms|dr|prof|st|jr|sr|т\.е|др|г)\.$", re.IGNORECASE)
 TOKEN = re.compile(r"@[A-Za-z][A-Za-z0-9_]{2,31}|[^\W\d_]+(?:['’-][^\W\d_]+)*|\d+|[—–]|[^\w\s]")
 HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
 CYR = re.compile("[\u0400-\u052f]")
@@ -129,17 +127,6 @@ _TAG_QUESTION = re.compile(r"(?:,|\s[-–—])\s*(?:right|huh|eh|yeah|ok|okay|is
 def is_question(sentence: str) -> bool:
     said = normalize(sentence)  # NFKC: "？" is "?" here
     return bool(_QUESTION_END.search(said)) and not _TAG_QUESTION.search(said)
-
-
-def split_sentences(text: str) -> list[str]:
-    parts = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
-    merged: list[str] = []
-    for part in parts:
-        if merged and _ABBREVIATIONS.search(merged[-1]):
-            merged[-1] = f"{merged[-1]} {part}"
-        else:
-            merged.append(part)
-    return merged
 
 
 @dataclass

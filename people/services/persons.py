@@ -16,10 +16,9 @@ from memoryhub.embeddings import get_embedder
 from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.models import Message, Tenant
 from memoryhub.sensitive import redact
-from memoryhub.text import analyze, join_sentences, normalize
+from memoryhub.text import analyze, join_sentences, normalize, split_sentences
 from people import conf, metrics
 from people.archivist.phrases import partner_word
-from people.archivist.tokens import split_sentences
 from people.models import PeopleAuditEntry, Person, PersonMention, PersonRelation
 from people.names import clean_name, clean_username, concept_terms, kin_key, name_key, name_terms
 from people.ops import PersonDraft

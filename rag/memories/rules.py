@@ -48,7 +48,7 @@ from datetime import date, datetime
 from functools import cache
 from typing import Any
 
-from memoryhub.text import analyze, normalize, pronoun_terms
+from memoryhub.text import analyze, normalize, pronoun_terms, split_sentences
 from rag.filler import is_filler
 from rag.memories import when
 from rag.memories.classify import (
@@ -72,7 +72,6 @@ from rag.memories.classify import (
 from rag.memories.vocab import valence
 
 KEY_FACT_IMPORTANCE = 0.7
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+")
 
 
 @dataclass(frozen=True)
@@ -401,7 +400,8 @@ def _tags(tokens: set[str]) -> list[str]:
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s and len(s.strip()) > 1]
+    # Not at the dot of "St. Luke" or "72.5": a memory cut there kept "I work as a nurse at St." alone.
+    return [s for s in split_sentences(text) if len(s) > 1]
 
 
 # The consolidation schema's list bounds (rag.memories.consolidation.CONSOLIDATION_SCHEMA uses these).

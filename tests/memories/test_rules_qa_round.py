@@ -130,3 +130,16 @@ def test_liking_what_the_turn_does_not_name_is_no_memory(said: str, kept: bool) 
     nothing of what was loved."""
     output = consolidate_rules([Turn("bob", said, False, SAID)])
     assert (f"bob: {said}" in _kept(output)) is kept, _kept(output)
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    # A QA pass: "I live in Denver and work as a nurse at St. Luke hospital." was kept as "…a nurse at St.", and a
+    # number's dot cut "I weigh 72.5 kg" in two.
+    ("Hi! I am Mark, I live in Denver and work as a nurse at St. Luke hospital.",
+     "bob: I am Mark, I live in Denver and work as a nurse at St. Luke hospital."),
+    ("I am allergic to penicillin since I was 2.5 years old.",
+     "bob: I am allergic to penicillin since I was 2.5 years old."),
+])
+def test_a_memory_is_not_cut_at_an_abbreviation_or_a_numbers_dot(said: str, kept: str) -> None:
+    output = consolidate_rules([Turn("bob", said, False, SAID)])
+    assert kept in _kept(output), list(_kept(output))
