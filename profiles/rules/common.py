@@ -188,3 +188,36 @@ def lexicon(text: str) -> frozenset[str]:
 
 def words_before(text: str, pos: int, n: int) -> list[str]:
     return re.findall(r"[\w'’-]+", text[:pos].lower())[-n:]
+
+
+@dataclass(frozen=True)
+class SharedSubject:
+    """A predicate that shares the user's subject of the clause before it: "I live in Boston and work at
+    Fidelity", "Я переехала в Самару и устроилась в Сбер". The rules, anchored on the first person, read the
+    sentence with the pronoun said again before such a predicate; the evidence stays what the user wrote.
+    `predicate`: where such a predicate starts (the conjunction; the pronoun goes at the match's end);
+    `user_clause`: the clause before it, up to the conjunction, is the user's; `other_subject`: a word by
+    which that clause hands the predicate to someone else."""
+
+    predicate: re.Pattern[str]
+    user_clause: re.Pattern[str]
+    other_subject: re.Pattern[str]
+    pronoun: str
+
+    def expand(self, sentence: str) -> str:
+        out, pos = [], 0
+        for m in self.predicate.finditer(sentence):
+            clause = self.user_clause.search(sentence[:m.start()])
+            if clause and not self.other_subject.search(clause.group(0)):
+                out.append(f"{sentence[pos:m.end()]}{self.pronoun} ")
+                pos = m.end()
+        return "".join(out) + sentence[pos:]
+
+    def run(self, sentence: str, extract: Callable[[str], list[RuleFact]]) -> list[RuleFact]:
+        expanded = self.expand(sentence)
+        facts = extract(expanded)
+        if expanded == sentence:
+            return facts
+        said = f"{self.pronoun} "
+        return [replace(f, evidence=f.evidence[len(said):]) if f.evidence not in sentence
+                and f.evidence.startswith(said) and f.evidence[len(said):] in sentence else f for f in facts]

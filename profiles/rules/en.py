@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from profiles.keys import en_number, language_code
 from profiles.rules.common import (
@@ -11,6 +10,7 @@ from profiles.rules.common import (
     Rule,
     RuleFact,
     SentenceFilters,
+    SharedSubject,
     lexicon,
     one,
     run_rules,
@@ -527,33 +527,18 @@ FILTERS = SentenceFilters(
 
 # A predicate that shares the clause before it's "I": "I live in Boston and work at Fidelity", "I moved to Chicago
 # and started at Morningstar". Only verbs that cannot be a third person's present ("works", "lives") and only after
-# a clause whose subject is the user, so "my sister got married and moved to Denver" stays hers.
-_SHARED_SUBJECT = _r(r"\s(?:and|but|then|and\s+then)\s+(?=(?:(?:also|now|just|recently|finally)\s+)?"
-                     r"(?:work|worked|live|lived|moved|relocated|started|joined|teach|taught|study|studied|quit|left"
-                     r"|am|have|got)\b)")
-_USER_CLAUSE = _r(r"(?:^|[,:;—–])\W*(?:(?:well|so|also|oh|btw|big\s+news|update|anyway)\W+)*"
-                  r"(?:i|i'm|i’m|i've|i’ve)(?![\w'’])[^,:;—–]*$")
-
-
-# Another subject the clause may hand the predicate to: "I think my sister got married and moved to Denver".
-_OTHER_SUBJECT = _r(r"\b(?:my|his|her|their|our|he|she|they|who|that|which)\b")
-
-
-def _with_shared_subjects(sentence: str) -> str:
-    """The sentence with the user's "I" said again before each predicate that shares it (`_SHARED_SUBJECT`)."""
-    out, pos = [], 0
-    for m in _SHARED_SUBJECT.finditer(sentence):
-        if (clause := _USER_CLAUSE.search(sentence[:m.start()])) and not _OTHER_SUBJECT.search(clause.group(0)):
-            out.append(sentence[pos:m.end()] + "I ")
-            pos = m.end()
-    return "".join(out) + sentence[pos:]
+# a clause whose subject is the user and hands the predicate to no one else ("I think my sister got married and
+# moved to Denver" stays hers).
+SHARED_SUBJECT = SharedSubject(
+    predicate=_r(r"\s(?:and|but|then|and\s+then)\s+(?=(?:(?:also|now|just|recently|finally)\s+)?"
+                 r"(?:work|worked|live|lived|moved|relocated|started|joined|teach|taught|study|studied|quit|left"
+                 r"|am|have|got)\b)"),
+    user_clause=_r(r"(?:^|[,:;—–])\W*(?:(?:well|so|also|oh|btw|big\s+news|update|anyway)\W+)*"
+                   r"(?:i|i'm|i’m|i've|i’ve)(?![\w'’])[^,:;—–]*$"),
+    other_subject=_r(r"\b(?:my|his|her|their|our|he|she|they|who|that|which)\b"),
+    pronoun="I",
+)
 
 
 def extract_sentence(sentence: str) -> list[RuleFact]:
-    expanded = _with_shared_subjects(sentence)
-    facts = run_rules(expanded, RULES, FILTERS)
-    if expanded == sentence:
-        return facts
-    # The evidence as the user said it: without the "I" said again for them.
-    return [replace(f, evidence=f.evidence[2:]) if f.evidence not in sentence and f.evidence.startswith("I ")
-            and f.evidence[2:] in sentence else f for f in facts]
+    return SHARED_SUBJECT.run(sentence, lambda said: run_rules(said, RULES, FILTERS))

@@ -17,6 +17,7 @@ from profiles.rules.common import (
     Rule,
     RuleFact,
     SentenceFilters,
+    SharedSubject,
     lexicon,
     one,
     run_rules,
@@ -581,5 +582,19 @@ FILTERS = SentenceFilters(
 )
 
 
+# A past verb after "и" that shares the clause before it's "я": "Я переехала в Самару и устроилась в Сбер" (a past
+# verb does not say its person, as "работаю" does); not after a clause that hands it to someone else ("Я думаю, моя
+# сестра вышла замуж и переехала в Самару").
+SHARED_SUBJECT = SharedSubject(
+    predicate=_r(r"\s(?:и|а|но|а\s+потом|и\s+потом|и\s+теперь|а\s+теперь)\s+(?=(?:(?:недавно|уже|наконец|сразу|"
+                 r"тоже|также|ещё|еще)\s+)?(?:устроил(?:ся|ась)|перешёл|перешел|перешла|переехал(?:а)?|"
+                 r"уволил(?:ся|ась)|ушёл|ушел|ушла|поступил(?:а)?|начал(?:а)?\s+работать)(?![{CYR}]))".replace(
+                     "{CYR}", CYR)),
+    user_clause=_r(r"(?:^|[,:;—–])\W*(?:(?:ну|так|кстати|короче|новости|вообще)\W+)*я(?![а-яё])[^,:;—–]*$"),
+    other_subject=_r(r"(?<![а-яё])(?:мо[йяеи]\w*|он|она|они|его|её|ее|их|котор\w+|что)(?![а-яё])"),
+    pronoun="я",
+)
+
+
 def extract_sentence(sentence: str) -> list[RuleFact]:
-    return run_rules(sentence, RULES, FILTERS)
+    return SHARED_SUBJECT.run(sentence, lambda said: run_rules(said, RULES, FILTERS))

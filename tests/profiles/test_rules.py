@@ -257,20 +257,28 @@ def test_a_job_keeps_the_users_casing_where_case_means_something(text: str, job:
 
 
 @pytest.mark.parametrize(("text", "facts"), [
-    # A QA pass: "I live in Boston and work at Fidelity as an analyst" gave the location alone, and "I moved to
-    # Chicago last week and started at Morningstar" no employer. The second predicate shares the user's "I"
-    # (Russian and Chinese say the person in the verb or leave it out, and were read already).
+    # A QA pass: "I live in Boston and work at Fidelity as an analyst" gave the location alone, "I moved to
+    # Chicago last week and started at Morningstar" no employer, "Я переехала в Самару и устроилась в Сбер" no job.
+    # The second predicate shares the user's "I".
     ("I live in Boston and work at Fidelity as an analyst.",
      {("location", "Boston"), ("employer", "Fidelity"), ("occupation", "analyst")}),
     ("Big news: I moved to Chicago last week and started at Morningstar.",
      {("location", "Chicago"), ("employer", "Morningstar")}),
     ("I've just joined Stripe.", {("employer", "Stripe")}),
+    # A Russian past verb says no person either: "и устроилась" is the user's after "Я переехала…".
+    ("Я переехала в Самару и устроилась в Сбер аналитиком.",
+     {("location", "Самара"), ("employer", "Сбер"), ("occupation", "аналитик")}),
+    ("Я живу в Казани и недавно перешла в Яндекс.", {("location", "Казань"), ("employer", "Яндекс")}),
+    # Chinese leaves the subject out and was read so already.
+    ("我搬到杭州了，现在在网易上班。", {("location", "杭州"), ("employer", "网易")}),
     # The clause before hands the predicate to someone else, or the verb is a third person's.
     ("I think my sister got married and moved to Denver.", set()),
+    ("Я думаю, моя сестра вышла замуж и переехала в Самару.", set()),
+    ("Сестра переехала в Самару и устроилась в Сбер.", set()),
     ("My brother lives in Denver and works at Google.", set()),
     ("I started at 9 and finished at 5.", set()),
 ])
-def test_a_predicate_after_and_shares_the_users_i(text: str, facts: set[tuple[str, str]]) -> None:
+def test_a_predicate_after_and_shares_the_users_i_in_three_languages(text: str, facts: set[tuple[str, str]]) -> None:
     found = extract(text)
     assert {(f.key, f.value) for f in found} == facts
     # The evidence is what the user wrote, not the "I" said again for them.
