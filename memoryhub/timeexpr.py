@@ -105,16 +105,18 @@ def _past_month(anchor: date, month: int) -> int:
     return anchor.year if month <= anchor.month else anchor.year - 1
 
 
-def _said_year(anchor: date, month: int, query: bool, text: str = "") -> int:
-    """The year of a month named without one, told in `text` (its clause or sentence, `_tense_text`). A question
-    asks about the latest that is not ahead; so does a stored turn told in the past ("in December we skied",
-    said in November), but one that is not means the coming month when it is at most two months ahead ("my
-    birthday is in April", "день рождения в апреле", said in March; as for holidays), and one that speaks of
-    the future or an intention the coming month however far ("We will fly to Rome in March", "В марте поедем в
-    Рим", "我们三月要去罗马", said in December)."""
+def _said_year(anchor: date, month: int, query: bool, said: re.Match[str] | None = None) -> int:
+    """The year of a month named without one, where `said` found it (its clause or sentence tells the tense,
+    `_tense_text`). A question asks about the latest that is not ahead; so does a stored turn told in the past
+    ("in December we skied", said in November), but one that is not means the coming month when it is at most
+    two months ahead ("my birthday is in April", "день рождения в апреле", said in March; as for holidays), and
+    one that speaks of the future or an intention the coming month however far ("We will fly to Rome in March",
+    "В марте поедем в Рим", "我们三月要去罗马", said in December), as does a month something was arranged for
+    ("my boss approved my vacation for March", `_arranged_for`)."""
+    text = _tense_text(said) if said is not None else ""
     ahead = month != anchor.month
     if not query and ahead and (((month - anchor.month) % 12 <= 2 and not _PAST.search(text))
-                                or tense(text) is False):
+                                or tense(text) is False or (said is not None and _arranged_for(said))):
         return anchor.year + (1 if month < anchor.month else 0)
     return _past_month(anchor, month)
 
@@ -212,7 +214,48 @@ def _tense_at(m: re.Match[str]) -> bool | None:
     """`tense` of the clause a weekday or weekend stands in, where it says one, else of its sentence: "Jess got
     promoted, we are celebrating on Friday" celebrates the coming Friday, "We hiked on Saturday and we will rest
     next week" hiked on the last one; "Mom called, on Saturday" says nothing of its own and stays past."""
-    return tense(_tense_text(m))
+    return False if _arranged_for(m) else tense(_tense_text(m))
+
+
+# A day or month something was arranged for: "I booked a table for Saturday", "my boss approved my vacation for
+# March", "the dentist moved my appointment to Friday", "записалась к врачу на пятницу", "отпуск перенесли на
+# март", "我订了周六的餐厅", "会议改到周五". The arranging is told in the past; the day it was arranged for is
+# ahead of it, the coming one. The target is the date right after "for", "to", "until", "на", "до" (or, in
+# Chinese, the date before 的 or after 到), in a sentence with a verb or noun of arranging ("I paid the rent for
+# October" arranges nothing, and "On Monday I booked a table for Saturday" booked on the last Monday).
+_ARRANGED = re.compile(
+    r"(?<![a-z])(?:book|books|booked|booking|reserve|reserved|reservation|schedule|scheduled|reschedule|"
+    r"rescheduled|approve|approved|postpone|postponed|moved|pushed|put off|arranged|signed up|registered|"
+    r"appointment|tickets?)(?![a-z])"
+    r"|(?<![а-яё])(?:заброниров\w*|бронь|брони|записал(?:ся|ась|ись|и)?|записан[аы]?|одобрил[аи]?|назначил[аи]?|"
+    r"назначен[аоы]?|перенесл[аи]|перенес|перенесли|билет\w*|заказал[аи]?)(?![а-яё])"
+    r"|订|预约|约了|约好|批了|改到|推迟到|挪到|提前到|挂了号|报名|票",
+    re.IGNORECASE,
+)
+_TARGET_BEFORE = re.compile(r"(?:(?<![a-z])(?:for|to|until|till)|(?<![а-яё])(?:на|до))\s+(?:the\s+|this\s+|эту\s+|"
+                            r"этот\s+)?$", re.IGNORECASE)
+_TARGET_LEAD = re.compile(r"(?:for|to|until|till|на|до)\s", re.IGNORECASE)
+
+
+def _arranged_for(m: re.Match[str]) -> bool:
+    """Whether the date `m` found is what its sentence arranged something for (`_ARRANGED`)."""
+    if not _ARRANGED.search(_sentence(m)):
+        return False
+    text, said = m.string, m.group(0).lstrip()
+    start = m.end() - len(said)
+    if _TARGET_LEAD.match(said) or _TARGET_BEFORE.search(text, max(0, start - 12), start):
+        return True
+    return text.startswith("的", m.end()) or text.endswith("到", 0, start)
+
+
+def arranged_for(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]`, a date expression, is what its sentence arranged something for ("I booked a
+    table for Saturday"): the coming one, whatever the sentence's tense (`_arranged_for`)."""
+    found = _ANY.match(text, start, end)
+    return found is not None and _arranged_for(found)
+
+
+_ANY = re.compile(r"[\s\S]+")
 
 
 def _tense_text(m: re.Match[str]) -> str:
@@ -576,14 +619,15 @@ def _part_of_month(part: str, span: Span) -> Span:
     return Span(span.start + timedelta(days=9), span.start + timedelta(days=19), span.month_only)
 
 
-def _month_span(month: int, year: int | None, anchor: date, *, query: bool, text: str = "") -> Span:
+def _month_span(month: int, year: int | None, anchor: date, *, query: bool, said: re.Match[str] | None = None
+                ) -> Span:
     if year is not None:
         return _month(year, month)
     if query:
         # "in June" in a question: any year's June (the @mo term), plus the most recent one.
         span = _month(_past_month(anchor, month), month)
         return Span(span.start, span.end, month)
-    return _month(_said_year(anchor, month, query, text), month)
+    return _month(_said_year(anchor, month, query, said), month)
 
 
 class _Claims:
@@ -651,7 +695,7 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         if free(m):
             month = _EN_MONTHS[m.group("month")]
             year = int(m.group("year")) if m.group("year") else None
-            span = _month_span(month, year, anchor, query=query, text=_tense_text(m))
+            span = _month_span(month, year, anchor, query=query, said=m)
             nth = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3}
             if m.group("nth") == "last":
                 yield Span(span.end - timedelta(days=6), span.end, span.month_only)
@@ -662,7 +706,7 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         if free(m):
             month = _EN_MONTHS[m.group("month")]
             year = int(m.group("year")) if m.group("year") else None
-            span = _month_span(month, year, anchor, query=query, text=_tense_text(m))
+            span = _month_span(month, year, anchor, query=query, said=m)
             yield _part_of_month(m.group("part"), span)
 
     for m in _EN_WEEKEND.finditer(lowered) if "weekend" in words else ():
@@ -731,7 +775,7 @@ def _en_absolute(text: str, anchor: date, query: bool) -> Iterable[Span]:
 def _en_month_day(m: re.Match[str], anchor: date, query: bool) -> Span | None:
     month = _EN_MONTHS[m.group("month")]
     day = int(m.group("day"))
-    year = int(m.group("year")) if m.group("year") else _said_year(anchor, month, query, _tense_text(m))
+    year = int(m.group("year")) if m.group("year") else _said_year(anchor, month, query, m)
     found = _safe_date(year, month, day)
     return _day(found) if found else None
 
@@ -751,7 +795,7 @@ def _en_month_alone(m: re.Match[str], anchor: date, query: bool) -> Span | None:
         return None  # the verb: only "in/of/since May" is the month
     if word in ("mar", "jun", "jan") and not m.group("prep"):
         return None
-    return _month_span(_EN_MONTHS[word], None, anchor, query=query, text=_tense_text(m))
+    return _month_span(_EN_MONTHS[word], None, anchor, query=query, said=m)
 
 
 def _en_year(m: re.Match[str], anchor: date, query: bool) -> Span | None:
@@ -911,7 +955,7 @@ def _ru_absolute(lowered: str, anchor: date, query: bool) -> Iterable[tuple[re.M
     """The days a text names outright ("5 мая 2022", "на Рождество"), with their matches."""
     for m in _RU_DAY_MONTH.finditer(lowered):
         month = _ru_month_number(m.group("month"))
-        year = int(m.group("year")) if m.group("year") else _said_year(anchor, month, query, _tense_text(m))
+        year = int(m.group("year")) if m.group("year") else _said_year(anchor, month, query, m)
         found = _safe_date(year, month, int(m.group("day")))
         if found:
             yield m, _day(found)
@@ -961,7 +1005,7 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
             continue  # "мая"/"мае" alone is the month; "май" fine, but "мая" as a word part is not
         if free(m):
             year = int(m.group("year")) if m.group("year") else None
-            span = _month_span(month, year, anchor, query=query, text=_tense_text(m))
+            span = _month_span(month, year, anchor, query=query, said=m)
             yield _part_of_month(m.group("part")[:5] if m.group("part") else "", span) if m.group("part") else span
     for m in re.finditer(r"(?<!\w)(?:в\s+)?(?P<year>(?:19|20)\d\d)\s*(?:г\.|году|года|год)", lowered):
         if free(m):
@@ -986,7 +1030,7 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         spans = _bare_weekend(anchor, m, query, past)
         if spans and free(m):
             yield from spans
-    for m in re.finditer(r"(?<!\w)(?:в\s+|во\s+)(?:(?P<which>прошл|эт|следующ)\w*\s+)?" + _RU_WEEKDAY, lowered):
+    for m in re.finditer(r"(?<!\w)(?:в\s+|во\s+|на\s+)(?:(?P<which>прошл|эт|следующ)\w*\s+)?" + _RU_WEEKDAY, lowered):
         weekday = next(n for stem, n in _RU_WEEKDAYS.items() if m.group("weekday").startswith(stem))
         spans = _ru_weekday(anchor, weekday, m, past, query)
         if spans and free(m):
@@ -1082,7 +1126,10 @@ _ZH_NTH_WEEKDAY = re.compile(r"(?:(?P<year>\d{4})年)?(?P<month>" + _ZH_NUM + r"
                              r"(?P<last>最后一))个(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])")
 # A bare "周末" (not "每周末", "每个周末", "一个周末"; "上周末", "这个周末" are read before it).
 _ZH_WEEKEND = re.compile(r"(?<![上下这本每个])周末")
-_ZH_BARE_WEEKDAY = re.compile(r"(?<![上这本下每个到至“「『\"])(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])"
+# After 到 it ends a range ("周一到周五"), unless a verb moves something to it ("改到周五", "推迟到周一", "挪到周六",
+# `_arranged_for`).
+_ZH_BARE_WEEKDAY = re.compile(r"(?<![上这本下每个至“「『\"])(?<!(?<![改迟挪前])到)"
+                              r"(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])"
                               r"(?![到至”」』\"天次个年])")
 # "去年夏天", "今年春季", "2022年冬天": a season of a named year (a bare "夏天" says no year, as "in the
 # summer" does not). Before the years, which would otherwise read "去年" as the whole year.
@@ -1166,12 +1213,12 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         year = (int(m.group("year")) if m.group("year")
                 else anchor.year + _ZH_RELATIVE_YEARS[m.group("rel")] if m.group("rel") else None)
         if m.group("day"):
-            found = _safe_date(year or _said_year(anchor, month, query, _tense_text(m)), month,
+            found = _safe_date(year or _said_year(anchor, month, query, m), month,
                                _zh_number(m.group("day")))
             if found:
                 yield _day(found)
         else:
-            span = _month_span(month, year, anchor, query=query, text=_tense_text(m))
+            span = _month_span(month, year, anchor, query=query, said=m)
             yield _part_of_month(m.group("part")[0], span) if m.group("part") else span
     for m in re.finditer(r"(?P<year>\d{4})年", text):
         if free(m):

@@ -58,7 +58,8 @@ def relative_dates(text: str, said_on: date, *, told_in_past: bool = False) -> l
         return []
     out = []
     for start, end in timeexpr.relative_expressions(text, said_on):
-        span = _read(text[start:end], said_on, told_in_past)
+        # A day something was arranged for is ahead however the arranging is told ("I booked a table for Saturday").
+        span = _read(text[start:end], said_on, told_in_past and not timeexpr.arranged_for(text, start, end))
         if span is not None:
             out.append((start, end, span))
     return out
