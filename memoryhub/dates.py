@@ -93,7 +93,9 @@ def _anchor_clause(clause: str, anchor: date, relative: set[timeexpr.Span], past
     inserts: dict[int, list[timeexpr.Span]] = {}
     placed: set[timeexpr.Span] = set()
     for start, end in timeexpr.relative_expressions(clause, anchor):
-        said = [s for s in timeexpr.mentions(clause[start:end], anchor, past=past) if s in spans]
+        # Read apart from its clause, a day something was arranged for would lose that ("booked … for Saturday").
+        tense = False if timeexpr.arranged_for(clause, start, end) else past
+        said = [s for s in timeexpr.mentions(clause[start:end], anchor, past=tense) if s in spans]
         placed.update(said)  # a recurring one too: its span is said, as no date
         if said and not _recurring(clause, start, end, reach):
             inserts.setdefault(end, []).extend(said)
@@ -115,7 +117,8 @@ def anchor_relative_dates(text: str, said_at: datetime | date | None, *, by_tens
     parentheses; unchanged without a moment, without a relative date, or where the dates are written.
     `by_tense` False: a date whose reading hangs on its sentence's tense (a bare weekday or weekend, the last
     one of the past, the coming one of the future) is left as said, for a reader who cannot be asked:
-    "I booked the dentist for Monday", past in its verb and ahead in its day, is no last Monday."""
+    "We met on Monday and will talk on Friday" (but a day something was arranged for, "I booked the dentist for
+    Monday", is the coming one either way: `timeexpr.arranged_for`)."""
     if not text or said_at is None:
         return text
     anchor = said_at.date() if isinstance(said_at, datetime) else said_at
@@ -140,6 +143,6 @@ def without_dates(text: str) -> str:
 @lru_cache(maxsize=4096)
 def dated_as_said(text: str, said_at: datetime | None) -> str:
     """`text` as a context shows it to a question that asks when (`rag.context`): its relative dates anchored,
-    a bare weekday left as said (`by_tense` False: "I booked the dentist for Monday" read by its past verb was
-    last Monday). Cached: the same turns and memories come back query after query."""
+    a bare weekday left as said (`by_tense` False) unless it is a day something was arranged for ("I booked the
+    dentist for Monday", the coming one). Cached: the same turns and memories come back query after query."""
     return anchor_relative_dates(text, said_at, by_tense=False)

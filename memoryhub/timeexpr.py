@@ -220,9 +220,10 @@ def _tense_at(m: re.Match[str]) -> bool | None:
 # A day or month something was arranged for: "I booked a table for Saturday", "my boss approved my vacation for
 # March", "the dentist moved my appointment to Friday", "записалась к врачу на пятницу", "отпуск перенесли на
 # март", "我订了周六的餐厅", "会议改到周五". The arranging is told in the past; the day it was arranged for is
-# ahead of it, the coming one. The target is the date right after "for", "to", "until", "на", "до" (or, in
-# Chinese, the date before 的 or after 到), in a sentence with a verb or noun of arranging ("I paid the rent for
-# October" arranges nothing, and "On Monday I booked a table for Saturday" booked on the last Monday).
+# ahead of it, the coming one. The target is the date right after "for", "to", "until", "на", "до" (in Chinese,
+# before 的 or right after 到 or the verb, "预约了周一"), in a sentence with a verb or noun of arranging ("I paid
+# the rent for October" arranges nothing, and "On Monday I booked a table for Saturday" booked on the last Monday).
+# It holds whatever tense a caller passes (`mentions(past=…)`): that is the sentence's, not the target's.
 _ARRANGED = re.compile(
     r"(?<![a-z])(?:book|books|booked|booking|reserve|reserved|reservation|schedule|scheduled|reschedule|"
     r"rescheduled|approve|approved|postpone|postponed|moved|pushed|put off|arranged|signed up|registered|"
@@ -234,6 +235,7 @@ _ARRANGED = re.compile(
 )
 _TARGET_BEFORE = re.compile(r"(?:(?<![a-z])(?:for|to|until|till)|(?<![а-яё])(?:на|до))\s+(?:the\s+|this\s+|эту\s+|"
                             r"этот\s+)?$", re.IGNORECASE)
+_ZH_TARGET_BEFORE = re.compile(r"(?:到|订了|约了|约在|约好|预约了|预约在|挂了)$")
 _TARGET_LEAD = re.compile(r"(?:for|to|until|till|на|до)\s", re.IGNORECASE)
 
 
@@ -245,7 +247,7 @@ def _arranged_for(m: re.Match[str]) -> bool:
     start = m.end() - len(said)
     if _TARGET_LEAD.match(said) or _TARGET_BEFORE.search(text, max(0, start - 12), start):
         return True
-    return text.startswith("的", m.end()) or text.endswith("到", 0, start)
+    return text.startswith("的", m.end()) or bool(_ZH_TARGET_BEFORE.search(text, max(0, start - 4), start))
 
 
 def arranged_for(text: str, start: int, end: int) -> bool:
@@ -328,7 +330,7 @@ def _weekend(anchor: date, m: re.Match[str], past: bool | None, query: bool = Fa
         return [_relative_unit(0, "weekend", anchor)]
     if past is None and query and _asks_about_plan(_sentence(m)):
         return _either_side(_relative_unit(-1, "weekend", anchor), _relative_unit(1, "weekend", anchor))
-    if past is None:
+    if past is None or (not query and _arranged_for(m)):
         past = _tense_at(m) is True
     return [_relative_unit(-1 if past else 1, "weekend", anchor)]
 
@@ -350,7 +352,8 @@ def _bare_weekday(anchor: date, weekday: int, m: re.Match[str], past: bool | Non
         return []
     if past is None and query and anchor.weekday() != weekday and _asks_about_plan(sentence):
         return _either_side(_day(_weekday_before(anchor, weekday)), _day(_weekday_after(anchor, weekday)))
-    if past is None:
+    if past is None or (not query and _arranged_for(m)):
+        # What was arranged for a day is ahead whatever the caller's tense (`_arranged_for`).
         past = _tense_at(m)
     if past is None and anchor.weekday() == weekday:
         return [_day(anchor)]

@@ -12,6 +12,7 @@ from datetime import date
 import pytest
 
 from memoryhub import timeexpr
+from memoryhub.dates import anchor_relative_dates, dated_as_said
 from rag.memories.when import anchor_dates
 
 WEDNESDAY = date(2024, 11, 20)
@@ -64,3 +65,14 @@ def test_a_typed_memory_writes_the_day_arranged_for_though_told_in_the_past() ->
     assert anchor_dates("我订了周六的餐厅。", WEDNESDAY, told_in_past=True) == "我订了周六(2024-11-23)的餐厅。"
     assert anchor_dates("We went hiking on Saturday.", WEDNESDAY, told_in_past=True) == \
         "We went hiking on Saturday (2024-11-16)."
+
+
+def test_a_bio_writes_the_day_arranged_for() -> None:
+    # A QA pass: Anika's bio kept "booked a table … for Saturday" without its day, and a past verb read it as the
+    # Saturday gone; a sentence told in the past passes its tense to every date it holds but the one arranged for.
+    said = "I also booked a table at Nando's for Saturday, for my daughter Anika's birthday."
+    assert anchor_relative_dates(said, WEDNESDAY) == \
+        "I also booked a table at Nando's for Saturday (2024-11-23), for my daughter Anika's birthday."
+    assert dated_as_said("Совещание перенесли на понедельник.", WEDNESDAY) == \
+        "Совещание перенесли на понедельник (2024-11-25)."
+    assert dated_as_said("我预约了周一上午九点看牙医。", WEDNESDAY) == "我预约了周一(2024-11-25)上午九点看牙医。"

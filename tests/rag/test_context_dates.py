@@ -61,16 +61,32 @@ def test_a_recurring_time_and_an_absolute_date_are_left_as_said(tenant) -> None:
 
 
 @pytest.mark.parametrize(("said", "asked"), [
-    ("I booked a dentist appointment for Monday at 9 at Bright Smile.", "When is my dentist appointment?"),
-    ("Я записался к стоматологу на понедельник в 9 утра.", "Когда у меня запись к стоматологу?"),
-    ("我预约了周一上午九点看牙医。", "我什么时候看牙医？"),
+    ("We met at the café on Monday and will talk again on Friday.", "When did we meet at the café?"),
+    ("В понедельник виделись в кафе, а в пятницу созвонимся.", "Когда мы виделись в кафе?"),
+    ("周一我们在咖啡馆见面了，周五再打电话。", "我们什么时候在咖啡馆见面的？"),
 ])
 def test_a_bare_weekday_is_left_as_said(tenant, said: str, asked: str) -> None:
-    """A bare weekday or weekend is read by its sentence's tense, and "booked … for Monday" is past in its verb
-    and ahead in its day: written out, it said last Monday. A wrong date misleads more than none."""
-    append_messages(tenant, "u1", "s1", [said], start=datetime(2024, 3, 1, 9, 0, tzinfo=UTC))  # a Friday
+    """A bare weekday or weekend is read by its sentence's tense, and a sentence that tells of both the past and
+    what is ahead has none to go by: written out, one of its days would be wrong. A wrong date misleads more than
+    none."""
+    append_messages(tenant, "u1", "s1", [said], start=datetime(2024, 3, 6, 9, 0, tzinfo=UTC))  # a Wednesday
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=asked, session_id=None, budget_tokens=300)
     assert any(said in line for line in _memories(context)), context.render()
+
+
+@pytest.mark.parametrize(("said", "asked", "written"), [
+    ("I booked a dentist appointment for Monday at 9 at Bright Smile.", "When is my dentist appointment?",
+     "for Monday (2024-03-04) at 9"),
+    ("Я записался к стоматологу на понедельник в 9 утра.", "Когда у меня запись к стоматологу?",
+     "на понедельник (2024-03-04) в 9"),
+    ("我预约了周一上午九点看牙医。", "我什么时候看牙医？", "预约了周一(2024-03-04)上午"),
+])
+def test_a_day_something_was_booked_for_is_the_coming_one(tenant, said: str, asked: str, written: str) -> None:
+    """"Booked … for Monday" is past in its verb and ahead in its day: the day booked is the coming one, read
+    with certainty (it was left as said, and before that written as the Monday gone)."""
+    append_messages(tenant, "u1", "s1", [said], start=datetime(2024, 3, 1, 9, 0, tzinfo=UTC))  # a Friday
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=asked, session_id=None, budget_tokens=300)
+    assert any(written in line for line in _memories(context)), context.render()
 
 
 def test_a_typed_memory_gets_them_too_and_a_plans_are_not_written_twice(tenant) -> None:
