@@ -227,9 +227,9 @@ def analyze(text: str) -> list[str]:
 
 
 # A sentence ends at Chinese or other end marks, at "." or "…" followed by a space or a Chinese character (not
-# inside "72.5"), or at a line break; an abbreviation's dot ("Dr.", "St. Luke", "т.е.") ends none.
+# inside "72.5"), or at a line break; an abbreviation's dot ("Dr.", "St. Luke", "т.е.", "ул. Ленина") ends none.
 _SENTENCE_END = re.compile(rf"(?<=[。！？!?])\s*|(?<=[.…])\s+|(?<=[.…])(?=[{_HAN}])|\n+")
-_ABBREVIATIONS = re.compile(r"(?:^|\s)(?:mr|mrs|ms|dr|prof|st|jr|sr|т\.е|др|г)\.$", re.IGNORECASE)
+_ABBREVIATIONS = re.compile(r"(?:^|\s)(?:mr|mrs|ms|dr|prof|st|jr|sr|т\.е|др|г|ул|им)\.$", re.IGNORECASE)
 
 
 def split_sentences(text: str) -> list[str]:

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from itertools import takewhile
 
+from memoryhub.text import split_sentences
+
 # (key, value) or (key, value, confidence) when a builder knows better than its rule's default.
 Emit = list[tuple[str, str] | tuple[str, str, float]]
 
@@ -63,8 +65,6 @@ class SentenceFilters:
 
 # Sentence ends: Latin/Cyrillic punctuation followed by a space (so "y.o." and "3.5" stay whole),
 # CJK punctuation anywhere, and line breaks.
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？!?])|\n+")
-_ABBREVIATIONS = re.compile(r"\b(St|Mr|Mrs|Ms|Dr|Prof|Jr|Sr|ул|г|им)\.\s", re.IGNORECASE)
 
 
 # Words said in passing after a value ("sushi by the way", "медсестра, кстати", "nurse btw"): not part of it.
@@ -81,8 +81,9 @@ def without_trailing_filler(value: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    protected = _ABBREVIATIONS.sub(lambda m: m.group(0).replace(". ", ".\u00a0"), text)
-    return [s.replace("\u00a0", " ").strip() for s in _SENTENCE_END.split(protected) if s and s.strip()]
+    """The sentences the rules read one by one: the project's one splitter, which ends none at an abbreviation's
+    dot ("I work at St. Mary's" was cut at "St.", and gave the employer "St")."""
+    return split_sentences(text)
 
 
 # Where a clause ends: punctuation, or a conjunction that starts another statement.

@@ -285,3 +285,13 @@ def test_a_predicate_after_and_shares_the_users_i_in_three_languages(text: str, 
     assert all(f.evidence in text for f in found)
     # A job started or joined, or named with its employer, replaces the one held.
     assert all(f.change for f in found if f.key == "employer")
+
+
+@pytest.mark.parametrize(("text", "employer"), [
+    # A QA pass: "I work as a nurse at St. Mary's hospital in Leeds" stored the employer "St": the rules' own
+    # sentence splitter ended a sentence at the abbreviation's dot. They read the project's one splitter now.
+    ("Hi, I'm Priya. I work as a nurse at St. Mary's hospital in Leeds.", "St. Mary's hospital"),
+    ("I work for Dr. Patel at his clinic.", "Dr. Patel"),
+])
+def test_an_abbreviations_dot_ends_no_sentence(text: str, employer: str) -> None:
+    assert employer in {f.value for f in extract(text) if f.key == "employer"}
