@@ -228,7 +228,7 @@ _ARRANGED = re.compile(
     r"(?<![a-z])(?:book|books|booked|booking|reserve|reserved|reservation|schedule|scheduled|reschedule|"
     r"rescheduled|approve|approved|postpone|postponed|moved|pushed|put off|arranged|signed up|registered|"
     r"appointment|tickets?)(?![a-z])"
-    r"|(?<![а-яё])(?:заброниров\w*|бронь|брони|записал(?:ся|ась|ись|и)?|записан[аы]?|одобрил[аи]?|назначил[аи]?|"
+    r"|(?<![а-яё])(?:заброниров\w*|бронь|брони|записал(?:а|и|ся|ась|ись)?|договорил(?:ись|ся|ась)|записан[аы]?|одобрил[аи]?|назначил[аи]?|"
     r"назначен[аоы]?|перенесл[аи]|перенес|перенесли|билет\w*|заказал[аи]?)(?![а-яё])"
     r"|订|预约|约了|约好|批了|改到|推迟到|挪到|提前到|挂了号|报名|票",
     re.IGNORECASE,
