@@ -144,6 +144,8 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
                zip(itertools.accumulate((len(w) for w, _ in tagged), initial=0), tagged, strict=False) if tag == "nr"}
     cues = [c for c in zh_cues(sentence)
             if c[1] in word_ends or (c[1] < persons.get(c[0], 0) and _zh_surname_at(sentence, c[1]))]
+    # A doubled kin word is no nickname: "我老公的姐姐小芳".
+    cue_starts = {start for start, _, _ in cues}
     # After 叫 the cue word right before it lends its circle: "儿子叫豆豆" names the son.
     anchors = [(end, cue.circle) for _, end, cue in cues] + [
         (m.end(), next((cue.circle for _, end, cue in cues if end == m.start()), ""))
@@ -152,10 +154,12 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
         start = end + 1 if sentence[end:end + 1] in ("的", "，") else end
         # The names listed after it too: 我的孩子小明和小红, 我的朋友王磊、李娜和陈静.
         # Or the word jieba tags a person's name right there: "我儿子小明六岁了", "我哥哥小刚下周来" (刚 and 明 may
-        # end a name only where jieba says so: they also say "just" and "tomorrow").
+        # end a name only where jieba says so: they also say "just" and "tomorrow"). A doubled nickname ends where
+        # a name may, or where jieba's word does: "我给女儿朵朵预约了…" (预 ends no name, but 朵朵 is one word).
         while length := _zh_name_at(sentence, start) or (
-                2 if (circle in ("Family", "Friends") and _doubled(sentence, start) and
-                      _zh_stop_at(sentence, start + 2)) or _zh_prefix_name(sentence, start) else 0) or \
+                2 if (circle in ("Family", "Friends") and _doubled(sentence, start) and start not in cue_starts and
+                      (_zh_stop_at(sentence, start + 2) or {start, start + 2} <= word_ends)) or
+                _zh_prefix_name(sentence, start) else 0) or \
                 _zh_tagged_name(sentence, start, persons):
             take(start, start + length)
             join = next((j for j in _ZH_LIST_JOINS if sentence.startswith(j, start + length)), "")

@@ -280,6 +280,10 @@ def test_verbs_and_groups_state_a_circle_in_english_and_chinese(sentence: str, n
     # A name jieba tags right after a kin word, though 明 and 刚 also say "tomorrow" and "just".
     ("我儿子小明六岁了。", "小明", "Family"),
     ("我哥哥小刚下周来。", "小刚", "Family"),
+    # A doubled nickname jieba reads as one word, before a verb where a name may not otherwise end (a QA pass
+    # named the daughter "女儿").
+    ("我给女儿朵朵预约了周六的钢琴课。", "朵朵", "Family"),
+    ("我给儿子乐乐买了新书包。", "乐乐", "Family"),
 ])
 def test_chinese_nicknames_with_xiao_lao_and_a(sentence: str, name: str, circle: str) -> None:
     assert people_of(sentence)[name].circle == circle
