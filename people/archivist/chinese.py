@@ -159,7 +159,7 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
         while length := _zh_name_at(sentence, start) or (
                 2 if (circle in ("Family", "Friends") and _doubled(sentence, start) and start not in cue_starts and
                       (_zh_stop_at(sentence, start + 2) or {start, start + 2} <= word_ends)) or
-                _zh_prefix_name(sentence, start) else 0) or \
+                _zh_prefix_name(sentence, start) or _zh_prefix_word(sentence, start, word_ends) else 0) or \
                 _zh_tagged_name(sentence, start, persons):
             take(start, start + length)
             join = next((j for j in _ZH_LIST_JOINS if sentence.startswith(j, start + length)), "")
@@ -273,6 +273,14 @@ def _zh_tagged_name(sentence: str, i: int, persons: dict[int, int]) -> int:
     if (len(word) == 2 and word[0] in "小老阿") or (2 <= len(word) <= 3 and _zh_surname_at(word, 0) == 1):
         return len(word)
     return 0
+
+
+def _zh_prefix_word(sentence: str, i: int, word_ends: set[int]) -> bool:
+    """小/老/阿 + one character that jieba reads as one word, after a cue word: "我妹妹小美六月要结婚了" (六 ends no
+    name by `_zh_stop_at`, but jieba's 小美 ends there)."""
+    pair = sentence[i:i + 2]
+    return len(pair) == 2 and pair[0] in "小老阿" and bool(HAN.match(pair[1])) and {i, i + 2} <= word_ends and \
+        pair not in _ZH_PREFIX_WORDS and pair not in lexicon.ZH_NOT_NAMES
 
 
 def _zh_prefix_name(sentence: str, i: int) -> bool:

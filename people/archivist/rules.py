@@ -423,6 +423,17 @@ def _pet_tok(raw: list[str], norms: list[str], k: int, span: int) -> Tok:
     return tok
 
 
+def _two_first_names(word: str, after: str) -> bool:
+    """Two Russian first names in a row are two people, not one's name and surname: "Жених Ани Дима" (Anya's
+    fiancé Dima) was a person named "Ани Дима". A surname or patronymic reading of the second joins them
+    ("Сергей Петров", "Анна Сергеевна")."""
+    if not (CYR.search(word) and CYR.search(after)):
+        return False
+    second = {g for p in morph().parse(after) for g in p.tag.grammemes}
+    return "Name" in second and not second & {"Surn", "Patr"} and \
+        any("Name" in p.tag.grammemes for p in morph().parse(word))
+
+
 def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = frozenset()) -> list[Tok]:
     raw = _raw_tokens(sentence)
     norms = [normalize(t) for t in raw]
@@ -534,7 +545,7 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
             end = k + 1
             while end < len(raw) and (is_name[end] or (
                     normalize(raw[end]) in lexicon.EN_NAME_PARTICLES and end + 1 < len(raw) and is_name[end + 1])):
-                if raw[end - 1].endswith(("'s", "’s")):
+                if raw[end - 1].endswith(("'s", "’s")) or _two_first_names(raw[end - 1], raw[end]):
                     break
                 end += 1
             group = raw[k:end]
@@ -545,10 +556,13 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
             if any(CYR.search(w) for w in group):
                 prev = norms[k - 1] if k > 0 else ""
                 prefer = "nomn"
+                # "Жених Ани Дима": a name between a cue word and another name is whose the cue is.
+                owner_between = toks and toks[-1].kind == "CUE" and end < len(raw) and is_name[end] and \
+                    _two_first_names(raw[end - 1], raw[end])
                 if prev in _RU_GOVERNING:
                     prefer = "oblique"
-                elif toks and toks[-1].kind == "CUE" and not own_before(toks, len(toks) - 1) and \
-                        any(t.kind == "NAME" for t in toks[:-1]):
+                elif toks and toks[-1].kind == "CUE" and not own_before(toks, len(toks) - 1) and (
+                        owner_between or any(t.kind == "NAME" for t in toks[:-1])):
                     prefer = "gent"
                 elif toks and toks[-1].kind == "CUE" and CYR.search(toks[-1].text):
                     # An apposition agrees with its noun: "другу Косте" is dative, so Костя, not Коста.
@@ -638,6 +652,13 @@ def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mentio
             if not (m.username and m.username == resolved.username and m.name != m.username):
                 m.name = resolved.display_name
         m.sentence = "" if question else sentence
+    # The family of the user's family is family (`phrases._family_of_family`), where the owner's circle was said in
+    # an earlier sentence or batch: "My sister Amy is getting married. Josh, Amy's fiancé, is a chef." ("her
+    # fiancé" found Amy of the sentence before, with her circle; "Amy's" is this sentence's Amy, without it).
+    for a, b, cue, _ in relations:
+        if cue.circle == "Family" and not a.circle and "Family" in (
+                b.circle, _known_circle(known, b), *(m.circle for m in context if m.name == b.name)):
+            a.circle, a.cue = "Family", cue.concept
     unknown_kin = [m for m in mentions if question and m.kin_word and not m.known_id]
     mentions = [m for m in mentions if not any(m is k for k in unknown_kin)]
     drafts = [RelationDraft(subject=a.name, object=b.name, kind=cue.relation, label=label)

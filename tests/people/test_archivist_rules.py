@@ -279,6 +279,8 @@ def test_verbs_and_groups_state_a_circle_in_english_and_chinese(sentence: str, n
     ("老刘是我们公司的领导。", "老刘", "Work_Inner"),
     # A name jieba tags right after a kin word, though 明 and 刚 also say "tomorrow" and "just".
     ("我儿子小明六岁了。", "小明", "Family"),
+    # A 小 name jieba reads as one word, before a time word where a name may not otherwise end (a QA pass).
+    ("我妹妹小美六月要结婚了。", "小美", "Family"),
     ("我哥哥小刚下周来。", "小刚", "Family"),
     # A doubled nickname jieba reads as one word, before a verb where a name may not otherwise end (a QA pass
     # named the daughter "女儿").
@@ -657,3 +659,49 @@ def test_a_chinese_cue_glued_to_the_name_after_it_still_names_them(sentence: str
     name, so the cue 闺蜜 ended inside a word (which is how "老公" in "老公司" is refused) and 闺 is no surname."""
     assert names_in(sentence) == [name]
     assert people_of(sentence)[name].circle == "Friends"
+
+
+def _circles_and_relations(*texts: str, known: tuple[KnownPerson, ...] = ()) -> tuple[dict[str, Any], set[tuple]]:
+    extraction = rules.extract([Msg(t, pk=i + 1) for i, t in enumerate(texts)], known)
+    return ({op.person.display_name: op.person.circle for op in extraction.ops},
+            {(r.subject, r.object, r.kind) for r in extraction.relations})
+
+
+@pytest.mark.parametrize(("texts", "subject", "owner"), [
+    # A QA pass: "Josh, Amy's fiancé" after "my sister Amy" was in no circle, while "Josh, her fiancé" was family:
+    # the name's owner had her circle in the sentence before only.
+    (("My sister Amy is getting married in June.", "Josh, Amy's fiancé, is a chef."), "Josh", "Amy"),
+    (("My sister Amy is getting married in June.", "Amy's fiancé Josh is a chef."), "Josh", "Amy"),
+    # And "Жених Ани Дима" was one person, "Ани Дима": two first names in a row are two people.
+    (("Моя сестра Аня выходит замуж в июне.", "Жених Ани Дима работает поваром."), "Дима", "Аня"),
+    (("Моя сестра Аня выходит замуж в июне.", "Дима, жених Ани, работает поваром."), "Дима", "Аня"),
+    (("我妹妹王芳六月要结婚了。", "王芳的未婚夫李杰是厨师。"), "李杰", "王芳"),
+])
+def test_the_partner_of_the_users_family_is_family(texts: tuple[str, ...], subject: str, owner: str) -> None:
+    circles, relations = _circles_and_relations(*texts)
+    assert circles[subject] == "Family"
+    assert (subject, owner, "partner") in relations
+
+
+@pytest.mark.parametrize(("text", "owner", "subject"), [
+    ("Josh, Amy's fiancé, is a chef.", "Amy", "Josh"),
+    ("Дима, жених Ани, работает поваром.", "Аня", "Дима"),
+    ("小雨的未婚夫阿杰是厨师。", "小雨", "阿杰"),
+])
+def test_the_owners_circle_may_be_known_from_an_earlier_batch(text: str, owner: str, subject: str) -> None:
+    family = (KnownPerson(id=1, display_name=owner, circle="Family"),)
+    assert _circles_and_relations(text, known=family)[0][subject] == "Family"
+    # A friend's fiancé is no one of the user's circles.
+    friend = (KnownPerson(id=1, display_name=owner, circle="Friends"),)
+    assert _circles_and_relations(text, known=friend)[0][subject] is None
+
+
+@pytest.mark.parametrize(("sentence", "names"), [
+    ("Жених Ани Дима работает поваром.", ["Аня", "Дима"]),
+    ("Мама Пети Оля пришла.", ["Петя", "Оля"]),
+    # A surname or a patronymic after a first name is the same person.
+    ("Сергей Петров пришёл.", ["Сергей Петров"]),
+    ("Анна Сергеевна пришла.", ["Анна Сергеевна"]),
+])
+def test_two_russian_first_names_in_a_row_are_two_people(sentence: str, names: list[str]) -> None:
+    assert names_in(sentence) == names
