@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import rjieba
 
@@ -88,7 +88,7 @@ def _doubled(text: str, i: int) -> bool:
     return i + 1 < len(text) and text[i] == text[i + 1] and bool(HAN.match(text[i]))
 
 
-def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str]]:
+def _zh_name_spans(sentence: str, known: KnownIndex, said: Sequence[str] = ()) -> list[tuple[int, int, str]]:
     spans: list[tuple[int, int, str]] = []
     taken = [False] * len(sentence)
 
@@ -98,7 +98,9 @@ def _zh_name_spans(sentence: str, known: KnownIndex) -> list[tuple[int, int, str
             for k in range(start, end):
                 taken[k] = True
 
-    for name, _ in known.han_names:
+    # Known people's names, and the names the conversation said before (longest first): "我妹妹小雨要结婚了。小雨的
+    # 未婚夫阿杰是厨师。" — 小雨 opening the second sentence is also "light rain", and would not be read as a name.
+    for name in sorted({*(name for name, _ in known.han_names), *said}, key=lambda n: (-len(n), n)):
         pos = sentence.find(name)
         while pos >= 0:
             take(pos, pos + len(name))
@@ -294,10 +296,12 @@ def _zh_prefix_name(sentence: str, i: int) -> bool:
 _LATIN_PHRASE = re.compile(r"[A-Za-z][A-Za-z'’\-]*(?:\s+[A-Za-z][A-Za-z'’\-]*)+")
 
 
-def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]] | None = None) -> list[Tok]:
+def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]] | None = None,
+              said: Sequence[str] = ()) -> list[Tok]:
     """Tokens of a Chinese sentence. `latin` reads the English phrases inside it ("小张 (my good friend
-    Xiao Zhang)"), which the Chinese readers would only see as loose words."""
-    spans = _zh_name_spans(sentence, known)
+    Xiao Zhang)"), which the Chinese readers would only see as loose words. `said`: the Chinese names the
+    conversation's earlier sentences gave, found again as known names are."""
+    spans = _zh_name_spans(sentence, known, said)
     marks: list[tuple[int, int, Tok | list[Tok]]] = []
     for start, end, name in spans:
         mention = Mention(name=name)

@@ -635,7 +635,8 @@ def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mentio
     words the conversation calls "he" or "she" (`employers.said_as_people`), a person after "work for"."""
     scan = _ADDRESSES.sub(" ", sentence)
     if HAN.search(scan):
-        toks = tokens_zh(scan, known, latin=lambda phrase: _tokens_en_ru(phrase, known, persons))
+        said = [m.name for m in context if m.name and not m.kin_word and HAN.search(m.name) and len(m.name) >= 2]
+        toks = tokens_zh(scan, known, latin=lambda phrase: _tokens_en_ru(phrase, known, persons), said=said)
     else:
         toks = _tokens_en_ru(scan, known, persons)
     toks, relations = read_phrases(toks, context)

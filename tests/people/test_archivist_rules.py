@@ -676,6 +676,9 @@ def _circles_and_relations(*texts: str, known: tuple[KnownPerson, ...] = ()) -> 
     (("Моя сестра Аня выходит замуж в июне.", "Жених Ани Дима работает поваром."), "Дима", "Аня"),
     (("Моя сестра Аня выходит замуж в июне.", "Дима, жених Ани, работает поваром."), "Дима", "Аня"),
     (("我妹妹王芳六月要结婚了。", "王芳的未婚夫李杰是厨师。"), "李杰", "王芳"),
+    # 小雨 is also "light rain": opening a sentence it is a name because the conversation said it as one.
+    (("我妹妹小雨六月要结婚了。", "小雨的未婚夫阿杰是厨师。"), "阿杰", "小雨"),
+    (("我妹妹小雨六月要结婚了。小雨的未婚夫阿杰是厨师。",), "阿杰", "小雨"),
 ])
 def test_the_partner_of_the_users_family_is_family(texts: tuple[str, ...], subject: str, owner: str) -> None:
     circles, relations = _circles_and_relations(*texts)
