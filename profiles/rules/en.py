@@ -278,6 +278,16 @@ RULES: tuple[Rule, ...] = (
     Rule("en.job.been_a", _r(rf"(?:\bi(?:'ve|’ve|\s+have)|(?:^|[,;]\s*)\W*)\s*been\s+(?:a|an)\s+{NP}"
                              rf"\s+(?:for|since)\b"),
          one("occupation", transform=_job_in_lexicon), 0.8),
+    # "I've been a software engineer at Shopify for three years": the job and where, held for a while and still.
+    Rule("en.job.been_a_at", _r(rf"\bi(?:'ve|’ve|\s+have)\s+{ADV}been\s+(?:a|an)\s+{NP}\s+(?:at|with|for)\s+"
+                                rf"(?:the\s+)?({ORG})\s+(?:for|since)\b"),
+         _job_at, 0.8),
+    # "I've worked as a nurse for ten years", "I have been working as a chef at Nobu since 2019": a job held until
+    # now. Without "for" or "since" it may be one held once ("I've worked as a waiter, it was awful").
+    Rule("en.job.have_worked_as", _r(rf"\bi(?:'ve|’ve|\s+have)\s+{ADV}(?:worked|been\s+working)\s+as\s+"
+                                     rf"(?:(?:a|an|the)\s+)?{NP}(?:\s+(?:at|in|for|with)\s+[^,.;!?]{{1,40}}?)?"
+                                     rf"\s+(?:for|since)\b"),
+         one("occupation", transform=_job_in_lexicon), 0.8),
     Rule("en.job.teach", _r(r"\bi\s+(?:currently\s+|now\s+)?teach\s+([a-z]+)\b(?!\s+(?:myself|me|you))"),
          one("occupation", transform=lambda subject: said_case(f"{subject.lower()} teacher", subject)), 0.75,
          change_when=_NOW_JOB),

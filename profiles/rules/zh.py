@@ -82,6 +82,10 @@ PRONOUNS = ("你", "他", "她", "它", "大家", "自己", "您", "别人", "�
 NOT_NAMES = lexicon("什么 谁 自己 朋友 这个 那个 一个 一名 一位")
 
 
+# How long a job has been done, said before it: "三年", "两年多", "五个月", "十多年的".
+_FOR_A_WHILE = r"(?:[一二两三四五六七八九十几半\d]+多?(?:年|个月)多?(?:的)?)?"
+
+
 def _trim(raw: str) -> str:
     if _VALUE_END.match(raw):
         return ""  # 我叫了外卖: the verb's object, not a value
@@ -279,7 +283,9 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.job.age_job", re.compile(rf"我是一?[名个位]{NUM}岁的{RUN}"),
          lambda m: [("age", a)] + ([("occupation", j)] if (j := _job(m.group(2))) else []) if (a := _age(m.group(1)))
          else [], 0.85),
-    Rule("zh.job.dang", re.compile(rf"我(?:现在|目前|如今)?(?:在[^，。,]{{1,12}}?)?(?:当|做|担任)(?:了)?{RUN}"),
+    # "我在腾讯做了三年程序员": how long comes between the verb and the job (`_FOR_A_WHILE`).
+    Rule("zh.job.dang", re.compile(rf"我(?:现在|目前|如今)?(?:在[^，。,]{{1,12}}?)?(?:当|做|担任)(?:了)?"
+                                   rf"{_FOR_A_WHILE}{RUN}"),
          one("occupation", transform=_job), 0.85, change_when=_NOW),
     Rule("zh.job.zai_zuo", re.compile(rf"我(?:现在|目前|如今)?在[^，。,]{{1,12}}?(?:做|负责|搞)"
                                       rf"({_alternation(' '.join(ROLES))})(?:工作)?(?![{HAN}])"),
@@ -287,8 +293,8 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.job.zuo_de", re.compile(rf"我(?:现在|目前|如今)?(?:是)?(?:做|搞)({_alternation(' '.join(ROLES))})的"),
          one("occupation"), 0.8, change_when=_NOW),
     Rule("zh.employer.zai_dang", re.compile(rf"我(?:现在|目前|如今)?在([{HAN}A-Za-z][{HAN}A-Za-z0-9·&\-]{{0,11}}?)"
-                                            rf"(?:当|做|担任|负责)(?:了)?([{HAN}A-Za-z]{{1,10}})"), _employer_at, 0.8,
-         change_when=_NOW),
+                                            rf"(?:当|做|担任|负责)(?:了)?{_FOR_A_WHILE}([{HAN}A-Za-z]{{1,10}})"),
+         _employer_at, 0.8, change_when=_NOW),
     # "干水管工二十年了": how long they have done the job says they do it.
     Rule("zh.job.gan_nian", re.compile(rf"我(?:已经)?干了?([{HAN}]{{1,8}}?)(?:已经|都|快|有)?"
                                        rf"[\d零一二两三四五六七八九十百几]+多?年"),

@@ -295,3 +295,21 @@ def test_a_predicate_after_and_shares_the_users_i_in_three_languages(text: str, 
 ])
 def test_an_abbreviations_dot_ends_no_sentence(text: str, employer: str) -> None:
     assert employer in {f.value for f in extract(text) if f.key == "employer"}
+
+
+@pytest.mark.parametrize(("text", "facts"), [
+    # A QA pass: "I've been a software engineer at Shopify for three years" gave nothing, "I've worked as a nurse
+    # for ten years" nothing, and "我在腾讯做了三年程序员" the job "三年程序员". A job held for a while, and still.
+    ("I've been a software engineer at Shopify for three years.",
+     {("occupation", "software engineer"), ("employer", "Shopify")}),
+    ("I've worked as a nurse for ten years.", {("occupation", "nurse")}),
+    ("I have been working as a chef at Nobu since 2019.", {("occupation", "chef")}),
+    ("Я уже три года работаю программистом в Яндексе.", {("occupation", "программист"), ("employer", "Яндекс")}),
+    ("我在腾讯做了三年程序员。", {("occupation", "程序员"), ("employer", "腾讯")}),
+    ("我当了十多年的老师。", {("occupation", "老师")}),
+    # Once, not now; or no job at all.
+    ("I've worked as a waiter, it was awful.", set()),
+    ("I've been a regular at Joe's for years.", set()),
+])
+def test_a_job_held_for_a_while(text: str, facts: set[tuple[str, str]]) -> None:
+    assert {(f.key, f.value) for f in extract(text) if f.key in ("occupation", "employer")} == facts
