@@ -18,6 +18,7 @@ from profiles.rules.common import (
     RuleFact,
     SentenceFilters,
     SharedSubject,
+    favorite,
     lexicon,
     one,
     run_rules,
@@ -380,6 +381,18 @@ def _identifier(match: re.Match[str]) -> Emit:
     return [(key, match.group(2).strip())] if key else []
 
 
+def _teacher_of(subject: str | None) -> str:
+    """"преподаватель английского" of "английский", "преподаватель математики" of "математику"."""
+    if not subject:
+        return "преподаватель"
+    words = []
+    for word in subject.lower().split():
+        parse = next((p for p in morph.tags(word) if p.tag.case in ("accs", "nomn")), None)
+        gent = parse.inflect({"gent"}) if parse is not None else None
+        words.append(gent.word if gent is not None else word)
+    return "преподаватель " + " ".join(words)
+
+
 def _r(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
@@ -412,6 +425,10 @@ RULES: tuple[Rule, ...] = (
     # occupation, employer, diet
     Rule("ru.job.rabotayu", _r(rf"\b(?:я\s+)?{ADV}(?:работаю|тружусь)\s+((?:{WORD}\s+){{0,2}}{WORD})"),
          one("occupation", transform=_job_ablt), 0.9, change_when=_NOW),
+    # "Я преподаю английский в школе", "преподаю математику": a teacher of the subject, as "I teach math" is a math
+    # teacher; "преподаю в университете" names no subject.
+    Rule("ru.job.prepodayu", _r(rf"\b(?:я\s+)?{ADV}преподаю\s+((?!в\b|на\b|уже\b){WORD}(?:\s+язык)?)?"),
+         lambda m: [("occupation", _teacher_of(m.group(1)))], 0.75, change_when=_NOW),
     Rule("ru.job.po_professii", _r(rf"\b(?:по\s+профессии\s+я|я\s+по\s+профессии|моя\s+профессия)\s*(?:[—–:-]|это)?"
                                    rf"\s*((?:{WORD}\s+){{0,2}}{WORD})"),
          one("occupation", transform=lambda raw: _job_nominative(raw, lexicon=False)), 0.9, change_when=_NOW),
@@ -513,6 +530,12 @@ RULES: tuple[Rule, ...] = (
          _likes(("accs",)), 0.75),
     Rule("ru.likes.nravitsya", _r(rf"\bмне\s+(?:очень\s+)?нрав(?:ится|ятся)\s+([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)"
                                   rf"(?=\s*(?:$|[.!;]|\bно\b|\bпотому\b))"), _likes(("nomn",)), 0.75),
+    # "Мой любимый цвет — зелёный", "моя любимая книга – «Мастер и Маргарита»": a favourite of a thing the English
+    # key names (`FAVORITE_THINGS`). The thing stands right after "любимый", the value after a dash or "это".
+    Rule("ru.favorite", _r(rf"\bмо(?:й|я|ё|е|и)\s+(?:самы[йея]\s+|самая\s+|самое\s+)?любим(?:ый|ая|ое|ые)\s+"
+                           rf"([{CYR}]+(?:\s+[{CYR}]+)?)\s*(?:[—–:-]\s*(?:это\s+)?|это\s+)"
+                           rf"([«\"“]?[{CYR}A-Za-z0-9][^.!?;,()]{{0,40}}?)(?=\s*(?:$|[.!?;,(]|\bно\b|\bпотому\b))"),
+         lambda m: favorite(m.group(1), m.group(2)), 0.8),
     # "моё хобби — акварель", "я увлекаюсь фотографией и йогой": the key names itself.
     Rule("ru.hobbies.moe", _r(rf"\bмо(?:ё|е|и)\s+(?:главное\s+|любимое\s+)?хобби\s*(?:[—–:-]\s*(?:это\s+)?|это\s+)"
                               rf"([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)(?=\s*(?:$|[.!;(…]|\bно\b|,\s*(?:а|хотя|когда)\b))"),

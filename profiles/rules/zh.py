@@ -11,11 +11,23 @@ import re
 from dataclasses import replace
 
 from profiles.keys import language_code, timezone_canonical, zh_number
-from profiles.rules.common import Emit, Rule, RuleFact, SentenceFilters, lexicon, one, run_rules
+from profiles.rules.common import (
+    FAVORITE_THINGS,
+    Emit,
+    Rule,
+    RuleFact,
+    SentenceFilters,
+    favorite,
+    lexicon,
+    one,
+    run_rules,
+)
 
 HAN = "\u4e00-\u9fff"
 NUM = r"(\d{1,3}|[零一二两三四五六七八九十百]{1,4})"
 RUN = rf"([{HAN}A-Za-z][{HAN}A-Za-z0-9·\-]{{0,11}})"
+# The Chinese things a favourite is of (`FAVORITE_THINGS`), longest first: 歌手 before 歌.
+_ZH_THINGS = "|".join(sorted((w for w in FAVORITE_THINGS if re.match(f"[{HAN}]", w)), key=len, reverse=True))
 LANG_NAME = (r"(?:中文|汉语|普通话|英文|英语|俄语|俄文|日语|日文|韩语|韩文|法语|法文|德语|德文|西班牙语|意大利语"
              r"|葡萄牙语|粤语|广东话|阿拉伯语|乌克兰语)")
 LANG = f"({LANG_NAME})"
@@ -388,6 +400,10 @@ RULES: tuple[Rule, ...] = (
     # "我的爱好是弹吉他和爬山", "我的业余爱好就是看书": the key names itself, so the list is the value.
     Rule("zh.hobbies", re.compile(rf"我的?(?:业余|兴趣)?爱好(?:是|就是|有|主要是)?[:：]?"
                                   rf"({RUN[1:-1]}(?:[、/]{RUN[1:-1]})*)"), _hobbies, 0.85),
+    # "我最喜欢的颜色是蓝色", "我最爱的电影是《霸王别姬》": a favourite of a thing the English key names.
+    Rule("zh.favorite", re.compile(rf"我(?:最)?(?:喜欢|爱)的({_ZH_THINGS})(?:是|就是)"
+                                   rf"([《“\"]?[{HAN}A-Za-z0-9][^，。！？,.!?；;]{{0,20}}?)(?=$|[，。！？,.!?；;])"),
+         lambda m: favorite(m.group(1), m.group(2)), 0.8),
     Rule("zh.likes", re.compile(rf"我(?:很|非常|特别|最|真的|也|还|超)?(?:喜欢|热爱|喜爱|爱(?!好))(?!上){RUN}"),
          one("likes", transform=_likes), 0.75),
     Rule("zh.dislikes", re.compile(rf"我(?:很|非常|特别|最|真的|超)?(?:讨厌|不喜欢|受不了|反感)(?!你|他|她){RUN}"),

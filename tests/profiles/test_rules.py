@@ -313,3 +313,32 @@ def test_an_abbreviations_dot_ends_no_sentence(text: str, employer: str) -> None
 ])
 def test_a_job_held_for_a_while(text: str, facts: set[tuple[str, str]]) -> None:
     assert {(f.key, f.value) for f in extract(text) if f.key in ("occupation", "employer")} == facts
+
+
+@pytest.mark.parametrize(("text", "facts"), [
+    # A QA pass: "Мой любимый цвет — зелёный" and "我最喜欢的颜色是蓝色" gave nothing, where "my favorite color is
+    # teal" gave favorite_color. One key in every language.
+    ("My favorite color is teal.", {("favorite_color", "teal")}),
+    ("Мой любимый цвет — зелёный.", {("favorite_color", "зелёный")}),
+    ("Моя любимая книга – «Мастер и Маргарита».", {("favorite_book", "Мастер и Маргарита")}),
+    ("Мой любимый писатель — Пелевин, но читаю я мало.", {("favorite_author", "Пелевин")}),
+    ("我最喜欢的颜色是蓝色。", {("favorite_color", "蓝色")}),
+    ("我最爱的电影是《霸王别姬》。", {("favorite_movie", "霸王别姬")}),
+    # Someone else's favourite is not the user's.
+    ("Её любимый цвет — красный.", set()),
+    ("我妈妈最喜欢的颜色是红色。", set()),
+])
+def test_a_favorite_in_three_languages(text: str, facts: set[tuple[str, str]]) -> None:
+    assert {(f.key, f.value) for f in extract(text)} == facts
+
+
+@pytest.mark.parametrize(("text", "job"), [
+    # A QA pass: "Я преподаю английский в школе" gave no job, where "I teach math" is a math teacher.
+    ("Я преподаю английский в школе.", "преподаватель английского"),
+    ("Преподаю математику в лицее.", "преподаватель математики"),
+    ("Я преподаю в университете.", "преподаватель"),
+    ("I teach math at a high school.", "math teacher"),
+    ("Мама преподаёт химию.", None),
+])
+def test_teaching_a_subject_is_a_job(text: str, job: str | None) -> None:
+    assert {f.value for f in extract(text) if f.key == "occupation"} == ({job} if job else set())
