@@ -67,6 +67,22 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("allergies", multi=True, synonyms=("allergy", "аллергия", "过敏")),
 )
 BY_NAME: dict[str, KeySpec] = {spec.name: spec for spec in KEYS}
+
+# What a favourite is of, in Russian and Chinese, as the English key says it ("мой любимый цвет — зелёный",
+# "我最喜欢的颜色是蓝色" → favorite_color, as "my favourite colour is green" is): one key in every language.
+FAVORITE_THINGS: dict[str, str] = {
+    "цвет": "color", "фильм": "movie", "книга": "book", "книжка": "book", "еда": "food", "блюдо": "dish",
+    "музыка": "music", "группа": "band", "писатель": "author", "писательница": "author", "напиток": "drink",
+    "спорт": "sport", "вид спорта": "sport", "животное": "animal", "сериал": "show", "игра": "game",
+    "песня": "song", "певец": "singer", "певица": "singer", "исполнитель": "artist", "время года": "season",
+    "город": "city", "актёр": "actor", "актер": "actor", "актриса": "actress", "фрукт": "fruit", "цветок": "flower",
+    "цветы": "flower", "праздник": "holiday", "кухня": "cuisine", "художник": "artist", "поэт": "poet",
+    "颜色": "color", "电影": "movie", "书": "book", "食物": "food", "菜": "dish", "音乐": "music", "乐队": "band",
+    "作家": "author", "饮料": "drink", "运动": "sport", "动物": "animal", "电视剧": "show", "游戏": "game",
+    "歌": "song", "歌曲": "song", "歌手": "singer", "季节": "season", "城市": "city", "演员": "actor", "水果": "fruit",
+    "花": "flower", "节日": "holiday", "画家": "artist", "诗人": "poet",
+}
+
 KEY_ORDER: dict[str, int] = {spec.name: i for i, spec in enumerate(KEYS)}
 
 
@@ -105,6 +121,13 @@ _AMERICAN = {
     "aluminium": "aluminum", "analyse": "analyze", "sceptic": "skeptic", "paediatrician": "pediatrician",
     "enrolment": "enrollment",
 }
+
+
+def british_spellings(words: str) -> list[str]:
+    """The British spellings of the American words of `words` ("favorite color" → "favourite", "colour"): a
+    question may ask for a key in either ("what's my favourite colour?")."""
+    british = {american: brit for brit, american in _AMERICAN.items()}
+    return [british[word] for word in words.lower().split() if word in british]
 
 
 def _american(word: str) -> str:

@@ -14,7 +14,7 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 from memoryhub.registry import Decision
 from memoryhub.text import HAN_CHAR, analyze, pronoun_terms
 from profiles.conf import confidence_threshold
-from profiles.keys import BY_NAME, KEY_ORDER, value_norm
+from profiles.keys import BY_NAME, FAVORITE_THINGS, KEY_ORDER, british_spellings, value_norm
 from profiles.models import FactEvent, UserProfile
 
 CONTEXT_HEADERS = {
@@ -105,6 +105,10 @@ def key_terms(key: str) -> frozenset[str]:
     left out, and the analyzer's stopwords: "where" asks for nothing by itself)."""
     spec = BY_NAME.get(key)
     texts = [key.replace("_", " "), *(spec.synonyms if spec else ()), *_QUESTION_CUES.get(key, ())]
+    if key.startswith("favorite_"):
+        # "Какой мой любимый цвет?", "我最喜欢的颜色是什么？" ask for favorite_color (FAVORITE_THINGS).
+        texts += [word for word, what in FAVORITE_THINGS.items() if what == key.removeprefix("favorite_")]
+        texts += ["любимый", "любимая", "любимое", "最喜欢", "最爱", *british_spellings(key.replace("_", " "))]
     # Not the single characters a Chinese word is also indexed by (年龄 → 年, 龄): 年 and 大 ask for no age.
     return frozenset(term for text in texts for term in analyze(text)
                      if not (len(term) == 1 and HAN_CHAR.match(term) and term != text)) - pronoun_terms()

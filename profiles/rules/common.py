@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from itertools import takewhile
 
 from memoryhub.text import split_sentences
+from profiles.keys import FAVORITE_THINGS
 
 # (key, value) or (key, value, confidence) when a builder knows better than its rule's default.
 Emit = list[tuple[str, str] | tuple[str, str, float]]
@@ -222,22 +223,6 @@ class SharedSubject:
         said = f"{self.pronoun} "
         return [replace(f, evidence=f.evidence[len(said):]) if f.evidence not in sentence
                 and f.evidence.startswith(said) and f.evidence[len(said):] in sentence else f for f in facts]
-
-
-# What a favourite is of, in Russian and Chinese, as the English key says it ("мой любимый цвет — зелёный",
-# "我最喜欢的颜色是蓝色" → favorite_color, as "my favourite colour is green" is): one key in every language.
-FAVORITE_THINGS: dict[str, str] = {
-    "цвет": "color", "фильм": "movie", "книга": "book", "книжка": "book", "еда": "food", "блюдо": "dish",
-    "музыка": "music", "группа": "band", "писатель": "author", "писательница": "author", "напиток": "drink",
-    "спорт": "sport", "вид спорта": "sport", "животное": "animal", "сериал": "show", "игра": "game",
-    "песня": "song", "певец": "singer", "певица": "singer", "исполнитель": "artist", "время года": "season",
-    "город": "city", "актёр": "actor", "актер": "actor", "актриса": "actress", "фрукт": "fruit", "цветок": "flower",
-    "цветы": "flower", "праздник": "holiday", "кухня": "cuisine", "художник": "artist", "поэт": "poet",
-    "颜色": "color", "电影": "movie", "书": "book", "食物": "food", "菜": "dish", "音乐": "music", "乐队": "band",
-    "作家": "author", "饮料": "drink", "运动": "sport", "动物": "animal", "电视剧": "show", "游戏": "game",
-    "歌": "song", "歌曲": "song", "歌手": "singer", "季节": "season", "城市": "city", "演员": "actor", "水果": "fruit",
-    "花": "flower", "节日": "holiday", "画家": "artist", "诗人": "poet",
-}
 
 
 def favorite(thing: str, value: str) -> Emit:

@@ -568,13 +568,16 @@ def test_a_correction_the_recent_turns_show_is_not_repeated(tenant) -> None:
     ("where do I work?", ("employer", "occupation")), ("где я сейчас живу?", "location"),
     ("в каком городе я живу?", "location"),
     ("我现在住在哪里？", "location"), ("我在哪个公司上班？", "employer"), ("how old am I?", "age"),
+    # A favourite by the thing it is of, in each language (the key is English: favorite_color).
+    ("what's my favourite colour?", "favorite_color"), ("Какой мой любимый цвет?", "favorite_color"),
+    ("我最喜欢的颜色是什么？", "favorite_color"),
 ])
 def test_a_profile_line_the_question_asks_for_by_other_words_comes_first(tenant, query: str,
                                                                          first: str | tuple[str, ...]) -> None:
     """QA: at 50 tokens "where do I live now?" kept name, occupation and employer and cut `location: Seattle`:
     only the key's own word ("what is my location?") put the line first."""
     for key, value in [("name", "Emma Stone"), ("age", "34"), ("occupation", "UX designer"), ("employer", "Amazon"),
-                       ("location", "Seattle"), ("hobbies", "climbing")]:
+                       ("location", "Seattle"), ("hobbies", "climbing"), ("favorite_color", "teal")]:
         fact_upsert(tenant=tenant, user_id="u1", key=key, value=value, source="api")
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=50)
     lines = _text(context, "profile").splitlines()
