@@ -330,7 +330,9 @@ def _weekend(anchor: date, m: re.Match[str], past: bool | None, query: bool = Fa
         return [_relative_unit(0, "weekend", anchor)]
     if past is None and query and _asks_about_plan(_sentence(m)):
         return _either_side(_relative_unit(-1, "weekend", anchor), _relative_unit(1, "weekend", anchor))
-    if past is None or (not query and _arranged_for(m)):
+    if not query and _arranged_for(m):
+        past = False  # what was arranged for a weekend is ahead, whatever the caller's tense
+    elif past is None:
         past = _tense_at(m) is True
     return [_relative_unit(-1 if past else 1, "weekend", anchor)]
 
@@ -352,8 +354,9 @@ def _bare_weekday(anchor: date, weekday: int, m: re.Match[str], past: bool | Non
         return []
     if past is None and query and anchor.weekday() != weekday and _asks_about_plan(sentence):
         return _either_side(_day(_weekday_before(anchor, weekday)), _day(_weekday_after(anchor, weekday)))
-    if past is None or (not query and _arranged_for(m)):
-        # What was arranged for a day is ahead whatever the caller's tense (`_arranged_for`).
+    if not query and _arranged_for(m):
+        past = False  # what was arranged for a day is ahead, whatever the caller's tense (`_arranged_for`)
+    elif past is None:
         past = _tense_at(m)
     if past is None and anchor.weekday() == weekday:
         return [_day(anchor)]

@@ -121,13 +121,13 @@ _AMERICAN = {
     "aluminium": "aluminum", "analyse": "analyze", "sceptic": "skeptic", "paediatrician": "pediatrician",
     "enrolment": "enrollment",
 }
+_BRITISH = {american: british for british, american in _AMERICAN.items()}
 
 
 def british_spellings(words: str) -> list[str]:
     """The British spellings of the American words of `words` ("favorite color" → "favourite", "colour"): a
     question may ask for a key in either ("what's my favourite colour?")."""
-    british = {american: brit for brit, american in _AMERICAN.items()}
-    return [british[word] for word in words.lower().split() if word in british]
+    return [_BRITISH[word] for word in words.lower().split() if word in _BRITISH]
 
 
 def _american(word: str) -> str:

@@ -220,9 +220,14 @@ class SharedSubject:
         facts = extract(expanded)
         if expanded == sentence:
             return facts
-        said = f"{self.pronoun} "
-        return [replace(f, evidence=f.evidence[len(said):]) if f.evidence not in sentence
-                and f.evidence.startswith(said) and f.evidence[len(said):] in sentence else f for f in facts]
+        return evidence_as_written(facts, sentence, f"{self.pronoun} ")
+
+
+def evidence_as_written(facts: list[RuleFact], written: str, added: str) -> list[RuleFact]:
+    """`facts` read from `written` with the subject `added` said again before it (a shared subject, a Chinese
+    subjectless clause): each evidence as the user wrote it, without that subject."""
+    return [replace(f, evidence=f.evidence[len(added):]) if f.evidence not in written and f.evidence.startswith(added)
+            and f.evidence[len(added):] in written else f for f in facts]
 
 
 def favorite(thing: str, value: str) -> Emit:

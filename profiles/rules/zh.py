@@ -8,7 +8,6 @@ a clause without a subject inherits 我 from an earlier clause of the same sente
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from profiles.keys import language_code, timezone_canonical, zh_number
 from profiles.rules.common import (
@@ -17,6 +16,7 @@ from profiles.rules.common import (
     Rule,
     RuleFact,
     SentenceFilters,
+    evidence_as_written,
     favorite,
     lexicon,
     one,
@@ -523,9 +523,7 @@ def extract_sentence(sentence: str, *, opens_message: bool = False) -> list[Rule
                                            pet.rule, f"{pet.evidence}，{named.group(0)}")
         found = run_rules(text, RULES, filters)
         if text != clause:
-            # The evidence as the user wrote it, without the 我 said again for them.
-            found = [replace(f, evidence=f.evidence[1:]) if f.evidence.startswith("我") and f.evidence not in clause
-                     and f.evidence[1:] in clause else f for f in found]
+            found = evidence_as_written(found, clause, "我")
         pet = next((f for f in found if f.key == "pets" and "(" not in f.value), None)
         out.extend(found)
     return out
