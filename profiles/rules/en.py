@@ -27,9 +27,11 @@ PLACE = r"(?-i:[A-Z][\w'’\-]*(?:\s+(?:[A-Z][\w'’\-]*|de|del|do|da|am|upon|on
 # A capitalised name, with the kind of place it is when that follows in lower case ("St Mary hospital").
 ORG = (r"(?-i:[A-Z][\w&'’.\-]*(?:\s+[A-Z&][\w&'’.\-]*){0,3}(?:\s+(?:hospital|clinic|school|college|university"
        r"|academy|institute|library|museum|hotel|restaurant|cafe|café|bakery|bank|store|shop|factory|studio)\b)?)")
-NP = r"((?:[a-z][a-z\-]*\s+){0,3}?[a-z][a-z\-]*)"
-NP_END = (r"(?=\s*(?:$|[,.!;:)]|(?:at|in|for|with|from|and|by|who|since|on|working|based|but|so|now|nowadays"
-          r"|currently|these\s+days|there|here)\b))")
+# A word of a noun phrase ends in a letter, and the words that end the phrase stand apart: "a stay-at-home mom"
+# is not "a stay-" before "at".
+NP = r"((?:[a-z](?:[a-z\-]*[a-z])?\s+){0,3}?[a-z](?:[a-z\-]*[a-z])?)"
+NP_END = (r"(?=\s*(?:$|[,.!;:)])|\s+(?:at|in|for|with|from|and|by|who|since|on|working|based|but|so|now|nowadays"
+          r"|currently|these\s+days|there|here)\b)")
 NUM_WORD = (
     r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\s-](?:one|two|three|four|five|six|seven|eight"
     r"|nine))?|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|ten"
@@ -238,6 +240,8 @@ _NOW_JOB = _r(r"\b(?:now|nowadays|these\s+days)\b")
 # Kinds of workplace one quits by their kind ("I quit the hospital"): the employer whose name ends in it.
 WORKPLACES = (r"(hospital|clinic|school|college|university|company|firm|bank|agency|office|store|shop|restaurant"
               r"|cafe|café|bakery|factory|startup|studio|lab|library|museum|hotel|practice|department|ministry)")
+# "I got hired", "I've been hired": a new job, said of its start ("I was hired as a waiter once" may be long gone).
+HIRED = r"(?:got|(?:have\s+)?been)\s+hired"
 _ADV_DONE = r"(?:(?:just|finally|recently|officially|already|actually)\s+)*"
 
 
@@ -343,17 +347,29 @@ RULES: tuple[Rule, ...] = (
          lambda m: [("location", _place(m.group(1) or m.group(2)))], 0.8),
     Rule("en.location.based_in", _r(rf"\b{I_AM}\s+{ADV}(?:living|based|located|residing)\s+in\s+(?:the\s+)?({PLACE})"),
          one("location", transform=_place), 0.9),
-    Rule("en.location.moved_to", _r(rf"\b(?:i|we)(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have|already|also)\s+)*"
+    # "Just moved to Seattle!": the subject left out at the start of a sentence, or of a later clause in a sentence
+    # that opens on the speaker ("I'm Kate, moved to Lisbon last year"; not "My sister Anna, moved to…").
+    Rule("en.location.moved_to", _r(rf"(?:\b(?:i|we)(?:'ve|’ve)?\s+|(^|[,;]\s*)\W*(?:(?:so|well|oh|btw|also|and|"
+                                    rf"anyway)\W+)*)(?:(?:just|recently|finally|have|already|also)\s+)*"
                                     rf"(?:moved|relocated)\s+(?:back\s+)?to\s+(?:the\s+)?({PLACE})"),
-         one("location", transform=_place), 0.8, change=True),
+         lambda m: [] if m.group(1) is not None and m.start() > 0 and not _first_person(m.string)
+         else [("location", _place(m.group(2)))], 0.8, change=True),
     # "I started a new job as a UX designer at Amazon": the job may come between.
     Rule("en.employer.new_job", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have)\s+)*(?:started\s+"
-                                   rf"(?:a\s+new\s+job|working)|(?:got|landed|took)\s+a\s+(?:new\s+)?job)"
+                                   rf"(?:a\s+new\s+job|working)|(?:got|landed|took)\s+a\s+(?:new\s+)?job|{HIRED})"
                                    rf"(?:\s+as\s+(?:a|an|the)\s+[^,.;!?]{{1,40}}?)?\s+(?:at|for|with)\s+({ORG})"),
          one("employer"), 0.8, change=True),
-    Rule("en.job.new_job", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have)\s+)*(?:started|got|landed|took"
-                              rf"|accepted)\s+a\s+(?:new\s+)?(?:job|position|role)\s+as\s+(?:a|an|the)\s+{NP}{NP_END}"),
+    Rule("en.job.new_job", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have)\s+)*(?:(?:started|got|landed|took"
+                              rf"|accepted)\s+a\s+(?:new\s+)?(?:job|position|role)|{HIRED})\s+as\s+(?:a|an|the)\s+"
+                              rf"{NP}{NP_END}"),
          one("occupation", transform=_job), 0.8, change=True),
+    # "I got a job at Microsoft as a data scientist", "I got hired by Stripe as an engineer": where, then the job.
+    Rule("en.job.new_job_at_as", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have|officially)\s+)*"
+                                    rf"(?:(?:started|got|landed|took|accepted)\s+a\s+(?:new\s+)?(?:job|position|role)"
+                                    rf"|started\s+working|{HIRED})\s+(?:at|with|by)\s+(?:the\s+)?({ORG})\s+as\s+"
+                                    rf"(?:a|an|the)\s+{NP}{NP_END}"),
+         lambda m: [("employer", m.group(1)), ("occupation", job)] if (job := _job_in_lexicon(m.group(2))) else [],
+         0.8, change=True),
     # "I started at Morningstar", "I've just joined Stripe": a new employer, said as the change it is.
     Rule("en.employer.started_at", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have|officially)\s+)*"
                                       rf"(?:started\s+at|joined)\s+(?:the\s+)?({ORG}){PLACE_END}"),

@@ -400,6 +400,8 @@ def _r(pattern: str) -> re.Pattern[str]:
 # "теперь я дизайнер", "теперь работаю в Озоне": the job of today, said against the one before.
 _NOW = _r(r"\bтеперь\b")
 _DONE = r"(?:недавно|уже|наконец|только\s+что|вчера|сегодня|официально)"
+# Joining a job: "перешла", "устроился", and "меня взяли" ("Меня взяли в Яндекс дизайнером").
+_JOINED = rf"(?:перешёл|перешел|перешла|устроил(?:ся|ась)|меня\s+(?:{_DONE}\s+)*взяли)"
 
 
 RULES: tuple[Rule, ...] = (
@@ -453,15 +455,18 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.location.my_s", _r(rf"\bмы\s+с\s+[{CYR}]+\s+(?:недавно\s+|уже\s+)?(?:живём\s+в\s+{PLACE}"
                                 rf"|живем\s+в\s+{PLACE})"),
          lambda m: [("location", v)] if (v := _place(("loct", "datv"))(m.group(1) or m.group(2))) else [], 0.8),
-    Rule("ru.location.pereehali", _r(rf"\b(?:я|мы)(?:\s+с\s+[{CYR}]+)?\s+(?:(?:недавно|уже|наконец|только\s+что|"
-                                     rf"всей\s+семьёй|всей\s+семьей)\s+)*переехал[аи]?\s+в\s+{PLACE}"),
+    # "Недавно переехал в Тбилиси": a past verb with no subject at the start of a sentence is the speaker's, as in
+    # "перешла в Яндекс" below.
+    Rule("ru.location.pereehali", _r(rf"(?:\b(?:я|мы)(?:\s+с\s+[{CYR}]+)?\s+|^\W*(?:{_OPENERS}\W+)*)"
+                                     rf"(?:(?:недавно|уже|наконец|только\s+что|всей\s+семьёй|всей\s+семьей)\s+)*"
+                                     rf"переехал[аи]?\s+в\s+{PLACE}"),
          one("location", transform=_place(("accs",))), 0.8, change=True),
     # "я дизайнер в Яндексе": the job with its employer.
     Rule("ru.job.ya_v_org", _r(rf"\bя\s*[—–-]?\s*{ADV}((?:{WORD}\s+){{0,2}}?{WORD})\s+в\s+(?:компании\s+)?[«\"]?"
                                rf"{PLACE}"), _job_at_org, 0.85, change_when=_NOW),
     # "я устроился программистом", "перешла в Яндекс дизайнером": a new job, said as the change it is.
-    Rule("ru.job.pereshel", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*(?:перешёл|перешел|перешла|устроил(?:ся|ась))\s+"
-                               rf"(?:работать\s+)?(?:в\s+(?:компанию\s+)?[«\"]?{PLACE}[»\"]?\s+)?"
+    Rule("ru.job.pereshel", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*{_JOINED}\s+"
+                               rf"(?:работать\s+|на\s+работу\s+)?(?:в\s+(?:компанию\s+)?[«\"]?{PLACE}[»\"]?\s+)?"
                                rf"((?:{WORD}\s+){{0,1}}{WORD})"),
          one("occupation", 2, transform=_job_ablt_known), 0.8, change=True),
     # "я уволился из Сбербанка", "ушла из больницы": that employer is no longer the user's.
@@ -473,8 +478,8 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.employer.uvolilsya", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*(?:уволил(?:ся|ась)(?!\s+(?:из|с|со)\s)"
                                      rf"|(?:уволил(?:ся|ась)|уш(?:ёл|ел|ла))\s+с\s+работы)"),
          lambda _m: [("employer", "")], 0.8, ends=True),
-    Rule("ru.employer.pereshel", _r(rf"\bя\s+(?:(?:недавно|уже|наконец|только\s+что)\s+)*(?:перешёл|перешел|перешла"
-                                    rf"|устроил(?:ся|ась))\s+(?:работать\s+)?в\s+(?:компанию\s+)?[«\"]?{PLACE}"),
+    Rule("ru.employer.pereshel", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*{_JOINED}\s+(?:работать\s+|на\s+работу\s+)?в\s+"
+                                    rf"(?:компанию\s+)?[«\"]?{PLACE}"),
          one("employer", transform=_employer_accs), 0.8, change=True),
     Rule("ru.hometown.iz", _r(rf"\b(?:я\s+(?:сам[а]?\s+)?(?:родом\s+)?|родом\s+)из\s+{PLACE}"),
          one("hometown", transform=_place(("gent",))), 0.85),

@@ -43,14 +43,14 @@ SINCE = rf"(?:(?:从|自从?)?{_WHEN}(?:起|开始|以来)|这几年|这些年|�
 MOVED_WHEN = rf"(?:(?:在)?{_WHEN}(?:的时候)?|[\d一二两三四五六七八九十几]+(?:年|个月)前)"
 # How one usually is: 我平时住在厦门, 我在家一般讲粤语, 我一直吃素.
 USUALLY = r"(?:平时|平常|平日|日常|常年|长期|一般|通常)"
-# Words that end a value: particles, the next predicate, time words.
+# Words that end a value: particles, the next predicate, time words (搬到杭州以后: the place, then when).
 def _alternation(words: str) -> str:
     return "(?:" + "|".join(words.split()) + ")"
 
 
 _VALUE_END = re.compile("(" + _alternation("""
 今年 现在 目前 已经 是 在 住 来自 和 跟 我 的 了 啊 呀 哦 吧 呢 就行 就好 就可以 岁 从 做 也
-工作 上班 生活 定居 居住 出生 长大 这边 那边 一带 附近
+工作 上班 生活 定居 居住 出生 长大 这边 那边 一带 附近 以后 之后 以前 之前 以来
 """) + ")")
 COMMON_SURNAMES = set("".join(lexicon("""
 王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田
@@ -350,6 +350,9 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.employer.tiaocao", re.compile(rf"我(?:已经|最近|刚|刚刚|终于)*(?:跳槽到|跳槽去|入职)了?{ORG_RUN}"
                                            rf"(?=当|做|担任|负责|工作|上班|了|$|[，。！!,；;])"),
          one("employer", transform=_employer), 0.8, change=True),
+    # 我被腾讯录用了: hired, said from the other side.
+    Rule("zh.employer.luyong", re.compile(rf"我{_DONE}*被{ORG_RUN}(?:正式)?(?:录用|聘用|雇用|雇佣)"),
+         one("employer", transform=_employer), 0.8, change=True),
     # "我现在在德州": where they are now, which may be a trip: a known place, and reviewed ("现在在杭州工作" says
     # where they work).
     Rule("zh.location.xianzai_zai", re.compile(rf"我(?:现在|目前|如今)在{RUN}(?<!工作|上班|实习|读书|上学)(?=\W*$)"),
@@ -432,7 +435,7 @@ _ID_KEYS = {"手机号": "phone_number", "手机号码": "phone_number", "电话
 _ELIDED_START = re.compile(rf"^(?:今年|现在|目前|已经|是|住在|来自|在|从事|做|当|干|也是|还是|{USUALLY}"
                            r"|\d{1,3}岁|[一二两三四五六七八九十]{1,3}岁"
                            rf"|{SINCE}(?:就|都)?(?:现在|目前|一直|也|还)?(?:住|生活|定居|居住)在"
-                           rf"|{MOVED_WHEN}(?:已经|最近|刚|刚刚|终于|就)*搬(?:到|去|家到))")
+                           rf"|(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*搬(?:到|去|家到))")
 _OTHER_SUBJECT = re.compile(r"^(?:你|他|她|它|我们|你们|他们|她们|我[的]?(?:妈|爸|哥|姐|弟|妹|朋友|老公|老婆|丈夫|妻子|"
                             r"儿子|女儿|同事|老板|男朋友|女朋友|家人|爷|奶|外公|外婆))")
 

@@ -342,3 +342,68 @@ def test_a_favorite_in_three_languages(text: str, facts: set[tuple[str, str]]) -
 ])
 def test_teaching_a_subject_is_a_job(text: str, job: str | None) -> None:
     assert {f.value for f in extract(text) if f.key == "occupation"} == ({job} if job else set())
+
+
+@pytest.mark.parametrize(("text", "facts"), [
+    # A QA pass: "I got a job at Microsoft as a data scientist" stored the employer only, "Устроилась в Сбер
+    # аналитиком" the job only, and "Меня взяли в Яндекс дизайнером" and "我被腾讯录用了" nothing. A new job with
+    # where it is: both.
+    ("I got a job at Microsoft as a data scientist.", {("employer", "Microsoft"), ("occupation", "data scientist")}),
+    ("I just landed a job with Stripe as a backend engineer!",
+     {("employer", "Stripe"), ("occupation", "backend engineer")}),
+    ("I started working at Google as an engineer.", {("employer", "Google"), ("occupation", "engineer")}),
+    ("I've just been hired at Spotify as a designer.", {("employer", "Spotify"), ("occupation", "designer")}),
+    ("I got hired as a nurse at St. Mary's.", {("employer", "St. Mary's"), ("occupation", "nurse")}),
+    ("Устроилась в Сбер аналитиком.", {("employer", "Сбер"), ("occupation", "аналитик")}),
+    ("Меня взяли в Яндекс дизайнером!", {("employer", "Яндекс"), ("occupation", "дизайнер")}),
+    ("Меня недавно взяли на работу в Сбербанк.", {("employer", "Сбербанк")}),
+    ("我被腾讯录用了，做程序员。", {("employer", "腾讯"), ("occupation", "程序员")}),
+    # Long ago, a trip, a school, or someone else's job.
+    ("I was hired as a waiter once, it was awful.", set()),
+    ("My sister got a job at Microsoft as a data scientist.", set()),
+    ("Меня взяли в поход.", set()),
+    ("Брат устроился в Сбер.", set()),
+    ("我被北京大学录取了。", set()),
+    ("我弟弟被腾讯录用了。", set()),
+])
+def test_a_new_job_gives_the_job_and_where_in_three_languages(text: str, facts: set[tuple[str, str]]) -> None:
+    found = [f for f in extract(text) if f.key in ("occupation", "employer")]
+    assert {(f.key, f.value) for f in found} == facts
+    assert all(f.change for f in found)
+
+
+@pytest.mark.parametrize(("text", "job"), [
+    # A QA pass: "I'm a stay-at-home mom" gave nothing: the phrase ended at "stay-", before "at".
+    ("I'm a stay-at-home mom.", "stay-at-home mom"),
+    ("I'm a stay-at-home dad, and I love it.", "stay-at-home dad"),
+    ("Я домохозяйка.", "домохозяйка"),
+    ("我是全职妈妈。", "全职妈妈"),
+    # A word of the phrase does not end where another begins.
+    ("I'm a nurse at St. Mary's hospital.", "nurse"),
+    ("I'm a part-time barista in Leeds.", "part-time barista"),
+])
+def test_a_hyphenated_job_is_read_whole(text: str, job: str) -> None:
+    assert [f.value for f in extract(text) if f.key == "occupation"] == [job]
+
+
+@pytest.mark.parametrize(("text", "place"), [
+    # A QA pass: "Недавно переехал в Тбилиси" gave nothing, as did "Just moved to Seattle" and "刚搬到杭州": the
+    # subject left out at the start of a sentence is the speaker.
+    ("Just moved to Seattle last month!", "Seattle"),
+    ("So, recently moved to Austin.", "Austin"),
+    ("Hi! I'm Kate, moved to Lisbon last year.", "Lisbon"),
+    ("Недавно переехал в Тбилиси.", "Тбилиси"),
+    ("Кстати, недавно переехали в Казань.", "Казань"),
+    ("刚搬到杭州，还不太习惯。", "杭州"),
+    # The place, not the time after it.
+    ("我搬到杭州以后，就开始跑步了。", "杭州"),
+    # Someone else moved.
+    ("My sister just moved to Seattle.", None),
+    ("My sister Anna, moved to Seattle last year.", None),
+    ("Брат недавно переехал в Тбилиси.", None),
+    ("我妹妹刚搬到杭州。", None),
+])
+def test_a_move_without_its_subject_is_the_speakers(text: str, place: str | None) -> None:
+    found = [f for f in extract(text) if f.key == "location"]
+    assert [f.value for f in found] == ([place] if place else [])
+    assert all(f.change for f in found)
