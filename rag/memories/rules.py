@@ -508,7 +508,9 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
                     continue
             elif about == "user" and personal:
                 key = "facts_about_user"
-            elif is_past(tokens) and (first_person or about == "third_party"):
+            # A plan arranged in the past tense is still ahead: "I booked a dentist appointment for my daughter for
+            # Friday" is what the user's people have coming (below), not a past event.
+            elif is_past(tokens) and statement not in ("goals", "plans") and (first_person or about == "third_party"):
                 key, confidence = "past_events", 0.7
             # What the user tells about the people in their life is worth keeping too: "My mom is a teacher",
             # "Мой папа работает врачом", "我妈妈是老师", "I have two sisters".

@@ -143,3 +143,19 @@ def test_liking_what_the_turn_does_not_name_is_no_memory(said: str, kept: bool) 
 def test_a_memory_is_not_cut_at_an_abbreviation_or_a_numbers_dot(said: str, kept: str) -> None:
     output = consolidate_rules([Turn("bob", said, False, SAID)])
     assert kept in _kept(output), list(_kept(output))
+
+
+@pytest.mark.parametrize("said", [
+    "I booked a dentist appointment for my daughter for Friday.",
+    "Я записала сына к стоматологу на пятницу.",
+    "我给女儿预约了周五的牙医。",
+])
+def test_a_plan_arranged_in_the_past_tense_is_no_past_event(said: str) -> None:
+    """A QA pass: "I booked a dentist appointment for my daughter for Friday" was a past event (the booking's
+    tense), where the appointment is ahead: it is what the user's people have coming, dated to the coming Friday."""
+    output = consolidate_rules([Turn("bob", said, False, SAID)], "Neiri")
+    assert consolidation.validate_consolidation(output) == []
+    assert output["past_events"] == [], output
+    (item,) = output["key_facts"]
+    assert item["about"] == "third_party" and "plans" in item["tags"], item
+    assert "2026-12-04" in item["text"], item  # said on Thursday 3 December 2026: the coming Friday
