@@ -434,7 +434,33 @@ def _two_first_names(word: str, after: str) -> bool:
         any("Name" in p.tag.grammemes for p in morph().parse(word))
 
 
-def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = frozenset()) -> list[Tok]:
+# A possessive adjective made of a first name: "Анин жених" (Anya's fiancé), "Машина мама", "Димины родители".
+_RU_POSSESSIVE_ENDINGS = ("иного", "иному", "иной", "ином", "иным", "иных", "ину", "ина", "ино", "ины", "ин")
+
+
+def _ru_possessive_of(word: str, cue_word: str, cue: lexicon.Cue, said: Sequence[str]) -> str | None:
+    """The first name a possessive adjective is made of ("Анин" → Аня, "Димины" → Дима), or None. pymorphy has no
+    reliable reading of these: it gives "Анин" as a man's name. A stem may make two names ("Ленин": Лена or Лёня):
+    one said before in the conversation wins, then one of the other sex than a partner word's ("Ленин муж" is
+    Лена's), then the dictionary's likelier."""
+    ending = next((e for e in _RU_POSSESSIVE_ENDINGS if word.endswith(e) and len(word) > len(e) + 1), None)
+    if ending is None:
+        return None
+    readings: list[tuple[float, str, str | None]] = []
+    for name in (word[:-len(ending)] + "я", word[:-len(ending)] + "а"):
+        parses = [p for p in morph().parse(name) if "Name" in p.tag.grammemes and p.tag.case == "nomn"]
+        if parses and morph().word_is_known(name):
+            readings.append((max(p.score for p in parses), name, parses[0].tag.gender))
+    if not readings:
+        return None
+    partner_of = {p.tag.gender for p in morph().parse(cue_word) if p.tag.POS == "NOUN"} \
+        if cue.relation in ("spouse", "partner") else set()
+    readings.sort(key=lambda r: (r[1] not in said, r[2] in partner_of, -r[0]))
+    return readings[0][1]
+
+
+def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = frozenset(),
+                  said: Sequence[str] = ()) -> list[Tok]:
     raw = _raw_tokens(sentence)
     norms = [normalize(t) for t in raw]
     # Cue spans first: a cue word is never a name ("Мама сказала"). Then relation verbs ("работаем").
@@ -470,10 +496,15 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
             pet_at[i] = span
         i += span or 1
     in_pet = {k for start, span in pet_at.items() for k in range(start, start + span)}
+    # "Дима, Анин жених": the name whose the cue word after it is, as "Amy's fiancé" (it was a person "Анин").
+    owner_of_cue = {start - 1: name for start, (cue, _) in cue_at.items()
+                    if isinstance(cue, lexicon.Cue) and start > 0 and start - 1 not in in_cue | in_pet
+                    and CYR.search(raw[start - 1]) and _is_cap(raw[start - 1])
+                    and (name := _ru_possessive_of(raw[start - 1], norms[start], cue, said))}
     is_name = [False] * len(raw)
     cued: set[int] = set()  # names a cue word stands before, and the names listed after them
     for k, token in enumerate(raw):
-        if k in in_cue or k in in_pet or token.startswith("@") or not token[:1].isalpha():
+        if k in in_cue or k in in_pet or k in owner_of_cue or token.startswith("@") or not token[:1].isalpha():
             continue
         initial = k == first_word or (k > 0 and raw[k - 1] in {"«", '"', "“", ":"})
         after_cue = k - 1 in noun_cue or (k >= 2 and k - 2 in noun_cue and raw[k - 1] == ",")
@@ -528,6 +559,11 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
         if k in pet_at:
             toks.append(_pet_tok(raw, norms, k, pet_at[k]))
             k += pet_at[k]
+            continue
+        if k in owner_of_cue:
+            toks.append(Tok("NAME", owner_of_cue[k], mention=Mention(name=owner_of_cue[k]), possessive=True,
+                            script="ru"))
+            k += 1
             continue
         if token.startswith("@"):
             username = clean_username(token)
@@ -638,7 +674,7 @@ def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mentio
         said = [m.name for m in context if m.name and not m.kin_word and HAN.search(m.name) and len(m.name) >= 2]
         toks = tokens_zh(scan, known, latin=lambda phrase: _tokens_en_ru(phrase, known, persons), said=said)
     else:
-        toks = _tokens_en_ru(scan, known, persons)
+        toks = _tokens_en_ru(scan, known, persons, said=[m.name for m in context if m.name])
     toks, relations = read_phrases(toks, context)
     mentions = [t.mention for t in toks if t.kind == "NAME" and t.mention and t.mention.name]
     # A question states nothing ("what's my sister's name?", "Did Anna call?"): who it names counts a

@@ -675,6 +675,10 @@ def _circles_and_relations(*texts: str, known: tuple[KnownPerson, ...] = ()) -> 
     # And "Жених Ани Дима" was one person, "Ани Дима": two first names in a row are two people.
     (("Моя сестра Аня выходит замуж в июне.", "Жених Ани Дима работает поваром."), "Дима", "Аня"),
     (("Моя сестра Аня выходит замуж в июне.", "Дима, жених Ани, работает поваром."), "Дима", "Аня"),
+    # "Анин жених" (Anya's fiancé) made a person "Анин" and the user's own fiancé: a possessive adjective of a first
+    # name is whose the cue is, as "Amy's" is.
+    (("Моя сестра Аня выходит замуж в июне.", "Дима, Анин жених, работает поваром."), "Дима", "Аня"),
+    (("Моя сестра Аня выходит замуж в июне.", "Анин жених Дима работает поваром."), "Дима", "Аня"),
     (("我妹妹王芳六月要结婚了。", "王芳的未婚夫李杰是厨师。"), "李杰", "王芳"),
     # 小雨 is also "light rain": opening a sentence it is a name because the conversation said it as one.
     (("我妹妹小雨六月要结婚了。", "小雨的未婚夫阿杰是厨师。"), "阿杰", "小雨"),
@@ -708,3 +712,21 @@ def test_the_owners_circle_may_be_known_from_an_earlier_batch(text: str, owner: 
 ])
 def test_two_russian_first_names_in_a_row_are_two_people(sentence: str, names: list[str]) -> None:
     assert names_in(sentence) == names
+
+
+@pytest.mark.parametrize(("sentence", "people", "relation"), [
+    # A possessive adjective of a first name names its owner, not a person of its own, nor the user's relative.
+    ("Машина мама приехала в гости.", {"Маша": None}, None),
+    ("Димины родители живут в Туле.", {"Дима": None}, None),
+    ("Колин брат Петя приехал.", {"Коля": None, "Петя": None}, ("Петя", "Коля", "sibling")),
+    # A stem of two names: a partner word's owner is of the other sex ("Ленин муж" is Лена's, "Ленина жена" Лёня's).
+    ("Ленин муж Олег — врач.", {"Лена": None, "Олег": None}, ("Олег", "Лена", "spouse")),
+    ("Ленина жена Оля — врач.", {"Леня": None, "Оля": None}, ("Оля", "Леня", "spouse")),
+    # "Машина" is also a car.
+    ("Машина сломалась.", {}, None),
+])
+def test_a_russian_possessive_adjective_of_a_name_is_its_owner(sentence: str, people: dict[str, Any],
+                                                                relation: tuple[str, str, str] | None) -> None:
+    circles, relations = _circles_and_relations(sentence)
+    assert circles == people
+    assert relations == ({relation} if relation else set())
