@@ -391,10 +391,11 @@ def context_assemble(
     # the daughter (`circle_topic_terms`; at 120 tokens the daughter alone was shown).
     lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id),
                           _whole_words(asked) | related, asks=lambda line: circle_topic_terms(_circle_of(line)))
-    if related:
+    if named := _whole_words(asked) | related:
         # The one so named before those whose bio merely mentions them: "我老公是做什么的？" put the daughter first,
-        # her bio saying "我老公张伟是医生" as his does, and at 150 tokens the husband's line was not shown.
-        lines.sort(key=lambda line: not related & _name_terms(line[1]))
+        # her bio saying "我老公张伟是医生" as his does, and at 150 tokens the husband's line was not shown; "Что
+        # случилось с Пашей?" put his wife Лена first, her bio saying "Ленин муж Паша попал в аварию".
+        lines.sort(key=lambda line: not named & _name_terms(line[1]))
     remaining -= _pack_clipping(block, _lines(lines), min(remaining, _share(shares["inner_circle"], budget)), query)
     blocks.append(block)
     circle = block

@@ -730,3 +730,13 @@ def test_a_russian_possessive_adjective_of_a_name_is_its_owner(sentence: str, pe
     circles, relations = _circles_and_relations(sentence)
     assert circles == people
     assert relations == ({relation} if relation else set())
+
+
+@pytest.mark.parametrize(("sentence", "names"), [
+    # QA (`make run`): "小雨的老公阿杰出了车祸" found no 阿杰: jieba cuts 阿|杰出 ("outstanding"), and 出 ended no name.
+    ("小雨的老公阿杰出了车祸，不过没事。", ["阿杰"]),
+    ("我同事张伟出差了。", ["张伟"]),
+    ("我朋友阿明住在杭州。", ["阿明"]),
+])
+def test_a_chinese_name_ends_before_a_verb_of_going_or_living(sentence: str, names: list[str]) -> None:
+    assert names_in(sentence) == names
