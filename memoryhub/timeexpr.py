@@ -472,11 +472,15 @@ _HOLIDAYS: dict[str, Callable[[int], date | None]] = {
 
 
 def _holiday(name: str, anchor: date, *, year: int | None = None, delta: int | None = None,
-             query: bool = False) -> Span | None:
+             query: bool = False, said: re.Match[str] | None = None, past: bool | None = None) -> Span | None:
     """A holiday's day: of the year given; the last one before the anchor (delta -1), the next one
-    after it (+1), this year's (0). Said without any of these in a stored turn, the coming one when
-    it is at most two months ahead ("for Christmas" on 10 December), else the last one; in a
-    question, any year's (its month, like "in June")."""
+    after it (+1), this year's (0). Said without any of these in a stored turn, as a month is (`_said_year`,
+    where `said` found it): the coming one where its clause or sentence speaks of the future or of an
+    arrangement ("Linda is coming to visit for Thanksgiving", said in September), the last one where it is told
+    in the past ("We celebrated Christmas with my parents", said on 10 December), else the coming one when it is
+    at most two months ahead ("for Christmas" on 10 December) and the last one otherwise; in a question, any
+    year's (its month, like "in June"). `past`: the tense as the caller knows it (a phrase read apart from its
+    sentence), over the one its own words tell."""
     day_of = _HOLIDAYS[name]
     if year is not None:
         found = day_of(year)
@@ -493,8 +497,13 @@ def _holiday(name: str, anchor: date, *, year: int | None = None, delta: int | N
     if delta is not None:
         after = [d for d in days if d > anchor]
         return _day(after[0]) if after else None
-    soon = [d for d in days if anchor <= d <= anchor + timedelta(days=62)]
+    told = past if past is not None else tense(_tense_text(said)) if said is not None else None
+    soon = [d for d in days if anchor <= d <= anchor + timedelta(days=62 if told is None else 366)]
     past = [d for d in days if d <= anchor]
+    if said is not None and (told is False or _arranged_for(said)):
+        return _day(soon[0]) if soon else None
+    if told:
+        return _day(past[-1]) if past else None
     return _day(soon[0]) if soon else _day(past[-1]) if past else None
 
 
@@ -734,7 +743,7 @@ def _en(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
                 continue
             if not free(m):
                 continue
-            span = resolve(m, anchor, query)
+            span = _en_holiday(m, anchor, query, past) if resolve is _en_holiday else resolve(m, anchor, query)
             if span is not None:
                 yield span
     for m in _EN_WEEKDAY_SHORT.finditer(lowered) if words & _EN_WEEKDAY_ABBREVIATION_WORDS else ():
@@ -846,11 +855,11 @@ def _en_in(m: re.Match[str], anchor: date, query: bool) -> Span:
     return _ago(_count(m.group("n"), _EN_NUMBERS), m.group("unit"), anchor, sign=1)
 
 
-def _en_holiday(m: re.Match[str], anchor: date, query: bool) -> Span | None:
+def _en_holiday(m: re.Match[str], anchor: date, query: bool, past: bool | None = None) -> Span | None:
     which = m.group("which")
     return _holiday(_EN_HOLIDAYS[m.group("holiday")], anchor, year=int(m.group("year")) if m.group("year") else None,
                     delta=None if which is None else -1 if which in ("last", "this past") else 0 if which == "this"
-                    else 1, query=query)
+                    else 1, query=query, said=m, past=past)
 
 
 def _en_year_part(m: re.Match[str], anchor: date, query: bool) -> Span:
@@ -957,7 +966,8 @@ def _ru_month_number(word: str) -> int:
     return 0
 
 
-def _ru_absolute(lowered: str, anchor: date, query: bool) -> Iterable[tuple[re.Match[str], Span]]:
+def _ru_absolute(lowered: str, anchor: date, query: bool, past: bool | None = None
+                 ) -> Iterable[tuple[re.Match[str], Span]]:
     """The days a text names outright ("5 мая 2022", "на Рождество"), with their matches."""
     for m in _RU_DAY_MONTH.finditer(lowered):
         month = _ru_month_number(m.group("month"))
@@ -969,7 +979,7 @@ def _ru_absolute(lowered: str, anchor: date, query: bool) -> Iterable[tuple[re.M
         name = next(name for stem, name in _RU_HOLIDAYS if stem in m.group("holiday"))
         which = m.group("which")
         span = _holiday(name, anchor, year=int(m.group("year")) if m.group("year") else None,
-                        delta=_RU_WHICH[which] if which else None, query=query)
+                        delta=_RU_WHICH[which] if which else None, query=query, said=m, past=past)
         if span is not None:
             yield m, span
 
@@ -1001,7 +1011,7 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         found = _nth_weekday(year, month, weekday, _RU_NTH[m.group("nth")])
         if found and free(m):
             yield Span(found, found, month if query and not m.group("year") else 0)
-    for m, span in _ru_absolute(lowered, anchor, query):
+    for m, span in _ru_absolute(lowered, anchor, query, past):
         if free(m):
             yield span
     for m in re.finditer(r"(?:в\s+|во\s+|с\s+|до\s+|к\s+)?(?:(?P<part>начал[ео]|конц[еа]|середин[еуы])\s+)?"
@@ -1200,7 +1210,7 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
     for m in _ZH_HOLIDAY.finditer(text):
         year = (int(m.group("year")) if m.group("year")
                 else anchor.year + _ZH_RELATIVE_YEARS[m.group("rel")] if m.group("rel") else None)
-        span = _holiday(_ZH_HOLIDAYS[m.group("holiday")], anchor, year=year, query=query)
+        span = _holiday(_ZH_HOLIDAYS[m.group("holiday")], anchor, year=year, query=query, said=m, past=past)
         if span and free(m):
             yield span
 
