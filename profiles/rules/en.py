@@ -76,6 +76,7 @@ blogger judge diplomat politician priest courier mathematician physicist chemist
 philosopher statistician midwife optician paralegal surveyor contractor lifeguard caregiver pensioner postman
 student illustrator animator copywriter strategist scrum devops sre auditor nutritionist dietitian optometrist
 """)
+INTOLERANCES = r"(?:lactose|gluten|dairy|fructose|histamine|wheat|egg|soy|caffeine|alcohol)"
 DIETS = (r"(vegetarian|vegan|pescatarian|pescetarian|flexitarian|keto|paleo|gluten-free|dairy-free|lactose-free|halal"
          r"|kosher|plant-based)")
 # What may follow a diet: "I'm keto these days", "I eat halal, just so you know", "I follow a keto diet".
@@ -169,9 +170,11 @@ def _langs(match: re.Match[str]) -> Emit:
 
 
 def _pet(match: re.Match[str]) -> Emit:
-    animal = match.group(1).lower()
-    animal = _PET_SINGULAR.get(animal, animal)
-    name = match.group(2) if match.lastindex and match.lastindex >= 2 else None
+    return _pet_named(match.group(1), match.group(2) if match.lastindex and match.lastindex >= 2 else None)
+
+
+def _pet_named(animal: str, name: str | None) -> Emit:
+    animal = _PET_SINGULAR.get(animal.lower(), animal.lower())
     return [("pets", f"{animal} ({name})" if name else animal)]
 
 
@@ -444,6 +447,15 @@ RULES: tuple[Rule, ...] = (
     Rule("en.pets.have", _r(rf"\bi(?:\s+also)?(?:\s+(?:have|own)|'ve|’ve)(?:\s+(?:also\s+)?got)?\s+"
                             rf"(?:a|an|one|two|three|four|five|\d+|some)\s+(?:(?:little|small|big|old|young|cute|pet|black|white|ginger|grey|gray)\s+)*"
                             rf"{PET}(?:s|es)?\b(?:\s*,?\s+(?:named|called)\s+({NAME_CAP}))?"), _pet, 0.85),
+    # "We adopted a puppy named Biscuit", "I just got a kitten, her name is Luna": a pet taken in is the user's. Not
+    # what goes with one ("I got a dog bed").
+    Rule("en.pets.adopted", _r(rf"\b(?:i|we)(?:'ve|’ve|\s+have)?\s+(?:(?:just|recently|finally|also|officially)\s+)*"
+                               rf"(?:adopted|got|rescued|brought\s+home|took\s+in)\s+(?:a|an|one|two|three|\d+|"
+                               rf"(?:a\s+)?new)\s+(?:(?:little|small|big|old|young|cute|rescue|baby|black|white|ginger|"
+                               rf"grey|gray|new)\s+)*{PET}(?:s|es)?\b(?!\s+(?:toy|toys|bed|food|treats?|bowl|leash|collar|"
+                               rf"sitter|walker|cage|carrier|house|door|park|show|tag)\b)(?:\s*,?\s+(?:named|called)\s+"
+                               rf"({NAME_CAP})|\s*[,;—–-]\s*(?:his|her|its|their)\s+name\s+is\s+({NAME_CAP}))?"),
+         lambda m: _pet_named(m.group(1), m.group(2) or m.group(3)), 0.8),
     Rule("en.pets.my_pet_name", _r(rf"\bmy\s+(?:(?:little|old|young)\s+)?{PET}\s+({NAME_CAP})\b"), _pet, 0.8),
     Rule("en.pets.my_pets_name", _r(rf"\bmy\s+{PET}(?:'s|’s\s+name\s+is|'s\s+name\s+is|\s+is\s+(?:called|named))\s+"
                                     rf"({NAME_CAP})"), _pet, 0.8),
@@ -497,6 +509,12 @@ RULES: tuple[Rule, ...] = (
                             r"|their|there|this|that)\b))"),
          lambda m: [("allergies", a.strip().lower()) for a in re.split(r"\s*,\s*|\s+and\s+", m.group(1) or m.group(2))
                     if a.strip()], 0.85),
+    # "I'm lactose intolerant", "I have a gluten intolerance": not an allergy, but what a meal must leave out all
+    # the same, so kept with them and named for what it is.
+    Rule("en.allergies.intolerant", _r(rf"\b(?:{I_AM}\s+(?:very\s+|severely\s+|a\s+bit\s+|slightly\s+|mildly\s+)?"
+                                       rf"({INTOLERANCES})[\s-]intolerant|i\s+have\s+(?:an?\s+|a\s+severe\s+)?"
+                                       rf"({INTOLERANCES})\s+intolerance)\b"),
+         lambda m: [("allergies", f"{(m.group(1) or m.group(2)).lower()} intolerance")], 0.85),
     Rule("en.detail_level", _r(r"(?:(?:^\W*|[,;:]\s*|\bplease\s+)keep\s+(?:it|things|them|(?:your\s+|the\s+)?"
                                r"(?:answers|replies|responses))\s+(short|brief|concise|detailed)"
                                r"|i\s+(?:would\s+|'d\s+)?prefer\s+(short|brief|concise|detailed|long|in-depth)\s+(?:answers"

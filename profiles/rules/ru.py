@@ -65,6 +65,9 @@ PETS = lexicon("собака собачка пёс щенок кошка кош�
                  "рыбка змея ящерица хорёк лошадь конь крыса шиншилла ёж ёжик канарейка морская свинка")
 _PET_CANONICAL = {"собачка": "собака", "пёс": "собака", "кошечка": "кошка", "котик": "кот", "хомячок": "хомяк",
                   "ёжик": "ёж"}
+# An animal word, with an adjective before it ("маленькая собачка"): the first word only where it ends as one, so
+# that "собака по кличке Бублик" is not the phrase "собака по".
+PET_PHRASE = r"(?:(?-i:[а-яё]+(?:ая|ую|ой|ый|ий|ое|ого|ые|ие|ых|их))\s+)?(?-i:[а-яё]+)"
 PRONOUNS = lexicon("тебя вас его её ее их это то тебе вам меня нас всех всё все мне себя него неё нее")
 STOP = lexicon("в во на с со к ко у по из за для и а но или уже тоже сейчас потому когда что который которая "
                  "которые где как очень")
@@ -345,6 +348,17 @@ def _object_first(key: str) -> Callable[[re.Match[str]], Emit]:
     return build
 
 
+def _pet_accs(match: re.Match[str]) -> Emit:
+    """"завели собаку Бублика": the animal in the accusative; its name after it in the accusative too, unless
+    said with "по кличке" (nominative)."""
+    found = _pet(match)
+    if found and match.group(3):
+        animal = found[0][1].split(" (")[0]
+        name = morph.phrase_to_nominative([match.group(3)], ("accs",), "Name")
+        return [("pets", f"{animal} ({name})")]
+    return found
+
+
 def _pet_age(match: re.Match[str]) -> Emit:
     """"Моей кошке Луне уже 3 года": my pet in the dative, its name, its age."""
     lemma = morph.singular_nominative(match.group(1)).lower()
@@ -522,11 +536,17 @@ RULES: tuple[Rule, ...] = (
     # "у меня есть собака Джесси", "у меня живёт кот Барсик": a capitalised word right after the animal is its name.
     Rule("ru.pets.u_menya", _r(rf"\bу\s+меня\s+(?:дома\s+)?(?:есть\s+|живёт\s+|живет\s+|живут\s+)?"
                                rf"(?:(?:один|одна|два|две|три|четыре|пять|несколько|\d+)\s+)?"
-                               rf"((?:(?-i:[а-яё]+)\s+)?(?-i:[а-яё]+))(?:\s*,?\s+(?:по\s+кличке|которую\s+зовут"
+                               rf"({PET_PHRASE})(?:\s*,?\s+(?:по\s+кличке|которую\s+зовут"
                                rf"|которого\s+зовут)\s+({NAME_CAP})|\s+({NAME_CAP}))?"), _pet, 0.85),
     Rule("ru.pets.age", _r(rf"\b(?:моей|моему)\s+([{CYR}]+)(?:\s+({NAME_CAP}))?\s+(?:уже\s+|сейчас\s+|только\s+|"
                            rf"скоро\s+|недавно\s+)?(?:исполнил(?:ось|ся)\s+)?(?:\d{{1,2}}|{NUM}|{SMALL_NUM})\s*(?:лет|год|года|"
                            rf"месяц|месяца|месяцев|недел[ьи])\b"), _pet_age, 0.8),
+    # "Мы завели собаку по кличке Бублик", "Недавно взяла из приюта котёнка Мусю": a pet taken in is the user's.
+    Rule("ru.pets.zavela", _r(rf"(?:\b(?:я|мы)(?:\s+с\s+[{CYR}]+)?\s+|^\W*)(?:(?:недавно|наконец|вчера|уже|тоже|"
+                              rf"всё-таки|все-таки)\s+)*(?:завел[аи]?|взял[аи]?\s+из\s+приюта|подобрал[аи]?|"
+                              rf"приютил[аи]?)\s+(?:себе\s+)?({PET_PHRASE})"
+                              rf"(?:\s*,?\s+(?:по\s+кличке|которую\s+зовут|которого\s+зовут|(?:её|ее|его)\s+зовут)\s+"
+                              rf"({NAME_CAP})|\s+({NAME_CAP}))?"), _pet_accs, 0.8),
     # "Моя кошка Муся сидит на клавиатуре": the animal and its name as the subject.
     Rule("ru.pets.moy", _r(rf"\bмо(?:й|я)\s+((?-i:[а-яё]+))\s+({NAME_CAP})\b"), _pet, 0.8),
     Rule("ru.pets.zovut", _r(rf"\bмо(?:ю|его|й|я)\s+([{CYR}]+)\s+зовут\s+({NAME_CAP})"), _pet, 0.8),
@@ -561,6 +581,11 @@ RULES: tuple[Rule, ...] = (
          _object_first("likes"), 0.7),
     # "у меня ещё аллергия на пыльцу, весной ад", "на арахис и на кошек, так что в гости не хожу": the list
     # ends where a clause of why or when begins, not only at the sentence's end.
+    # "У меня непереносимость лактозы": not an allergy, but what a meal must leave out all the same.
+    Rule("ru.allergies.neperenosimost", _r(r"\bу\s+меня\s+(?:(?:ещё|еще|тоже|также|сильная|с\s+детства)\s+)*"
+                                           r"(непереносимость\s+(?:лактозы|глютена|молочного|молока|фруктозы|гистамина"
+                                           r"|пшеницы|яиц|сои|кофеина|алкоголя))"),
+         lambda m: [("allergies", m.group(1).lower())], 0.85),
     Rule("ru.allergies", _r(rf"\bу\s+меня\s+(?:(?:ещё|еще|тоже|также|сильная|жуткая|страшная|с\s+детства)\s+)*"
                             rf"аллергия\s+на\s+([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)"
                             # "…на арахис и она заказала торт": a new clause, not a second allergen.

@@ -415,6 +415,13 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.dislikes.butai", re.compile(rf"我(?:真的|其实|也)?(?:不太|不大|不怎么|不是很|不是太|并不)喜欢"
                                          rf"(?!你|他|她){RUN}"),
          one("dislikes", transform=_likes), 0.7),
+    # 我乳糖不耐受: not an allergy, but what a meal must leave out all the same.
+    Rule("zh.allergies.bunai", re.compile(r"我(?:有|是)?(?:点|一点|严重的?)?(乳糖|麸质|谷蛋白|果糖|组胺|酒精|咖啡因)"
+                                          r"不耐(?:受|症)?"),
+         lambda m: [("allergies", f"{m.group(1)}不耐受")], 0.85),
+    # 我们领养了一只小狗，叫豆豆: a pet taken in is the user's (its name in the next clause, as for 养了).
+    Rule("zh.pets.lingyang", re.compile(rf"我们?(?:家)?(?:最近|刚|刚刚|终于|前几天|上周)?(?:领养了|收养了|捡了|买了)"
+                                        rf"(?:一|两|三|几|\d+)?(?:只|条|头|匹|个)?{PET}"), _pet, 0.8),
     Rule("zh.allergies", re.compile(rf"我对([{HAN}A-Za-z]{{1,8}}?)(?:严重)?过敏"), one("allergies"), 0.85),
     Rule("zh.detail_level", re.compile(r"(?:^|请|麻烦|你|以后|回答|回复|说|讲|解释)(?:的时候|时)?(?:得|的)?(?:请)?"
                                        r"(?:尽量|稍微)?"
