@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+import rjieba
+
 from profiles.keys import language_code, timezone_canonical, zh_number
 from profiles.rules.common import (
     FAVORITE_THINGS,
@@ -171,10 +173,21 @@ def _place(raw: str) -> str | None:
 
 
 def _native_place(raw: str) -> str | None:
-    """A place by name (里斯本) or by its ending (德州, 云南省): 我是X人 names a place (广州人), not an adjective
-    (好人), and 我现在在X a place, not any word after 在 (学校, 上班)."""
+    """A place by name (里斯本), by its ending (德州, 云南省) or as jieba tags it (绍兴, 潮汕): 我是X人 names a place
+    (广州人), not an adjective (好人), and 我现在在X a place, not any word after 在 (学校, 上班)."""
     value = _trim(raw)
-    return value if value in PLACES or re.fullmatch(rf"[{HAN}]{{1,6}}[省市县区州]", value) else None
+    return value if value in PLACES or re.fullmatch(rf"[{HAN}]{{1,6}}[省市县区州]", value) or _tagged_place(value) \
+        else None
+
+
+def _tagged_place(word: str) -> bool:
+    return [tag for _, tag in rjieba.tag(word)] == ["ns"]
+
+
+def _first_place(raw: str) -> str | None:
+    """The place a run opens with, as jieba cuts it: "我老家绍兴，…", "回老家绍兴过年" (过年 is when, not where)."""
+    words = rjieba.cut(raw)
+    return _native_place(words[0]) if words else None
 
 
 # What one does in a workplace (在银行做人事): departments and functions, jobs only after 做/负责/搞.
@@ -362,6 +375,10 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.hometown.ren", re.compile(rf"我是([{HAN}]{{1,7}})人"), one("hometown", transform=_native_place), 0.85),
     Rule("zh.hometown.laojia", re.compile(rf"我(?:的)?(?:老家|家乡|故乡)(?:是|在){RUN}"),
          one("hometown", transform=_place), 0.85),
+    # "我老家绍兴", "回了我老家绍兴", "回老家绍兴过年": the place right after the word, named as a place.
+    Rule("zh.hometown.laojia_x", re.compile(rf"(?:我的?|(?:^|[，,]|我们?(?:全家|一家|都|也|要|又|刚|就|一起|今年|明年|"
+                                            rf"打算|准备|想)*)(?:回了?|回到)(?:我的?)?)(?:老家|家乡|故乡){RUN}"),
+         one("hometown", transform=_first_place), 0.8),
     Rule("zh.hometown.chusheng", re.compile(rf"我(?:出生|生)在{RUN}|我(?:是)?在{RUN}(?:出生|长大)"),
          lambda m: [("hometown", v)] if (v := _place(m.group(1) or m.group(2))) else [], 0.85),
     # language preference and languages spoken

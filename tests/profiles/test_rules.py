@@ -443,3 +443,22 @@ def test_a_pet_taken_in_is_the_users_in_three_languages(text: str, pet: str | No
 ])
 def test_an_intolerance_is_kept_with_the_allergies(text: str, value: str | None) -> None:
     assert [f.value for f in extract(text) if f.key == "allergies"] == ([value] if value else [])
+
+
+@pytest.mark.parametrize(("text", "place"), [
+    # A QA pass: "国庆节我们回了我老家绍兴" gave no hometown, nor "我是绍兴人": 绍兴 is in no list of places, but
+    # jieba tags it as one.
+    ("国庆节我们回了我老家绍兴。", "绍兴"),
+    ("回老家绍兴过年。", "绍兴"),
+    ("我老家绍兴，现在住杭州。", "绍兴"),
+    ("我是绍兴人。", "绍兴"),
+    ("我是潮汕人。", "潮汕"),
+    # Someone else's, or no place.
+    ("我老婆的老家绍兴。", None),
+    ("他回老家绍兴了。", None),
+    ("我妹妹回老家绍兴了。", None),
+    ("我是好人。", None),
+    ("我老家有很多亲戚。", None),
+])
+def test_a_chinese_hometown_named_by_jiebas_place_tag(text: str, place: str | None) -> None:
+    assert [f.value for f in extract(text) if f.key == "hometown"] == ([place] if place else [])
