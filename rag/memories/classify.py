@@ -27,6 +27,33 @@ FIRST_PERSON = _set(
     "я меня мне мной мой моя мое моё мои моего моей моих моим себя сам сама",
     "我 我的 本人 自己",
 )
+# Words that may open a Russian sentence before its verb without being its subject ("А в субботу едем…").
+_RU_BEFORE_VERB = _set("а и но ну вот да так кстати короче недавно вчера позавчера сегодня утром вечером уже",
+                       "наконец тоже также ещё еще потом сначала снова опять только вообще наверное")
+
+
+@functools.lru_cache(maxsize=4096)
+def ru_implied_speaker(text: str) -> str | None:
+    """"i" or "we" when a Russian sentence names its speaker by the verb alone, else None. The verb's person says it
+    ("Работаю бухгалтером", "А в субботу едем на дачу"); a past verb, which does not, opening the sentence with no
+    subject before it is the speaker's in chat ("Записалась к стоматологу на четверг", "Недавно переехала в
+    Казань"). These were no first-person statements, and the consolidation kept none of them."""
+    from memoryhub.morph import analyzer
+
+    tokens = [t for t in memory_words(text) if "а" <= t[:1] <= "я"]
+    opening = True
+    for token in tokens:
+        parse = analyzer().parse(token)[0]
+        tag = parse.tag
+        if tag.POS == "VERB" and tag.person == "1per" and tag.mood == "indc":
+            return "we" if tag.number == "plur" else "i"
+        if opening and tag.POS == "VERB" and tag.tense == "past":
+            return "we" if tag.number == "plur" else "i"
+        opening = opening and (token in _RU_BEFORE_VERB or tag.POS in ("ADVB", "PREP", "CONJ", "PRCL")
+                               or (tag.POS in ("NOUN", "ADJF", "NUMR") and tag.case not in ("nomn", None)))
+    return None
+
+
 # "We" counts where the speaker's own doings are meant: "В субботу мы едем на дачу" is the user's plan.
 FIRST_PERSON_PLURAL = _set("we us our ours we're we'll we've", "мы нас нам нами наш наша наше наши", "我们 咱们")
 SECOND_PERSON = _set(
@@ -205,7 +232,8 @@ def personal_statement(text: str, said_on: date | None = None) -> str | None:
         if pattern.search(said):
             return statement
     # jieba keeps "我要" as one word: 我 or 咱 anywhere is the speaker.
-    if said_on is not None and (set(tokens) & (FIRST_PERSON | FIRST_PERSON_PLURAL) or _WO.search(said)) \
+    if said_on is not None and (set(tokens) & (FIRST_PERSON | FIRST_PERSON_PLURAL) or _WO.search(said)
+                                or ru_implied_speaker(text)) \
             and not _SIGN_OFF.search(said) and when.names_days_ahead(text, said_on, told_in_past=is_past(tokens)):
         return "plans"
     return None

@@ -68,6 +68,7 @@ from rag.memories.classify import (
     is_past,
     memory_words,
     personal_statement,
+    ru_implied_speaker,
 )
 from rag.memories.vocab import valence
 
@@ -453,7 +454,8 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
                 if hostile and len(tokens) < 3:  # "You're useless.": too short a sentence to keep, not to feel
                     _feel(emotions, {"anger": hostile}, target, confided)
             said = normalize(sentence)
-            first_person = bool(present & FIRST_PERSON)
+            implied = ru_implied_speaker(sentence) if not turn.is_character else None
+            first_person = bool(present & FIRST_PERSON) or implied == "i"
             # The user's goals, plans and likes are facts about them; the character's are its objectives and beliefs.
             statement = personal_statement(sentence, said_on)
             # What the table of MATTERS finds in it, worth its floor where the user's own life or their people's is
@@ -461,7 +463,7 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             # companion must not forget of the user; the character's lines keep their own score.
             matters = _matters(said)
             # jieba keeps "我想学", "我换" as one word.
-            own = first_person or bool(present & FIRST_PERSON_PLURAL) or "我" in said
+            own = first_person or bool(present & FIRST_PERSON_PLURAL) or implied == "we" or "我" in said
             told = own or (not turn.is_character and bool(present & THIRD_PARTY))
             # A short statement is still one, and so is "Я диабетик".
             if len(tokens) < 3 and not statement and not (matters and told):

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from memoryhub.dates import without_dates
 from rag.memories import consolidation
 from rag.memories.rules import Turn, consolidate_rules
 from tests.memories.test_rules_wishes_importance import consolidated
@@ -159,3 +160,24 @@ def test_a_plan_arranged_in_the_past_tense_is_no_past_event(said: str) -> None:
     (item,) = output["key_facts"]
     assert item["about"] == "third_party" and "plans" in item["tags"], item
     assert "2026-12-04" in item["text"], item  # said on Thursday 3 December 2026: the coming Friday
+
+
+@pytest.mark.parametrize(("said", "key", "about"), [
+    # A QA pass (`make run`, a Russian user): the consolidation kept none of these. Russian leaves "я" out where the
+    # verb says it, and a past verb opening a sentence with no subject is the speaker's.
+    ("Недавно переехала в Казань из Самары, работаю бухгалтером в Ак Барс банке.", "facts_about_user", "user"),
+    ("Записалась к стоматологу на четверг.", "facts_about_user", "user"),
+    ("А в субботу едем с мужем Артёмом на дачу к его родителям.", "key_facts", "third_party"),
+])
+def test_a_russian_sentence_without_its_pronoun_is_the_speakers(said: str, key: str, about: str) -> None:
+    output = consolidate_rules([Turn("bob", said, False, SAID)], "Neiri")
+    assert consolidation.validate_consolidation(output) == []
+    # A plan's days are written after it: "на четверг (2026-12-10)".
+    found, item = {without_dates(text): kept for text, kept in _kept(output).items()}.get(f"bob: {said}", (None, {}))
+    assert (found, item.get("about")) == (key, about), output
+
+
+@pytest.mark.parametrize("said", ["Маша вчера вернулась из Праги.", "Поехали!", "Звучит вкусно!"])
+def test_someone_elses_past_or_an_exclamation_is_not_the_speakers(said: str) -> None:
+    output = consolidate_rules([Turn("bob", said, False, SAID)], "Neiri")
+    assert not any(key in ("facts_about_user",) for key, _ in _kept(output).values()), output
