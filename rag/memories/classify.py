@@ -54,6 +54,38 @@ def ru_implied_speaker(text: str) -> str | None:
     return None
 
 
+# An English sentence that opens on a verb of the speaker's doings, the subject left out as chat does: "Just moved
+# to Denver", "Booked a dentist appointment for Thursday", "Finished the half marathon in 1:52!". Not a reaction
+# to something said ("Got it", "Loved that!").
+_EN_OPENS_ON_DOING = re.compile(
+    r"^\W*(?:(?:so|well|and|also|oh|btw|anyway|just|finally|recently|officially|already|today|yesterday|tonight"
+    r"|this\s+morning|last\s+(?:night|week|weekend|month|year))[,\s]+)*"
+    r"(?:moved|booked|got|started|finished|ran|bought|adopted|joined|quit|signed\s+up|visited|went|took|passed|landed"
+    r"|scheduled|planning|going\s+to|heading|flying|leaving|spent|met|made|had|won|lost|broke|graduated|applied)\b"
+    r"(?!\s+(?:it|that|this|you|me)\b)", re.IGNORECASE)
+# A Chinese sentence with no subject that opens (after when) on a plan or a change of the speaker's: "下周要去北京出差",
+# "刚搬到杭州". Not the weather ("明天要下雨").
+_ZH_OPENS_ON_DOING = re.compile(
+    r"^(?:今天|明天|后天|昨天|前天|下周|下个?月|上周|上个?月|周末|这周末|这个周末|最近|马上|过几天|上午|下午|晚上|早上|今晚"
+    r"|明年|今年|去年)*(?:刚刚?|已经|终于|要|打算|准备|想|得|搬|换了?|开始|报名|预约|订了|去了|参加了|跑完|考完|拿到)")
+_ZH_NOT_DOING = re.compile(r"下雨|下雪|刮风|天气|降温|升温|[你他她它您]|我")
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+
+
+def implied_speaker(text: str) -> str | None:
+    """"i" or "we" when a sentence names its speaker by its verb alone, in any of the three languages
+    (`ru_implied_speaker`, `_EN_OPENS_ON_DOING`, `_ZH_OPENS_ON_DOING`), else None."""
+    if _CYRILLIC.search(text):
+        return ru_implied_speaker(text)
+    if _EN_OPENS_ON_DOING.search(text):
+        return "i"
+    said = normalize(text)
+    if _ZH_OPENS_ON_DOING.search(said) and not _ZH_NOT_DOING.search(said) and \
+            not set(memory_words(text)) & THIRD_PARTY:
+        return "i"
+    return None
+
+
 # "We" counts where the speaker's own doings are meant: "В субботу мы едем на дачу" is the user's plan.
 FIRST_PERSON_PLURAL = _set("we us our ours we're we'll we've", "мы нас нам нами наш наша наше наши", "我们 咱们")
 SECOND_PERSON = _set(
@@ -224,7 +256,7 @@ def personal_statement(text: str, said_on: date | None = None) -> str | None:
     said = normalize(text)
     tokens = memory_words(text)
     # Every English pattern starts at one of these words; three chat lines in four have none.
-    if not (set(tokens) & _STATEMENT_WORDS or _CYRILLIC_OR_WO.search(said)):
+    if not (set(tokens) & _STATEMENT_WORDS or _CYRILLIC_OR_WO.search(said) or implied_speaker(text)):
         return None
     if _QUESTION.search(said) or _CONDITION.search(said):
         return None
@@ -233,7 +265,7 @@ def personal_statement(text: str, said_on: date | None = None) -> str | None:
             return statement
     # jieba keeps "我要" as one word: 我 or 咱 anywhere is the speaker.
     if said_on is not None and (set(tokens) & (FIRST_PERSON | FIRST_PERSON_PLURAL) or _WO.search(said)
-                                or ru_implied_speaker(text)) \
+                                or implied_speaker(text)) \
             and not _SIGN_OFF.search(said) and when.names_days_ahead(text, said_on, told_in_past=is_past(tokens)):
         return "plans"
     return None

@@ -65,10 +65,10 @@ from rag.memories.classify import (
     dominant_emotion,
     emotion_target,
     hostility,
+    implied_speaker,
     is_past,
     memory_words,
     personal_statement,
-    ru_implied_speaker,
 )
 from rag.memories.vocab import valence
 
@@ -454,7 +454,7 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
                 if hostile and len(tokens) < 3:  # "You're useless.": too short a sentence to keep, not to feel
                     _feel(emotions, {"anger": hostile}, target, confided)
             said = normalize(sentence)
-            implied = ru_implied_speaker(sentence) if not turn.is_character else None
+            implied = implied_speaker(sentence) if not turn.is_character else None
             first_person = bool(present & FIRST_PERSON) or implied == "i"
             # The user's goals, plans and likes are facts about them; the character's are its objectives and beliefs.
             statement = personal_statement(sentence, said_on)

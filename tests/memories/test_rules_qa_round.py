@@ -168,8 +168,14 @@ def test_a_plan_arranged_in_the_past_tense_is_no_past_event(said: str) -> None:
     ("Недавно переехала в Казань из Самары, работаю бухгалтером в Ак Барс банке.", "facts_about_user", "user"),
     ("Записалась к стоматологу на четверг.", "facts_about_user", "user"),
     ("А в субботу едем с мужем Артёмом на дачу к его родителям.", "key_facts", "third_party"),
+    # English and Chinese leave the subject out in chat too.
+    ("Just moved to Denver for work.", "facts_about_user", "user"),
+    ("Booked a dentist appointment for Thursday.", "facts_about_user", "user"),
+    ("Got a job at Palantir as a data engineer.", "facts_about_user", "user"),
+    ("刚搬到杭州，还不太习惯。", "facts_about_user", "user"),
+    ("下周要去北京出差。", "facts_about_user", "user"),
 ])
-def test_a_russian_sentence_without_its_pronoun_is_the_speakers(said: str, key: str, about: str) -> None:
+def test_a_sentence_without_its_pronoun_is_the_speakers(said: str, key: str, about: str) -> None:
     output = consolidate_rules([Turn("bob", said, False, SAID)], "Neiri")
     assert consolidation.validate_consolidation(output) == []
     # A plan's days are written after it: "на четверг (2026-12-10)".
@@ -177,7 +183,8 @@ def test_a_russian_sentence_without_its_pronoun_is_the_speakers(said: str, key: 
     assert (found, item.get("about")) == (key, about), output
 
 
-@pytest.mark.parametrize("said", ["Маша вчера вернулась из Праги.", "Поехали!", "Звучит вкусно!"])
+@pytest.mark.parametrize("said", ["Маша вчера вернулась из Праги.", "Поехали!", "Звучит вкусно!", "Got it, thanks!",
+                                  "Loved that movie!", "明天要下雨。", "他下周要去北京出差。"])
 def test_someone_elses_past_or_an_exclamation_is_not_the_speakers(said: str) -> None:
     output = consolidate_rules([Turn("bob", said, False, SAID)], "Neiri")
     assert not any(key in ("facts_about_user",) for key, _ in _kept(output).values()), output
