@@ -31,6 +31,12 @@ WORD = rf"[{CYR}][{CYR}\-]*"
 CAP = r"(?-i:[А-ЯЁ][а-яё]+(?:-(?:[А-ЯЁ][а-яё]+|на|де|ла|он|upon))*)"
 LATIN_NAME = r"(?-i:[A-Z][\w&'’.\-]*(?:\s+[A-Z][\w&'’.\-]*){0,2})"
 PLACE = rf"({CAP}(?:\s+{CAP}){{0,2}}|{LATIN_NAME})"
+# An employer by its name, with the kind of place it is when that follows in lower case ("в Ак Барс банке", "в Первой
+# городской больнице"): the name alone read "Первая".
+ORG_KIND = (r"(?-i:(?:[а-яё]+(?:ой|ей|ий|ый|ая|яя|ое|ее|ом|ем|ую|юю)\s+){0,2}(?:банк|больниц|клиник|поликлиник|школ"
+            r"|гимнази|лице|университет|институт|колледж|академи|компани|фирм|завод|фабрик|магазин|ресторан|кафе"
+            r"|библиотек|музе|театр|агентств|студи)[а-яё]*)")
+ORG = rf"({CAP}(?:\s+{CAP}){{0,2}}(?:\s+{ORG_KIND})?|{LATIN_NAME}(?:\s+{ORG_KIND})?)"
 NAME_CAP = r"(?-i:[А-ЯЁ][а-яё]+(?:-[А-ЯЁ][а-яё]+)?(?:\s+[А-ЯЁ][а-яё]+){0,2})"
 NAME_ANY = rf"((?-i:[{CYR}][а-яё]+(?:\s+[А-ЯЁ][а-яё]+){{0,2}})|{LATIN_NAME})"
 ADV = r"(?:(?:сейчас|теперь|уже|давно|тоже|также|пока|постоянно|вообще-то)\s+)?"
@@ -194,7 +200,14 @@ def _employer(raw: str) -> str | None:
         f"[{CYR}]", words[0]
     ):
         return None  # "работаю в Москве" says where, not for whom
-    return morph.phrase_to_nominative(words, ("loct", "datv"), "Orgn")
+    named = morph.phrase_to_nominative(words, ("loct", "datv"), "Orgn")
+    kind = [w for w in words if w.islower()]
+    if kind and named.endswith(" " + words[-1]) and len(kind) < len(words):
+        # "в Ак Барс банке": a name that does not decline stopped the phrase; its kind declines on its own.
+        name = words[: len(words) - len(kind)]
+        return f"{morph.phrase_to_nominative(name, ('loct', 'datv'), 'Orgn')} " \
+               f"{morph.phrase_to_nominative(kind, ('loct', 'datv'))}"
+    return named
 
 
 def _employer_accs(raw: str) -> str | None:
@@ -456,7 +469,7 @@ RULES: tuple[Rule, ...] = (
                                      rf"((?:{WORD}\s+){{0,1}}{WORD})"),
          one("occupation", 2, transform=_job_ablt_known), 0.85, change_when=_NOW),
     Rule("ru.employer.rabotayu_v", _r(rf"\b(?:я\s+)?{ADV}работаю\s+(?:[{CYR}]+\s+){{0,3}}?в\s+(?:компании\s+)?[«\"]?"
-                                      rf"{PLACE}"),
+                                      rf"{ORG}"),
          one("employer", transform=_employer), 0.85, change_when=_NOW),
     Rule("ru.diet", _r(r"\bя\s*[—–-]?\s*(?:строг(?:ий|ая)\s+)?(вегетарианец|вегетарианка|веган|веганка|пескетарианец"
                        r"|пескетарианка)\b"), one("diet", transform=str.lower), 0.85),
@@ -477,7 +490,7 @@ RULES: tuple[Rule, ...] = (
          one("location", transform=_place(("accs",))), 0.8, change=True),
     # "я дизайнер в Яндексе": the job with its employer.
     Rule("ru.job.ya_v_org", _r(rf"\bя\s*[—–-]?\s*{ADV}((?:{WORD}\s+){{0,2}}?{WORD})\s+в\s+(?:компании\s+)?[«\"]?"
-                               rf"{PLACE}"), _job_at_org, 0.85, change_when=_NOW),
+                               rf"{ORG}"), _job_at_org, 0.85, change_when=_NOW),
     # "я устроился программистом", "перешла в Яндекс дизайнером": a new job, said as the change it is.
     Rule("ru.job.pereshel", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*{_JOINED}\s+"
                                rf"(?:работать\s+|на\s+работу\s+)?(?:в\s+(?:компанию\s+)?[«\"]?{PLACE}[»\"]?\s+)?"

@@ -462,3 +462,17 @@ def test_an_intolerance_is_kept_with_the_allergies(text: str, value: str | None)
 ])
 def test_a_chinese_hometown_named_by_jiebas_place_tag(text: str, place: str | None) -> None:
     assert [f.value for f in extract(text) if f.key == "hometown"] == ([place] if place else [])
+
+
+@pytest.mark.parametrize(("text", "employer"), [
+    # A QA pass: "Я врач в Первой городской больнице" stored the employer "Первая", and "в Ак Барс банке" "Ак Барс":
+    # the kind of place after the name, in lower case, is part of it (as "St Mary hospital" in English).
+    ("Я врач в Первой городской больнице.", "Первая городская больница"),
+    ("Работаю бухгалтером в Ак Барс банке.", "Ак Барс банк"),
+    ("Я программист в Тинькофф банке.", "Тинькофф банк"),
+    ("Я работаю в Яндексе.", "Яндекс"),
+    # Where, not for whom.
+    ("Я работаю в Москве в банке.", None),
+])
+def test_a_russian_employer_keeps_the_kind_of_place_after_its_name(text: str, employer: str | None) -> None:
+    assert [f.value for f in extract(text) if f.key == "employer"] == ([employer] if employer else [])
