@@ -40,7 +40,9 @@ LANG = (
     r"(?:English|Russian|Chinese|Mandarin|Cantonese|German|French|Spanish|Italian|Portuguese|Japanese|Korean"
     r"|Ukrainian|Polish|Arabic|Turkish|Dutch|Hindi|Czech|Hebrew|Kazakh)"
 )
-LANGS = rf"({LANG}(?:\s*,\s*{LANG})*(?:,?\s+and\s+{LANG})?)"
+# A language of a list may say how well: "Spanish and a little French".
+_LANG_HOW = r"(?:(?:a\s+(?:little|bit)\s+(?:of\s+)?|some\s+|basic\s+|conversational\s+|fluent\s+)?)"
+LANGS = rf"({LANG}(?:\s*,\s*{_LANG_HOW}{LANG})*(?:,?\s+and\s+{_LANG_HOW}{LANG})?)"
 TZ_STRICT = (
     r"((?:UTC|GMT)\s*[+\-−]\s*\d{1,2}(?::?\d{2})?|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?"
     r"|(?-i:UTC|GMT|PST|PDT|EST|EDT|MST|CET|CEST|BST|IST|JST|KST|MSK))"
@@ -54,7 +56,8 @@ I_HAVE_BEEN = r"\bi(?:'ve|’ve|\s+have)\s+(?:(?:also|now|just)\s+)?been\s+"
 AND_I = r"\b(?:i|i'm|i’m|i\s+am)\b[^.;!?]{0,60}?\b(?:and|but)\s+"
 # Between "I work" and "as a nurse": a shift or way of working, then a place ("in Boston", "at a hospital in
 # Leeds"). Lazy and short, so "I work with kids as much as I can" is still refused by AS_MUCH_AS.
-WORK_WHERE = (r"(?:\s+(?:nights|days|weekends|evenings|part[-\s]time|full[-\s]time|remotely|from\s+home))?"
+WORK_WHERE = (r"(?:\s+(?:nights|days|weekends|evenings|part[-\s]time|full[-\s]time|remotely|from\s+home"
+              r"|(?:night|day|early|late|weekend)\s+shifts?))?"
               r"(?:\s+(?:in|at|for|with)\s+(?:(?!\bas\b)[^,.;!?]){1,40}?)?")
 # What may follow a place that ends a subjectless clause ("living in Dublin these days").
 PLACE_END = r"(?=\s*(?:$|[,.;!]|these\s+days\b|now\b|at\s+the\s+moment\b|currently\b|for\b|since\b))"
@@ -165,7 +168,8 @@ def _place(raw: str) -> str | None:
 
 
 def _langs(match: re.Match[str]) -> Emit:
-    names = re.split(r"\s*,\s*|,?\s+and\s+", match.group(1))
+    names = [re.sub(rf"^{_LANG_HOW}", "", name, flags=re.IGNORECASE)
+             for name in re.split(r"\s*,\s*|,?\s+and\s+", match.group(1))]
     return [("languages_spoken", code) for name in names if (code := language_code(name))]
 
 
@@ -246,6 +250,8 @@ WORKPLACES = (r"(hospital|clinic|school|college|university|company|firm|bank|age
 # "I got hired", "I've been hired": a new job, said of its start ("I was hired as a waiter once" may be long gone).
 HIRED = r"(?:got|(?:have\s+)?been)\s+hired"
 _ADV_DONE = r"(?:(?:just|finally|recently|officially|already|actually)\s+)*"
+# "I retired my old laptop" retires a thing, not the user.
+_NOT_RETIRING = r"(?!\s+(?:my|the|his|her|our|their|a|an|this|that|it|them)\b)"
 
 
 def _ended_any(_match: re.Match[str]) -> Emit:
@@ -275,12 +281,22 @@ RULES: tuple[Rule, ...] = (
     Rule("en.age.year_old_job", _r(rf"\b{I_AM}\s+(?:a|an)\s+(\d{{1,3}})[\s-]years?[\s-]old\s+{NP}{NP_END}"),
          lambda m: [("age", m.group(1))] + ([("occupation", job)] if (job := _job_in_lexicon(m.group(2))) else []),
          0.85),
-    Rule("en.age.turned", _r(r"\bi\s+(?:just\s+|recently\s+|have\s+just\s+|'ve\s+just\s+)?turned\s+(\d{1,3})\b"),
+    Rule("en.age.turned", _r(r"(?:\bi\s+|^\W*)(?:just\s+|recently\s+|have\s+just\s+|'ve\s+just\s+)?turned\s+"
+                             r"(\d{1,3})\b(?!\s*(?:%|percent|degrees|times|minutes|hours|pages))"),
          one("age"), 0.85),
     Rule("en.age.my_age", _r(r"\bmy\s+age\s+is\s+(\d{1,3})\b"), one("age"), 0.9),
     # occupation, employer, diet
     Rule("en.job.i_am_a", _r(rf"\b{I_AM}\s+{ADV}(?:a|an)\s+{NP}{NP_END}"), one("occupation", transform=_job_in_lexicon),
          0.85, change_when=_NOW_JOB),
+    # "I'm Jen, a teacher from Leeds": the job after the name.
+    Rule("en.job.name_a", _r(rf"\b{I_AM}\s+{NAME_CAP}\s*,\s*(?:a|an)\s+{NP}{NP_END}"),
+         one("occupation", transform=_job_in_lexicon), 0.8),
+    # "I'm retired now", "I retired last year": no job now, and that is what a chat needs to know.
+    Rule("en.job.retired", _r(rf"(?:\b{I_AM}\s+{ADV}(?:now\s+)?(?:happily\s+|finally\s+)?|\bi(?:'ve|’ve|\s+have)?\s+"
+                              rf"{_ADV_DONE})retired\b{_NOT_RETIRING}"),
+         lambda _m: [("occupation", "retired")], 0.85, change=True),
+    Rule("en.employer.retired", _r(rf"\bi(?:'ve|’ve|\s+have)?\s+{_ADV_DONE}retired\b{_NOT_RETIRING}"), _ended_any, 0.8,
+         ends=True),
     # "Been a plumber for twenty years": the subject left out at the start of a message or clause.
     Rule("en.job.been_a", _r(rf"(?:\bi(?:'ve|’ve|\s+have)|(?:^|[,;]\s*)\W*)\s*been\s+(?:a|an)\s+{NP}"
                              rf"\s+(?:for|since)\b"),
@@ -322,21 +338,27 @@ RULES: tuple[Rule, ...] = (
          # Both or neither: "Working at Google as an engineer was fun" names no job of today.
          lambda m: [("employer", m.group(1)), ("occupation", job)] if (job := _job_in_lexicon(m.group(2))) else [],
          0.85, change_when=_NOW_JOB),
-    Rule("en.employer.working_at", _r(rf"(?:^\W*(?:currently\s+|now\s+)?working|\b{I_AM}\s+{ADV}working"
-                                      rf"|{I_HAVE_BEEN}working)\s+(?:at|for)\s+(?:the\s+)?({ORG}){PLACE_END}"),
+    Rule("en.employer.working_at", _r(rf"(?:^\W*(?:currently\s+|now\s+)?(?:been\s+)?working|\b{I_AM}\s+{ADV}working"
+                                      rf"|{I_HAVE_BEEN}working){WORK_WHERE}\s+(?:at|for)\s+(?:the\s+)?({ORG}){PLACE_END}"),
          one("employer"), 0.8, change_when=_NOW_JOB),
     Rule("en.job.my_job_is", _r(rf"\bmy\s+(?:job(?:\s+title)?|profession|occupation|role)\s+is\s+(?:(?:a|an)\s+)?{NP}"
                                 rf"{NP_END}"), one("occupation", transform=_job), 0.9, change_when=_NOW_JOB),
     Rule("en.job.by_profession", _r(rf"\bby\s+(?:profession|trade),?\s+{I_AM}\s+(?:(?:a|an)\s+)?{NP}{NP_END}"),
          one("occupation", transform=_job), 0.9, change_when=_NOW_JOB),
+    # "I'm a nurse, work night shifts at Mercy Hospital": a later clause with no subject, in a sentence about "I".
+    Rule("en.employer.work_at_clause", _r(rf"[,;]\s*(?:and\s+)?work{WORK_WHERE}\s+(?:at|for)\s+(?:the\s+)?({ORG})"),
+         lambda m: [("employer", m.group(1))] if _first_person(m.string) else [], 0.75),
     Rule("en.employer.work_at", _r(rf"\bi\s+{ADV}work\s+(?:as\s+[^,.;!?]{{1,40}}?\s+)?(?:at|for)\s+({ORG})"),
          one("employer"), 0.85, change_when=_NOW_JOB),
-    Rule("en.diet", _r(rf"\b{I_AM}\s+{ADV}(?:(?:a|on\s+a)\s+)?(?:strict\s+)?{DIETS}{DIET_END}"),
+    Rule("en.diet", _r(rf"(?:\b{I_AM}\s+|{I_HAVE_BEEN}){ADV}(?:(?:a|on\s+a)\s+)?(?:strict\s+)?{DIETS}"
+                       rf"(?:\s+(?:for|since)\s+[\w\s]{{1,20}}?)?{DIET_END}"),
          one("diet", transform=str.lower), 0.85),
     Rule("en.diet.eat", _r(rf"\bi\s+{ADV}(?:eat|keep|follow|go)\s+(?:a\s+)?(?:strict\s+)?{DIETS}{DIET_END}"),
          one("diet", transform=str.lower), 0.8),
     # where they live and come from
-    Rule("en.location.live_in", _r(rf"\bi\s+{ADV}(?:live|reside)\s+in\s+(?:the\s+)?({PLACE})"),
+    # "I live with my girlfriend in Austin": with whom may come between.
+    Rule("en.location.live_in", _r(rf"\bi\s+{ADV}(?:live|reside)(?:\s+with\s+(?:my\s+)?[a-z\-]+(?:\s+{NAME_CAP})?)?"
+                                   rf"\s+in\s+(?:the\s+)?({PLACE})"),
          one("location", transform=_place), 0.9, change_when=_NOW),
     Rule("en.location.who_lives_in", _r(rf"{I_WHO}(?:lives|resides)\s+in\s+(?:the\s+)?({PLACE})"),
          one("location", transform=_place), 0.8),
@@ -399,7 +421,8 @@ RULES: tuple[Rule, ...] = (
          one("employer"), 0.8, change=True),
     Rule("en.hometown.from", _r(rf"\b{I_AM}\s+(?:originally\s+)?from\s+(?:the\s+)?({PLACE})"),
          one("hometown", transform=_place), 0.85),
-    Rule("en.hometown.x_from", _r(rf"\b{I_AM}\s+(?:{NAME_CAP}|(?:a|an)\s+(?:[\w\-]+\s+){{0,4}}?[a-z\-]+)\s+from\s+"
+    Rule("en.hometown.x_from", _r(rf"\b{I_AM}\s+(?:{NAME_CAP}|(?:{NAME_CAP}\s*,\s*)?(?:a|an)\s+(?:[\w\-]+\s+){{0,4}}?"
+                                  rf"[a-z\-]+)\s+from\s+"
                                   rf"(?:the\s+)?({PLACE})"), one("hometown", transform=_place), 0.8),
     Rule("en.hometown.born_clause", _r(rf"(?:^|[,;]\s*)(?:born(?:\s+and\s+raised)?|raised|grew\s+up)\s+in\s+"
                                        rf"(?:the\s+)?({PLACE})(?=\s*(?:$|[,.;!]))"), one("hometown", transform=_place),

@@ -356,6 +356,11 @@ RULES: tuple[Rule, ...] = (
          one("employer", transform=_ended_employer), 0.8, ends=True),
     Rule("zh.employer.likai", re.compile(rf"我{_DONE}*离开了{ORG_RUN}(?=$|[，。！!,]|了)"),
          one("employer", transform=_org_left), 0.8, ends=True),
+    # 我退休了, 我已经退休两年了: no job now.
+    Rule("zh.job.tuixiu", re.compile(rf"我{_DONE}*(?:都|早就|早已)?退休(?!金|工资|年龄|后的)"),
+         lambda _m: [("occupation", "退休")], 0.85, change=True),
+    Rule("zh.employer.tuixiu", re.compile(rf"我{_DONE}*(?:都|早就|早已)?退休了"),
+         lambda _m: [("employer", "")], 0.8, ends=True),
     # 我辞职了 / 我上个月离职了: whichever employer the user had.
     Rule("zh.employer.cizhi", re.compile(rf"我{_DONE}*(?:辞职|离职|裸辞)(?![信报手])"),
          lambda _m: [("employer", "")], 0.8, ends=True),

@@ -476,3 +476,42 @@ def test_a_chinese_hometown_named_by_jiebas_place_tag(text: str, place: str | No
 ])
 def test_a_russian_employer_keeps_the_kind_of_place_after_its_name(text: str, employer: str | None) -> None:
     assert [f.value for f in extract(text) if f.key == "employer"] == ([employer] if employer else [])
+
+
+@pytest.mark.parametrize(("text", "facts"), [
+    # A QA pass of everyday English introductions: each of these gave less than it says.
+    ("I've been vegan for 5 years.", {("diet", "vegan")}),
+    ("I live with my girlfriend in Austin.", {("location", "Austin")}),
+    ("Been working remotely for Stripe since 2021.", {("employer", "Stripe")}),
+    ("Just turned 30 last week!", {("age", "30")}),
+    ("I'm a nurse, work night shifts at Mercy Hospital.", {("occupation", "nurse"), ("employer", "Mercy Hospital")}),
+    ("I speak Spanish and a little French.", {("languages_spoken", "es"), ("languages_spoken", "fr")}),
+    ("I'm Jen, a teacher from Leeds.", {("name", "Jen"), ("occupation", "teacher"), ("hometown", "Leeds")}),
+    # Someone else's, or no fact.
+    ("The stock turned 30% up.", set()),
+    ("I live with my parents.", set()),
+    ("My sister works nights at Mercy Hospital, I'm a nurse.", {("occupation", "nurse")}),
+])
+def test_everyday_english_introductions(text: str, facts: set[tuple[str, str]]) -> None:
+    assert {(f.key, f.value) for f in extract(text)} == facts
+
+
+@pytest.mark.parametrize(("text", "job", "ends_employer"), [
+    # A QA pass: "I'm retired now", "Я на пенсии", "我退休了" gave nothing: no job now is what a chat needs to know.
+    ("I'm retired now.", "retired", False),
+    ("I retired last year.", "retired", True),
+    ("Я уже на пенсии.", "на пенсии", False),
+    ("В прошлом году вышла на пенсию.", "на пенсии", True),
+    ("我退休了。", "退休", True),
+    ("我已经退休两年了。", "退休", False),
+    # Someone else retired, or a pension is no retirement.
+    ("My dad retired last year.", None, False),
+    ("Мама на пенсии.", None, False),
+    ("我爸退休了。", None, False),
+    ("我的退休金不多。", None, False),
+    ("I retired my old laptop.", None, False),
+])
+def test_retired_in_three_languages(text: str, job: str | None, ends_employer: bool) -> None:
+    found = extract(text)
+    assert [f.value for f in found if f.key == "occupation"] == ([job] if job else [])
+    assert any(f.key == "employer" and f.ended for f in found) == ends_employer
