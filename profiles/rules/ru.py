@@ -258,8 +258,8 @@ def _job_ablt_known(raw: str) -> str | None:
 
 def _all_nominal(raw: str) -> bool:
     """"я бухгалтер из Омска": the words between "я" and "из" are a noun phrase, not a verb
-    ("я вернулся из Омска" says where they were, not where they are from)."""
-    words = raw.split()
+    ("я вернулся из Омска" says where they were, not where they are from); "я Женя, учительница из Перми" too."""
+    words = re.findall(rf"[{CYR}][{CYR}\-]*", raw)
     return bool(words) and all(
         any(p.tag.POS in ("NOUN", "ADJF") and p.tag.case == "nomn" for p in morph.tags(w)) for w in words
     )
@@ -463,6 +463,10 @@ RULES: tuple[Rule, ...] = (
          one("occupation", transform=lambda raw: _job_nominative(raw, lexicon=False)), 0.9, change_when=_NOW),
     Rule("ru.job.ya", _r(rf"\bя\s*[—–-]?\s*{ADV}((?:{WORD}\s+){{0,2}}{WORD})"),
          one("occupation", transform=_job_nominative), 0.85, change_when=_NOW),
+    # "Я Женя, учительница из Перми": the job after the name.
+    Rule("ru.job.name_comma", _r(rf"\bя\s+{NAME_CAP}\s*,\s*((?:{WORD}\s+){{0,1}}{WORD})"
+                                 rf"(?=\s+(?:из|в)\s|\s*(?:$|[,.!;]))"),
+         one("occupation", transform=_job_nominative), 0.8),
     # "работаю в Москве врачом", "работаю в Бостоне, медсестрой в больнице"
     Rule("ru.job.rabotayu_v_org", _r(rf"\b(?:я\s+)?{ADV}(?:работаю|тружусь)\s+в\s+(?:компании\s+)?[«\"]?{PLACE}[»\"]?"
                                      rf"\s*,?\s+"
@@ -471,13 +475,18 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.employer.rabotayu_v", _r(rf"\b(?:я\s+)?{ADV}работаю\s+(?:[{CYR}]+\s+){{0,3}}?в\s+(?:компании\s+)?[«\"]?"
                                       rf"{ORG}"),
          one("employer", transform=_employer), 0.85, change_when=_NOW),
+    # "Работаю удалённо на Яндекс": for whom, in the accusative ("на заводе", "на себя" name no employer).
+    Rule("ru.employer.rabotayu_na", _r(rf"\b(?:я\s+)?{ADV}работаю\s+(?:[{CYR}]+\s+){{0,2}}?на\s+[«\"]?{ORG}"),
+         one("employer", transform=_employer_accs), 0.8, change_when=_NOW),
     Rule("ru.diet", _r(r"\bя\s*[—–-]?\s*(?:строг(?:ий|ая)\s+)?(вегетарианец|вегетарианка|веган|веганка|пескетарианец"
                        r"|пескетарианка)\b"), one("diet", transform=str.lower), 0.85),
     Rule("ru.diet.clause", _r(r"[,;:—–]\s*(?:строг(?:ий|ая)\s+)?(вегетарианец|вегетарианка|веган|веганка|пескетарианец"
                               r"|пескетарианка)(?=\s*(?:$|[,.!;]))"),
          _clause_value(one("diet", transform=str.lower)), 0.75),
     # where they live and come from
-    Rule("ru.location.zhivu_v", _r(rf"\b(?:я\s+)?{ADV}живу\s+{ADV}в\s+{PLACE}"),
+    # "Живу с девушкой в Екатеринбурге": with whom may come between.
+    Rule("ru.location.zhivu_v", _r(rf"\b(?:я\s+)?{ADV}живу\s+{ADV}(?:с\s+(?:моей\s+|моим\s+|моими\s+)?[{CYR}]+"
+                                   rf"(?:\s+{CAP})?\s+)?в\s+{PLACE}"),
          one("location", transform=_place(("loct", "datv"))), 0.9, change_when=_NOW),
     Rule("ru.location.my_s", _r(rf"\bмы\s+с\s+[{CYR}]+\s+(?:недавно\s+|уже\s+)?(?:живём\s+в\s+{PLACE}"
                                 rf"|живем\s+в\s+{PLACE})"),
@@ -517,7 +526,7 @@ RULES: tuple[Rule, ...] = (
          one("employer", transform=_employer_accs), 0.8, change=True),
     Rule("ru.hometown.iz", _r(rf"\b(?:я\s+(?:сам[а]?\s+)?(?:родом\s+)?|родом\s+)из\s+{PLACE}"),
          one("hometown", transform=_place(("gent",))), 0.85),
-    Rule("ru.hometown.x_iz", _r(rf"\bя\s+((?:{WORD}\s+){{1,2}}?)из\s+{PLACE}"),
+    Rule("ru.hometown.x_iz", _r(rf"\bя\s+((?:{WORD}\s+|{NAME_CAP}\s*,\s*){{1,2}}?)из\s+{PLACE}"),
          lambda m: [("hometown", v)] if _all_nominal(m.group(1)) and (v := _place(("gent",))(m.group(2))) else [], 0.8),
     Rule("ru.hometown.iz_clause", _r(rf"[,;:—–]\s*(?:сам[а]?\s+)?(?:родом\s+)?из\s+{PLACE}(?=\s*(?:$|[,.!;]))"),
          _clause_value(one("hometown", transform=_place(("gent",))), nominal=True), 0.75),

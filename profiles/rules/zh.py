@@ -33,7 +33,9 @@ _ZH_THINGS = "|".join(sorted((w for w in FAVORITE_THINGS if re.match(f"[{HAN}]",
 LANG_NAME = (r"(?:中文|汉语|普通话|英文|英语|俄语|俄文|日语|日文|韩语|韩文|法语|法文|德语|德文|西班牙语|意大利语"
              r"|葡萄牙语|粤语|广东话|阿拉伯语|乌克兰语)")
 LANG = f"({LANG_NAME})"
-LANGS = rf"({LANG_NAME}(?:(?:和|、|跟|与|及|还有){LANG_NAME})*)"
+# A language of a list may say how well: 英语和一点法语.
+_LANG_HOW = "(?:一点点?|一些|几句|点儿?|简单的)"
+LANGS = rf"({LANG_NAME}(?:(?:和|、|跟|与|及|还有){_LANG_HOW}?{LANG_NAME})*)"
 TZ = (r"((?:UTC|GMT)\s*[+\-−]\s*\d{1,2}(?::?\d{2})?|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?|UTC|GMT"
       r"|[东西][一二三四五六七八九十]{1,2}区|北京时间)")
 # Since when: "2019年起", "从去年开始", "这几年" before 住在 keep it the present; a bare "2019年" or "去年" does
@@ -255,7 +257,7 @@ def _age(raw: str) -> str | None:
 
 
 def _langs(match: re.Match[str]) -> Emit:
-    parts = re.split("和|、|跟|与|及|还有", match.group(1))
+    parts = [re.sub(f"^{_LANG_HOW}", "", part) for part in re.split("和|、|跟|与|及|还有", match.group(1))]
     return [("languages_spoken", code) for part in parts if (code := language_code(part))]
 
 
@@ -327,7 +329,9 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.job.zhiye", re.compile(rf"我的(?:职业|工作|职位)是{RUN}"), one("occupation", transform=_job_any), 0.9),
     Rule("zh.job.congshi", re.compile(rf"我(?:现在|目前|如今)?从事{RUN}"), one("occupation", transform=_job_any), 0.85,
          change_when=_NOW),
-    Rule("zh.employer", re.compile(rf"我(?:现在|目前|如今)?在{RUN}(?:工作|上班|任职|实习)"),
+    # 我在腾讯远程办公, 在市第一医院上夜班: how or when they work may come between.
+    Rule("zh.employer", re.compile(rf"我(?:现在|目前|如今)?在{ORG_RUN}(?:远程|兼职|全职)?"
+                                   rf"(?:工作|上班|任职|实习|办公|上夜班|上白班|值班)"),
          one("employer", transform=_employer), 0.85, change_when=_NOW),
     Rule("zh.diet", re.compile(rf"我(?:是|只|一直|{USUALLY}|现在|目前)?(素食者|素食主义者|纯素食者|吃素)"),
          one("diet", transform=lambda v: "素食" if v == "吃素" else v), 0.85),
