@@ -322,13 +322,24 @@ theresa thomas tim timothy tina todd tom tommy tony tracy tyler valerie vanessa 
 wayne wendy will william yuri zach zachary zoe wei li ming hiroshi yuki kenji priya rahul arjun ahmed ali omar
 fatima aisha hans klaus pierre jean luca giulia sven lars ingrid olaf pedro miguel diego sasha misha masha
 katya lena olya dasha pasha kostya zhenya vova petya kolya
+dave davey meg becky pat don pete chad hank walt gus jun mei hiro ana lucia abe archie barry bert bev brett brooke
+cassie chuck cliff clint cody curt dale darren dawn deb del dom drew dustin earl eileen elle elliot elsa emma ernie
+felix fran frankie gail gabe gavin gemma gene glen glenn gordon hal harriet hayley herb irene iris isla jade jan
+jared jay jed jenna jo jodie joey josie kara karl kat kay kelsey kirk kris kurt lance leila lenny les lexi lila
+lou lyle mandy marcus marge marty mel mick mickey mindy mitch moira monty nate ned neil nell nora norm olly ollie
+pam patty penny percy pippa quinn ray reggie rex rhys rod ross roy russ sadie shane shelby sid simon skye stu
+suzie tara tess tessa tom tommy trish trevor troy val vera vic vicky viv wes willow
 """)
 
 # English first names that are also ordinary words: names only when not sentence-initial or when
 # a cue, title or verb supports them.
 EN_AMBIGUOUS_NAMES = frozenset({"will", "mark", "bill", "rose", "grace", "max", "may", "june", "april", "rob",
                                 "sue", "pat", "jack", "dean", "eve", "hope", "joy", "robin", "frank", "ken",
-                                "lee", "sam", "ted", "tim"})
+                                "lee", "sam", "ted", "tim", "don", "chuck", "cliff", "dawn", "drew", "gene", "gus",
+                                "hal", "jade", "jan", "jay", "kat", "kay", "lance", "les", "lou", "mel", "mick",
+                                "ned", "neil", "nell", "norm", "penny", "ray", "rex", "rod", "ross", "roy", "russ",
+                                "sid", "skye", "val", "vic", "wes", "willow", "iris", "herb", "glen", "dale", "earl",
+                                "percy", "quinn", "troy", "mandy", "patty", "pippa", "vera"})
 
 EN_NAME_PARTICLES = frozenset({"van", "von", "de", "der", "da", "di", "del", "la", "le", "bin", "al"})
 
