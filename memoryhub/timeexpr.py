@@ -499,12 +499,12 @@ def _holiday(name: str, anchor: date, *, year: int | None = None, delta: int | N
         return _day(after[0]) if after else None
     told = past if past is not None else tense(_tense_text(said)) if said is not None else None
     soon = [d for d in days if anchor <= d <= anchor + timedelta(days=62 if told is None else 366)]
-    past = [d for d in days if d <= anchor]
+    gone = [d for d in days if d <= anchor]
     if said is not None and (told is False or _arranged_for(said)):
         return _day(soon[0]) if soon else None
     if told:
-        return _day(past[-1]) if past else None
-    return _day(soon[0]) if soon else _day(past[-1]) if past else None
+        return _day(gone[-1]) if gone else None
+    return _day(soon[0]) if soon else _day(gone[-1]) if gone else None
 
 
 # ---------------------------------------------------------------------------------------------------------
