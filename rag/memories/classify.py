@@ -72,6 +72,8 @@ _ZH_NOT_DOING = re.compile(r"下雨|下雪|刮风|天气|降温|升温|[你他�
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 
 
+# Asked twice of each sentence a consolidation reads (its kind, its statement): kept for the texts seen last.
+@functools.lru_cache(maxsize=4096)
 def implied_speaker(text: str) -> str | None:
     """"i" or "we" when a sentence names its speaker by its verb alone, in any of the three languages
     (`ru_implied_speaker`, `_EN_OPENS_ON_DOING`, `_ZH_OPENS_ON_DOING`), else None."""
