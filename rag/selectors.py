@@ -17,7 +17,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from memoryhub import events, metrics, timeexpr, wordvectors
+from memoryhub import events, metrics, timeexpr, verbforms, wordvectors
 from memoryhub.embeddings import (
     embed_query,
     embed_query_if_available,
@@ -276,6 +276,10 @@ def chunks_search(
             # not a whole conversation given as the query: reading one's cue words cost ~3 ms (MADial zh).
             for term in relation_name_terms(tenant_id=tenant_id, user_id=user_id, query=searched):
                 term_weights.setdefault(term, RELATION_NAME_WEIGHT)
+            # "How did my run go?" asks for "Ran my first 10k": a memory is told in the past, a question
+            # asks in the base form, and Snowball leaves an irregular past a word of its own.
+            for term in verbforms.past_terms(searched):
+                term_weights.setdefault(term, verbforms.PAST_FORM_WEIGHT)
         terms = list(term_weights)
         if expand if expand is not None else config.expand:
             expansions = llm_steps.expand_query(query)
