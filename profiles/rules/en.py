@@ -467,7 +467,8 @@ RULES: tuple[Rule, ...] = (
     Rule("en.tz.i_am_in", _r(rf"\b{I_AM}\s+(?:in|on)\s+(?:the\s+)?(?:{TZ_STRICT}(?:\s+time(?:\s*zone)?)?|{TZ_WORD})"),
          lambda m: [("preferred_timezone", m.group(1) or m.group(2))], 0.85),
     # pets and likes
-    Rule("en.pets.have", _r(rf"\bi(?:\s+also)?(?:\s+(?:have|own)|'ve|’ve)(?:\s+(?:also\s+)?got)?\s+"
+    # "We have a dog named Max", "Our dog Max got sick": a family's pet is the user's too.
+    Rule("en.pets.have", _r(rf"\b(?:i|we)(?:\s+also)?(?:\s+(?:have|own)|'ve|’ve)(?:\s+(?:also\s+)?got)?\s+"
                             rf"(?:a|an|one|two|three|four|five|\d+|some)\s+(?:(?:little|small|big|old|young|cute|pet|black|white|ginger|grey|gray)\s+)*"
                             rf"{PET}(?:s|es)?\b(?:\s*,?\s+(?:named|called)\s+({NAME_CAP}))?"), _pet, 0.85),
     # "We adopted a puppy named Biscuit", "I just got a kitten, her name is Luna": a pet taken in is the user's. Not
@@ -479,9 +480,9 @@ RULES: tuple[Rule, ...] = (
                                rf"sitter|walker|cage|carrier|house|door|park|show|tag)\b)(?:\s*,?\s+(?:named|called)\s+"
                                rf"({NAME_CAP})|\s*[,;—–-]\s*(?:his|her|its|their)\s+name\s+is\s+({NAME_CAP}))?"),
          lambda m: _pet_named(m.group(1), m.group(2) or m.group(3)), 0.8),
-    Rule("en.pets.my_pet_name", _r(rf"\bmy\s+(?:(?:little|old|young)\s+)?{PET}\s+({NAME_CAP})\b"), _pet, 0.8),
-    Rule("en.pets.my_pets_name", _r(rf"\bmy\s+{PET}(?:'s|’s\s+name\s+is|'s\s+name\s+is|\s+is\s+(?:called|named))\s+"
-                                    rf"({NAME_CAP})"), _pet, 0.8),
+    Rule("en.pets.my_pet_name", _r(rf"\b(?:my|our)\s+(?:(?:little|old|young)\s+)?{PET}\s+({NAME_CAP})\b"), _pet, 0.8),
+    Rule("en.pets.my_pets_name", _r(rf"\b(?:my|our)\s+{PET}(?:'s|’s\s+name\s+is|'s\s+name\s+is|"
+                                    rf"\s+is\s+(?:called|named))\s+({NAME_CAP})"), _pet, 0.8),
     # "my hobbies are hiking and chess": the key names itself.
     Rule("en.hobbies.my", _r(r"\bmy\s+(?:main\s+|favou?rite\s+|only\s+)?hobb(?:y|ies)\s+(?:is|are|include|=|:)\s*"
                              r"([a-z][a-z\s,\-]{1,60}?)(?=\s*(?:$|[.!;]|\bbut\b|\bbecause\b|\bwhen\b|\bso\b))"),

@@ -563,7 +563,7 @@ RULES: tuple[Rule, ...] = (
          one("preferred_timezone", transform=timezone_canonical), 0.85),
     # pets and likes
     # "у меня есть собака Джесси", "у меня живёт кот Барсик": a capitalised word right after the animal is its name.
-    Rule("ru.pets.u_menya", _r(rf"\bу\s+меня\s+(?:дома\s+)?(?:есть\s+|живёт\s+|живет\s+|живут\s+)?"
+    Rule("ru.pets.u_menya", _r(rf"\bу\s+(?:меня|нас)\s+(?:дома\s+)?(?:есть\s+|живёт\s+|живет\s+|живут\s+)?"
                                rf"(?:(?:один|одна|два|две|три|четыре|пять|несколько|\d+)\s+)?"
                                rf"({PET_PHRASE})(?:\s*,?\s+(?:по\s+кличке|которую\s+зовут"
                                rf"|которого\s+зовут)\s+({NAME_CAP})|\s+({NAME_CAP}))?"), _pet, 0.85),
@@ -577,8 +577,9 @@ RULES: tuple[Rule, ...] = (
                               rf"(?:\s*,?\s+(?:по\s+кличке|которую\s+зовут|которого\s+зовут|(?:её|ее|его)\s+зовут)\s+"
                               rf"({NAME_CAP})|\s+({NAME_CAP}))?"), _pet_accs, 0.8),
     # "Моя кошка Муся сидит на клавиатуре": the animal and its name as the subject.
-    Rule("ru.pets.moy", _r(rf"\bмо(?:й|я)\s+((?-i:[а-яё]+))\s+({NAME_CAP})\b"), _pet, 0.8),
-    Rule("ru.pets.zovut", _r(rf"\bмо(?:ю|его|й|я)\s+([{CYR}]+)\s+зовут\s+({NAME_CAP})"), _pet, 0.8),
+    # "Наш пёс Макс заболел", "У нас есть кот": a family's pet is the user's too.
+    Rule("ru.pets.moy", _r(rf"\b(?:мо(?:й|я)|наш[а]?)\s+((?-i:[а-яё]+))\s+({NAME_CAP})\b"), _pet, 0.8),
+    Rule("ru.pets.zovut", _r(rf"\b(?:мо(?:ю|его|й|я)|наш(?:у|его|а)?)\s+([{CYR}]+)\s+зовут\s+({NAME_CAP})"), _pet, 0.8),
     Rule("ru.likes.lyublyu", _r(rf"\b(?:я\s+)?(?:очень\s+|просто\s+|тоже\s+|также\s+|безумно\s+)?(?:люблю|обожаю)\s+"
                                 rf"([{CYR}a-z][{CYR}a-z\s,\-]{{1,40}}?)(?=\s*(?:$|[.!;]|\bно\b|\bпотому\b|\bкогда\b))"),
          _likes(("accs",)), 0.75),

@@ -420,11 +420,12 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.tz.beijing", re.compile(rf"我(?:这里|这边)?(?:用|是|使用)(?:的是)?([{HAN}]{{2,5}}时间)"),
          one("preferred_timezone", transform=timezone_canonical), 0.8),
     # pets and likes
-    Rule("zh.pets", re.compile(rf"我(?:家)?(?:养了|养着|养|有|里有)(?:一|两|三|几|\d+)?(?:只|条|头|匹|个)?{PET}"),
+    # 我们家养了一只猫, 我们家猫咪叫咪咪: a family's pet is the user's too.
+    Rule("zh.pets", re.compile(rf"我们?(?:家)?(?:养了|养着|养|有|里有)(?:一|两|三|几|\d+)?(?:只|条|头|匹|个)?{PET}"),
          _pet, 0.85),
-    Rule("zh.pets.jiao", re.compile(rf"我(?:的|家的?){PET}叫{RUN}"), _pet, 0.8),
+    Rule("zh.pets.jiao", re.compile(rf"我们?(?:的|家的?){PET}叫{RUN}"), _pet, 0.8),
     # 我家猫咪露娜刚满三岁: my pet, its name, its age.
-    Rule("zh.pets.age", re.compile(rf"我(?:的|家的?){PET}([{HAN}A-Za-z]{{1,4}}?)?"
+    Rule("zh.pets.age", re.compile(rf"我们?(?:的|家的?){PET}([{HAN}A-Za-z]{{1,4}}?)?"
                                    rf"(?:今年|现在|已经|刚|刚刚|才|都|快)*满?{NUM}(?:周?岁|个月)"), _pet, 0.8),
     # "我的爱好是弹吉他和爬山", "我的业余爱好就是看书": the key names itself, so the list is the value.
     Rule("zh.hobbies", re.compile(rf"我的?(?:业余|兴趣)?爱好(?:是|就是|有|主要是)?[:：]?"

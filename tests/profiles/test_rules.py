@@ -419,7 +419,22 @@ def test_a_move_without_its_subject_is_the_speakers(text: str, place: str | None
     ("我们领养了一只小狗，叫豆豆。", "pets", "狗 (豆豆)"),
     # "собака по кличке Бублик" was the phrase "собака по" after "у меня" too.
     ("У меня собака по кличке Бублик.", "pets", "собака (Бублик)"),
+    # A QA pass: "Our dog Max got sick, had to take him to the vet." gave no pet: a family's pet is the user's.
+    ("Our dog Max got sick, had to take him to the vet.", "pets", "dog (Max)"),
+    ("We have a dog named Max.", "pets", "dog (Max)"),
+    ("Our cat's name is Luna.", "pets", "cat (Luna)"),
+    ("Наш пёс Макс заболел.", "pets", "собака (Макс)"),
+    ("Нашу кошку зовут Муся.", "pets", "кошка (Муся)"),
+    ("У нас есть собака Жучка.", "pets", "собака (Жучка)"),
+    ("我们家养了一只猫。", "pets", "猫"),
+    ("我们家猫咪叫咪咪。", "pets", "猫 (咪咪)"),
     # What goes with a pet, or someone else's.
+    ("Our neighbor's dog Max barks all night.", "pets", None),
+    ("We have a meeting with Max.", "pets", None),
+    ("У нас в офисе живёт кот Борис.", "pets", None),
+    ("Наша соседка Маша завела кота.", "pets", None),
+    ("他们家的狗叫旺财。", "pets", None),
+    ("我朋友家养了一只猫。", "pets", None),
     ("I got a dog bed for Rex.", "pets", None),
     ("My sister adopted a cat.", "pets", None),
     ("Я завела блог.", "pets", None),
