@@ -239,8 +239,36 @@ _ZH_TARGET_BEFORE = re.compile(r"(?:到|订了|约了|约在|约好|预约了|�
 _TARGET_LEAD = re.compile(r"(?:for|to|until|till|на|до)\s", re.IGNORECASE)
 
 
+# A decision told before the date it is for: "We decided to go to Georgia in November", "We agreed to meet on
+# Friday", "Мы решили поехать в Грузию в ноябре", "Решили в субботу съездить на дачу", "我们决定了周六去爬山". The
+# deciding is told in the past, what was decided is ahead, as for an arrangement. Only a decision said before
+# the date: "In March we decided to sell the car" decided in the March gone. In English the date follows the
+# decision's "to" and verb ("We decided on Saturday to go" decided on the Saturday); Russian, freer in its order,
+# needs an infinitive after the decision anywhere in the sentence.
+_DECIDED_EN = re.compile(r"(?<![a-z])(?:decided|agreed|chose|promised|made up (?:my|our|their) minds?)\s+to\s+[a-z]+",
+                         re.IGNORECASE)
+_DECIDED_RU = re.compile(r"(?<![а-яё])(?:решил[аи]?|договорил(?:ись|ся|ась)|надумал[аи]?)(?![а-яё])", re.IGNORECASE)
+_RU_INFINITIVE = re.compile(r"(?<![а-яё])[а-яё]{2,}(?:ть|ться|ти|чь)(?![а-яё])", re.IGNORECASE)
+_DECIDED_ZH = re.compile(r"决定|说好|商量好|约定")
+
+
+def _decided_for(m: re.Match[str]) -> bool:
+    """Whether the date `m` found is what a decision told before it in its sentence was for (`_DECIDED_EN`)."""
+    text = m.string
+    sentence_start = max((end.end() for end in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
+    start = m.end() - len(m.group(0).lstrip())
+    before = text[sentence_start:start]
+    if _DECIDED_EN.search(before) or _DECIDED_ZH.search(before):
+        return True
+    decided = _DECIDED_RU.search(before)
+    return decided is not None and _RU_INFINITIVE.search(_sentence(m), decided.end()) is not None
+
+
 def _arranged_for(m: re.Match[str]) -> bool:
-    """Whether the date `m` found is what its sentence arranged something for (`_ARRANGED`)."""
+    """Whether the date `m` found is what its sentence arranged something for (`_ARRANGED`), or decided
+    (`_decided_for`)."""
+    if _decided_for(m):
+        return True
     if not _ARRANGED.search(_sentence(m)):
         return False
     text, said = m.string, m.group(0).lstrip()

@@ -78,3 +78,23 @@ def test_a_bio_writes_the_day_arranged_for() -> None:
     assert dated_as_said("Совещание перенесли на понедельник.", WEDNESDAY) == \
         "Совещание перенесли на понедельник (2024-11-25)."
     assert dated_as_said("我预约了周一上午九点看牙医。", WEDNESDAY) == "我预约了周一(2024-11-25)上午九点看牙医。"
+
+
+@pytest.mark.parametrize(("text", "days"), [
+    # A QA pass: said in October, "Мы с мужем Игорем решили поехать в Грузию в ноябре" went into Игорь's bio as the
+    # November a year gone. What was decided is ahead, as what was arranged.
+    ("We decided to go to Georgia in March.", ["2025-03"]),
+    ("We've decided to visit my parents on Saturday.", ["2024-11-23"]),
+    ("We agreed to meet on Friday.", ["2024-11-22"]),
+    ("Мы с мужем решили поехать в Грузию в марте.", ["2025-03"]),
+    ("Всё было хорошо. Решили в субботу съездить на дачу.", ["2024-11-23"]),
+    ("我们决定了周六去爬山。", ["2024-11-23"]),
+    # The date of the deciding, not of what was decided.
+    ("In March we decided to sell the car.", ["2024-03"]),
+    ("We decided on Saturday to go hiking.", ["2024-11-16"]),
+    ("В марте мы решили продать машину.", ["2024-03"]),
+    ("Мы решили, что в субботу было весело.", ["2024-11-16"]),
+    ("三月我们决定卖车。", ["2024-03"]),
+])
+def test_what_was_decided_is_ahead_and_when_it_was_decided_is_not(text: str, days: list[str]) -> None:
+    assert read(text) == days
