@@ -293,6 +293,8 @@ def kin_of(name: str | None) -> lexicon.Kin | None:
     index = _kin_index()
     if key in index:
         return index[key]
+    if key in _ZH_SIBLING_WORD:  # "我哥": the short form zh_cues reads after 我 only
+        return index[_ZH_SIBLING_WORD[key]]
     if " " not in key and _CYR.search(key):
         for lemma in ru_lemmas(key)[:3]:
             if lemma in index:
@@ -446,7 +448,19 @@ def zh_cues(text: str) -> list[tuple[int, int, lexicon.Cue]]:
                 for k in range(start, end):
                     taken[k] = True
             start = text.find(word, end)
+    # "我哥", "我姐", "我弟", "我妹": the spoken short form of a sibling word, only right after 我 (or 我的) and not
+    # in a longer word ("我哥们" is a buddy, "帅哥" nobody's brother): "我哥会开车" found no brother.
+    cue_of = dict(zh)
+    for m in _ZH_SHORT_SIBLING.finditer(text):
+        start = m.start(1)
+        if not taken[start]:
+            found.append((start, start + 1, cue_of[_ZH_SIBLING_WORD[m.group(1)]]))
+            taken[start] = True
     return sorted(found, key=lambda item: item[0])
+
+
+_ZH_SIBLING_WORD = {"哥": "哥哥", "姐": "姐姐", "弟": "弟弟", "妹": "妹妹"}
+_ZH_SHORT_SIBLING = re.compile(r"我的?([哥姐弟妹])(?![哥姐弟妹们儿夫媳子])")
 
 
 class SearchWord(NamedTuple):

@@ -296,6 +296,11 @@ def _zh_prefix_name(sentence: str, i: int) -> bool:
 _LATIN_PHRASE = re.compile(r"[A-Za-z][A-Za-z'’\-]*(?:\s+[A-Za-z][A-Za-z'’\-]*)+")
 
 
+# A modal or adverb that jieba may glue to the word before it ("我妈会|过来", "我|爸会来", "我哥会|开车"): a cue
+# ending right before one ends a word all the same. "我妈会过来帮忙" found no mother.
+_ZH_WORD_AFTER = frozenset("会要也都就还又才说")
+
+
 def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]] | None = None,
               said: Sequence[str] = ()) -> list[Tok]:
     """Tokens of a Chinese sentence. `latin` reads the English phrases inside it ("小张 (my good friend
@@ -327,7 +332,7 @@ def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]
     for start, end, cue in zh_cues(sentence):
         if not any(covered[start:end]):
             marks.append((start, end, Tok("CUE", sentence[start:end], cue=cue, script="zh",
-                                          whole_word=end in word_ends)))
+                                          whole_word=end in word_ends or sentence[end:end + 1] in _ZH_WORD_AFTER)))
             for k in range(start, end):
                 covered[k] = True
     for start, end in _zh_pets(sentence):

@@ -941,6 +941,8 @@ def _owned_by_someone_else(toks: list[Tok], c: int) -> bool:
             return True
         if prev.kind == "CUE" and prev.possessive:
             return True  # "my boss's wife"
+        if prev.kind == "CUE" and tok.script == "zh" and kin_of(prev.text) is None:
+            return True  # "他同学妈妈", "我同事老公": Chinese needs no 的; "爷爷奶奶" lists two of the user's
         if normalize(prev.text) in _NOT_MINE:
             return True
     if c >= 2 and toks[c - 1].kind in ("NAME", "PRON") and normalize(toks[c - 2].text) == "у":
