@@ -941,8 +941,11 @@ def _owned_by_someone_else(toks: list[Tok], c: int) -> bool:
             return True
         if prev.kind == "CUE" and prev.possessive:
             return True  # "my boss's wife"
-        if prev.kind == "CUE" and tok.script == "zh" and kin_of(prev.text) is None:
-            return True  # "他同学妈妈", "我同事老公": Chinese needs no 的; "爷爷奶奶" lists two of the user's
+        if prev.kind == "CUE" and tok.script == "zh" and \
+                ((owner := kin_of(prev.text)) is None or owner.concept in ("kin:spouse", "kin:partner")):
+            # "他同学妈妈", "我同事老公", "我老公妈妈": Chinese needs no 的. "爷爷奶奶", "爸爸妈妈" list two of
+            # the user's own.
+            return True
         if normalize(prev.text) in _NOT_MINE:
             return True
     if c >= 2 and toks[c - 1].kind in ("NAME", "PRON") and normalize(toks[c - 2].text) == "у":

@@ -102,6 +102,14 @@ def test_someone_elses_or_several_relatives_are_no_person(sentence: str) -> None
     assert [p for p in people_of(sentence) if p not in ("Sofia", "Наташа")] == []
 
 
+@pytest.mark.parametrize(("sentence", "person"), [
+    ("我老公妈妈来了。", "老公"), ("我老婆妹妹下周结婚。", "老婆"), ("我男朋友爸爸是医生。", "男朋友"),
+])
+def test_a_partners_relative_said_without_de_is_not_the_users(sentence: str, person: str) -> None:
+    """The husband's mother ("我老公妈妈") was the user's own mother as well as the husband his."""
+    assert list(people_of(sentence)) == [person]
+
+
 def test_a_named_mother_answers_to_the_kin_word_too() -> None:
     assert people_of("My mom Olga called.")["Olga"].aliases == ["Mom"]
     assert people_of("Моя мама Ольга звонила.")["Ольга"].aliases == ["мама"]
