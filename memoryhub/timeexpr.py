@@ -188,12 +188,16 @@ _HABITUAL = re.compile(
 _SENTENCE_END = re.compile(r"[.!?;\n。！？；]")
 
 
+def _sentence_start(m: re.Match[str]) -> int:
+    """Where the sentence a match stands in begins."""
+    return max((end.end() for end in _SENTENCE_END.finditer(m.string, 0, m.start())), default=0)
+
+
 def _sentence(m: re.Match[str]) -> str:
     """The sentence a match stands in: a tense is a sentence's, not a whole turn's."""
     text = m.string
-    start = max((end.end() for end in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
     found = _SENTENCE_END.search(text, m.end())
-    return text[start:found.start() if found else len(text)]
+    return text[_sentence_start(m):found.start() if found else len(text)]
 
 
 # Where a clause ends inside a sentence: its tense is the weekday's first (`_tense_at`).
@@ -202,7 +206,7 @@ _CLAUSE_BREAK = re.compile(r"[,:—–，：、]|\s(?:and|but|so|while|а|но|�
 
 def _clause(m: re.Match[str]) -> str:
     """The clause of its sentence a match stands in, between commas and conjunctions."""
-    sentence_start = max((end.end() for end in _SENTENCE_END.finditer(m.string, 0, m.start())), default=0)
+    sentence_start = _sentence_start(m)
     found = _SENTENCE_END.search(m.string, m.end())
     sentence_end = found.start() if found else len(m.string)
     start = max((b.end() for b in _CLAUSE_BREAK.finditer(m.string, sentence_start, m.start())), default=sentence_start)
@@ -254,10 +258,8 @@ _DECIDED_ZH = re.compile(r"决定|说好|商量好|约定")
 
 def _decided_for(m: re.Match[str]) -> bool:
     """Whether the date `m` found is what a decision told before it in its sentence was for (`_DECIDED_EN`)."""
-    text = m.string
-    sentence_start = max((end.end() for end in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
     start = m.end() - len(m.group(0).lstrip())
-    before = text[sentence_start:start]
+    before = m.string[_sentence_start(m):start]
     if _DECIDED_EN.search(before) or _DECIDED_ZH.search(before):
         return True
     decided = _DECIDED_RU.search(before)

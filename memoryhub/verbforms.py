@@ -54,18 +54,15 @@ def past_forms(verb: str) -> tuple[str, ...]:
 
 
 def past_terms(query: str) -> list[str]:
-    """The BM25 terms of the irregular past forms of the query's verbs (not the light verbs), each once
-    and none the query has already."""
-    own = set(analyze(query))
+    """The BM25 terms of the irregular past forms of the query's verbs (not the light verbs), each once. A
+    term the query says itself keeps the query's weight: the caller adds these with `setdefault`."""
     out: list[str] = []
     for word in words(query):
         word = word.lower()
         if word in LIGHT_VERBS:
             continue
         for form in past_forms(word):
-            for term in analyze(form):
-                if term not in own and term not in out:
-                    out.append(term)
+            out.extend(term for term in analyze(form) if term not in out)
     return out
 
 

@@ -450,17 +450,23 @@ def zh_cues(text: str) -> list[tuple[int, int, lexicon.Cue]]:
             start = text.find(word, end)
     # "我哥", "我姐", "我弟", "我妹": the spoken short form of a sibling word, only right after 我 (or 我的) and not
     # in a longer word ("我哥们" is a buddy, "帅哥" nobody's brother): "我哥会开车" found no brother.
-    cue_of = dict(zh)
     for m in _ZH_SHORT_SIBLING.finditer(text):
         start = m.start(1)
         if not taken[start]:
-            found.append((start, start + 1, cue_of[_ZH_SIBLING_WORD[m.group(1)]]))
+            found.append((start, start + 1, _zh_sibling_cues()[m.group(1)]))
             taken[start] = True
     return sorted(found, key=lambda item: item[0])
 
 
 _ZH_SIBLING_WORD = {"哥": "哥哥", "姐": "姐姐", "弟": "弟弟", "妹": "妹妹"}
 _ZH_SHORT_SIBLING = re.compile(r"我的?([哥姐弟妹])(?![哥姐弟妹们儿夫媳子])")
+
+
+@functools.cache
+def _zh_sibling_cues() -> dict[str, lexicon.Cue]:
+    """The cue of each short sibling word: its full word's (`_ZH_SIBLING_WORD`)."""
+    cues = dict(_cue_tables()[1])
+    return {short: cues[word] for short, word in _ZH_SIBLING_WORD.items()}
 
 
 class SearchWord(NamedTuple):
