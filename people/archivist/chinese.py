@@ -16,7 +16,7 @@ import rjieba
 from memoryhub.text import normalize
 from people import lexicon
 from people.archivist.tokens import HAN, KnownIndex, Mention, Tok
-from people.names import clean_username, zh_cues, zh_verb_cues
+from people.names import clean_username, kin_of, zh_cues, zh_verb_cues
 
 # --- Chinese --------------------------------------------------------------------------------------------
 
@@ -73,7 +73,9 @@ def _zh_name_at(text: str, i: int) -> int:
         if end <= len(text) and all(HAN.match(ch) for ch in text[i + sur:end]) and _zh_stop_at(text, end) \
                 and text[i + sur:end][-1] not in lexicon.ZH_NAME_STOPS:
             candidate = text[i:end]
-            if candidate not in lexicon.ZH_NOT_NAMES and not (given == 1 and sur == 1 and _doubled(text, i)):
+            # A kin word is no given name: "我爸爸和妈妈" lists the mother after 和, also a surname.
+            if candidate not in lexicon.ZH_NOT_NAMES and not (given == 1 and sur == 1 and _doubled(text, i)) \
+                    and kin_of(text[i + sur:end]) is None:
                 return end - i
     return 0
 
@@ -329,10 +331,15 @@ def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]
                 for k in range(m.start(), m.end()):
                     covered[k] = True
     word_ends = set(itertools.accumulate(len(w) for w in rjieba.cut(sentence)))
-    for start, end, cue in zh_cues(sentence):
+    cues = zh_cues(sentence)
+    # jieba keeps two relatives said together as one word ("爸爸妈妈", "爷爷奶奶"): a kin word ending where
+    # another begins ends a word all the same, so that both are people.
+    kin_starts = {start for start, end, _ in cues if kin_of(sentence[start:end]) is not None}
+    for start, end, cue in cues:
         if not any(covered[start:end]):
             marks.append((start, end, Tok("CUE", sentence[start:end], cue=cue, script="zh",
-                                          whole_word=end in word_ends or sentence[end:end + 1] in _ZH_WORD_AFTER)))
+                                          whole_word=end in word_ends or sentence[end:end + 1] in _ZH_WORD_AFTER
+                                          or (end in kin_starts and kin_of(sentence[start:end]) is not None))))
             for k in range(start, end):
                 covered[k] = True
     for start, end in _zh_pets(sentence):

@@ -969,6 +969,9 @@ def _users_kin(toks: list[Tok], c: int) -> bool:
         return True
     if tok.script != "en":
         return True
+    if c >= 2 and normalize(toks[c - 1].text) in ("and", "or", "&") and toks[c - 2].kind == "CUE" and \
+            kin_of(strip_possessive(toks[c - 2].text)) is not None and _users_kin(toks, c - 2):
+        return True  # "my mom and dad": the "my" of the first is the second's too
     kin = kin_of(strip_possessive(tok.text))
     holiday = c + 1 < len(toks) and normalize(toks[c + 1].text) == "day"  # "Happy Father's Day"
     return bool(kin and kin.id in _EN_NAME_LIKE and tok.text[:1].isupper() and not holiday)

@@ -110,6 +110,31 @@ def test_a_partners_relative_said_without_de_is_not_the_users(sentence: str, per
     assert list(people_of(sentence)) == [person]
 
 
+@pytest.mark.parametrize(("sentence", "names"), [
+    # A QA pass: jieba reads "爸爸妈妈" and "爷爷奶奶" as one word, so only the second was a person, with the first
+    # as its alias; "我爸爸和妈妈" made a "和妈妈" (和 is a surname too); "my mom and dad" had no father.
+    ("我爸爸妈妈下周来杭州。", ["爸爸", "妈妈"]), ("爷爷奶奶身体都很好。", ["爷爷", "奶奶"]),
+    ("我的哥哥姐姐都在北京。", ["哥哥", "姐姐"]), ("我爸爸和妈妈下周来杭州。", ["爸爸", "妈妈"]),
+    ("周末跟爷爷和奶奶吃饭。", ["爷爷", "奶奶"]),
+    ("My mom and dad are visiting next week.", ["Dad", "Mom"]),
+    ("My brother and sister live in Ohio.", ["Brother", "Sister"]),
+    ("Мама и папа приедут в субботу.", ["мама", "папа"]),
+])
+def test_two_relatives_said_together_are_two_people(sentence: str, names: list[str]) -> None:
+    people = people_of(sentence)
+    assert set(people) == set(names)
+    assert all(people[n].circle == "Family" and people[n].aliases == [] for n in names)
+
+
+@pytest.mark.parametrize("sentence", [
+    "My mom and his dad are friends.", "My wife and Tom's sister went shopping.", "我老公妈妈来了。",
+    "Sofia's mom and dad are surgeons.",
+])
+def test_a_relative_listed_after_the_users_own_may_be_someone_elses(sentence: str) -> None:
+    people = people_of(sentence)
+    assert not {"Dad", "Sister", "妈妈"} & set(people)
+
+
 def test_a_named_mother_answers_to_the_kin_word_too() -> None:
     assert people_of("My mom Olga called.")["Olga"].aliases == ["Mom"]
     assert people_of("Моя мама Ольга звонила.")["Ольга"].aliases == ["мама"]
