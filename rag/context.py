@@ -424,7 +424,7 @@ def context_assemble(
     # typed memory that only restates a turn this block shows in full does not take budget twice.
     result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k)
     relevant = RelevanceFloor(cosine_floor(floor["vector_only_min_cosine"]), floor.get("memories_bm25_share", 0.0),
-                              result.bm25_ceiling)
+                              result.bm25_ceiling, _found_by_characters(result, query))
     typed_cap = min(remaining, int(budget * shares.get("typed_memories", {"max_share": 0.0})["max_share"]))
     block, typed_ids, typed_sources = typed_memories_block(
         tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k, filters=memory_filters,
@@ -887,6 +887,8 @@ class RelevanceFloor:
     min_cosine: float
     min_share: float
     ceilings: dict[str, float]
+    # Results a Chinese query's words found only through their characters (`_found_by_characters`).
+    by_characters: frozenset[int] = frozenset()
 
     def below(self, item: SearchItem) -> bool:
         """Near the query in neither space: unrelated, not remembered. By words, a result must answer
@@ -897,9 +899,42 @@ class RelevanceFloor:
             return False
         ceiling = self.ceilings.get(item.chunk["namespace"], 0.0)
         bm25 = item.components.get("bm25")
+        if item.chunk["id"] in self.by_characters:
+            # Its vector is no evidence either: feedback moved the query towards the best word matches, whose
+            # vectors embed the turns before them, and the offline vectors of Chinese are its characters.
+            return True
         weak_words = bm25 is None or (ceiling > 0 and bm25 / ceiling < self.min_share)
         cosine = item.query_cosine if item.query_cosine is not None else item.components.get("vector", 0.0)
         return weak_words and cosine < self.min_cosine
+
+
+def _found_by_characters(result: SearchResult, query: str) -> frozenset[int]:
+    """The conversation results that share no word with a Chinese query, only characters of its words.
+
+    A Han word's characters are BM25 terms of their own (`text.analyze`), so that a question segmented
+    otherwise still finds its word ("茶" asked finds "乌龙茶" said). But "谁推荐的家教？" also met
+    "我在杭州一家银行上班" through 家 of 家教 and of 一家, above the floor's share. A result's stored terms
+    (its preceding turns' too, which find a reply) must hold one of the query's words: a word said, or a
+    character said as a word."""
+    if not text.HAN_CHAR.search(query):
+        return frozenset()
+    words = {term for word in text.words(query) if (term := text.term(word))} - text.pronoun_terms()
+    compounds = [word for word in words if len(word) > 1 and text.HAN_CHAR.match(word)]
+    if not compounds:
+        return frozenset()  # no word of several characters, so no match by its characters alone
+    ids = [item.chunk["id"] for item in result.items if item.chunk["type"] in _CONVERSATION
+           and "bm25" in item.components]
+    if not ids:
+        return frozenset()
+
+    def shares_a_word(terms: list[str]) -> bool:
+        # A word inside the other counts: "火锅店" asked finds "火锅" said, "家教" asked finds "家教课" said.
+        return not words.isdisjoint(terms) or any(
+            term in word or word in term for term in terms if len(term) > 1 and text.HAN_CHAR.match(term)
+            for word in compounds)
+
+    return frozenset(pk for pk, terms in Chunk.objects.filter(pk__in=ids).values_list("id", "terms")
+                     if not shares_a_word(terms))
 
 
 # What the user said and what was made of it: the typed memories' floor is measured against these, not

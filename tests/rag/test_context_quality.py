@@ -404,6 +404,41 @@ def test_a_turn_that_shares_only_a_pronoun_with_the_query_is_below_the_floor(
 
 
 @pytest.mark.parametrize(("query", "answer", "others"), [
+    ("谁推荐的家教？", "儿子的家教张老师是他同学妈妈推荐的。", ["我在杭州一家银行上班。", "我们全家都爱吃火锅。"]),
+    ("我的牙医叫什么？", "我的牙医是李医生，人很好。", ["我们去看了新的牙膏广告。", "医院门口总是很堵。"]),
+])
+def test_a_chinese_turn_that_shares_only_characters_of_the_querys_words_is_below_the_floor(
+        tenant, query: str, answer: str, others: list[str]) -> None:
+    """A QA pass: "谁推荐的家教？" showed "我在杭州一家银行上班" and "我们全家…" beside the tutor's turn. A Han word's
+    characters are BM25 terms too (a question segmented otherwise still finds its word), and 家 of 家教 met 家
+    of 一家 and 全家 above the floor's share. A turn must share one of the query's words, not only their
+    characters."""
+    append_messages(tenant, "u1", "s1", [*others, answer], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=500)
+    memories = _text(context, "memories")
+    assert answer in memories
+    assert not any(other in memories for other in others), memories
+
+
+def test_a_chinese_question_still_finds_a_word_inside_a_longer_one(tenant) -> None:
+    """The characters are terms for this: "茶" asked finds "乌龙茶" said, "乌龙茶" asked finds "茶" said; and a word
+    inside another is still the word."""
+    append_messages(tenant, "u1", "s1", ["我最喜欢喝乌龙茶。", "周末去爬山了。"], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="我喜欢什么茶？", session_id=None,
+                               budget_tokens=500)
+    assert "乌龙茶" in _text(context, "memories")
+    append_messages(tenant, "u2", "s1", ["我每天早上都喝茶。", "周末去爬山了。"], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u2", query="我早上喝乌龙茶吗？", session_id=None,
+                               budget_tokens=500)
+    assert "喝茶" in _text(context, "memories")
+    # A word said inside a word asked is one of its words: "火锅" in "火锅店".
+    append_messages(tenant, "u3", "s1", ["周末吃了海底捞火锅。", "我在杭州一家银行上班。"], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u3", query="我常去哪家火锅店？", session_id=None,
+                               budget_tokens=500)
+    assert "海底捞" in _text(context, "memories")
+
+
+@pytest.mark.parametrize(("query", "answer", "others"), [
     ("How is my boss?", "My boss Olga is strict but fair.",
      ["We should cook pasta tonight.", "The cat knocked over a vase again.", "I'm allergic to peanuts, be careful."]),
     ("Как моя начальница?", "Моя начальница Ольга строгая, но справедливая.",
