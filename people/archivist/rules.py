@@ -423,6 +423,20 @@ def _pet_tok(raw: list[str], norms: list[str], k: int, span: int) -> Tok:
     return tok
 
 
+# Titles a person is called by with their surname ("Dr. Green"); kin titles ("Uncle Bob") are cue words.
+_SURNAME_TITLES = {"mr": "Mr.", "mrs": "Mrs.", "ms": "Ms.", "miss": "Miss", "dr": "Dr.", "prof": "Prof.",
+                   "coach": "Coach"}
+
+
+def _title_before(raw: list[str], norms: list[str], k: int) -> str:
+    """The title said right before the English name at k, as it is written with a surname, or ''."""
+    if k > 1 and raw[k - 1] == "." and norms[k - 2] in _SURNAME_TITLES:
+        return _SURNAME_TITLES[norms[k - 2]]
+    if k > 0 and LAT.search(raw[k]) and norms[k - 1].rstrip(".") in _SURNAME_TITLES:
+        return _SURNAME_TITLES[norms[k - 1].rstrip(".")]
+    return ""
+
+
 def _two_first_names(word: str, after: str) -> bool:
     """Two Russian first names in a row are two people, not one's name and surname: "Жених Ани Дима" (Anya's
     fiancé Dima) was a person named "Ани Дима". A surname or patronymic reading of the second joins them
@@ -614,7 +628,11 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
                     not any(p.tag.case == prefer[5:] for p in _ru_name_parses(group[0]))))
             else:
                 name = " ".join(group)
-            toks.append(Tok("NAME", name, mention=Mention(name=clean_name(name)), possessive=possessive,
+            mention = Mention(name=clean_name(name))
+            if title := _title_before(raw, norms, k):
+                # "Dr. Green", "Mrs. Patel": how the user calls them, and what a question will say.
+                mention.aliases.append(f"{title} {clean_name(group[-1])}")
+            toks.append(Tok("NAME", name, mention=mention, possessive=possessive,
                              genitive=genitive, script="ru" if CYR.search(name) else "en"))
             k = end
             continue

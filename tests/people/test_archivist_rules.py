@@ -135,6 +135,17 @@ def test_a_relative_listed_after_the_users_own_may_be_someone_elses(sentence: st
     assert not {"Dad", "Sister", "妈妈"} & set(people)
 
 
+@pytest.mark.parametrize(("sentence", "name", "alias"), [
+    # A QA pass: "Dr. Green" and "Mrs. Patel" were stored as "Green" and "Patel" alone.
+    ("I saw Dr. Green about my knee yesterday.", "Green", "Dr. Green"),
+    ("My neighbor Mrs. Patel brought us cookies.", "Patel", "Mrs. Patel"),
+    ("I met Mr Brown at the bank.", "Brown", "Mr. Brown"),
+    ("My therapist Dr. Sarah Lee says I should journal.", "Sarah Lee", "Dr. Lee"),
+])
+def test_a_person_called_by_a_title_answers_to_it(sentence: str, name: str, alias: str) -> None:
+    assert people_of(sentence)[name].aliases == [alias]
+
+
 def test_a_named_mother_answers_to_the_kin_word_too() -> None:
     assert people_of("My mom Olga called.")["Olga"].aliases == ["Mom"]
     assert people_of("Моя мама Ольга звонила.")["Ольга"].aliases == ["мама"]
