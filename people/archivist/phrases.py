@@ -595,6 +595,33 @@ def _with_someone(toks: list[Tok], c: int) -> bool:
         normalize(toks[c - 2].text) not in _FIRST_PERSON
 
 
+# What may stand between a cue word and the name it is, besides punctuation and a dash: a title ("Our client
+# Mr. Henderson"), a place adverb ("мой начальник там — Петров") and a preposition with its word ("мой начальник
+# в Тинькофф — Петров", "my boss at Acme, Dana").
+_GAP_ADVERBS = frozenset({"there", "here", "там", "тут", "здесь"})
+_GAP_PREPOSITIONS = frozenset({"at", "in", "from", "since", "в", "на", "из", "по", "с"})
+
+
+def _apposition_gap(between: Sequence[Tok]) -> bool:
+    """Whether the tokens between a cue word and a name leave the name the cue's: not a verb and its object
+    ("My mom met Lily", "Моя мама заберёт Машу", "我妈会帮忙接朵朵" made Lily, Маша and 朵朵 the mother)."""
+    i = 0
+    while i < len(between):
+        tok = between[i]
+        word = normalize(tok.text).rstrip(".")
+        if tok.kind == "PUNCT" or tok.text in _DASHES or not word or word in lexicon.EN_TITLES or \
+                word in _GAP_ADVERBS:
+            i += 1
+        elif word in _GAP_PREPOSITIONS and i + 1 < len(between):
+            # Its word, or up to three set off by a comma or dash: "my best friend since high school, Alex".
+            stop = next((j for j in range(i + 1, min(len(between), i + 5))
+                         if between[j].kind == "PUNCT" or between[j].text in _DASHES), None)
+            i = stop if stop is not None else i + 2
+        else:
+            return False
+    return True
+
+
 def _nearest_name(toks: list[Tok], c: int, window: int) -> int | None:
     for d in range(1, window + 1):
         for j in (c + d, c - d):
@@ -604,6 +631,8 @@ def _nearest_name(toks: list[Tok], c: int, window: int) -> int | None:
                     continue  # another cue stands between: the name is that cue's
                 if any(normalize(t.text) in _AND for t in between):
                     continue  # "my kids and Tom", "我妈妈和王阿姨": someone beside the cue's person, not them
+                if not _apposition_gap(between):
+                    continue
                 return j
     return None
 

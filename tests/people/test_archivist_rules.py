@@ -135,6 +135,29 @@ def test_a_relative_listed_after_the_users_own_may_be_someone_elses(sentence: st
     assert not {"Dad", "Sister", "妈妈"} & set(people)
 
 
+@pytest.mark.parametrize(("texts", "child", "kin"), [
+    # A QA pass: "还好，我妈会帮忙接朵朵放学" after "我女儿朵朵…" made 朵朵 the mother (alias 妈妈) and left no mother:
+    # a name within four words of "my" + cue was taken for who the cue is, even as the object of a verb.
+    (["我女儿朵朵最近数学跟不上。", "还好，我妈会帮忙接朵朵放学。"], "朵朵", "妈妈"),
+    (["My daughter Lily is struggling with math.", "My mom will pick up Lily after school."], "Lily", "Mom"),
+    (["Моя дочка Маша плохо учится.", "Моя мама заберёт Машу из школы."], "Маша", "мама"),
+])
+def test_a_name_after_a_relative_and_a_verb_is_not_that_relative(texts: list[str], child: str, kin: str) -> None:
+    people = people_of(*texts)
+    assert set(people) == {child, kin}
+    assert people[child].aliases == []
+
+
+@pytest.mark.parametrize(("sentence", "name", "circle"), [
+    ("My mom met Lily.", "Lily", None), ("My boss will call Tom tomorrow.", "Tom", None),
+    ("My boss at Acme, Dana, quit.", "Dana", "Work_Inner"), ("Моя подруга с института — Катя.", "Катя", "Friends"),
+    ("Мой начальник в Тинькофф — Петров.", "Петров", "Work_Inner"),
+])
+def test_a_cue_word_names_a_person_set_off_from_it_not_one_it_acts_on(sentence: str, name: str,
+                                                                     circle: str | None) -> None:
+    assert people_of(sentence)[name].circle == circle
+
+
 @pytest.mark.parametrize(("sentence", "name", "alias"), [
     # A QA pass: "Dr. Green" and "Mrs. Patel" were stored as "Green" and "Patel" alone.
     ("I saw Dr. Green about my knee yesterday.", "Green", "Dr. Green"),
