@@ -222,6 +222,12 @@ def _en_is_name(tokens: list[str], i: int, *, initial: bool, known: KnownIndex, 
     return verb_follows
 
 
+_EN_LOCATIVE = frozenset({"in", "near", "outside", "around"})
+_EN_MOTION = frozenset({"move", "moved", "moving", "moves", "fly", "flew", "flying", "flies", "drive", "drove",
+                        "driving", "relocate", "relocated", "relocating", "trip", "travel", "traveled", "travelled",
+                        "traveling", "travelling", "flight", "headed", "heading", "return", "returned", "returning"})
+
+
 def _drop_en_place_names(raw: list[str], norms: list[str], is_name: list[bool], known: KnownIndex) -> None:
     """Unmark an English name run that names a place or an institution: "a nurse at St Mary hospital",
     "Lincoln High School", "Mount Pleasant". A possessive names the person ("Tom's school"), and a person
@@ -236,6 +242,10 @@ def _drop_en_place_names(raw: list[str], norms: list[str], is_name: list[bool], 
             end += 1
         before = k - 2 if k >= 2 and raw[k - 1] == "." else k - 1
         prefixed = before >= 0 and norms[before].rstrip(".") in lexicon.EN_PLACE_PREFIXES
+        # "a conference in Austin", "moved to Austin": where, not who (Austin is a first name too), unless
+        # the run owns something ("in Austin's car").
+        prefixed = prefixed or (k > 0 and not raw[end - 1].endswith(("'s", "’s")) and (
+            norms[k - 1] in _EN_LOCATIVE or (k > 1 and norms[k - 1] == "to" and norms[k - 2] in _EN_MOTION)))
         # The place noun may be capitalised and so inside the run ("Grace Church", "Victoria Station").
         nouns = [j for j in range(k + 1, min(end + 1, len(raw))) if norms[j] in lexicon.EN_PLACE_NOUNS and not (
             j < end and norms[j] in lexicon.EN_PLACE_NOUNS_ALSO_SURNAMES)]

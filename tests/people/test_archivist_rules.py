@@ -425,6 +425,10 @@ def test_circle_stated_later_in_the_batch_wins() -> None:
 @pytest.mark.parametrize(("sentence", "names"), [
     ("Мы летим в Питер.", []), ("Я из Питера.", []), ("Мы были во Владимире с Олегом.", ["Олег"]),
     ("Я вчера ходила к Питеру в гости.", ["Питер"]), ("Она влюбилась в Питера.", ["Питер"]),
+    # A QA pass: "he's got a conference in Austin" made Austin a person.
+    ("He's got a conference in Austin.", []), ("I moved to Austin last year.", []),
+    ("Raj is in Austin this week.", ["Raj"]), ("I had coffee with Austin yesterday.", ["Austin"]),
+    ("I left my keys in Austin's car.", ["Austin"]), ("I talked to Austin about it.", ["Austin"]),
 ])
 def test_a_city_that_is_also_a_name_after_a_preposition_of_where_is_the_place(sentence: str, names: list) -> None:
     assert names_in(sentence) == names
