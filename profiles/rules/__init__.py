@@ -8,6 +8,7 @@ caller passes user messages only: what the bot says about itself or the user is 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from memoryhub.exceptions import ApplicationError
@@ -21,6 +22,22 @@ __all__ = ["RuleFact", "extract"]
 _BY_LANGUAGE = {"en": en.extract_sentence, "ru": ru.extract_sentence, "zh": zh.extract_sentence}
 
 
+_ASKED = re.compile(r"[?？]\s*$")
+_CLAUSE_END = re.compile(r"[,，;；—]")
+
+
+def _statement_before_question(sentence: str) -> str:
+    """A question's sentence up to its last comma: what the user states before asking ("I'm allergic to
+    shellfish, can you suggest a dish?", "У меня аллергия на орехи, что приготовить?",
+    "我对芒果过敏，有什么水果推荐吗？" gave no allergy, the whole sentence being a question). What it keeps
+    is read as any sentence is, so a part that is itself a question ("Do you think I'm allergic to nuts, or
+    not?") still gives nothing."""
+    if not _ASKED.search(sentence):
+        return sentence
+    cuts = [m.start() for m in _CLAUSE_END.finditer(sentence)]
+    return sentence[:cuts[-1]] if cuts and cuts[-1] > 0 else sentence
+
+
 def extract(text: str, *, answers_of_another: bool = False) -> list[RuleFact]:
     """Facts stated in `text`, values in their stored form; the most confident reading of each
     (key, value) is kept, a change when any reading says so. Values a key cannot hold (an age of 500)
@@ -28,7 +45,8 @@ def extract(text: str, *, answers_of_another: bool = False) -> list[RuleFact]:
     `ended` says the value no longer holds (its value "" when the user named none: "I quit my job").
     `answers_of_another`: the text answers a question about someone else (`zh.asks_of_another`)."""
     best: dict[tuple[str, str, bool], RuleFact] = {}
-    for i, sentence in enumerate(sentences(text)):
+    for i, said in enumerate(sentences(text)):
+        sentence = _statement_before_question(said)
         language = detect_language(sentence)
         # Chinese leaves the subject out: only the opening sentence's is surely the writer's, and not when it
         # answers a question about someone else ("他几岁了？" — "六岁。").
