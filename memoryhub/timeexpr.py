@@ -848,8 +848,19 @@ def _en_year(m: re.Match[str], anchor: date, query: bool) -> Span | None:
 
 
 def _en_nth(m: re.Match[str], anchor: date, query: bool) -> Span | None:
+    """"The 20th": of this month or the one before, the latest that is not ahead; in a stored turn of the future
+    or an intention ("my parents are flying in on the 20th", said on the 2nd) or of what was arranged for it, the
+    coming one, and a day later this month with no past word ("the party is on the 5th") is ahead too, as a month
+    a little ahead is (`_said_year`)."""
     day = int(m.group("day"))
-    year, month = (anchor.year, anchor.month) if day <= anchor.day else _shift_month(anchor.year, anchor.month, -1)
+    ahead = False
+    if not query:
+        text = _tense_text(m)
+        ahead = _arranged_for(m) or tense(text) is False or (day > anchor.day and not _PAST.search(text))
+    if ahead:
+        year, month = (anchor.year, anchor.month) if day >= anchor.day else _shift_month(anchor.year, anchor.month, 1)
+    else:
+        year, month = (anchor.year, anchor.month) if day <= anchor.day else _shift_month(anchor.year, anchor.month, -1)
     found = _safe_date(year, month, day)
     return _day(found) if found else None
 
