@@ -142,8 +142,8 @@ _PAST = re.compile(
 # the reflexive intends ("собираемся", "собирался"): "в выходные собирали яблоки" is told in the past. The 会 of a
 # gathering ("音乐会", "聚会", "开会", "机会") or of "一会儿" is no "will".
 _NOT_PAST = frozenset({"need", "indeed", "speed", "excited", "interested", "tired", "bored", "worried", "scared",
-                       "supposed", "дела", "тепло", "весело", "мало", "светло", "школа", "сила", "число", "мысли",
-                       "цели"})
+                       "supposed", "дела", "тепло", "весело", "мало", "светло", "школа", "сила", "число", "числа",
+                       "мысли", "цели"})
 _ZH_PAST = re.compile(r"(?<![为除])了(?!解)|(?<![不难])过(?![来去])")
 _FUTURE = re.compile(
     r"(?<![a-z'])(?:will|shall|gonna|wanna|going to|plan|plans|planning|want to|wants to|hope to|hoping to|"
@@ -848,15 +848,18 @@ def _en_year(m: re.Match[str], anchor: date, query: bool) -> Span | None:
 
 
 def _en_nth(m: re.Match[str], anchor: date, query: bool) -> Span | None:
-    """"The 20th": of this month or the one before, the latest that is not ahead; in a stored turn of the future
-    or an intention ("my parents are flying in on the 20th", said on the 2nd) or of what was arranged for it, the
-    coming one, and a day later this month with no past word ("the party is on the 5th") is ahead too, as a month
-    a little ahead is (`_said_year`)."""
-    day = int(m.group("day"))
+    return _day_of_month(int(m.group("day")), m, anchor, query)
+
+
+def _day_of_month(day: int, m: re.Match[str], anchor: date, query: bool) -> Span | None:
+    """A day of the month said alone ("the 20th", "20-го", "20号"): of this month or the one before, the latest
+    that is not ahead; in a stored turn of the future or an intention ("my parents are flying in on the 20th",
+    said on the 2nd) or of what was arranged for it, the coming one, and a day later this month with no past word
+    ("the party is on the 5th") is ahead too, as a month a little ahead is (`_said_year`)."""
     ahead = False
     if not query:
         text = _tense_text(m)
-        ahead = _arranged_for(m) or tense(text) is False or (day > anchor.day and not _PAST.search(text))
+        ahead = _arranged_for(m) or tense(text) is False or (day > anchor.day and not _told_in_past(text))
     if ahead:
         year, month = (anchor.year, anchor.month) if day >= anchor.day else _shift_month(anchor.year, anchor.month, 1)
     else:
@@ -1055,6 +1058,10 @@ def _ru(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
     for m, span in _ru_absolute(lowered, anchor, query, past):
         if free(m):
             yield span
+    for m in _RU_DAY_ALONE.finditer(lowered) if "го" in lowered or "числа" in lowered else ():
+        span = _day_of_month(int(m.group("day") or m.group("day2")), m, anchor, query)
+        if span and free(m):
+            yield span
     for m in re.finditer(r"(?:в\s+|во\s+|с\s+|до\s+|к\s+)?(?:(?P<part>начал[ео]|конц[еа]|середин[еуы])\s+)?"
                          + r"(?<!\w)" + _RU_MONTH + r"(?:\s+(?P<year>(?:19|20)\d\d))?(?!\w)", lowered):
         month = month_number(m.group("month"))
@@ -1139,6 +1146,9 @@ _RU_DAY_MONTH = re.compile(r"(?<!\w)(?P<day>[0-3]?\d)[-\s]*(?:го\s+)?" + _RU_M
 _RU_HOLIDAYS = (("католическ", "christmas"), ("рождеств", "orthodox_christmas"), ("канун", "new_years_eve"),
                 ("новогодн", "new_years_eve"), ("матер", "mothers_day_ru"), ("валентин", "valentine"),
                 ("ллоуин", "halloween"), ("пасх", "orthodox_easter"), ("нов", "new_year"))
+# A day of the month alone: "20-го", "20 числа", "20-го числа" (not "20-го мая", read first by `_RU_DAY_MONTH`).
+_RU_DAY_ALONE = re.compile(r"(?<![\w.,])(?P<day>[0-3]?\d)(?:-?го)?\s+числа(?!\w)"
+                           r"|(?<![\w.,])(?P<day2>[0-3]?\d)-го(?!\w)")
 _RU_HOLIDAY = re.compile(
     r"(?<!\w)(?:(?P<which>позапрошл|прошл|эт|следующ)\w*\s+)?(?P<holiday>католическ\w*\s+рождеств\w*|рождеств\w*"
     r"|канун\w*\s+нового\s+года|новогодн\w*\s+ноч\w*|нов(?:ый|ого|ому|ым)\s+год(?:а|у|ом)?(?!\w)"
@@ -1164,6 +1174,10 @@ _RU_WEEKDAY_SHORT = re.compile(r"(?<!\w)(?:в|во)\s+(?P<which>прошл|эт|
 
 _ZH_DATE = (r"(?:(?P<year>\d{4})年|" + _ZH_RELATIVE_YEAR + r")?(?P<month>" + _ZH_NUM + r")(?:个)?月"
             r"(?:(?P<day>" + _ZH_NUM + r")[日号]|(?P<part>初|中旬|中|底|末))?")
+# A day of the month alone, in digits: "20号", "3日" (not "3号楼", "1号线", "5号码", nor the day of
+# "9月20号", read first).
+_ZH_DAY_ALONE = re.compile(r"(?<![\d月第几.])(?P<day>[1-9]|[12]\d|3[01])[号日]"
+                           r"(?![楼线码车位房门床机桌店厅馆室院口台本子记元])")
 _ZH_HOLIDAYS = {"圣诞节": "christmas", "圣诞": "christmas", "平安夜": "christmas_eve", "元旦": "new_year",
                 "跨年夜": "new_years_eve", "情人节": "valentine", "万圣节": "halloween", "感恩节": "thanksgiving",
                 "母亲节": "mothers_day", "父亲节": "fathers_day", "复活节": "easter", "国庆节": "national_day_cn",
@@ -1277,6 +1291,10 @@ def _zh(text: str, anchor: date, query: bool, claims: _Claims | None = None, pas
         else:
             span = _month_span(month, year, anchor, query=query, said=m)
             yield _part_of_month(m.group("part")[0], span) if m.group("part") else span
+    for m in _ZH_DAY_ALONE.finditer(text) if "号" in text or "日" in text else ():
+        span = _day_of_month(int(m.group("day")), m, anchor, query)
+        if span and free(m):
+            yield span
     for m in re.finditer(r"(?P<year>\d{4})年", text):
         if free(m):
             yield _year(int(m.group("year")))
