@@ -137,6 +137,25 @@ _DETAIL = {"short": "brief", "brief": "brief", "concise": "brief", "detailed": "
            "in-depth": "detailed"}
 
 
+# A job about to begin: "I start at", "I'm starting at", "I'll start my new job at", and when ("on Monday").
+_STARTING = (r"\bi(?:'m|’m|\s+am|'ll|’ll|\s+will)?\s+(?:(?:just|finally|officially)\s+)*start(?:ing)?\s+"
+             r"(?:my\s+new\s+job\s+|work\s+)?at\s+(?:the\s+)?")
+_SOON = (r"(?:(?:on|next|this)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month)"
+         r"|tomorrow|soon|in\s+(?:a\s+week|two\s+weeks|january|february|march|april|may|june|july|august|september"
+         r"|october|november|december))")
+_DAYS_AND_MONTHS = lexicon("monday tuesday wednesday thursday friday saturday sunday january february march april "
+                           "may june july august september october november december noon night")
+
+
+# "Hi, it's Christmas!": what a greeting's "it's" may name besides who writes.
+_NOT_WRITERS = _DAYS_AND_MONTHS | lexicon("christmas easter halloween thanksgiving me us time official true done over")
+
+
+def _not_a_day(raw: str) -> str | None:
+    """"I start at Dell", not "I start at Monday" or "at Noon": a capitalised day or month is no employer."""
+    return None if raw.rstrip(".!?,").lower() in _DAYS_AND_MONTHS else raw
+
+
 def _job_in_lexicon(raw: str) -> str | None:
     job = _job(raw)
     return job if job and _head_ok(job) else None
@@ -271,6 +290,10 @@ RULES: tuple[Rule, ...] = (
          one("name", transform=_name), 0.75),
     Rule("en.name.this_is", _r(rf"^\W*(?:(?:hi|hello|hey)\W+)?this\s+is\s+({NAME_CAP})\s+(?:speaking|here)\b"),
          one("name", transform=_name), 0.8),
+    # "hey, it's Marcus.": a greeting that says who writes, the name and nothing after it.
+    Rule("en.name.its", _r(rf"^\W*(?:hi|hello|hey|yo)(?:\s+there)?\W+it(?:'s|’s|\s+is)\s+({NAME_CAP})\s*"
+                           rf"(?:here\s*)?[.!]*$"),
+         one("name", transform=lambda v: None if v.lower() in _NOT_WRITERS else _name(v)), 0.75),
     # age
     Rule("en.age.i_am_n", _r(rf"\b{I_AM}\s+{ADV}(\d{{1,3}}|{NUM_WORD})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y\.?o\.?"
                              rf"|-years?-old)?(?=\s*(?:$|[,.!;)]|and\b|but\b|lol\b|now\b|btw\b|so\b|too\b|haha\b|"
@@ -399,6 +422,12 @@ RULES: tuple[Rule, ...] = (
     Rule("en.employer.started_at", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have|officially)\s+)*"
                                       rf"(?:started\s+at|joined)\s+(?:the\s+)?({ORG}){PLACE_END}"),
          one("employer"), 0.8, change=True),
+    # "I start at Dell on Monday", "I'm starting at Dell as a product manager": a job about to begin is the user's.
+    Rule("en.employer.starting_at", _r(rf"{_STARTING}({ORG})(?=\s*(?:$|[,.;!]|{_SOON}|as\b))"),
+         one("employer", transform=_not_a_day), 0.8, change=True),
+    Rule("en.job.starting_at_as", _r(rf"{_STARTING}({ORG})(?:\s+{_SOON})?\s+as\s+(?:a|an|the)\s+{NP}{NP_END}"),
+         lambda m: [("employer", org), ("occupation", job)]
+         if (org := _not_a_day(m.group(1))) and (job := _job_in_lexicon(m.group(2))) else [], 0.8, change=True),
     # "I quit Google", "I left my job at Mass General": that employer is no longer the user's.
     Rule("en.employer.quit", _r(rf"\bi(?:'ve|’ve|\s+have)?\s+{_ADV_DONE}(?:quit|left|resigned\s+from)\s+(?:my\s+"
                                 rf"(?:old\s+|last\s+|previous\s+)?(?:job|position|role)\s+(?:at|with)\s+)?(?:the\s+)?"

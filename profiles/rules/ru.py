@@ -495,7 +495,7 @@ RULES: tuple[Rule, ...] = (
     # "перешла в Яндекс" below.
     Rule("ru.location.pereehali", _r(rf"(?:\b(?:я|мы)(?:\s+с\s+[{CYR}]+)?\s+|^\W*(?:{_OPENERS}\W+)*)"
                                      rf"(?:(?:недавно|уже|наконец|только\s+что|всей\s+семьёй|всей\s+семьей)\s+)*"
-                                     rf"переехал[аи]?\s+в\s+{PLACE}"),
+                                     rf"переехал[аи]?\s+(?:из\s+{CAP}(?:\s+{CAP})?\s+)?в\s+{PLACE}"),
          one("location", transform=_place(("accs",))), 0.8, change=True),
     # "я дизайнер в Яндексе": the job with its employer.
     Rule("ru.job.ya_v_org", _r(rf"\bя\s*[—–-]?\s*{ADV}((?:{WORD}\s+){{0,2}}?{WORD})\s+в\s+(?:компании\s+)?[«\"]?"
@@ -521,8 +521,9 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.employer.uvolilsya", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*(?:уволил(?:ся|ась)(?!\s+(?:из|с|со)\s)"
                                      rf"|(?:уволил(?:ся|ась)|уш(?:ёл|ел|ла))\s+с\s+работы)"),
          lambda _m: [("employer", "")], 0.8, ends=True),
-    Rule("ru.employer.pereshel", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*{_JOINED}\s+(?:работать\s+|на\s+работу\s+)?в\s+"
-                                    rf"(?:компанию\s+)?[«\"]?{PLACE}"),
+    # "Устроилась дизайнером в Яндекс": the job may come before where.
+    Rule("ru.employer.pereshel", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*{_JOINED}\s+(?:работать\s+|на\s+работу\s+)?"
+                                    rf"(?:[{CYR}]+(?:ом|ем|ой|ей|ью)\s+)?в\s+(?:компанию\s+)?[«\"]?{PLACE}"),
          one("employer", transform=_employer_accs), 0.8, change=True),
     Rule("ru.hometown.iz", _r(rf"\b(?:я\s+(?:сам[а]?\s+)?(?:родом\s+)?|родом\s+)из\s+{PLACE}"),
          one("hometown", transform=_place(("gent",))), 0.85),

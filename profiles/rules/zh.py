@@ -94,6 +94,10 @@ PETS = {"猫咪": "猫", "小猫": "猫", "猫": "猫", "狗狗": "狗", "小狗
         "鹦鹉": "鹦鹉", "金鱼": "金鱼", "乌龟": "乌龟", "龙猫": "龙猫", "刺猬": "刺猬", "蜥蜴": "蜥蜴", "鱼": "鱼",
         "蛇": "蛇", "马": "马"}
 PET = "(" + "|".join(sorted(PETS, key=len, reverse=True)) + ")"
+# A colour or breed said before the pet word (橘猫, 金毛狗), from a list: 熊猫 and 毛绒狗 are no pets.
+_PET_KINDS = lexicon("橘 黑 白 花 黄 灰 三花 狸花 奶 布偶 英短 美短 暹罗 加菲 折耳 金毛 柯基 泰迪 博美 比熊 "
+                     "萨摩 雪纳瑞 柴")
+_PET_KIND = "(?:" + "|".join(sorted(_PET_KINDS, key=len, reverse=True)) + ")"
 PRONOUNS = ("你", "他", "她", "它", "大家", "自己", "您", "别人", "我们")
 NOT_NAMES = lexicon("什么 谁 自己 朋友 这个 那个 一个 一名 一位")
 
@@ -194,7 +198,12 @@ def _first_place(raw: str) -> str | None:
 
 # What one does in a workplace (在银行做人事): departments and functions, jobs only after 做/负责/搞.
 ROLES = lexicon("人事 财务 行政 运营 客服 前台 采购 销售 市场 公关 法务 会计 出纳 审计 开发 测试 设计 后勤 "
-                "产品 技术 研发 运维 算法 HR IT")
+                "产品 技术 研发 运维 算法 HR IT 前端 后端 全栈")
+
+
+def _is_role(value: str) -> bool:
+    """A line of work, or one with a short field before it: 前端开发, 软件测试, 平面设计, 游戏运营."""
+    return value in ROLES or (len(value) <= 6 and value.endswith(tuple(ROLES)))
 # 在银行当柜员 says where they work, not for whom: generic workplaces are not employers.
 GENERIC_WORKPLACES = lexicon("""
 银行 医院 诊所 学校 大学 中学 小学 高中 初中 幼儿园 公司 工厂 厂里 餐厅 饭店 酒店 宾馆 咖啡店 咖啡馆 超市 商场 书店
@@ -230,7 +239,7 @@ def _employer_at(match: re.Match[str]) -> Emit:
     still be a town (在浦东当老师), so it waits for review unless it reads as one (a known company, Latin,
     or …公司/集团/银行/大学…). The name is whole between 在 and the verb: 协和医院 is not cut at 和."""
     role = re.sub("(?:方面的|相关的)?工作$", "", match.group(2))
-    if not (_job(role) or role in ROLES):
+    if not (_job(role) or _is_role(role)):
         return []
     org = match.group(1)
     if org in COMPANIES or re.match("[A-Za-z]", org):
@@ -315,7 +324,8 @@ RULES: tuple[Rule, ...] = (
                                    rf"{_FOR_A_WHILE}{RUN}"),
          one("occupation", transform=_job), 0.85, change_when=_NOW),
     Rule("zh.job.zai_zuo", re.compile(rf"我(?:现在|目前|如今)?在[^，。,]{{1,12}}?(?:做|负责|搞)"
-                                      rf"({_alternation(' '.join(ROLES))})(?:工作)?(?![{HAN}])"),
+                                      rf"((?:[{HAN}]{{1,3}}?)?(?:{_alternation(' '.join(ROLES))}))"
+                                      rf"(?:工作)?(?![{HAN}])"),
          one("occupation"), 0.8, change_when=_NOW),
     Rule("zh.job.zuo_de", re.compile(rf"我(?:现在|目前|如今)?(?:是)?(?:做|搞)({_alternation(' '.join(ROLES))})的"),
          one("occupation"), 0.8, change_when=_NOW),
@@ -342,8 +352,9 @@ RULES: tuple[Rule, ...] = (
          one("location", transform=_place), 0.9),
     Rule("zh.location.zai_zhu", re.compile(rf"我(?:现在|目前|一直|{USUALLY})?在{RUN}(?:生活|住|定居|居住)"),
          one("location", transform=_place), 0.9),
+    # 我刚从北京搬到深圳: where from may come before the verb.
     Rule("zh.location.ban_dao", re.compile(rf"我们?(?:家)?(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*"
-                                           rf"搬(?:到|去|家到)了?{RUN}"),
+                                           rf"(?:从[{HAN}A-Za-z]{{1,8}}?)?搬(?:到|去|家到)了?{RUN}"),
          one("location", transform=_place), 0.8, change=True),
     Rule("zh.location.he", re.compile(rf"我(?:和|跟)[{HAN}]{{1,4}}(?:一起)?(?:最近|已经|刚|现在)?"
                                       rf"(?:搬到|搬去)了?{RUN}"),
@@ -421,7 +432,9 @@ RULES: tuple[Rule, ...] = (
          one("preferred_timezone", transform=timezone_canonical), 0.8),
     # pets and likes
     # 我们家养了一只猫, 我们家猫咪叫咪咪: a family's pet is the user's too.
-    Rule("zh.pets", re.compile(rf"我们?(?:家)?(?:养了|养着|养|有|里有)(?:一|两|三|几|\d+)?(?:只|条|头|匹|个)?{PET}"),
+    # 我养了一只橘猫叫大黄: a colour or breed may come before the pet word, its name after 叫.
+    Rule("zh.pets", re.compile(rf"我们?(?:家)?(?:养了|养着|养|有|里有)(?:一|两|三|几|\d+)?(?:只|条|头|匹|个)"
+                               rf"?{_PET_KIND}?{PET}(?:(?:，|,)?(?:它|名字)?叫{RUN})?"),
          _pet, 0.85),
     Rule("zh.pets.jiao", re.compile(rf"我们?(?:的|家的?){PET}叫{RUN}"), _pet, 0.8),
     # 我家猫咪露娜刚满三岁: my pet, its name, its age.
