@@ -156,6 +156,22 @@ def _not_a_day(raw: str) -> str | None:
     return None if raw.rstrip(".!?,").lower() in _DAYS_AND_MONTHS else raw
 
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_NAME = r"(" + "|".join(_MONTHS) + r")"
+_DAY_OF_YEAR = (rf"(?:{_MONTH_NAME}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b|(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?"
+                rf"{_MONTH_NAME}\b)")
+# Foods one keeps out: "I don't eat meat" is a diet, "I don't eat breakfast" is not.
+_AVOIDED = r"(meat|red\s+meat|pork|beef|fish|seafood|dairy|eggs|gluten|sugar|spicy\s+food)"
+_NAMED_DIET = re.compile(r"\b(?:vegetarian|vegan|pescatarian|pescetarian|keto|paleo)\b", re.IGNORECASE)
+
+
+def _birthday(match: re.Match[str]) -> Emit:
+    """The month and day of a birthday, "October 28", whichever order it was said in."""
+    month, day = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+    return [("birthday", f"{month.capitalize()} {int(day)}")] if 1 <= int(day) <= 31 else []
+
+
 def _job_in_lexicon(raw: str) -> str | None:
     job = _job(raw)
     return job if job and _head_ok(job) else None
@@ -308,6 +324,9 @@ RULES: tuple[Rule, ...] = (
                              r"(\d{1,3})\b(?!\s*(?:%|percent|degrees|times|minutes|hours|pages))"),
          one("age"), 0.85),
     Rule("en.age.my_age", _r(r"\bmy\s+age\s+is\s+(\d{1,3})\b"), one("age"), 0.9),
+    # "my birthday is October 28", "my bday is on the 3rd of May", "I was born on May 3": the day, as a month and day.
+    Rule("en.birthday", _r(rf"(?:\bmy\s+(?:birthday|bday|b-day)\s+is|\bi\s+was\s+born)\s+(?:on\s+)?{_DAY_OF_YEAR}"),
+         _birthday, 0.85),
     # occupation, employer, diet
     Rule("en.job.i_am_a", _r(rf"\b{I_AM}\s+{ADV}(?:a|an)\s+{NP}{NP_END}"), one("occupation", transform=_job_in_lexicon),
          0.85, change_when=_NOW_JOB),
@@ -378,6 +397,11 @@ RULES: tuple[Rule, ...] = (
          one("diet", transform=str.lower), 0.85),
     Rule("en.diet.eat", _r(rf"\bi\s+{ADV}(?:eat|keep|follow|go)\s+(?:a\s+)?(?:strict\s+)?{DIETS}{DIET_END}"),
          one("diet", transform=str.lower), 0.8),
+    # "I don't eat meat", "I never eat pork": what they keep out of their food.
+    # A diet the sentence names ("I don't eat meat, I'm vegetarian") is the value.
+    Rule("en.diet.no", _r(rf"\bi\s+(?:(?:just|really|also|still)\s+)?(?:don't|don’t|do\s+not|never|no\s+longer)"
+                          rf"\s+eat\s+{_AVOIDED}(?:\s+(?:anymore|at\s+all))?{DIET_END}"),
+         lambda m: [] if _NAMED_DIET.search(m.string) else [("diet", f"no {m.group(1).lower()}")], 0.8),
     # where they live and come from
     # "I live with my girlfriend in Austin": with whom may come between.
     Rule("en.location.live_in", _r(rf"\bi\s+{ADV}(?:live|reside)(?:\s+with\s+(?:my\s+)?[a-z\-]+(?:\s+{NAME_CAP})?)?"

@@ -431,6 +431,14 @@ _DONE = r"(?:недавно|уже|наконец|только\s+что|вчер
 _JOINED = rf"(?:перешёл|перешел|перешла|устроил(?:ся|ась)|меня\s+(?:{_DONE}\s+)*взяли)"
 
 
+_RU_MONTHS_GENT = r"(?:января|февраля|марта|апреля|мая|июня|июля|августа|сентября|октября|ноября|декабря)"
+# A diet the sentence names ("я не ем мясо, вегетарианец") is the value.
+_NAMED_DIET = re.compile(r"вегетариан|веган|пескетариан|сыроед", re.IGNORECASE)
+# "не ем мяса" is said too: the value keeps one form.
+_NOT_EATEN = {"мяса": "мясо", "свинины": "свинину", "рыбы": "рыбу", "сладкого": "сладкое", "молочного": "молочное",
+              "острого": "острое"}
+
+
 RULES: tuple[Rule, ...] = (
     # name
     Rule("ru.name.zovut", _r(rf"\b(?:меня\s+(?:все\s+|друзья\s+|обычно\s+)?зовут|зовут\s+меня|зовите\s+меня)\s+"
@@ -451,6 +459,11 @@ RULES: tuple[Rule, ...] = (
                                  rf"(?=\s*(?:$|[,.!;]))"),
          lambda m: [("age", a)] if _name_after_ya(m.group(1)) and (a := _ru_number(m.group(2))) else [], 0.8),
     Rule("ru.age.vozrast", _r(r"\bмой\s+возраст\s*(?:[—–:-]|это)?\s*(\d{1,3})"), one("age"), 0.9),
+    # "У меня день рождения 5 ноября", "мой день рождения — 5-го ноября", "я родилась 5 ноября".
+    Rule("ru.birthday", _r(rf"(?:\b(?:у\s+меня|мой)\s+день\s+рождения\s*(?:[—–:-]\s*|будет\s+)?"
+                           rf"|\bя\s+родил(?:ся|ась)\s+)(\d{{1,2}})(?:-?го)?\s+({_RU_MONTHS_GENT})"),
+         lambda m: [("birthday", f"{int(m.group(1))} {m.group(2).lower()}")] if 1 <= int(m.group(1)) <= 31 else [],
+         0.85),
     # occupation, employer, diet
     Rule("ru.job.rabotayu", _r(rf"\b(?:я\s+)?{ADV}(?:работаю|тружусь)\s+((?:{WORD}\s+){{0,2}}{WORD})"),
          one("occupation", transform=_job_ablt), 0.9, change_when=_NOW),
@@ -478,6 +491,12 @@ RULES: tuple[Rule, ...] = (
     # "Работаю удалённо на Яндекс": for whom, in the accusative ("на заводе", "на себя" name no employer).
     Rule("ru.employer.rabotayu_na", _r(rf"\b(?:я\s+)?{ADV}работаю\s+(?:[{CYR}]+\s+){{0,2}}?на\s+[«\"]?{ORG}"),
          one("employer", transform=_employer_accs), 0.8, change_when=_NOW),
+    # "Я не ем мясо": what they keep out of their food.
+    Rule("ru.diet.ne_em", _r(r"\bя(?:\s*,\s*(?:кстати|вообще-то|правда)\s*,)?\s+"
+                             r"(?:(?:уже|давно|вообще|совсем|больше)\s+)*не\s+ем\s+(мясо|мяса|свинину|свинины|говядину|"
+                             r"рыбу|рыбы|морепродукты|сладкое|сладкого|молочное|молочного|острое|острого|глютен)(?!\w)"),
+         lambda m: [] if _NAMED_DIET.search(m.string)
+         else [("diet", f"не ест {_NOT_EATEN.get(m.group(1).lower(), m.group(1).lower())}")], 0.8),
     Rule("ru.diet", _r(r"\bя\s*[—–-]?\s*(?:строг(?:ий|ая)\s+)?(вегетарианец|вегетарианка|веган|веганка|пескетарианец"
                        r"|пескетарианка)\b"), one("diet", transform=str.lower), 0.85),
     Rule("ru.diet.clause", _r(r"[,;:—–]\s*(?:строг(?:ий|ая)\s+)?(вегетарианец|вегетарианка|веган|веганка|пескетарианец"

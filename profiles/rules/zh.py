@@ -270,6 +270,26 @@ def _langs(match: re.Match[str]) -> Emit:
     return [("languages_spoken", code) for part in parts if (code := language_code(part))]
 
 
+_MONTH_DAY = r"(\d{1,2}|[一二三四五六七八九十]{1,3})月(\d{1,2}|[一二三四五六七八九十]{1,3})[日号]"
+
+
+def _birthday(match: re.Match[str]) -> Emit:
+    """The month and day of a birthday, "10月28日", in digits whichever way it was said."""
+    month, day = next((match.group(i), match.group(i + 1)) for i in (1, 3) if match.group(i))
+    m, d = _zh_count(month), _zh_count(day)
+    return [("birthday", f"{m}月{d}日")] if 1 <= m <= 12 and 1 <= d <= 31 else []
+
+
+def _zh_count(text: str) -> int:
+    if text.isdigit():
+        return int(text)
+    digits = "一二三四五六七八九"
+    if "十" not in text:
+        return digits.index(text) + 1 if text in digits else 0
+    tens, _, ones = text.partition("十")
+    return (digits.index(tens) + 1 if tens else 1) * 10 + (digits.index(ones) + 1 if ones else 0)
+
+
 def _pet(match: re.Match[str]) -> Emit:
     animal = PETS[match.group(1)]
     name = _name(match.group(2)) if (match.lastindex or 0) >= 2 and match.group(2) else None
@@ -311,6 +331,9 @@ RULES: tuple[Rule, ...] = (
                                   rf"(?![\d零一二两三四五六七八九十百年月天号个周岁])"),
          one("age", transform=_age), 0.8),
     Rule("zh.age.nianling", re.compile(rf"我的年龄是{NUM}"), one("age", transform=_age), 0.9),
+    # 我的生日是10月28日, 我生日在三月五号, 我是5月3号出生的.
+    Rule("zh.birthday", re.compile(rf"我的?生日(?:是|在)?{_MONTH_DAY}|我(?:是)?{_MONTH_DAY}(?:出生|生)的?"),
+         _birthday, 0.85),
     # occupation, employer, diet
     Rule("zh.job.yiming", re.compile(rf"我(?:现在|目前|如今)?是一?[名个位]{RUN}"),
          one("occupation", transform=_job_modified), 0.9, change_when=_NOW),
@@ -346,6 +369,10 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.diet", re.compile(rf"我(?:是|只|一直|{USUALLY}|现在|目前)?(素食者|素食主义者|纯素食者|吃素)"),
          one("diet", transform=lambda v: "素食" if v == "吃素" else v), 0.85),
     Rule("zh.diet.chi", re.compile(r"我(?:只|一直|平时|现在|目前)?(?:吃|是)(纯素|全素)(?!食)"), one("diet"), 0.85),
+    # 我不吃辣, 我从来不吃肉: what they keep out of their food.
+    Rule("zh.diet.bu_chi", re.compile(r"我(?:从来|从|一直|平时|基本|已经)?不吃"
+                                      r"(辣|肉|猪肉|牛肉|羊肉|海鲜|鱼|香菜|葱|蒜|甜食|内脏)(?![\u4e00-\u9fff])"),
+         lambda m: [] if re.search("素食|吃素|纯素|全素", m.string) else [("diet", f"不吃{m.group(1)}")], 0.8),
     # where they live and come from
     Rule("zh.location.zhu_zai", re.compile(rf"我(?:{SINCE})?(?:就|都)?(?:现在|目前|一直|也|还|{USUALLY})?"
                                            rf"(?:住|生活|定居|居住)在{RUN}"),

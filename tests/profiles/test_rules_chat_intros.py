@@ -1,6 +1,6 @@
 """Facts as new chat users state them, found by a QA pass as three users (Marcus in English, 小陈 in Chinese, Аня in
 Russian) that gave no fact: a job about to begin, where from before where to, a job said before its employer, a
-pet's colour or breed, a greeting that says who writes."""
+pet's colour or breed, a greeting that says who writes, a birthday, a food they do not eat."""
 
 from __future__ import annotations
 
@@ -30,6 +30,17 @@ def facts(text: str) -> set[tuple[str, str]]:
     ("Мы переехали из Омска в Казань.", {("location", "Казань")}),
     ("Потихоньку. Устроилась дизайнером в Яндекс.", {("occupation", "дизайнер"), ("employer", "Яндекс")}),
     ("Я устроился программистом в Сбер.", {("occupation", "программист"), ("employer", "Сбер")}),
+    # A birthday, and a food kept out, had no rule at all.
+    ("My birthday is October 28.", {("birthday", "October 28")}),
+    ("my bday is on the 3rd of May", {("birthday", "May 3")}),
+    ("I was born on May 3, 1990.", {("birthday", "May 3")}),
+    ("У меня день рождения 5-го ноября, хочу позвать подруг.", {("birthday", "5 ноября")}),
+    ("Я родилась 5 ноября.", {("birthday", "5 ноября")}),
+    ("我的生日是10月28日。", {("birthday", "10月28日")}), ("我生日在三月五号。", {("birthday", "3月5日")}),
+    ("我是5月3号出生的。", {("birthday", "5月3日")}),
+    ("I don't eat meat anymore.", {("diet", "no meat")}),
+    ("Я, кстати, не ем мясо уже три года.", {("diet", "не ест мясо")}),
+    ("对了，我不吃辣，同事总拉我去吃湘菜，好痛苦。", {("diet", "不吃辣")}),
 ])
 def test_a_new_users_facts_are_found(text: str, expected: set[tuple[str, str]]) -> None:
     assert facts(text) == expected
@@ -43,6 +54,10 @@ def test_a_new_users_facts_are_found(text: str, expected: set[tuple[str, str]]) 
     ("我在银行做前端开发。", {("occupation", "前端开发")}),
     ("Устроилась дизайнером в Москве.", {("occupation", "дизайнер")}),
     ("Сестра переехала из Омска в Казань.", set()),
+    ("My sister's birthday is October 28.", set()), ("also my birthday is on the 28th", set()),
+    ("У мамы день рождения 5 ноября.", set()), ("我妈妈的生日是10月28日。", set()),
+    ("I don't eat breakfast.", set()), ("My son doesn't eat meat.", set()), ("Мой сын не ест мясо.", set()),
+    ("我不吃早饭。", set()), ("I don't eat meat, I'm vegetarian.", {("diet", "vegetarian")}),
 ])
 def test_what_is_no_fact_of_theirs_stays_out(text: str, expected: set[tuple[str, str]]) -> None:
     assert facts(text) == expected
