@@ -692,17 +692,21 @@ _ADDRESSES = re.compile(
 
 
 def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mention] = (), *, confirmed: bool = False,
-                      persons: frozenset[str] = frozenset()) -> tuple[list[Mention], list[RelationDraft]]:
+                      persons: frozenset[str] = frozenset(), seen: KnownIndex | None = None
+                      ) -> tuple[list[Mention], list[RelationDraft]]:
     """People and relations of one sentence. `context`: the people of the message's earlier
     sentences, whom "her" or "его" may stand for ("I saw Dana. Her husband Mike …"). `confirmed`: a bot
     line the user said yes to, which states what it asks ("Your sister is Emma?" "Yes"). `persons`: the
-    words the conversation calls "he" or "she" (`employers.said_as_people`), a person after "work for"."""
+    words the conversation calls "he" or "she" (`employers.said_as_people`), a person after "work for". `seen`:
+    the names to read the sentence with, the known people's and those the batch named before it (`extract`);
+    a name resolves to a known person by `known` alone."""
     scan = _ADDRESSES.sub(" ", sentence)
+    names = seen or known
     if HAN.search(scan):
         said = [m.name for m in context if m.name and not m.kin_word and HAN.search(m.name) and len(m.name) >= 2]
-        toks = tokens_zh(scan, known, latin=lambda phrase: _tokens_en_ru(phrase, known, persons), said=said)
+        toks = tokens_zh(scan, names, latin=lambda phrase: _tokens_en_ru(phrase, names, persons), said=said)
     else:
-        toks = _tokens_en_ru(scan, known, persons, said=[m.name for m in context if m.name])
+        toks = _tokens_en_ru(scan, names, persons, said=[m.name for m in context if m.name])
     toks, relations = read_phrases(toks, context)
     mentions = [t.mention for t in toks if t.kind == "NAME" and t.mention and t.mention.name]
     # A question states nothing ("what's my sister's name?", "Did Anna call?"): who it names counts a
@@ -828,6 +832,10 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
     # The people of the user's message before: a chat splits one thought over messages ("My wife Laura is a
     # teacher." / "Tom, her brother, is visiting us"), and "her" of the second is Laura.
     previous: list[Mention] = []
+    # The names the batch has found so far read the later sentences as known names do: "…with my girlfriend
+    # Tasha" then "Tasha's a pediatric nurse" (a capitalised first word in no list of first names was no one).
+    seen_names = {p.display_name for p in known_people}
+    seen: KnownIndex | None = None
     for msg in usable:
         at = msg.created_at
         found: list[Mention] = list(_meta_mentions(msg))
@@ -836,7 +844,7 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
             last, previous = [], []
         for sentence in split_sentences(msg.text or ""):
             mentions, rels = sentence_mentions(sentence, known, said or previous, confirmed=msg.role != "user",
-                                               persons=persons)
+                                               persons=persons, seen=seen)
             if not mentions and not rels and len({m.name for m in last}) == 1 and _about_them(sentence) \
                     and not _TWO_NAMES.search(before):
                 # "I had lunch with my friend Alex. She is a doctor at the children's hospital.": the sentence
@@ -849,6 +857,14 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
             last, before = mentions, sentence
         if msg.role == "user":
             previous = said
+        new_names = sorted({clean_name(m.name) for m in found if m.name and not m.known_id and not m.kin_word
+                            and not m.username} - seen_names - {""})
+        if new_names:
+            # Ids below zero: a name the batch found is no known person to resolve to.
+            seen = seen or KnownIndex(known_people)
+            seen.add([KnownPerson(id=-(len(seen_names) + i + 1), display_name=name)
+                      for i, name in enumerate(new_names)])
+            seen_names.update(new_names)
         for m in found:
             display = clean_name(m.name)
             if not display:

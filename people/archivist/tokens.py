@@ -69,7 +69,12 @@ class KnownIndex:
         self.by_username: dict[str, int] = {}
         self.han_names: list[tuple[str, int]] = []
         self.first_names: set[str] = set()  # each known person's first name, as `full_names_of` gives it
+        self.add(people)
+
+    def add(self, people: Sequence[KnownPerson]) -> None:
+        """Index more people (the names a batch has found so far, `rules.extract`)."""
         for p in people:
+            self.people[p.id] = p
             for name in (p.display_name, *p.aliases):
                 key = name_key(name)
                 if key:

@@ -158,6 +158,19 @@ def test_a_cue_word_names_a_person_set_off_from_it_not_one_it_acts_on(sentence: 
     assert people_of(sentence)[name].circle == circle
 
 
+@pytest.mark.parametrize(("texts", "name", "line"), [
+    # A QA pass: "…with my girlfriend Tasha" then "thanks! Tasha's a pediatric nurse, …" left the second out of her
+    # bio: a capitalised word in no list of first names was no one, though the batch had just named her.
+    (["just moved to Austin with my girlfriend Tasha", "We unpacked all day.",
+      "thanks! Tasha's a pediatric nurse, she's still looking for a job here"], "Tasha", "pediatric nurse"),
+    (["My friend Zephyr came over.", "We cooked.", "Zephyr is a chef at a ramen place."], "Zephyr", "ramen place"),
+    (["Моя подруга Ариадна приехала.", "Мы готовили.", "Ариадна работает врачом в Казани."], "Ариадна", "врачом"),
+    (["我的朋友林琳来了。", "我们一起做饭。", "林琳在华西医院当儿科医生。"], "林琳", "儿科医生"),
+])
+def test_a_name_the_batch_said_before_is_found_again_later(texts: list[str], name: str, line: str) -> None:
+    assert line in people_of(*texts)[name].bio
+
+
 @pytest.mark.parametrize(("sentence", "name", "alias"), [
     # A QA pass: "Dr. Green" and "Mrs. Patel" were stored as "Green" and "Patel" alone.
     ("I saw Dr. Green about my knee yesterday.", "Green", "Dr. Green"),
