@@ -140,6 +140,8 @@ _DETAIL = {"short": "brief", "brief": "brief", "concise": "brief", "detailed": "
 # A job about to begin: "I start at", "I'm starting at", "I'll start my new job at", and when ("on Monday").
 _STARTING = (r"\bi(?:'m|’m|\s+am|'ll|’ll|\s+will)?\s+(?:(?:just|finally|officially)\s+)*start(?:ing)?\s+"
              r"(?:my\s+new\s+job\s+|work\s+)?at\s+(?:the\s+)?")
+_PROMOTED = (r"\bi(?:'ve|’ve|\s+have)?\s+(?:(?:just|finally|recently|officially)\s+)*(?:got|was|been|have\s+been)"
+             r"\s+(?:(?:just|finally|officially)\s+)?promoted\s+to\s+(?:(?:a|an|the)\s+)?")
 _SOON = (r"(?:(?:on|next|this)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month)"
          r"|tomorrow|soon|in\s+(?:a\s+week|two\s+weeks|january|february|march|april|may|june|july|august|september"
          r"|october|november|december))")
@@ -452,6 +454,11 @@ RULES: tuple[Rule, ...] = (
     Rule("en.job.starting_at_as", _r(rf"{_STARTING}({ORG})(?:\s+{_SOON})?\s+as\s+(?:a|an|the)\s+{NP}{NP_END}"),
          lambda m: [("employer", org), ("occupation", job)]
          if (org := _not_a_day(m.group(1))) and (job := _job_in_lexicon(m.group(2))) else [], 0.8, change=True),
+    # "I got promoted to charge nurse at Providence": the job of now, and where.
+    Rule("en.job.promoted", _r(rf"{_PROMOTED}{NP}{NP_END}"),
+         one("occupation", transform=_job_in_lexicon), 0.8, change=True),
+    Rule("en.employer.promoted_at", _r(rf"{_PROMOTED}{NP}\s+at\s+(?:the\s+)?({ORG})"),
+         lambda m: [("employer", m.group(2))] if _job_in_lexicon(m.group(1)) else [], 0.8, change=True),
     # "I quit Google", "I left my job at Mass General": that employer is no longer the user's.
     Rule("en.employer.quit", _r(rf"\bi(?:'ve|’ve|\s+have)?\s+{_ADV_DONE}(?:quit|left|resigned\s+from)\s+(?:my\s+"
                                 rf"(?:old\s+|last\s+|previous\s+)?(?:job|position|role)\s+(?:at|with)\s+)?(?:the\s+)?"

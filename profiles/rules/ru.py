@@ -244,6 +244,27 @@ def _ended_employer(raw: str) -> str | None:
     return morph.phrase_to_nominative(words, ("gent",), "Orgn")
 
 
+def _job_gent(raw: str) -> str | None:
+    """"руководителя отдела", "старшего инженера" after "повысили до": a job of the lexicon in the genitive, with
+    its adjective before it, in the nominative; the genitive attributes after it stay ("отдела")."""
+    words = _clip(raw)
+    for i, word in enumerate(words[:2]):
+        noun = next((p for p in morph.tags(word) if p.tag.POS == "NOUN" and p.tag.case == "gent"
+                     and p.normal_form in OCCUPATIONS), None)
+        if noun is None:
+            continue
+        head = [noun.normal_form]
+        if i == 1:
+            # The adjective agrees with the job's own gender: "старшего инженера" → "старший инженер".
+            adjective = next((p for p in morph.tags(words[0]) if p.tag.POS == "ADJF" and p.tag.case == "gent"), None)
+            agreed = adjective.inflect({"nomn", "sing", noun.tag.gender or "masc"}) if adjective else None
+            if agreed is None:
+                return None
+            head.insert(0, agreed.word)
+        return " ".join([*head, *words[i + 1:]]).lower()
+    return None
+
+
 def _job_ablt_known(raw: str) -> str | None:
     """"аналитиком", "старшим аналитиком" after the employer: the instrumental phrase must end on a job of
     the lexicon, since "работаю в Сбере вторым годом" puts other instrumentals there."""
@@ -491,6 +512,10 @@ RULES: tuple[Rule, ...] = (
     # "Работаю удалённо на Яндекс": for whom, in the accusative ("на заводе", "на себя" name no employer).
     Rule("ru.employer.rabotayu_na", _r(rf"\b(?:я\s+)?{ADV}работаю\s+(?:[{CYR}]+\s+){{0,2}}?на\s+[«\"]?{ORG}"),
          one("employer", transform=_employer_accs), 0.8, change_when=_NOW),
+    # "Меня повысили до руководителя отдела": the job promoted to, in the genitive.
+    Rule("ru.job.povysili", _r(rf"\bменя\s*,?\s*(?:(?:{_DONE}|кстати|наконец-то)\s*,?\s*)*повысили\s+до\s+"
+                               rf"((?:{WORD}\s+){{0,2}}{WORD})"),
+         one("occupation", transform=_job_gent), 0.8, change=True),
     # "Я не ем мясо": what they keep out of their food.
     Rule("ru.diet.ne_em", _r(r"\bя(?:\s*,\s*(?:кстати|вообще-то|правда)\s*,)?\s+"
                              r"(?:(?:уже|давно|вообще|совсем|больше)\s+)*не\s+ем\s+(мясо|мяса|свинину|свинины|говядину|"
@@ -507,8 +532,9 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.location.zhivu_v", _r(rf"\b(?:я\s+)?{ADV}живу\s+{ADV}(?:с\s+(?:моей\s+|моим\s+|моими\s+)?[{CYR}]+"
                                    rf"(?:\s+{CAP})?\s+)?в\s+{PLACE}"),
          one("location", transform=_place(("loct", "datv"))), 0.9, change_when=_NOW),
-    Rule("ru.location.my_s", _r(rf"\bмы\s+с\s+[{CYR}]+\s+(?:недавно\s+|уже\s+)?(?:живём\s+в\s+{PLACE}"
-                                rf"|живем\s+в\s+{PLACE})"),
+    # "Мы с женой живём в Казани", "Мы живём в Казани": the user's household lives there.
+    Rule("ru.location.my_s", _r(rf"\bмы\s+(?:с\s+[{CYR}]+\s+)?"
+                                rf"(?:(?:недавно|уже|сейчас|теперь|давно|всей\s+семь[её]й)\s+)?(?:живём\s+в\s+{PLACE}|живем\s+в\s+{PLACE})"),
          lambda m: [("location", v)] if (v := _place(("loct", "datv"))(m.group(1) or m.group(2))) else [], 0.8),
     # "Недавно переехал в Тбилиси": a past verb with no subject at the start of a sentence is the speaker's, as in
     # "перешла в Яндекс" below.

@@ -359,6 +359,10 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.job.gan_nian", re.compile(rf"我(?:已经)?干了?([{HAN}]{{1,8}}?)(?:已经|都|快|有)?"
                                        rf"[\d零一二两三四五六七八九十百几]+多?年"),
          one("occupation", transform=_job), 0.8),
+    # 我上个月升职当了技术总监, 我被提拔为部门经理: the job promoted to.
+    Rule("zh.job.shengzhi", re.compile(rf"我(?:{_WHEN})?(?:刚|刚刚|终于|已经)?(?:被)?"
+                                       rf"(?:升职|升任|升为|晋升为|提拔为|升职为)(?:当了|成了|做了|为|成为)?{RUN}"),
+         one("occupation", transform=_job), 0.8, change=True),
     Rule("zh.job.zhiye", re.compile(rf"我的(?:职业|工作|职位)是{RUN}"), one("occupation", transform=_job_any), 0.9),
     Rule("zh.job.congshi", re.compile(rf"我(?:现在|目前|如今)?从事{RUN}"), one("occupation", transform=_job_any), 0.85,
          change_when=_NOW),
@@ -374,7 +378,8 @@ RULES: tuple[Rule, ...] = (
                                       r"(辣|肉|猪肉|牛肉|羊肉|海鲜|鱼|香菜|葱|蒜|甜食|内脏)(?![\u4e00-\u9fff])"),
          lambda m: [] if re.search("素食|吃素|纯素|全素", m.string) else [("diet", f"不吃{m.group(1)}")], 0.8),
     # where they live and come from
-    Rule("zh.location.zhu_zai", re.compile(rf"我(?:{SINCE})?(?:就|都)?(?:现在|目前|一直|也|还|{USUALLY})?"
+    # 我们住在杭州滨江: the user's household.
+    Rule("zh.location.zhu_zai", re.compile(rf"我(?:们家?)?(?:{SINCE})?(?:就|都)?(?:现在|目前|一直|也|还|{USUALLY})?"
                                            rf"(?:住|生活|定居|居住)在{RUN}"),
          one("location", transform=_place), 0.9),
     Rule("zh.location.zai_zhu", re.compile(rf"我(?:现在|目前|一直|{USUALLY})?在{RUN}(?:生活|住|定居|居住)"),

@@ -41,6 +41,16 @@ def facts(text: str) -> set[tuple[str, str]]:
     ("I don't eat meat anymore.", {("diet", "no meat")}),
     ("Я, кстати, не ем мясо уже три года.", {("diet", "не ест мясо")}),
     ("对了，我不吃辣，同事总拉我去吃湘菜，好痛苦。", {("diet", "不吃辣")}),
+    # A promotion, and where the household lives.
+    ("Also I finally got promoted to charge nurse at Providence.",
+     {("occupation", "charge nurse"), ("employer", "Providence")}),
+    ("I got promoted to senior engineer.", {("occupation", "senior engineer")}),
+    ("А меня, кстати, повысили до руководителя отдела.", {("occupation", "руководитель отдела")}),
+    ("Меня повысили до старшего инженера.", {("occupation", "старший инженер")}),
+    ("对了，我上个月升职当了技术总监。", {("occupation", "技术总监")}),
+    ("我被提拔为部门经理。", {("occupation", "部门经理")}),
+    ("Мы живём в Казани, на Азино.", {("location", "Казань")}),
+    ("我们住在杭州滨江，想找附近的学校。", {("location", "杭州滨江")}),
 ])
 def test_a_new_users_facts_are_found(text: str, expected: set[tuple[str, str]]) -> None:
     assert facts(text) == expected
@@ -58,6 +68,8 @@ def test_a_new_users_facts_are_found(text: str, expected: set[tuple[str, str]]) 
     ("У мамы день рождения 5 ноября.", set()), ("我妈妈的生日是10月28日。", set()),
     ("I don't eat breakfast.", set()), ("My son doesn't eat meat.", set()), ("Мой сын не ест мясо.", set()),
     ("我不吃早饭。", set()), ("I don't eat meat, I'm vegetarian.", {("diet", "vegetarian")}),
+    ("My sister got promoted to manager.", set()), ("I got promoted to a new team.", set()),
+    ("Его повысили до начальника.", set()), ("Меня повысили до уровня выше.", set()), ("他升职当了总监。", set()),
 ])
 def test_what_is_no_fact_of_theirs_stays_out(text: str, expected: set[tuple[str, str]]) -> None:
     assert facts(text) == expected
