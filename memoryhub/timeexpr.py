@@ -157,7 +157,8 @@ _FUTURE = re.compile(
     r"|打算|准备|计划|想|答应|邀请|(?<![重主只])要|将|(?<![乐唱晚聚舞约宴开大动机社学协展年一])会(?![议儿])",
     re.IGNORECASE,
 )
-# The present told of what is ahead, weaker than `_FUTURE`: it counts only in a sentence with no past word. A
+# The present told of what is ahead, weaker than `_FUTURE`: it counts only in a sentence with no past word. The
+# present of a schedule is one ("Emma starts kindergarten in September", said in June, is the coming September). A
 # weekday or weekend names no time going on now, so its present is a plan: the English progressive ("I'm meeting
 # Tom on Saturday", "what are you doing on Friday?", "we are celebrating on Friday") and "have a/my …"
 # ("On Friday I have my dentist appointment", "Tom has his exam on Monday"); the Russian imperfective present
@@ -166,6 +167,7 @@ _FUTURE = re.compile(
 # a Chinese 去 or 来 without 了 or 过 ("星期五我们去爬山"; not 去年, 去世, 过去, 失去, 后来, 原来, 以来, 来自).
 _PRESENT_FOR_FUTURE = re.compile(
     r"(?:'m|'re|'s|(?<![a-z])(?:am|are|is)(?:\s+(?:i|you|we|they|he|she))?)\s+[a-z]{2,}ing(?![a-z])"
+    r"|(?<![a-z])(?:starts|begins|opens|graduates|is\s+due|are\s+due)(?![a-z])"
     r"|(?<![a-z])invites?(?![a-z])"
     r"|(?<![a-z])(?:have|has)\s+(?:an?|my|our|your|his|her|their)(?![a-z])"
     r"|(?<![а-яё])(?:ид(?:у|[её]шь|[её]т|[её]м|[её]те|ут)|ед(?:у|ешь|ет|ем|ете|ут)|лет(?:ишь|ит|им|ите|ят)|лечу|"
