@@ -47,6 +47,7 @@ SINCE = rf"(?:(?:从|自从?)?{_WHEN}(?:起|开始|以来)|这几年|这些年|�
 MOVED_WHEN = rf"(?:(?:在)?{_WHEN}(?:的时候)?|[\d一二两三四五六七八九十几]+(?:年|个月)前)"
 # How one usually is: 我平时住在厦门, 我在家一般讲粤语, 我一直吃素.
 USUALLY = r"(?:平时|平常|平日|日常|常年|长期|一般|通常)"
+_LIKED_WHEN = r"(?:周末|最近|一直|从小|业余时间|闲暇时|空闲时)"
 # Words that end a value: particles, the next predicate, time words (搬到杭州以后: the place, then when).
 def _alternation(words: str) -> str:
     return "(?:" + "|".join(words.split()) + ")"
@@ -479,9 +480,12 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.favorite", re.compile(rf"我(?:最)?(?:喜欢|爱)的({_ZH_THINGS})(?:是|就是)"
                                    rf"([《“\"]?[{HAN}A-Za-z0-9][^，。！？,.!?；;]{{0,20}}?)(?=$|[，。！？,.!?；;])"),
          lambda m: favorite(m.group(1), m.group(2)), 0.8),
-    Rule("zh.likes", re.compile(rf"我(?:很|非常|特别|最|真的|也|还|超)?(?:喜欢|热爱|喜爱|爱(?!好))(?!上){RUN}"),
+    # 我平时喜欢打羽毛球, 我周末喜欢爬山, 我最近喜欢上了瑜伽: when or how often may come first.
+    Rule("zh.likes", re.compile(rf"我(?:{USUALLY}|{_LIKED_WHEN})?(?:很|非常|特别|最|真的|也|还|超)?"
+                                rf"(?:喜欢上了|(?:喜欢|热爱|喜爱|爱(?!好))(?!上)){RUN}"),
          one("likes", transform=_likes), 0.75),
-    Rule("zh.dislikes", re.compile(rf"我(?:很|非常|特别|最|真的|超)?(?:讨厌|不喜欢|受不了|反感)(?!你|他|她){RUN}"),
+    Rule("zh.dislikes", re.compile(rf"我(?:{USUALLY}|{_LIKED_WHEN})?(?:很|非常|特别|最|真的|超)?"
+                                   rf"(?:讨厌|不喜欢|受不了|反感)(?!你|他|她){RUN}"),
          one("dislikes", transform=_likes), 0.75),
     # 不太喜欢 / 不怎么喜欢 / 不是很喜欢: a milder dislike, said less surely.
     Rule("zh.dislikes.butai", re.compile(rf"我(?:真的|其实|也)?(?:不太|不大|不怎么|不是很|不是太|并不)喜欢"

@@ -51,6 +51,9 @@ def facts(text: str) -> set[tuple[str, str]]:
     ("我被提拔为部门经理。", {("occupation", "部门经理")}),
     ("Мы живём в Казани, на Азино.", {("location", "Казань")}),
     ("我们住在杭州滨江，想找附近的学校。", {("location", "杭州滨江")}),
+    # When or how often said before the liking.
+    ("我平时喜欢打羽毛球。", {("likes", "打羽毛球")}), ("我周末喜欢爬山。", {("likes", "爬山")}),
+    ("我最近喜欢上了瑜伽。", {("likes", "瑜伽")}), ("我平时不喜欢运动。", {("dislikes", "运动")}),
 ])
 def test_a_new_users_facts_are_found(text: str, expected: set[tuple[str, str]]) -> None:
     assert facts(text) == expected
@@ -70,6 +73,7 @@ def test_a_new_users_facts_are_found(text: str, expected: set[tuple[str, str]]) 
     ("我不吃早饭。", set()), ("I don't eat meat, I'm vegetarian.", {("diet", "vegetarian")}),
     ("My sister got promoted to manager.", set()), ("I got promoted to a new team.", set()),
     ("Его повысили до начальника.", set()), ("Меня повысили до уровня выше.", set()), ("他升职当了总监。", set()),
+    ("他平时喜欢打羽毛球。", set()), ("我喜欢上海。", set()),
 ])
 def test_what_is_no_fact_of_theirs_stays_out(text: str, expected: set[tuple[str, str]]) -> None:
     assert facts(text) == expected
