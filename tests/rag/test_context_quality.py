@@ -403,6 +403,15 @@ def test_a_turn_that_shares_only_a_pronoun_with_the_query_is_below_the_floor(
     assert topical in _text(context, "memories")
 
 
+def _shows_the_answer_alone(tenant, query: str, answer: str, others: list[str]) -> None:
+    """The others said first, then the answer: the memories block at 500 tokens shows the answer and none of them."""
+    append_messages(tenant, "u1", "s1", [*others, answer], start=START)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=500)
+    memories = _text(context, "memories")
+    assert answer in memories
+    assert not any(other in memories for other in others), memories
+
+
 @pytest.mark.parametrize(("query", "answer", "others"), [
     ("谁推荐的家教？", "儿子的家教张老师是他同学妈妈推荐的。", ["我在杭州一家银行上班。", "我们全家都爱吃火锅。"]),
     ("我的牙医叫什么？", "我的牙医是李医生，人很好。", ["我们去看了新的牙膏广告。", "医院门口总是很堵。"]),
@@ -413,11 +422,7 @@ def test_a_chinese_turn_that_shares_only_characters_of_the_querys_words_is_below
     characters are BM25 terms too (a question segmented otherwise still finds its word), and 家 of 家教 met 家
     of 一家 and 全家 above the floor's share. A turn must share one of the query's words, not only their
     characters."""
-    append_messages(tenant, "u1", "s1", [*others, answer], start=START)
-    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=500)
-    memories = _text(context, "memories")
-    assert answer in memories
-    assert not any(other in memories for other in others), memories
+    _shows_the_answer_alone(tenant, query, answer, others)
 
 
 def test_a_chinese_question_still_finds_a_word_inside_a_longer_one(tenant) -> None:
@@ -452,11 +457,7 @@ def test_a_turn_found_by_meaning_alone_is_measured_against_the_query_as_asked(
     boss. Vector feedback moves the query towards the best word matches, whose neighbours come with
     them (a turn's vector embeds the turns before it): at 0.3-0.37 to the moved query, they passed the
     floor; to the query as asked, 0.03-0.14."""
-    append_messages(tenant, "u1", "s1", [*others, answer], start=START)
-    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None, budget_tokens=500)
-    memories = _text(context, "memories")
-    assert answer in memories
-    assert not any(other in memories for other in others), memories
+    _shows_the_answer_alone(tenant, query, answer, others)
 
 
 def test_one_long_turn_shows_its_beginning_and_the_turns_before_it_stay(tenant) -> None:
