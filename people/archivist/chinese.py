@@ -85,6 +85,27 @@ _ZH_LIST_JOINS = ("以及", "和", "跟", "与", "同", "及", "、")
 _ZH_SUBJECT_VERBS = frozenset("是说让跟和告问给叫要在也都")
 
 
+_COUNTED = re.compile(r"(?:[两二三四五六七八九几]|\d+)(?:个|位)$")
+# "我有两个孩子，大的叫明明，小的叫亮亮": which of the children said before comes before 叫.
+_ORDINAL_CHILD = re.compile(r"(?:大的|小的|老大|老二|老三|老小|大的那个|小的那个|大儿子|小儿子|大女儿|小女儿)$")
+
+
+def _ordinal_child(sentence: str, at: int, cues: Sequence[tuple[int, int, lexicon.Cue]]) -> tuple[str, str]:
+    """The circle and word of the children's kin word said earlier in the sentence, when 叫 at `at` follows
+    "大的", "老二"…; ("", "") otherwise."""
+    if not _ORDINAL_CHILD.search(sentence, 0, at):
+        return "", ""
+    found = next(((start, end, cue) for start, end, cue in cues if start < at and cue.concept == "kin:child"), None)
+    if found is None or re.search("[他她]", sentence[_sentence_start_zh(sentence, found[0]):found[0]]):
+        return "", ""  # "他有两个孩子，大的叫明明": his
+    return found[2].circle, sentence[found[0]:found[1]]
+
+
+def _sentence_start_zh(sentence: str, at: int) -> int:
+    """Where the clause holding `at` begins."""
+    return max((i + 1 for i in range(at) if sentence[i] in "，,。；;！!？?"), default=0)
+
+
 def _doubled(text: str, i: int) -> bool:
     """A doubled-character nickname (朵朵, 乐乐)."""
     return i + 1 < len(text) and text[i] == text[i + 1] and bool(HAN.match(text[i]))
@@ -152,7 +173,8 @@ def _zh_name_spans(sentence: str, known: KnownIndex, said: Sequence[str] = ()) -
     cue_starts = {start for start, _, _ in cues}
     # After 叫 the cue word right before it lends its circle: "儿子叫豆豆" names the son.
     anchors = [(end, cue.circle) for _, end, cue in cues] + [
-        (m.end(), next((cue.circle for _, end, cue in cues if end == m.start()), ""))
+        (m.end(), next((cue.circle for _, end, cue in cues if end == m.start()), "")
+         or _ordinal_child(sentence, m.start(), cues)[0])
         for m in re.finditer("的?名字(?:是|叫)|名叫|叫做|叫", sentence)]  # "我姐姐的名字是小美"
     for end, circle in anchors:
         start = end + 1 if sentence[end:end + 1] in ("的", "，") else end
@@ -312,6 +334,9 @@ def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]
     marks: list[tuple[int, int, Tok | list[Tok]]] = []
     for start, end, name in spans:
         mention = Mention(name=name)
+        before = sentence[:start]
+        if before.endswith("叫") and (child := _ordinal_child(sentence, start - 1, zh_cues(sentence)))[0]:
+            mention.circle, mention.cue = child  # "大的叫明明": one of the children said before
         for pattern, circle in _ZH_GROUP_BEFORE:
             group = pattern.search(sentence[:start])
             if group:
@@ -339,7 +364,9 @@ def tokens_zh(sentence: str, known: KnownIndex, latin: Callable[[str], list[Tok]
         if not any(covered[start:end]):
             marks.append((start, end, Tok("CUE", sentence[start:end], cue=cue, script="zh",
                                           whole_word=end in word_ends or sentence[end:end + 1] in _ZH_WORD_AFTER
-                                          or (end in kin_starts and kin_of(sentence[start:end]) is not None))))
+                                          or (end in kin_starts and kin_of(sentence[start:end]) is not None),
+                                          # "两个女儿", "三个孩子": several, so no one person
+                                          plural=bool(_COUNTED.search(sentence, 0, start)))))
             for k in range(start, end):
                 covered[k] = True
     for start, end in _zh_pets(sentence):

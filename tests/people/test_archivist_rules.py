@@ -158,6 +158,23 @@ def test_a_cue_word_names_a_person_set_off_from_it_not_one_it_acts_on(sentence: 
     assert people_of(sentence)[name].circle == circle
 
 
+@pytest.mark.parametrize(("sentence", "names"), [
+    # A QA pass: "我有两个孩子，大的叫明明，小的叫亮亮" found no one (the names follow 大的 / 小的, not the kin word),
+    # and "我有两个女儿…" made one person of 女儿: two daughters are no one person.
+    ("我有两个孩子，大的叫明明，小的叫亮亮。", {"明明", "亮亮"}),
+    ("我有两个女儿，老大叫小雨，老二叫朵朵。", {"小雨", "朵朵"}),
+])
+def test_children_named_by_which_they_are_are_the_users_children(sentence: str, names: set[str]) -> None:
+    people = people_of(sentence)
+    assert set(people) == names
+    assert all(people[n].circle == "Family" for n in names)
+
+
+@pytest.mark.parametrize("sentence", ["我有两个孩子。", "我有三个女儿，都在上学。", "他有两个孩子，大的叫明明。"])
+def test_children_counted_or_someone_elses_are_no_person_of_the_users(sentence: str) -> None:
+    assert not {p for p, person in people_of(sentence).items() if person.circle == "Family"}
+
+
 @pytest.mark.parametrize(("texts", "name", "line"), [
     # A QA pass: "…with my girlfriend Tasha" then "thanks! Tasha's a pediatric nurse, …" left the second out of her
     # bio: a capitalised word in no list of first names was no one, though the batch had just named her.
