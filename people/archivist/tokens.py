@@ -63,7 +63,7 @@ class KnownIndex:
     """Resolves a found name to a known person: by its full key, or by a word only one person has."""
 
     def __init__(self, people: Sequence[KnownPerson]) -> None:
-        self.people = {p.id: p for p in people}
+        self.people: dict[int, KnownPerson] = {}
         self.by_key: dict[str, int] = {}
         self.by_word: dict[str, set[int]] = {}
         self.by_username: dict[str, int] = {}
