@@ -200,13 +200,16 @@ def _unknown_nominative(word: str, case: str | None) -> str:
     return title_case(word)
 
 
+_CONTRACTION = re.compile(r"['’](?:re|m|ve|ll|d|t)$")
+
+
 def _en_is_name(tokens: list[str], i: int, *, initial: bool, known: KnownIndex, after_cue: bool,
                 after_title: bool, after_name: bool) -> bool:
     word = tokens[i]
     base = word[:-2] if word.endswith(("'s", "’s")) else word
     low = normalize(base)
-    if not _is_cap(base) or low in lexicon.EN_TITLES:
-        return False
+    if not _is_cap(base) or low in lexicon.EN_TITLES or _CONTRACTION.search(low):
+        return False  # "We're married!": a contraction is nobody's name
     if known.word_is_known(base):
         return True
     if low in lexicon.EN_NON_NAMES:

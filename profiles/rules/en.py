@@ -355,7 +355,9 @@ RULES: tuple[Rule, ...] = (
                                      rf"(?:(?:a|an|the)\s+)?{NP}(?:\s+(?:at|in|for|with)\s+[^,.;!?]{{1,40}}?)?"
                                      rf"\s+(?:for|since)\b"),
          one("occupation", transform=_job_in_lexicon), 0.8),
-    Rule("en.job.teach", _r(r"\bi\s+(?:currently\s+|now\s+)?teach\s+([a-z]+)\b(?!\s+(?:myself|me|you))"),
+    # "I teach high school chemistry": the level of school before the subject is no subject.
+    Rule("en.job.teach", _r(r"\bi\s+(?:currently\s+|now\s+)?teach\s+(?:(?:high|middle|elementary|primary|secondary"
+                            r"|grade|grad)\s+school\s+)?([a-z]+)\b(?!\s+(?:myself|me|you))"),
          one("occupation", transform=lambda subject: said_case(f"{subject.lower()} teacher", subject)), 0.75,
          change_when=_NOW_JOB),
     # "I work in Boston as a nurse", "I work at a hospital in Leeds as a nurse", "I work nights as…": where or

@@ -478,6 +478,15 @@ def test_a_name_inside_a_place_or_institution_name_is_no_person(sentence: str, n
     assert names_in(sentence) == names
 
 
+@pytest.mark.parametrize(("sentence", "names"), [
+    # A QA pass: "We're married!! The wedding was perfect." made a person named "We're".
+    ("We're married!! The wedding was perfect.", []), ("They're engaged.", []), ("I'm Leo.", ["Leo"]),
+    ("O'Neil called me.", ["O'Neil"]),
+])
+def test_a_contraction_is_nobodys_name(sentence: str, names: list) -> None:
+    assert names_in(sentence) == names
+
+
 def test_a_person_the_user_has_stays_one_before_a_place_noun() -> None:
     # Chat drops apostrophes: "Priya college friends" is Priya's, once Priya is known.
     sentence = "Priya college friends came over."

@@ -52,6 +52,7 @@ def facts(text: str) -> set[tuple[str, str]]:
     ("Мы живём в Казани, на Азино.", {("location", "Казань")}),
     ("我们住在杭州滨江，想找附近的学校。", {("location", "杭州滨江")}),
     # When or how often said before the liking.
+    ("I teach high school chemistry in Baltimore.", {("occupation", "chemistry teacher")}),
     ("我平时喜欢打羽毛球。", {("likes", "打羽毛球")}), ("我周末喜欢爬山。", {("likes", "爬山")}),
     ("我最近喜欢上了瑜伽。", {("likes", "瑜伽")}), ("我平时不喜欢运动。", {("dislikes", "运动")}),
 ])
