@@ -11,6 +11,7 @@ from pgvector.django import HnswIndex
 
 from memoryhub.models import Message, Tenant
 from memoryhub.vector_io import VectorColumnField
+from people.names import relation_aliases
 
 
 class Person(models.Model):
@@ -97,9 +98,17 @@ class Person(models.Model):
         """`127 mentions`, `1 mention`: the prompt is read by a model and shown to people."""
         return f"{self.mention_count} mention{'' if self.mention_count == 1 else 's'}"
 
+    @property
+    def context_name(self) -> str:
+        """The name a prompt shows, followed by the aliases that say who the person is to the user (`Лена
+        (жена)`): a bio is what the user said of them in the order said, and clipped to its first words in a
+        small prompt ("На выходных ездили…") it no longer told the model that Лена is the wife."""
+        relation = relation_aliases(self.display_name, self.aliases)
+        return f"{self.display_name} ({', '.join(relation)})" if relation else self.display_name
+
     def context_line(self) -> str:
         """Seed 000's candidate line: `[Person:42] Петров | Work_Inner | 127 mentions | bio`."""
-        return f"[Person:{self.pk}] {self.display_name} | {self.circle} | {self.mentions_text} | {self.bio}"
+        return f"[Person:{self.pk}] {self.context_name} | {self.circle} | {self.mentions_text} | {self.bio}"
 
     def archivist_line(self) -> str:
         """The archivist's view: `[Person:ID] Name (@user) (aka A, B) [Circle]: bio`."""

@@ -511,6 +511,19 @@ def search_words(text: str) -> list[SearchWord]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _relations(text: str) -> frozenset[str]:
+    return frozenset(w.concept for w in search_words(text) if w.concept.startswith(("kin:", "role:")))
+
+
+def relation_aliases(display_name: str, aliases: Iterable[str]) -> list[str]:
+    """The aliases that say who someone is to the user ("жена", "my boss", "старший брат", "妈妈", "the
+    neighbor"), not what they are called ("Ленка", "Dr. Green"), nor what the display name says already
+    ("mom" beside "Мама")."""
+    said = _relations(display_name)
+    return [a for a in aliases if (relations := _relations(a)) and not relations <= said]
+
+
 def concept_terms(text: str) -> list[str]:
     """Search terms of a text (a bio's `search_terms`): every word's own terms, every cue's concept and
     its family. A cue word keeps its own terms beside the concept: "physician" and "doctor" are both

@@ -69,7 +69,7 @@ class RerankReply(BaseModel):
 
 def candidate_line(person: Person) -> str:
     bio = person.bio if len(person.bio) <= BIO_CHARS_IN_PROMPT else person.bio[: BIO_CHARS_IN_PROMPT - 1] + "…"
-    return f"[Person:{person.pk}] {person.display_name} | {person.circle} | {person.mentions_text} | {bio}"
+    return f"[Person:{person.pk}] {person.context_name} | {person.circle} | {person.mentions_text} | {bio}"
 
 
 def read_choices(reply: RerankReply, candidates: Sequence[Person], max_people: int) -> list[tuple[Person, str]]:

@@ -146,3 +146,34 @@ def test_up_to_the_configured_number_of_relevant_people_not_five(
     settings.PEOPLE_RERANK_MAX_PEOPLE = 3
     assert len(selectors.relevant_people(tenant_id=tenant.pk, user_id="u1", query=query)) == 3
     assert len(selectors.relevant_people(tenant_id=tenant.pk, user_id="u1", query=query, limit=2)) == 2
+
+
+@pytest.mark.parametrize(("name", "aliases", "bio", "shown"), [
+    ("Лена", ["жена", "Ленка"], "На выходных ездили с женой Леной в Казань, гуляли по Кремлю.", "Лена (жена)"),
+    ("Tom", ["husband", "Tommy"], "We went to the lake with Tom last weekend and he caught a trout.", "Tom (husband)"),
+    ("小王", ["老公"], "周末和小王去了杭州，看了西湖。", "小王 (老公)"),
+    ("Петров", ["мой начальник", "шеф"], "Петров наконец одобрил отпуск.", "Петров (мой начальник, шеф)"),
+    ("Мама", ["mom"], "Мама приехала в гости.", "Мама |"),  # the name says it already
+])
+def test_a_persons_line_says_who_they_are_to_the_user(
+    tenant: Tenant, make_person: MakePerson, name: str, aliases: list[str], bio: str, shown: str
+) -> None:
+    """QA: a bio is what the user said of someone in the order said; clipped in a small prompt to "На выходных
+    ездили…", the inner circle's line no longer told the model that Лена is the wife. The aliases that name a
+    relation come after the name; a nickname does not."""
+    person = make_person(name, circle="Family", aliases=aliases, bio=bio)
+    line = selectors.inner_circle_for_context(tenant_id=tenant.pk, user_id="u1")[0]
+    assert line.startswith(f"[Person:{person.pk}] {shown}"), line
+    assert "Ленка" not in line and "Tommy" not in line
+    assert candidate_line(person).startswith(f"[Person:{person.pk}] {shown}")  # what the reranker sees
+
+
+def test_a_clipped_inner_circle_line_keeps_the_relation(tenant: Tenant, make_person: MakePerson) -> None:
+    from rag.context import context_assemble
+
+    make_person("Лена", circle="Family", aliases=["жена"], mentions=3, bio=(
+        "На выходных ездили с женой Леной в Казань, гуляли по Кремлю, ели эчпочмаки. Сегодня ходили с Леной в "
+        "Большой театр на «Щелкунчика». Начальник наконец одобрил отпуск на январь, поедем с Леной в Сочи."))
+    text = context_assemble(tenant_id=tenant.pk, user_id="u1", query="Как зовут мою жену?", session_id=None,
+                            budget_tokens=60).render()
+    assert "Лена (жена) | Family" in text, text
