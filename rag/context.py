@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 from django.conf import settings
+from django.utils import timezone
 
 from memoryhub import text, timeexpr
 from memoryhub.dates import dated_as_said, without_dates
@@ -908,6 +909,9 @@ class RelevanceFloor:
         return weak_words and cosine < self.min_cosine
 
 
+_DATED_TERM = re.compile(r"^@[dwm]\d")  # a day, a week, a month of a year (memoryhub.timeexpr)
+
+
 def _found_by_characters(result: SearchResult, query: str) -> frozenset[int]:
     """The conversation results that share no word with a Chinese query, only characters of its words.
 
@@ -915,10 +919,13 @@ def _found_by_characters(result: SearchResult, query: str) -> frozenset[int]:
     otherwise still finds its word ("茶" asked finds "乌龙茶" said). But "谁推荐的家教？" also met
     "我在杭州一家银行上班" through 家 of 家教 and of 一家, above the floor's share. A result's stored terms
     (its preceding turns' too, which find a reply) must hold one of the query's words: a word said, or a
-    character said as a word."""
+    character said as a word; or a day, week or month the query names ("上周末我做了什么？" is answered by
+    "今天给朵朵买了一只小狗", said last Sunday, which shares no word with it)."""
     if not text.HAN_CHAR.search(query):
         return frozenset()
     words = {term for word in text.words(query) if (term := text.term(word))} - text.pronoun_terms()
+    # Not a year alone nor a month of any year (`@y2026`, `@mo12`): nearly every turn has one of those.
+    words |= {term for term in timeexpr.query_weights(query, timezone.now()) if _DATED_TERM.match(term)}
     compounds = [word for word in words if len(word) > 1 and text.HAN_CHAR.match(word)]
     if not compounds:
         return frozenset()  # no word of several characters, so no match by its characters alone

@@ -727,3 +727,23 @@ def test_a_large_budget_searches_as_many_results_as_it_can_show(client_a) -> Non
     small = context_assemble(tenant_id=tenant.pk, user_id="u1", query="kayak trips", session_id=None,
                              budget_tokens=200)
     assert 0 < lines(small) < 20 and small.used <= 200
+
+
+def test_a_chinese_turn_found_by_the_day_the_query_names_is_no_match_by_characters(tenant) -> None:
+    """A QA pass: "上周末我做了什么？" asked on a Monday showed the user's introduction ("…在华为做产品经理", its
+    做) and left out "今天给朵朵买了一只小狗", said that Sunday: it shares no word with the query, only the day, and
+    the floor took it for a match by the characters of 上周末. The day, week or month a query names is one of its
+    words."""
+    from datetime import date, timedelta
+
+    from django.utils import timezone
+
+    from memoryhub import timeexpr
+
+    days = sorted(term[2:] for term in timeexpr.query_weights("上周末", timezone.now()) if term.startswith("@d"))
+    sunday = datetime.combine(date.fromisoformat(days[-1]), datetime.min.time(), tzinfo=UTC).replace(hour=12)
+    append_messages(tenant, "u1", "s1", ["我叫王强，在华为做产品经理。"], start=sunday - timedelta(days=100))
+    append_messages(tenant, "u1", "s2", ["今天给朵朵买了一只小狗，叫豆豆。"], start=sunday)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="上周末我做了什么？", session_id=None,
+                               budget_tokens=500)
+    assert "小狗" in _text(context, "memories"), _text(context, "memories")
