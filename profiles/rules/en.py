@@ -355,11 +355,19 @@ RULES: tuple[Rule, ...] = (
                                      rf"(?:(?:a|an|the)\s+)?{NP}(?:\s+(?:at|in|for|with)\s+[^,.;!?]{{1,40}}?)?"
                                      rf"\s+(?:for|since)\b"),
          one("occupation", transform=_job_in_lexicon), 0.8),
-    # "I teach high school chemistry": the level of school before the subject is no subject.
+    # "I teach high school chemistry": the level of school before the subject is no subject; nor is a word that
+    # says where, whom or how ("I teach at Stanford" was an "at teacher", "I teach my kids at home" a "my teacher").
     Rule("en.job.teach", _r(r"\bi\s+(?:currently\s+|now\s+)?teach\s+(?:(?:high|middle|elementary|primary|secondary"
-                            r"|grade|grad)\s+school\s+)?([a-z]+)\b(?!\s+(?:myself|me|you))"),
+                            r"|grade|grad)\s+school\s+)?(?!(?:at|in|on|for|to|from|with|online|part|full|my|your|his|her"
+                            r"|our|their|the|a|an|this|that|them|him|us|it|there|here|kids|children|people|students"
+                            r"|classes|class|people)\b)([a-z]+)\b(?!\s+(?:myself|me|you))"),
          one("occupation", transform=lambda subject: said_case(f"{subject.lower()} teacher", subject)), 0.75,
          change_when=_NOW_JOB),
+    # "I teach math at Lincoln High in Portland": where the teacher teaches is whom they work for (a place
+    # after "in" may be a town: not this rule's).
+    Rule("en.employer.teach_at", _r(rf"\bi\s+(?:currently\s+|now\s+)?teach\s+(?:[a-z]+\s+){{0,4}}?at\s+(?:the\s+)?"
+                                    rf"({ORG})"),
+         one("employer"), 0.8, change_when=_NOW_JOB),
     # "I work in Boston as a nurse", "I work at a hospital in Leeds as a nurse", "I work nights as…": where or
     # when comes before the job.
     Rule("en.job.work_as", _r(rf"\bi\s+{ADV}(?:work{WORK_WHERE}|(?:make|earn)\s+(?:a|my)\s+living)\s+as\s+"

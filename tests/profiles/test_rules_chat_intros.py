@@ -78,3 +78,20 @@ def test_a_new_users_facts_are_found(text: str, expected: set[tuple[str, str]]) 
 ])
 def test_what_is_no_fact_of_theirs_stays_out(text: str, expected: set[tuple[str, str]]) -> None:
     assert facts(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Hi, I'm Sarah. I teach math at Lincoln High in Portland.",
+     {("name", "Sarah"), ("occupation", "math teacher"), ("employer", "Lincoln High")}),
+    ("I teach high school chemistry at Roosevelt High School.",
+     {("occupation", "chemistry teacher"), ("employer", "Roosevelt High School")}),
+    ("I teach yoga at the YMCA on weekends.", {("occupation", "yoga teacher"), ("employer", "YMCA")}),
+    # Where, whom or how one teaches is no subject.
+    ("I teach at Stanford.", {("employer", "Stanford")}),
+    ("I teach my kids at home.", set()),
+    ("I teach math in Portland.", {("occupation", "math teacher")}),  # a town after "in" is nobody's employer
+])
+def test_where_a_teacher_teaches_is_the_employer(text: str, expected: set[tuple[str, str]]) -> None:
+    """A QA pass: "I teach math at Lincoln High in Portland" gave the job and not the school; "I teach at
+    Stanford" gave an "at teacher"."""
+    assert facts(text) == expected
