@@ -934,14 +934,17 @@ def _found_by_characters(result: SearchResult, query: str) -> frozenset[int]:
     if not ids:
         return frozenset()
 
-    def shares_a_word(terms: list[str]) -> bool:
-        # A word inside the other counts: "火锅店" asked finds "火锅" said, "家教" asked finds "家教课" said.
+    def shares_a_word(terms: list[str], said: str) -> bool:
+        # A word inside the other counts: "火锅店" asked finds "火锅" said, "家教" asked finds "家教课" said. So does
+        # a word all of whose characters the turn itself says (not the turns before it that its terms carry):
+        # jieba reads "我们家的狗叫什么？" as 狗叫 (a dog's bark), and "一只小狗，叫豆豆" says 狗 and 叫; "我在杭州一家
+        # 银行上班" says 家 but not 教 of 家教.
         return not words.isdisjoint(terms) or any(
             term in word or word in term for term in terms if len(term) > 1 and text.HAN_CHAR.match(term)
-            for word in compounds)
+            for word in compounds) or any(all(c in said for c in word) for word in compounds)
 
-    return frozenset(pk for pk, terms in Chunk.objects.filter(pk__in=ids).values_list("id", "terms")
-                     if not shares_a_word(terms))
+    return frozenset(pk for pk, terms, said in Chunk.objects.filter(pk__in=ids).values_list("id", "terms", "text")
+                     if not shares_a_word(terms, said))
 
 
 # What the user said and what was made of it: the typed memories' floor is measured against these, not
