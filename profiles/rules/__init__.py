@@ -26,6 +26,14 @@ _ASKED = re.compile(r"[?？]\s*$")
 _CLAUSE_END = re.compile(r"[,，;；—]")
 
 
+# "We adopted a cat yesterday! Her name is Mochi.", "Завели кошку! Зовут Муся.", "我们养了一只小狗。它叫豆豆。": a pet
+# named by the sentence right after the one that says it, which opens with the name.
+_PET_NAMED_NEXT = re.compile(
+    r"^\W*(?:(?:his|her|its)\s+name(?:\s+is|'s|’s)\s+(?-i:([A-Z][a-z]+))"
+    r"|(?:(?:его|её|ее)\s+)?(?:зовут|назвали(?:\s+(?:его|её|ее))?)\s+(?-i:([А-ЯЁ][а-яё]+))"
+    r"|(?:它|牠)?(?:叫|名字叫)([\u4e00-\u9fff]{1,3}))(?!\w)", re.IGNORECASE)
+
+
 def _statement_before_question(sentence: str) -> str:
     """A question's sentence up to its last comma: what the user states before asking ("I'm allergic to
     shellfish, can you suggest a dish?", "У меня аллергия на орехи, что приготовить?",
@@ -45,7 +53,13 @@ def extract(text: str, *, answers_of_another: bool = False) -> list[RuleFact]:
     `ended` says the value no longer holds (its value "" when the user named none: "I quit my job").
     `answers_of_another`: the text answers a question about someone else (`zh.asks_of_another`)."""
     best: dict[tuple[str, str, bool], RuleFact] = {}
+    unnamed_pet: tuple[str, str, bool] | None = None  # the previous sentence's pet, named by none of its words
     for i, said in enumerate(sentences(text)):
+        if unnamed_pet is not None and unnamed_pet in best and (named := _PET_NAMED_NEXT.match(said)):
+            pet = best.pop(unnamed_pet)
+            value = f"{pet.value} ({next(group for group in named.groups() if group)})"
+            best[(pet.key, value_norm(value), False)] = replace(pet, value=value, evidence=f"{pet.evidence} {said}")
+        unnamed_pet = None
         sentence = _statement_before_question(said)
         language = detect_language(sentence)
         # Chinese leaves the subject out: only the opening sentence's is surely the writer's, and not when it
@@ -66,4 +80,6 @@ def extract(text: str, *, answers_of_another: bool = False) -> list[RuleFact]:
                 best[slot] = cleaned
             elif change:
                 best[slot] = replace(best[slot], change=True)
+            if key == "pets" and "(" not in value and not fact.ended:
+                unnamed_pet = slot
     return list(best.values())

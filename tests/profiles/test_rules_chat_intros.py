@@ -95,3 +95,19 @@ def test_where_a_teacher_teaches_is_the_employer(text: str, expected: set[tuple[
     """A QA pass: "I teach math at Lincoln High in Portland" gave the job and not the school; "I teach at
     Stanford" gave an "at teacher"."""
     assert facts(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("We adopted a cat yesterday! Her name is Mochi.", {("pets", "cat (Mochi)")}),
+    ("I just got a puppy. His name's Biscuit and he chews everything.", {("pets", "dog (Biscuit)")}),
+    ("Мы завели кошку! Зовут Муся.", {("pets", "кошка (Муся)")}),
+    ("Завели щенка. Назвали его Бублик.", {("pets", "щенок (Бублик)")}),
+    ("我们养了一只小狗。它叫豆豆，很可爱。", {("pets", "狗 (豆豆)")}),
+    # Another's name in the next sentence is not the pet's.
+    ("We adopted a cat. My sister's name is Anna.", {("pets", "cat")}),
+    ("I have a dog. My boss is called Tom.", {("pets", "dog")}),
+])
+def test_a_pet_named_in_the_next_sentence(text: str, expected: set[tuple[str, str]]) -> None:
+    """A QA pass: "We adopted a cat yesterday! Her name is Mochi." stored `pets: cat`; the rules read one
+    sentence at a time."""
+    assert facts(text) == expected
