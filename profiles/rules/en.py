@@ -360,7 +360,7 @@ RULES: tuple[Rule, ...] = (
     Rule("en.job.teach", _r(r"\bi\s+(?:currently\s+|now\s+)?teach\s+(?:(?:high|middle|elementary|primary|secondary"
                             r"|grade|grad)\s+school\s+)?(?!(?:at|in|on|for|to|from|with|online|part|full|my|your|his|her"
                             r"|our|their|the|a|an|this|that|them|him|us|it|there|here|kids|children|people|students"
-                            r"|classes|class|people)\b)([a-z]+)\b(?!\s+(?:myself|me|you))"),
+                            r"|classes|class)\b)([a-z]+)\b(?!\s+(?:myself|me|you))"),
          one("occupation", transform=lambda subject: said_case(f"{subject.lower()} teacher", subject)), 0.75,
          change_when=_NOW_JOB),
     # "I teach math at Lincoln High in Portland": where the teacher teaches is whom they work for (a place
