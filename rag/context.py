@@ -424,8 +424,10 @@ def context_assemble(
     # Retrieved memories, best first: searched before the typed memories are packed, so that a
     # typed memory that only restates a turn this block shows in full does not take budget twice.
     result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k)
+    outside = _outside_period(result, query)
     relevant = RelevanceFloor(cosine_floor(floor["vector_only_min_cosine"]), floor.get("memories_bm25_share", 0.0),
-                              result.bm25_ceiling, _found_by_characters(result, query))
+                              result.bm25_ceiling, _found_by_characters(result, query), outside,
+                              floor["outside_period_bm25_share"] * _best_share(result) if outside else 0.0)
     typed_cap = min(remaining, int(budget * shares.get("typed_memories", {"max_share": 0.0})["max_share"]))
     block, typed_ids, typed_sources = typed_memories_block(
         tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k, filters=memory_filters,
@@ -890,6 +892,10 @@ class RelevanceFloor:
     ceilings: dict[str, float]
     # Results a Chinese query's words found only through their characters (`_found_by_characters`).
     by_characters: frozenset[int] = frozenset()
+    # Results of the user's conversation from outside the days, weeks or months the query names (`_outside_period`),
+    # and the share of the query's BM25 ceiling they must reach by words.
+    outside_period: frozenset[int] = frozenset()
+    outside_min_share: float = 0.0
 
     def below(self, item: SearchItem) -> bool:
         """Near the query in neither space: unrelated, not remembered. By words, a result must answer
@@ -905,11 +911,39 @@ class RelevanceFloor:
             # vectors embed the turns before them, and the offline vectors of Chinese are its characters.
             return True
         weak_words = bm25 is None or (ceiling > 0 and bm25 / ceiling < self.min_share)
+        if item.chunk["id"] in self.outside_period:
+            # The query asks about a time, and the offline vectors know no dates: asked "What did I do last
+            # weekend?", "Good luck this year!" of September came in at cosine 0.36 (and brought the turn it
+            # answers). Nor is a word enough that the period's own turns share too: "上周末我做了什么？" showed
+            # the user's introduction for its 做. Such a result must match at least half as well as the best one.
+            return bm25 is None or (ceiling > 0 and bm25 / ceiling < max(self.min_share, self.outside_min_share))
         cosine = item.query_cosine if item.query_cosine is not None else item.components.get("vector", 0.0)
         return weak_words and cosine < self.min_cosine
 
 
 _DATED_TERM = re.compile(r"^@[dwm]\d")  # a day, a week, a month of a year (memoryhub.timeexpr)
+
+
+def _period_terms(query: str) -> frozenset[str]:
+    """The days, weeks and months of a year that the query names ("last weekend", "в мае", "上周末")."""
+    return frozenset(term for term in timeexpr.query_weights(query, timezone.now()) if _DATED_TERM.match(term))
+
+
+def _outside_period(result: SearchResult, query: str) -> frozenset[int]:
+    """The conversation results that neither were said in nor name a day, week or month the query names
+    relative to now ("last weekend", "вчера", "上周末"). A date with no year ("on Aug 15th") is left out: the
+    year it is read in is a guess (this year's, if it has passed), and a turn of the year before may be
+    what is asked for."""
+    if not timeexpr.relative_expressions(query, timezone.now().date()):
+        return frozenset()
+    period = _period_terms(query)
+    if not period:
+        return frozenset()
+    ids = [item.chunk["id"] for item in result.items if item.chunk["type"] in _CONVERSATION]
+    if not ids:
+        return frozenset()
+    return frozenset(pk for pk, terms in Chunk.objects.filter(pk__in=ids).values_list("id", "terms")
+                     if period.isdisjoint(terms))
 
 
 def _found_by_characters(result: SearchResult, query: str) -> frozenset[int]:
@@ -925,7 +959,7 @@ def _found_by_characters(result: SearchResult, query: str) -> frozenset[int]:
         return frozenset()
     words = {term for word in text.words(query) if (term := text.term(word))} - text.pronoun_terms()
     # Not a year alone nor a month of any year (`@y2026`, `@mo12`): nearly every turn has one of those.
-    words |= {term for term in timeexpr.query_weights(query, timezone.now()) if _DATED_TERM.match(term)}
+    words |= _period_terms(query)
     compounds = [word for word in words if len(word) > 1 and text.HAN_CHAR.match(word)]
     if not compounds:
         return frozenset()  # no word of several characters, so no match by its characters alone
