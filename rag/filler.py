@@ -20,13 +20,14 @@ hi hello hey you thanks thank welcome bye goodbye see later ok okay sure yes yea
 nice awesome wow lol haha hahaha good morning night evening meet glad pleasure congrats congratulations
 too really totally amazing so much lot soon take care talk chat catch up np sounds fun love bet
 again back i me you're help today anything else happy problem day listening listen chatting
-got gotcha noted understood makes sense lovely wonderful fantastic perfect
+got gotcha noted understood makes sense lovely wonderful fantastic perfect exciting
 привет здравствуй здравствуйте спасибо пожалуйста пока ок окей ладно да нет круто класс отлично супер ага
 угу хорошо доброе утро ночи вечер рад рада приятно познакомиться увидимся давай выслушал выслушала выслушали
 что сегодня меня мне понятно понял поняла поняли ясно чем могу помочь ещё чем-то понимаю бывает обращайся
-звучит здорово замечательно прекрасно чудесно
+звучит здорово замечательно прекрасно чудесно классно
 你好 您好 谢谢 多谢 再见 好的 好 嗯 哈哈 早上好 晚安 拜拜 没问题 不客气 对 是的 太好了 听我说 陪我聊天 今天
-明白 知道 懂了 收到 很高兴 高兴 认识 有什么 什么 可以 帮 帮你 帮忙 需要 吗 听起来 真 不错 真不错 真棒 棒
+明白 知道 懂了 收到 很高兴 高兴 认识 有什么 什么 可以 帮 帮你 帮忙 需要 吗
+听起来 真 不错 真不错 真棒 棒 很棒 太美了 好美 美 羡慕 好羡慕
 """
 _FILLER_TERMS = frozenset(text.analyze(_FILLER_WORDS))
 _NAME = re.compile(r"\b[A-ZА-ЯЁ][a-zа-яё]+\b")

@@ -52,7 +52,9 @@ def _text(context, block: str) -> str:
     ("我知道他搬家了", False),
     # The assistant's delight (a QA pass found "Звучит здорово!" and "听起来真不错！" in a context).
     ("Sounds lovely!", True), ("Perfect, thanks!", True), ("Звучит здорово!", True), ("Звучит отлично!", True),
-    ("听起来真不错！", True), ("真棒！", True),
+    ("听起来真不错！", True), ("真棒！", True), ("听起来太美了！", True), ("好羡慕啊！", True), ("How exciting!", True),
+    ("Звучит классно!", True), ("西湖太美了", False), ("I am excited about the trip.", False),
+    ("Классно съездили в Казань", False),
     ("The weather was perfect for hiking.", False), ("Звучит как план: едем в Казань.", False),
     ("这家餐厅真不错", False), ("听起来你很开心", False),
 ])
