@@ -12,14 +12,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db import transaction
 from django.utils.dateparse import parse_datetime
 from django.utils.timezone import is_naive, make_aware
 
 from memoryhub import services as kernel_services
 from memoryhub.celery import app as celery_app
 from memoryhub.dates import without_dates
-from memoryhub.models import Tenant
+from memoryhub.models import Conversation, Tenant
 from rag import index as bm25_index
+from rag.memories import consolidation
 from rag.selectors import Mode, chunks_search
 
 
@@ -42,11 +44,13 @@ class Report:
     # Evidence in context: per budget (tokens), the share of a query's evidence turns whose text the
     # assembled context (POST /api/v1/context without a session) contains, averaged over queries.
     context: dict[int, float] = field(default_factory=dict)
+    # Every session consolidated after the ingest (`evaluate(consolidated=True)`).
+    consolidated: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {"ks": self.ks, "overall": self.overall, "per_category": self.per_category,
                 "latency_ms": self.latency_ms, "counts": self.counts, "ingest": self.ingest,
-                "evidence_in_context": self.context}
+                "evidence_in_context": self.context, "consolidated": self.consolidated}
 
 
 def _score(outcomes: Sequence[QueryOutcome], ks: Sequence[int]) -> dict[str, float]:
@@ -158,6 +162,21 @@ def ingest(tenant: Tenant, conversations: Iterable[dict[str, Any]], progress: Ca
     return turns
 
 
+def consolidate(tenant: Tenant, progress: Callable[[int], None]) -> int:
+    """Consolidate every session of the tenant to its end, as the idle sweep (`consolidations_due`) does once
+    a session falls quiet: what a deployed service searches is the turns and the typed memories and insights
+    made of them. During the ingest only sessions of MEMORY_CONSOLIDATION_EVERY messages are consolidated, up
+    to there. Runs in this process, one session after the other (offline rules, or the configured LLM)."""
+    runs = 0
+    for conversation in Conversation.objects.filter(tenant=tenant).order_by("pk"):
+        with transaction.atomic():
+            run = consolidation.consolidation_request(conversation, trigger="idle")["consolidation"]
+        consolidation.consolidation_run(run_id=run)
+        runs += 1
+        progress(1)
+    return runs
+
+
 def evaluate(
     data: dict[str, Any],
     *,
@@ -166,15 +185,17 @@ def evaluate(
     progress_factory: Callable[[int, str], Any],
     search_options: dict[str, Any] | None = None,
     context_budgets: Sequence[int] = (),
+    consolidated: bool = False,
 ) -> Report:
-    """Ingest into a throwaway tenant, run every query, score, and remove the tenant."""
+    """Ingest into a throwaway tenant, run every query, score, and remove the tenant. `consolidated`: every
+    session consolidated after the ingest (`consolidate`), as a deployed service holds them."""
     ks = sorted(set(ks))
     conversations = data["conversations"]
     queries = [q for q in data["queries"] if q.get("evidence")]
     eager = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True  # the evaluation owns its pipeline; no broker needed
     tenant = Tenant.objects.create(name=f"eval-{uuid.uuid4().hex[:12]}")
-    report = Report(ks=list(ks))
+    report = Report(ks=list(ks), consolidated=consolidated)
     try:
         total_turns = sum(len(s["turns"]) for c in conversations for s in c["sessions"])
         started = time.perf_counter()
@@ -182,6 +203,10 @@ def evaluate(
             turns = ingest(tenant, conversations, bar.update)
         seconds = time.perf_counter() - started
         report.ingest = {"messages": turns, "seconds": round(seconds, 2), "messages_per_s": round(turns / seconds, 1)}
+        if consolidated:
+            sessions = sum(len(c["sessions"]) for c in conversations)
+            with progress_factory(sessions, "consolidate") as bar:
+                consolidate(tenant, bar.update)
 
         outcomes: list[QueryOutcome] = []
         with progress_factory(len(queries), f"search ({mode})") as bar:

@@ -30,6 +30,9 @@ class Command(BaseCommand):
         parser.add_argument("--context", default="",
                             help="budgets (tokens), e.g. 200,500,1000: the share of evidence turns the "
                                  "assembled context contains at each")
+        parser.add_argument("--consolidate", action="store_true",
+                            help="consolidate every session after the ingest, as the idle sweep does: search and "
+                                 "context then meet the typed memories and insights a deployed service holds")
         parser.add_argument("--json", type=Path, help="write the figures as JSON here")
         parser.add_argument("--plot", type=Path, help="draw recall@k per category into this PNG")
 
@@ -69,7 +72,7 @@ class Command(BaseCommand):
             raise CommandError("--context measures the context as configured: run it without --mode, --fusion "
                                "and --weights (set those in config/knowledge.yaml to measure them there)")
         report = evaluate(data, ks=ks, mode=options["mode"], progress_factory=bar, search_options=search_options,
-                          context_budgets=context_budgets)
+                          context_budgets=context_budgets, consolidated=options["consolidate"])
         self._print(report, data.get("name", str(options["file"])), options["mode"])
         if options["json"]:
             options["json"].write_text(json.dumps(report.as_dict(), indent=2))
@@ -81,7 +84,8 @@ class Command(BaseCommand):
         columns += ["mrr", "ndcg@10"]
         # The providers the figures are of: the same file gives other figures with another embedder or reranker.
         self.stdout.write(f"{name}  mode={mode}  embedder={get_embedder().name}  "
-                          f"semantic_rerank={settings.SEMANTIC_RERANK}  queries={report.counts['all']}  "
+                          f"semantic_rerank={settings.SEMANTIC_RERANK}  "
+                          f"{'consolidated  ' if report.consolidated else ''}queries={report.counts['all']}  "
                           f"ingest={report.ingest['messages']} msgs at {report.ingest['messages_per_s']}/s")
         header = f"{'category':<14}{'n':>5} " + " ".join(f"{c:>10}" for c in columns)
         self.stdout.write(header)
