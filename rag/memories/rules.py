@@ -258,6 +258,20 @@ _WISH = re.compile(_INTERJECTION + _ADDRESS + "(?:" + "|".join((
 )) + ")")
 
 
+def _replies(said: str, is_character: bool, *, about_the_user: bool) -> bool:
+    """A sentence that only answers the other side's turn: a stock reply, a reaction, a wish or praise (the
+    patterns here). The character's always; the user's too (in LoCoMo both speakers are users, and consolidated
+    "Tim: You must have been elated up there with that trophy." and "Nate: I'm always here for you!" were kept
+    as their key facts and past events), unless it tells of the user or their people as well ("I'm so glad I
+    moved to Lisbon", "I'm so proud of my son, he got into Stanford!"); a wish never does but when it names them."""
+    if is_character:
+        return bool(_stock(said) or _REACTION.search(said) or _WISH.search(said) or _OF_YOU.search(said))
+    if _THEIR_PERSON.search(said):
+        return False
+    return bool(_WISH.search(said) or (not about_the_user and (
+        _stock(said) or _REACTION.search(said) or _OF_YOU.search(said))))
+
+
 # The character's praise and comfort as what it thinks or knows of the user, en/ru/zh: "I think you're amazing", "I
 # know how hard you work", "I understand how you feel", "Я думаю, ты справишься", "我觉得你很棒". They carry BELIEF's
 # words and were kept as its self-beliefs. "I think Dan really cares about you" is its opinion of Dan, and stays.
@@ -361,6 +375,15 @@ _OF_THEIR_PEOPLE = re.compile("|".join((
     rf"(?<!\w)у\s+меня\s+(?:есть\s+)?(?:[а-я-]+\s+)?{_KIN_RU}",
     rf"^(?:而且|还有|对了)?[，,]?我(?:的)?(?:最好的|亲)?{_KIN_ZH}",
     rf"我有(?:一|两|二|三|四|五|\d)?(?:个|位)?{_KIN_ZH}",
+)))
+
+# One of the user's people named anywhere in a sentence ("I'm so glad my sister got the job", "Я рада, что моя сестра
+# поступила", "我为我女儿感到骄傲"): a reaction's words around news of them do not make it a reply to the other side.
+_THEIR_PERSON = re.compile("|".join((
+    rf"\b(?:my|our)\s+(?:[a-z'-]+\s+){{0,2}}?{_KIN_EN}\b",
+    rf"(?<!\w)(?:мой|моя|мое|мои|моего|моей|моих|мою|моему|моим|моими|наш|наша|наши|нашей|нашего)\s+"
+    rf"(?:[а-я-]+\s+)?{_KIN_RU}",
+    rf"我(?:的)?(?:最好的|亲)?{_KIN_ZH}",
 )))
 
 
@@ -523,9 +546,8 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             else:
                 continue
             # Checked last, on the few sentences a rule took: most lines are dropped above for less.
-            if _asks(said) or _names_nothing(sentence) or _TO_EACH_OTHER.search(said) or (
-                    turn.is_character and (_stock(said) or _REACTION.search(said) or _WISH.search(said)
-                                           or _OF_YOU.search(said))):
+            if _asks(said) or _names_nothing(sentence) or _TO_EACH_OTHER.search(said) or _replies(
+                    said, turn.is_character, about_the_user=personal or family or bool(matters and told)):
                 continue
             seen.add(text)
             if turn.is_character:

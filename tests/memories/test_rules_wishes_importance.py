@@ -129,3 +129,28 @@ def test_a_companion_chat_is_consolidated_as_qa_found_it(client_a) -> None:
         assert (allergy.kind, allergy.category) == ("user", "FactsAboutUser") and "health" in allergy.tags
         assert allergy.importance == 0.9
     assert memories["bob: Yesterday was my birthday, I turned 30."].importance == 0.8
+
+
+@pytest.mark.parametrize(("reactions", "facts"), [
+    (["That must have been tough for you.", "I bet you had a great time.", "I'm so glad you enjoyed it!",
+      "I'm so proud of you!", "I'm always here for you!", "Congrats - you must be so stoked!",
+      "It must feel incredible to have a supportive team like that.", "I can only imagine how tough it must be."],
+     ["I'm so glad I moved to Lisbon last year.", "I'm so glad my sister got the job at Google.",
+      "I'm so proud of my son, he got into Stanford!", "I'm sure my brother will move to Berlin next year.",
+      "I'm allergic to peanuts, I can only imagine cake."]),
+    (["Должно быть, тебе было тяжело.", "Я так рада за тебя!", "Поздравляю с новой работой!",
+      "Представляю, как это было здорово!"],
+     ["Я рада, что переехала в Казань.", "У меня аллергия на орехи."]),
+    (["那一定很难受吧。", "我为你感到骄傲！", "恭喜你找到新工作！", "真替你高兴，太棒了！"],
+     ["我很高兴搬到了杭州。", "我为我女儿感到骄傲，她考上了北大。", "我对花生过敏。"]),
+], ids=["en", "ru", "zh"])
+def test_the_users_reactions_to_the_other_side_are_no_memories_of_the_user(
+        reactions: list[str], facts: list[str]) -> None:
+    """Consolidated, a LoCoMo conversation (two people, each a user of the chat) kept "Tim: You must have been
+    elated up there with that trophy." and "Nate: I'm always here for you!" as key facts and past events of the
+    speaker: reactions to what the other side told, which is the memory. The user's own news, said with the same
+    words, and their people's stay."""
+    kept = _kept(consolidate_rules([Turn("bob", said, False, SAID) for said in [*reactions, *facts]], "neiri"))
+    assert not [said for said in reactions if f"bob: {said}" in kept], kept
+    # A plan keeps the day it meant: "… next year (2027)."
+    assert [said for said in facts if not any(said.rstrip(".!。") in text for text in kept)] == [], kept
