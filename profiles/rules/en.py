@@ -438,6 +438,14 @@ RULES: tuple[Rule, ...] = (
                                     rf"(?:moved|relocated)\s+(?:back\s+)?to\s+(?:the\s+)?({PLACE})"),
          lambda m: [] if m.group(1) is not None and m.start() > 0 and not _first_person(m.string)
          else [("location", _place(m.group(2)))], 0.8, change=True),
+    # "I just moved to Portland for a job at Nike", "We relocated to Austin for my new job at Dell", "Moved to Seattle
+    # to work at Amazon": the move's reason is the new employer (a QA pass: only the city was kept).
+    Rule("en.employer.moved_for_job", _r(rf"(?:\b(?:i|we)(?:'ve|’ve)?\s+|^\W*)(?:(?:just|recently|finally|have|"
+                                         rf"already|also)\s+)*(?:moved|relocated)\s+(?:back\s+)?(?:here\s+|to\s+"
+                                         rf"[^,.;!?]{{1,40}}?\s+)(?:for\s+(?:a|my|the)\s+(?:new\s+)?(?:job|position|"
+                                         rf"role)\s+(?:at|with)|to\s+(?:work|start)\s+(?:at|for|with))\s+(?:the\s+)?"
+                                         rf"({ORG})"),
+         one("employer"), 0.8, change=True),
     # "I started a new job as a UX designer at Amazon": the job may come between.
     Rule("en.employer.new_job", _r(rf"\bi(?:'ve|’ve)?\s+(?:(?:just|recently|finally|have)\s+)*(?:started\s+"
                                    rf"(?:a\s+new\s+job|working)|(?:got|landed|took)\s+a\s+(?:new\s+)?job|{HIRED})"

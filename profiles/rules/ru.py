@@ -566,6 +566,18 @@ RULES: tuple[Rule, ...] = (
     Rule("ru.employer.uvolilsya", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*(?:уволил(?:ся|ась)(?!\s+(?:из|с|со)\s)"
                                      rf"|(?:уволил(?:ся|ась)|уш(?:ёл|ел|ла))\s+с\s+работы)"),
          lambda _m: [("employer", "")], 0.8, ends=True),
+    # "Переехал в Казань ради работы в Яндексе", "Мы переехали в Москву, чтобы работать в Сбере", "Переехала в Москву,
+    # устроилась в Сбер": the move's reason, or the job taken after it, is the new employer (a QA pass: only the city).
+    Rule("ru.employer.pereehal_rabota", _r(rf"(?:\b(?:я|мы)\s+|^\W*(?:{_OPENERS}\W+)*)(?:{_DONE}\s+)*"
+                                           rf"переехал[аи]?\s+в\s+[^,.;!?]{{1,40}}?\s*,?\s+(?:(?:ради|для)\s+работы"
+                                           rf"|(?:чтобы\s+)?работать)\s+в\s+(?:компании\s+)?[«\"]?{ORG}"),
+         one("employer", transform=_employer), 0.8, change=True),
+    Rule("ru.employer.pereehal_ustroilsya", _r(rf"(?:\b(?:я|мы)\s+|^\W*(?:{_OPENERS}\W+)*)(?:{_DONE}\s+)*"
+                                               rf"переехал[аи]?\s+в\s+[^,.;!?]{{1,40}}?\s*,\s*(?:и\s+)?(?:{_DONE}\s+)*"
+                                               rf"{_JOINED}\s+(?:работать\s+|на\s+работу\s+)?"
+                                               rf"(?:[{{CYR}}]+(?:ом|ем|ой|ей|ью)\s+)?в\s+(?:компанию\s+)?[«\"]?{PLACE}"
+                                               .replace("{CYR}", CYR)),
+         one("employer", transform=_employer_accs), 0.8, change=True),
     # "Устроилась дизайнером в Яндекс": the job may come before where.
     Rule("ru.employer.pereshel", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*{_JOINED}\s+(?:работать\s+|на\s+работу\s+)?"
                                     rf"(?:[{CYR}]+(?:ом|ем|ой|ей|ью)\s+)?в\s+(?:компанию\s+)?[«\"]?{PLACE}"),

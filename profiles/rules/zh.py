@@ -179,6 +179,11 @@ def _place(raw: str) -> str | None:
     return value if 2 <= len(value) <= 12 or re.match("[A-Za-z]", value) else None
 
 
+def _moved_to(raw: str) -> str | None:
+    """搬到X: the place, not what comes after it with 去 / 来 (搬到深圳去腾讯工作, 搬到上海来了)."""
+    return _place(re.split("(?<=.)[去来]", _trim(raw), maxsplit=1)[0])
+
+
 def _native_place(raw: str) -> str | None:
     """A place by name (里斯本), by its ending (德州, 云南省) or as jieba tags it (绍兴, 潮汕): 我是X人 names a place
     (广州人), not an adjective (好人), and 我现在在X a place, not any word after 在 (学校, 上班)."""
@@ -388,7 +393,15 @@ RULES: tuple[Rule, ...] = (
     # 我刚从北京搬到深圳: where from may come before the verb.
     Rule("zh.location.ban_dao", re.compile(rf"我们?(?:家)?(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*"
                                            rf"(?:从[{HAN}A-Za-z]{{1,8}}?)?搬(?:到|去|家到)了?{RUN}"),
-         one("location", transform=_place), 0.8, change=True),
+         one("location", transform=_moved_to), 0.8, change=True),
+    # 我搬到深圳去腾讯工作了, 为了阿里巴巴的工作搬到了杭州: why they moved is the new employer (a QA pass: the first was
+    # read as living in "深圳去腾讯", the second gave only the city).
+    Rule("zh.employer.ban_qu", re.compile(rf"我们?(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*搬(?:到|去)了?"
+                                          rf"[{HAN}A-Za-z]{{1,8}}?[去来](?:了)?{ORG_RUN}(?:工作|上班|任职|实习)"),
+         one("employer", transform=_employer), 0.8, change=True),
+    Rule("zh.employer.wei_le", re.compile(rf"为了(?:去|在)?{ORG_RUN}的(?:新)?(?:工作|offer|职位)[，,]?我们?"
+                                          rf"(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*搬"),
+         one("employer", transform=_employer), 0.8, change=True),
     Rule("zh.location.he", re.compile(rf"我(?:和|跟)[{HAN}]{{1,4}}(?:一起)?(?:最近|已经|刚|现在)?"
                                       rf"(?:搬到|搬去)了?{RUN}"),
          one("location", transform=_place), 0.8, change=True),
