@@ -386,6 +386,8 @@ _THEIR_PERSON = re.compile("|".join((
     rf"我(?:的)?(?:最好的|亲)?{_KIN_ZH}",
 )))
 
+_WE = re.compile(r"\bwe(?:'ve|’ve|'re|’re|'d|’d)?\b|(?<![а-яё])мы(?![а-яё])|我们")
+
 
 def _personal(said: str) -> bool:
     tokens = memory_words(_AT_WORK.sub(" ", said))
@@ -487,6 +489,9 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
             matters = _matters(said)
             # jieba keeps "我想学", "我换" as one word.
             own = first_person or bool(present & FIRST_PERSON_PLURAL) or implied == "we" or "我" in said
+            # "We" as the one who did it ("Last weekend we went to the lake", "В субботу ходили на Кремль", "上周末我们
+            # 去了西湖"): the user's household's past, which was dropped; not "us" or "our" ("It keeps us focused").
+            we_did = implied == "we" or bool(_WE.search(said))
             told = own or (not turn.is_character and bool(present & THIRD_PARTY))
             # A short statement is still one, and so is "Я диабетик".
             if len(tokens) < 3 and not statement and not (matters and told):
@@ -535,7 +540,8 @@ def consolidate_rules(turns: Sequence[Turn], character: str = "") -> dict[str, A
                 key = "facts_about_user"
             # A plan arranged in the past tense is still ahead: "I booked a dentist appointment for my daughter for
             # Friday" is what the user's people have coming (below), not a past event.
-            elif is_past(tokens) and statement not in ("goals", "plans") and (first_person or about == "third_party"):
+            elif is_past(tokens) and statement not in ("goals", "plans") and (
+                    first_person or we_did or about == "third_party"):
                 key, confidence = "past_events", 0.7
             # What the user tells about the people in their life is worth keeping too: "My mom is a teacher",
             # "Мой папа работает врачом", "我妈妈是老师", "I have two sisters".

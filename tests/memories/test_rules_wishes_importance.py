@@ -154,3 +154,21 @@ def test_the_users_reactions_to_the_other_side_are_no_memories_of_the_user(
     assert not [said for said in reactions if f"bob: {said}" in kept], kept
     # A plan keeps the day it meant: "… next year (2027)."
     assert [said for said in facts if not any(said.rstrip(".!。") in text for text in kept)] == [], kept
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    ("Last weekend we went to the lake, Max rowed a boat for the first time.", True),
+    ("We went to the museum with the kids yesterday.", True),
+    ("В субботу ходили с коллегами на Кремль, потом ели чак-чак.", True),
+    ("Мы вчера поругались с мужем.", True),
+    ("上周末我们去了西湖，小宇第一次划船，特别开心。", True),
+    ("我们昨天吵架了。", True),
+    # "Us" and "our" are not who did it.
+    ("It kept us focused on our dreams.", False), ("Our loved ones gave us strength.", False),
+], ids=["en-lake", "en-museum", "ru-kremlin", "ru-quarrel", "zh-lake", "zh-quarrel", "en-us", "en-our"])
+def test_what_we_did_is_a_past_event_of_the_user(said: str, kept: bool) -> None:
+    """A QA pass through the API: "上周末我们去了西湖，小宇第一次划船，特别开心。" gave no memory at all, nor "Last
+    weekend we went to the lake…" nor "В субботу ходили с коллегами на Кремль…": a past event needed "I" (or
+    someone else) as its subject, and a household tells what it did with "we"."""
+    output = consolidate_rules([Turn("bob", said, False, SAID)], "neiri")
+    assert (f"bob: {said}" in [item["text"] for item in output["past_events"]]) is kept, output
