@@ -578,6 +578,11 @@ RULES: tuple[Rule, ...] = (
                                                rf"(?:[{{CYR}}]+(?:ом|ем|ой|ей|ью)\s+)?в\s+(?:компанию\s+)?[«\"]?{PLACE}"
                                                .replace("{CYR}", CYR)),
          one("employer", transform=_employer_accs), 0.8, change=True),
+    Rule("ru.job.pereehal_ustroilsya", _r(rf"(?:\b(?:я|мы)\s+|^\W*(?:{_OPENERS}\W+)*)(?:{_DONE}\s+)*"
+                                          rf"переехал[аи]?\s+в\s+[^,.;!?]{{1,40}}?\s*,\s*(?:и\s+)?(?:{_DONE}\s+)*"
+                                          rf"{_JOINED}\s+(?:работать\s+|на\s+работу\s+)?(?:в\s+(?:компанию\s+)?[«\"]?"
+                                          rf"{PLACE}[»\"]?\s+)?((?:{WORD}\s+){{0,1}}{WORD})"),
+         one("occupation", 2, transform=_job_ablt_known), 0.8, change=True),
     # "Устроилась дизайнером в Яндекс": the job may come before where.
     Rule("ru.employer.pereshel", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*{_JOINED}\s+(?:работать\s+|на\s+работу\s+)?"
                                     rf"(?:[{CYR}]+(?:ом|ем|ой|ей|ью)\s+)?в\s+(?:компанию\s+)?[«\"]?{PLACE}"),

@@ -122,12 +122,16 @@ def test_a_pet_named_in_the_next_sentence(text: str, expected: set[tuple[str, st
     ("Я переехал в Казань ради работы в Яндексе.", {("location", "Казань"), ("employer", "Яндекс")}),
     ("Переехала в Москву, устроилась в Сбер.", {("location", "Москва"), ("employer", "Сбер")}),
     ("Недавно переехала в Питер работать в Тинькофф.", {("location", "Питер"), ("employer", "Тинькофф")}),
+    ("Меня зовут Оля, я недавно переехала в Казань, устроилась дизайнером в Яндекс.",
+     {("name", "Оля"), ("location", "Казань"), ("employer", "Яндекс"), ("occupation", "дизайнер")}),
+    ("Переехал в Питер, устроился в Газпром программистом.",
+     {("location", "Питер"), ("employer", "Газпром"), ("occupation", "программист")}),
     ("我搬到深圳去腾讯工作了。", {("location", "深圳"), ("employer", "腾讯")}),
     ("为了阿里巴巴的工作我搬到了杭州。", {("location", "杭州"), ("employer", "阿里巴巴")}),
     ("我们搬到上海来了。", {("location", "上海")}),
     # Someone else's move, and a move for something else.
     ("My sister moved to Boston for a job at Google.", set()), ("I moved to Paris for love.", {("location", "Paris")}),
-    ("Сестра переехала в Москву, устроилась в Сбер.", set()), ("我姐姐搬到深圳去腾讯工作了。", set()),
+    ("Сестра переехала в Москву, устроилась дизайнером в Сбер.", set()), ("我姐姐搬到深圳去腾讯工作了。", set()),
 ])
 def test_a_move_for_a_job_gives_the_employer(text: str, expected: set[tuple[str, str]]) -> None:
     """A QA pass: "I just moved to Portland for a job at Nike" kept the city and not the employer; "我搬到深圳去腾讯
