@@ -450,6 +450,10 @@ _NOW = _r(r"\bтеперь\b")
 _DONE = r"(?:недавно|уже|наконец|только\s+что|вчера|сегодня|официально)"
 # Joining a job: "перешла", "устроился", and "меня взяли" ("Меня взяли в Яндекс дизайнером").
 _JOINED = rf"(?:перешёл|перешел|перешла|устроил(?:ся|ась)|меня\s+(?:{_DONE}\s+)*взяли)"
+# The user's move, to the end of where to ("Я недавно переехала в Казань"), and a job taken right after it ("…,
+# устроилась"): the move's sentence says whose the job is.
+_MOVED = rf"(?:\b(?:я|мы)\s+|^\W*(?:{_OPENERS}\W+)*)(?:{_DONE}\s+)*переехал[аи]?\s+в\s+[^,.;!?]{{1,40}}?"
+_MOVED_THEN_JOINED = rf"{_MOVED}\s*,\s*(?:и\s+)?(?:{_DONE}\s+)*{_JOINED}\s+(?:работать\s+|на\s+работу\s+)?"
 
 
 _RU_MONTHS_GENT = r"(?:января|февраля|марта|апреля|мая|июня|июля|августа|сентября|октября|ноября|декабря)"
@@ -568,20 +572,14 @@ RULES: tuple[Rule, ...] = (
          lambda _m: [("employer", "")], 0.8, ends=True),
     # "Переехал в Казань ради работы в Яндексе", "Мы переехали в Москву, чтобы работать в Сбере", "Переехала в Москву,
     # устроилась в Сбер": the move's reason, or the job taken after it, is the new employer (a QA pass: only the city).
-    Rule("ru.employer.pereehal_rabota", _r(rf"(?:\b(?:я|мы)\s+|^\W*(?:{_OPENERS}\W+)*)(?:{_DONE}\s+)*"
-                                           rf"переехал[аи]?\s+в\s+[^,.;!?]{{1,40}}?\s*,?\s+(?:(?:ради|для)\s+работы"
-                                           rf"|(?:чтобы\s+)?работать)\s+в\s+(?:компании\s+)?[«\"]?{ORG}"),
+    Rule("ru.employer.pereehal_rabota", _r(rf"{_MOVED}\s*,?\s+(?:(?:ради|для)\s+работы|(?:чтобы\s+)?работать)\s+в\s+"
+                                           rf"(?:компании\s+)?[«\"]?{ORG}"),
          one("employer", transform=_employer), 0.8, change=True),
-    Rule("ru.employer.pereehal_ustroilsya", _r(rf"(?:\b(?:я|мы)\s+|^\W*(?:{_OPENERS}\W+)*)(?:{_DONE}\s+)*"
-                                               rf"переехал[аи]?\s+в\s+[^,.;!?]{{1,40}}?\s*,\s*(?:и\s+)?(?:{_DONE}\s+)*"
-                                               rf"{_JOINED}\s+(?:работать\s+|на\s+работу\s+)?"
-                                               rf"(?:[{{CYR}}]+(?:ом|ем|ой|ей|ью)\s+)?в\s+(?:компанию\s+)?[«\"]?{PLACE}"
-                                               .replace("{CYR}", CYR)),
+    Rule("ru.employer.pereehal_ustroilsya", _r(rf"{_MOVED_THEN_JOINED}(?:[{CYR}]+(?:ом|ем|ой|ей|ью)\s+)?в\s+"
+                                               rf"(?:компанию\s+)?[«\"]?{PLACE}"),
          one("employer", transform=_employer_accs), 0.8, change=True),
-    Rule("ru.job.pereehal_ustroilsya", _r(rf"(?:\b(?:я|мы)\s+|^\W*(?:{_OPENERS}\W+)*)(?:{_DONE}\s+)*"
-                                          rf"переехал[аи]?\s+в\s+[^,.;!?]{{1,40}}?\s*,\s*(?:и\s+)?(?:{_DONE}\s+)*"
-                                          rf"{_JOINED}\s+(?:работать\s+|на\s+работу\s+)?(?:в\s+(?:компанию\s+)?[«\"]?"
-                                          rf"{PLACE}[»\"]?\s+)?((?:{WORD}\s+){{0,1}}{WORD})"),
+    Rule("ru.job.pereehal_ustroilsya", _r(rf"{_MOVED_THEN_JOINED}(?:в\s+(?:компанию\s+)?[«\"]?{PLACE}[»\"]?\s+)?"
+                                          rf"((?:{WORD}\s+){{0,1}}{WORD})"),
          one("occupation", 2, transform=_job_ablt_known), 0.8, change=True),
     # "Устроилась дизайнером в Яндекс": the job may come before where.
     Rule("ru.employer.pereshel", _r(rf"(?:\bя\s+|^\W*)(?:{_DONE}\s+)*{_JOINED}\s+(?:работать\s+|на\s+работу\s+)?"

@@ -45,6 +45,8 @@ _MONTH = r"(?:\d{1,2}|[一二三四五六七八九十]{1,3}|十[一二])月份?"
 _WHEN = rf"(?:{_YEAR}(?:{_MONTH})?|{_MONTH}|去年|前年|今年|上个?月|上周|上星期|最近|前不久|不久前|年初|年底)"
 SINCE = rf"(?:(?:从|自从?)?{_WHEN}(?:起|开始|以来)|这几年|这些年|近几年|多年来|一直以来)"
 MOVED_WHEN = rf"(?:(?:在)?{_WHEN}(?:的时候)?|[\d一二两三四五六七八九十几]+(?:年|个月)前)"
+# When and how a move is told before 搬: 我们三月份已经搬到了成都.
+_MOVED_WHEN_HOW = rf"(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*"
 # How one usually is: 我平时住在厦门, 我在家一般讲粤语, 我一直吃素.
 USUALLY = r"(?:平时|平常|平日|日常|常年|长期|一般|通常)"
 _LIKED_WHEN = r"(?:周末|最近|一直|从小|业余时间|闲暇时|空闲时)"
@@ -391,16 +393,16 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.location.zai_zhu", re.compile(rf"我(?:现在|目前|一直|{USUALLY})?在{RUN}(?:生活|住|定居|居住)"),
          one("location", transform=_place), 0.9),
     # 我刚从北京搬到深圳: where from may come before the verb.
-    Rule("zh.location.ban_dao", re.compile(rf"我们?(?:家)?(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*"
-                                           rf"(?:从[{HAN}A-Za-z]{{1,8}}?)?搬(?:到|去|家到)了?{RUN}"),
+    Rule("zh.location.ban_dao", re.compile(rf"我们?(?:家)?{_MOVED_WHEN_HOW}(?:从[{HAN}A-Za-z]{{1,8}}?)?"
+                                           rf"搬(?:到|去|家到)了?{RUN}"),
          one("location", transform=_moved_to), 0.8, change=True),
     # 我搬到深圳去腾讯工作了, 为了阿里巴巴的工作搬到了杭州: why they moved is the new employer (a QA pass: the first was
     # read as living in "深圳去腾讯", the second gave only the city).
-    Rule("zh.employer.ban_qu", re.compile(rf"我们?(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*搬(?:到|去)了?"
-                                          rf"[{HAN}A-Za-z]{{1,8}}?[去来](?:了)?{ORG_RUN}(?:工作|上班|任职|实习)"),
+    Rule("zh.employer.ban_qu", re.compile(rf"我们?{_MOVED_WHEN_HOW}搬(?:到|去)了?[{HAN}A-Za-z]{{1,8}}?[去来](?:了)?"
+                                          rf"{ORG_RUN}(?:工作|上班|任职|实习)"),
          one("employer", transform=_employer), 0.8, change=True),
     Rule("zh.employer.wei_le", re.compile(rf"为了(?:去|在)?{ORG_RUN}的(?:新)?(?:工作|offer|职位)[，,]?我们?"
-                                          rf"(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*搬"),
+                                          rf"{_MOVED_WHEN_HOW}搬"),
          one("employer", transform=_employer), 0.8, change=True),
     Rule("zh.location.he", re.compile(rf"我(?:和|跟)[{HAN}]{{1,4}}(?:一起)?(?:最近|已经|刚|现在)?"
                                       rf"(?:搬到|搬去)了?{RUN}"),
