@@ -3,7 +3,7 @@
 It reads the window sentence by sentence, keeping who said each one:
 - the user about themselves with a personal fact (name, home, work, likes, fears, health…) → facts_about_user;
 - anyone telling something that happened (past markers: "yesterday", "вчера", "昨天", past-tense
-  verbs) → past_events;
+  verbs), the user's household too ("Last weekend we went to the lake", "上周末我们去了西湖") → past_events;
 - the character only where it speaks of itself ("I", "we"; or its own story of others, in the past): its "I
   think / I believe" and likes ("I love rainy days") → self_beliefs, its "I will / I'll / let's", goals and
   plans ("I'll remind you tomorrow", "Я напомню тебе завтра") → objectives, its own facts → key_facts, never
@@ -33,7 +33,9 @@ replies ("I'll remember that!", "I'm always here for you", "Would you like me to
 emphasis words and would otherwise score as key facts, and its replies that only react to the user's
 turn ("I hope Rex was happy there.", "That must have been hard", "Надеюсь, ему там было хорошо",
 "那一定很难受"), which told in the past were kept as the character's own past events, and its wishes,
-congratulations and encouragement ("Happy birthday!", "Поздравляю с новой работой!", "加油！", "You'll do great").
+congratulations and encouragement ("Happy birthday!", "Поздравляю с новой работой!", "加油！", "You'll do great");
+so are the user's when they only answer the other side ("That must have been tough for you", "I'm always here for
+you!"), unless they tell of the user or name one of their people (`_replies`).
 Memory texts keep the speaker ("Anna: I moved to Lisbon"), so the user's words and the
 character's are never confused downstream. Each item carries a confidence: lower for the
 guesses a rule makes most often wrong, which then wait for review.
