@@ -243,6 +243,12 @@ _ARRANGED = re.compile(
 _TARGET_BEFORE = re.compile(r"(?:(?<![a-z])(?:for|to|until|till)|(?<![а-яё])(?:на|до))\s+(?:the\s+|this\s+|эту\s+|"
                             r"этот\s+)?$", re.IGNORECASE)
 _ZH_TARGET_BEFORE = re.compile(r"(?:到|订了|约了|约在|约好|预约了|预约在|挂了)$")
+# What was signed up for starts then: "I signed up for a Spanish course, starting in January", "записалась на курсы,
+# начинаю в январе", "报名了日语课，一月份开始上" (read by the sentence's past as the January gone).
+_START_BEFORE = re.compile(r"(?:(?<![a-z])(?:starting|starts|start|begins|beginning|begin)(?:\s+(?:on|in|at|from))?"
+                           r"|(?<![а-яё])(?:начина\w*|начн\w*|стартует|стартуют)(?:\s+(?:в|во|с|со))?)\s+$",
+                           re.IGNORECASE)
+_ZH_START_AFTER = re.compile(r"(?:份|的时候)?(?:开始|开课|起)")
 _TARGET_LEAD = re.compile(r"(?:for|to|until|till|на|до)\s", re.IGNORECASE)
 
 
@@ -278,9 +284,11 @@ def _arranged_for(m: re.Match[str]) -> bool:
         return False
     text, said = m.string, m.group(0).lstrip()
     start = m.end() - len(said)
-    if _TARGET_LEAD.match(said) or _TARGET_BEFORE.search(text, max(0, start - 12), start):
+    if (_TARGET_LEAD.match(said) or _TARGET_BEFORE.search(text, max(0, start - 12), start)
+            or _START_BEFORE.search(text, max(0, start - 20), start)):
         return True
-    return text.startswith("的", m.end()) or bool(_ZH_TARGET_BEFORE.search(text, max(0, start - 4), start))
+    return (text.startswith("的", m.end()) or bool(_ZH_TARGET_BEFORE.search(text, max(0, start - 4), start))
+            or bool(_ZH_START_AFTER.match(text, m.end())))
 
 
 def arranged_for(text: str, start: int, end: int) -> bool:

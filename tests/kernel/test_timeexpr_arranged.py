@@ -38,6 +38,12 @@ def read(text: str) -> list[str]:
     ("我订了周六的餐厅。", ["2024-11-23"]),
     ("会议改到周五了。", ["2024-11-22"]),
     ("我们把聚会挪到周六了。", ["2024-11-23"]),
+    # What was signed up for starts then (a QA pass: read as the January gone, the sentence being past).
+    ("I signed up for a Spanish course, starting in January.", ["2025-01"]),
+    ("I registered, the course begins in February.", ["2025-02"]),
+    ("Я записалась на курсы, начинаю в январе.", ["2025-01"]),
+    ("Записалась на йогу, занятия начинаются с января.", ["2025-01"]),
+    ("我报名了日语课，一月份开始上。", ["2025-01"]),
 ])
 def test_what_was_arranged_for_is_ahead(text: str, days: list[str]) -> None:
     assert read(text) == days
@@ -49,6 +55,9 @@ def test_what_was_arranged_for_is_ahead(text: str, days: list[str]) -> None:
     ("We went to Rome in March.", ["2024-03"]),
     ("Ходили в кино в субботу.", ["2024-11-16"]),
     ("我们周六去了公园。", ["2024-11-16"]),
+    # A start told in the past, with nothing signed up for.
+    ("I started a course in January.", ["2024-01"]), ("В январе начала ходить в зал.", ["2024-01"]),
+    ("我一月份开始学日语了。", ["2024-01"]), ("I signed up for the gym in January.", ["2024-01"]),
     ("周一到周五我都上班，周六去了公园。", ["2024-11-16"]),
     # The day of the arranging is not what it arranged: booked on the last Monday, for the coming Saturday.
     ("On Monday I booked a table for Saturday.", ["2024-11-18", "2024-11-23"]),
