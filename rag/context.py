@@ -424,15 +424,17 @@ def context_assemble(
     # Retrieved memories, best first: searched before the typed memories are packed, so that a
     # typed memory that only restates a turn this block shows in full does not take budget twice.
     result = chunks_search(tenant_id=tenant_id, user_id=user_id, query=query, k=k)
-    outside = _outside_period(result, query)
+    # The query's days, weeks and months, and the results' stored terms (read once, when a check needs them).
+    period, stored = _period_terms(query), _conversation_rows(result)
+    outside, best_share = _outside_period(query, period, stored), _best_share(result)
     relevant = RelevanceFloor(cosine_floor(floor["vector_only_min_cosine"]), floor.get("memories_bm25_share", 0.0),
-                              result.bm25_ceiling, _found_by_characters(result, query), outside,
-                              floor["outside_period_bm25_share"] * _best_share(result) if outside else 0.0)
+                              result.bm25_ceiling, _found_by_characters(result, query, period, stored), outside,
+                              floor["outside_period_bm25_share"] * best_share if outside else 0.0)
     typed_cap = min(remaining, int(budget * shares.get("typed_memories", {"max_share": 0.0})["max_share"]))
     block, typed_ids, typed_sources = typed_memories_block(
         tenant_id=tenant_id, user_id=user_id, query=query, cap=typed_cap, k=k, filters=memory_filters,
         shown_messages=_turns_that_fit(result.items, remaining - typed_cap, recent_ids, relevant, dated),
-        min_bm25_share=max(floor["typed_memories_bm25_share"] * _best_share(result),
+        min_bm25_share=max(floor["typed_memories_bm25_share"] * best_share,
                            _weakest_displaced(result, remaining, typed_cap, recent_ids, relevant, dated)),
         min_cosine=relevant.min_cosine, min_share=relevant.min_share, dated=dated)
     remaining -= block.tokens
@@ -929,24 +931,32 @@ def _period_terms(query: str) -> frozenset[str]:
     return frozenset(term for term in timeexpr.query_weights(query, timezone.now()) if _DATED_TERM.match(term))
 
 
-def _outside_period(result: SearchResult, query: str) -> frozenset[int]:
-    """The conversation results that neither were said in nor name a day, week or month the query names
-    relative to now ("last weekend", "вчера", "上周末"). A date with no year ("on Aug 15th") is left out: the
-    year it is read in is a guess (this year's, if it has passed), and a turn of the year before may be
+_Rows = Callable[[], dict[int, tuple[list[str], str]]]
+
+
+def _conversation_rows(result: SearchResult) -> _Rows:
+    """The stored terms and text of the results of the user's conversation, by id: one read, at the first call,
+    and none when no check needs them."""
+    @cache
+    def rows() -> dict[int, tuple[list[str], str]]:
+        ids = [item.chunk["id"] for item in result.items if item.chunk["type"] in _CONVERSATION]
+        return {pk: (terms, said) for pk, terms, said in
+                Chunk.objects.filter(pk__in=ids).values_list("id", "terms", "text")} if ids else {}
+
+    return rows
+
+
+def _outside_period(query: str, period: frozenset[str], stored: _Rows) -> frozenset[int]:
+    """The conversation results that neither were said in nor name a day, week or month (`period`) the query
+    names relative to now ("last weekend", "вчера", "上周末"). A date with no year ("on Aug 15th") is left out:
+    the year it is read in is a guess (this year's, if it has passed), and a turn of the year before may be
     what is asked for."""
-    if not timeexpr.relative_expressions(query, timezone.now().date()):
+    if not period or not timeexpr.relative_expressions(query, timezone.now().date()):
         return frozenset()
-    period = _period_terms(query)
-    if not period:
-        return frozenset()
-    ids = [item.chunk["id"] for item in result.items if item.chunk["type"] in _CONVERSATION]
-    if not ids:
-        return frozenset()
-    return frozenset(pk for pk, terms in Chunk.objects.filter(pk__in=ids).values_list("id", "terms")
-                     if period.isdisjoint(terms))
+    return frozenset(pk for pk, (terms, _said) in stored().items() if period.isdisjoint(terms))
 
 
-def _found_by_characters(result: SearchResult, query: str) -> frozenset[int]:
+def _found_by_characters(result: SearchResult, query: str, period: frozenset[str], stored: _Rows) -> frozenset[int]:
     """The conversation results that share no word with a Chinese query, only characters of its words.
 
     A Han word's characters are BM25 terms of their own (`text.analyze`), so that a question segmented
@@ -959,7 +969,7 @@ def _found_by_characters(result: SearchResult, query: str) -> frozenset[int]:
         return frozenset()
     words = {term for word in text.words(query) if (term := text.term(word))} - text.pronoun_terms()
     # Not a year alone nor a month of any year (`@y2026`, `@mo12`): nearly every turn has one of those.
-    words |= _period_terms(query)
+    words |= period
     compounds = [word for word in words if len(word) > 1 and text.HAN_CHAR.match(word)]
     if not compounds:
         return frozenset()  # no word of several characters, so no match by its characters alone
@@ -977,8 +987,8 @@ def _found_by_characters(result: SearchResult, query: str) -> frozenset[int]:
             term in word or word in term for term in terms if len(term) > 1 and text.HAN_CHAR.match(term)
             for word in compounds) or any(all(c in said for c in word) for word in compounds)
 
-    return frozenset(pk for pk, terms, said in Chunk.objects.filter(pk__in=ids).values_list("id", "terms", "text")
-                     if not shares_a_word(terms, said))
+    rows = stored()
+    return frozenset(pk for pk in ids if pk in rows and not shares_a_word(*rows[pk]))
 
 
 # What the user said and what was made of it: the typed memories' floor is measured against these, not
