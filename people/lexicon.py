@@ -125,6 +125,15 @@ KIN: tuple[Kin, ...] = (
     Kin("younger_sisters_husband", "kin:relative", zh=("妹夫",)),
     Kin("stepmother", "kin:relative", ("Stepmom", "stepmother"), ("мачеха",), ("继母", "后妈")),
     Kin("stepfather", "kin:relative", ("Stepdad", "stepfather"), ("отчим",), ("继父",)),
+    Kin("stepsister", "kin:relative", ("Stepsister", "half-sister", "half sister"), ("сводная сестра",)),
+    Kin("stepbrother", "kin:relative", ("Stepbrother", "half-brother", "half brother"), ("сводный брат",)),
+    # Godparents and godchildren, and кум / кума (a child's godparent to its parents): family by choice.
+    Kin("godmother", "kin:relative", ("Godmother",), ("крёстная", "крестная"), ("干妈",)),
+    Kin("godfather", "kin:relative", ("Godfather",), ("крёстный", "крестный"), ("干爹",)),
+    Kin("goddaughter", "kin:relative", ("Goddaughter",), ("крестница",), ("干女儿",)),
+    Kin("godson", "kin:relative", ("Godson",), ("крестник",), ("干儿子",)),
+    Kin("kum", "kin:relative", ru=("кум",)),
+    Kin("kuma", "kin:relative", ru=("кума",)),
 )
 
 
@@ -166,15 +175,16 @@ CUES: tuple[Cue, ...] = (
     # --- close work ---
     Cue("role:boss", WI, "manager",
         ("boss", "manager", "supervisor", "teamlead", "team lead", "tech lead", "chief", "director", "cto",
-         "ceo", "line manager"),
+         "ceo", "line manager", "mentor", "advisor", "adviser"),
         ("начальник", "руководитель", "шеф", "босс", "тимлид", "директор", "начальница", "руководительница",
-         "шефиня", "заведующий", "заведующая", "начальство"),
+         "шефиня", "заведующий", "заведующая", "начальство", "научрук", "научный руководитель", "наставник",
+         "наставница"),
         ("老板", "领导", "上司", "经理", "主管", "组长", "总监", "导师")),
     Cue("role:colleague", WI, "colleague",
         ("colleague", "coworker", "co-worker", "teammate", "cofounder", "co-founder", "workmate",
          "business partner"),
         ("коллега", "сослуживец", "сослуживица", "напарник", "напарница", "сотрудник", "сотрудница",
-         "сооснователь"),
+         "сооснователь", "компаньон", "компаньонка", "партнёр по бизнесу", "партнер по бизнесу"),
         ("同事", "搭档", "合伙人", "队友")),
     Cue("role:report", WI, "report", ("intern", "subordinate", "direct report", "deputy", "assistant"),
         ("подчинённый", "подчинённая", "подчиненный", "подчиненная", "стажёр", "стажер", "зам", "заместитель",
@@ -183,7 +193,7 @@ CUES: tuple[Cue, ...] = (
     # --- distant work ---
     Cue("role:client", WO, "other", ("client", "customer"), ("клиент", "клиентка", "заказчик", "заказчица"),
         ("客户", "甲方")),
-    Cue("role:vendor", WO, "other", ("vendor", "contractor", "supplier", "freelancer", "consultant"),
+    Cue("role:vendor", WO, "other", ("vendor", "contractor", "supplier", "freelancer", "consultant", "sales rep"),
         ("подрядчик", "поставщик", "фрилансер", "консультант"), ("供应商", "承包商", "顾问")),
     Cue("role:recruiter", WO, "other", ("recruiter", "hr", "headhunter", "investor"),
         ("рекрутер", "эйчар", "инвестор", "кадровик"), ("猎头", "招聘", "投资人")),
@@ -210,7 +220,8 @@ CUES: tuple[Cue, ...] = (
     Cue("role:vet", OT, "other", ("vet",), family="role:medical"),
     Cue("role:teacher", OT, "other", ("teacher", "tutor", "coach", "trainer", "professor", "instructor"),
         ("учитель", "учительница", "репетитор", "тренер", "преподаватель", "профессор"), ("老师", "教练", "教授")),
-    Cue("role:service", OT, "other", ("landlord", "lawyer", "accountant", "nanny", "barber", "plumber"),
+    Cue("role:service", OT, "other", ("landlord", "lawyer", "accountant", "nanny", "barber", "plumber",
+                                      "financial advisor", "financial adviser"),
         ("арендодатель", "юрист", "адвокат", "бухгалтер", "няня", "парикмахер", "сантехник"),
         ("房东", "律师", "会计", "保姆")),
     # An ex is no longer family: the longer word wins over the kin word inside it ("ex-wife", "前妻").
@@ -665,4 +676,4 @@ ZH_NOT_NAMES = frozenset({
     "高级", "高中", "谢谢", "谢意", "周到", "周围", "安静", "文明", "方向", "成长",
     "成绩", "高度", "吉他", "车站", "费用", "景色", "项目", "段时间", "和她", "和他",
     "毕业", "毛病", "童年", "甘心",
-})
+}) | frozenset(w for cue in CUES for w in cue.zh)  # a cue word is no name, though a surname opens it: 岳父, 干妈

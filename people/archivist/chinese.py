@@ -141,15 +141,21 @@ def _zh_name_spans(sentence: str, known: KnownIndex, said: Sequence[str] = ()) -
             if _zh_boss_frame(sentence, m.end(), end) and _zh_name_like(sentence[m.end():end], known_han):
                 take(m.end(), end)
                 break
+    word_ends = set(itertools.accumulate(len(w) for w in rjieba.cut(sentence)))
     # surname + title: 王总, 李老师
     for i in range(len(sentence)):
         sur = _zh_surname_at(sentence, i)
-        if not sur or (i > 0 and HAN.match(sentence[i - 1]) and sentence[i - 1] not in "和跟与及同给找问叫让对是的了"
-                       and not _ZH_OWN.match(sentence, i - 1) and not zh_cues(sentence[max(0, i - 2):i])):
+        # After another word, a two-character title is a name where jieba starts a word at the surname
+        # ("班主任周老师"; not "下周老师", where 周 ends 下周).
+        glued = i > 0 and HAN.match(sentence[i - 1]) and sentence[i - 1] not in "和跟与及同给找问叫让对是的了" and \
+            not _ZH_OWN.match(sentence, i - 1) and not zh_cues(sentence[max(0, i - 2):i])
+        if not sur or (glued and (i not in word_ends or sentence[i - 1] in "这那上下每本一两几半整")):
             continue
         for title in sorted(lexicon.ZH_TITLES, key=len, reverse=True):
             if sentence.startswith(title, i + sur) and sentence[i:i + sur + len(title)] not in lexicon.ZH_NOT_NAMES:
                 end = i + sur + len(title)
+                if glued and len(title) < 2:
+                    break
                 # Two-character titles are unambiguous; one-character ones (总, 姐) need a boundary after.
                 if len(title) > 1 or title == "总" or _zh_stop_at(sentence, end):
                     take(i, end)
@@ -162,7 +168,6 @@ def _zh_name_spans(sentence: str, known: KnownIndex, said: Sequence[str] = ()) -
             take(i, i + 2)
     # after a cue or 叫: 我的同事张伟, 他叫李明; a doubled nickname after a family or friend cue: 女儿朵朵
     # A cue word found inside a longer word ("老公" in "老公司") anchors no name.
-    word_ends = set(itertools.accumulate(len(w) for w in rjieba.cut(sentence)))
     # Unless jieba read the cue and the name after it as one person's name: "我闺蜜林晓" cut as 我|闺蜜林晓.
     tagged = list(rjieba.tag(sentence))
     persons = {start: start + len(word) for start, (word, tag) in
@@ -291,12 +296,12 @@ def _food(sentence: str, start: int, end: int) -> bool:
 
 
 def _zh_tagged_name(sentence: str, i: int, persons: dict[int, int]) -> int:
-    """Length of the word jieba tags a person's name at i (`persons`: start → end), if it reads as one: 小/老/阿 and
-    a character, or a surname and one or two; else 0."""
+    """Length of the word jieba tags a person's name at i (`persons`: start → end), if it reads as one: 小/老/阿/大 and
+    a character ("发小大伟"), or a surname and one or two; else 0."""
     word = sentence[i:persons.get(i, i)]
     if word in lexicon.ZH_NOT_NAMES or word in _ZH_PREFIX_WORDS:
         return 0
-    if (len(word) == 2 and word[0] in "小老阿") or (2 <= len(word) <= 3 and _zh_surname_at(word, 0) == 1):
+    if (len(word) == 2 and word[0] in "小老阿大") or (2 <= len(word) <= 3 and _zh_surname_at(word, 0) == 1):
         return len(word)
     return 0
 

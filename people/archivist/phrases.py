@@ -62,8 +62,24 @@ def own_after(toks: list[Tok], c: int) -> bool:
     return not (c + 2 < len(toks) and toks[c + 2].kind == "CUE")
 
 
+# English head nouns a cue word may qualify before the name: "The vendor rep, Angela Moss".
+_CUE_HEADS = frozenset({"rep", "representative", "contact", "guy", "lady"})
+# Titles written before a surname ("The client, Mrs. Whitfield"): a title is no word between cue and name.
+_NAME_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof"})
+
+
+# Russian kin words said before an older person's name as a form of address: "тётя Валя", "дядя Миша".
+_RU_ADDRESS_KIN = frozenset({"тётя", "тетя", "дядя"})
+
+
+def _address_word(tok: Tok) -> bool:
+    return tok.kind == "CUE" and tok.script == "ru" and ru_lemma(normalize(tok.text)) in _RU_ADDRESS_KIN
+
+
 def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
     j = c + 1
+    if j < len(toks) and toks[j].kind == "OTHER" and normalize(toks[j].text) in _CUE_HEADS:
+        j += 1
     if j < len(toks) and toks[j].kind == "OWN" and CYR.search(toks[j].text):
         j += 1  # "дружбан мой Толян", "сестра моя, Леночка"
     if j + 2 < len(toks) and toks[j].kind == "OTHER" and normalize(toks[j].text) in _RU_COMPLEMENT and \
@@ -82,6 +98,10 @@ def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
         j += 1
     if j == skip:
         j += 1
+    if j + 1 < len(toks) and _address_word(toks[j]) and toks[j + 1].kind == "NAME":
+        j += 1  # "Соседка по даче, тётя Валя": how the neighbour is called, not whose aunt she is
+    if j < len(toks) and toks[j].kind == "OTHER" and normalize(toks[j].text).rstrip(".") in _NAME_TITLES:
+        j += 2 if j + 1 < len(toks) and toks[j + 1].text == "." else 1
     if j < len(toks) and (toks[j].kind == "NAMED" or (toks[j].kind == "OTHER" and normalize(toks[j].text) == "called")):
         j += 1  # "my friend named Bob", "a baby girl called Mia", "女朋友叫林琳"
     if j + 1 < len(toks) and toks[j].kind == "OTHER" and toks[j + 1].kind == "NAME" and _genitive_noun(toks[j].text):
@@ -153,6 +173,10 @@ _AFFILIATION_OTHER = frozenset({"другого", "соседнего", "дру�
 _AFFILIATION_UNIT = ("отдел", "департамент", "команд", "подразделени", "team", "department", "division")
 
 
+_FROM_WORK = (["from", "work"], ["from", "the", "office"], ["from", "my", "office"], ["from", "my", "work"],
+              ["с", "работы"], ["из", "офиса"], ["с", "моей", "работы"])
+
+
 def affiliations(toks: list[Tok]) -> None:
     """"Кузнецов из соседнего отдела", "Anna from another team": a colleague from elsewhere
     (Work_Outer); "Оля из нашего отдела", "Tom from my team": a close colleague (Work_Inner)."""
@@ -161,6 +185,14 @@ def affiliations(toks: list[Tok]) -> None:
             continue
         rest = [normalize(t.text) for t in toks[k + 1:k + 5]]
         kinds = [t.kind for t in toks[k + 1:k + 5]]
+        if rest[:3] in _FROM_WORK or rest[:2] in _FROM_WORK:
+            # "Tom and Alice from work", "Вера с работы": colleagues, every name listed before it too.
+            cue = " ".join(rest[:3] if rest[:3] in _FROM_WORK else rest[:2])
+            for one in (k, *_listed(toks, k, -1, several=True)):
+                mention = toks[one].mention
+                if mention is not None and not mention.circle:
+                    mention.circle, mention.cue = "Work_Inner", cue
+            continue
         if not rest or rest[0] not in _AFFILIATION_FROM:
             continue
         if len(rest) > 2 and kinds[1] == "OWN" and rest[2].startswith(_AFFILIATION_UNIT):
@@ -383,6 +415,8 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
                 # mother. Only a role that places her ("…, он руководитель проекта") fills an empty circle;
                 # "she is my doctor" is the user's own cue, and goes on below.
                 continue
+            if mention.circle and not own and _address_word(tok):
+                continue  # "Соседка по даче, тётя Валя": the neighbour's cue said who she is
             if mention.circle == _FAMILY and cue.circle in _WORK:
                 # "My sister Anna is my manager now", "Моя сестра Анна, она теперь мой начальник", "我姐姐安娜是我的
                 # 经理": kin is who she is, the work role what she does; she stays in Family (a later sentence
@@ -516,7 +550,7 @@ def _born_words_as_kin(toks: list[Tok]) -> None:
         following = toks[c + 1:c + 3]
         if following and normalize(following[0].text) in _BABY_WORDS:
             continue  # "baby girl": the last of them
-        if not any(t.kind == "NAME" for t in following) or _born_to(toks, c) is None:
+        if not any(t.kind == "NAME" for t in following) or _born_to(toks, c) in (None, "other"):
             continue
         tok.kind, tok.cue, tok.script = "CUE", _CHILD, "zh" if HAN.search(tok.text) else (
             "ru" if CYR.search(tok.text) else "en")
@@ -525,7 +559,8 @@ def _born_words_as_kin(toks: list[Tok]) -> None:
 def _born_to(toks: list[Tok], c: int) -> int | str | None:
     """Who had the child of the kin word at c: the index of the name before a birth word ("Anna just had a
     baby girl called Mia", "Аня родила сына Лёву", "小丽生了一个儿子叫豆豆"), "me" for the user ("I had a
-    baby boy", "у меня родилась дочка", "我生了个女儿"), else None. Only fillers may stand between."""
+    baby boy", "у меня родилась дочка", "我生了个女儿"), "other" for someone named by a cue word ("Моя сестра
+    родила дочку", "我嫂子刚生了个女儿": the sister's daughter), else None. Only fillers may stand between."""
     seen_birth = False
     for j in range(c - 1, max(-1, c - 9), -1):
         kind, word = toks[j].kind, normalize(toks[j].text)
@@ -533,11 +568,19 @@ def _born_to(toks: list[Tok], c: int) -> int | str | None:
             return j if seen_birth else None
         if seen_birth and word in _FIRST_PERSON:
             return "me"
-        if kind == "OTHER" and word in _BIRTH_WORDS:
+        if seen_birth and kind == "CUE":
+            return "other"
+        if kind == "OTHER" and (word in _BIRTH_WORDS or _zh_birth(word)):
             seen_birth = True
         elif not (kind == "OTHER" and word in _BIRTH_FILLERS):
             return None
     return None
+
+
+def _zh_birth(word: str) -> bool:
+    """A birth word jieba glued to the adverb before it: 刚生, 又生了."""
+    return bool(HAN.search(word)) and any(word.startswith(f) and word[len(f):] in _BIRTH_WORDS
+                                          for f in ("刚刚", "刚", "又", "才"))
 
 
 def _parent_of_born(toks: list[Tok], c: int) -> int | None:
@@ -994,6 +1037,8 @@ def _users_kin(toks: list[Tok], c: int) -> bool:
     tok = toks[c]
     if _owned_by_someone_else(toks, c):
         return False
+    if tok.cue is not None and tok.cue.concept == "kin:child" and _born_to(toks, c) == "other":
+        return False  # "Моя сестра родила дочку": her daughter
     if own_before(toks, c) or own_after(toks, c):
         return True
     if tok.script != "en":

@@ -1,0 +1,70 @@
+"""Circles from phrasings that the first rounds of rules missed, found by batches written as held-out checks
+(issue 14, round 2): a cue set off by a title or a head noun ("The client, Mrs. Whitfield", "The vendor rep,
+Angela Moss"), colleagues "from work", mentors and thesis advisers, godparents and кум, a neighbour called
+"тётя Валя", a relative's newborn, a title after another word (班主任周老师) and a kin word that opens with a
+surname (岳父)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.people.test_archivist_rules import people_of
+
+
+@pytest.mark.parametrize(("sentence", "name", "circle"), [
+    ("The client, Mrs. Whitfield, loved the redesign.", "Whitfield", "Work_Outer"),
+    ("The vendor rep, Angela Moss, keeps pushing the renewal.", "Angela Moss", "Work_Outer"),
+    ("Our sales rep, Carlos, will send the contract.", "Carlos", "Work_Outer"),
+    ("Kim from the office brought donuts.", "Kim", "Work_Inner"),
+    ("My mentor Dr. Alvarez recommended this book.", "Alvarez", "Work_Inner"),
+    ("My PhD advisor Helen wants a draft by June.", "Helen", "Work_Inner"),
+    ("My financial advisor Tom called.", "Tom", "Other"),
+    ("My goddaughter Ella turns five next week.", "Ella", "Family"),
+    ("My stepsister Paige is getting married in May.", "Paige", "Family"),
+    ("Вчера видела Веру с работы.", "Вера", "Work_Inner"),
+    ("Мой научрук Игорь Валентинович одобрил тему диплома.", "Игорь Валентинович", "Work_Inner"),
+    ("Наставник Пётр Ильич помог мне с отчётом.", "Пётр Ильич", "Work_Inner"),
+    ("Партнёр по бизнесу Рустам предлагает открыть вторую точку.", "Рустам", "Work_Inner"),
+    ("Компаньон Игорь хочет продать долю.", "Игорь", "Work_Inner"),
+    ("Кум Гена зовёт на шашлыки.", "Гена", "Family"),
+    ("Моя крёстная Галина Николаевна прислала подарок.", "Галина Николаевна", "Family"),
+    ("Соседка по даче, тётя Валя, угостила нас огурцами.", "Валя", "Other"),
+    ("Моя тётя Валя приехала в гости.", "Валя", "Family"),
+    ("我发小大伟要结婚了。", "大伟", "Friends"),
+    ("我干妈给我寄了月饼。", "干妈", "Family"),
+    ("我岳父退休了。", "岳父", "Family"),
+])
+def test_a_cue_gives_its_circle_in_these_phrasings(sentence: str, name: str, circle: str) -> None:
+    assert people_of(sentence)[name].circle == circle
+
+
+@pytest.mark.parametrize(("sentence", "names"), [
+    ("Went to a gig with Tom and Alice from work.", {"Tom", "Alice"}),
+    ("Видел Лёшу и Пашу с работы в баре.", {"Лёша", "Паша"}),
+])
+def test_everyone_listed_before_from_work_is_a_colleague(sentence: str, names: set[str]) -> None:
+    found = people_of(sentence)
+    assert {name: found[name].circle for name in names} == dict.fromkeys(names, "Work_Inner")
+
+
+@pytest.mark.parametrize(("sentence", "kin"), [
+    ("Моя сестра родила дочку.", "сестра"),
+    ("我嫂子刚生了个女儿。", "嫂子"),
+    ("我表姐刚生了个儿子。", "表姐"),
+])
+def test_a_relatives_newborn_is_not_the_users_child(sentence: str, kin: str) -> None:
+    assert set(people_of(sentence)) == {kin}
+
+
+@pytest.mark.parametrize(("sentence", "child"), [
+    ("У меня родилась дочка!", "дочь"),
+    ("我刚生了个女儿。", "女儿"),
+])
+def test_the_users_own_newborn_still_is(sentence: str, child: str) -> None:
+    assert people_of(sentence)[child].circle == "Family"
+
+
+def test_a_title_after_another_word_is_a_name_but_not_a_weeks_teacher() -> None:
+    assert "周老师" in people_of("孩子的班主任周老师很负责。")
+    assert people_of("这周老师没布置作业。") == {}
+    assert people_of("每周老师都检查作业。") == {}
