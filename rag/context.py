@@ -953,7 +953,9 @@ def _outside_period(query: str, period: frozenset[str], stored: _Rows) -> frozen
     what is asked for."""
     if not period or not timeexpr.relative_expressions(query, timezone.now().date()):
         return frozenset()
-    return frozenset(pk for pk, (terms, _said) in stored().items() if period.isdisjoint(terms))
+    # The narrowest the query names: "last weekend" asks for its two days, not the Friday of its week.
+    finest = next(kept for unit in ("@d", "@w", "@m") if (kept := {t for t in period if t.startswith(unit)}))
+    return frozenset(pk for pk, (terms, _said) in stored().items() if finest.isdisjoint(terms))
 
 
 def _found_by_characters(result: SearchResult, query: str, period: frozenset[str], stored: _Rows) -> frozenset[int]:

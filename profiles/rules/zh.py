@@ -47,6 +47,10 @@ SINCE = rf"(?:(?:从|自从?)?{_WHEN}(?:起|开始|以来)|这几年|这些年|�
 MOVED_WHEN = rf"(?:(?:在)?{_WHEN}(?:的时候)?|[\d一二两三四五六七八九十几]+(?:年|个月)前)"
 # When and how a move is told before 搬: 我们三月份已经搬到了成都.
 _MOVED_WHEN_HOW = rf"(?:{MOVED_WHEN})?(?:已经|最近|刚|刚刚|终于|就)*"
+# What a move was for, said between 我 and 搬: "我为了孩子上学，搬到了海淀区".
+_FOR_WHAT = rf"(?:为了[{HAN}A-Za-z]{{1,12}}?[，,]?)?"
+# Whose work a move was for, when it is not the user's own employer: "为了他的工作", "为了老公的工作".
+_NOT_SOMEONE = r"(?!(?:他|她|你|我|老公|老婆|丈夫|妻子|爱人|男朋友|女朋友|对象|孩子|儿子|女儿|爸爸|妈妈)的)"
 # How one usually is: 我平时住在厦门, 我在家一般讲粤语, 我一直吃素.
 USUALLY = r"(?:平时|平常|平日|日常|常年|长期|一般|通常)"
 _LIKED_WHEN = r"(?:周末|最近|一直|从小|业余时间|闲暇时|空闲时)"
@@ -393,7 +397,7 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.location.zai_zhu", re.compile(rf"我(?:现在|目前|一直|{USUALLY})?在{RUN}(?:生活|住|定居|居住)"),
          one("location", transform=_place), 0.9),
     # 我刚从北京搬到深圳: where from may come before the verb.
-    Rule("zh.location.ban_dao", re.compile(rf"我们?(?:家)?{_MOVED_WHEN_HOW}(?:从[{HAN}A-Za-z]{{1,8}}?)?"
+    Rule("zh.location.ban_dao", re.compile(rf"我们?(?:家)?{_MOVED_WHEN_HOW}{_FOR_WHAT}(?:从[{HAN}A-Za-z]{{1,8}}?)?"
                                            rf"搬(?:到|去|家到)了?{RUN}"),
          one("location", transform=_moved_to), 0.8, change=True),
     # 我搬到深圳去腾讯工作了, 为了阿里巴巴的工作搬到了杭州: why they moved is the new employer (a QA pass: the first was
@@ -401,8 +405,8 @@ RULES: tuple[Rule, ...] = (
     Rule("zh.employer.ban_qu", re.compile(rf"我们?{_MOVED_WHEN_HOW}搬(?:到|去)了?[{HAN}A-Za-z]{{1,8}}?[去来](?:了)?"
                                           rf"{ORG_RUN}(?:工作|上班|任职|实习)"),
          one("employer", transform=_employer), 0.8, change=True),
-    Rule("zh.employer.wei_le", re.compile(rf"为了(?:去|在)?{ORG_RUN}的(?:新)?(?:工作|offer|职位)[，,]?我们?"
-                                          rf"{_MOVED_WHEN_HOW}搬"),
+    Rule("zh.employer.wei_le", re.compile(rf"(?:我们?{_MOVED_WHEN_HOW})?为了(?:去|在)?{_NOT_SOMEONE}{ORG_RUN}的(?:新)?"
+                                          rf"(?:工作|offer|职位)[，,]?(?:我们?)?{_MOVED_WHEN_HOW}搬"),
          one("employer", transform=_employer), 0.8, change=True),
     Rule("zh.location.he", re.compile(rf"我(?:和|跟)[{HAN}]{{1,4}}(?:一起)?(?:最近|已经|刚|现在)?"
                                       rf"(?:搬到|搬去)了?{RUN}"),
@@ -601,6 +605,10 @@ def extract_sentence(sentence: str, *, opens_message: bool = False) -> list[Rule
     )
     out: list[RuleFact] = []
     clauses = [c.strip() for c in re.split(r"[，,；;]", sentence)]
+    # A purpose clause is read with the clause it is for: "为了阿里巴巴的工作，我搬到了杭州".
+    for i in range(len(clauses) - 2, -1, -1):
+        if clauses[i].startswith(("为了", "我为了", "我们为了")):
+            clauses[i:i + 2] = [f"{clauses[i]}，{clauses[i + 1]}"]
     # A message that opens without a subject ("现在住在里斯本，天气很好", "干水管工二十年了") speaks for its
     # writer; a later sentence without one may go on about someone else ("我妈妈是医生。现在住在上海。").
     about_me = bool(intro) or (opens_message and bool(_ELIDED_START.match(clauses[0])))

@@ -128,6 +128,11 @@ def test_a_pet_named_in_the_next_sentence(text: str, expected: set[tuple[str, st
      {("location", "Питер"), ("employer", "Газпром"), ("occupation", "программист")}),
     ("我搬到深圳去腾讯工作了。", {("location", "深圳"), ("employer", "腾讯")}),
     ("为了阿里巴巴的工作我搬到了杭州。", {("location", "杭州"), ("employer", "阿里巴巴")}),
+    # The purpose said in a clause of its own, or between 我 and 搬 (QA: the comma gave no employer).
+    ("为了阿里巴巴的工作，我搬到了杭州。", {("location", "杭州"), ("employer", "阿里巴巴")}),
+    ("我为了腾讯的工作搬到了深圳。", {("location", "深圳"), ("employer", "腾讯")}),
+    ("我为了孩子上学，搬到了海淀区。", {("location", "海淀区")}),
+    ("为了老公的工作，我们搬到了成都。", {("location", "成都")}),
     ("我们搬到上海来了。", {("location", "上海")}),
     # Someone else's move, and a move for something else.
     ("My sister moved to Boston for a job at Google.", set()), ("I moved to Paris for love.", {("location", "Paris")}),

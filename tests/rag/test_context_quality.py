@@ -828,3 +828,27 @@ def test_with_nothing_said_in_the_period_asked_the_best_match_from_before_it_sti
     append_messages(tenant, "u1", "s1", [older], start=_last_sunday(phrase) - timedelta(days=20))
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=question, session_id=None, budget_tokens=500)
     assert older in _text(context, "memories"), _text(context, "memories")
+
+
+@pytest.mark.parametrize(("phrase", "friday", "weekend", "questions"), [
+    ("last weekend", "Finally sent the quarterly report to my boss.", "Went hiking at Mount Tam with Tom today.",
+     ("What did I do last weekend?", "What happened last week?")),
+    ("в прошлые выходные", "Наконец-то сдала квартальный отчёт начальнице.",
+     "Сегодня ходили в поход на Эльбрус с Игорем.",
+     ("Что я делала в прошлые выходные?", "Что было на прошлой неделе?")),
+    ("上周末", "终于把季度报告交给领导了。", "今天和老公去爬山了。", ("上周末我做了什么？", "上周发生了什么？")),
+], ids=["en", "ru", "zh"])
+def test_a_question_about_a_weekend_leaves_out_the_friday_of_its_week(tenant, phrase, friday, weekend,
+                                                                      questions) -> None:
+    """A QA pass: "上周末我做了什么？" also showed what was said on the Friday of that week, which carries the week's
+    and the month's terms as the weekend's turns do. The narrowest period the query names is what it asks for;
+    "last week" still shows the Friday."""
+    from datetime import timedelta
+
+    sunday = _last_sunday(phrase)
+    append_messages(tenant, "u1", "s1", [friday], start=sunday - timedelta(days=2))
+    append_messages(tenant, "u1", "s2", [weekend], start=sunday)
+    on_weekend, in_week = (_text(context_assemble(tenant_id=tenant.pk, user_id="u1", query=question, session_id=None,
+                                                  budget_tokens=500), "memories") for question in questions)
+    assert weekend in on_weekend and friday not in on_weekend, on_weekend
+    assert weekend in in_week and friday in in_week, in_week
