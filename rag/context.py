@@ -526,7 +526,7 @@ def context_assemble(
     # Older recent turns last, and not one the memories already show: those lines say it.
     said = {f"message:{turn_of[i.ref]}" for i in block.items if i.ref in turn_of}
     _top_up(context, ("inner_circle", "profile", "relevant_people", "recent_turns"), contiguous={"recent_turns"},
-            shown=said)
+            shown=said, clipping=frozenset({"inner_circle"}))
     _without_quoted(block, (circle, people), said_of)
     return context
 
@@ -832,7 +832,7 @@ def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, t
 
 
 def _top_up(context: Context, order: tuple[str, ...], contiguous: frozenset[str] | set[str] = frozenset(),
-            shown: frozenset[str] | set[str] = frozenset()) -> None:
+            shown: frozenset[str] | set[str] = frozenset(), clipping: frozenset[str] = frozenset()) -> None:
     """Give what the blocks left of the budget to those that cut items for budget, block by block in
     `order`, each block's items in their rank order: a share is a cap while others need the room, and
     an inner circle cut at 15% while half the budget stays unused helps no one (nor a session's last
@@ -849,6 +849,17 @@ def _top_up(context: Context, order: tuple[str, ...], contiguous: frozenset[str]
             shown_clipped = next((i for i in block.items if i.ref == item.ref), None)  # a clipped line, made whole
             grows = item.tokens - (shown_clipped.tokens if shown_clipped else 0) + header
             too_big = context.used + grows > context.budget
+            if too_big and name in clipping and shown_clipped is None and item.ref not in shown:
+                # As `_pack_clipping` does: a person's line the rest of the budget cannot hold whole shows what of
+                # it fits, before a lower-ranked one that fits whole ("С кем я работаю?" at 250 tokens showed the
+                # sister's short line and not the colleague one token too long).
+                clipped = _clipped(item, context.budget - context.used - header)
+                if clipped is not None:
+                    block.items.append(clipped)
+                    block.cut = [c for c in block.cut if not (c["ref"] == item.ref and c["reason"] == "budget")]
+                    block.cut.append({"ref": item.ref, "tokens": item.tokens - clipped.tokens, "reason": "clipped"})
+                    added = True
+                continue
             if too_big or item.ref in shown:
                 if chained:
                     break

@@ -338,6 +338,8 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
         cue = tok.cue
         if tok.possessive:
             continue  # "my cousin's wife": the cousin owns the next cue, and has no name of their own here
+        if tok.genitive and c >= 2 and toks[c - 1].kind == "OWN" and toks[c - 2].kind == "CUE":
+            continue  # "Отец моей жены, Иван": the wife owns the cue before; Иван is her father, not the wife
         own = own_before(toks, c) or own_after(toks, c) or (
             cue.concept == "kin:child" and _born_to(toks, c) == "me")
         possessor: int | None = None
@@ -1051,6 +1053,33 @@ def _users_kin(toks: list[Tok], c: int) -> bool:
     return bool(kin and kin.id in _EN_NAME_LIKE and tok.text[:1].isupper() and not holiday)
 
 
+# Between "я" / "我" and a kin word that says what the user is ("я теперь тётя", "я стала мамой", "我当姑姑了").
+_RU_BECOMING = frozenset({"теперь", "уже", "стала", "стал", "буду", "стану", "становлюсь", "тоже", "снова", "же",
+                          "наконец", "скоро", "—", "–", "-"})
+_ZH_BECOMING = frozenset({"当", "当上", "当了", "成了", "成为", "做", "做了", "是"})
+_ZH_BECOMING_FILLERS = frozenset({"也", "现在", "已经", "终于", "要", "快", "了", "就", "马上"})
+
+
+def _the_user_is(toks: list[Tok], c: int) -> bool:
+    """Whether the kin word at c says what the user is, not who someone is: "Назвали Соней, я теперь тётя", "я
+    стала мамой", "我现在当姑姑了", "我是姐姐" (no person "тётя" or "姑姑" of the user's)."""
+    tok = toks[c]
+    if tok.script == "ru":
+        if not any(p.tag.case in ("nomn", "ablt") for p in morph().parse(normalize(tok.text))):
+            return False  # "я маме позвонила": the mother, in the dative
+        words = [normalize(t.text) for t in toks[max(0, c - 4):c]]
+        while words and words[-1] in _RU_BECOMING:
+            words.pop()
+        return bool(words) and words[-1] == "я"
+    if tok.script == "zh":
+        words = [normalize(t.text) for t in toks[max(0, c - 5):c]]
+        becoming = False
+        while words and (words[-1] in _ZH_BECOMING or words[-1] in _ZH_BECOMING_FILLERS):
+            becoming = words.pop() in _ZH_BECOMING or becoming
+        return becoming and bool(words) and words[-1] in ("我", "我也")
+    return False
+
+
 def unnamed_kin(toks: list[Tok], tied: Sequence[bool]) -> list[Tok]:
     """The tokens with each of the user's relatives who has no name here turned into a NAME named by
     the kin word ("мама", "Mom", "妈妈"), circle Family; the OWN word before it is folded in.
@@ -1068,7 +1097,7 @@ def unnamed_kin(toks: list[Tok], tied: Sequence[bool]) -> list[Tok]:
             continue  # a kin word read as another cue ("my partner at the firm") is no relative
         view = [t for t in slots if t is not None]
         at = sum(1 for t in slots[:c] if t is not None)
-        if not _users_kin(view, at):
+        if not _users_kin(view, at) or _the_user_is(view, at):
             continue
         mention = Mention(name=kin_name(kin, tok.script or "en"), circle=_FAMILY, cue=tok.text, kin_word=True)
         # "отец моей жены": a genitive kin word after another cue word is that word's owner.

@@ -125,7 +125,7 @@ def _ru_place_after_preposition(word: str, prev: str, known: KnownIndex) -> bool
     return any("Geox" in p.tag.grammemes and p.tag.case in cases for p in morph().parse(word))
 
 
-def _ru_nominative(words: list[str], prefer: str) -> tuple[str, bool]:
+def _ru_nominative(words: list[str], prefer: str, verb_gender: str | None = None) -> tuple[str, bool]:
     """Fold a Russian name group to the nominative; also say whether a genitive reading exists.
 
     `prefer`: "nomn" (subject position), "oblique" (after a preposition), "gent" (after a cue, with
@@ -141,6 +141,10 @@ def _ru_nominative(words: list[str], prefer: str) -> tuple[str, bool]:
         firsts = [p for p in options if "Name" in p.tag.grammemes]
         if prefer.startswith("case:"):  # the cue word's case decides between readings of two genders
             firsts = [p for p in firsts if p.tag.case == want] or firsts
+        if verb_gender and want == "nomn":
+            # The verb agrees with its subject: "Дина пришла" is Дина, though the dictionary's likeliest
+            # reading is the genitive of Дин ("шутки Вадима" has no such verb, and stays Вадим's).
+            firsts = [p for p in firsts if p.tag.case == "nomn" and p.tag.gender == verb_gender] or firsts
         if want != "nomn":
             # Out of the nominative a declining name is likelier than an indeclinable homonym that the
             # dictionary lists first: "у Ани", "у дочки Ани" are Аня's genitive, not the masculine Ани.
@@ -186,6 +190,15 @@ def _ru_nominative(words: list[str], prefer: str) -> tuple[str, bool]:
 
 _DIMINUTIVE_FORMS = frozenset(normalize(f) for forms in lexicon.RU_DIMINUTIVES.values() for f in forms
                               if CYR.search(f))
+
+
+def _past_gender(word: str) -> str | None:
+    """The gender a Russian past-tense verb shows ("пришла": femn), if the word reads only as one."""
+    if not CYR.search(word):
+        return None
+    parses = morph().parse(word)
+    genders = {str(p.tag.gender) for p in parses if p.tag.POS == "VERB" and p.tag.tense == "past" and p.tag.gender}
+    return genders.pop() if len(genders) == 1 and parses[0].tag.POS == "VERB" else None
 
 
 def _unknown_nominative(word: str, case: str | None) -> str:
@@ -633,7 +646,7 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
                     readings = morph().parse(toks[-1].text.split()[0])
                     case = ([p for p in readings if p.tag.number == "sing"] or readings)[0].tag.case
                     prefer = f"case:{case}" if case else "nomn"
-                name, genitive = _ru_nominative(group, prefer)
+                name, genitive = _ru_nominative(group, prefer, _past_gender(raw[end]) if end < len(raw) else None)
                 # "Мама Пети", "Дети Наташи": a name that cannot agree with the cue word before it, and
                 # reads as a genitive, is whose the cue is, not who.
                 genitive = genitive and (prefer == "gent" or (
@@ -694,6 +707,34 @@ _ADDRESSES = re.compile(
     re.IGNORECASE)
 
 
+# How the user introduces themself: the name after it is theirs, no person they know ("Привет! Я Дина, работаю
+# бухгалтером" made a person of Дина, and the service's check against the profile's name missed her as "Дин").
+_SELF_NAMED = (("меня", "зовут"), ("my", "name", "is"), ("我", "叫"), ("我", "的", "名字", "是"), ("我", "名字", "叫"))
+# "Я Дина", "I'm Sam", "我是王芳" only where the name ends the phrase: "Я Маше позвонила", "我是王芳的朋友" are not.
+_SELF_IS = (("я",), ("i'm",), ("i’m",), ("i", "am"), ("我", "是"))
+_SELF_ENDS = frozenset({"из", "from", "and", "и", "here", "тут", "здесь"})
+
+
+def _without_self(toks: list[Tok]) -> list[Tok]:
+    """The tokens with the name the user introduces themself by, at the start of a sentence or clause, read as
+    no name."""
+    out = list(toks)
+    for k, tok in enumerate(toks):
+        if tok.kind != "NAME" or tok.possessive:
+            continue
+        for phrases, open_end in ((_SELF_NAMED, True), (_SELF_IS, False)):
+            for phrase in phrases:
+                start = k - len(phrase)
+                if start < 0 or tuple(normalize(t.text) for t in toks[start:k]) != phrase:
+                    continue
+                if start > 0 and toks[start - 1].kind != "PUNCT":
+                    continue
+                after = toks[k + 1] if k + 1 < len(toks) else None
+                if open_end or after is None or after.kind == "PUNCT" or normalize(after.text) in _SELF_ENDS:
+                    out[k] = Tok("OTHER", tok.text, script=tok.script)
+    return out
+
+
 def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mention] = (), *, confirmed: bool = False,
                       persons: frozenset[str] = frozenset(), seen: KnownIndex | None = None
                       ) -> tuple[list[Mention], list[RelationDraft]]:
@@ -710,7 +751,7 @@ def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mentio
         toks = tokens_zh(scan, names, latin=lambda phrase: _tokens_en_ru(phrase, names, persons), said=said)
     else:
         toks = _tokens_en_ru(scan, names, persons, said=[m.name for m in context if m.name])
-    toks, relations = read_phrases(toks, context)
+    toks, relations = read_phrases(_without_self(toks), context)
     mentions = [t.mention for t in toks if t.kind == "NAME" and t.mention and t.mention.name]
     # A question states nothing ("what's my sister's name?", "Did Anna call?"): who it names counts a
     # mention, but it is no bio line, and a relative it names only by the kin word is no one new.

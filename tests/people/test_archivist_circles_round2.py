@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from people.archivist import rules
+from people.archivist.tokens import KnownIndex
 from tests.people.test_archivist_rules import people_of
 
 
@@ -68,3 +70,53 @@ def test_a_title_after_another_word_is_a_name_but_not_a_weeks_teacher() -> None:
     assert "周老师" in people_of("孩子的班主任周老师很负责。")
     assert people_of("这周老师没布置作业。") == {}
     assert people_of("每周老师都检查作业。") == {}
+
+
+# A QA pass as a Russian chat user ("Дина"), people read back through the API.
+@pytest.mark.parametrize("sentence", [
+    "Привет! Я Дина, работаю бухгалтером.", "Меня зовут Дина.", "Всем привет, я Оля из Казани.",
+    "Hi, I'm Sam, I work at Shopify.", "My name is Sam Lee.", "我叫王芳，在银行工作。", "我是王芳。",
+])
+def test_the_name_the_user_introduces_themself_by_is_no_person(sentence: str) -> None:
+    """"Я Дина" made a person "Дин" (the dictionary's likeliest reading of Дина is the genitive of Дин), which
+    the service's check against the profile's name did not catch."""
+    assert people_of(sentence) == {}
+
+
+@pytest.mark.parametrize(("sentence", "name"), [
+    ("Я Маше позвонила.", "Маша"), ("I'm Tom's sister.", "Tom"), ("我是王芳的朋友。", "王芳"),
+    ("Дина пришла домой.", "Дина"), ("Меня бесят шутки Вадима.", "Вадим"),
+])
+def test_a_name_after_i_that_is_not_the_users_own_stays_a_person(sentence: str, name: str) -> None:
+    assert name in people_of(sentence)
+
+
+@pytest.mark.parametrize(("sentence", "name", "owner", "kin"), [
+    ("Отец моей жены, Иван, приехал.", "Иван", "жена", "parent"),
+    ("Партнёр по бизнесу моего мужа, Рустам, обещал помочь.", "Рустам", "муж", "colleague"),
+    ("Брат моего мужа Олег купил дачу.", "Олег", "муж", "sibling"),
+])
+def test_a_named_person_of_the_users_relative_is_not_that_relative(sentence: str, name: str, owner: str,
+                                                                  kin: str) -> None:
+    """"Партнёр по бизнесу моего мужа, Рустам" made Рустам the husband (Family, alias муж)."""
+    found = people_of(sentence)
+    assert set(found) == {name, owner}
+    assert not found[name].aliases
+    _, relations = rules.sentence_mentions(sentence, KnownIndex([]))
+    assert [(r.subject, r.kind, r.object) for r in relations] == [(name, kin, owner)]
+
+
+@pytest.mark.parametrize("sentence", [
+    "Назвали Соней, я теперь тётя.", "Я стала мамой!", "Я — мама двоих детей.", "我现在当姑姑了。", "我也当妈妈了。",
+    "我是姐姐。",
+])
+def test_a_kin_word_that_says_what_the_user_is_is_no_person(sentence: str) -> None:
+    assert not [p for p in people_of(sentence).values() if p.circle == "Family"]
+
+
+@pytest.mark.parametrize(("sentence", "kin"), [
+    ("Я маме позвонила.", "мама"), ("Я с мамой ходила в театр.", "мама"), ("Я и мама пошли в кино.", "мама"),
+    ("我和妈妈去公园了。", "妈妈"), ("我妈是老师。", "妈妈"),
+])
+def test_the_users_relative_after_i_is_still_a_person(sentence: str, kin: str) -> None:
+    assert people_of(sentence)[kin].circle == "Family"

@@ -160,3 +160,36 @@ def test_a_character_of_a_longer_chinese_word_puts_no_one_first(tenant) -> None:
                                    budget_tokens=120)
         circle = next(b for b in context.blocks if b.name == "inner_circle")
         assert circle.items and _person(circle.items[0].text)[0] == first, (query, context.render())
+
+
+@pytest.mark.parametrize(("boss", "colleague", "sister", "query"), [
+    (("Linda", "My boss Linda invited me to give a talk at the conference in December, I am nervous."),
+     ("Alex", "Saw Alex and Pat from work yesterday, they both send their congratulations on the baby."),
+     ("Sister", "My sister had a baby!"), "Who do I work with?"),
+    (("Игорь Валентинович", "Мой научрук из аспирантуры, Игорь Валентинович, позвал выступить на конференции."),
+     ("Лёша", "Видела вчера Лёшу и Пашу с работы, они тоже передают поздравления с рождением племянницы."),
+     ("сестра", "Сестра родила дочку!"), "С кем я работаю?"),
+    (("王总", "我的领导王总让我十二月去大会上做一个报告，我有点紧张。"),
+     ("小刘", "昨天在公司碰到同事小刘和小王，他们都祝贺我当上了姑姑，还送了小礼物。"),
+     ("姐姐", "我姐姐生了个女儿！"), "我和谁一起工作？"),
+], ids=["en", "ru", "zh"])
+def test_budget_left_over_shows_the_colleague_asked_about_clipped_before_a_relative_whole(
+        tenant, make_person, boss, colleague, sister, query) -> None:  # noqa: F811
+    """A QA pass: "С кем я работаю?" at 250 tokens showed the boss, then the sister's short line from the budget the
+    memories left over, and not the colleague whose line was a token too long for it. What is left goes to the
+    person the query asks about first, clipped as the inner circle's own share clips."""
+    from rag.context import context_assemble
+
+    make_person(boss[0], circle="Work_Inner", mentions=3, bio=boss[1])
+    make_person(colleague[0], circle="Work_Inner", mentions=2, bio=colleague[1])
+    make_person(sister[0], circle="Family", mentions=1, bio=sister[1])
+    seen = []
+    for budget in range(60, 300, 2):
+        circle = next(b for b in context_assemble(tenant_id=tenant.pk, user_id="u1", query=query, session_id=None,
+                                                  budget_tokens=budget).blocks if b.name == "inner_circle")
+        names = [_person(item.text)[0] for item in circle.items]
+        seen.append((budget, names))
+        # Whenever the sister is shown, so is everyone the query asks about before her (below 80 tokens a
+        # colleague's name and circle alone may not fit where her short line does).
+        assert budget < 80 or sister[0] not in names or {boss[0], colleague[0]} <= set(names), seen
+    assert any(len(names) == 3 for _, names in seen), seen
