@@ -624,6 +624,11 @@ def _tie_verb(toks: list[Tok], c: int, *, partner: int | None, me: bool) -> None
                 break
             if kind not in ("OTHER", "OWN"):
                 break
+    if subject is None and any(normalize(t.text) in ("мы", "we", "我们") for t in toks[max(0, c - 3):c]):
+        # "Вчера болтала с Верой, мы вместе работаем", "Had lunch with Vera, we work together": "we" is the user
+        # and the one person the sentence names.
+        named = [j for j, t in enumerate(toks) if t.kind == "NAME"]
+        subject = named[0] if len(named) == 1 else None
     if subject is None or toks[subject].possessive:
         return
     mention = toks[subject].mention

@@ -845,6 +845,29 @@ _ZH_SUBJECT_PRONOUN = re.compile(r"^[他她](?![们人])")
 # Two names joined ("Tom and Ann came over"): a "she" after it is one of two, though the rules knew only one.
 _TWO_NAMES = re.compile(r"(?:\b(?:and|or)|(?<!\w)(?:и|или))\s+[A-ZА-ЯЁ][a-zа-яё]")
 
+# A birth told without the child's name ("Сестра родила дочку!", "My sister had a baby girl!", "我姐姐生了个女儿！"),
+# and the sentence right after it that names the child ("Назвали Соней", "They named her Mia", "取名叫朵朵").
+_BIRTH = re.compile(r"(?:\b(?:had|welcomed) (?:a |her |their )?(?:baby|son|daughter|girl|boy|twins)|gave birth"
+                    r"|(?<!\w)родил[аи]?(?!\w)|生了)", re.IGNORECASE)
+_CHILD_NAMED = re.compile(r"^\W*(?:(?:they|we|she|he) named (?:her|him|the baby) (?-i:[A-Z])"
+                          r"|(?:her|his|the baby'?s) name is (?-i:[A-Z])"
+                          r"|(?:(?:её|ее|его|малышку|малыша)\s+)?назвали(?:\s+(?:её|ее|его))?\s+(?-i:[А-ЯЁ])"
+                          r"|(?:取名|起名|名字)叫?)", re.IGNORECASE)
+
+
+def _named_newborn(sentence: str, mentions: list[Mention], parent: Mention | None) -> RelationDraft | None:
+    """The child of a birth the sentence before told without a name, named by this one: the child of its
+    parent ("Сестра родила дочку! Назвали Соней": Соня is the sister's, and Family as the sister is)."""
+    if parent is None or not _CHILD_NAMED.search(sentence):
+        return None
+    named = [m for m in mentions if m.name != parent.name and not m.kin_word]
+    if len(named) != 1:
+        return None
+    child = named[0]
+    if parent.circle == "Family" and not child.circle:
+        child.circle, child.cue = "Family", "kin:child"
+    return RelationDraft(subject=child.name, object=parent.name, kind="child", label="")
+
 
 def _about_them(sentence: str) -> bool:
     """A statement whose subject is "he" or "she" ("She is a doctor.", "Он работает врачом.", "她是医生。"),
@@ -886,6 +909,7 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
         said: list[Mention] = []  # this message's people so far, for the pronouns of its next sentences
         if msg.role != "user":
             last, previous = [], []
+        parent: Mention | None = None
         for sentence in split_sentences(msg.text or ""):
             mentions, rels = sentence_mentions(sentence, known, said or previous, confirmed=msg.role != "user",
                                                persons=persons, seen=seen)
@@ -895,9 +919,14 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
                 # after the one that named a single person, opening with "she", says what Alex is.
                 mentions = [Mention(name=last[-1].name, username=last[-1].username, known_id=last[-1].known_id,
                                     sentence=sentence)]
+            if (newborn := _named_newborn(sentence, mentions, parent)) is not None:
+                relations.append(newborn)
             found.extend(mentions)
             said.extend(mentions)
             relations.extend(rels)
+            # Whose unnamed child a birth told of, for a next sentence that names it.
+            parent = mentions[0] if len(mentions) == 1 and _BIRTH.search(sentence) and not any(
+                m.circle == "Family" and m.cue == "kin:child" for m in mentions) else None
             last, before = mentions, sentence
         if msg.role == "user":
             previous = said

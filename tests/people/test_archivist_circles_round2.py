@@ -10,7 +10,7 @@ import pytest
 
 from people.archivist import rules
 from people.archivist.tokens import KnownIndex
-from tests.people.test_archivist_rules import people_of
+from tests.people.test_archivist_rules import Msg, people_of
 
 
 @pytest.mark.parametrize(("sentence", "name", "circle"), [
@@ -120,3 +120,36 @@ def test_a_kin_word_that_says_what_the_user_is_is_no_person(sentence: str) -> No
 ])
 def test_the_users_relative_after_i_is_still_a_person(sentence: str, kin: str) -> None:
     assert people_of(sentence)[kin].circle == "Family"
+
+
+@pytest.mark.parametrize(("sentence", "name"), [
+    ("Вчера болтала с Верой, мы вместе работаем.", "Вера"),
+    ("Had lunch with Vera, we work together.", "Vera"),
+    ("昨天和小林吃饭了，我们一起工作。", "小林"),
+])
+def test_we_and_the_one_person_named_do_what_the_verb_says(sentence: str, name: str) -> None:
+    """"we" is the user and the one person the sentence names; with two named, it says nothing of either."""
+    assert people_of(sentence)[name].circle == "Work_Inner"
+
+
+def test_we_with_two_people_named_gives_neither_a_circle() -> None:
+    assert not [p.circle for p in people_of("I saw Tom and Anna, we work together.").values() if p.circle]
+
+
+@pytest.mark.parametrize(("text", "child", "parent", "circle"), [
+    ("Сестра родила дочку! Назвали Соней, я теперь тётя.", "Соня", "сестра", "Family"),
+    ("My sister had a baby girl! They named her Mia.", "Mia", "Sister", "Family"),
+    ("Аня родила сына. Назвали Мишей.", "Миша", "Аня", None),
+])
+def test_a_newborn_named_in_the_next_sentence_is_the_child_of_who_gave_birth(text: str, child: str, parent: str,
+                                                                            circle: str | None) -> None:
+    """A QA pass: "Сестра родила дочку! Назвали Соней" left Соня in Other, with no relation to the sister."""
+    extraction = rules.extract([Msg(text)], ())
+    people = {op.person.display_name: op.person for op in extraction.ops}
+    assert (people[child].circle or None) == circle
+    assert [(r.subject, r.kind, r.object) for r in extraction.relations] == [(child, "child", parent)]
+
+
+def test_a_name_given_to_something_else_is_no_child() -> None:
+    extraction = rules.extract([Msg("Сестра приехала. Назвали кота Барсиком.")], ())
+    assert extraction.relations == [] and {op.person.display_name for op in extraction.ops} == {"сестра"}
