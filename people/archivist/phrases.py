@@ -338,8 +338,11 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
         cue = tok.cue
         if tok.possessive:
             continue  # "my cousin's wife": the cousin owns the next cue, and has no name of their own here
-        if tok.genitive and c >= 2 and toks[c - 1].kind == "OWN" and toks[c - 2].kind == "CUE":
-            continue  # "Отец моей жены, Иван": the wife owns the cue before; Иван is her father, not the wife
+        if tok.genitive and c >= 1 and ((tok.script == "ru" and toks[c - 1].kind == "CUE") or (
+                c >= 2 and toks[c - 1].kind == "OWN" and toks[c - 2].kind == "CUE")):
+            # "Отец моей жены, Иван", "подруга жены Катя", "учительница сына Елена Петровна": the genitive kin word
+            # owns the cue before it; the name is the wife's father, her friend, the son's teacher
+            continue
         own = own_before(toks, c) or own_after(toks, c) or (
             cue.concept == "kin:child" and _born_to(toks, c) == "me")
         possessor: int | None = None

@@ -221,6 +221,9 @@ def _en_is_name(tokens: list[str], i: int, *, initial: bool, known: KnownIndex, 
     word = tokens[i]
     base = word[:-2] if word.endswith(("'s", "’s")) else word
     low = normalize(base)
+    if not _is_cap(base) and after_cue and base.isalpha() and base.islower() and \
+            low in lexicon.EN_FIRST_NAMES and low not in lexicon.EN_AMBIGUOUS_NAMES:
+        return True  # typed in lower case, as chat often is: "my coworker dana", "my bf jake"
     if not _is_cap(base) or low in lexicon.EN_TITLES or _CONTRACTION.search(low):
         return False  # "We're married!": a contraction is nobody's name
     if known.word_is_known(base):
@@ -653,7 +656,9 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
                     prefer.startswith("case:") and prefer != "case:gent" and
                     not any(p.tag.case == prefer[5:] for p in _ru_name_parses(group[0]))))
             else:
-                name = " ".join(group)
+                # A name typed in lower case ("my coworker dana") is shown as a name is written.
+                lower = all(w.isalpha() and w.islower() for w in group)  # not "Ana de Armas"
+                name = " ".join(w.capitalize() if lower else w for w in group)
             mention = Mention(name=clean_name(name))
             if title := _title_before(raw, norms, k):
                 # "Dr. Green", "Mrs. Patel": how the user calls them, and what a question will say.

@@ -153,3 +153,33 @@ def test_a_newborn_named_in_the_next_sentence_is_the_child_of_who_gave_birth(tex
 def test_a_name_given_to_something_else_is_no_child() -> None:
     extraction = rules.extract([Msg("Сестра приехала. Назвали кота Барсиком.")], ())
     assert extraction.relations == [] and {op.person.display_name for op in extraction.ops} == {"сестра"}
+
+
+# A fourth held-out batch, written the way people type in a chat.
+@pytest.mark.parametrize(("sentence", "name", "circle"), [
+    ("omg my bf jake proposed!!!", "Jake", "Family"),
+    ("lunch w/ my coworker dana, she's hilarious", "Dana", "Work_Inner"),
+    ("texted my ex sarah by accident lol", "Sarah", "Other"),
+])
+def test_a_first_name_typed_in_lower_case_after_a_cue_is_a_name(sentence: str, name: str, circle: str) -> None:
+    assert people_of(sentence)[name].circle == circle
+
+
+@pytest.mark.parametrize("sentence", ["my friend will help", "my boss mark said no", "my sister and i went out"])
+def test_a_lower_case_word_that_is_also_a_word_is_no_name(sentence: str) -> None:
+    assert not [name for name in people_of(sentence) if name not in ("Sister",)]
+
+
+@pytest.mark.parametrize(("sentence", "name", "owner", "kin"), [
+    ("подруга жены Катя пришла.", "Катя", "жена", "friend"),
+    ("учительница сына Елена Петровна звонила.", "Елена Петровна", "сын", "other"),
+    ("парень дочки Костя придёт на ужин.", "Костя", "дочь", "partner"),
+    ("Муж сестры Олег починил машину.", "Олег", "сестра", "spouse"),
+])
+def test_a_cue_followed_by_a_kin_word_in_the_genitive_is_that_relatives(sentence: str, name: str, owner: str,
+                                                                       kin: str) -> None:
+    """"подруга жены Катя" made Катя the wife: Russian says whose without "моей"."""
+    found = people_of(sentence)
+    assert set(found) == {name, owner} and found[owner].circle == "Family"
+    _, relations = rules.sentence_mentions(sentence, KnownIndex([]))
+    assert [(r.subject, r.kind, r.object) for r in relations] == [(name, kin, owner)]
