@@ -662,7 +662,7 @@ ZH_TITLES = ("总", "经理", "老师", "医生", "大夫", "先生", "女士", 
 # Characters that end a name: particles, verbs and time words that commonly follow one.
 ZH_NAME_STOPS = frozenset(
     "说是和跟在的了也都要去来给让请对把被今明昨后前一很又还就会能想告问叫帮刚已最不没他她我你们这那着过吗呢吧啊"
-    "，。！？、；：（）()“”\"' ,.!?;:\n\t从向与及或同送约找见看听带陪负做当开吃喝打买出住"
+    "，。！？、；：（）()“”\"' ,.!?;:\n\t从向与及或同送约找见看听带陪负做当开吃喝打买出住借教"
 )
 # Two-character words jieba tags as names although they are not (surname char + common char).
 ZH_NOT_NAMES = frozenset({

@@ -163,7 +163,9 @@ def _zh_name_spans(sentence: str, known: KnownIndex, said: Sequence[str] = ()) -
     # 小王, 老李
     for m in re.finditer("[小老]", sentence):
         i = m.start()
-        if _zh_surname_at(sentence, i + 1) == 1 and _zh_stop_at(sentence, i + 2) and \
+        # "邻居老张家的狗": 老张's home (家 is no stop: 王家明 is a name).
+        ends = _zh_stop_at(sentence, i + 2) or sentence[i + 2:i + 4] == "家的"
+        if _zh_surname_at(sentence, i + 1) == 1 and ends and \
                 sentence[i:i + 2] not in lexicon.ZH_NOT_NAMES and sentence[i:i + 2] not in _ZH_PREFIX_WORDS:
             take(i, i + 2)
     # after a cue or 叫: 我的同事张伟, 他叫李明; a doubled nickname after a family or friend cue: 女儿朵朵

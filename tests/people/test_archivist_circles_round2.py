@@ -183,3 +183,17 @@ def test_a_cue_followed_by_a_kin_word_in_the_genitive_is_that_relatives(sentence
     assert set(found) == {name, owner} and found[owner].circle == "Family"
     _, relations = rules.sentence_mentions(sentence, KnownIndex([]))
     assert [(r.subject, r.kind, r.object) for r in relations] == [(name, kin, owner)]
+
+
+@pytest.mark.parametrize(("sentence", "name", "circle"), [
+    ("读书会的小赵借给我一本小说。", "小赵", None),
+    ("邻居老张家的狗一直叫。", "老张", "Other"),
+    ("师傅老周教我开车。", "老周", None),
+])
+def test_a_chinese_nickname_before_jia_or_a_verb_of_lending_or_teaching_is_a_name(sentence: str, name: str,
+                                                                                  circle: str | None) -> None:
+    assert (people_of(sentence)[name].circle or None) == circle
+
+
+def test_jia_after_a_surname_still_opens_a_given_name() -> None:
+    assert "张家" not in people_of("我同事张家豪借了我的书。")
