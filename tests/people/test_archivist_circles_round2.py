@@ -95,12 +95,17 @@ def test_a_name_after_i_that_is_not_the_users_own_stays_a_person(sentence: str, 
     ("Отец моей жены, Иван, приехал.", "Иван", "жена", "parent"),
     ("Партнёр по бизнесу моего мужа, Рустам, обещал помочь.", "Рустам", "муж", "colleague"),
     ("Брат моего мужа Олег купил дачу.", "Олег", "муж", "sibling"),
+    # From a fourth held-out batch: Russian says whose without "моей" ("подруга жены Катя" made Катя the wife).
+    ("подруга жены Катя пришла.", "Катя", "жена", "friend"),
+    ("учительница сына Елена Петровна звонила.", "Елена Петровна", "сын", "other"),
+    ("парень дочки Костя придёт на ужин.", "Костя", "дочь", "partner"),
+    ("Муж сестры Олег починил машину.", "Олег", "сестра", "spouse"),
 ])
 def test_a_named_person_of_the_users_relative_is_not_that_relative(sentence: str, name: str, owner: str,
                                                                   kin: str) -> None:
     """"Партнёр по бизнесу моего мужа, Рустам" made Рустам the husband (Family, alias муж)."""
     found = people_of(sentence)
-    assert set(found) == {name, owner}
+    assert set(found) == {name, owner} and found[owner].circle == "Family"
     assert not found[name].aliases
     _, relations = rules.sentence_mentions(sentence, KnownIndex([]))
     assert [(r.subject, r.kind, r.object) for r in relations] == [(name, kin, owner)]
@@ -168,21 +173,6 @@ def test_a_first_name_typed_in_lower_case_after_a_cue_is_a_name(sentence: str, n
 @pytest.mark.parametrize("sentence", ["my friend will help", "my boss mark said no", "my sister and i went out"])
 def test_a_lower_case_word_that_is_also_a_word_is_no_name(sentence: str) -> None:
     assert not [name for name in people_of(sentence) if name not in ("Sister",)]
-
-
-@pytest.mark.parametrize(("sentence", "name", "owner", "kin"), [
-    ("подруга жены Катя пришла.", "Катя", "жена", "friend"),
-    ("учительница сына Елена Петровна звонила.", "Елена Петровна", "сын", "other"),
-    ("парень дочки Костя придёт на ужин.", "Костя", "дочь", "partner"),
-    ("Муж сестры Олег починил машину.", "Олег", "сестра", "spouse"),
-])
-def test_a_cue_followed_by_a_kin_word_in_the_genitive_is_that_relatives(sentence: str, name: str, owner: str,
-                                                                       kin: str) -> None:
-    """"подруга жены Катя" made Катя the wife: Russian says whose without "моей"."""
-    found = people_of(sentence)
-    assert set(found) == {name, owner} and found[owner].circle == "Family"
-    _, relations = rules.sentence_mentions(sentence, KnownIndex([]))
-    assert [(r.subject, r.kind, r.object) for r in relations] == [(name, kin, owner)]
 
 
 @pytest.mark.parametrize(("sentence", "name", "circle"), [
