@@ -478,7 +478,7 @@ EN_PASSIVE_AUX = frozenset({"was", "were", "got", "gotten", "been", "is", "'s"})
 EN_AFTER_QUITTING = frozenset({"today", "yesterday", "tonight", "recently", "last", "this", "on", "in", "after",
                                "before", "and", "but", "so", "because", "early", "abruptly", "suddenly",
                                "officially", "finally", "already", "again", "without", "over", "a", "two",
-                               "three", "months", "weeks"})
+                               "three", "months", "weeks", "out", "unexpectedly"})  # "out of nowhere"
 # Passive only ("Tom was fired"; "Tom fired Anna" says what Tom did).
 EN_DISMISSED = frozenset({"fired", "sacked", "dismissed", "laid off", "let go"})
 EN_MOVE_VERBS = frozenset({"moved", "transferred", "switched", "went", "joined", "changed"})

@@ -174,7 +174,11 @@ _AFFILIATION_UNIT = ("отдел", "департамент", "команд", "п
 
 
 _FROM_WORK = (["from", "work"], ["from", "the", "office"], ["from", "my", "office"], ["from", "my", "work"],
-              ["с", "работы"], ["из", "офиса"], ["с", "моей", "работы"])
+              ["с", "работы"], ["из", "офиса"], ["с", "моей", "работы"],
+              # a relative clause: "Hannah, who I work with", "Ксюша, с которой мы работаем"
+              [",", "who", "i", "work with"], [",", "who", "works with", "me"],
+              [",", "с", "которой", "мы", "работаем"], [",", "с", "которым", "мы", "работаем"],
+              [",", "с", "которой", "я", "работаю"], [",", "с", "которым", "я", "работаю"])
 
 
 def affiliations(toks: list[Tok]) -> None:
@@ -183,16 +187,17 @@ def affiliations(toks: list[Tok]) -> None:
     for k, tok in enumerate(toks):
         if tok.kind != "NAME" or tok.mention is None or tok.mention.circle:
             continue
-        rest = [normalize(t.text) for t in toks[k + 1:k + 5]]
+        rest = [normalize(t.text) for t in toks[k + 1:k + 7]]
         kinds = [t.kind for t in toks[k + 1:k + 5]]
-        if rest[:3] in _FROM_WORK or rest[:2] in _FROM_WORK:
+        if said := next((rest[:n] for n in (6, 5, 4, 3, 2) if rest[:n] in _FROM_WORK), None):
             # "Tom and Alice from work", "Вера с работы": colleagues, every name listed before it too.
-            cue = " ".join(rest[:3] if rest[:3] in _FROM_WORK else rest[:2])
+            cue = " ".join(said).lstrip(", ")
             for one in (k, *_listed(toks, k, -1, several=True)):
                 mention = toks[one].mention
                 if mention is not None and not mention.circle:
                     mention.circle, mention.cue = "Work_Inner", cue
             continue
+        rest = rest[:4]
         if not rest or rest[0] not in _AFFILIATION_FROM:
             continue
         if len(rest) > 2 and kinds[1] == "OWN" and rest[2].startswith(_AFFILIATION_UNIT):
@@ -402,6 +407,9 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
         listed = _listed(toks, subject, 1, several=_several(tok)) if subject is not None else []
         if subject is None:
             subject = _name_before(toks, c, need_own=True)
+            if subject is None and tok.script == "ru" and c >= 2 and toks[c - 1].text in (",", "(") and \
+                    toks[c - 2].kind == "NAME":
+                subject = c - 2  # "Вадик (сосед по комнате)", "Вадик, сосед по комнате,": Russian leaves "мой" out
             listed = _listed(toks, subject, -1, several=_several(tok)) if subject is not None else []
         described = False  # "…, she is a doctor": what the person is, not what they are to the user
         if subject is None:
@@ -779,6 +787,8 @@ def _departure_after(toks: list[Tok], words: list[str], j: int) -> str:
         if close is not None and any(t.kind == "CUE" for t in toks[j + 1:close]) and \
                 all(t.kind in ("CUE", "OWN", "OTHER") for t in toks[j + 1:close]):
             j = close + 1
+        elif j >= 2 and words[j - 2] in (",", "，") and toks[j - 1].kind == "NAME":
+            j += 1  # the name is the apposition: "my manager, Steve, just quit"
     if j >= len(toks):
         return ""
     if HAN.search(toks[j].text):

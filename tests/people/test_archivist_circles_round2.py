@@ -187,3 +187,23 @@ def test_a_chinese_nickname_before_jia_or_a_verb_of_lending_or_teaching_is_a_nam
 
 def test_jia_after_a_surname_still_opens_a_given_name() -> None:
     assert "张家" not in people_of("我同事张家豪借了我的书。")
+
+
+@pytest.mark.parametrize(("sentence", "name", "circle"), [
+    ("So my manager, Steve, just quit out of nowhere.", "Steve", "Other"),  # a departure after the apposition
+    ("Hannah, who I work with, recommended this show.", "Hannah", "Work_Inner"),
+    ("Ксюша, с которой мы работаем, посоветовала сериал.", "Ксюша", "Work_Inner"),
+    ("Вадик (сосед по комнате) опять съел мою еду.", "Вадик", "Friends"),
+    ("Вадик, сосед по комнате, опять съел мою еду.", "Вадик", "Friends"),
+])
+def test_a_name_set_off_by_commas_or_brackets_takes_what_they_say(sentence: str, name: str, circle: str) -> None:
+    assert people_of(sentence)[name].circle == circle
+
+
+def test_a_name_set_off_by_commas_that_left_early_did_not_leave_work() -> None:
+    assert people_of("My boss, Tom, left early today.")["Tom"].circle == "Work_Inner"
+
+
+def test_a_boss_set_off_by_commas_who_quit_leaves_work() -> None:
+    """"My boss at Acme, Dana, quit." kept Dana at work: the departure after the apposition was not read."""
+    assert people_of("My boss at Acme, Dana, quit.")["Dana"].circle == "Other"
