@@ -860,18 +860,26 @@ _CHILD_NAMED = re.compile(r"^\W*(?:(?:they|we|she|he) named (?:her|him|the baby)
                           r"|(?:取名|起名|名字)叫?)", re.IGNORECASE)
 
 
+# The user's own birth: "У меня родилась дочка!", "I had a baby girl!", "我生了个女儿！".
+_OWN_BIRTH = re.compile(r"(?:\bi (?:just )?(?:had|gave birth to) (?:a |our )?(?:baby|son|daughter|girl|boy|twins)"
+                        r"|(?<!\w)у (?:меня|нас) родил(?:ся|ась|ись)|^\W*(?:я )?родила(?!\w)|我(?:刚|刚刚)?生了)",
+                        re.IGNORECASE)
+_USER = Mention(name="")  # the user as the parent of a newborn (`_named_newborn`)
+
+
 def _named_newborn(sentence: str, mentions: list[Mention], parent: Mention | None) -> RelationDraft | None:
     """The child of a birth the sentence before told without a name, named by this one: the child of its
-    parent ("Сестра родила дочку! Назвали Соней": Соня is the sister's, and Family as the sister is)."""
+    parent ("Сестра родила дочку! Назвали Соней": Соня is the sister's, and Family as the sister is); the
+    user's own child is Family ("У меня родилась дочка! Назвали Соней")."""
     if parent is None or not _CHILD_NAMED.search(sentence):
         return None
     named = [m for m in mentions if m.name != parent.name and not m.kin_word]
     if len(named) != 1:
         return None
     child = named[0]
-    if parent.circle == "Family" and not child.circle:
+    if (parent is _USER or parent.circle == "Family") and not child.circle:
         child.circle, child.cue = "Family", "kin:child"
-    return RelationDraft(subject=child.name, object=parent.name, kind="child", label="")
+    return None if parent is _USER else RelationDraft(subject=child.name, object=parent.name, kind="child", label="")
 
 
 def _about_them(sentence: str) -> bool:
@@ -930,8 +938,9 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
             said.extend(mentions)
             relations.extend(rels)
             # Whose unnamed child a birth told of, for a next sentence that names it.
-            parent = mentions[0] if len(mentions) == 1 and _BIRTH.search(sentence) and not any(
-                m.circle == "Family" and m.cue == "kin:child" for m in mentions) else None
+            parent = _USER if _OWN_BIRTH.search(sentence) else mentions[0] if len(mentions) == 1 and \
+                _BIRTH.search(sentence) and not any(m.circle == "Family" and m.cue == "kin:child" for m in mentions) \
+                else None
             last, before = mentions, sentence
         if msg.role == "user":
             previous = said

@@ -155,6 +155,16 @@ def test_a_newborn_named_in_the_next_sentence_is_the_child_of_who_gave_birth(tex
     assert [(r.subject, r.kind, r.object) for r in extraction.relations] == [(child, "child", parent)]
 
 
+@pytest.mark.parametrize(("text", "child"), [
+    ("У меня родилась дочка! Назвали Соней.", "Соня"), ("I had a baby girl! We named her Mia.", "Mia"),
+    ("Родила! Назвали Алисой.", "Алиса"),
+])
+def test_the_users_own_newborn_named_in_the_next_sentence_is_family(text: str, child: str) -> None:
+    extraction = rules.extract([Msg(text)], ())
+    assert {op.person.display_name: op.person.circle for op in extraction.ops}[child] == "Family"
+    assert extraction.relations == []
+
+
 def test_a_name_given_to_something_else_is_no_child() -> None:
     extraction = rules.extract([Msg("Сестра приехала. Назвали кота Барсиком.")], ())
     assert extraction.relations == [] and {op.person.display_name for op in extraction.ops} == {"сестра"}
