@@ -276,6 +276,9 @@ RU_OWN = frozenset({"мой", "моя", "моё", "мое", "мои", "моег�
                     "моём", "наш", "наша", "наши", "нашего", "нашей", "нашему", "нашим", "наших", "нашу"})
 
 # Titles before a surname or a full name.
+# Titles a person is called by with their surname ("Dr. Green"), as written; kin titles ("Uncle Bob") are cue words.
+EN_SURNAME_TITLES = {"mr": "Mr.", "mrs": "Mrs.", "ms": "Ms.", "miss": "Miss", "dr": "Dr.", "prof": "Prof.",
+                     "coach": "Coach"}
 EN_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "uncle", "aunt", "auntie", "grandma", "grandpa",
                        "sir", "madam", "coach"})
 

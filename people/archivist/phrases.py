@@ -64,8 +64,6 @@ def own_after(toks: list[Tok], c: int) -> bool:
 
 # English head nouns a cue word may qualify before the name: "The vendor rep, Angela Moss".
 _CUE_HEADS = frozenset({"rep", "representative", "contact", "guy", "lady"})
-# Titles written before a surname ("The client, Mrs. Whitfield"): a title is no word between cue and name.
-_NAME_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof"})
 
 
 # Russian kin words said before an older person's name as a form of address: "тётя Валя", "дядя Миша".
@@ -100,7 +98,8 @@ def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
         j += 1
     if j + 1 < len(toks) and _address_word(toks[j]) and toks[j + 1].kind == "NAME":
         j += 1  # "Соседка по даче, тётя Валя": how the neighbour is called, not whose aunt she is
-    if j < len(toks) and toks[j].kind == "OTHER" and normalize(toks[j].text).rstrip(".") in _NAME_TITLES:
+    if j < len(toks) and toks[j].kind == "OTHER" and normalize(toks[j].text).rstrip(".") in lexicon.EN_SURNAME_TITLES:
+        # a title written before the surname is no word between cue and name: "The client, Mrs. Whitfield"
         j += 2 if j + 1 < len(toks) and toks[j + 1].text == "." else 1
     if j < len(toks) and (toks[j].kind == "NAMED" or (toks[j].kind == "OTHER" and normalize(toks[j].text) == "called")):
         j += 1  # "my friend named Bob", "a baby girl called Mia", "女朋友叫林琳"

@@ -452,9 +452,7 @@ def _pet_tok(raw: list[str], norms: list[str], k: int, span: int) -> Tok:
     return tok
 
 
-# Titles a person is called by with their surname ("Dr. Green"); kin titles ("Uncle Bob") are cue words.
-_SURNAME_TITLES = {"mr": "Mr.", "mrs": "Mrs.", "ms": "Ms.", "miss": "Miss", "dr": "Dr.", "prof": "Prof.",
-                   "coach": "Coach"}
+_SURNAME_TITLES = lexicon.EN_SURNAME_TITLES
 
 
 def _title_before(raw: list[str], norms: list[str], k: int) -> str:
