@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 
 def _wordlist(text: str) -> frozenset[str]:
@@ -282,6 +283,12 @@ EN_SURNAME_TITLES = {"mr": "Mr.", "mrs": "Mrs.", "ms": "Ms.", "miss": "Miss", "d
 EN_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "uncle", "aunt", "auntie", "grandma", "grandpa",
                        "sir", "madam", "coach"})
 
+# What only a person has, after a capitalised word's "'s": "Priyanka's wedding" names someone ("Apple's launch" no one).
+EN_PERSON_EVENTS = frozenset({
+    "wedding", "birthday", "funeral", "graduation", "retirement", "engagement", "divorce", "surgery", "pregnancy",
+    "bday", "shower", "bachelorette", "bachelor", "christening", "baptism", "housewarming", "memorial",
+})
+
 # Verbs after a capitalised word that make it a person ("Kowalski said").
 EN_PERSON_VERBS = frozenset({
     "said", "says", "told", "tells", "asked", "asks", "called", "calls", "texted", "texts", "wrote", "writes",
@@ -312,8 +319,9 @@ mom dad mum grandma grandpa boss doc god lord project team office covid day days
 """)
 
 # A compact gazetteer of first names written in Latin script: common English ones plus the
-# international names English-speaking users mention most.
-EN_FIRST_NAMES = _wordlist("""
+# international names English-speaking users mention most. Kept by hand, and trusted where a larger list
+# is not: a sentence's first word, a name typed in lower case ("my bf jake").
+EN_COMMON_FIRST_NAMES = _wordlist("""
 aaron abby abigail adam adrian aidan alan albert alex alexander alexandra alexis alfred alice alicia alison
 amanda amber amelia amy andrea andrew andy angela anna anne annie anthony antonio ari ariana arthur ashley
 austin ava barbara ben benjamin beth betty bill billy blake bob bobby bonnie brad bradley brandon brenda brian
@@ -344,6 +352,21 @@ lou lyle mandy marcus marge marty mel mick mickey mindy mitch moira monty nate n
 pam patty penny percy pippa quinn ray reggie rex rhys rod ross roy russ sadie shane shelby sid simon skye stu
 suzie tara tess tessa tom tommy trish trevor troy val vera vic vicky viv wes willow
 """)
+
+FIRST_NAMES_TABLE = Path(__file__).resolve().parents[1] / "data" / "names" / "first_names_latin.txt"
+
+
+def _first_names_table(path: Path = FIRST_NAMES_TABLE) -> frozenset[str]:
+    """The shipped gazetteer (`manage.py first_names_build`: Faker's names of the English-speaking world and
+    the languages its users mention most, less the words English uses otherwise)."""
+    with path.open(encoding="utf-8") as fh:
+        return frozenset(w for line in fh if (w := line.strip()) and not w.startswith("#"))
+
+
+# Every Latin-script first name the archivist knows: the common ones and the gazetteer ("Ellie", "Rita",
+# "Ravi" were no one mid-sentence without a cue).
+EN_FIRST_NAMES = EN_COMMON_FIRST_NAMES | (_first_names_table() - EN_NON_NAMES)
+
 
 # English first names that are also ordinary words: names only when not sentence-initial or when
 # a cue, title or verb supports them.

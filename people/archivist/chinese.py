@@ -66,18 +66,31 @@ def _zh_surname_at(text: str, i: int) -> int:
 def _zh_name_at(text: str, i: int) -> int:
     """Length of a surname + given name starting at i, ending at a plausible boundary, or 0."""
     sur = _zh_surname_at(text, i)
-    if not sur:
-        return 0
+    if not sur or text.startswith(_ZH_STOP_WORDS, i + sur):
+        return 0  # "张一直很忙", "王明天来": what follows the surname is a word of its own
+    shorter = 0
     for given in (1, 2):
         end = i + sur + given
-        if end <= len(text) and all(HAN.match(ch) for ch in text[i + sur:end]) and _zh_stop_at(text, end) \
-                and text[i + sur:end][-1] not in lexicon.ZH_NAME_STOPS:
-            candidate = text[i:end]
-            # A kin word is no given name: "我爸爸和妈妈" lists the mother after 和, also a surname.
-            if candidate not in lexicon.ZH_NOT_NAMES and not (given == 1 and sur == 1 and _doubled(text, i)) \
-                    and kin_of(text[i + sur:end]) is None:
-                return end - i
-    return 0
+        if not (end <= len(text) and all(HAN.match(ch) for ch in text[i + sur:end]) and _zh_stop_at(text, end)):
+            continue
+        last = text[end - 1]
+        if last in lexicon.ZH_NAME_STOPS and (last not in _ZH_GIVEN_STOPS or text.startswith(_ZH_STOP_WORDS, end - 1)):
+            continue
+        candidate = text[i:end]
+        # A kin word is no given name: "我爸爸和妈妈" lists the mother after 和, also a surname.
+        if candidate in lexicon.ZH_NOT_NAMES or (given == 1 and sur == 1 and _doubled(text, i)) or \
+                kin_of(text[i + sur:end]) is not None:
+            continue
+        if given == 1 and text[end:end + 1] in _ZH_GIVEN_STOPS and not text.startswith(_ZH_STOP_WORDS, end):
+            shorter = end - i  # "我同事王家明下个月…": 明, opening no 明天 here, may end the name
+            continue
+        return end - i
+    return shorter
+
+
+# Stop characters that also end given names often: 明 (of 明天) and 刚 (of 刚才). One ends a name where it opens no
+# such word: "张明说", "王家明下个月".
+_ZH_GIVEN_STOPS = frozenset("明刚")
 
 
 # What joins names in a list: 小明和小红, 王磊、李娜, 张建国与李秀英.
@@ -174,8 +187,10 @@ def _zh_name_spans(sentence: str, known: KnownIndex, said: Sequence[str] = ()) -
     tagged = list(rjieba.tag(sentence))
     persons = {start: start + len(word) for start, (word, tag) in
                zip(itertools.accumulate((len(w) for w, _ in tagged), initial=0), tagged, strict=False) if tag == "nr"}
+    # Or glued a doubled nickname to it: "闺蜜晓晓" (and "闺蜜晓晓生") are one word to jieba.
     cues = [c for c in zh_cues(sentence)
-            if c[1] in word_ends or (c[1] < persons.get(c[0], 0) and _zh_surname_at(sentence, c[1]))]
+            if c[1] in word_ends or (c[1] < persons.get(c[0], 0) and _zh_surname_at(sentence, c[1]))
+            or (c[2].circle in ("Family", "Friends") and _doubled(sentence, c[1]))]
     # A doubled kin word is no nickname: "我老公的姐姐小芳".
     cue_starts = {start for start, _, _ in cues}
     # After 叫 the cue word right before it lends its circle: "儿子叫豆豆" names the son.

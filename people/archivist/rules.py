@@ -201,6 +201,14 @@ def _past_gender(word: str) -> str | None:
     return genders.pop() if len(genders) == 1 and parses[0].tag.POS == "VERB" else None
 
 
+def _ru_transitive(word: str) -> bool:
+    """Whether a Russian word reads first as a transitive verb ("видела", "позвал", "встретить")."""
+    if not CYR.search(word):
+        return False
+    parses = morph().parse(word)
+    return bool(parses) and parses[0].tag.POS in ("VERB", "INFN") and "tran" in parses[0].tag.grammemes
+
+
 def _unknown_nominative(word: str, case: str | None) -> str:
     """A name the dictionary does not know ("Вованом"): read as a noun in the case its cue word is in."""
     if case and case != "nomn":
@@ -222,7 +230,7 @@ def _en_is_name(tokens: list[str], i: int, *, initial: bool, known: KnownIndex, 
     base = word[:-2] if word.endswith(("'s", "’s")) else word
     low = normalize(base)
     if not _is_cap(base) and after_cue and base.isalpha() and base.islower() and \
-            low in lexicon.EN_FIRST_NAMES and low not in lexicon.EN_AMBIGUOUS_NAMES:
+            low in lexicon.EN_COMMON_FIRST_NAMES and low not in lexicon.EN_AMBIGUOUS_NAMES:
         return True  # typed in lower case, as chat often is: "my coworker dana", "my bf jake"
     if not _is_cap(base) or low in lexicon.EN_TITLES or _CONTRACTION.search(low):
         return False  # "We're married!": a contraction is nobody's name
@@ -231,7 +239,7 @@ def _en_is_name(tokens: list[str], i: int, *, initial: bool, known: KnownIndex, 
     if low in lexicon.EN_NON_NAMES:
         return after_title
     nxt = normalize(tokens[i + 1]) if i + 1 < len(tokens) else ""
-    verb_follows = nxt in lexicon.EN_PERSON_VERBS
+    verb_follows = nxt in lexicon.EN_PERSON_VERBS or (base != word and nxt in lexicon.EN_PERSON_EVENTS)
     if low in lexicon.EN_FIRST_NAMES:
         if low in lexicon.EN_AMBIGUOUS_NAMES and initial:
             return verb_follows or after_cue
@@ -638,6 +646,12 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
                     _two_first_names(raw[end - 1], raw[end])
                 if prev in _RU_GOVERNING:
                     prefer = "oblique"
+                elif _ru_transitive(prev) and not (toks and toks[-1].kind == "CUE") and any(
+                        p.tag.case == "accs" for p in _ru_name_parses(group[0])):
+                    # The object of "видела", "позвал": "видела Дину" is Дина's accusative, not the dative of
+                    # Дин the dictionary ranks first; a name with no accusative reading stays the subject
+                    # ("сказала Маша").
+                    prefer = "case:accs"
                 elif toks and toks[-1].kind == "CUE" and not own_before(toks, len(toks) - 1) and (
                         owner_between or any(t.kind == "NAME" for t in toks[:-1])):
                     prefer = "gent"
