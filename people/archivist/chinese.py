@@ -34,7 +34,7 @@ _ZH_STOP_WORDS = ("明天", "今天", "昨天", "后天", "前天", "一起", "�
                   "人很", "人特别", "人挺", "人真", "人超", "人非常", "人不错", "人还", "人太", "人好")
 _ZH_ALIAS = ("也叫", "又叫", "外号", "绰号", "小名")
 _ZH_PUNCT = frozenset("，,。.！!？?、；;：:（）()“”\"' —")
-_ZH_NAMED = frozenset({"叫", "名叫", "叫做"})
+_ZH_NAMED = frozenset({"叫", "名叫", "叫做", "取名", "起名", "取名叫", "起名叫"})  # "女儿取名叫朵朵": 取名 | 叫
 # 小/老/阿 + one character is a name after a cue word or 叫 ("闺蜜小美", "儿子小宝", "男朋友阿杰"), where
 # the character need not be a surname; these pairs are ordinary words all the same.
 _ZH_PREFIX_WORDS = frozenset({"小时", "老实", "小心", "小孩", "小区", "小说", "小吃", "小学", "小姐", "小组", "小时候",
@@ -193,11 +193,14 @@ def _zh_name_spans(sentence: str, known: KnownIndex, said: Sequence[str] = ()) -
             or (c[2].circle in ("Family", "Friends") and _doubled(sentence, c[1]))]
     # A doubled kin word is no nickname: "我老公的姐姐小芳".
     cue_starts = {start for start, _, _ in cues}
-    # After 叫 the cue word right before it lends its circle: "儿子叫豆豆" names the son.
+    # After 叫 the cue word right before it lends its circle: "儿子叫豆豆" names the son, and so does
+    # "生了个女儿，取名叫朵朵".
     anchors = [(end, cue.circle) for _, end, cue in cues] + [
-        (m.end(), next((cue.circle for _, end, cue in cues if end == m.start()), "")
+        (m.end(), next((cue.circle for _, end, cue in cues
+                        if end == m.start() or (end + 1 == m.start() and sentence[end] in "，,")), "")
          or _ordinal_child(sentence, m.start(), cues)[0])
-        for m in re.finditer("的?名字(?:是|叫)|名叫|叫做|叫", sentence)]  # "我姐姐的名字是小美"
+        # "我姐姐的名字是小美"; "我们给女儿取名叫朵朵" names the daughter as 叫 alone does.
+        for m in re.finditer("的?名字(?:是|叫)|[取起](?:了个?)?名字?(?:叫做|叫|为)?|名叫|叫做|叫", sentence)]
     for end, circle in anchors:
         start = end + 1 if sentence[end:end + 1] in ("的", "，") else end
         # The names listed after it too: 我的孩子小明和小红, 我的朋友王磊、李娜和陈静.

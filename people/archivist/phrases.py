@@ -101,8 +101,13 @@ def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
     if j < len(toks) and toks[j].kind == "OTHER" and normalize(toks[j].text).rstrip(".") in lexicon.EN_SURNAME_TITLES:
         # a title written before the surname is no word between cue and name: "The client, Mrs. Whitfield"
         j += 2 if j + 1 < len(toks) and toks[j + 1].text == "." else 1
+    if j + 1 < len(toks) and toks[j].kind == "PUNCT" and toks[j].text in "，," and toks[j + 1].kind == "NAMED" and \
+            HAN.search(toks[j + 1].text):
+        j += 1  # "生了个女儿，取名叫朵朵"
     if j < len(toks) and (toks[j].kind == "NAMED" or (toks[j].kind == "OTHER" and normalize(toks[j].text) == "called")):
         j += 1  # "my friend named Bob", "a baby girl called Mia", "女朋友叫林琳"
+        if j < len(toks) and toks[j].kind == "NAMED":
+            j += 1  # "女儿取名叫朵朵"
     if j + 1 < len(toks) and toks[j].kind == "OTHER" and toks[j + 1].kind == "NAME" and _genitive_noun(toks[j].text):
         j += 1  # "начальник отдела Сидоров": the cue's own genitive complement sits between
     return j if j < len(toks) and toks[j].kind == "NAME" else None

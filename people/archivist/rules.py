@@ -240,6 +240,9 @@ def _en_is_name(tokens: list[str], i: int, *, initial: bool, known: KnownIndex, 
         return after_title
     nxt = normalize(tokens[i + 1]) if i + 1 < len(tokens) else ""
     verb_follows = nxt in lexicon.EN_PERSON_VERBS or (base != word and nxt in lexicon.EN_PERSON_EVENTS)
+    # "Grace and I finished the marathon": who does something with the user is someone.
+    verb_follows = verb_follows or (base == word and nxt == "and" and i + 2 < len(tokens)
+                                    and tokens[i + 2] in ("I", "me"))
     if low in lexicon.EN_FIRST_NAMES:
         if low in lexicon.EN_AMBIGUOUS_NAMES and initial:
             return verb_follows or after_cue

@@ -84,3 +84,31 @@ def test_a_doubled_nickname_glued_to_its_cue_is_the_friend(sentence: str) -> Non
 
 def test_a_cue_inside_a_longer_word_still_anchors_nothing() -> None:
     assert names("我老公司的事情很多。") == set()
+
+
+@pytest.mark.parametrize(("sentence", "name"), [
+    ("Grace and I finished the marathon!", "Grace"),
+    ("Sam and I have been best friends since kindergarten.", "Sam"),
+])
+def test_a_name_the_user_does_something_with_is_a_person(sentence: str, name: str) -> None:
+    assert name in names(sentence)
+
+
+def test_a_month_with_the_user_is_still_a_month() -> None:
+    assert names("May and I are the best months.") == set()
+
+
+@pytest.mark.parametrize("sentence", [
+    "我们给女儿取名叫朵朵。",
+    "女儿取名叫朵朵。",
+    "我老婆昨天生了个女儿，取名叫朵朵。",
+    "我有个女儿，叫朵朵。",
+])
+def test_the_name_given_to_a_daughter_is_the_daughters(sentence: str) -> None:
+    people = people_of(sentence)
+    assert people["朵朵"].circle == "Family"
+    assert "女儿" not in people  # one daughter, by her name
+
+
+def test_getting_up_is_no_naming() -> None:
+    assert names("他起床叫醒我。") == set()
