@@ -179,7 +179,7 @@ CUES: tuple[Cue, ...] = (
          "ceo", "line manager", "mentor", "advisor", "adviser"),
         ("начальник", "руководитель", "шеф", "босс", "тимлид", "директор", "начальница", "руководительница",
          "шефиня", "заведующий", "заведующая", "начальство", "научрук", "научный руководитель", "наставник",
-         "наставница"),
+         "наставница", "завотделом", "завлаб", "завкафедрой"),
         ("老板", "领导", "上司", "经理", "主管", "组长", "总监", "导师")),
     Cue("role:colleague", WI, "colleague",
         ("colleague", "coworker", "co-worker", "teammate", "cofounder", "co-founder", "workmate",
@@ -282,6 +282,13 @@ EN_SURNAME_TITLES = {"mr": "Mr.", "mrs": "Mrs.", "ms": "Ms.", "miss": "Miss", "d
                      "coach": "Coach"}
 EN_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "uncle", "aunt", "auntie", "grandma", "grandpa",
                        "sir", "madam", "coach"})
+
+# Departments of a workplace, as said after "from" / "из": "Anna from accounting", "Веня из бухгалтерии".
+DEPARTMENTS = frozenset({
+    "hr", "accounting", "finance", "payroll", "marketing", "sales", "legal", "it", "engineering", "procurement",
+    "compliance", "recruiting", "ops", "operations", "support", "qa", "design", "product",
+    "бухгалтерии", "кадров", "маркетинга", "продаж", "снабжения", "юротдела", "техподдержки", "hr-отдела",
+})
 
 # What only a person has, after a capitalised word's "'s": "Priyanka's wedding" names someone ("Apple's launch" no one).
 EN_PERSON_EVENTS = frozenset({
@@ -684,7 +691,9 @@ ZH_SURNAMES = frozenset(
 )
 # A title after a surname makes a name ("王总", "李老师").
 ZH_TITLES = ("总", "经理", "老师", "医生", "大夫", "先生", "女士", "小姐", "主任", "教授", "律师", "阿姨", "叔叔",
-             "师傅", "老板", "部长", "处长", "局长", "书记", "科长", "工", "董", "姐", "哥", "总监", "博士")
+             "师傅", "老板", "部长", "处长", "局长", "书记", "科长", "工", "董", "姐", "哥", "总监", "博士",
+             # kin words said after a surname address an older neighbour, not a relative: 李奶奶, 王大爷
+             "奶奶", "爷爷", "大爷", "大妈", "大娘", "伯伯", "婆婆", "大叔")
 # Characters that end a name: particles, verbs and time words that commonly follow one.
 ZH_NAME_STOPS = frozenset(
     "说是和跟在的了也都要去来给让请对把被今明昨后前一很又还就会能想告问叫帮刚已最不没他她我你们这那着过吗呢吧啊"

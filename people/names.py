@@ -378,7 +378,8 @@ def ru_cue(tokens: Sequence[str], i: int) -> tuple[lexicon.Cue, int] | None:
             if key in ru:
                 return ru[key], 2
     token = tokens[i]
-    for lemma in ru_lemmas(token)[:2] if _CYR.search(token) else ():
+    # The word as written too: "завотделом" does not decline, and the dictionary guesses lemmas for it.
+    for lemma in (*ru_lemmas(token)[:2], token) if _CYR.search(token) else ():
         if lemma in ru:
             return ru[lemma], 1
     return None

@@ -166,6 +166,8 @@ def _zh_name_spans(sentence: str, known: KnownIndex, said: Sequence[str] = ()) -
             continue
         for title in sorted(lexicon.ZH_TITLES, key=len, reverse=True):
             if sentence.startswith(title, i + sur) and sentence[i:i + sur + len(title)] not in lexicon.ZH_NOT_NAMES:
+                if kin_of(title) is not None and sentence[i] in "和跟与同及":
+                    break  # "跟爷爷和奶奶吃饭": 和 joins two relatives, it is no surname of 奶奶
                 end = i + sur + len(title)
                 if glued and len(title) < 2:
                     break
@@ -189,7 +191,8 @@ def _zh_name_spans(sentence: str, known: KnownIndex, said: Sequence[str] = ()) -
                zip(itertools.accumulate((len(w) for w, _ in tagged), initial=0), tagged, strict=False) if tag == "nr"}
     # Or glued a doubled nickname to it: "闺蜜晓晓" (and "闺蜜晓晓生") are one word to jieba.
     cues = [c for c in zh_cues(sentence)
-            if c[1] in word_ends or (c[1] < persons.get(c[0], 0) and _zh_surname_at(sentence, c[1]))
+            if c[1] in word_ends or (c[1] < persons.get(c[0], 0) and (
+                _zh_surname_at(sentence, c[1]) or _zh_prefix_name(sentence, c[1])))  # "发小阿强" is one word too
             or (c[2].circle in ("Family", "Friends") and _doubled(sentence, c[1]))]
     # A doubled kin word is no nickname: "我老公的姐姐小芳".
     cue_starts = {start for start, _, _ in cues}

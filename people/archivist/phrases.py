@@ -182,7 +182,10 @@ _FROM_WORK = (["from", "work"], ["from", "the", "office"], ["from", "my", "offic
               # a relative clause: "Hannah, who I work with", "Ксюша, с которой мы работаем"
               [",", "who", "i", "work with"], [",", "who", "works with", "me"],
               [",", "с", "которой", "мы", "работаем"], [",", "с", "которым", "мы", "работаем"],
-              [",", "с", "которой", "я", "работаю"], [",", "с", "которым", "я", "работаю"])
+              [",", "с", "которой", "я", "работаю"], [",", "с", "которым", "я", "работаю"],
+              # a department of the user's workplace: "Marisol from HR", "Веня из бухгалтерии"
+              *([prep, dept] for prep in ("from", "из") for dept in lexicon.DEPARTMENTS),
+              *(["from", "the", dept] for dept in lexicon.DEPARTMENTS))
 
 
 def affiliations(toks: list[Tok]) -> None:

@@ -209,6 +209,18 @@ def _ru_transitive(word: str) -> bool:
     return bool(parses) and parses[0].tag.POS in ("VERB", "INFN") and "tran" in parses[0].tag.grammemes
 
 
+def _ru_verb_before(raw: Sequence[str], k: int, reach: int = 4) -> str:
+    """The nearest word before raw[k], within its clause and `reach` words, that reads first as a verb ("" if
+    none): what governs a name after an adverb or a place ("встретила в парке Олесю")."""
+    for j in range(k - 1, max(-1, k - 1 - reach), -1):
+        if not raw[j][:1].isalnum():
+            return ""
+        parses = morph().parse(raw[j]) if CYR.search(raw[j]) else []
+        if parses and parses[0].tag.POS in ("VERB", "INFN"):
+            return raw[j]
+    return ""
+
+
 def _unknown_nominative(word: str, case: str | None) -> str:
     """A name the dictionary does not know ("Вованом"): read as a noun in the case its cue word is in."""
     if case and case != "nomn":
@@ -649,11 +661,11 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
                     _two_first_names(raw[end - 1], raw[end])
                 if prev in _RU_GOVERNING:
                     prefer = "oblique"
-                elif _ru_transitive(prev) and not (toks and toks[-1].kind == "CUE") and any(
+                elif _ru_transitive(_ru_verb_before(raw, k)) and not (toks and toks[-1].kind == "CUE") and any(
                         p.tag.case == "accs" for p in _ru_name_parses(group[0])):
-                    # The object of "видела", "позвал": "видела Дину" is Дина's accusative, not the dative of
-                    # Дин the dictionary ranks first; a name with no accusative reading stays the subject
-                    # ("сказала Маша").
+                    # The object of "видела", "позвал": "видела Дину", "встретила в парке Олесю" are Дина's and
+                    # Олеся's accusatives, not the datives of Дин and Олесь the dictionary ranks first; a name with
+                    # no accusative reading stays the subject ("сказала Маша").
                     prefer = "case:accs"
                 elif toks and toks[-1].kind == "CUE" and not own_before(toks, len(toks) - 1) and (
                         owner_between or any(t.kind == "NAME" for t in toks[:-1])):
