@@ -153,3 +153,22 @@ def test_a_surname_before_a_kin_word_addresses_a_neighbour(sentence: str, name: 
 
 def test_the_users_own_grandmother_stays_family() -> None:
     assert people_of("我奶奶今年八十了。")["奶奶"].circle == "Family"
+
+
+def test_the_gazetteer_builder_drops_words_english_uses_otherwise() -> None:
+    from people.management.commands.first_names_build import first_names
+
+    assert first_names({"hope", "ellie", "said", "dom", "lucky", "rita", "georgia", "hunter"}) == ["ellie", "rita"]
+
+
+def test_the_gazetteer_builder_says_what_it_needs(tmp_path) -> None:
+    import importlib.util
+
+    from django.core.management import CommandError, call_command
+
+    if importlib.util.find_spec("faker") is not None:
+        call_command("first_names_build", "--out", str(tmp_path / "names.txt"))
+        assert "ellie" in (tmp_path / "names.txt").read_text(encoding="utf-8").split()
+    else:
+        with pytest.raises(CommandError, match="pip install faker"):
+            call_command("first_names_build", "--out", str(tmp_path / "names.txt"))

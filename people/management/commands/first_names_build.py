@@ -73,9 +73,9 @@ class Command(BaseCommand):
         parser.add_argument("--out", type=Path, default=lexicon.FIRST_NAMES_TABLE, help="default: the shipped list")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        import faker
-
         names = first_names(faker_first_names())
+        import faker  # faker_first_names found it
+
         out: Path = options["out"]
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(f"# Latin-script first names: manage.py first_names_build, Faker {faker.VERSION}"
