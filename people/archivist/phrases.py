@@ -204,6 +204,10 @@ def affiliations(toks: list[Tok]) -> None:
                 if mention is not None and not mention.circle:
                     mention.circle, mention.cue = "Work_Inner", cue
             continue
+        if k >= 4 and toks[k - 1].text in (",", "named", "called") and (unit := _own_unit_before(toks, k - 1)):
+            # "The new guy on my team, Dmitri", "someone in our department named Li": a close colleague.
+            tok.mention.circle, tok.mention.cue = "Work_Inner", unit
+            continue
         rest = rest[:4]
         if not rest or rest[0] not in _AFFILIATION_FROM:
             continue
@@ -216,6 +220,15 @@ def affiliations(toks: list[Tok]) -> None:
         if 1 < j < len(rest) and rest[j].startswith(_AFFILIATION_UNIT):
             tok.mention.circle = "Work_Outer"
             tok.mention.cue = " ".join(rest[: j + 1])
+
+
+def _own_unit_before(toks: list[Tok], end: int) -> str:
+    """"on my team", "in our department", "из нашего отдела" right before position `end` (the words, or "")."""
+    words = [normalize(t.text) for t in toks[max(0, end - 3):end]]
+    if len(words) == 3 and words[0] in ("on", "in", "from", "из", "в") and toks[end - 2].kind == "OWN" and \
+            words[2].startswith(_AFFILIATION_UNIT):
+        return " ".join(words)
+    return ""
 
 
 def _name_before(toks: list[Tok], c: int, *, need_own: bool) -> int | None:

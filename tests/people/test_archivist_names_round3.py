@@ -172,3 +172,16 @@ def test_the_gazetteer_builder_says_what_it_needs(tmp_path) -> None:
     else:
         with pytest.raises(CommandError, match="pip install faker"):
             call_command("first_names_build", "--out", str(tmp_path / "names.txt"))
+
+
+@pytest.mark.parametrize(("sentence", "name"), [
+    ("The new guy on my team, Dmitri, is really sharp.", "Dmitri"),
+    ("Someone in our department named Li wrote the parser.", "Li"),
+    ("Новенький из нашего отдела, Паша, всех удивил.", "Паша"),
+])
+def test_a_name_after_the_users_own_team_is_a_close_colleague(sentence: str, name: str) -> None:
+    assert people_of(sentence)[name].circle == "Work_Inner"
+
+
+def test_a_team_that_is_not_the_users_says_no_circle() -> None:
+    assert people_of("A girl on the soccer team, Mia, scored.")["Mia"].circle is None
