@@ -45,6 +45,7 @@ from people.names import (
     en_cue,
     en_verb_cue,
     full_names_of,
+    kin_of,
     morph,
     name_key,
     ru_cue,
@@ -888,13 +889,14 @@ _CHILD_NAMED = re.compile(r"^\W*(?:(?:they|we|she|he) named (?:her|him|the baby)
 
 
 # The user's own birth: "У меня родилась дочка!", "I had a baby girl!", "我生了个女儿！".
-_OWN_BIRTH = re.compile(r"(?:\bi (?:just )?(?:had|gave birth to) (?:a |our )?(?:baby|son|daughter|girl|boy|twins)"
+_OWN_BIRTH = re.compile(r"(?:\b(?:i|we) (?:just )?(?:had|gave birth to|welcomed) (?:a |our )?"
+                        r"(?:baby|son|daughter|girl|boy|twins)"
                         r"|(?<!\w)у (?:меня|нас) родил(?:ся|ась|ись)|^\W*(?:я )?родила(?!\w)|我(?:刚|刚刚)?生了)",
                         re.IGNORECASE)
 _USER = Mention(name="")  # the user as the parent of a newborn (`_named_newborn`)
 
 
-def _named_newborn(sentence: str, mentions: list[Mention], parent: Mention | None) -> RelationDraft | None:
+def _named_newborn(sentence: str, mentions: list[Mention], parent: Mention | None) -> Mention | None:
     """The child of a birth the sentence before told without a name, named by this one: the child of its
     parent ("Сестра родила дочку! Назвали Соней": Соня is the sister's, and Family as the sister is); the
     user's own child is Family ("У меня родилась дочка! Назвали Соней")."""
@@ -906,7 +908,27 @@ def _named_newborn(sentence: str, mentions: list[Mention], parent: Mention | Non
     child = named[0]
     if (parent is _USER or parent.circle == "Family") and not child.circle:
         child.circle, child.cue = "Family", "kin:child"
-    return None if parent is _USER else RelationDraft(subject=child.name, object=parent.name, kind="child", label="")
+    return child
+
+
+def _unnamed_children(mentions: Sequence[Mention]) -> list[Mention]:
+    """The user's children a birth sentence names by the kin word alone ("У меня родилась дочь!")."""
+    return [m for m in mentions if m.kin_word and (kin := kin_of(m.name)) is not None and kin.concept == "kin:child"]
+
+
+def _drop_mentions(mentions: Sequence[Mention], found: list[Mention], drafts: dict[str, PersonDraft],
+                   order: list[str], message: int | None) -> None:
+    """Forget `mentions`: from this message's `found`, or, said in the user's message before, from the drafts
+    that message alone made."""
+    for m in mentions:
+        if any(f is m for f in found):
+            found[:] = [f for f in found if f is not m]
+            continue
+        key = name_key(clean_name(m.name))
+        draft = drafts.get(key)
+        if draft is not None and not m.known_id and set(draft.message_ids) <= {message}:
+            del drafts[key]
+            order.remove(key)
 
 
 def _about_them(sentence: str) -> bool:
@@ -943,13 +965,17 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
     # Tasha" then "Tasha's a pediatric nurse" (a capitalised first word in no list of first names was no one).
     seen_names = {p.display_name for p in known_people}
     seen: KnownIndex | None = None
+    # Whose unnamed child a birth told of, for the next sentence that names it, in the user's next message too
+    # ("У меня родилась дочь!" / "Назвали Алисой."); and the kin word the user's own newborn had till then.
+    parent: Mention | None = None
+    unnamed: list[Mention] = []
+    birth_message: int | None = None
     for msg in usable:
         at = msg.created_at
         found: list[Mention] = list(_meta_mentions(msg))
         said: list[Mention] = []  # this message's people so far, for the pronouns of its next sentences
         if msg.role != "user":
-            last, previous = [], []
-        parent: Mention | None = None
+            last, previous, parent = [], [], None
         for sentence in split_sentences(msg.text or ""):
             mentions, rels = sentence_mentions(sentence, known, said or previous, confirmed=msg.role != "user",
                                                persons=persons, seen=seen)
@@ -960,14 +986,18 @@ def extract(messages: Sequence[MessageLike], known_people: Sequence[KnownPerson]
                 mentions = [Mention(name=last[-1].name, username=last[-1].username, known_id=last[-1].known_id,
                                     sentence=sentence)]
             if (newborn := _named_newborn(sentence, mentions, parent)) is not None:
-                relations.append(newborn)
+                if parent is _USER:
+                    # The daughter of "У меня родилась дочь!" is Алиса now: one person, not two.
+                    _drop_mentions(unnamed, found, drafts, order, birth_message)
+                else:
+                    relations.append(RelationDraft(subject=newborn.name, object=parent.name, kind="child", label=""))
             found.extend(mentions)
             said.extend(mentions)
             relations.extend(rels)
-            # Whose unnamed child a birth told of, for a next sentence that names it.
             parent = _USER if _OWN_BIRTH.search(sentence) else mentions[0] if len(mentions) == 1 and \
                 _BIRTH.search(sentence) and not any(m.circle == "Family" and m.cue == "kin:child" for m in mentions) \
                 else None
+            unnamed, birth_message = (_unnamed_children(mentions), msg.pk) if parent is _USER else ([], None)
             last, before = mentions, sentence
         if msg.role == "user":
             previous = said

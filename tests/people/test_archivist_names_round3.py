@@ -185,3 +185,20 @@ def test_a_name_after_the_users_own_team_is_a_close_colleague(sentence: str, nam
 
 def test_a_team_that_is_not_the_users_says_no_circle() -> None:
     assert people_of("A girl on the soccer team, Mia, scored.")["Mia"].circle is None
+
+
+@pytest.mark.parametrize("texts", [
+    ["У меня родилась дочь! Назвали Алисой."],
+    ["У меня родилась дочь!", "Назвали Алисой."],  # a chat splits the news over two messages
+    ["We had a baby girl! We named her Alice."],
+    ["I had a baby girl!", "Her name is Alice."],
+])
+def test_the_users_newborn_named_later_is_one_person(texts: list[str]) -> None:
+    people = people_of(*texts)
+    assert set(people) in ({"Алиса"}, {"Alice"})
+    assert next(iter(people.values())).circle == "Family"
+
+
+def test_an_older_daughter_said_before_the_birth_stays() -> None:
+    people = people_of("Моя дочь пошла в школу.", "А вчера у меня родилась ещё одна дочь!", "Назвали Алисой.")
+    assert set(people) == {"дочь", "Алиса"}
