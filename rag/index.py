@@ -100,7 +100,7 @@ def namespace_indexes(tenant_id: int, namespaces: list[str]) -> list[SegmentedBM
 # in SQL: building the same statement through the ORM cost ~1.0 ms of a search's ~12 (the query itself ~0.3 ms;
 # bench/search_latency.py, stage `catch_up`).
 _WATERMARKS_SQL = (
-    f'SELECT "name", "id", "last_chunk_id", "last_deletion_id", "memory_revision", "vector_space" '
+    'SELECT "name", "id", "last_chunk_id", "last_deletion_id", "memory_revision", "vector_space" '
     f'FROM "{Namespace._meta.db_table}" WHERE "tenant_id" = %s AND "name" = ANY(%s)'
 )
 
