@@ -202,24 +202,16 @@ def _past_gender(word: str) -> str | None:
     return genders.pop() if len(genders) == 1 and parses[0].tag.POS == "VERB" else None
 
 
-def _ru_transitive(word: str) -> bool:
-    """Whether a Russian word reads first as a transitive verb ("видела", "позвал", "встретить")."""
-    if not CYR.search(word):
-        return False
-    parses = morph().parse(word)
-    return bool(parses) and parses[0].tag.POS in ("VERB", "INFN") and "tran" in parses[0].tag.grammemes
-
-
-def _ru_verb_before(raw: Sequence[str], k: int, reach: int = 4) -> str:
-    """The nearest word before raw[k], within its clause and `reach` words, that reads first as a verb ("" if
-    none): what governs a name after an adverb or a place ("встретила в парке Олесю")."""
+def _ru_object_of_verb(raw: Sequence[str], k: int, reach: int = 4) -> bool:
+    """Whether the nearest word before raw[k] that reads first as a verb, within its clause and `reach` words,
+    is a transitive one: what governs a name, also after an adverb or a place ("встретила в парке Олесю")."""
     for j in range(k - 1, max(-1, k - 1 - reach), -1):
         if not raw[j][:1].isalnum():
-            return ""
+            return False
         parses = morph().parse(raw[j]) if CYR.search(raw[j]) else []
         if parses and parses[0].tag.POS in ("VERB", "INFN"):
-            return raw[j]
-    return ""
+            return "tran" in parses[0].tag.grammemes
+    return False
 
 
 def _unknown_nominative(word: str, case: str | None) -> str:
@@ -662,7 +654,7 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
                     _two_first_names(raw[end - 1], raw[end])
                 if prev in _RU_GOVERNING:
                     prefer = "oblique"
-                elif _ru_transitive(_ru_verb_before(raw, k)) and not (toks and toks[-1].kind == "CUE") and any(
+                elif _ru_object_of_verb(raw, k) and not (toks and toks[-1].kind == "CUE") and any(
                         p.tag.case == "accs" for p in _ru_name_parses(group[0])):
                     # The object of "видела", "позвал": "видела Дину", "встретила в парке Олесю" are Дина's and
                     # Олеся's accusatives, not the datives of Дин and Олесь the dictionary ranks first; a name with

@@ -16,9 +16,7 @@ from packaging.requirements import Requirement
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = ["memoryhub", "rag", "profiles", "people", "lore", "tools", "manage.py", "gunicorn.conf.py"]
 # Modules imported only on request, each with its own install instructions.
-OPTIONAL = {"sentence_transformers": "requirements-sentence-transformers.txt", "matplotlib": "requirements-dev.txt",
-            # only to rebuild the shipped data/names list: `manage.py first_names_build` says so when it is missing
-            "faker": "pip install faker"}
+OPTIONAL = {"sentence_transformers": "requirements-sentence-transformers.txt", "matplotlib": "requirements-dev.txt"}
 DEV_TOOLS = {"pytest", "pytest-django", "pytest-xdist", "ruff", "matplotlib", "schemathesis"}
 
 

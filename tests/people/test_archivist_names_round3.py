@@ -9,13 +9,11 @@ from __future__ import annotations
 import pytest
 
 from people import lexicon
-from people.archivist import rules
-from people.archivist.tokens import KnownIndex
-from tests.people.test_archivist_rules import people_of
+from tests.people.test_archivist_rules import names_in, people_of
 
 
 def names(sentence: str) -> set[str]:
-    return {m.name for m in rules.sentence_mentions(sentence, KnownIndex([]))[0]}
+    return set(names_in(sentence))
 
 
 @pytest.mark.parametrize(("sentence", "name"), [

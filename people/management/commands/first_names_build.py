@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import importlib
+import importlib.metadata
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +75,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         names = first_names(faker_first_names())
-        import faker  # faker_first_names found it
-
         out: Path = options["out"]
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(f"# Latin-script first names: manage.py first_names_build, Faker {faker.VERSION}"
+        version = importlib.metadata.version("faker")
+        out.write_text(f"# Latin-script first names: manage.py first_names_build, Faker {version}"
                        f" ({', '.join(LOCALES)}). See NOTICE.md.\n" + "\n".join(names) + "\n", encoding="utf-8")
         self.stdout.write(f"{len(names)} first names; wrote {out} ({out.stat().st_size} bytes)")
