@@ -296,6 +296,13 @@ EN_PERSON_EVENTS = frozenset({
     "bday", "shower", "bachelorette", "bachelor", "christening", "baptism", "housewarming", "memorial",
 })
 
+# What one has "with" a person only, before a capitalised word: "a long call with Tariq", "lunch with Ines".
+# No "meeting" ("a meeting with Stripe") or "game" ("a game with Arsenal"): a company or a team has those too.
+EN_TIME_WITH = frozenset({
+    "call", "lunch", "dinner", "breakfast", "brunch", "coffee", "drinks", "beers", "date", "hangout", "sleepover",
+    "playdate", "chat", "catch-up", "catchup", "heart-to-heart", "facetime", "walk", "dance", "picnic",
+})
+
 # Verbs after a capitalised word that make it a person ("Kowalski said").
 EN_PERSON_VERBS = frozenset({
     "said", "says", "told", "tells", "asked", "asks", "called", "calls", "texted", "texts", "wrote", "writes",
@@ -701,7 +708,7 @@ ZH_NAME_STOPS = frozenset(
 )
 # Two-character words jieba tags as names although they are not (surname char + common char).
 ZH_NOT_NAMES = frozenset({
-    "高兴", "王国", "周末", "林业", "黄色", "马上", "方便", "石头", "金融", "江南",
+    "师傅", "高兴", "王国", "周末", "林业", "黄色", "马上", "方便", "石头", "金融", "江南",
     "白天", "许多", "任何", "于是", "何时", "向前", "万一", "程序", "方法", "高速",
     "钱包", "高手", "安全", "文化", "明天", "明白", "时间", "常常", "常见", "关于",
     "关系", "华为", "平安", "方面", "方案", "文件", "成功", "成本", "路上", "车上",

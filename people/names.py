@@ -82,6 +82,31 @@ def ru_lemmas(word: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(normalize(w) for w in [*names, *others]))
 
 
+# The suffixes a Russian first name takes in speech, and the ending of the name they replace: Егор → Егорка,
+# Таня → Танька, Катя → Катюха, Вова → Вован, Толя → Толян, Дима → Димон, Витя → Витёк, Рома → Ромыч.
+_RU_COLLOQUIAL = (("ька", "я"), ("ка", ""), ("ка", "а"), ("ка", "я"), ("юха", "я"), ("уха", "а"), ("юша", "я"),
+                  ("ан", "а"), ("ян", "я"), ("он", "а"), ("ос", "а"), ("ыч", "а"), ("ек", "я"), ("ок", "а"),
+                  ("чик", "а"))
+
+
+@functools.lru_cache(maxsize=16_384)
+def ru_colloquial_name(word: str) -> str | None:
+    """The nominative of a colloquial form of a first name the dictionary does not list ("Егорка", "Вованом" →
+    вован, "Катюха"), or None. A word the dictionary knows is left alone, whatever its look: "Иран" and "Милан"
+    are places, not Ира's and Мила's."""
+    key = normalize(word)
+    if not _CYR.search(key) or morph().word_is_known(key):
+        return None
+    for form in dict.fromkeys([key, *(normalize(p.normal_form) for p in morph().parse(key))]):
+        for suffix, ending in _RU_COLLOQUIAL:
+            if form.endswith(suffix) and len(form) - len(suffix) >= 2:
+                base = form[: -len(suffix)] + ending
+                if any("Name" in p.tag.grammemes and p.tag.case == "nomn" and p.tag.number == "sing" and
+                       normalize(p.normal_form) == base for p in morph().parse(base)):
+                    return form
+    return None
+
+
 @functools.lru_cache(maxsize=65_536)
 def ru_lemma(word: str) -> str:
     return ru_lemmas(word)[0] if _CYR.search(word) else word

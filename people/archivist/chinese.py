@@ -45,7 +45,7 @@ _ZH_PREFIX_STOPS = lexicon.ZH_NAME_STOPS - frozenset("今明昨后前")
 # Where a name's group is stated before it: "我们部门的小赵" works with the user; "隔壁的小李" lives next door.
 _ZH_GROUP_BEFORE = (
     (re.compile(r"(?:我们|咱们|我)(?:公司|部门|组|团队|小组|项目组|科室|单位|办公室|实验室)(?:里)?的?$"), "Work_Inner"),
-    (re.compile(r"(?:隔壁|楼上|楼下|对门)(?:的)?$"), "Other"),
+    (re.compile(r"(?:邻居|隔壁|楼上|楼下|对门)(?:家)?(?:的)?$"), "Other"),
 )
 
 
@@ -337,12 +337,18 @@ def _zh_prefix_word(sentence: str, i: int, word_ends: set[int]) -> bool:
         pair not in _ZH_PREFIX_WORDS and pair not in lexicon.ZH_NOT_NAMES
 
 
+# Verbs of one character that may follow a nickname, besides the name stops (which also end full names, where
+# these could be a given name's character): "室友小芳养了一只仓鼠" (jieba reads 小芳养 as one name).
+_ZH_NICKNAME_VERBS = frozenset("养画写学玩拿寄发换搬哭笑跑睡考织修")
+
+
 def _zh_prefix_name(sentence: str, i: int) -> bool:
-    """小/老/阿 + one character, ending where a name may end: "小美去", "阿杰今天"."""
+    """小/老/阿 + one character, ending where a name may end: "小美去", "阿杰今天", "小芳养"."""
     pair = sentence[i:i + 2]
     return len(pair) == 2 and pair[0] in "小老阿" and bool(HAN.match(pair[1])) and \
         pair[1] not in _ZH_PREFIX_STOPS and pair not in _ZH_PREFIX_WORDS and \
-        not sentence.startswith(tuple(_ZH_PREFIX_WORDS), i) and _zh_stop_at(sentence, i + 2)
+        not sentence.startswith(tuple(_ZH_PREFIX_WORDS), i) and (
+            _zh_stop_at(sentence, i + 2) or sentence[i + 2:i + 3] in _ZH_NICKNAME_VERBS)
 
 
 _LATIN_PHRASE = re.compile(r"[A-Za-z][A-Za-z'’\-]*(?:\s+[A-Za-z][A-Za-z'’\-]*)+")

@@ -43,7 +43,7 @@ def _is_cap(word: str) -> bool:
     return word[:1].isupper() and not (len(word) > 1 and word.isupper())
 
 
-def _firm_shaped(word: str) -> bool:
+def firm_shaped(word: str) -> bool:
     low = normalize(word)
     inner_capital = any(a.islower() and b.isupper() for a, b in itertools.pairwise(word))
     return inner_capital or low in lexicon.ORG_NAMES_LIKE_SURNAMES or any(
@@ -77,7 +77,7 @@ def en_names_no_one(raw: Sequence[str], k: int, end: int, known: KnownIndex, per
     if any(known.word_is_known(w) for w in run) or lows[0] in persons or lows[0] in lexicon.EN_FIRST_NAMES or \
             full_names_of(lows[0]):
         return False
-    if any(_firm_shaped(w) for w in run):
+    if any(firm_shaped(w) for w in run):
         return True
     return not any(_surname_shaped(w) for w in run)
 

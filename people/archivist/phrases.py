@@ -222,6 +222,23 @@ def affiliations(toks: list[Tok]) -> None:
             tok.mention.cue = " ".join(rest[: j + 1])
 
 
+def _outer_side(toks: list[Tok], c: int) -> None:
+    """"Our vendor's rep, Yusuf", "our client's CFO, Dana", "客户的刘经理": someone of the client's or the vendor's
+    side, named after the possessive cue and a word or two of their role, is a work contact from outside
+    (Work_Outer), as the client is. Not the client's family ("the client's wife, Anna": the kin word is a cue
+    of its own, which ends the search)."""
+    j = c + 1
+    while j < len(toks) and j - c <= 2 and (toks[j].kind == "OTHER" or (
+            toks[j].kind == "CUE" and toks[j].cue is not None and toks[j].cue.circle in _WORK and
+            not toks[j].possessive)):
+        j += 1
+    if j < len(toks) and toks[j].kind == "PUNCT" and toks[j].text in {",", "，", ":", "："}:
+        j += 1
+    if j < len(toks) and toks[j].kind == "NAME" and not toks[j].possessive and (mention := toks[j].mention) \
+            and not mention.circle:
+        mention.circle, mention.cue = "Work_Outer", " ".join(t.text for t in toks[c:j] if t.kind != "PUNCT")
+
+
 def _own_unit_before(toks: list[Tok], end: int) -> str:
     """"on my team", "in our department", "из нашего отдела" right before position `end` (the words, or "")."""
     words = [normalize(t.text) for t in toks[max(0, end - 3):end]]
@@ -362,6 +379,8 @@ def tie(toks: list[Tok], context: Sequence[Mention] = ()) -> list[Relation]:
             continue
         cue = tok.cue
         if tok.possessive:
+            if cue.circle == "Work_Outer":
+                _outer_side(toks, c)
             continue  # "my cousin's wife": the cousin owns the next cue, and has no name of their own here
         if tok.genitive and c >= 1 and ((tok.script == "ru" and toks[c - 1].kind == "CUE") or (
                 c >= 2 and toks[c - 1].kind == "OWN" and toks[c - 2].kind == "CUE")):
@@ -1082,13 +1101,30 @@ def _users_kin(toks: list[Tok], c: int) -> bool:
     if own_before(toks, c) or own_after(toks, c):
         return True
     if tok.script != "en":
-        return True
+        return not _grandchild_of_elders(toks, c)
     if c >= 2 and normalize(toks[c - 1].text) in ("and", "or", "&") and toks[c - 2].kind == "CUE" and \
             kin_of(strip_possessive(toks[c - 2].text)) is not None and _users_kin(toks, c - 2):
         return True  # "my mom and dad": the "my" of the first is the second's too
     kin = kin_of(strip_possessive(tok.text))
     holiday = c + 1 < len(toks) and normalize(toks[c + 1].text) == "day"  # "Happy Father's Day"
     return bool(kin and kin.id in _EN_NAME_LIKE and tok.text[:1].isupper() and not holiday)
+
+
+# The user's parents and parents-in-law: a grandchild they come to see is the user's child.
+_ELDERS = frozenset({"grandmother", "grandfather", "grandmother_paternal", "grandfather_paternal",
+                     "grandmother_maternal", "grandfather_maternal", "mother", "father", "wifes_mother", "wifes_father",
+                     "husbands_mother", "husbands_father"})
+_GRANDCHILDREN = frozenset({"grandson", "granddaughter"})
+
+
+def _grandchild_of_elders(toks: list[Tok], c: int) -> bool:
+    """"公公婆婆下周来看孙子", "Свекровь приехала понянчить внука": a grandchild no one is said to own, after the
+    user's parents or parents-in-law in the sentence, is theirs (the user's child), not the user's grandchild."""
+    kin = kin_of(strip_possessive(toks[c].text))
+    if kin is None or kin.id not in _GRANDCHILDREN:
+        return False
+    return any(t.kind == "CUE" and (k := kin_of(strip_possessive(t.text))) is not None and k.id in _ELDERS
+               for t in toks[:c])
 
 
 # Between "я" / "我" and a kin word that says what the user is ("я теперь тётя", "я стала мамой", "我当姑姑了").

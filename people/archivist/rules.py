@@ -23,7 +23,13 @@ from memoryhub.dates import anchor_relative_dates
 from memoryhub.text import join_sentences, normalize, split_sentences
 from people import lexicon
 from people.archivist.chinese import tokens_zh
-from people.archivist.employers import en_names_no_one, ru_names_no_one, ru_work_for_before, said_as_people
+from people.archivist.employers import (
+    en_names_no_one,
+    firm_shaped,
+    ru_names_no_one,
+    ru_work_for_before,
+    said_as_people,
+)
 from people.archivist.phrases import own_before, partner_word, read_phrases
 from people.archivist.tokens import (
     BIO_MAX_CHARS,
@@ -36,6 +42,7 @@ from people.archivist.tokens import (
     Mention,
     MessageLike,
     Tok,
+    asks_for_help,
     is_question,
 )
 from people.names import (
@@ -48,6 +55,7 @@ from people.names import (
     kin_of,
     morph,
     name_key,
+    ru_colloquial_name,
     ru_cue,
     ru_lemmas,
     ru_verb_cue,
@@ -98,6 +106,10 @@ def _ru_is_name(word: str, *, initial: bool, known: KnownIndex, after_cue: bool,
     if initial and known.is_known_first_name(word):
         # "Света нашла работу": a sentence's first word, and the genitive of "свет" more often than a name,
         # but Светлана is the user's wife (a new Света is then proposed to merge with her, as mid-sentence).
+        return True
+    if ru_colloquial_name(word):
+        # "Племянник Егорка", "с другом Вованом", "Катюха, подружка моя": a first name said as friends say it,
+        # which the dictionary does not list (it guesses a place for "Егорка" and "Вован").
         return True
     parses = morph().parse(word)
     name_score = sum(p.score for p in parses if NAME_GRAMMEMES & p.tag.grammemes)
@@ -160,7 +172,8 @@ def _ru_nominative(words: list[str], prefer: str, verb_gender: str | None = None
             out.append(title_case(word))  # a nominative diminutive from the table
             continue
         if not options:
-            out.append(_unknown_nominative(word, want))
+            colloquial = ru_colloquial_name(word)
+            out.append(title_case(colloquial) if colloquial else _unknown_nominative(word, want))
             continue
         if gender:
             same = [p for p in options if p.tag.gender is None or {gender, "ms-f"} & p.tag.grammemes]
@@ -586,8 +599,11 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
             # Joined to a name: "Tom and Ann came over" (Ann, in no list of first names, was no one).
             after_name = after_name or (k > 1 and norms[k - 1] in ("and", "&") and is_name[k - 2]
                                         and not raw[k - 2].endswith(("'s", "’s")))
-            # After a relation verb too: "I'm married to Jonas", "I report to Priya".
-            after_cue = after_cue or k - 1 in cue_end
+            # After a relation verb too: "I'm married to Jonas", "I report to Priya"; after what one has with a
+            # person only: "a long call with Tariq" (a firm's shape is no one's: "drinks with PayPal folks").
+            after_cue = after_cue or k - 1 in cue_end or (
+                k >= 2 and norms[k - 1] == "with" and norms[k - 2] in lexicon.EN_TIME_WITH and
+                not firm_shaped(raw[k]))
             is_name[k] = _en_is_name(raw, k, initial=initial, known=known, after_cue=after_cue,
                                      after_title=after_title, after_name=after_name)
         if is_name[k] and (after_cue or k - 1 in cued):
@@ -797,7 +813,7 @@ def sentence_mentions(sentence: str, known: KnownIndex, context: Sequence[Mentio
         if cue.circle == "Family" and not a.circle and "Family" in (
                 b.circle, _known_circle(known, b), *(m.circle for m in context if m.name == b.name)):
             a.circle, a.cue = "Family", cue.concept
-    unknown_kin = [m for m in mentions if question and m.kin_word and not m.known_id]
+    unknown_kin = [m for m in mentions if question and m.kin_word and not m.known_id and not asks_for_help(sentence)]
     mentions = [m for m in mentions if not any(m is k for k in unknown_kin)]
     drafts = [RelationDraft(subject=a.name, object=b.name, kind=cue.relation, label=label)
               for a, b, cue, label in relations if a.name and b.name and a.name != b.name and

@@ -134,6 +134,24 @@ def is_question(sentence: str) -> bool:
     return bool(_QUESTION_END.search(said)) and not _TAG_QUESTION.search(said)
 
 
+# A question that asks the assistant for help or advice tells of the relative it is for ("Can you help me plan a
+# surprise party for my husband?", "Что подарить маме на юбилей?", "帮我给老婆挑个礼物？"): the user has one. It is
+# still no bio line of theirs. A question about the relative ("what's my sister's name?", "Did my wife call?")
+# tells nothing new.
+_ASKS_FOR_HELP = re.compile(
+    r"^(?:(?:so|ok|okay|hey|hi|also|and|but)\W+)*(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+    r"(?:help|suggest|recommend|give\s+me|think\s+of)|(?:please\s+)?help\s+me|what\s+(?:should|could|can)\s+i"
+    r"\s+(?:get|buy|give|gift|make|cook|bake|say|write|tell|do)|how\s+(?:do|can|should)\s+i|any\s+(?:good\s+)?"
+    r"(?:ideas?|tips?|advice|suggestions?|recommendations?)\b)"
+    r"|^(?:(?:а|ну|слушай|кстати)\W+)*(?:помоги|помогите|подскажи|подскажите|посоветуй|посоветуйте|что\s+(?:мне\s+)?"
+    r"(?:подарить|купить|приготовить|сказать|написать)|как\s+(?:мне|лучше))"
+    r"|帮我|帮忙|送什么|买什么|有什么(?:好的)?(?:建议|推荐|礼物)|怎么(?:跟|和|对|给|哄|安慰)", re.IGNORECASE)
+
+
+def asks_for_help(sentence: str) -> bool:
+    return bool(_ASKS_FOR_HELP.search(normalize(sentence).strip()))
+
+
 @dataclass
 class Tok:
     # NAME CUE VERB OWN COP PRON POSS PUNCT OF ALIAS NAMED PET OTHER. POSS: "his", "её", "своим", "他的";

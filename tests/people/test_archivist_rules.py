@@ -716,7 +716,9 @@ def test_a_sentence_opening_with_a_known_persons_diminutive_names_them(sentence:
     assert [m.name for m in mentions] == [sentence.split()[0]]
 
 
-@pytest.mark.parametrize("sentence", ["Света в комнате не было.", "Светка опять опоздала."])
+# "Светка опять опоздала." opens with a name the dictionary does not list and no word of Russian has that form:
+# someone, known or not (tests/people/test_archivist_names_round4.py).
+@pytest.mark.parametrize("sentence", ["Света в комнате не было."])
 def test_a_sentence_opening_with_a_diminutive_of_no_known_person_stays_a_word(sentence: str) -> None:
     mentions, _ = rules.sentence_mentions(sentence, KnownIndex([KnownPerson(id=1, display_name="Мария")]))
     assert [m.name for m in mentions] == []

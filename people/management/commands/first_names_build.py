@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import importlib
 import importlib.metadata
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,21 @@ from memoryhub import lexicon as nouns
 from memoryhub import verbforms
 from people import lexicon
 
-# The English-speaking world and the languages whose names its users mention most.
-LOCALES = ("en_US", "en_GB", "en_IE", "en_NZ", "en_IN", "en_PK", "en_KE", "es_ES", "es_MX", "fr_FR", "de_DE",
-           "it_IT", "pt_BR")
-_ATTRIBUTES = ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary")
-# Words of the providers' lists that English uses as adjectives or adverbs, which WordNet's nouns miss.
+# The English-speaking world and the languages whose names its users mention most: friends, colleagues and
+# neighbours from Europe, Africa, Turkey, Indonesia and Japan are named in English chats too ("Went climbing
+# with Joaquin", "my coworker Fatima", "my roommate Kenji"; each missed with the first list of 13 locales).
+LOCALES = ("en_US", "en_GB", "en_IE", "en_NZ", "en_IN", "en_PK", "en_KE", "en_NG", "es_ES", "es_MX", "es_AR",
+           "fr_FR", "fr_CA", "de_DE", "it_IT", "pt_BR", "pt_PT", "nl_NL", "sv_SE", "no_NO", "da_DK", "pl_PL",
+           "tr_TR", "id_ID", "ha_NG", "yo_NG", "ig_NG", "tw_GH", "ja_JP")
+# ja_JP keeps its names in kana and kanji, and in Latin letters under `first_romanized_names`.
+_ATTRIBUTES = ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary",
+               "first_romanized_names")
+# Words of the providers' lists that English uses otherwise and WordNet's nouns miss: adjectives, adverbs,
+# plurals and parts of place names ("Los Angeles", "Novi Sad"), and "nana", which is kin (`people.lexicon`).
 NOT_NAMES = frozenset({"else", "urban", "lucky", "harsh", "sandy", "misty", "edit", "meta", "pero", "nath",
-                       "conn", "kata", "tama", "gaby", "sunny", "bright", "noble", "royal", "young", "rich"})
+                       "conn", "kata", "tama", "gaby", "sunny", "bright", "noble", "royal", "young", "rich",
+                       "among", "lone", "mans", "mats", "ties", "angeles", "verde", "vida", "novi", "mora", "elgin",
+                       "indy", "lowe", "mala", "nana"})
 
 
 def wordnet_nouns(path: Path = nouns.TABLE) -> set[str]:
@@ -49,6 +58,15 @@ def verb_forms(path: Path = verbforms.TABLE) -> set[str]:
     return forms
 
 
+def latin_forms(name: str) -> set[str]:
+    """A name in Latin letters, lower case, as written and without its accents ("joaquín", "joaquin": a chat
+    often leaves them out); nothing for a name in another script or with other marks than letters."""
+    folded = _folded(name)
+    if not (folded.isascii() and folded.isalpha()):
+        return set()
+    return {unicodedata.normalize("NFC", name).lower(), folded.lower()}
+
+
 def faker_first_names(locales: tuple[str, ...] = LOCALES) -> set[str]:
     try:
         importlib.import_module("faker")
@@ -58,13 +76,18 @@ def faker_first_names(locales: tuple[str, ...] = LOCALES) -> set[str]:
     for locale in locales:
         provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
         for attribute in _ATTRIBUTES:
-            names.update(n.lower() for n in getattr(provider, attribute, ()) if n.isascii() and n.isalpha())
+            for name in getattr(provider, attribute, ()):
+                names |= latin_forms(name)
     return names
 
 
 def first_names(candidates: set[str]) -> list[str]:
     excluded = wordnet_nouns() | verb_forms() | NOT_NAMES | lexicon.EN_NON_NAMES
-    return sorted(n for n in candidates if len(n) > 3 and n not in excluded)
+    return sorted(n for n in candidates if len(n) > 3 and n not in excluded and _folded(n) not in excluded)
+
+
+def _folded(name: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
 
 
 class Command(BaseCommand):
