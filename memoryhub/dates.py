@@ -47,6 +47,12 @@ _RECURRENCE = re.compile(
     re.IGNORECASE)
 _RECURRENCE_GAP = re.compile(r"(?:[\s,]+|(?<![^\W\d_])(?:on|at|in|around|about|during|over|the|в|во|на|к|под|с)"
                              r"(?![^\W\d_]))*", re.IGNORECASE)
+# A habit said of a bare weekday is every such day: "Моя начальница вечно ставит дедлайны на пятницу" (QA: read as
+# the last Friday before the message), "She always calls on Friday", "我老板总是周五布置任务". A date that reads alike
+# in either tense ("usually, but yesterday…") keeps its anchor.
+_HABITUAL = re.compile(r"\b(?:always|usually|normally|typically|generally|often|tends?\s+to)\b"
+                       r"|(?<!\w)(?:всегда|вечно|обычно|постоянно|часто|как\s+правило)(?!\w)"
+                       r"|总是|老是|经常|通常|一般|往往|常常", re.IGNORECASE)
 # "on Sunday mornings", "Friday nights": a plural time of day after a weekday makes it every such day.
 _RECURRING_AFTER = re.compile(r"\s*(?:mornings|afternoons|evenings|nights)\b", re.IGNORECASE)
 
@@ -84,7 +90,7 @@ def _anchor_clause(clause: str, anchor: date, relative: set[timeexpr.Span], past
     or an expression read apart from the sentence would lose it ("Мы едем на дачу к Сергею, в субботу").
     `by_tense` False: only the dates that read alike in either tense."""
     spans = [s for s in timeexpr.mentions(clause, anchor, past=past) if s in relative]
-    if not by_tense and spans:
+    if spans and (not by_tense or _HABITUAL.search(clause)):
         alike = set(timeexpr.mentions(clause, anchor, past=True)) & set(timeexpr.mentions(clause, anchor, past=False))
         spans = [s for s in spans if s in alike]
     if not spans or _ANCHORED.search(clause):

@@ -114,13 +114,13 @@ KIN: tuple[Kin, ...] = (
     Kin("husbands_father", "kin:relative", ru=("свёкор", "свекор"), zh=("公公",)),
     Kin("sister_in_law", "kin:relative", ("Sister-in-law",)),
     Kin("brother_in_law", "kin:relative", ("Brother-in-law",)),
-    Kin("husbands_sister", "kin:relative", ru=("золовка",)),
+    Kin("husbands_sister", "kin:relative", ru=("золовка",), zh=("小姑子", "大姑子")),
     Kin("wifes_sister", "kin:relative", ru=("свояченица",), zh=("小姨子",)),
     Kin("brothers_wife", "kin:relative", ru=("невестка",)),
     Kin("elder_brothers_wife", "kin:relative", zh=("嫂子",)),
     Kin("younger_brothers_wife", "kin:relative", zh=("弟媳",)),
     Kin("wifes_brother", "kin:relative", ru=("шурин",), zh=("小舅子",)),
-    Kin("husbands_brother", "kin:relative", ru=("деверь",)),
+    Kin("husbands_brother", "kin:relative", ru=("деверь",), zh=("小叔子", "大伯子")),
     Kin("sisters_husband", "kin:relative", ru=("зять",)),
     Kin("elder_sisters_husband", "kin:relative", zh=("姐夫",)),
     Kin("younger_sisters_husband", "kin:relative", zh=("妹夫",)),
@@ -193,9 +193,10 @@ CUES: tuple[Cue, ...] = (
         ("下属", "实习生", "助理", "副手")),
     # --- distant work ---
     Cue("role:client", WO, "other", ("client", "customer"), ("клиент", "клиентка", "заказчик", "заказчица"),
-        ("客户", "甲方")),
-    Cue("role:vendor", WO, "other", ("vendor", "contractor", "supplier", "freelancer", "consultant", "sales rep"),
-        ("подрядчик", "поставщик", "фрилансер", "консультант"), ("供应商", "承包商", "顾问")),
+        ("客户", "甲方", "合作方")),
+    Cue("role:vendor", WO, "other", ("vendor", "contractor", "supplier", "freelancer", "consultant", "sales rep",
+                                     "account manager", "account executive"),
+        ("подрядчик", "поставщик", "фрилансер", "консультант"), ("供应商", "承包商", "顾问", "乙方")),
     Cue("role:recruiter", WO, "other", ("recruiter", "hr", "headhunter", "investor"),
         ("рекрутер", "эйчар", "инвестор", "кадровик"), ("猎头", "招聘", "投资人")),
     # --- friends ---
@@ -212,6 +213,8 @@ CUES: tuple[Cue, ...] = (
         ("同学", "室友", "舍友", "同桌")),
     # --- others ---
     Cue("role:neighbour", OT, "other", ("neighbour", "neighbor"), ("сосед", "соседка"), ("邻居",)),
+    Cue("role:clergy", OT, "other", ("pastor", "priest", "rabbi", "imam", "vicar", "chaplain"),
+        ("священник", "батюшка", "пастор", "раввин", "имам"), ("牧师", "神父")),
     # Medical roles: related, not one (a nurse is no doctor, "терапевт" is a GP, "therapist" is not).
     Cue("role:doctor", OT, "other", ("doctor", "physician"), ("врач", "доктор", "терапевт"), ("医生", "大夫"),
         family="role:medical"),
@@ -220,7 +223,8 @@ CUES: tuple[Cue, ...] = (
     Cue("role:therapist", OT, "other", ("therapist",), ("психолог",), family="role:medical"),
     Cue("role:vet", OT, "other", ("vet",), family="role:medical"),
     Cue("role:teacher", OT, "other", ("teacher", "tutor", "coach", "trainer", "professor", "instructor"),
-        ("учитель", "учительница", "репетитор", "тренер", "преподаватель", "профессор"), ("老师", "教练", "教授")),
+        ("учитель", "учительница", "репетитор", "тренер", "преподаватель", "профессор", "препод", "классная",
+         "классный руководитель"), ("老师", "教练", "教授", "班主任", "家教")),
     Cue("role:service", OT, "other", ("landlord", "lawyer", "accountant", "nanny", "barber", "plumber",
                                       "financial advisor", "financial adviser"),
         ("арендодатель", "юрист", "адвокат", "бухгалтер", "няня", "парикмахер", "сантехник"),
@@ -258,6 +262,8 @@ VERB_CUES: tuple[VerbCue, ...] = (
             ("подчиняться",), ("管我们", "带我们")),
     VerbCue("role:boss", WI, ru=("руководить", "руководство", "возглавлять"), needs_user=False),
     VerbCue("role:friend", FR, ("friends with",), ("дружить",)),
+    # "Встретила Наташку, мы вместе учились в школе": who studied with the user is a classmate.
+    VerbCue("role:classmate", FR, ("study together", "study with"), ("учиться",), ("一起上学", "一起读书")),
     VerbCue("kin:spouse", F, ("married to", "engaged to"), ("женатый", "замужем", "жениться"), ("嫁给",)),
     # A break-up or a divorce makes an ex, no longer family: Other, as "my ex Tom" (the role:ex cue).
     VerbCue("role:ex", OT, ("break up", "broke up", "broken up", "split up", "divorce"), ("расстаться", "развестись"),
@@ -398,6 +404,18 @@ EN_NAME_PARTICLES = frozenset({"van", "von", "de", "der", "da", "di", "del", "la
 # "Lake Louise") or before a noun of places ("Lincoln High School", "Grace Church", "Victoria Station").
 EN_PLACE_PREFIXES = frozenset({"st", "saint", "ste", "mount", "mt", "fort", "ft", "lake", "cape", "port", "san",
                                "santa", "santo"})
+# A capitalised kin word before a name, owned by no one, is how a priest, nun or monk is called: "Father Declan".
+EN_CLERGY_TITLES = frozenset({"father", "sister", "brother", "mother"})
+# What a short phrase of where opens between a cue word and its name: "My mentor at work, Oluwaseun".
+WHERE_PREPOSITIONS = frozenset({"at", "from", "in", "on", "на", "из", "в", "с"})
+# A work a name run stands before is by someone famous, not someone the user knows: "the new Wes Anderson movie",
+# "a Taylor Swift concert", "that Stephen King novel". No word that is also a verb after a subject ("Anna books
+# the tickets", "Tom films the kids").
+EN_WORK_NOUNS = frozenset({
+    "movie", "movies", "film", "album", "albums", "song", "songs", "novel", "novels", "documentary", "biopic",
+    "concert", "tour", "podcast", "musical", "exhibition", "retrospective",
+})
+
 EN_PLACE_NOUNS = frozenset({
     "hospital", "clinic", "school", "high", "elementary", "academy", "college", "university", "institute",
     "church", "cathedral", "chapel", "abbey", "temple", "mosque", "street", "st", "road", "rd", "avenue", "ave",
@@ -592,13 +610,15 @@ ZH_NOT_PETS = ("熊猫", "热狗", "单身狗", "舔狗", "走狗", "海狗", "�
 RU_DIMINUTIVES: dict[str, tuple[str, ...]] = {
     "александр": ("саша", "шура", "саня", "санек", "сашка", "сашенька", "алекс"),
     "александра": ("саша", "шура", "сашка", "сашенька"),
-    "алексей": ("леша", "лешка", "алеша", "лешенька", "алешка"),
+    "алексей": ("леша", "лешка", "алеша", "лешенька", "алешка", "леха"),
     "анастасия": ("настя", "настена", "настенька", "ася", "настюха", "настюша"),
     "анатолий": ("толя", "толик", "толян"),
     "андрей": ("андрюша", "андрюха", "дрюша", "андрюшка"),
     "анна": ("аня", "анечка", "анюта", "нюра", "анька"),
-    "антон": ("тоша", "антоша"),
+    "антон": ("тоша", "антоша", "тоха", "антоха"),
+    "артем": ("тема", "темка", "артемка", "темыч"),
     "борис": ("боря", "борька"),
+    "вадим": ("вадик", "вадя"),
     "валентина": ("валя",),
     "валентин": ("валя",),
     "василий": ("вася", "васька"),
@@ -611,7 +631,8 @@ RU_DIMINUTIVES: dict[str, tuple[str, ...]] = {
     "геннадий": ("гена",),
     "георгий": ("жора", "гоша", "гера"),
     "григорий": ("гриша",),
-    "дарья": ("даша", "дашка", "дашенька"),
+    "дарья": ("даша", "дашка", "дашенька", "дашуля"),
+    "егор": ("егорка", "егорушка", "егорыч"),
     "денис": ("дэн", "дениска", "денчик"),
     "дмитрий": ("дима", "митя", "димка", "димон", "димас"),
     "евгений": ("женя", "женька", "жека"),
@@ -621,7 +642,9 @@ RU_DIMINUTIVES: dict[str, tuple[str, ...]] = {
     "елизавета": ("лиза", "лизка", "лизонька"),
     "иван": ("ваня", "ванька", "ванечка", "ванюша", "ванек"),
     "игорь": ("игорек", "гоша"),
+    "илья": ("илюша", "илюха", "илюшка"),
     "ирина": ("ира", "ирка", "ирочка", "ириша"),
+    "кирилл": ("киря", "кирюша", "кирюха"),
     "константин": ("костя", "костик", "костян"),
     "ксения": ("ксюша", "ксюха", "ксюшка"),
     "лариса": ("лара",),
@@ -630,13 +653,14 @@ RU_DIMINUTIVES: dict[str, tuple[str, ...]] = {
     "максим": ("макс", "максик", "максимка"),
     "марина": ("мариша",),
     "мария": ("маша", "машка", "машенька", "маня", "муся", "маруся"),
-    "михаил": ("миша", "мишка", "мишаня"),
+    "михаил": ("миша", "мишка", "мишаня", "миха"),
     "надежда": ("надя",),
-    "наталья": ("наташа", "ната", "наталка", "наташка"),
+    "наталья": ("наташа", "ната", "наталка", "наташка", "натаха"),
     "наталия": ("наташа", "ната"),
     "никита": ("никитос",),
     "николай": ("коля", "колька", "коленька", "колян"),
     "нина": ("ниночка",),
+    "олег": ("олежка", "олежек"),
     "ольга": ("оля", "олечка", "олька", "оленька"),
     "павел": ("паша", "пашка", "павлик", "пашуля"),
     "петр": ("петя", "петька", "петенька"),
@@ -651,8 +675,8 @@ RU_DIMINUTIVES: dict[str, tuple[str, ...]] = {
     "станислав": ("стас", "слава"),
     "степан": ("степа",),
     "тамара": ("тома",),
-    "татьяна": ("таня", "танюша", "танька", "танечка"),
-    "тимофей": ("тима",),
+    "татьяна": ("таня", "танюша", "танька", "танечка", "танюха"),
+    "тимофей": ("тима", "тимоша", "тимоха", "тимошка"),
     "тимур": ("тима",),
     "федор": ("федя",),
     "юлия": ("юля", "юлька", "юленька", "юляша"),

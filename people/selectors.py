@@ -76,17 +76,44 @@ def relation_name_terms(*, tenant_id: int, user_id: str, query: str) -> list[str
         return []
     concepts = sorted({w.concept for w in words})
     rows = list(living(tenant_id=tenant_id, user_id=user_id).filter(search_terms__overlap=concepts)
-                .order_by("-mention_count", "pk").values_list("display_name", "aliases", "search_terms")[:50])
+                .order_by("-mention_count", "pk").values_list("display_name", "aliases", "search_terms", "bio")[:50])
     literal = [r for r in rows if any(w.terms and set(w.terms) <= set(r[2]) for w in words)]
     # Who is called so, before those whose description says the word: "My husband Tom is a doctor and our
     # daughter Lily is five" describes Lily too, and she has more mentions ("Husband" is Tom's alias).
     named = [r for r in literal
              if any(w.terms and set(w.terms) <= set(analyze(alias)) for w in words for alias in r[1])]
+    # Then whose bio says the word beside their name: "У меня сын Тимофей, ему 7, и муж Артём" is in both bios
+    # (a son has no alias: two would share it), and "Что приготовить сыну?" put the husband, with more mentions,
+    # first.
+    beside = [r for r in literal if _said_beside(r[3], r[0], {t for w in words for t in w.terms})]
     terms: list[str] = []
-    for display_name, aliases, _ in (named or literal or rows)[:RELATION_PEOPLE_MAX]:
+    for display_name, aliases, _, _ in (named or beside or literal or rows)[:RELATION_PEOPLE_MAX]:
         for name in (display_name, *aliases):
             terms.extend(t for t in analyze(name) if t not in terms)
     return terms
+
+
+_CAPITALISED = re.compile(r"\b[A-ZА-ЯЁ][a-zа-яё]+\b")
+
+
+def full_name_terms(query: str) -> frozenset[str]:
+    """The terms of the full first names a query's capitalised diminutives stand for: "Когда у Тимохи плавание?"
+    asks about Тимофей, "Is Sasha coming?" about Alexander or Alexandra (`names.full_names_of`)."""
+    return frozenset(t for word in _CAPITALISED.findall(query) for full in full_names_of(word) for t in analyze(full))
+
+
+def _said_beside(bio: str, name: str, terms: set[str], reach: int = 2) -> bool:
+    """Whether `bio` says one of `terms` within `reach` words of `name` ("сын Тимофей", "Tom, my husband")."""
+    own, said = _words_in_order(name), _words_in_order(bio)
+    if not own or not terms:
+        return False
+    return any(word == own[0] and terms.intersection(said[max(0, i - reach):i + len(own) + reach])
+               for i, word in enumerate(said))
+
+
+def _words_in_order(text: str) -> list[str]:
+    # Without the single characters a Chinese word is also indexed by: 儿子 | 儿 | 子 | 小明 is two words.
+    return [t for t in analyze(text) if not (len(t) == 1 and HAN_CHAR.match(t))]
 
 
 @lru_cache(maxsize=8)

@@ -31,6 +31,7 @@ from memoryhub.sensitive import redact
 from memoryhub.validation import iso_instant
 from people.selectors import (
     circle_topic_terms,
+    full_name_terms,
     inner_circle_context_items,
     relation_name_terms,
     relevant_people_context_items,
@@ -370,6 +371,7 @@ def context_assemble(
     scored = _relevance(lines, asked, asks=lambda line: key_terms(_profile_key(line)))
     block = Block("profile", header=header)
     cap = min(remaining, _share(shares["profile"], budget)) - count_tokens(header)
+    asked_facts = frozenset(ref for (ref, _), shared in scored if shared)
     if scored and scored[0][1]:
         # Facts the query does not ask for get the block's share, not its floor (`min_tokens`, which keeps a
         # line or two where the share holds none): at 50 tokens four facts "what's my sister's name?" needed
@@ -381,13 +383,16 @@ def context_assemble(
         _pack(block, _lines([line for line, _ in scored]), cap)
     remaining -= block.tokens
     blocks.append(block)
+    profile = block
 
     # The inner circle (Family, Work_Inner) always reaches the prompt, with full bios; those the query
     # speaks of first ("a gift for my wife" keeps the wife when the share holds one line).
     block = Block("inner_circle")
     # And those it names by how they relate to the user: "What is my sister's name?" says no word of "Маша |
     # Family | …на выходных мы с сестрой Машей…", and at 150 tokens the colleague came first and the sister not.
-    related = frozenset(relation_name_terms(tenant_id=tenant_id, user_id=user_id, query=query))
+    # And by a diminutive of their first name: "Когда у Тимохи плавание?" asks about Тимофей.
+    related = frozenset(relation_name_terms(tenant_id=tenant_id, user_id=user_id, query=query)) | \
+        full_name_terms(query)
     # And those of the part of life it asks about: "Где я работаю?" names no one, but asks about the boss before
     # the daughter (`circle_topic_terms`; at 120 tokens the daughter alone was shown).
     lines = _by_relevance(inner_circle_context_items(tenant_id=tenant_id, user_id=user_id),
@@ -400,6 +405,10 @@ def context_assemble(
     remaining -= _pack_clipping(block, _lines(lines), min(remaining, _share(shares["inner_circle"], budget)), query)
     blocks.append(block)
     circle = block
+    # The facts the query asks for that the profile's share could not hold, before the turns and memories: "Где я
+    # раньше жила?" at 150 tokens showed the husband's whole bio, and the answer, "former location: Екатеринбург",
+    # stayed cut. A fact is one short line, a distilled answer; the inner circle keeps its floor (`min_tokens`).
+    remaining -= _take_waiting(profile, asked_facts, remaining)
 
     # Recent turns of this session: short-term memory, the newest that fit without a gap, shown oldest first.
     recent_ids: set[int] = set()
@@ -829,6 +838,21 @@ def _without_restatements(block: Block, candidates: list[BlockItem], cap: int, t
                 words = words | terms([item])
         final.append(item)
     return final
+
+
+def _take_waiting(block: Block, refs: frozenset[str], room: int) -> int:
+    """Add the block's items waiting for budget whose reference is in `refs`, in rank order, while they fit in
+    `room`; return the tokens they took (with the block's header, when the block showed nothing before)."""
+    before = block.tokens
+    for item in [i for i in block.waiting if i.ref in refs]:
+        header = count_tokens(block.header) if block.header and not block.items else 0
+        if block.tokens - before + header + item.tokens > room:
+            continue
+        block.items.append(item)
+        block.waiting.remove(item)
+        block.cut = [c for c in block.cut if not (c["ref"] == item.ref and c["reason"] == "budget")]
+    block.items.sort(key=lambda i: block.rank[i.ref])
+    return block.tokens - before
 
 
 def _top_up(context: Context, order: tuple[str, ...], contiguous: frozenset[str] | set[str] = frozenset(),

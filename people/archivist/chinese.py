@@ -44,7 +44,9 @@ _ZH_PREFIX_WORDS = frozenset({"小时", "老实", "小心", "小孩", "小区", 
 _ZH_PREFIX_STOPS = lexicon.ZH_NAME_STOPS - frozenset("今明昨后前")
 # Where a name's group is stated before it: "我们部门的小赵" works with the user; "隔壁的小李" lives next door.
 _ZH_GROUP_BEFORE = (
-    (re.compile(r"(?:我们|咱们|我)(?:公司|部门|组|团队|小组|项目组|科室|单位|办公室|实验室)(?:里)?的?$"), "Work_Inner"),
+    # "组里新来的小孙": 里 says it is the user's own group as 我们 does.
+    (re.compile(r"(?:(?:我们|咱们|我)(?:公司|部门|组|团队|小组|项目组|科室|单位|办公室|实验室)(?:里)?"
+                r"|(?:公司|部门|组|团队|小组|项目组|科室|单位|办公室|实验室)里)(?:新来)?的?$"), "Work_Inner"),
     (re.compile(r"(?:邻居|隔壁|楼上|楼下|对门)(?:家)?(?:的)?$"), "Other"),
 )
 
@@ -179,7 +181,8 @@ def _zh_name_spans(sentence: str, known: KnownIndex, said: Sequence[str] = ()) -
     for m in re.finditer("[小老]", sentence):
         i = m.start()
         # "邻居老张家的狗": 老张's home (家 is no stop: 王家明 is a name).
-        ends = _zh_stop_at(sentence, i + 2) or sentence[i + 2:i + 4] == "家的"
+        # Or where jieba's word ends: "小孙特别能干" (特 ends no name, but 小孙 is one word).
+        ends = _zh_stop_at(sentence, i + 2) or sentence[i + 2:i + 4] == "家的" or {i, i + 2} <= word_ends | {0}
         if _zh_surname_at(sentence, i + 1) == 1 and ends and \
                 sentence[i:i + 2] not in lexicon.ZH_NOT_NAMES and sentence[i:i + 2] not in _ZH_PREFIX_WORDS:
             take(i, i + 2)

@@ -12,6 +12,7 @@ own relative without a name ("my mom", "мама", "我老婆的妹妹") into a 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from collections.abc import Sequence
 
@@ -74,6 +75,19 @@ def _address_word(tok: Tok) -> bool:
     return tok.kind == "CUE" and tok.script == "ru" and ru_lemma(normalize(tok.text)) in _RU_ADDRESS_KIN
 
 
+def _where_phrase_end(toks: list[Tok], j: int) -> int | None:
+    """The comma after a short phrase of where the cue's person is, right after the cue word, when a name follows
+    it ("at work, Oluwaseun", "from college, Ana", "на работе, Олег"); else None."""
+    if not (j < len(toks) and toks[j].kind == "OTHER" and normalize(toks[j].text) in lexicon.WHERE_PREPOSITIONS):
+        return None
+    for end in range(j + 1, min(j + 4, len(toks) - 1)):
+        if toks[end].kind == "PUNCT" and toks[end].text == ",":
+            return end if toks[end + 1].kind == "NAME" and not toks[end + 1].possessive else None
+        if toks[end].kind not in ("OTHER", "OWN"):
+            return None
+    return None
+
+
 def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
     j = c + 1
     if j < len(toks) and toks[j].kind == "OTHER" and normalize(toks[j].text) in _CUE_HEADS:
@@ -85,6 +99,8 @@ def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
         j += 2  # the cue's complement: "соседка по даче Нина", "коллега по работе, Сеня"
     if j == skip:
         j += 1  # the possessor between: "Дети Наташи, Миша и Соня"
+    if (end := _where_phrase_end(toks, j)) is not None:
+        j = end  # "My mentor at work, Oluwaseun", "my friend from college, Ana": where the cue is, then the name
     if j < len(toks) and toks[j].kind == "PUNCT" and toks[j].text in {",", "，", ":", "：", "(", "（"}:
         j += 1
     elif j < len(toks) and toks[j].kind == "COP" and toks[j].text in _DASHES:
@@ -101,6 +117,9 @@ def _name_after(toks: list[Tok], c: int, skip: int | None = None) -> int | None:
     if j < len(toks) and toks[j].kind == "OTHER" and normalize(toks[j].text).rstrip(".") in lexicon.EN_SURNAME_TITLES:
         # a title written before the surname is no word between cue and name: "The client, Mrs. Whitfield"
         j += 2 if j + 1 < len(toks) and toks[j + 1].text == "." else 1
+    elif j + 1 < len(toks) and toks[j].kind == "OTHER" and toks[j].text[:1].isupper() and \
+            normalize(toks[j].text) in lexicon.EN_CLERGY_TITLES and toks[j + 1].kind == "NAME":
+        j += 1  # "Our pastor, Father Declan"
     if j + 1 < len(toks) and toks[j].kind == "PUNCT" and toks[j].text in "，," and toks[j + 1].kind == "NAMED" and \
             HAN.search(toks[j + 1].text):
         j += 1  # "生了个女儿，取名叫朵朵"
@@ -1183,11 +1202,29 @@ def unnamed_kin(toks: list[Tok], tied: Sequence[bool]) -> list[Tok]:
     return [t for t in slots if t is not None]
 
 
+# What makes a role at work one the user had: "my old manager Siddharth", "my former boss", "бывший начальник",
+# "前同事周洁", "原来的领导". Only at work: "my old friend" is a friend of long standing.
+_FORMER = frozenset({"former", "old", "previous", "ex", "бывший", "бывшая", "бывшего", "бывшей", "бывшему", "бывшим",
+                     "бывшую", "прежний", "прежняя", "прежнего", "прежней", "前", "原", "原来的", "以前的", "之前的"})
+
+
+def former_roles(toks: list[Tok]) -> None:
+    """A work cue word after a word saying it was before names someone the user worked with once: circle Other,
+    as a colleague who left is (`departures`); the role stays the cue's, for search ("my old boss")."""
+    for c, tok in enumerate(toks):
+        if tok.kind != "CUE" or tok.cue is None or tok.cue.circle not in _WORK or c == 0:
+            continue
+        before = normalize(toks[c - 1].text)
+        if before in _FORMER or (tok.script == "zh" and before.endswith(("前", "原"))):
+            tok.cue = dataclasses.replace(tok.cue, circle="Other")
+
+
 def read_phrases(toks: list[Tok], context: Sequence[Mention] = ()) -> tuple[list[Tok], list[Relation]]:
     """Circles, relations, aliases and unnamed relatives of one sentence's tokens: a first reading
     tells which cue words describe a named person; the relatives left without a name become people;
     the second reading ties everything, those relatives included ("my cousin's wife Jenna")."""
     toks = pets(toks)
+    former_roles(toks)
     trial = copy.deepcopy(toks)
     tie(trial, [copy.copy(m) for m in context])
     toks = unnamed_kin(toks, [t.tied for t in trial])

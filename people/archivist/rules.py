@@ -298,6 +298,9 @@ def _drop_en_place_names(raw: list[str], norms: list[str], is_name: list[bool], 
         nouns = [j for j in range(k + 1, min(end + 1, len(raw))) if norms[j] in lexicon.EN_PLACE_NOUNS and not (
             j < end and norms[j] in lexicon.EN_PLACE_NOUNS_ALSO_SURNAMES)]
         followed = bool(nouns) and not raw[nouns[0] - 1].endswith(("'s", "’s"))
+        # A work the run stands before: "the new Wes Anderson movie" (no one the user knows).
+        followed = followed or (end < len(raw) and norms[end] in lexicon.EN_WORK_NOUNS and
+                                not raw[end - 1].endswith(("'s", "’s")))
         if (prefixed or followed) and not any(known.word_is_known(w) for w in raw[k:end]):
             for j in range(k, end):
                 is_name[j] = False
@@ -490,6 +493,8 @@ def _title_before(raw: list[str], norms: list[str], k: int) -> str:
         return _SURNAME_TITLES[norms[k - 2]]
     if k > 0 and LAT.search(raw[k]) and norms[k - 1].rstrip(".") in _SURNAME_TITLES:
         return _SURNAME_TITLES[norms[k - 1].rstrip(".")]
+    if k > 0 and _clergy_title(raw, norms, k - 1):
+        return raw[k - 1]
     return ""
 
 
@@ -529,6 +534,16 @@ def _ru_possessive_of(word: str, cue_word: str, cue: lexicon.Cue, said: Sequence
     return readings[0][1]
 
 
+_OWNERS = frozenset({"my", "our", "his", "her", "their", "your", "mine"})
+
+
+def _clergy_title(raw: list[str], norms: list[str], i: int) -> bool:
+    """"Father Declan", "Sister Mary Agnes": a capitalised kin word before a capitalised name, owned by no one, is a
+    title of a priest, nun or monk ("my Father Tom", "Sister Anna" opening "Sister Anna is…" after "my" stay kin)."""
+    return norms[i] in lexicon.EN_CLERGY_TITLES and raw[i][:1].isupper() and i + 1 < len(raw) and \
+        raw[i + 1][:1].isupper() and raw[i + 1].isalpha() and not (i > 0 and norms[i - 1] in _OWNERS)
+
+
 def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = frozenset(),
                   said: Sequence[str] = ()) -> list[Tok]:
     raw = _raw_tokens(sentence)
@@ -544,6 +559,8 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
             # "friends with" is a verb phrase before "friends" is a noun.
             verb = en_verb_cue(norms, i)
             hit = (verb if verb and verb[1] > 1 else None) or _en_partner(norms, i, en_cue(norms, i)) or verb
+            if hit and _clergy_title(raw, norms, i):
+                hit = None  # "Our pastor, Father Declan": how a priest is called, no one's father
         if hit:
             cue_at[i] = hit
             i += hit[1]
@@ -577,7 +594,10 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
         if k in in_cue or k in in_pet or k in owner_of_cue or token.startswith("@") or not token[:1].isalpha():
             continue
         initial = k == first_word or (k > 0 and raw[k - 1] in {"«", '"', "“", ":"})
-        after_cue = k - 1 in noun_cue or (k >= 2 and k - 2 in noun_cue and raw[k - 1] == ",")
+        after_cue = k - 1 in noun_cue or (k >= 2 and k - 2 in noun_cue and raw[k - 1] == ",") or (
+            # "My mentor at work, Oluwaseun": a short phrase of where between the cue word and the name
+            raw[k - 1] == "," and any(j in noun_cue and norms[j + 1] in lexicon.WHERE_PREPOSITIONS
+                                      for j in range(max(0, k - 5), k - 2)))
         joined = k - 1
         while joined >= max(0, k - 3) and norms[joined] in _LIST_JOINS:
             joined -= 1
@@ -592,9 +612,12 @@ def _tokens_en_ru(sentence: str, known: KnownIndex, persons: frozenset[str] = fr
                 is_name[k] = _ru_is_name(token, initial=initial, known=known, before_name_part=before_name_part,
                                          after_cue=after_cue or _cue_before(k, raw, norms, noun_cue))
         elif LAT.search(token):
+            if _clergy_title(raw, norms, k):
+                continue  # "Father" of "Father Declan" is his title, as "Dr." is
             prev = norms[k - 1].rstrip(".") if k > 0 else ""
             after_title = prev in lexicon.EN_TITLES or (k > 1 and raw[k - 1] == "." and norms[k - 2] in
                                                          lexicon.EN_TITLES)
+            after_title = after_title or (k > 0 and _clergy_title(raw, norms, k - 1))
             after_name = k > 0 and is_name[k - 1] and not raw[k - 1].endswith(("'s", "’s"))
             # Joined to a name: "Tom and Ann came over" (Ann, in no list of first names, was no one).
             after_name = after_name or (k > 1 and norms[k - 1] in ("and", "&") and is_name[k - 2]

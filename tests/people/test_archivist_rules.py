@@ -561,7 +561,8 @@ def test_a_relation_of_a_plural_cue_word_reaches_every_listed_name(text: str, re
     ("My business partner Raj wants to open a second shop.", {"Raj": "Work_Inner"}),
     ("My tennis partner Mark beat me again.", {"Mark": "Friends"}),
     ("Our partner Globex sent the files.", {}),
-    ("My partner at the firm, Sam, retired.", {"Sam": None}),
+    # A colleague at the firm (the cue reaches him across "at the firm,"), who retired: Other.
+    ("My partner at the firm, Sam, retired.", {"Sam": "Other"}),
 ])
 def test_a_partner_is_family_and_a_business_partner_is_not(sentence: str, circles: dict) -> None:
     assert circles_of(sentence) == circles

@@ -151,3 +151,27 @@ def test_the_llm_archivists_bio_is_anchored_to_the_last_message_naming_the_perso
     assert Person.objects.get(display_name="Tom").bio == "Moved to Berlin in the week of 2025-02-17."
     (request,) = llm.chat_requests
     assert "relative to when they spoke" in request["messages"][0]["content"]
+
+
+# Found by a QA trial (`make run`, a Russian user): "Моя начальница вечно ставит дедлайны на пятницу" became "на
+# пятницу (2026-09-25)", the last Friday before the message, as if it had happened once.
+@pytest.mark.parametrize("text", [
+    "Моя начальница вечно ставит дедлайны на пятницу.",
+    "Маша обычно звонит в субботу.",
+    "She always calls on Friday.",
+    "Tom usually mows the lawn on the weekend.",
+    "我老板总是周五布置任务。",
+    "小王一般周六来。",
+])
+def test_a_habit_on_a_weekday_is_no_date(text: str) -> None:
+    assert anchor_relative_dates(text, SAID) == text
+
+
+@pytest.mark.parametrize(("text", "anchored"), [
+    ("He usually calls, but yesterday he didn't.", "He usually calls, but yesterday (2025-02-28) he didn't."),
+    ("Tom often visits; he came last Sunday.", "Tom often visits; he came last Sunday (2025-02-23)."),
+    ("Обычно бегаю, но в прошлую пятницу отдыхала.", "Обычно бегаю, но в прошлую пятницу (2025-02-28) отдыхала."),
+    ("我总是很忙，昨天也加班了。", "我总是很忙，昨天(2025-02-28)也加班了。"),
+])
+def test_a_date_beside_a_habit_is_still_anchored(text: str, anchored: str) -> None:
+    assert anchor_relative_dates(text, SAID) == anchored

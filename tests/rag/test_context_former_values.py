@@ -93,3 +93,25 @@ def test_a_value_held_again_is_not_listed_as_former(tenant) -> None:
 ])
 def test_a_question_about_the_past_is_told_apart(query: str, past: bool) -> None:
     assert asks_about_past(query) is past
+
+
+FAMILY_TURNS = {
+    "en": ["My husband Artem is a sound engineer, he mixes albums for local bands and teaches on weekends, and last "
+           "month he finally finished restoring his grandfather's old motorcycle in our garage."],
+    "ru": ["Мой муж Артём звукорежиссёр, сводит альбомы местным группам и преподаёт по выходным, а в прошлом месяце "
+           "он наконец восстановил старый мотоцикл своего деда у нас в гараже."],
+    "zh": ["我老公张伟是录音师，给本地乐队混音，周末还去教课，"
+           "上个月他终于在我们家车库里修好了他爷爷留下的那辆老摩托车。"],
+}
+
+
+@pytest.mark.parametrize("lang", MOVES)
+def test_the_room_left_goes_to_the_asked_former_value_before_a_long_bio(tenant, lang: str) -> None:
+    """QA (`make run`, a Russian user): "Где я раньше жила?" at 150 tokens gave the room the memories left to the
+    husband's whole bio, and the answer, "former location: Екатеринбург", stayed cut."""
+    before, after, past, _, line, former = MOVES[lang]
+    append_messages(tenant, "u1", "s1", [before, *FAMILY_TURNS[lang]], start=START, auto_extract=True)
+    append_messages(tenant, "u1", "s2", [after], start=MOVED, auto_extract=True)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=past, session_id=None, budget_tokens=110)
+    assert _profile(context)[:2] == [line, former], context.render()
+    assert any(b.name == "inner_circle" and b.items for b in context.blocks), context.render()
