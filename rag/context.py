@@ -510,7 +510,12 @@ def context_assemble(
     people_cap = min(remaining, int(budget * shares["relevant_people"]["max_share"]))
     people = Block("relevant_people")
     people_candidates = _lines(relevant_people_context_items(tenant_id=tenant_id, user_id=user_id, query=query))
-    people_used = _pack(people, people_candidates, people_cap)
+    # Someone the query names by name may take more than the share, before the memories: "Who is Priyanka?" at 150
+    # tokens cut her line (26 tokens against a share of 22) and gave the room to unasked inner-circle bios. The turn
+    # her line quotes is then said there, not again as a memory.
+    named_people = [i for i in people_candidates if _names(query, asked, i.text)]
+    people_used = _pack(people, named_people, remaining)
+    people_used += _pack(people, [i for i in people_candidates if i not in named_people], people_cap - people_used)
     cap = min(remaining - people_used, int(budget * shares["memories"]["max_share"]))
     candidates = _with_corrections(block, candidates, turn_of, sources_of, recent_ids, typed_restate, asked,
                                    tenant_id=tenant_id, user_id=user_id, dated=dated)
@@ -578,6 +583,14 @@ def _name_terms(line: str) -> frozenset[str]:
     name's whole word, not its characters (张伟's 张 is no word of 张明's)."""
     name = line.split(" | ", 1)[0].partition("] ")[2]
     return frozenset(t for t in text.analyze(name) if not (len(t) == 1 and text.HAN_CHAR.match(t) and t != name))
+
+
+def _names(query: str, asked: frozenset[str], line: str) -> bool:
+    """Whether the query says the name of a person's context line: one of its words, or, in Chinese, the name
+    anywhere in it (jieba reads "林晓是谁？" as 林晓是 | 谁)."""
+    name = line.split(" | ", 1)[0].partition("] ")[2]
+    return bool(_whole_words(asked) & _name_terms(line)) or (
+        len(name) > 1 and bool(text.HAN_CHAR.match(name)) and name in query)
 
 
 def _whole_words(terms: frozenset[str]) -> frozenset[str]:

@@ -67,3 +67,27 @@ def test_the_person_a_diminutive_names_comes_first(tenant) -> None:
     context = context_assemble(tenant_id=tenant.pk, user_id="u1", query="Что нового у Тимохи?", session_id=None,
                                budget_tokens=90)
     assert _circle(context) and "] Тимофей " in _circle(context)[0], context.render()
+
+
+NAMED_FRIEND = {
+    "en": (["My wife Jess teaches 3rd grade and coaches the school's chess club on Thursdays after class.",
+            "Our son Leo turns 4 next week, and he is allergic to eggs, which makes birthday cakes tricky.",
+            "Had coffee with Priyanka, my old roommate from college."], "Who is Priyanka?", "Priyanka"),
+    "ru": (["Моя жена Лена преподаёт в третьем классе и по четвергам ведёт шахматный кружок после уроков.",
+            "Нашему сыну Лёве в следующем месяце четыре, у него аллергия на яйца, торт на день рождения печь сложно.",
+            "Пили кофе с Полиной, моей соседкой по общежитию в универе."], "Кто такая Полина?", "Полина"),
+    "zh": (["我老婆王芳是小学三年级的老师，每周四下课后还带学校的象棋社团。",
+            "我们儿子乐乐下周满四岁，他对鸡蛋过敏，生日蛋糕很难做。",
+            "和大学室友林晓喝了咖啡。"], "林晓是谁？", "林晓"),
+}
+
+
+@pytest.mark.parametrize("lang", NAMED_FRIEND)
+def test_someone_the_question_names_comes_before_the_rest_of_the_inner_circle(tenant, lang: str) -> None:
+    """QA (`make run`, an English user): "Who is Priyanka?" at 150 tokens gave the room the memories left to the
+    wife's and the son's whole bios, and Priyanka's line stayed cut (here at 100: no profile facts)."""
+    turns, question, name = NAMED_FRIEND[lang]
+    append_messages(tenant, "u1", "s1", turns, start=START, auto_extract=True)
+    context = context_assemble(tenant_id=tenant.pk, user_id="u1", query=question, session_id=None, budget_tokens=100)
+    people = [i.text for b in context.blocks if b.name == "relevant_people" for i in b.items]
+    assert any(f"] {name} " in line for line in people), context.render()
