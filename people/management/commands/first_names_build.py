@@ -30,7 +30,7 @@ from people import lexicon
 
 # The English-speaking world and the languages whose names its users mention most: friends, colleagues and
 # neighbours from Europe, Africa, Turkey, Indonesia and Japan are named in English chats too ("Went climbing
-# with Joaquin", "my coworker Fatima", "my roommate Kenji"; each missed with the first list of 13 locales).
+# with Joaquin", "Got a postcard from Chinedu", "Went hiking with Hiroshi": each missed with the first 13 locales).
 LOCALES = ("en_US", "en_GB", "en_IE", "en_NZ", "en_IN", "en_PK", "en_KE", "en_NG", "es_ES", "es_MX", "es_AR",
            "fr_FR", "fr_CA", "de_DE", "it_IT", "pt_BR", "pt_PT", "nl_NL", "sv_SE", "no_NO", "da_DK", "pl_PL",
            "tr_TR", "id_ID", "ha_NG", "yo_NG", "ig_NG", "tw_GH", "ja_JP")
