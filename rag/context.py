@@ -577,18 +577,23 @@ def _profile_key(line: str) -> str:
     return line.partition(":")[0].removeprefix(FORMER)
 
 
+def _person_name(line: str) -> str:
+    """The name of a person's context line (`[Person:42] Петров | Work_Inner | …`)."""
+    return line.split(" | ", 1)[0].partition("] ")[2]
+
+
 @lru_cache(maxsize=4096)
 def _name_terms(line: str) -> frozenset[str]:
-    """The terms of the name of a person's context line (`[Person:42] Петров | Work_Inner | …`): a Chinese
-    name's whole word, not its characters (张伟's 张 is no word of 张明's)."""
-    name = line.split(" | ", 1)[0].partition("] ")[2]
+    """The terms of the name of a person's context line: a Chinese name's whole word, not its characters (张伟's
+    张 is no word of 张明's)."""
+    name = _person_name(line)
     return frozenset(t for t in text.analyze(name) if not (len(t) == 1 and text.HAN_CHAR.match(t) and t != name))
 
 
 def _names(query: str, asked: frozenset[str], line: str) -> bool:
     """Whether the query says the name of a person's context line: one of its words, or, in Chinese, the name
     anywhere in it (jieba reads "林晓是谁？" as 林晓是 | 谁)."""
-    name = line.split(" | ", 1)[0].partition("] ")[2]
+    name = _person_name(line)
     return bool(_whole_words(asked) & _name_terms(line)) or (
         len(name) > 1 and bool(text.HAN_CHAR.match(name)) and name in query)
 

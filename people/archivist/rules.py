@@ -534,7 +534,7 @@ def _ru_possessive_of(word: str, cue_word: str, cue: lexicon.Cue, said: Sequence
     return readings[0][1]
 
 
-_OWNERS = frozenset({"my", "our", "his", "her", "their", "your", "mine"})
+_OWNERS = lexicon.EN_OWN | _EN_POSS | {"her", "your"}  # whose kin word it is
 
 
 def _clergy_title(raw: list[str], norms: list[str], i: int) -> bool:

@@ -11,11 +11,8 @@ from __future__ import annotations
 import pytest
 
 from people import lexicon
-from tests.people.test_archivist_rules import names_in, people_of
-
-
-def names(sentence: str) -> set[str]:
-    return set(names_in(sentence))
+from tests.people.test_archivist_names_round3 import names
+from tests.people.test_archivist_rules import people_of
 
 
 @pytest.mark.parametrize(("sentence", "name"), [

@@ -58,6 +58,10 @@ def verb_forms(path: Path = verbforms.TABLE) -> set[str]:
     return forms
 
 
+def _folded(name: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+
+
 def latin_forms(name: str) -> set[str]:
     """A name in Latin letters, lower case, as written and without its accents ("joaquín", "joaquin": a chat
     often leaves them out); nothing for a name in another script or with other marks than letters."""
@@ -85,9 +89,6 @@ def first_names(candidates: set[str]) -> list[str]:
     excluded = wordnet_nouns() | verb_forms() | NOT_NAMES | lexicon.EN_NON_NAMES
     return sorted(n for n in candidates if len(n) > 3 and n not in excluded and _folded(n) not in excluded)
 
-
-def _folded(name: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
 
 
 class Command(BaseCommand):
